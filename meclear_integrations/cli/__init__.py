@@ -1,0 +1,43 @@
+"""The ``meclear`` command line. Each command lives in its own module with ``register``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+# (command module, one-line help). Modules are imported only when their command runs,
+# except for registering arguments, which is cheap.
+COMMANDS: list[str] = [
+    "meclear_integrations.cli.demo",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="meclear",
+        description=(
+            "MeClear: verified, query-scoped clearance of harmful retrieved memories. "
+            "Offline figures come from the simulated evidence world (not a real LLM)."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 0 if args.command is None else 2
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""``meclear demo``: the paper's redundant-harm example, LOO against MeClear."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..core import ClearanceConfig, ClearanceReport, MeClearEngine
+from ..simulation import SimulatedCase, redundant_harm_example
+
+__all__ = ["register", "run_demo"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "demo",
+        help="run the redundant-harm example (John in Italy) on the simulated world",
+        description=(
+            "Runs the paper's redundant-harm example through the engine on the simulated "
+            "evidence world (a documented stand-in for an LLM): two paraphrased faults mask "
+            "each other, so leave-one-out sees nothing; MeClear clears both and verifies."
+        ),
+    )
+    p.add_argument("--estimator", choices=["permutation", "exact"], default="permutation")
+    p.add_argument("--permutations", type=int, default=16, help="L (default 16)")
+    p.add_argument("--trials", type=int, default=2, help="T (default 2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--interactions", action="store_true", help="also estimate Eq. 15")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=_handle)
+
+
+def run_demo(config: ClearanceConfig) -> tuple[SimulatedCase, ClearanceReport]:
+    case = redundant_harm_example()
+    return case, MeClearEngine(config).clear(case.memories, case.evaluator())
+
+
+def _handle(args: argparse.Namespace) -> int:
+    config = ClearanceConfig(
+        estimator=args.estimator,
+        permutations=args.permutations,
+        trials=args.trials,
+        seed=args.seed,
+        interactions=args.interactions,
+    )
+    case, report = run_demo(config)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+        return 0
+    print(render_demo(case, report))
+    return 0
+
+
+def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
+    """LOO next to MeClear for the demo case, as plain text."""
+    kappa = report.config.loo_tolerance
+    loo_cleared = [a.memory_id for a in report.attributions if a.loo_effect < -kappa]
+    evaluate = case.evaluator()
+    loo_kept = tuple(m for m in case.memories if m.id not in loo_cleared)
+    loo_value = sum(evaluate(loo_kept, t) for t in range(report.config.trials)) / report.config.trials
+    lines = [
+        "SIMULATED evidence world (a stand-in for an LLM; not a real-model result)",
+        f"query:     {case.query}",
+        f"reference: {case.reference}",
+        f"injected faults (targets): {', '.join(case.targets)}",
+        "",
+        "context (retrieval order):",
+        *(f"  {m.id}: {m.content}" for m in case.memories),
+        "",
+        report.to_table(),
+        "",
+        "side by side:",
+        f"  leave-one-out (d_i < -{kappa}) clears [{', '.join(loo_cleared)}] "
+        f"-> value {loo_value:.2f} ({'recovered' if loo_value >= 1 else 'NOT recovered'})",
+        f"  MeClear clears [{', '.join(report.cleared_ids)}] -> value "
+        f"{report.final_value:.2f} ({'recovered' if report.recovered else 'NOT recovered'})",
+        f"  exact target match: {'yes' if sorted(report.cleared_ids) == sorted(case.targets) else 'no'}",
+    ]
+    return "\n".join(lines)

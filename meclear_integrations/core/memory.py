@@ -1,0 +1,53 @@
+"""Memories and the frozen retrieved context M (Eq. 1, 6)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import ConfigurationError, DuplicateMemoryError
+
+__all__ = ["Memory", "freeze_context"]
+
+
+class Memory(BaseModel):
+    """One retrieved memory record m_i = (x_i, xi_i): its text and auxiliary data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    """Stable identity of the record; coalitions are cached by it."""
+    content: str
+    """The memory text x_i shown to the task agent."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Auxiliary information xi_i (timestamp, source, provenance...)."""
+
+    def __hash__(self) -> int:  # metadata dicts are unhashable; identity is the id
+        return hash(self.id)
+
+
+def freeze_context(memories: Iterable[Memory]) -> tuple[Memory, ...]:
+    """Freeze a retrieved context in retrieval order (Eq. 6); duplicate ids are an error."""
+    if isinstance(memories, Memory):
+        raise ConfigurationError("expected a sequence of Memory objects, got a single Memory")
+    frozen = tuple(memories)
+    for position, memory in enumerate(frozen):
+        if not isinstance(memory, Memory):
+            raise ConfigurationError(
+                f"context item {position} is {type(memory).__name__}, expected Memory"
+            )
+    duplicates = [mid for mid, n in Counter(m.id for m in frozen).items() if n > 1]
+    if duplicates:
+        raise DuplicateMemoryError(
+            f"duplicate memory ids in the retrieved context: {sorted(duplicates)}; "
+            "every memory needs a distinct id"
+        )
+    return frozen
+
+
+def memory_ids(memories: Sequence[Memory]) -> tuple[str, ...]:
+    """The ids of ``memories`` in order."""
+    return tuple(m.id for m in memories)

@@ -1,0 +1,55 @@
+"""Plain-text rendering of a ClearanceReport."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .report import ClearanceReport
+
+__all__ = ["render_report"]
+
+
+def _fmt(x: float | None) -> str:
+    return "   n/a" if x is None else f"{x:+.3f}"
+
+
+def render_report(report: ClearanceReport) -> str:
+    width = max([len("memory"), *(len(a.memory_id) for a in report.attributions)])
+    lines = [
+        f"{'memory':<{width}}  {'LOO d':>7}  {'LOO label':<12}  {'Shapley':>8}  "
+        f"{'interval':<17}  {'rank':>4}  {'harmful':<7}  cleared",
+    ]
+    for a in report.attributions:
+        lo, hi = a.shapley_interval
+        lines.append(
+            f"{a.memory_id:<{width}}  {a.loo_effect:>+7.3f}  {a.loo_label:<12}  "
+            f"{a.shapley:>+8.3f}  [{lo:+.2f}, {hi:+.2f}]  {a.rank:>4}  "
+            f"{'yes' if a.harmful else 'no':<7}  {'yes' if a.cleared else 'no'}"
+        )
+    if report.interactions:
+        lines.append("")
+        lines.append("pairwise interactions (Eq. 15):")
+        for p in report.interactions:
+            lines.append(f"  {p.memory_ids[0]} x {p.memory_ids[1]}: {p.omega:+.3f} {p.label}")
+    lines.append("")
+    lines.append("clearance candidates (Eq. 17-19):")
+    for c in report.candidates:
+        ids = ", ".join(c.memory_ids) or "(none)"
+        lines.append(
+            f"  j={c.size} clear {{{ids}}}: value {c.value:.3f}, gain {c.gain:+.3f}, "
+            f"recovered {'yes' if c.recovered else 'no'}, "
+            f"admissible {'yes' if c.admissible else 'no'}"
+        )
+    lines.append("")
+    lines.append(
+        f"baseline v(M) {_fmt(report.baseline_value)} -> final {_fmt(report.final_value)}; "
+        f"cleared [{', '.join(report.cleared_ids)}]; "
+        f"recovered {'yes' if report.recovered else 'no'}"
+    )
+    cost = report.cost
+    lines.append(
+        f"cost: {cost.coalitions} coalitions, {cost.evaluator_calls} evaluator calls, "
+        f"{cost.cache_hits} cache hits, {cost.wall_seconds:.3f}s"
+    )
+    return "\n".join(lines)

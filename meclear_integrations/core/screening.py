@@ -1,0 +1,33 @@
+"""Leave-one-out screening (Eq. 7) and its kappa labels."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .coalitions import Coalition, without
+from .game import CoalitionGame
+
+__all__ = ["LooLabel", "loo_coalitions", "loo_effects", "loo_label"]
+
+LooLabel = Literal["harmful", "inconclusive", "beneficial"]
+
+
+def loo_coalitions(k: int) -> list[Coalition]:
+    """M and every M minus {m_i}."""
+    full = (1 << k) - 1
+    return [full, *(without(full, i) for i in range(k))]
+
+
+def loo_effects(game: CoalitionGame) -> list[float]:
+    """d_i = v^(M) - v^(M minus {m_i}) (Eq. 7)."""
+    base = game.value(game.full)
+    return [base - game.value(without(game.full, i)) for i in range(game.k)]
+
+
+def loo_label(effect: float, kappa: float) -> LooLabel:
+    """d_i < -kappa: local evidence of harm; |d_i| <= kappa: inconclusive; else beneficial."""
+    if effect < -kappa:
+        return "harmful"
+    if effect > kappa:
+        return "beneficial"
+    return "inconclusive"

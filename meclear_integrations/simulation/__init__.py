@@ -1,0 +1,19 @@
+"""The simulated evidence world: an offline, documented stand-in for an LLM task agent.
+
+Figures produced with it are simulated, never real-model results.
+"""
+
+from .evaluator import SimulatedEvaluator, TextReader
+from .examples import SimulatedCase, redundant_harm_example
+from .world import Claim, EvidenceWorld, exact_match_score, normalize_answer
+
+__all__ = [
+    "Claim",
+    "EvidenceWorld",
+    "SimulatedCase",
+    "SimulatedEvaluator",
+    "TextReader",
+    "exact_match_score",
+    "normalize_answer",
+    "redundant_harm_example",
+]

@@ -1,0 +1,91 @@
+"""Built-in cases of the paper's harm structures on the simulated evidence world."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.memory import Memory
+from .evaluator import SimulatedEvaluator
+from .world import Claim, EvidenceWorld
+
+__all__ = ["SimulatedCase", "redundant_harm_example"]
+
+
+class SimulatedCase(BaseModel):
+    """A query, its frozen context, the gold answer and the world that drives the reader."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    query: str
+    reference: str
+    memories: list[Memory]
+    world: EvidenceWorld
+    targets: list[str]
+    """Ids of the verified harmful memories."""
+
+    def evaluator(self) -> SimulatedEvaluator:
+        return SimulatedEvaluator(self.world, self.reference, case_id=self.case_id)
+
+    @property
+    def texts(self) -> dict[str, str]:
+        return {m.id: m.content for m in self.memories}
+
+
+def redundant_harm_example() -> SimulatedCase:
+    """The paper's redundant-harm case (Table 1, case A): John in Italy.
+
+    One gold memory says December 2023; two paraphrased faults say January 2023 and each
+    alone outweighs the gold one (the failure floor), so deleting either fault alone
+    changes nothing: leave-one-out sees no harm. Three background memories make no claim.
+    """
+    memories = [
+        Memory(
+            id="g1",
+            content="John said he spent December 2023 travelling around Italy.",
+            metadata={"session": 12, "kind": "gold"},
+        ),
+        Memory(
+            id="b1",
+            content="John enjoys trying local food whenever he travels abroad.",
+            metadata={"session": 3},
+        ),
+        Memory(
+            id="f1",
+            content="John's trip to Italy took place in January 2023.",
+            metadata={"session": 14, "kind": "fault"},
+        ),
+        Memory(
+            id="b2",
+            content="John keeps a photo journal of the cities he visits.",
+            metadata={"session": 7},
+        ),
+        Memory(
+            id="f2",
+            content="John mentioned that he was in Italy in January 2023.",
+            metadata={"session": 15, "kind": "fault"},
+        ),
+        Memory(
+            id="b3",
+            content="John's friend Maria recommended visiting Florence.",
+            metadata={"session": 9},
+        ),
+    ]
+    world = EvidenceWorld(
+        claims={
+            "g1": Claim(answer="December 2023", weight=1.0),
+            "f1": Claim(answer="January 2023", weight=1.5),
+            "f2": Claim(answer="January 2023", weight=1.5),
+        },
+        temperature=0.0,
+        abstain="I don't know",
+        aggregate="sum",
+    )
+    return SimulatedCase(
+        case_id="john-italy",
+        query="Which month was John in Italy?",
+        reference="December 2023",
+        memories=memories,
+        world=world,
+        targets=["f1", "f2"],
+    )
