@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..core import ClearanceConfig, ClearanceReport, MeClearEngine
 from ..simulation import SimulatedCase, redundant_harm_example
@@ -57,7 +56,9 @@ def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
     loo_cleared = [a.memory_id for a in report.attributions if a.loo_effect < -kappa]
     evaluate = case.evaluator()
     loo_kept = tuple(m for m in case.memories if m.id not in loo_cleared)
-    loo_value = sum(evaluate(loo_kept, t) for t in range(report.config.trials)) / report.config.trials
+    loo_value = (
+        sum(evaluate(loo_kept, t) for t in range(report.config.trials)) / report.config.trials
+    )
     lines = [
         "SIMULATED evidence world (a stand-in for an LLM; not a real-model result)",
         f"query:     {case.query}",

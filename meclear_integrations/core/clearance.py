@@ -51,8 +51,8 @@ def select_candidate(
         admissible.append(j == 0 or (gain > GAIN_TIE_TOLERANCE and ok))
     best = max(g for g, a in zip(gains, admissible, strict=True) if a)
     selected = min(
-        j for j, (g, a) in enumerate(zip(gains, admissible, strict=True))
+        j
+        for j, (g, a) in enumerate(zip(gains, admissible, strict=True))
         if a and g >= best - GAIN_TIE_TOLERANCE
     )
     return selected, gains, recovered, admissible
-

@@ -180,7 +180,10 @@ class MeClearEngine:
                 payload={
                     "baseline_value": baseline,
                     "baseline_recovered": game.recovers(game.full, cfg.success_threshold),
-                    "loo": {i: {"effect": d, "label": lab} for i, d, lab in zip(ids, effects, labels, strict=True)},
+                    "loo": {
+                        i: {"effect": d, "label": lab}
+                        for i, d, lab in zip(ids, effects, labels, strict=True)
+                    },
                 },
             )
         )
@@ -355,6 +358,11 @@ class MeClearEngine:
             cleared=[],
             attributions=[],
             candidates=[],
-            cost=ClearanceCost(coalitions=0, evaluator_calls=0, cache_hits=0, wall_seconds=time.perf_counter() - started),
+            cost=ClearanceCost(
+                coalitions=0,
+                evaluator_calls=0,
+                cache_hits=0,
+                wall_seconds=time.perf_counter() - started,
+            ),
             config=self.config,
         )

@@ -114,7 +114,9 @@ class EvidenceWorld(BaseModel):
         )
 
     @classmethod
-    def from_claims(cls, claims: Mapping[str, tuple[str, float]], **kwargs: object) -> EvidenceWorld:
+    def from_claims(
+        cls, claims: Mapping[str, tuple[str, float]], **kwargs: object
+    ) -> EvidenceWorld:
         """Build from ``{memory_id: (answer, weight)}``."""
         return cls(
             claims={mid: Claim(answer=a, weight=w) for mid, (a, w) in claims.items()},

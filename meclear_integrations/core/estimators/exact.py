@@ -30,7 +30,9 @@ def exact_shapley(table: np.ndarray, k: int) -> np.ndarray:
     for i in range(k):
         bit = 1 << i
         without_i = masks[(masks & bit) == 0]
-        psi[i] = float(np.sum(weights[sizes[without_i]] * (table[without_i | bit] - table[without_i])))
+        psi[i] = float(
+            np.sum(weights[sizes[without_i]] * (table[without_i | bit] - table[without_i]))
+        )
     return psi
 
 
