@@ -59,6 +59,7 @@ def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
     loo_value = (
         sum(evaluate(loo_kept, t) for t in range(report.config.trials)) / report.config.trials
     )
+    exact = sorted(report.cleared_ids) == sorted(case.targets)
     lines = [
         "SIMULATED evidence world (a stand-in for an LLM; not a real-model result)",
         f"query:     {case.query}",
@@ -75,6 +76,6 @@ def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
         f"-> value {loo_value:.2f} ({'recovered' if loo_value >= 1 else 'NOT recovered'})",
         f"  MeClear clears [{', '.join(report.cleared_ids)}] -> value "
         f"{report.final_value:.2f} ({'recovered' if report.recovered else 'NOT recovered'})",
-        f"  exact target match: {'yes' if sorted(report.cleared_ids) == sorted(case.targets) else 'no'}",
+        f"  exact target match: {'yes' if exact else 'no'}",
     ]
     return "\n".join(lines)

@@ -25,4 +25,4 @@ class StageEvent(BaseModel):
     """Stage results (ids and numbers only, never memory texts)."""
 
 
-StageListener = Callable[[StageEvent], None | Awaitable[None]]
+StageListener = Callable[[StageEvent], Awaitable[None] | None]
