@@ -1,0 +1,130 @@
+"""Theorem 1, Corollary A.1 and Theorem 2 of the MeClear paper on random games."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
+from tests.core.games import CountingEvaluator, make_memories
+
+
+def group_harm_game(k: int, group: set[str], delta: float, seed: int):
+    """v(S) = u(S minus R) - delta * 1[S meets R] (Eq. 8 / Eq. 31), u random in [delta, 1]."""
+    rng = np.random.default_rng(seed)
+    others = [f"m{i}" for i in range(k) if f"m{i}" not in group]
+    table = {frozenset(): 0.0}
+    u_values = rng.uniform(delta, 1.0, size=1 << len(others))
+
+    def u(present: frozenset[str]) -> float:
+        mask = sum(1 << i for i, mid in enumerate(others) if mid in present)
+        return float(u_values[mask])
+
+    del table
+
+    def value(present: frozenset[str]) -> float:
+        return u(present - group) - (delta if present & group else 0.0)
+
+    return value
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(3, 6),
+    st.integers(2, 3),
+    st.floats(0.1, 0.5),
+    st.integers(0, 2**32 - 1),
+)
+def test_group_harm_loo_blind_spot(k: int, r: int, delta: float, seed: int) -> None:
+    """Theorem 1 (r = 2) and Corollary A.1: LOO = 0 and psi = -delta / r for each member."""
+    r = min(r, k - 1)
+    group = {f"m{i}" for i in range(r)}
+    value = group_harm_game(k, group, delta, seed)
+    report = MeClearEngine(ClearanceConfig(estimator="exact", trials=1)).clear(
+        make_memories(k), CountingEvaluator(value)
+    )
+    for a in report.attributions:
+        if a.memory_id in group:
+            assert a.loo_effect == pytest.approx(0.0, abs=1e-12)
+            assert a.loo_label == "inconclusive"
+            assert a.shapley == pytest.approx(-delta / r, abs=1e-9)
+
+
+def test_redundant_pair_is_labelled_redundant_and_joint_pair_joint() -> None:
+    def redundant(ids: frozenset[str]) -> float:
+        return 1.0 if "m0" in ids and not ids & {"m1", "m2"} else 0.0
+
+    def joint(ids: frozenset[str]) -> float:
+        return 0.0 if {"m1", "m2"} <= ids or "m0" not in ids else 1.0
+
+    config = ClearanceConfig(estimator="exact", interactions=True, trials=1)
+    # Redundant harm needs both faults cleared; joint harm is undone by clearing either one,
+    # and Eq. 20 picks the smallest maximum-gain candidate.
+    cases = ((redundant, "redundant", 2), (joint, "joint", 1))
+    for value, label, cleared in cases:
+        report = MeClearEngine(config).clear(make_memories(4), CountingEvaluator(value))
+        pair = next(p for p in report.interactions if p.memory_ids == ("m1", "m2"))
+        assert pair.label == label
+        background = next(p for p in report.interactions if p.memory_ids == ("m0", "m3"))
+        assert background.label == "additive"
+        assert len(report.cleared_ids) == cleared and report.recovered
+        assert set(report.cleared_ids) <= {"m1", "m2"}
+
+
+def test_sampled_interactions_converge_to_exact() -> None:
+    def redundant(ids: frozenset[str]) -> float:
+        return 1.0 if "m0" in ids and not ids & {"m1", "m2"} else 0.0
+
+    exact = MeClearEngine(ClearanceConfig(estimator="exact", interactions=True, trials=1)).clear(
+        make_memories(4), CountingEvaluator(redundant)
+    )
+    sampled = MeClearEngine(
+        ClearanceConfig(permutations=3000, interactions=True, trials=1, seed=3)
+    ).clear(make_memories(4), CountingEvaluator(redundant))
+    for a, b in zip(exact.interactions, sampled.interactions, strict=True):
+        assert a.memory_ids == b.memory_ids
+        assert b.omega == pytest.approx(a.omega, abs=0.06)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["exact", "permutation"]),
+    st.integers(1, 3),
+)
+def test_theorem2_on_random_games(k: int, seed: int, estimator: str, trials: int) -> None:
+    """Non-degradation, verified recovery, minimal max-gain choice, unchanged fallback."""
+    rng = np.random.default_rng(seed)
+    # Scores in {0, 0.5, 1} per (coalition, trial) so recovery and gains both vary.
+    scores = rng.choice([0.0, 0.5, 1.0], size=(1 << k, trials), p=[0.35, 0.15, 0.5])
+    memories = make_memories(k)
+    position = {m.id: i for i, m in enumerate(memories)}
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        mask = sum(1 << position[m.id] for m in coalition)
+        return float(scores[mask, trial])
+
+    config = ClearanceConfig(estimator=estimator, trials=trials, permutations=8, seed=seed)
+    report = MeClearEngine(config).clear(memories, evaluate)
+    assert report.baseline_value is not None and report.final_value is not None
+    assert report.final_value >= report.baseline_value - 1e-12  # Eq. 21
+    admissible = [c for c in report.candidates if c.admissible]
+    best = max(c.gain for c in admissible)
+    chosen = min(c.size for c in admissible if c.gain >= best - 1e-12)
+    assert len(report.cleared) == chosen
+    if report.cleared:
+        assert report.recovered  # Eq. 22
+        assert set(report.cleared_ids) <= set(report.harmful_ids)
+    else:
+        assert [m.id for m in report.kept] == [m.id for m in memories]
+    if len(admissible) == 1:
+        assert report.cleared == []
+    # Nested family (Eq. 17): each candidate extends the previous one.
+    for prev, nxt in zip(report.candidates, report.candidates[1:], strict=False):
+        assert nxt.memory_ids[: prev.size] == prev.memory_ids and nxt.size == prev.size + 1
+    # Kept memories stay in retrieval order.
+    kept_positions = [position[m.id] for m in report.kept]
+    assert kept_positions == sorted(kept_positions)

@@ -1,0 +1,40 @@
+"""`meclear demo` and `meclear --help`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from meclear_integrations.cli import main
+
+
+def test_demo_shows_loo_missing_both_and_meclear_clearing_both(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "SIMULATED" in out
+    assert "leave-one-out (d_i < -0.05) clears [] -> value 0.00 (NOT recovered)" in out
+    assert "MeClear clears [f1, f2] -> value 1.00 (recovered)" in out
+    assert "exact target match: yes" in out
+
+
+def test_demo_json_is_a_report(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--json", "--estimator", "exact", "--interactions"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [m["id"] for m in report["cleared"]] == ["f1", "f2"]
+    pair = next(p for p in report["interactions"] if p["memory_ids"] == ["f1", "f2"])
+    assert pair["label"] == "redundant"
+
+
+def test_help_lists_commands() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "meclear_integrations.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "demo" in result.stdout
