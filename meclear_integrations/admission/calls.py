@@ -1,0 +1,218 @@
+"""One model call with strict parsing and a bounded tenacity retry, sync and async.
+
+Every attempt counts as a model call. An attempt fails when the model raises or its output
+does not parse; the next attempt repeats the prompt, with the parse error appended as
+feedback. After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
+guessed value.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from tenacity import (
+    AsyncRetrying,
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+    wait_none,
+)
+
+from .config import AdmissionConfig
+from .decision import AdmissionCost, CallFailure, Stage
+from .labels import ProbeRole
+from .model import TextModel, supports_structured_output
+from .outputs import OutputParseError, parse_output, parse_text_response
+
+__all__ = ["CallMeter", "CallResult", "CallRunner", "ModelCall"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One prompt for one stage; ``schema`` None means a free-text answer."""
+
+    stage: Stage
+    prompt: str
+    schema: type[BaseModel] | None = None
+    role: ProbeRole | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """A parsed value, or the failure after every attempt."""
+
+    call: ModelCall
+    value: Any = None
+    failure: CallFailure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass
+class CallMeter:
+    """Thread-safe counts of model invocations, failed attempts and latency."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    failed_attempts: int = 0
+    latency_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, stage: str, seconds: float, failed: bool) -> None:
+        with self._lock:
+            self.calls[stage] += 1
+            self.latency_seconds += seconds
+            self.failed_attempts += int(failed)
+
+    def cost(self, wall_seconds: float) -> AdmissionCost:
+        with self._lock:
+            return AdmissionCost(
+                model_calls=sum(self.calls.values()),
+                failed_attempts=self.failed_attempts,
+                calls_by_stage=dict(self.calls),
+                latency_seconds=self.latency_seconds,
+                wall_seconds=wall_seconds,
+            )
+
+
+class _AttemptFailed(Exception):
+    def __init__(self, message: str, output: str | None, parse: bool) -> None:
+        super().__init__(message)
+        self.output = output
+        self.parse = parse
+
+
+def _feedback(prompt: str, error: _AttemptFailed | None) -> str:
+    if error is None or not error.parse:
+        return prompt
+    return (
+        f"{prompt}\n\nYour previous reply was rejected ({error}). Reply again with exactly "
+        "the requested format and nothing else."
+    )
+
+
+def _as_text(output: object) -> str:
+    if isinstance(output, Mapping):
+        return json.dumps(dict(output), ensure_ascii=False)
+    return str(output)
+
+
+class CallRunner:
+    """Runs :class:`ModelCall` s against one model under one config, metering every attempt."""
+
+    def __init__(self, model: TextModel, config: AdmissionConfig, meter: CallMeter) -> None:
+        self.model = model
+        self.config = config
+        self.meter = meter
+        self._structured = config.use_structured_output and supports_structured_output(model)
+
+    def _policy(self) -> dict[str, Any]:
+        backoff = self.config.retry_backoff_seconds
+        return {
+            "stop": stop_after_attempt(self.config.max_parse_attempts),
+            "wait": wait_exponential(multiplier=backoff, max=30) if backoff > 0 else wait_none(),
+            "retry": retry_if_exception_type(_AttemptFailed),
+        }
+
+    def _parse(self, call: ModelCall, output: object) -> Any:
+        if call.schema is None:
+            return parse_text_response(output)  # type: ignore[arg-type]
+        return parse_output(call.schema, output)  # type: ignore[arg-type]
+
+    def _finish(self, call: ModelCall, started: float, output: object) -> Any:
+        try:
+            value = self._parse(call, output)
+        except OutputParseError as exc:
+            self.meter.record(call.stage, time.perf_counter() - started, failed=True)
+            raise _AttemptFailed(str(exc), _as_text(output), parse=True) from exc
+        self.meter.record(call.stage, time.perf_counter() - started, failed=False)
+        return value
+
+    def _model_error(self, call: ModelCall, started: float, exc: Exception) -> _AttemptFailed:
+        self.meter.record(call.stage, time.perf_counter() - started, failed=True)
+        return _AttemptFailed(f"model raised {type(exc).__name__}: {exc}", None, parse=False)
+
+    def _failure(self, call: ModelCall, error: _AttemptFailed, attempts: int) -> CallResult:
+        output = error.output
+        if output is not None:
+            output = output[: self.config.max_output_chars]
+        return CallResult(
+            call=call,
+            failure=CallFailure(
+                stage=call.stage,
+                role=call.role,
+                attempts=attempts,
+                error=str(error),
+                last_output=output,
+            ),
+        )
+
+    def run(self, call: ModelCall) -> CallResult:
+        """Synchronous call with bounded retries."""
+        last: _AttemptFailed | None = None
+        attempts = 0
+        try:
+            for attempt in Retrying(reraise=False, **self._policy()):
+                with attempt:
+                    attempts += 1
+                    prompt = _feedback(call.prompt, last)
+                    started = time.perf_counter()
+                    try:
+                        if self._structured and call.schema is not None:
+                            output: object = self.model.complete_json(  # type: ignore[attr-defined]
+                                prompt, call.schema.model_json_schema()
+                            )
+                        else:
+                            output = self.model.complete(prompt)
+                    except Exception as exc:
+                        last = self._model_error(call, started, exc)
+                        raise last from exc
+                    try:
+                        return CallResult(call=call, value=self._finish(call, started, output))
+                    except _AttemptFailed as exc:
+                        last = exc
+                        raise
+        except RetryError:
+            pass
+        assert last is not None
+        return self._failure(call, last, attempts)
+
+    async def arun(self, call: ModelCall) -> CallResult:
+        """Async call with bounded retries."""
+        last: _AttemptFailed | None = None
+        attempts = 0
+        try:
+            async for attempt in AsyncRetrying(reraise=False, **self._policy()):
+                with attempt:
+                    attempts += 1
+                    prompt = _feedback(call.prompt, last)
+                    started = time.perf_counter()
+                    try:
+                        if self._structured and call.schema is not None:
+                            output: object = await self.model.acomplete_json(  # type: ignore[attr-defined]
+                                prompt, call.schema.model_json_schema()
+                            )
+                        else:
+                            output = await self.model.acomplete(prompt)
+                    except Exception as exc:
+                        last = self._model_error(call, started, exc)
+                        raise last from exc
+                    try:
+                        return CallResult(call=call, value=self._finish(call, started, output))
+                    except _AttemptFailed as exc:
+                        last = exc
+                        raise
+        except RetryError:
+            pass
+        assert last is not None
+        return self._failure(call, last, attempts)

@@ -1,0 +1,592 @@
+"""ConMemAdmitter: counterfactual admission of one candidate memory (Sec. 4, App. B).
+
+The method is written once, as a generator of steps (run these independent model calls,
+emit this stage event); a sync driver (worker threads) and an async driver (asyncio) execute
+the steps, so independent calls (the six responses, the three judge and three auditor calls,
+targeted repairs) run concurrently on both paths, up to ``max_concurrency``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .calls import CallMeter, CallResult, CallRunner, ModelCall
+from .config import AdmissionConfig
+from .decision import (
+    AdmissionDecision,
+    AttributionAudit,
+    JudgeVerdict,
+    ProbeCheck,
+    ProbeEvaluation,
+    ProbeRound,
+    ReasonClassification,
+    StageError,
+    TieBreak,
+)
+from .events import AdmissionEvent, AdmissionListener, AdmissionStage
+from .labels import PROBE_ROLES, Decision, ProbeRole
+from .model import TextModel, as_text_model
+from .outputs import (
+    AuditOutput,
+    JudgeOutput,
+    ProbeAuditOutput,
+    ProbeRepairOutput,
+    ProbeSetOutput,
+    ReasonOutput,
+    TieBreakOutput,
+)
+from .prompts import (
+    Context,
+    audit_prompt,
+    generation_prompt,
+    judge_prompt,
+    reason_prompt,
+    render_context,
+    repair_prompt,
+    response_prompt,
+    tie_break_prompt,
+    validation_prompt,
+)
+from .scoring import (
+    cmte,
+    contribution,
+    effect,
+    render_evidence,
+    treatment_position,
+    unit_score,
+    unmap_preference,
+)
+
+__all__ = ["AdmissionRequest", "ConMemAdmitter"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    calls: list[ModelCall]
+
+
+@dataclass(frozen=True, slots=True)
+class _Emit:
+    event: AdmissionEvent
+
+
+_Step = _Batch | _Emit
+_Gen = Generator[_Step, Any, Any]
+Probes = dict[ProbeRole, str]
+Checks = dict[ProbeRole, ProbeCheck]
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    """One candidate for batch admission."""
+
+    candidate: str
+    context: Context
+    candidate_id: str | None = None
+
+
+class ConMemAdmitter:
+    """Decides store / do-not-store for candidate memories by counterfactual probing.
+
+    ``model`` is any :class:`~meclear_integrations.admission.model.TextModel` (or a plain
+    function ``prompt -> str``); every stage uses it. ``decide`` / ``adecide`` never raise
+    for model misbehaviour: a stage that fails after its bounded retries is reported in
+    ``AdmissionDecision.error`` with ``decision=None``.
+    """
+
+    def __init__(
+        self,
+        model: TextModel | Callable[[str], str | Awaitable[str]],
+        config: AdmissionConfig | None = None,
+        *,
+        listener: AdmissionListener | None = None,
+    ) -> None:
+        self.model = as_text_model(model)
+        self.config = config if config is not None else AdmissionConfig()
+        self.listener = listener
+
+    # ------------------------------------------------------------------ drivers
+    def decide(
+        self, candidate: str, context: Context, *, candidate_id: str | None = None
+    ) -> AdmissionDecision:
+        """Admission decision for ``candidate`` given its historical ``context`` (sync)."""
+        meter = CallMeter()
+        runner = CallRunner(self.model, self.config, meter)
+        algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
+        reply: Any = None
+        failure: BaseException | None = None
+        while True:
+            try:
+                step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
+            except StopIteration as stop:
+                return stop.value
+            reply, failure = None, None
+            try:
+                if isinstance(step, _Batch):
+                    reply = self._run_sync(runner, step.calls)
+                else:
+                    self._emit_sync(step.event)
+            except BaseException as exc:
+                failure = exc
+
+    async def adecide(
+        self, candidate: str, context: Context, *, candidate_id: str | None = None
+    ) -> AdmissionDecision:
+        """Admission decision on the event loop; independent calls run concurrently."""
+        meter = CallMeter()
+        runner = CallRunner(self.model, self.config, meter)
+        semaphore = asyncio.Semaphore(self.config.max_concurrency)
+        algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
+        reply: Any = None
+        failure: BaseException | None = None
+        while True:
+            try:
+                step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
+            except StopIteration as stop:
+                return stop.value
+            reply, failure = None, None
+            try:
+                if isinstance(step, _Batch):
+                    reply = await self._run_async(runner, step.calls, semaphore)
+                else:
+                    await self._emit_async(step.event)
+            except BaseException as exc:
+                failure = exc
+
+    def decide_many(self, requests: Iterable[AdmissionRequest]) -> list[AdmissionDecision]:
+        """Decisions for several candidates, one after the other (sync)."""
+        return [self.decide(r.candidate, r.context, candidate_id=r.candidate_id) for r in requests]
+
+    async def adecide_many(
+        self, requests: Iterable[AdmissionRequest], *, max_concurrent_candidates: int = 4
+    ) -> list[AdmissionDecision]:
+        """Decisions for several candidates, up to ``max_concurrent_candidates`` at once."""
+        gate = asyncio.Semaphore(max(1, max_concurrent_candidates))
+
+        async def one(r: AdmissionRequest) -> AdmissionDecision:
+            async with gate:
+                return await self.adecide(r.candidate, r.context, candidate_id=r.candidate_id)
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    def _run_sync(self, runner: CallRunner, calls: Sequence[ModelCall]) -> list[CallResult]:
+        workers = min(self.config.max_concurrency, len(calls))
+        if workers <= 1:
+            return [runner.run(c) for c in calls]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="conmem") as pool:
+            return list(pool.map(runner.run, calls))
+
+    async def _run_async(
+        self, runner: CallRunner, calls: Sequence[ModelCall], semaphore: asyncio.Semaphore
+    ) -> list[CallResult]:
+        async def one(call: ModelCall) -> CallResult:
+            async with semaphore:
+                return await runner.arun(call)
+
+        tasks = [asyncio.ensure_future(one(c)) for c in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    def _emit_sync(self, event: AdmissionEvent) -> None:
+        if self.listener is None:
+            return
+        try:
+            result = self.listener(event)
+            if inspect.iscoroutine(result):
+                result.close()
+                logger.warning("async admission listener ignored on the sync path")
+        except Exception:
+            logger.exception("admission listener failed on %s/%s", event.stage, event.phase)
+
+    async def _emit_async(self, event: AdmissionEvent) -> None:
+        if self.listener is None:
+            return
+        try:
+            result = self.listener(event)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("admission listener failed on %s/%s", event.stage, event.phase)
+
+    # ------------------------------------------------------------------ method
+    def _algorithm(
+        self, candidate: str, context: str, candidate_id: str | None, meter: CallMeter
+    ) -> _Gen:
+        started = time.perf_counter()
+        cfg = self.config
+        rounds: list[ProbeRound] = []
+        evaluations: list[ProbeEvaluation] = []
+
+        def finish(**fields: Any) -> AdmissionDecision:
+            return AdmissionDecision(
+                candidate=candidate,
+                candidate_id=candidate_id,
+                probe_rounds=rounds,
+                probes=evaluations,
+                cost=meter.cost(time.perf_counter() - started),
+                config=cfg,
+                **fields,
+            )
+
+        # Stage 1 (Sec. 4.2, App. B.1-B.2): probe triplet, validation, bounded repair.
+        probes = yield from self._stage(
+            "probes", candidate_id, self._probe_stage(candidate, context, rounds)
+        )
+        if isinstance(probes, StageError):
+            return finish(decision=None, error=probes)
+
+        # Stage 2 (Sec. 4.3, App. B.3): control and treatment differ only by memory access.
+        responses = yield from self._stage(
+            "responses", candidate_id, self._response_stage(candidate, probes)
+        )
+        if isinstance(responses, StageError):
+            evaluations.extend(ProbeEvaluation(role=r, query=probes[r]) for r in PROBE_ROLES)
+            return finish(decision=None, error=responses)
+
+        # Stage 3 (Sec. 4.4, App. B.4-B.5): blind judge and attribution auditor.
+        evaluated = yield from self._stage(
+            "evaluation",
+            candidate_id,
+            self._evaluation_stage(candidate, context, probes, responses),
+        )
+        if isinstance(evaluated, StageError):
+            evaluations.extend(
+                ProbeEvaluation(
+                    role=r,
+                    query=probes[r],
+                    control_response=responses[r][0],
+                    treatment_response=responses[r][1],
+                )
+                for r in PROBE_ROLES
+            )
+            return finish(decision=None, error=evaluated)
+        evaluations.extend(evaluated)
+
+        # Stage 4 (Sec. 4.5, App. B.6): CMTE, score-first admission, tie-break near zero.
+        admitted = yield from self._stage(
+            "admission", candidate_id, self._admission_stage(candidate, context, evaluations)
+        )
+        if isinstance(admitted, StageError):
+            value = cmte([e.contribution or 0.0 for e in evaluations])
+            return finish(decision=None, cmte=value, error=admitted)
+        decision, value, tie, explanation = admitted
+
+        # Stage 5 (App. B.7): post-hoc reason; it only sees the finalised prediction.
+        reason = yield from self._stage(
+            "reason", candidate_id, self._reason_stage(candidate, context, decision, explanation)
+        )
+        return finish(
+            decision=decision,
+            cmte=value,
+            score=unit_score(value, cfg.weights),
+            tie_break=tie,
+            explanation=explanation,
+            reason=reason,
+        )
+
+    def _stage(self, stage: AdmissionStage, candidate_id: str | None, body: _Gen) -> _Gen:
+        """Run ``body`` between a start and an end/error event; return its result."""
+        yield _Emit(AdmissionEvent(stage=stage, phase="start", candidate_id=candidate_id))
+        try:
+            result = yield from body
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            payload = {"error_type": type(exc).__name__, "error": str(exc)[:500]}
+            yield _Emit(
+                AdmissionEvent(
+                    stage=stage, phase="error", candidate_id=candidate_id, payload=payload
+                )
+            )
+            raise
+        error = result.error if isinstance(result, ReasonClassification) else result
+        if isinstance(error, StageError):
+            payload = {"failed_stage": error.stage, "error": error.message}
+            phase = "error"
+        else:
+            payload, phase = _stage_payload(stage, result), "end"
+        yield _Emit(
+            AdmissionEvent(stage=stage, phase=phase, candidate_id=candidate_id, payload=payload)
+        )
+        return result
+
+    # -- probes --------------------------------------------------------------------
+    def _validate(self, context: str, candidate: str, probes: Probes) -> _Gen:
+        prompt = validation_prompt(context, candidate, probes)
+        (result,) = yield _Batch([ModelCall("probe_validation", prompt, ProbeAuditOutput)])
+        if not result.ok:
+            return StageError(
+                stage="probe_validation",
+                message="the probe auditor's output never parsed",
+                failures=[result.failure],
+            )
+        audit: ProbeAuditOutput = result.value
+        return {
+            r: ProbeCheck(valid=getattr(audit, r).valid, issue=getattr(audit, r).issue)
+            for r in PROBE_ROLES
+        }
+
+    def _probe_stage(self, candidate: str, context: str, rounds: list[ProbeRound]) -> _Gen:
+        cfg = self.config
+        (first,) = yield _Batch(
+            [ModelCall("probe_generation", generation_prompt(context, candidate), ProbeSetOutput)]
+        )
+        if not first.ok:
+            return StageError(
+                stage="probe_generation",
+                message="the probe generator's output never parsed",
+                failures=[first.failure],
+            )
+        probes: Probes = first.value.model_dump()
+        checks = yield from self._validate(context, candidate, probes)
+        if isinstance(checks, StageError):
+            return checks
+        rounds.append(ProbeRound(kind="generate", probes=dict(probes), checks=checks))
+
+        ladder = (
+            ["regenerate"] * cfg.max_regeneration_rounds
+            + ["targeted_repair"] * cfg.max_targeted_repairs
+            + ["fresh"] * cfg.max_fresh_reconstructions
+        )
+        for kind in ladder:
+            invalid = [r for r in PROBE_ROLES if not checks[r].valid]
+            if not invalid:
+                break
+            audit = _audit_text(checks)
+            if kind == "targeted_repair":
+                calls = [
+                    ModelCall(
+                        "probe_repair",
+                        repair_prompt(context, candidate, r, probes, _audit_text(checks, r)),
+                        ProbeRepairOutput,
+                        role=r,
+                    )
+                    for r in invalid
+                ]
+                results = yield _Batch(calls)
+                fixed = {
+                    c.role: res.value.query for c, res in zip(calls, results, strict=True) if res.ok
+                }
+                errors = [res.failure.error for res in results if not res.ok]
+            else:
+                prompt = (
+                    generation_prompt(
+                        context, candidate, current=probes, invalid=invalid, audit=audit
+                    )
+                    if kind == "regenerate"
+                    else generation_prompt(context, candidate, fresh=True)
+                )
+                (res,) = yield _Batch([ModelCall("probe_generation", prompt, ProbeSetOutput)])
+                new = res.value.model_dump() if res.ok else {}
+                fixed = new if kind == "fresh" else {r: new[r] for r in invalid if r in new}
+                errors = [] if res.ok else [res.failure.error]
+            if not fixed:
+                rounds.append(ProbeRound(kind=kind, probes=dict(probes), error="; ".join(errors)))
+                continue
+            probes = {**probes, **fixed}
+            checks = yield from self._validate(context, candidate, probes)
+            if isinstance(checks, StageError):
+                return checks
+            rounds.append(
+                ProbeRound(
+                    kind=kind, probes=dict(probes), checks=checks, error="; ".join(errors) or None
+                )
+            )
+        invalid = [r for r in PROBE_ROLES if not checks[r].valid]
+        if invalid:
+            return StageError(
+                stage="probe_validation",
+                message=f"probes for {invalid} still invalid after {len(rounds)} rounds "
+                f"(bounded repair exhausted)",
+            )
+        return probes
+
+    # -- responses -----------------------------------------------------------------
+    def _response_stage(self, candidate: str, probes: Probes) -> _Gen:
+        calls = []
+        for r in PROBE_ROLES:
+            calls.append(ModelCall("responses", response_prompt(probes[r], None), role=r))
+            calls.append(ModelCall("responses", response_prompt(probes[r], candidate), role=r))
+        results = yield _Batch(calls)
+        failures = [res.failure for res in results if not res.ok]
+        if failures:
+            return StageError(
+                stage="responses",
+                message=f"{len(failures)} of 6 response calls returned nothing usable",
+                failures=failures,
+            )
+        values = [res.value for res in results]
+        return {r: (values[2 * i], values[2 * i + 1]) for i, r in enumerate(PROBE_ROLES)}
+
+    # -- evaluation ------------------------------------------------------------------
+    def _evaluation_stage(
+        self,
+        candidate: str,
+        context: str,
+        probes: Probes,
+        responses: dict[ProbeRole, tuple[str, str]],
+    ) -> _Gen:
+        cfg = self.config
+        positions = {r: treatment_position(cfg.seed, candidate, context, r) for r in PROBE_ROLES}
+        judge_calls, audit_calls = [], []
+        for r in PROBE_ROLES:
+            control, treatment = responses[r]
+            a, b = (treatment, control) if positions[r] == "A" else (control, treatment)
+            judge_calls.append(
+                ModelCall("judge", judge_prompt(context, probes[r], a, b), JudgeOutput, role=r)
+            )
+            audit_calls.append(
+                ModelCall(
+                    "audit",
+                    audit_prompt(context, candidate, probes[r], control, treatment),
+                    AuditOutput,
+                    role=r,
+                )
+            )
+        results = yield _Batch(judge_calls + audit_calls)
+        failures = [res.failure for res in results if not res.ok]
+        if failures:
+            return StageError(
+                stage=failures[0].stage,
+                message=f"{len(failures)} of 6 judge/auditor calls never parsed",
+                failures=failures,
+            )
+        out = []
+        for i, r in enumerate(PROBE_ROLES):
+            verdict: JudgeOutput = results[i].value
+            raw: AuditOutput = results[3 + i].value
+            audit = AttributionAudit(**raw.model_dump())
+            judge = JudgeVerdict(
+                treatment_position=positions[r],
+                raw_preference=verdict.preference,
+                preference=unmap_preference(verdict.preference, positions[r]),
+                explanation=verdict.explanation,
+            )
+            e = effect(audit, judge.preference)
+            out.append(
+                ProbeEvaluation(
+                    role=r,
+                    query=probes[r],
+                    control_response=responses[r][0],
+                    treatment_response=responses[r][1],
+                    judge=judge,
+                    audit=audit,
+                    effect=e,
+                    contribution=contribution(r, audit, e, cfg.weights),
+                )
+            )
+        return out
+
+    # -- admission -------------------------------------------------------------------
+    def _admission_stage(
+        self, candidate: str, context: str, evaluations: list[ProbeEvaluation]
+    ) -> _Gen:
+        value = cmte([e.contribution or 0.0 for e in evaluations])
+        summary = _score_explanation(value, evaluations)
+        if value > self.config.epsilon:
+            return "store", value, None, summary
+        if value < -self.config.epsilon:
+            return "do_not_store", value, None, summary
+        prompt = tie_break_prompt(candidate, context, render_evidence(evaluations))
+        (res,) = yield _Batch([ModelCall("tie_break", prompt, TieBreakOutput)])
+        if not res.ok:
+            return StageError(
+                stage="tie_break",
+                message="CMTE is inconclusive and the tie-break judge's output never parsed",
+                failures=[res.failure],
+            )
+        verdict: TieBreakOutput = res.value
+        decision: Decision = "store" if verdict.decision == "STORE" else "do_not_store"
+        tie = TieBreak(decision=decision, explanation=verdict.explanation)
+        return (
+            decision,
+            value,
+            tie,
+            f"{summary}\nTie-break ({verdict.decision}): {verdict.explanation}",
+        )
+
+    # -- reason ----------------------------------------------------------------------
+    def _reason_stage(
+        self, candidate: str, context: str, decision: Decision, explanation: str
+    ) -> _Gen:
+        if decision == "store":
+            return ReasonClassification(reason_type="directly_relevant", source="rule")
+        if not self.config.classify_reasons:
+            return None
+        prompt = reason_prompt(candidate, context, explanation)
+        (res,) = yield _Batch([ModelCall("reason", prompt, ReasonOutput)])
+        if not res.ok:
+            return ReasonClassification(
+                reason_type=None,
+                source="classifier",
+                error=StageError(
+                    stage="reason",
+                    message="the reason classifier's output never parsed; decision unchanged",
+                    failures=[res.failure],
+                ),
+            )
+        out: ReasonOutput = res.value
+        return ReasonClassification(
+            reason_type=out.reason_type,
+            source="classifier",
+            confidence=out.confidence,
+            explanation=out.explanation,
+        )
+
+
+def _audit_text(checks: Checks, role: ProbeRole | None = None) -> str:
+    roles = [role] if role else list(PROBE_ROLES)
+    return "\n".join(
+        f"{r}: {'valid' if checks[r].valid else 'INVALID'}"
+        + (f" - {checks[r].issue}" if checks[r].issue else "")
+        for r in roles
+    )
+
+
+def _score_explanation(value: float, evaluations: Sequence[ProbeEvaluation]) -> str:
+    lines = [f"CMTE = {value:+.4f}"]
+    for e in evaluations:
+        audit = e.audit
+        lines.append(
+            f"{e.role} probe: label={audit.label if audit else None}, effect={e.effect}, "
+            f"c={e.contribution:+.2f}; auditor: {audit.explanation if audit else ''}"
+        )
+    return "\n".join(lines)
+
+
+def _stage_payload(stage: AdmissionStage, result: Any) -> dict[str, Any]:
+    if stage == "probes":
+        return {"roles": list(result)}
+    if stage == "responses":
+        return {"responses": 2 * len(result)}
+    if stage == "evaluation":
+        return {
+            e.role: {
+                "label": e.audit.label if e.audit else None,
+                "preference": e.judge.preference if e.judge else None,
+                "treatment_position": e.judge.treatment_position if e.judge else None,
+                "effect": e.effect,
+                "contribution": e.contribution,
+            }
+            for e in result
+        }
+    if stage == "admission":
+        decision, value, tie, _ = result
+        return {"decision": decision, "cmte": value, "tie_break": tie is not None}
+    if stage == "reason":
+        return {"reason_type": result.reason_type if result else None}
+    return {}
