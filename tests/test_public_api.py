@@ -42,8 +42,25 @@ def test_subpackages_export_what_they_list() -> None:
             assert hasattr(module, name), f"{module.__name__}.{name}"
 
 
-def test_config_defaults_are_the_papers() -> None:
+def test_config_defaults_are_the_budget_aware_default() -> None:
+    """Issue 6 changed the default deliberately; the paper's settings are a preset."""
     c = meclear_integrations.ClearanceConfig()
     assert (c.permutations, c.trials, c.loo_tolerance, c.harm_tolerance) == (16, 2, 0.05, 0.05)
-    assert c.estimator == "permutation" and c.interactions is False
-    assert c.success_threshold == 1.0
+    assert c.estimator == "auto" and c.exact_budget == 32 and c.coalitions_per_memory == 6.0
+    assert c.adaptive_trials and c.early_exit and c.one_batch
+    assert c.clearance == "auto" and c.stopping == "none"
+    assert c.interactions is False and c.success_threshold == 1.0
+
+
+def test_paper_preset_is_the_papers_configuration() -> None:
+    p = meclear_integrations.ClearanceConfig.paper()
+    assert (p.permutations, p.trials, p.loo_tolerance, p.harm_tolerance) == (16, 2, 0.05, 0.05)
+    assert p.estimator == "permutation" and p.stopping == "none"
+    assert p.clearance == "nested"
+    assert not (p.adaptive_trials or p.early_exit or p.one_batch)
+    assert p.interactions is False and p.success_threshold == 1.0
+    assert meclear_integrations.ClearanceConfig.preset("paper") == p
+    assert meclear_integrations.ClearanceConfig.preset("default") == (
+        meclear_integrations.ClearanceConfig()
+    )
+    assert meclear_integrations.ClearanceConfig.paper(seed=3).seed == 3

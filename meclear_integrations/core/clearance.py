@@ -1,13 +1,20 @@
-"""Verified query-scoped clearance (Eq. 14, 16-20; Theorem 2)."""
+"""Verified query-scoped clearance (Eq. 4-5, 14, 16-20; Theorem 2)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 
 from .coalitions import Coalition, without
 from .game import CoalitionGame
 
-__all__ = ["harmful_positions", "nested_candidates", "select_candidate"]
+__all__ = [
+    "candidate_coalition",
+    "harmful_positions",
+    "minimal_candidates",
+    "nested_candidates",
+    "select_candidate",
+]
 
 GAIN_TIE_TOLERANCE = 1e-12
 
@@ -26,18 +33,41 @@ def nested_candidates(priority: Sequence[int]) -> list[list[int]]:
     return [list(priority[:j]) for j in range(len(priority) + 1)]
 
 
+def minimal_candidates(priority: Sequence[int], psi: Sequence[float]) -> list[list[int]]:
+    """Every subset C of H^ (the search space of Eq. 4-5), smallest first.
+
+    Within a size, the subset with the most negative summed contribution comes first, then
+    the one earliest in the priority order; members are listed in priority order. Applying
+    Eq. 18-20 to this family (min index among maximum-gain admissible candidates) gives a
+    minimum-cardinality maximiser of the verified gain over all subsets of H^ (Eq. 5).
+    """
+    rank = {p: r for r, p in enumerate(priority)}
+    out: list[list[int]] = []
+    for size in range(len(priority) + 1):
+        family = [list(c) for c in combinations(priority, size)]
+        family.sort(key=lambda c: (sum(psi[i] for i in c), [rank[i] for i in c]))
+        out.extend(family)
+    return out
+
+
 def candidate_coalition(k: int, cleared: Sequence[int]) -> Coalition:
     """M minus C_j."""
     return without((1 << k) - 1, *cleared)
 
 
 def select_candidate(
-    game: CoalitionGame, candidates: Sequence[Sequence[int]], threshold: float
+    game: CoalitionGame,
+    candidates: Sequence[Sequence[int]],
+    threshold: float,
+    trials: int | None = None,
 ) -> tuple[int, list[float], list[bool], list[bool]]:
     """Eq. 18-20: gains, recovery, admissibility, and j^ = min argmax_{j in J} g(j).
 
-    Returns (selected j, gains, recovered flags, admissible flags).
+    A candidate counts as recovered only when it has at least ``trials`` trials (T by
+    default) and every one passes ``threshold``. Returns (selected j, gains, recovered
+    flags, admissible flags).
     """
+    need = game.trials if trials is None else trials
     base = game.value(game.full)
     gains: list[float] = []
     recovered: list[bool] = []
@@ -45,7 +75,7 @@ def select_candidate(
     for j, cleared in enumerate(candidates):
         coalition = candidate_coalition(game.k, cleared)
         gain = game.value(coalition) - base
-        ok = game.recovers(coalition, threshold)
+        ok = game.trials_of(coalition) >= need and game.recovers(coalition, threshold)
         gains.append(gain)
         recovered.append(ok)
         admissible.append(j == 0 or (gain > GAIN_TIE_TOLERANCE and ok))

@@ -32,12 +32,10 @@ def from_positions(positions: Iterable[int]) -> Coalition:
 
 def members(coalition: Coalition) -> Iterator[int]:
     """Positions in ``coalition``, in retrieval order."""
-    position = 0
     while coalition:
-        if coalition & 1:
-            yield position
-        coalition >>= 1
-        position += 1
+        low = coalition & -coalition
+        yield low.bit_length() - 1
+        coalition ^= low
 
 
 def size(coalition: Coalition) -> int:

@@ -1,4 +1,4 @@
-"""Engine configuration with the MeClear paper's defaults."""
+"""Engine configuration: the budget-aware default and the paper's configuration (presets)."""
 
 from __future__ import annotations
 
@@ -6,35 +6,98 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ClearanceConfig", "EstimatorName"]
+__all__ = ["ClearanceConfig", "ClearanceSearch", "EstimatorName", "PresetName", "StoppingRule"]
 
-EstimatorName = Literal["permutation", "exact"]
+EstimatorName = Literal["auto", "permutation", "exact", "kernel"]
+ClearanceSearch = Literal["auto", "nested", "minimal"]
+StoppingRule = Literal["none", "bernstein"]
+PresetName = Literal["paper", "default"]
 
 
 class ClearanceConfig(BaseModel):
-    """Settings of one MeClear run (paper defaults: L=16, T=2, kappa=tau=0.05)."""
+    """Settings of one MeClear run.
+
+    ``ClearanceConfig()`` is the budget-aware default (measured in issue 6: exact or paired
+    KernelSHAP attribution, adaptive trials, early exit, one batch of coalitions).
+    ``ClearanceConfig.paper()`` is the paper's configuration exactly: L=16 sampled
+    permutations, T=2 trials on every coalition, nested clearance (Eq. 17-20), no early
+    exit, stage-by-stage evaluation.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     permutations: int = Field(default=16, ge=1, le=100_000)
-    """L: permutations sampled by the permutation estimator (Eq. 11)."""
+    """L: permutations sampled by the permutation estimator (Eq. 11); with
+    ``stopping="bernstein"`` the most it may sample."""
     trials: int = Field(default=2, ge=1, le=100)
-    """T: evaluator runs per coalition; v(S) is their mean."""
+    """T: evaluator runs behind a decision; v(S) is the mean of a coalition's trials.
+    With ``adaptive_trials`` only the baseline and verified candidates get all T."""
     loo_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
     """kappa: |d_i| <= kappa is locally inconclusive (Eq. 7 screening)."""
     harm_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
     """tau: a memory is harmful when its contribution is below -tau (Eq. 14)."""
-    estimator: EstimatorName = "permutation"
-    """``"permutation"`` (Eq. 11) or ``"exact"`` enumeration (Eq. 3)."""
+    estimator: EstimatorName = "auto"
+    """``"auto"``: exact enumeration (Eq. 3) when 2^K <= ``exact_budget``, else paired
+    KernelSHAP with ``coalitions_per_memory * K`` coalitions; ``"exact"``; ``"permutation"``
+    (Eq. 11, the paper's); ``"kernel"`` (paired KernelSHAP regression)."""
+    exact_budget: int = Field(default=32, ge=1, le=1 << 20)
+    """``estimator="auto"`` enumerates every coalition when 2^K is at most this."""
+    coalitions_per_memory: float = Field(default=6.0, gt=0.0, le=1000.0)
+    """Budget of the kernel estimator: ceil(this * K) distinct coalitions (at least 2K+2,
+    which are always included: empty, full, singletons, leave-one-outs)."""
+    stopping: StoppingRule = "none"
+    """Adaptive stopping of the permutation estimator: ``"bernstein"`` samples antithetic
+    permutation pairs in rounds and stops once every memory's empirical-Bernstein interval
+    is clear of -tau (then H^ is the exact harmful set with probability >= 1 - delta), at
+    most ``permutations``; ``"none"`` samples exactly L."""
+    adaptive_trials: bool = True
+    """True: the baseline M and every nested candidate that may be selected get T trials;
+    LOO and attribution coalitions get one. False: T trials everywhere (the paper)."""
+    early_exit: bool = True
+    """Evaluate the baseline first; when it already satisfies the recovery predicate no
+    clearance can gain, so stop there (a clean context costs T evaluator calls)."""
+    one_batch: bool = True
+    """Send the LOO, attribution and interaction coalitions in one batch (bounded by
+    ``max_concurrency``) instead of one batch per stage."""
+    clearance: ClearanceSearch = "auto"
+    """``"nested"``: candidates C_j of Eq. 17; ``"minimal"``: every subset of H^ (the ideal
+    objective, Eq. 4-5, with verification); ``"auto"``: minimal when the coalition table
+    already holds every M minus C for C within H^ (no extra cost), else nested."""
     interactions: bool = False
     """Also estimate pairwise interactions omega_ij (Eq. 15); diagnostic only."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Recovery predicate nu: a context recovers when every trial scores >= this."""
     confidence_delta: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """delta of the Hoeffding interval reported per memory (Eq. 13)."""
+    """delta of the per-memory intervals (Hoeffding Eq. 13, empirical Bernstein)."""
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     """Evaluator calls in flight at once."""
     max_exact_memories: int = Field(default=14, ge=1, le=20)
-    """Largest K the exact estimator enumerates (2^K coalitions)."""
+    """Largest K the exact estimator (or minimal clearance) enumerates (2^K coalitions)."""
     seed: int | None = 0
-    """Seed of the permutation sampler; None draws fresh randomness."""
+    """Seed of the samplers; None draws fresh randomness."""
+
+    @classmethod
+    def paper(cls, **overrides: object) -> ClearanceConfig:
+        """The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
+        estimator, nested clearance, no early exit, T trials everywhere, stage by stage)."""
+        settings: dict[str, object] = {
+            "permutations": 16,
+            "trials": 2,
+            "estimator": "permutation",
+            "stopping": "none",
+            "adaptive_trials": False,
+            "early_exit": False,
+            "one_batch": False,
+            "clearance": "nested",
+        }
+        settings.update(overrides)
+        return cls(**settings)  # type: ignore[arg-type]
+
+    @classmethod
+    def preset(cls, name: PresetName, **overrides: object) -> ClearanceConfig:
+        """``"paper"`` (:meth:`paper`) or ``"default"`` (``ClearanceConfig()``)."""
+        if name == "paper":
+            return cls.paper(**overrides)
+        if name == "default":
+            return cls(**overrides)  # type: ignore[arg-type]
+        raise ValueError(f"unknown preset {name!r}; expected 'paper' or 'default'")

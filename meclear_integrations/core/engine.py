@@ -12,14 +12,28 @@ import logging
 import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
-from .clearance import candidate_coalition, harmful_positions, nested_candidates, select_candidate
+from .clearance import (
+    GAIN_TIE_TOLERANCE,
+    candidate_coalition,
+    harmful_positions,
+    minimal_candidates,
+    nested_candidates,
+    select_candidate,
+)
 from .coalitions import Coalition
-from .config import ClearanceConfig
+from .config import ClearanceConfig, ClearanceSearch
 from .errors import ConfigurationError
-from .estimators import ExactShapley, PermutationShapley, make_estimator
+from .estimators import (
+    ExactShapley,
+    KernelShapley,
+    PermutationShapley,
+    ShapleyEstimator,
+    make_estimator,
+)
 from .evaluation import Evaluator, evaluate_async, evaluate_sync, is_async_evaluator
 from .events import Stage, StageEvent, StageListener
 from .game import CoalitionGame
@@ -46,7 +60,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class _Evaluate:
-    coalitions: list[Coalition]
+    coalitions: list[tuple[Coalition, int]]
+    """(coalition, trials it must have); everything missing goes out as one batch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +71,25 @@ class _Emit:
 
 _Step = _Evaluate | _Emit
 _Algorithm = Generator[_Step, None, ClearanceReport]
+
+
+def _want(*groups: tuple[Iterable[Coalition], int]) -> list[tuple[Coalition, int]]:
+    """Concatenate (coalitions, trials) groups into one batch (duplicates are cache hits)."""
+    batch: list[tuple[Coalition, int]] = []
+    for coalitions, trials in groups:
+        _merge(batch, coalitions, trials)
+    return batch
+
+
+def _merge(batch: list[tuple[Coalition, int]], coalitions: Iterable[Coalition], t: int) -> None:
+    batch.extend((c, t) for c in coalitions)
+
+
+def _complete_plan(estimator: ShapleyEstimator, k: int) -> bool:
+    """The estimator's plan is the whole coalition table (exact Eq. 3 read-outs apply)."""
+    if isinstance(estimator, ExactShapley):
+        return True
+    return isinstance(estimator, KernelShapley) and len(estimator.always) == 1 << k
 
 
 class MeClearEngine:
@@ -160,26 +194,48 @@ class MeClearEngine:
             )
         ids = [m.id for m in game.context]
         rng = np.random.default_rng(cfg.seed)
+        everything = game.full
+        # Trials per coalition (see ClearanceConfig.adaptive_trials): the baseline and the
+        # verified candidates get T; every other coalition gets `single`.
+        single = 1 if cfg.adaptive_trials else cfg.trials
+        estimator = make_estimator(cfg, rng, k)
+        interaction_orders: list[np.ndarray] = []
 
-        # Steps 2-4: baseline v(M), LOO effects (Eq. 7) and their kappa labels.
+        # Steps 2-4: baseline v(M), LOO effects (Eq. 7) and their kappa labels. With
+        # early_exit the baseline goes first alone; with one_batch the attribution (and
+        # interaction) coalitions join the LOO batch.
         yield _Emit(StageEvent(stage="screening", phase="start", payload={"k": k}))
+        exited = False
         try:
-            yield _Evaluate(loo_coalitions(k))
-            effects = loo_effects(game)
-            labels = [loo_label(d, cfg.loo_tolerance) for d in effects]
+            if cfg.early_exit:
+                yield _Evaluate([(everything, cfg.trials)])
+                exited = game.recovers(everything, cfg.success_threshold)
+            if not exited:
+                batch = _want(([everything], cfg.trials), (loo_coalitions(k)[1:], single))
+                if cfg.one_batch:
+                    _merge(batch, estimator.plan(k), single)
+                    if cfg.interactions and k >= 2 and not _complete_plan(estimator, k):
+                        interaction_orders = self._interaction_orders(estimator, rng, k)
+                        _merge(batch, sampled_interaction_plan(interaction_orders, k), single)
+                yield _Evaluate(batch)
+                effects = loo_effects(game)
+                labels = [loo_label(d, cfg.loo_tolerance) for d in effects]
         except GeneratorExit:
             raise
         except BaseException as exc:
             yield self._error("screening", exc)
             raise
-        baseline = game.value(game.full)
+        baseline = game.value(everything)
+        if exited:
+            return (yield from self._early_exit(game, baseline, started))
         yield _Emit(
             StageEvent(
                 stage="screening",
                 phase="end",
                 payload={
                     "baseline_value": baseline,
-                    "baseline_recovered": game.recovers(game.full, cfg.success_threshold),
+                    "baseline_recovered": game.recovers(everything, cfg.success_threshold),
+                    "early_exit": False,
                     "loo": {
                         i: {"effect": d, "label": lab}
                         for i, d, lab in zip(ids, effects, labels, strict=True)
@@ -188,13 +244,17 @@ class MeClearEngine:
             )
         )
 
-        # Step 5: Shapley contributions (Eq. 3 exact or Eq. 11 sampled) with intervals.
-        estimator = make_estimator(cfg, rng)
+        # Step 5: Shapley contributions (Eq. 3 exact, Eq. 11 sampled, or KernelSHAP).
         yield _Emit(
             StageEvent(stage="attribution", phase="start", payload={"estimator": estimator.name})
         )
         try:
-            yield _Evaluate(estimator.plan(k))
+            if not cfg.one_batch:
+                yield _Evaluate(_want((estimator.plan(k), single)))
+            more = estimator.extend(game)
+            while more:  # adaptive stopping: further rounds until the estimator is settled
+                yield _Evaluate(_want((more, single)))
+                more = estimator.extend(game)
             estimate = estimator.estimate(game)
         except GeneratorExit:
             raise
@@ -216,6 +276,7 @@ class MeClearEngine:
                         )
                     },
                     "harmful_ids": [ids[i] for i in priority],
+                    "coalitions": game.coalitions_evaluated,
                 },
             )
         )
@@ -225,12 +286,14 @@ class MeClearEngine:
         if cfg.interactions and k >= 2:
             yield _Emit(StageEvent(stage="interactions", phase="start", payload={}))
             try:
-                if isinstance(estimator, ExactShapley):
+                if _complete_plan(estimator, k):
                     omegas = exact_interactions(game)
                 else:
-                    assert isinstance(estimator, PermutationShapley)
-                    yield _Evaluate(sampled_interaction_plan(estimator.orders, k))
-                    omegas = sampled_interactions(game, estimator.orders)
+                    if not interaction_orders:
+                        interaction_orders = self._interaction_orders(estimator, rng, k)
+                    plan = sampled_interaction_plan(interaction_orders, k)
+                    yield _Evaluate(_want((plan, single)))
+                    omegas = sampled_interactions(game, interaction_orders)
             except GeneratorExit:
                 raise
             except BaseException as exc:
@@ -257,17 +320,23 @@ class MeClearEngine:
                 )
             )
 
-        # Steps 6-17: nested candidates (Eq. 16-17), gains and verification (Eq. 18-20).
-        candidates = nested_candidates(priority)
+        # Steps 6-17: candidates (nested Eq. 16-17, or every subset of H^ for Eq. 5),
+        # gains and verification (Eq. 18-20).
+        search = self._search(game, priority)
+        candidates = (
+            minimal_candidates(priority, psi)
+            if search == "minimal"
+            else nested_candidates(priority)
+        )
         yield _Emit(
             StageEvent(
                 stage="clearance",
                 phase="start",
-                payload={"candidates": [[ids[i] for i in c] for c in candidates]},
+                payload={"candidates": [[ids[i] for i in c] for c in candidates], "search": search},
             )
         )
         try:
-            yield _Evaluate([candidate_coalition(k, c) for c in candidates])
+            yield from self._verify(game, [candidate_coalition(k, c) for c in candidates])
             selected, gains, recovered, admissible = select_candidate(
                 game, candidates, cfg.success_threshold
             )
@@ -301,34 +370,141 @@ class MeClearEngine:
             interactions=pairs,
             candidates=[
                 ClearanceCandidate(
-                    size=j,
+                    size=len(c),
                     memory_ids=[ids[i] for i in c],
                     value=game.value(candidate_coalition(k, c)),
                     gain=gains[j],
                     recovered=recovered[j],
                     admissible=admissible[j],
+                    trials=game.trials_of(candidate_coalition(k, c)),
                 )
                 for j, c in enumerate(candidates)
             ],
             cost=self._cost(game, started),
             config=cfg,
+            estimator=estimator.name,
+            clearance_search=search,
+        )
+        yield self._clearance_end(selected, report)
+        return report
+
+    def _verify(self, game: CoalitionGame, coalitions: list[Coalition]) -> _Algorithm:
+        """Evaluate the candidates M minus C_j for Eq. 18-19.
+
+        Without adaptive trials every candidate gets T trials in one batch. With adaptive
+        trials every candidate first has one trial (usually cached from attribution); only
+        candidates whose trials so far all pass the recovery threshold can be admissible,
+        so only they get the remaining T - 1 trials: the first of them (in the order of
+        Eq. 20's tie-break) alone, and, unless it recovers at the maximum possible value
+        1.0 (then no later candidate can have a larger gain, so Eq. 20 is unchanged), the
+        rest in one further batch.
+        """
+        cfg = self.config
+        if not cfg.adaptive_trials:
+            yield _Evaluate(_want((coalitions, cfg.trials)))
+            return None
+        yield _Evaluate(_want((coalitions, 1)))
+        threshold = cfg.success_threshold
+        plausible = [c for c in coalitions[1:] if game.recovers(c, threshold)]
+        if not plausible:
+            return None
+        first = plausible[0]
+        yield _Evaluate([(first, cfg.trials)])
+        if game.recovers(first, threshold) and game.value(first) >= 1.0 - GAIN_TIE_TOLERANCE:
+            return None
+        yield _Evaluate(_want((plausible[1:], cfg.trials)))
+        return None
+
+    def _search(self, game: CoalitionGame, priority: list[int]) -> ClearanceSearch:
+        """The candidate family: ``config.clearance`` with ``"auto"`` resolved."""
+        cfg = self.config
+        if cfg.clearance == "nested" or len(priority) > cfg.max_exact_memories:
+            return "nested"
+        if cfg.clearance == "minimal":
+            return "minimal"
+        k = game.k
+        for size in range(2, len(priority) + 1):  # sizes 0 and 1 are the baseline and LOO
+            for cleared in combinations(priority, size):
+                if game.trials_of(candidate_coalition(k, cleared)) == 0:
+                    return "nested"
+        return "minimal"
+
+    @staticmethod
+    def _interaction_orders(
+        estimator: ShapleyEstimator, rng: np.random.Generator, k: int
+    ) -> list[np.ndarray]:
+        orders = getattr(estimator, "orders", None)
+        if isinstance(estimator, PermutationShapley) and orders:
+            return list(orders)
+        permutations = getattr(estimator, "budget", 0) // max(1, k) or 16
+        return [rng.permutation(k) for _ in range(permutations)]
+
+    def _early_exit(self, game: CoalitionGame, baseline: float, started: float) -> _Algorithm:
+        """The full context recovers: no clearance can gain (Eq. 18-20 select C_0)."""
+        cfg = self.config
+        yield _Emit(
+            StageEvent(
+                stage="screening",
+                phase="end",
+                payload={
+                    "baseline_value": baseline,
+                    "baseline_recovered": True,
+                    "early_exit": True,
+                    "loo": {},
+                },
+            )
         )
         yield _Emit(
             StageEvent(
                 stage="clearance",
+                phase="start",
+                payload={"candidates": [[]], "search": "nested"},
+            )
+        )
+        report = ClearanceReport(
+            baseline_value=baseline,
+            final_value=baseline,
+            recovered=True,
+            kept=list(game.context),
+            cleared=[],
+            attributions=[],
+            candidates=[
+                ClearanceCandidate(
+                    size=0,
+                    memory_ids=[],
+                    value=baseline,
+                    gain=0.0,
+                    recovered=True,
+                    admissible=True,
+                    trials=game.trials_of(game.full),
+                )
+            ],
+            cost=self._cost(game, started),
+            config=cfg,
+            early_exit=True,
+        )
+        yield self._clearance_end(0, report)
+        return report
+
+    @staticmethod
+    def _clearance_end(selected: int, report: ClearanceReport) -> _Emit:
+        return _Emit(
+            StageEvent(
+                stage="clearance",
                 phase="end",
                 payload={
-                    "selected_size": selected,
+                    "selected_size": len(report.cleared),
+                    "selected_index": selected,
                     "cleared_ids": report.cleared_ids,
                     "kept_ids": report.kept_ids,
                     "baseline_value": report.baseline_value,
                     "final_value": report.final_value,
                     "recovered": report.recovered,
+                    "early_exit": report.early_exit,
                     "cost": report.cost.model_dump(),
                 },
             )
         )
-        return report
 
     @staticmethod
     def _error(stage: Stage, exc: BaseException) -> _Emit:
@@ -347,6 +523,7 @@ class MeClearEngine:
             evaluator_calls=game.evaluator_calls,
             cache_hits=game.cache_hits,
             wall_seconds=time.perf_counter() - started,
+            rounds=game.rounds,
         )
 
     def _empty_report(self, started: float) -> ClearanceReport:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -69,14 +69,17 @@ def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: 
 
 def evaluate_sync(
     game: CoalitionGame,
-    coalitions: Sequence[Coalition],
+    coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
     evaluate: Evaluator,
     max_concurrency: int,
+    trials: int | None = None,
 ) -> None:
-    """Evaluate the uncached ``coalitions`` (T trials each), threads up to ``max_concurrency``."""
-    requests = game.requests(game.missing(coalitions))
+    """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
+    worker threads up to ``max_concurrency``."""
+    requests = game.pending(coalitions, trials)
     if not requests:
         return
+    game.rounds += 1
     if max_concurrency <= 1 or len(requests) == 1:
         results = [_call_sync(evaluate, r) for r in requests]
     else:
@@ -94,18 +97,21 @@ def evaluate_sync(
 
 async def evaluate_async(
     game: CoalitionGame,
-    coalitions: Sequence[Coalition],
+    coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
     evaluate: Evaluator,
     max_concurrency: int,
+    trials: int | None = None,
 ) -> None:
-    """Evaluate the uncached ``coalitions`` concurrently, at most ``max_concurrency`` at once.
+    """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
+    at most ``max_concurrency`` calls at once.
 
     A sync evaluator runs in worker threads. On any failure or cancellation every call
     still in flight is cancelled before the error propagates.
     """
-    requests = game.requests(game.missing(coalitions))
+    requests = game.pending(coalitions, trials)
     if not requests:
         return
+    game.rounds += 1
     semaphore = asyncio.Semaphore(max_concurrency)
     run_in_thread = not is_async_evaluator(evaluate)
 

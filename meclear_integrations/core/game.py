@@ -1,8 +1,8 @@
 """The empirical cooperative game v^(S) over a frozen context (Eq. 2).
 
-The game owns the value cache keyed by memory identity: a coalition is evaluated at most
-once per run, v^(S) is the mean of its T trial scores, and every trial score is kept for
-the recovery predicate.
+The game owns the value cache keyed by memory identity: a (coalition, trial) pair is
+evaluated at most once per run, v^(S) is the mean of the trials the coalition has (T, or
+fewer under adaptive trials), and every trial score is kept for the recovery predicate.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class CoalitionGame:
     scores: dict[Coalition, tuple[float, ...]] = field(default_factory=dict)
     cache_hits: int = 0
     evaluator_calls: int = 0
+    rounds: int = 0
 
     @property
     def k(self) -> int:
@@ -51,7 +52,42 @@ class CoalitionGame:
 
     def memories_of(self, coalition: Coalition) -> tuple[Memory, ...]:
         """The memories of ``coalition`` in retrieval order."""
-        return tuple(self.context[i] for i in members(coalition))
+        context = self.context
+        return tuple(context[i] for i in members(coalition))
+
+    def trials_of(self, coalition: Coalition) -> int:
+        """How many trials of ``coalition`` are cached."""
+        return len(self.scores.get(coalition, ()))
+
+    def pending(
+        self,
+        coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
+        trials: int | None = None,
+    ) -> list[EvaluationRequest]:
+        """Evaluator calls still needed so that each coalition has ``trials`` trials (T by
+        default; ``(coalition, trials)`` pairs give each coalition its own count, the
+        largest one wins), deduplicated in first-seen order. Every requested occurrence
+        that needs no new call is a cache hit."""
+        default = self.trials if trials is None else trials
+        want: dict[Coalition, int] = {}
+        occurrences = 0
+        for item in coalitions:
+            coalition, n = item if isinstance(item, tuple) else (item, default)
+            occurrences += 1
+            if want.get(coalition, 0) < n:
+                want[coalition] = n
+        todo: list[EvaluationRequest] = []
+        scores = self.scores
+        fresh = 0
+        for coalition, n in want.items():
+            have = len(scores.get(coalition, ()))
+            if have >= n:
+                continue
+            fresh += 1
+            memories = self.memories_of(coalition)
+            todo.extend(EvaluationRequest(coalition, memories, t) for t in range(have, n))
+        self.cache_hits += occurrences - fresh
+        return todo
 
     def missing(self, coalitions: Iterable[Coalition]) -> list[Coalition]:
         """Coalitions not cached yet, deduplicated, in first-seen order; counts cache hits."""
@@ -90,7 +126,8 @@ class CoalitionGame:
         return value
 
     def store(self, coalition: Coalition, trial_scores: Sequence[float]) -> None:
-        self.scores[coalition] = tuple(trial_scores)
+        """Append ``trial_scores`` (the next trials, in order) to the coalition's scores."""
+        self.scores[coalition] = self.scores.get(coalition, ()) + tuple(trial_scores)
 
     def value(self, coalition: Coalition) -> float:
         """v^(S): the mean of the coalition's trial scores."""

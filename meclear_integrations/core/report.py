@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import ClearanceConfig
@@ -72,6 +74,9 @@ class ClearanceCandidate(BaseModel):
     """nu(M minus C_j) = 1: every trial passed the success threshold."""
     admissible: bool
     """j in J_t (Eq. 19): j = 0, or positive gain and recovered."""
+    trials: int = Field(default=0, ge=0)
+    """Evaluator trials behind ``value`` (T when verified; 1 for a candidate that adaptive
+    trials ruled out on its first trial; 0 in reports written before this field)."""
 
 
 class ClearanceCost(BaseModel):
@@ -87,6 +92,9 @@ class ClearanceCost(BaseModel):
     """Coalition requests answered from the cache."""
     wall_seconds: float
     """Wall time of the run."""
+    rounds: int = 0
+    """Batches sent to the evaluator (model round trips of latency when each batch fits
+    within ``max_concurrency``)."""
 
 
 class ClearanceReport(BaseModel):
@@ -111,7 +119,17 @@ class ClearanceReport(BaseModel):
     candidates: list[ClearanceCandidate]
     """Every candidate tried, C_0 first."""
     cost: ClearanceCost
+    """Distinct coalitions, evaluator calls, cache hits, rounds and wall time of the run."""
     config: ClearanceConfig
+    """The configuration of the run."""
+    estimator: str | None = None
+    """Concrete estimator used (``exact``, ``kernel``, ``permutation``, ``bernstein``);
+    None when attribution did not run (empty context or early exit)."""
+    clearance_search: Literal["nested", "minimal"] = "nested"
+    """Candidate family searched: nested (Eq. 17) or every subset of H^ (Eq. 5)."""
+    early_exit: bool = False
+    """The full context already satisfied the recovery predicate, so attribution was
+    skipped: ``attributions`` is empty and nothing is cleared."""
 
     @property
     def cleared_ids(self) -> list[str]:

@@ -44,4 +44,3 @@ def brute_force_shapley(ids: list[str], value: ValueFn) -> dict[str, float]:
             before = after
     n = factorial(len(ids))
     return {mid: t / n for mid, t in totals.items()}
-

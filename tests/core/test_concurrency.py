@@ -1,4 +1,7 @@
-"""The max_concurrency limit holds on the async and the threaded sync paths."""
+"""The max_concurrency limit holds on the async and the threaded sync paths.
+
+These use the paper preset (no early exit) so that every coalition is evaluated.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ async def test_async_concurrency_limit(limit: int) -> None:
         meter.leave()
         return 1.0
 
-    config = ClearanceConfig(estimator="exact", max_concurrency=limit)
+    config = ClearanceConfig.paper(estimator="exact", max_concurrency=limit)
     await MeClearEngine(config).aclear(make_memories(5), evaluate)
     assert meter.peak == limit
 
@@ -53,7 +56,7 @@ def test_threaded_sync_concurrency_limit(limit: int) -> None:
         meter.leave()
         return 1.0
 
-    config = ClearanceConfig(estimator="exact", max_concurrency=limit)
+    config = ClearanceConfig.paper(estimator="exact", max_concurrency=limit)
     MeClearEngine(config).clear(make_memories(4), evaluate)
     assert meter.peak == limit
 
@@ -76,7 +79,7 @@ async def test_sync_evaluator_on_async_path_runs_in_threads() -> None:
             await asyncio.sleep(0.001)
 
     task = asyncio.create_task(ticker())
-    await MeClearEngine(ClearanceConfig(max_concurrency=2)).aclear(make_memories(4), evaluate)
+    await MeClearEngine(ClearanceConfig.paper(max_concurrency=2)).aclear(make_memories(4), evaluate)
     task.cancel()
     assert meter.peak == 2
     assert ticks > 3  # the event loop kept running while the evaluator worked
@@ -95,7 +98,7 @@ async def test_failure_cancels_calls_in_flight() -> None:
         return 1.0
 
     with pytest.raises(Exception, match="boom"):
-        await MeClearEngine(ClearanceConfig(max_concurrency=16)).aclear(
+        await MeClearEngine(ClearanceConfig.paper(max_concurrency=16)).aclear(
             make_memories(4), evaluate
         )
     await asyncio.sleep(0.6)

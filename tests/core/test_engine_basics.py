@@ -28,7 +28,7 @@ def redundant_value(ids: frozenset[str]) -> float:
 @pytest.mark.parametrize("estimator", ["permutation", "exact"])
 def test_no_coalition_is_evaluated_twice(estimator: str) -> None:
     evaluate = CountingEvaluator(redundant_value)
-    config = ClearanceConfig(estimator=estimator, trials=3, interactions=True)
+    config = ClearanceConfig.paper(estimator=estimator, trials=3, interactions=True)
     report = MeClearEngine(config).clear(make_memories(5), evaluate)
     assert len(evaluate.calls) == len(set(evaluate.calls))
     assert report.cost.evaluator_calls == len(evaluate.calls)
@@ -47,7 +47,7 @@ def test_trials_are_averaged_and_recovery_needs_every_trial() -> None:
             return 0.0
         return 1.0 if trial == 0 or "m2" not in ids else 0.0
 
-    report = MeClearEngine(ClearanceConfig(estimator="exact", trials=2)).clear(
+    report = MeClearEngine(ClearanceConfig.paper(estimator="exact", trials=2)).clear(
         make_memories(3), evaluate
     )
     # Clearing m1 alone gives v = 0.5 (1 of 2 trials): positive gain but not recovered.
@@ -92,7 +92,7 @@ def test_evaluator_exception_names_the_coalition() -> None:
         return 1.0
 
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(ClearanceConfig(max_concurrency=1)).clear(make_memories(3), evaluate)
+        MeClearEngine(ClearanceConfig.paper(max_concurrency=1)).clear(make_memories(3), evaluate)
     assert "model exploded" in str(info.value)
     assert len(info.value.coalition) == 2
     assert all(mid.startswith("m") for mid in info.value.coalition)
@@ -190,7 +190,9 @@ async def test_error_closes_the_open_stage_async() -> None:
         return 1.0
 
     with pytest.raises(EvaluatorError):
-        await MeClearEngine(listener=listener).aclear(make_memories(3), evaluate)
+        await MeClearEngine(ClearanceConfig.paper(), listener=listener).aclear(
+            make_memories(3), evaluate
+        )
     assert [(e.stage, e.phase) for e in events] == [
         ("screening", "start"),
         ("screening", "end"),

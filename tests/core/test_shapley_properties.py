@@ -86,7 +86,7 @@ def test_permutation_estimator_converges_to_exact(k: int, seed: int) -> None:
 
 
 def test_permutation_intervals_use_eq13() -> None:
-    report = MeClearEngine(ClearanceConfig(permutations=16, trials=1)).clear(
+    report = MeClearEngine(ClearanceConfig.paper(permutations=16, trials=1)).clear(
         make_memories(5), CountingEvaluator(lambda s: 0.5)
     )
     eps = hoeffding_epsilon(16, 5, 0.05)

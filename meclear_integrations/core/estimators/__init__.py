@@ -6,7 +6,9 @@ import numpy as np
 
 from ..config import ClearanceConfig
 from .base import ShapleyEstimate, ShapleyEstimator
+from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
 from .exact import ExactShapley, exact_shapley, shapley_weights
+from .kernel import KernelShapley, kernel_budget, solve_constrained
 from .permutation import (
     PermutationShapley,
     hoeffding_epsilon,
@@ -15,23 +17,58 @@ from .permutation import (
 )
 
 __all__ = [
+    "BernsteinPermutationShapley",
     "ExactShapley",
+    "KernelShapley",
     "PermutationShapley",
     "ShapleyEstimate",
     "ShapleyEstimator",
+    "empirical_bernstein_radius",
     "exact_shapley",
     "hoeffding_epsilon",
+    "kernel_budget",
     "make_estimator",
+    "resolve_estimator",
     "shapley_weights",
+    "solve_constrained",
     "sufficient_permutations",
     "sufficient_permutations_for_gap",
 ]
 
 
-def make_estimator(config: ClearanceConfig, rng: np.random.Generator) -> ShapleyEstimator:
-    """The estimator named by ``config.estimator``."""
-    if config.estimator == "exact":
+def resolve_estimator(config: ClearanceConfig, k: int) -> str:
+    """The concrete estimator ``config.estimator`` means at context size ``k``.
+
+    ``"auto"`` is exact enumeration when 2^K <= ``exact_budget`` (and K <=
+    ``max_exact_memories``), else paired KernelSHAP.
+    """
+    if config.estimator != "auto":
+        return config.estimator
+    if (1 << k) <= config.exact_budget and k <= config.max_exact_memories:
+        return "exact"
+    return "kernel"
+
+
+def make_estimator(
+    config: ClearanceConfig, rng: np.random.Generator, k: int | None = None
+) -> ShapleyEstimator:
+    """The estimator named by ``config.estimator`` (``"auto"`` resolved at size ``k``)."""
+    name = resolve_estimator(config, k if k is not None else 0)
+    if name == "exact":
         return ExactShapley(max_memories=config.max_exact_memories)
+    if name == "kernel":
+        return KernelShapley(
+            budget=kernel_budget(k or 1, config.coalitions_per_memory),
+            rng=rng,
+            delta=config.confidence_delta,
+        )
+    if config.stopping == "bernstein":
+        return BernsteinPermutationShapley(
+            max_permutations=config.permutations,
+            tau=config.harm_tolerance,
+            delta=config.confidence_delta,
+            rng=rng,
+        )
     return PermutationShapley(
         permutations=config.permutations, delta=config.confidence_delta, rng=rng
     )

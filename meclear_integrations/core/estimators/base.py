@@ -31,6 +31,11 @@ class ShapleyEstimator(ABC):
     def plan(self, k: int) -> list[Coalition]:
         """Coalitions the estimate needs (all requested in one batch)."""
 
+    def extend(self, game: CoalitionGame) -> list[Coalition]:
+        """Further coalitions after looking at the values so far (adaptive stopping);
+        empty when the estimate is final. Fixed-budget estimators plan everything at once."""
+        return []
+
     @abstractmethod
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
         """psi from the cached values of the planned coalitions."""
