@@ -1,0 +1,85 @@
+"""Rule judges against a reference: normalised exact match and token F1 (no LLM)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
+
+from ..core.memory import Memory
+from ..simulation.world import normalize_answer
+from .base import BaseJudge, JudgeVerdict
+from .errors import MissingReferenceError
+
+__all__ = ["ExactMatchJudge", "TokenF1Judge", "token_f1"]
+
+
+def _require(reference: str | None, judge: str) -> str:
+    if reference is None:
+        raise MissingReferenceError(
+            f"{judge} needs a reference answer; pass reference=... (or use a reference-free judge)"
+        )
+    return reference
+
+
+class ExactMatchJudge(BaseJudge):
+    """1 when the SQuAD-normalised answer equals the normalised reference, else 0.
+
+    ``mode="contains"`` instead scores 1 when the normalised reference occurs, on word
+    boundaries, inside the normalised answer (for agents that answer in a sentence).
+    """
+
+    requires_reference = True
+
+    def __init__(self, *, mode: Literal["exact", "contains"] = "exact") -> None:
+        self.mode = mode
+
+    def score(
+        self,
+        question: str,
+        answer: str,
+        *,
+        reference: str | None = None,
+        context: Sequence[Memory] | None = None,
+    ) -> JudgeVerdict:
+        ref = normalize_answer(_require(reference, "ExactMatchJudge"))
+        got = normalize_answer(answer)
+        contained = bool(ref) and f" {ref} " in f" {got} "
+        hit = got == ref if self.mode == "exact" else contained
+        return JudgeVerdict(score=1.0 if hit else 0.0, parsed_by="rule")
+
+
+def token_f1(answer: str, reference: str) -> float:
+    """SQuAD token F1 between the normalised answer and reference."""
+    got, ref = normalize_answer(answer).split(), normalize_answer(reference).split()
+    if not got or not ref:
+        return float(got == ref)
+    common = sum((Counter(got) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(got), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+class TokenF1Judge(BaseJudge):
+    """Token F1 (SQuAD) as the score; ``threshold`` turns it into 0/1 when set."""
+
+    requires_reference = True
+
+    def __init__(self, *, threshold: float | None = None) -> None:
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise ValueError("threshold must lie in [0, 1]")
+        self.threshold = threshold
+
+    def score(
+        self,
+        question: str,
+        answer: str,
+        *,
+        reference: str | None = None,
+        context: Sequence[Memory] | None = None,
+    ) -> JudgeVerdict:
+        f1 = token_f1(answer, _require(reference, "TokenF1Judge"))
+        if self.threshold is not None:
+            f1 = 1.0 if f1 >= self.threshold else 0.0
+        return JudgeVerdict(score=f1, parsed_by="rule")

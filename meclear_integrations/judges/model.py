@@ -1,0 +1,89 @@
+"""The neutral text-model interface the LLM judges talk to.
+
+A model answers a prompt with text, synchronously and asynchronously. A model that can
+constrain its reply to a JSON schema also offers ``complete_json`` / ``acomplete_json``;
+LLM judges then request their verdict as structured output. The shape is the same as the
+ConMem text-model protocol, so one framework adapter serves both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "FunctionTextModel",
+    "StructuredTextModel",
+    "TextModel",
+    "as_text_model",
+    "supports_structured_output",
+]
+
+JsonSchema = Mapping[str, Any]
+
+
+@runtime_checkable
+class TextModel(Protocol):
+    """prompt -> text, sync and async."""
+
+    def complete(self, prompt: str) -> str:
+        """Answer ``prompt``."""
+        ...
+
+    async def acomplete(self, prompt: str) -> str:
+        """Answer ``prompt`` on the event loop."""
+        ...
+
+
+@runtime_checkable
+class StructuredTextModel(TextModel, Protocol):
+    """A text model that can also answer with a JSON object conforming to a schema."""
+
+    def complete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
+        """Answer with an object (or, when the model ignored the schema, its raw text)."""
+        ...
+
+    async def acomplete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
+        """Async ``complete_json``."""
+        ...
+
+
+def supports_structured_output(model: object) -> bool:
+    """True when ``model`` offers the JSON-schema calls."""
+    return callable(getattr(model, "complete_json", None)) and callable(
+        getattr(model, "acomplete_json", None)
+    )
+
+
+class FunctionTextModel:
+    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine)."""
+
+    def __init__(self, fn: Callable[[str], str | Awaitable[str]]) -> None:
+        self._fn = fn
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004
+        )
+
+    def complete(self, prompt: str) -> str:
+        if self._is_async:
+            return asyncio.run(self._fn(prompt))  # type: ignore[arg-type]
+        return self._fn(prompt)  # type: ignore[return-value]
+
+    async def acomplete(self, prompt: str) -> str:
+        if self._is_async:
+            return await self._fn(prompt)  # type: ignore[misc]
+        return await asyncio.to_thread(self._fn, prompt)  # type: ignore[arg-type]
+
+
+def as_text_model(model: TextModel | Callable[[str], str | Awaitable[str]]) -> TextModel:
+    """``model`` itself when it implements :class:`TextModel`, else a function wrapper."""
+    if isinstance(model, TextModel):
+        return model
+    if callable(model):
+        return FunctionTextModel(model)
+    raise TypeError(
+        f"expected a TextModel (complete/acomplete) or a function prompt -> str, "
+        f"got {type(model).__name__}"
+    )

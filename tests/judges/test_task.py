@@ -1,0 +1,91 @@
+"""The neutral evaluator composer drives the engine end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine
+from meclear_integrations.judges import (
+    AsyncTaskEvaluator,
+    ExactMatchJudge,
+    MissingReferenceError,
+    ReferenceFreeLLMJudge,
+    ReferenceLLMJudge,
+    TaskEvaluator,
+    task_evaluator,
+)
+from meclear_integrations.prompts import format_answer_prompt
+from meclear_integrations.simulation import TextReader, redundant_harm_example
+
+from .models import ScriptedTextModel
+
+CONFIG = ClearanceConfig(estimator="exact", trials=2)
+
+
+def reader_answer():
+    case = redundant_harm_example()
+    reader = TextReader(case.world, case.texts, case_id=case.case_id)
+    return case, lambda coalition: reader.answer(format_answer_prompt(case.query, coalition))
+
+
+def test_sync_composer_clears_the_redundant_faults() -> None:
+    case, answer = reader_answer()
+    evaluate = task_evaluator(
+        answer, ExactMatchJudge(), question=case.query, reference=case.reference
+    )
+    assert isinstance(evaluate, TaskEvaluator)
+    report = MeClearEngine(CONFIG).clear(case.memories, evaluate)
+    assert report.cleared_ids == ["f1", "f2"] and report.recovered
+    assert len(evaluate.records) == report.cost.evaluator_calls
+    full = next(r for r in evaluate.records if len(r.memory_ids) == 6)
+    assert full.answer == "January 2023" and full.verdict.score == 0.0
+
+
+async def test_async_composer_with_async_answer() -> None:
+    case, answer = reader_answer()
+
+    async def aanswer(coalition):
+        return answer(coalition)
+
+    evaluate = task_evaluator(
+        aanswer, ExactMatchJudge(), question=case.query, reference=case.reference
+    )
+    assert isinstance(evaluate, AsyncTaskEvaluator)
+    report = await MeClearEngine(CONFIG).aclear(case.memories, evaluate)
+    assert report.cleared_ids == ["f1", "f2"]
+
+
+def test_llm_judge_failure_surfaces_as_evaluator_error() -> None:
+    case, answer = reader_answer()
+    judge = ReferenceLLMJudge(ScriptedTextModel("hmm, hard to say"))
+    evaluate = task_evaluator(answer, judge, question=case.query, reference=case.reference)
+    with pytest.raises(EvaluatorError) as info:
+        MeClearEngine(CONFIG).clear(case.memories, evaluate)
+    assert "VerdictParseError" in str(info.value)
+
+
+def test_reference_requirement_checked_up_front() -> None:
+    with pytest.raises(MissingReferenceError):
+        task_evaluator(lambda c: "x", ExactMatchJudge(), question="q")
+
+
+def test_judge_context_full_shows_every_memory() -> None:
+    case, answer = reader_answer()
+    model = ScriptedTextModel("VERDICT: CORRECT")
+    evaluate = task_evaluator(
+        answer,
+        ReferenceFreeLLMJudge(model),
+        question=case.query,
+        judge_context="full",
+        context=case.memories,
+    )
+    evaluate((case.memories[0],), 0)
+    assert all(f'<memory id="{m.id}">' in model.prompts[0] for m in case.memories)
+    with pytest.raises(ValueError):
+        task_evaluator(answer, ExactMatchJudge(), question="q", reference="r", judge_context="full")
+
+
+def test_answer_must_be_text() -> None:
+    evaluate = task_evaluator(lambda c: 42, ExactMatchJudge(), question="q", reference="r")
+    with pytest.raises(TypeError):
+        evaluate((), 0)
