@@ -1,0 +1,224 @@
+"""Framework-neutral payloads shared by the LangChain and LlamaIndex integrations.
+
+Per-memory metadata
+    Every returned document / node is a new object whose metadata holds, under one key
+    (:data:`DEFAULT_METADATA_KEY`, ``"meclear"``, configurable), the dict built by
+    :func:`memory_metadata`: ``memory_id``, ``loo_effect`` (d_i, Eq. 7), ``loo_label``,
+    ``shapley`` (psi_i, Eq. 3 / 11), ``shapley_interval`` ([lo, hi], Eq. 13), ``rank``
+    (1 = most negative), ``harmful`` (psi_i < -tau, Eq. 14), ``cleared``, ``recovered``
+    (the run's verified recovery, Eq. 19) and ``early_exit`` (the full context already
+    succeeded, so no attribution ran and the numeric fields are None). Other metadata keys
+    are copied unchanged.
+
+Stage events
+    :func:`stage_event_payload` turns an engine ``StageEvent`` into the payload of the
+    ``meclear.<stage>`` event: ``stage``, ``phase``, ``query_id`` and the engine's payload
+    (ids and numbers only, never memory texts), capped at ``max_bytes`` of JSON; when the
+    cap is hit, per-memory maps keep the lowest-ranked (most harmful) memories first and
+    ``truncated`` is set. :func:`report_summary` is the bounded report of a whole run
+    (what a tracing backend stores as the clearance step's output).
+
+Memory ids
+    :func:`assign_memory_ids` gives every item of a retrieved context a distinct id: its
+    own id when it has one, else :func:`content_memory_id` (``mc-`` + 16 hex of the
+    SHA-256 of the text), stable across processes. A repeated id (two items with the same
+    id, or identical texts without ids) gets ``#2``, ``#3``... in retrieval order.
+
+Edge cases (:class:`EdgeCasePolicy`)
+    - Empty retrieval: returned unchanged (empty); no model call, no engine run; one
+      ``meclear.clearance`` event with ``skipped: "empty"``.
+    - Every memory cleared: this happens only when the empty context was verified to
+      recover the answer (Theorem 2). ``all_cleared="return_empty"`` (default) honours
+      the verified decision; ``"keep_all"`` returns the full context instead (with metadata
+      saying what the engine decided) for pipelines that cannot take an empty context.
+    - Identical texts: each copy is a separate player (the agent saw each copy, and two
+      copies of a fault are exactly the redundant harm leave-one-out misses); copies get
+      distinct ids as above and are cleared or kept individually.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .core.events import StageEvent
+from .core.report import ClearanceReport
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_METADATA_KEY",
+    "EVENT_PREFIX",
+    "EdgeCasePolicy",
+    "assign_memory_ids",
+    "bounded",
+    "content_memory_id",
+    "event_name",
+    "memory_metadata",
+    "report_summary",
+    "stage_event_payload",
+]
+
+DEFAULT_METADATA_KEY = "meclear"
+"""Metadata key under which per-memory results are stored on returned documents / nodes."""
+EVENT_PREFIX = "meclear."
+"""Custom events are named ``meclear.screening``, ``meclear.attribution``, ..."""
+DEFAULT_MAX_EVENT_BYTES = 16_384
+"""Default JSON size cap of one event payload or report summary."""
+
+
+class EdgeCasePolicy(BaseModel):
+    """What an integration does in the edge cases (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    all_cleared: Literal["return_empty", "keep_all"] = "return_empty"
+    """When the verified clearance removes every memory: return nothing, or everything."""
+
+
+def event_name(stage: str) -> str:
+    """``meclear.<stage>``."""
+    return f"{EVENT_PREFIX}{stage}"
+
+
+def content_memory_id(text: str) -> str:
+    """A stable id from the text: ``mc-`` + the first 16 hex digits of its SHA-256."""
+    return "mc-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def assign_memory_ids(items: Iterable[tuple[str | None, str]]) -> list[str]:
+    """Distinct ids for ``(own_id or None, text)`` items, in order (module docstring)."""
+    seen: Counter[str] = Counter()
+    ids: list[str] = []
+    for own, text in items:
+        base = own if own else content_memory_id(text)
+        seen[base] += 1
+        ids.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    taken = set()
+    for i, mid in enumerate(ids):  # a suffixed id could collide with a real one: re-suffix
+        while mid in taken:
+            mid += "#"
+        taken.add(mid)
+        ids[i] = mid
+    return ids
+
+
+def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
+    """The per-memory dict stored under the metadata key.
+
+    When the run stopped before attribution (the full context already succeeded: early
+    exit) the numeric fields are None, ``harmful`` and ``cleared`` are False and
+    ``early_exit`` is True.
+    """
+    early_exit = bool(getattr(report, "early_exit", False))
+    try:
+        a = report.attribution(memory_id)
+    except KeyError:
+        if memory_id not in report.kept_ids + report.cleared_ids:
+            raise
+        return {
+            "memory_id": memory_id,
+            "loo_effect": None,
+            "loo_label": None,
+            "shapley": None,
+            "shapley_interval": None,
+            "rank": None,
+            "harmful": False,
+            "cleared": memory_id in report.cleared_ids,
+            "recovered": report.recovered,
+            "early_exit": early_exit,
+        }
+    return {
+        "memory_id": a.memory_id,
+        "loo_effect": a.loo_effect,
+        "loo_label": a.loo_label,
+        "shapley": a.shapley,
+        "shapley_interval": [a.shapley_interval[0], a.shapley_interval[1]],
+        "rank": a.rank,
+        "harmful": a.harmful,
+        "cleared": a.cleared,
+        "recovered": report.recovered,
+        "early_exit": early_exit,
+    }
+
+
+def _size(obj: Any) -> int:
+    return len(json.dumps(obj, default=str))
+
+
+def bounded(payload: dict[str, Any], max_bytes: int, rank: dict[str, int] | None = None):
+    """``payload`` cut down to at most ``max_bytes`` of JSON.
+
+    Dicts keyed by memory id are trimmed to the memories with the lowest ``rank`` (most
+    harmful first; retrieval order without ranks), long lists are shortened; ``truncated``
+    is set whenever something was dropped. Scalars are never dropped.
+    """
+    if _size(payload) <= max_bytes:
+        return payload
+    out = dict(payload)
+    order = rank or {}
+    keep = max((len(v) for v in out.values() if isinstance(v, dict | list)), default=0)
+    while keep > 0 and _size(out) > max_bytes:
+        keep //= 2
+        for key, value in payload.items():
+            if isinstance(value, dict) and len(value) > keep:
+                ordered = sorted(value, key=lambda k: order.get(k, 10**9))
+                out[key] = {k: value[k] for k in ordered[:keep]}
+            elif isinstance(value, list) and len(value) > keep:
+                out[key] = value[:keep]
+        out["truncated"] = True
+    return out
+
+
+def stage_event_payload(
+    event: StageEvent, *, query_id: str | None = None, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> dict[str, Any]:
+    """The payload of the ``meclear.<stage>`` event for an engine stage event."""
+    body = {"stage": event.stage, "phase": event.phase, "query_id": query_id, **event.payload}
+    ranks = {mid: int(v.get("rank", 0)) for mid, v in event.payload.get("shapley", {}).items()}
+    return bounded(body, max_bytes, ranks)
+
+
+def report_summary(
+    report: ClearanceReport, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> dict[str, Any]:
+    """A bounded, text-free summary of a whole run (ids and numbers)."""
+    summary = {
+        "baseline_value": report.baseline_value,
+        "final_value": report.final_value,
+        "recovered": report.recovered,
+        "cleared_ids": report.cleared_ids,
+        "kept_ids": report.kept_ids,
+        "harmful_ids": report.harmful_ids,
+        "contributions": {
+            a.memory_id: {
+                "loo_effect": a.loo_effect,
+                "loo_label": a.loo_label,
+                "shapley": a.shapley,
+                "shapley_interval": [a.shapley_interval[0], a.shapley_interval[1]],
+                "rank": a.rank,
+                "harmful": a.harmful,
+                "cleared": a.cleared,
+            }
+            for a in report.attributions
+        },
+        "candidates": [
+            {
+                "size": c.size,
+                "memory_ids": c.memory_ids,
+                "value": c.value,
+                "gain": c.gain,
+                "recovered": c.recovered,
+                "admissible": c.admissible,
+            }
+            for c in report.candidates
+        ],
+        "cost": report.cost.model_dump(),
+        "estimator": getattr(report, "estimator", None) or report.config.estimator,
+        "early_exit": bool(getattr(report, "early_exit", False)),
+    }
+    return bounded(summary, max_bytes, {a.memory_id: a.rank for a in report.attributions})
