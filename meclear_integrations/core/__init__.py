@@ -1,6 +1,7 @@
 """Framework-agnostic MeClear attribution engine (numpy, pydantic; no framework imports)."""
 
-from .config import ClearanceConfig, EstimatorName
+from .config import ClearanceConfig, ClearanceSearch, EstimatorName, PresetName, StoppingRule
+from .dedup import AnswerCache, DedupStats, SingleFlightCache, adedup_evaluator, dedup_evaluator
 from .engine import MeClearEngine
 from .errors import (
     ConfigurationError,
@@ -27,11 +28,14 @@ from .report import (
 )
 
 __all__ = [
+    "AnswerCache",
     "ClearanceCandidate",
     "ClearanceConfig",
     "ClearanceCost",
     "ClearanceReport",
+    "ClearanceSearch",
     "ConfigurationError",
+    "DedupStats",
     "DuplicateMemoryError",
     "EstimatorName",
     "Evaluator",
@@ -41,9 +45,14 @@ __all__ = [
     "Memory",
     "MemoryAttribution",
     "PairInteraction",
+    "PresetName",
     "ScoreOutOfRangeError",
+    "SingleFlightCache",
     "StageEvent",
     "StageListener",
+    "StoppingRule",
+    "adedup_evaluator",
+    "dedup_evaluator",
     "exact_shapley",
     "freeze_context",
     "hoeffding_epsilon",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -67,6 +68,40 @@ def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: 
         game.store(coalition, trial_scores)
 
 
+def _call_threaded(
+    evaluate: Evaluator, requests: Sequence[EvaluationRequest], workers: int
+) -> list[object]:
+    """Run ``requests`` on ``workers`` threads that pull from one shared queue (a few
+    thread hand-offs per batch instead of one future per call); the first failure stops
+    the workers from taking new requests and is raised."""
+    results: list[object] = [None] * len(requests)
+    pending = iter(range(len(requests)))
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if failures:
+                    return
+                index = next(pending, None)
+            if index is None:
+                return
+            try:
+                results[index] = _call_sync(evaluate, requests[index])
+            except BaseException as exc:
+                with lock:
+                    failures.append(exc)
+                return
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="meclear") as pool:
+        for future in [pool.submit(work) for _ in range(workers)]:
+            future.result()
+    if failures:
+        raise failures[0]
+    return results
+
+
 def evaluate_sync(
     game: CoalitionGame,
     coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
@@ -83,15 +118,7 @@ def evaluate_sync(
     if max_concurrency <= 1 or len(requests) == 1:
         results = [_call_sync(evaluate, r) for r in requests]
     else:
-        workers = min(max_concurrency, len(requests))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="meclear") as pool:
-            futures = [pool.submit(_call_sync, evaluate, r) for r in requests]
-            try:
-                results = [f.result() for f in futures]
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        results = _call_threaded(evaluate, requests, min(max_concurrency, len(requests)))
     _store(game, requests, results)
 
 

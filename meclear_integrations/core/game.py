@@ -31,6 +31,15 @@ class EvaluationRequest:
         return tuple(m.id for m in self.memories)
 
 
+def _chunk_tables(context: tuple[Memory, ...]) -> list[list[tuple[Memory, ...]]]:
+    """For each block of 8 positions, the memories present for every byte value."""
+    tables = []
+    for start in range(0, len(context), 8):
+        block = context[start : start + 8]
+        tables.append([tuple(block[i] for i in members(byte)) for byte in range(1 << len(block))])
+    return tables
+
+
 @dataclass(slots=True)
 class CoalitionGame:
     """Cache of v^(S) for one frozen context; counts what evaluation cost."""
@@ -41,6 +50,7 @@ class CoalitionGame:
     cache_hits: int = 0
     evaluator_calls: int = 0
     rounds: int = 0
+    _chunks: list[list[tuple[Memory, ...]]] = field(default_factory=list, repr=False)
 
     @property
     def k(self) -> int:
@@ -51,9 +61,17 @@ class CoalitionGame:
         return full(self.k)
 
     def memories_of(self, coalition: Coalition) -> tuple[Memory, ...]:
-        """The memories of ``coalition`` in retrieval order."""
-        context = self.context
-        return tuple(context[i] for i in members(coalition))
+        """The memories of ``coalition`` in retrieval order (byte-wise lookup tables)."""
+        if not self._chunks:
+            self._chunks = _chunk_tables(self.context)
+        out: tuple[Memory, ...] = ()
+        for table in self._chunks:
+            if coalition & 0xFF:
+                out += table[coalition & 0xFF]
+            coalition >>= 8
+            if not coalition:
+                break
+        return out
 
     def trials_of(self, coalition: Coalition) -> int:
         """How many trials of ``coalition`` are cached."""

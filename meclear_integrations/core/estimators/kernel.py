@@ -22,7 +22,7 @@ from ..coalitions import Coalition, full
 from ..game import CoalitionGame
 from .base import ShapleyEstimate, ShapleyEstimator
 
-__all__ = ["KernelShapley", "kernel_budget", "solve_constrained"]
+__all__ = ["KernelShapley", "kernel_budget", "solve_constrained", "solve_constrained_batch"]
 
 
 def kernel_budget(k: int, coalitions_per_memory: float) -> int:
@@ -38,20 +38,37 @@ def _size_mass(k: int) -> np.ndarray:
     return mass
 
 
-def solve_constrained(x: np.ndarray, y: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
-    """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total.
-
-    The constraint is eliminated through phi_K = total - sum_{i<K} phi_i.
-    """
-    k = x.shape[1]
-    if k == 1:
-        return np.array([total])
+def _reduce(x: np.ndarray, y: np.ndarray, total: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eliminate the constraint: phi_K = total - sum_{i<K} phi_i."""
     last = x[:, -1]
-    design = x[:, :-1] - last[:, None]
-    target = y - last * total
-    root = np.sqrt(w)
-    head, *_ = np.linalg.lstsq(design * root[:, None], target * root, rcond=None)
-    return np.append(head, total - head.sum())
+    return x[:, :-1] - last[:, None], y - last * total
+
+
+def solve_constrained(x: np.ndarray, y: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
+    """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total."""
+    return solve_constrained_batch(x, y, w[None, :], total)[0]
+
+
+def solve_constrained_batch(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray, total: float
+) -> np.ndarray:
+    """:func:`solve_constrained` for every row of ``weights`` (B x n) at once."""
+    n_batch, k = weights.shape[0], x.shape[1]
+    if k == 1:
+        return np.full((n_batch, 1), total)
+    design, target = _reduce(x, y, total)
+    m = k - 1
+    outer = (design[:, :, None] * design[:, None, :]).reshape(len(design), m * m)
+    gram = (weights @ outer).reshape(n_batch, m, m)
+    rhs = weights @ (design * target[:, None])
+    gram += 1e-12 * np.eye(m)
+    try:
+        head = np.linalg.solve(gram, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        head = np.stack(
+            [np.linalg.lstsq(g, r, rcond=None)[0] for g, r in zip(gram, rhs, strict=True)]
+        )
+    return np.concatenate([head, (total - head.sum(axis=1))[:, None]], axis=1)
 
 
 class KernelShapley(ShapleyEstimator):
@@ -129,29 +146,25 @@ class KernelShapley(ShapleyEstimator):
         n_fixed = len(fixed)
         pair_of = np.repeat(np.arange(len(self.pairs)), 2)
 
-        def solve(pair_counts: np.ndarray) -> np.ndarray:
-            counts = np.concatenate([np.ones(n_fixed), pair_counts[pair_of]])
-            per_size = np.bincount(sizes, weights=counts, minlength=k + 1)
+        def weights(pair_counts: np.ndarray) -> np.ndarray:
+            """Row weights (B x n): fixed rows once, sampled rows by their draw counts."""
+            counts = np.concatenate(
+                [np.ones((len(pair_counts), n_fixed)), pair_counts[:, pair_of]], axis=1
+            )
+            per_size = np.stack([np.bincount(sizes, weights=c, minlength=k + 1) for c in counts])
             with np.errstate(divide="ignore", invalid="ignore"):
-                w = np.where(counts > 0, counts * mass[sizes] / per_size[sizes], 0.0)
-            return solve_constrained(rows, y, w, total)
+                w = counts * mass[sizes] / np.take(per_size, sizes, axis=1)
+            return np.where(counts > 0, w, 0.0)
 
-        psi = solve(np.ones(len(self.pairs)))
+        n_pairs = len(self.pairs)
+        psi = solve_constrained_batch(rows, y, weights(np.ones((1, n_pairs))), total)[0]
         if not self.pairs or self.bootstrap <= 0:
             return ShapleyEstimate(values=psi, lower=psi.copy(), upper=psi.copy())
-        draws = np.array(
-            [
-                solve(
-                    np.bincount(
-                        self.rng.integers(0, len(self.pairs), len(self.pairs)),
-                        minlength=len(self.pairs),
-                    ).astype(float)
-                )
-                for _ in range(self.bootstrap)
-            ]
-        )
-        lower = np.minimum(np.quantile(draws, self.delta / 2, axis=0), psi)
-        upper = np.maximum(np.quantile(draws, 1 - self.delta / 2, axis=0), psi)
+        draws = self.rng.integers(0, n_pairs, size=(self.bootstrap, n_pairs))
+        counts = np.stack([np.bincount(d, minlength=n_pairs) for d in draws]).astype(float)
+        boot = solve_constrained_batch(rows, y, weights(counts), total)
+        lower = np.minimum(np.quantile(boot, self.delta / 2, axis=0), psi)
+        upper = np.maximum(np.quantile(boot, 1 - self.delta / 2, axis=0), psi)
         return ShapleyEstimate(
             values=psi, lower=np.clip(lower, -1.0, 1.0), upper=np.clip(upper, -1.0, 1.0)
         )

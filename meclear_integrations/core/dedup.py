@@ -1,0 +1,212 @@
+"""Answer-level deduplication for evaluators (agent and judge calls), sync and async.
+
+An evaluator v^(S) is one agent run on the coalition plus one judgement of its answer.
+Within one query many coalitions produce the same answer (the reference, a fault's answer,
+an abstention), so a reference-based judge needs to see each distinct answer once; and a
+deterministic agent (temperature 0, or a cache the user enables) gives the same answer to
+the same prompt in every trial. :class:`AnswerCache` holds both caches for one query:
+
+    cache = AnswerCache(deterministic=True)          # one per query
+    answer = cache.answer(prompt, trial, lambda: llm(prompt))
+    score = cache.judge(answer, lambda: judge(query, reference, answer))
+
+Calls are single-flight: concurrent requests for the same key wait for the first one
+instead of calling the model again; failures are not cached. Judges whose verdict depends
+on more than the answer (e.g. a reference-free judge that reads the memories) must put that
+into the key: ``cache.judge((answer, prompt), ...)``. :func:`dedup_evaluator` builds an
+engine evaluator from an ``answer`` and a ``judge`` function with these caches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Hashable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from .memory import Memory
+
+__all__ = [
+    "AnswerCache",
+    "DedupStats",
+    "SingleFlightCache",
+    "adedup_evaluator",
+    "dedup_evaluator",
+    "render_prompt",
+]
+
+V = TypeVar("V")
+
+
+class SingleFlightCache(Generic[V]):
+    """key -> value memo: each key computed once (sync or async), concurrent callers wait."""
+
+    def __init__(self) -> None:
+        self._values: dict[Hashable, V] = {}
+        self._threads: dict[Hashable, Future[V]] = {}
+        self._tasks: dict[Hashable, asyncio.Future[V]] = {}
+        self._lock = threading.Lock()
+        self.calls = 0
+        """Computations run (cache misses)."""
+        self.hits = 0
+        """Requests answered without a computation."""
+
+    def get(self, key: Hashable, compute: Callable[[], V]) -> V:
+        """The value for ``key``, computing it with ``compute()`` at most once."""
+        with self._lock:
+            if key in self._values:
+                self.hits += 1
+                return self._values[key]
+            pending = self._threads.get(key)
+            owner = pending is None
+            if owner:
+                pending = self._threads[key] = Future()
+                self.calls += 1
+            else:
+                self.hits += 1
+        assert pending is not None
+        if not owner:
+            return pending.result()
+        try:
+            value = compute()
+        except BaseException as exc:
+            with self._lock:
+                del self._threads[key]
+            pending.set_exception(exc)
+            raise
+        with self._lock:
+            self._values[key] = value
+            del self._threads[key]
+        pending.set_result(value)
+        return value
+
+    async def aget(self, key: Hashable, compute: Callable[[], Awaitable[V]]) -> V:
+        """Async :meth:`get`: ``await compute()`` at most once per key on this event loop."""
+        with self._lock:
+            if key in self._values:
+                self.hits += 1
+                return self._values[key]
+            pending = self._tasks.get(key)
+            owner = pending is None
+            if owner:
+                pending = self._tasks[key] = asyncio.get_running_loop().create_future()
+                self.calls += 1
+            else:
+                self.hits += 1
+        assert pending is not None
+        if not owner:
+            return await asyncio.shield(pending)
+        try:
+            value = await compute()
+        except BaseException as exc:
+            with self._lock:
+                del self._tasks[key]
+            if not pending.done():
+                pending.set_exception(exc)
+                pending.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        with self._lock:
+            self._values[key] = value
+            del self._tasks[key]
+        pending.set_result(value)
+        return value
+
+
+@dataclass(frozen=True)
+class DedupStats:
+    """Model calls made and saved for one query."""
+
+    agent_calls: int
+    agent_hits: int
+    judge_calls: int
+    judge_hits: int
+
+    @property
+    def model_calls(self) -> int:
+        """Agent plus judge calls actually made."""
+        return self.agent_calls + self.judge_calls
+
+
+class AnswerCache:
+    """Per-query agent and judge caches (see the module docstring).
+
+    ``deterministic=True`` keys answers by prompt alone (every trial of a prompt gets the
+    first answer); otherwise by (prompt, trial), which only removes exact repeats.
+    ``normalize`` maps an answer to its judge key (default: strip surrounding space).
+    """
+
+    def __init__(
+        self, *, deterministic: bool = False, normalize: Callable[[str], str] | None = None
+    ) -> None:
+        self.deterministic = deterministic
+        self.normalize = normalize if normalize is not None else str.strip
+        self.answers: SingleFlightCache[str] = SingleFlightCache()
+        self.judgements: SingleFlightCache[float] = SingleFlightCache()
+
+    def _answer_key(self, prompt: str, trial: int) -> Hashable:
+        return prompt if self.deterministic else (prompt, trial)
+
+    def _judge_key(self, key: Hashable) -> Hashable:
+        return self.normalize(key) if isinstance(key, str) else key
+
+    def answer(self, prompt: str, trial: int, call: Callable[[], str]) -> str:
+        return self.answers.get(self._answer_key(prompt, trial), call)
+
+    async def aanswer(self, prompt: str, trial: int, call: Callable[[], Awaitable[str]]) -> str:
+        return await self.answers.aget(self._answer_key(prompt, trial), call)
+
+    def judge(self, key: Hashable, call: Callable[[], float]) -> float:
+        """The judgement for ``key`` (an answer, or a tuple with whatever else it reads)."""
+        return self.judgements.get(self._judge_key(key), call)
+
+    async def ajudge(self, key: Hashable, call: Callable[[], Awaitable[float]]) -> float:
+        return await self.judgements.aget(self._judge_key(key), call)
+
+    @property
+    def stats(self) -> DedupStats:
+        return DedupStats(
+            agent_calls=self.answers.calls,
+            agent_hits=self.answers.hits,
+            judge_calls=self.judgements.calls,
+            judge_hits=self.judgements.hits,
+        )
+
+
+def render_prompt(coalition: tuple[Memory, ...]) -> str:
+    """A plain rendering of a coalition (memory texts in retrieval order) used as the
+    agent cache key when the caller gives no prompt renderer."""
+    return "\n".join(f"[{m.id}] {m.content}" for m in coalition)
+
+
+def dedup_evaluator(
+    answer: Callable[[tuple[Memory, ...], int], str],
+    judge: Callable[[str], float],
+    cache: AnswerCache,
+    *,
+    prompt: Callable[[tuple[Memory, ...]], str] = render_prompt,
+) -> Callable[[tuple[Memory, ...], int], float]:
+    """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``."""
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        text = cache.answer(prompt(coalition), trial, lambda: answer(coalition, trial))
+        return cache.judge(text, lambda: judge(text))
+
+    return evaluate
+
+
+def adedup_evaluator(
+    answer: Callable[[tuple[Memory, ...], int], Awaitable[str]],
+    judge: Callable[[str], Awaitable[float]],
+    cache: AnswerCache,
+    *,
+    prompt: Callable[[tuple[Memory, ...]], str] = render_prompt,
+) -> Callable[[tuple[Memory, ...], int], Awaitable[float]]:
+    """Async :func:`dedup_evaluator` (coroutine ``answer`` and ``judge``)."""
+
+    async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        text = await cache.aanswer(prompt(coalition), trial, lambda: answer(coalition, trial))
+        return await cache.ajudge(text, lambda: judge(text))
+
+    return evaluate
