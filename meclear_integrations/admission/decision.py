@@ -42,6 +42,7 @@ Stage = Literal[
     "audit",
     "tie_break",
     "reason",
+    "features",
 ]
 
 

@@ -1,17 +1,22 @@
 """The neutral text-model interface every ConMem stage and baseline talks to.
 
-A model answers a prompt with text, synchronously and asynchronously. A model that can
-constrain its output to a JSON schema also offers ``complete_json`` / ``acomplete_json``;
-ConMem then uses it for every structured stage (its output is still validated strictly).
-Framework adapters (LangChain, LlamaIndex) are thin wrappers implementing this protocol.
+This is the project's single text-model protocol, defined in
+:mod:`meclear_integrations.judges.model` and re-exported here: a model answers a prompt with
+text, synchronously (``complete``) and asynchronously (``acomplete``); a model that can
+constrain its output to a JSON schema also offers ``complete_json`` / ``acomplete_json``,
+which ConMem then uses for every structured stage (the output is still validated strictly).
+Framework adapters (LangChain, LlamaIndex) are thin wrappers implementing it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from ..judges.model import (
+    FunctionTextModel,
+    StructuredTextModel,
+    TextModel,
+    as_text_model,
+    supports_structured_output,
+)
 
 __all__ = [
     "FunctionTextModel",
@@ -20,74 +25,3 @@ __all__ = [
     "as_text_model",
     "supports_structured_output",
 ]
-
-JsonSchema = Mapping[str, Any]
-
-
-@runtime_checkable
-class TextModel(Protocol):
-    """prompt -> text, sync and async."""
-
-    def complete(self, prompt: str) -> str:
-        """Answer ``prompt``."""
-        ...
-
-    async def acomplete(self, prompt: str) -> str:
-        """Answer ``prompt`` on the event loop."""
-        ...
-
-
-@runtime_checkable
-class StructuredTextModel(TextModel, Protocol):
-    """A text model that can also answer with a JSON object conforming to a schema."""
-
-    def complete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Answer ``prompt`` with an object (or JSON text) conforming to ``schema``."""
-        ...
-
-    async def acomplete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Async ``complete_json``."""
-        ...
-
-
-def supports_structured_output(model: object) -> bool:
-    """True when ``model`` offers the JSON-schema calls."""
-    return callable(getattr(model, "complete_json", None)) and callable(
-        getattr(model, "acomplete_json", None)
-    )
-
-
-class FunctionTextModel:
-    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine).
-
-    A sync function is run in a worker thread on the async path; a coroutine function is
-    run on a private event loop on the sync path (not from inside a running loop).
-    """
-
-    def __init__(self, fn: Callable[[str], str | Awaitable[str]]) -> None:
-        self._fn = fn
-        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-            getattr(fn, "__call__", None)  # noqa: B004
-        )
-
-    def complete(self, prompt: str) -> str:
-        if self._is_async:
-            return asyncio.run(self._fn(prompt))  # type: ignore[arg-type]
-        return self._fn(prompt)  # type: ignore[return-value]
-
-    async def acomplete(self, prompt: str) -> str:
-        if self._is_async:
-            return await self._fn(prompt)  # type: ignore[misc]
-        return await asyncio.to_thread(self._fn, prompt)  # type: ignore[arg-type]
-
-
-def as_text_model(model: TextModel | Callable[[str], str | Awaitable[str]]) -> TextModel:
-    """``model`` itself when it implements :class:`TextModel`, else a function wrapper."""
-    if isinstance(model, TextModel):
-        return model
-    if callable(model):
-        return FunctionTextModel(model)
-    raise TypeError(
-        f"expected a TextModel (complete/acomplete) or a function prompt -> str, "
-        f"got {type(model).__name__}"
-    )

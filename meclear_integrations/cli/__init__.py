@@ -13,6 +13,7 @@ __all__ = ["build_parser", "main"]
 # except for registering arguments, which is cheap.
 COMMANDS: list[str] = [
     "meclear_integrations.cli.demo",
+    "meclear_integrations.cli.admission_bench",
 ]
 
 

@@ -1,0 +1,89 @@
+"""Admission metrics of the ConMem paper (Sec. 5.3): accuracy, balanced accuracy, macro-F1,
+per-class recall and per-reason recall. A failed decision (None) counts as wrong for its case.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["AdmissionMetrics", "ReasonRecall", "admission_metrics"]
+
+CLASSES = ("store", "do_not_store")
+
+
+class ReasonRecall(BaseModel):
+    """Decision recall within one gold reason type."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int
+    """Cases with this reason type."""
+    correct: int
+    """Cases whose decision matches the gold label."""
+    recall: float
+    """correct / n."""
+
+
+class AdmissionMetrics(BaseModel):
+    """Classification metrics over one method's decisions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int
+    """Cases."""
+    errors: int
+    """Cases without a decision (a stage failed)."""
+    accuracy: float
+    """Correct decisions / n."""
+    balanced_accuracy: float
+    """Mean of the two per-class recalls."""
+    macro_f1: float
+    """Mean of the store and do-not-store F1."""
+    recall: dict[str, float]
+    """Per-class recall (store, do_not_store)."""
+    precision: dict[str, float]
+    """Per-class precision."""
+    f1: dict[str, float]
+    """Per-class F1."""
+    per_reason: dict[str, ReasonRecall]
+    """Decision recall per gold reason type."""
+
+
+def _ratio(a: int, b: int) -> float:
+    return a / b if b else 0.0
+
+
+def admission_metrics(
+    gold: Sequence[str], predicted: Sequence[str | None], reasons: Sequence[str]
+) -> AdmissionMetrics:
+    """Metrics of ``predicted`` against ``gold`` (``None`` = no decision)."""
+    if not (len(gold) == len(predicted) == len(reasons)):
+        raise ValueError("gold, predicted and reasons must have the same length")
+    n = len(gold)
+    recall, precision, f1 = {}, {}, {}
+    for c in CLASSES:
+        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == c and p == c)
+        recall[c] = _ratio(tp, sum(1 for g in gold if g == c))
+        precision[c] = _ratio(tp, sum(1 for p in predicted if p == c))
+        pr = precision[c] + recall[c]
+        f1[c] = 2 * precision[c] * recall[c] / pr if pr else 0.0
+    by_reason: dict[str, list[bool]] = defaultdict(list)
+    for g, p, r in zip(gold, predicted, reasons, strict=True):
+        by_reason[r].append(g == p)
+    return AdmissionMetrics(
+        n=n,
+        errors=sum(1 for p in predicted if p is None),
+        accuracy=_ratio(sum(1 for g, p in zip(gold, predicted, strict=True) if g == p), n),
+        balanced_accuracy=sum(recall.values()) / len(CLASSES),
+        macro_f1=sum(f1.values()) / len(CLASSES),
+        recall=recall,
+        precision=precision,
+        f1=f1,
+        per_reason={
+            r: ReasonRecall(n=len(v), correct=sum(v), recall=_ratio(sum(v), len(v)))
+            for r, v in sorted(by_reason.items())
+        },
+    )

@@ -1,0 +1,116 @@
+"""``meclear admission-bench``: ConMem and the admission baselines on labelled cases."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..admission.bench import METHODS, AdmissionBenchResult, render_report, run_admission_bench
+from ..admission.cases import load_admission_cases, sample_cases_path
+from ..admission.config import AdmissionConfig
+from ..admission.model import TextModel
+from ..admission.scripted import ScriptedAdmissionModel
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "admission-bench",
+        help="ConMem admission gate vs A-MAC / A-MEM / MemoryBank on labelled cases",
+        description=(
+            "Runs ConMem (counterfactual admission) and the paper's admission baselines on "
+            "JSONL cases {id, candidate_memory, historical_context, label, reason_type} and "
+            "writes results.json and report.md. Offline by default: the model is a SCRIPTED "
+            "keyword-cue stand-in (not an LLM) and its figures are labelled as such. "
+            "--openai-model runs a real chat model through langchain-openai."
+        ),
+    )
+    p.add_argument("--cases", type=Path, default=None,
+                   help="JSONL case file (default: the shipped 32-case sample)")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--methods", default=",".join(METHODS),
+                   help=f"comma-separated subset of {','.join(METHODS)}")
+    p.add_argument("--openai-model", default=None,
+                   help="use this OpenAI chat model (needs OPENAI_API_KEY and the "
+                   "'langchain' extra) instead of the scripted stand-in")
+    p.add_argument("--openai-base-url", default=None,
+                   help="OpenAI-compatible endpoint (e.g. a local server)")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=42, help="A/B order seed (paper: 42)")
+    p.add_argument("--max-concurrency", type=int, default=8,
+                   help="model calls in flight per case")
+    p.add_argument("--concurrent-cases", type=int, default=4, help="cases in flight at once")
+    p.set_defaults(handler=_handle)
+
+
+def _openai_model(args: argparse.Namespace) -> TextModel:
+    try:
+        from langchain_openai import ChatOpenAI
+
+        from ..langchain.admission import ChatModelTextModel
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SystemExit(
+            f"--openai-model needs the 'langchain' extra: pip install "
+            f"'meclear-integrations[langchain]' ({exc})"
+        ) from exc
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key and not args.openai_base_url:
+        raise SystemExit("--openai-model needs OPENAI_API_KEY (or --openai-base-url)")
+    chat = ChatOpenAI(
+        model=args.openai_model,
+        temperature=args.temperature,
+        seed=args.seed,
+        base_url=args.openai_base_url,
+        api_key=key or "not-needed",
+    )
+    return ChatModelTextModel(chat)
+
+
+def run(args: argparse.Namespace) -> AdmissionBenchResult:
+    """Load the cases, run the methods, write results.json and report.md."""
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise SystemExit(f"unknown methods {unknown}; choose from {list(METHODS)}")
+    path = args.cases or sample_cases_path()
+    parsed = load_admission_cases(path)
+    if parsed.errors:
+        for line, msg in parsed.errors:
+            print(f"{path}:{line}: {msg}", file=sys.stderr)
+        raise SystemExit(2)
+    if args.openai_model:
+        model, name, scripted = _openai_model(args), f"openai:{args.openai_model}", False
+    else:
+        model, name, scripted = ScriptedAdmissionModel(), "scripted", True
+    result = run_admission_bench(
+        parsed.cases,
+        model,
+        methods=methods,  # type: ignore[arg-type]
+        config=AdmissionConfig(seed=args.seed, max_concurrency=args.max_concurrency),
+        max_concurrent_cases=args.concurrent_cases,
+        model_name=name,
+        scripted=scripted,
+        cases_file=str(path),
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    (args.out / "report.md").write_text(render_report(result), encoding="utf-8")
+    return result
+
+
+def _handle(args: argparse.Namespace) -> int:
+    result = run(args)
+    label = "SCRIPTED stand-in, not an LLM" if result.scripted else result.model
+    print(f"admission bench on {result.n_cases} cases ({label})")
+    for m in result.methods:
+        k = m.metrics
+        print(
+            f"  {m.method:<11} acc {100 * k.accuracy:5.1f}%  bal.acc "
+            f"{100 * k.balanced_accuracy:5.1f}%  macro-F1 {100 * k.macro_f1:5.1f}%  "
+            f"errors {k.errors}  calls/case {m.calls_per_case:.2f}"
+        )
+    print(f"wrote {args.out / 'results.json'} and {args.out / 'report.md'}")
+    return 0
