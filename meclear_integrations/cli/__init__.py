@@ -13,6 +13,8 @@ __all__ = ["build_parser", "main"]
 # except for registering arguments, which is cheap.
 COMMANDS: list[str] = [
     "meclear_integrations.cli.demo",
+    "meclear_integrations.cli.bench",
+    "meclear_integrations.cli.explain",
     "meclear_integrations.cli.admission_bench",
 ]
 

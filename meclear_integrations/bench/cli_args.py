@@ -1,0 +1,60 @@
+"""Engine flags shared by ``meclear bench`` and ``meclear explain``, and case sources."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import typing
+
+from ..core import ClearanceConfig
+from ..core.config import EstimatorName
+
+__all__ = ["add_engine_flags", "builtin_cases", "engine_config"]
+
+
+def _choices(name: str) -> list[str]:
+    """Literal values of an engine config type (new engine options appear automatically)."""
+    from ..core import config as config_module
+
+    alias = getattr(config_module, name, None)
+    return list(typing.get_args(alias)) if alias is not None else []
+
+
+def add_engine_flags(p: argparse.ArgumentParser) -> None:
+    """--preset, --estimator, --permutations, --trials, --seed (None = the config default)."""
+    presets = _choices("PresetName")
+    if presets:
+        p.add_argument(
+            "--preset",
+            choices=presets,
+            default=None,
+            help="engine preset of the meclear method (flags below override it)",
+        )
+    p.add_argument("--estimator", choices=list(typing.get_args(EstimatorName)), default=None)
+    p.add_argument("--permutations", type=int, default=None, help="L of the permutation estimator")
+    p.add_argument("--trials", type=int, default=None, help="T trials per coalition")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def engine_config(args: argparse.Namespace) -> ClearanceConfig:
+    """The engine configuration from the flags (the simulated evaluator runs in-process,
+    so concurrency is 1)."""
+    overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
+    for flag in ("estimator", "permutations", "trials"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            overrides[flag] = value
+    preset = getattr(args, "preset", None)
+    if preset is not None:
+        return ClearanceConfig.preset(preset, **overrides)  # type: ignore[attr-defined]
+    return ClearanceConfig(**overrides)  # type: ignore[arg-type]
+
+
+def builtin_cases() -> list:
+    """The built-in case set shipped with the package."""
+    try:
+        from . import load_builtin_cases  # type: ignore[attr-defined]
+    except ImportError:
+        print("error: the built-in case set is not available; pass --cases FILE", file=sys.stderr)
+        raise SystemExit(2) from None
+    return list(load_builtin_cases())

@@ -1,0 +1,51 @@
+"""A counting, caching layer over a case evaluator: every method pays the same way.
+
+Cost is measured outside the methods: the runner hands each method a fresh
+:class:`CountingEvaluator`, so the engine and the baselines are charged identically —
+one evaluator call per distinct (coalition, trial) actually run, and the number of
+distinct coalitions (by memory identity) that reached the evaluator.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from ..core import Memory
+
+__all__ = ["CountingEvaluator"]
+
+_Key = tuple[frozenset[str], int]
+
+
+class CountingEvaluator:
+    """``evaluate(coalition, trial) -> float`` that caches and counts what it forwards."""
+
+    def __init__(self, evaluate: Callable[[tuple[Memory, ...], int], float]) -> None:
+        self._evaluate = evaluate
+        self._cache: dict[_Key, float] = {}
+        self._coalitions: set[frozenset[str]] = set()
+        self._lock = threading.Lock()
+        self.calls = 0
+        """Calls forwarded to the wrapped evaluator (cache misses)."""
+        self.cache_hits = 0
+        """Calls answered from the cache."""
+
+    @property
+    def coalitions(self) -> int:
+        """Distinct coalitions (sets of memory ids) that reached the evaluator."""
+        return len(self._coalitions)
+
+    def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        key = (frozenset(m.id for m in coalition), int(trial))
+        with self._lock:
+            if key in self._cache:
+                self.cache_hits += 1
+                return self._cache[key]
+        score = float(self._evaluate(coalition, trial))
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = score
+                self.calls += 1
+                self._coalitions.add(key[0])
+        return score

@@ -1,0 +1,49 @@
+"""Random ablations and the standardised Lasso shared by the surrogate baselines.
+
+Each of B ablations keeps every memory independently with probability p (ContextCite's
+sampling); the target is the [0, 1] task value v^(S) (mean of T trials), not a
+log-probability. The Lasso is fitted on standardised features and its coefficients are
+mapped back to the 0/1 scale, so a weight is the surrogate's change of task value when the
+feature switches on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..oracle import CaseOracle
+
+__all__ = ["fit_standardised_lasso", "sample_ablations"]
+
+
+def sample_ablations(
+    oracle: CaseOracle, budget: int, keep_probability: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """B random masks (B, K) as 0/1 floats and their task values (B,)."""
+    masks = rng.random((budget, oracle.k)) < keep_probability
+    values = np.array([oracle.value(np.flatnonzero(row).tolist()) for row in masks])
+    return masks.astype(float), values
+
+
+def fit_standardised_lasso(features: np.ndarray, target: np.ndarray, alpha: float) -> np.ndarray:
+    """Lasso on standardised features; coefficients on the original 0/1 scale.
+
+    A constant feature (always or never present in the sample) gets weight 0.
+    """
+    try:
+        from sklearn.linear_model import Lasso
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "the contextcite / proxyspex baselines need scikit-learn: "
+            'pip install "meclear-integrations[bench]"'
+        ) from exc
+    mean = features.mean(axis=0)
+    std = features.std(axis=0)
+    live = std > 1e-12
+    weights = np.zeros(features.shape[1])
+    if not live.any() or np.ptp(target) < 1e-12:
+        return weights
+    scaled = (features[:, live] - mean[live]) / std[live]
+    model = Lasso(alpha=alpha, max_iter=10_000).fit(scaled, target)
+    weights[live] = model.coef_ / std[live]
+    return weights

@@ -1,0 +1,75 @@
+"""What a benchmark method is given and what it returns."""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..cases import BenchCase
+from ..counting import CountingEvaluator
+from ..oracle import CaseOracle
+from ..settings import BenchSettings
+
+__all__ = ["BenchMethod", "MethodContext", "MethodNotRunError", "MethodOutput", "case_seed"]
+
+
+class MethodNotRunError(RuntimeError):
+    """The method cannot run in this environment (e.g. it needs a real chat model)."""
+
+
+def case_seed(seed: int, case_id: str, salt: str = "") -> int:
+    """A per-case seed: the run seed mixed with the case id (independent draws per case)."""
+    digest = hashlib.sha256(f"{seed}\x1f{case_id}\x1f{salt}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+@dataclass
+class MethodContext:
+    """One case as a method sees it: the frozen context and the counted evaluator."""
+
+    case: BenchCase
+    evaluate: CountingEvaluator
+    settings: BenchSettings
+
+    def oracle(self) -> CaseOracle:
+        """A value oracle with the baselines' T trials, charged to ``evaluate``."""
+        return CaseOracle(
+            self.case.context(),
+            self.evaluate,
+            trials=self.settings.trials,
+            success_threshold=self.settings.success_threshold,
+        )
+
+
+class MethodOutput(BaseModel):
+    """A method's decision on one case."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scores: dict[str, float]
+    """The method's raw per-memory score (units documented per method)."""
+    ranking: list[str]
+    """Memories with evidence of harm, most harmful first (Recall@|M| reads its top m)."""
+    flagged: list[str]
+    """The method's harmful set H^ in removal-priority order (Complete / Exact / extra)."""
+    cleared: list[str]
+    """What the method deletes from this query's context."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Method-specific diagnostics (JSON-serialisable)."""
+
+
+class BenchMethod(ABC):
+    """A clearance method compared on the frozen contexts of the benchmark."""
+
+    name: str
+    """Label in results (``meclear``, ``loo``, ...)."""
+    verifies_in_paper: bool = False
+    """The paper applies the verified clearance rule (Eq. 17-20) to this method."""
+
+    @abstractmethod
+    def run(self, ctx: MethodContext) -> MethodOutput:
+        """Score, flag and clear one case."""

@@ -1,0 +1,54 @@
+"""``meclear``: the engine (Algorithm 1) with the run's configuration.
+
+Scores: Shapley contributions psi_i (Eq. 3 / Eq. 11). Ranking: memories with psi_i < 0,
+most negative first. Flagged: H^ = {psi_i < -tau} (Eq. 14) in priority order (Eq. 16).
+Deletes: the engine's verified selection C_j^ (Eq. 17-20), or H^ itself under
+``--clearance direct``.
+"""
+
+from __future__ import annotations
+
+from ...core import ClearanceConfig, ClearanceReport, MeClearEngine
+from .base import BenchMethod, MethodContext, MethodOutput, case_seed
+from .clearance import harm_ranking
+
+__all__ = ["MeClearMethod"]
+
+
+class MeClearMethod(BenchMethod):
+    """The MeClear engine as a benchmark method."""
+
+    verifies_in_paper = True
+
+    def __init__(self, config: ClearanceConfig, *, name: str = "meclear") -> None:
+        self.config = config
+        self.name = name
+
+    def case_config(self, ctx: MethodContext) -> ClearanceConfig:
+        """The configuration with its seed mixed with the case id."""
+        seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
+        return self.config.model_copy(update={"seed": case_seed(seed, ctx.case.case_id)})
+
+    def report(self, ctx: MethodContext) -> ClearanceReport:
+        """Run the engine on the case's frozen context through the counted evaluator."""
+        return MeClearEngine(self.case_config(ctx)).clear(ctx.case.context(), ctx.evaluate)
+
+    def run(self, ctx: MethodContext) -> MethodOutput:
+        report = self.report(ctx)
+        ids = [m.id for m in ctx.case.memories]
+        psi = {a.memory_id: a.shapley for a in report.attributions}
+        flagged = sorted(report.harmful_ids, key=lambda mid: (psi[mid], ids.index(mid)))
+        cleared = flagged if ctx.settings.clearance == "direct" else report.cleared_ids
+        return MethodOutput(
+            scores=psi,
+            ranking=harm_ranking(ids, {m: -v for m, v in psi.items()}),
+            flagged=flagged,
+            cleared=list(cleared),
+            details={
+                "baseline_value": report.baseline_value,
+                "final_value": report.final_value,
+                "loo": {a.memory_id: a.loo_effect for a in report.attributions},
+                "intervals": {a.memory_id: list(a.shapley_interval) for a in report.attributions},
+                "candidates": [c.model_dump() for c in report.candidates],
+            },
+        )

@@ -1,0 +1,72 @@
+"""Method names -> method objects; ``name:preset`` selects an engine preset for ``meclear``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...core import ClearanceConfig
+from ..settings import BenchSettings
+from .base import BenchMethod
+from .contextcite import ContextCiteMethod
+from .llm_direct import LlmDirectMethod, Rater
+from .loo import LooMethod
+from .meclear import MeClearMethod
+from .none import NoClearance
+from .proxyspex import ProxySpexMethod
+
+__all__ = ["METHOD_FACTORIES", "MethodFactory", "build_method", "method_names", "register_method"]
+
+MethodFactory = Callable[[str, str | None, BenchSettings], BenchMethod]
+"""(label, preset or None, settings) -> method."""
+
+
+def _meclear(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
+    config = settings.engine
+    if preset is not None:
+        make = getattr(ClearanceConfig, "preset", None)
+        if make is None:
+            raise ValueError(f"engine presets are not available (asked for {preset!r})")
+        # The preset replaces the configuration; the run's seed and concurrency are kept.
+        config = make(preset, seed=config.seed, max_concurrency=config.max_concurrency)
+    return MeClearMethod(config, name=label)
+
+
+def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
+    def factory(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
+        if preset is not None:
+            raise ValueError(f"method {label.split(':')[0]!r} takes no preset")
+        method = cls()
+        method.name = label
+        return method
+
+    return factory
+
+
+METHOD_FACTORIES: dict[str, MethodFactory] = {
+    "meclear": _meclear,
+    "loo": _plain(LooMethod),
+    "contextcite": _plain(ContextCiteMethod),
+    "proxyspex": _plain(ProxySpexMethod),
+    "llm-direct": _plain(LlmDirectMethod),
+    "none": _plain(NoClearance),
+}
+
+
+def register_method(name: str, factory: MethodFactory) -> None:
+    """Add (or replace) a method under ``name``."""
+    METHOD_FACTORIES[name] = factory
+
+
+def method_names() -> list[str]:
+    return list(METHOD_FACTORIES)
+
+
+def build_method(spec: str, settings: BenchSettings, *, rater: Rater | None = None) -> BenchMethod:
+    """The method named by ``spec`` (``name`` or ``name:preset``)."""
+    name, _, preset = spec.partition(":")
+    if name not in METHOD_FACTORIES:
+        raise ValueError(f"unknown method {name!r}; known: {', '.join(METHOD_FACTORIES)}")
+    method = METHOD_FACTORIES[name](spec, preset or None, settings)
+    if isinstance(method, LlmDirectMethod) and rater is not None:
+        method.rater = rater
+    return method

@@ -1,0 +1,107 @@
+"""The paper's metrics (Appendix D) as ratios of per-case sums, so the bootstrap can reuse them.
+
+Every metric is sum(numerator) / sum(denominator) over cases:
+
+- ``recall_at_m``: hits / m (target-micro Recall@|M|, Eq. 47);
+- ``complete_recall``, ``exact_match``: over fault cases (clean cases have denominator 0);
+- ``recovery``, ``extra_background``, ``cleared_extra_background``: over all cases;
+- ``evaluator_calls_per_case``, ``coalitions_per_case``, ``wall_seconds_per_case``: means;
+- ``rank_ecdf@k``: targets ranked within k / all targets (the target-rank ECDF).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .outcomes import CaseOutcome
+
+__all__ = [
+    "ECDF_RANKS",
+    "METRICS",
+    "RATE_METRICS",
+    "metric_arrays",
+    "metric_value",
+    "per_case_values",
+    "rank_ecdf_curve",
+    "summarize",
+]
+
+ECDF_RANKS = (1, 2, 3)
+
+_Pair = Callable[[CaseOutcome], tuple[float, float]]
+
+
+def _ecdf(k: int) -> _Pair:
+    return lambda o: (sum(1 for r in o.target_ranks if r is not None and r <= k), o.m)
+
+
+METRICS: dict[str, _Pair] = {
+    "recall_at_m": lambda o: (o.hits, o.m),
+    "complete_recall": lambda o: (float(bool(o.complete)), float(o.m > 0)),
+    "exact_match": lambda o: (float(bool(o.exact)), float(o.m > 0)),
+    "recovery": lambda o: (float(o.recovered), 1.0),
+    "extra_background": lambda o: (o.extra_background, 1.0),
+    "cleared_extra_background": lambda o: (o.cleared_extra_background, 1.0),
+    "evaluator_calls_per_case": lambda o: (o.evaluator_calls, 1.0),
+    "coalitions_per_case": lambda o: (o.coalitions, 1.0),
+    "wall_seconds_per_case": lambda o: (o.wall_seconds, 1.0),
+    **{f"rank_ecdf@{k}": _ecdf(k) for k in ECDF_RANKS},
+}
+"""Metric name -> per-case (numerator, denominator)."""
+
+RATE_METRICS = ("recall_at_m", "complete_recall", "exact_match", "recovery")
+"""The four headline rates (in [0, 1]); intervals and paired comparisons cover these and
+``extra_background``."""
+
+
+def metric_arrays(outcomes: Sequence[CaseOutcome], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-case numerators and denominators of ``metric``."""
+    pairs = [METRICS[metric](o) for o in outcomes]
+    if not pairs:
+        return np.zeros(0), np.zeros(0)
+    num, den = zip(*pairs, strict=True)
+    return np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+
+
+def metric_value(outcomes: Sequence[CaseOutcome], metric: str) -> float | None:
+    """sum(num) / sum(den); None when the denominator is 0 (e.g. recall over clean cases)."""
+    num, den = metric_arrays(outcomes, metric)
+    total = den.sum()
+    return float(num.sum() / total) if total > 0 else None
+
+
+def per_case_values(outcomes: Sequence[CaseOutcome], metric: str) -> np.ndarray:
+    """num / den per case (NaN where den = 0): the case-level values behind wins and losses."""
+    num, den = metric_arrays(outcomes, metric)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def summarize(outcomes: Sequence[CaseOutcome]) -> dict[str, object]:
+    """Every metric over ``outcomes``, plus case and target counts."""
+    summary: dict[str, object] = {}
+    for name in METRICS:
+        if name.startswith("rank_ecdf@"):
+            continue
+        summary[name] = metric_value(outcomes, name)
+    summary["target_rank_ecdf"] = {
+        str(k): metric_value(outcomes, f"rank_ecdf@{k}") for k in ECDF_RANKS
+    }
+    summary["n_cases"] = len(outcomes)
+    summary["n_fault_cases"] = sum(1 for o in outcomes if o.m > 0)
+    summary["n_targets"] = sum(o.m for o in outcomes)
+    return summary
+
+
+def rank_ecdf_curve(outcomes: Sequence[CaseOutcome], max_rank: int | None = None) -> list[float]:
+    """Share of all targets ranked within k, for k = 1..max_rank (default: largest K seen)."""
+    ranks = [r for o in outcomes for r in o.target_ranks]
+    if not ranks:
+        return []
+    top = max_rank or max(len(o.ranking) for o in outcomes) or 1
+    top = max(top, max((r for r in ranks if r is not None), default=1))
+    return [
+        sum(1 for r in ranks if r is not None and r <= k) / len(ranks) for k in range(1, top + 1)
+    ]

@@ -1,0 +1,157 @@
+"""Methods on hand-written cases: what each flags and deletes, and identical cost counting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from meclear_integrations.bench import BenchSettings, CountingEvaluator
+from meclear_integrations.bench.methods import (
+    MethodContext,
+    MethodNotRunError,
+    build_method,
+    pairwise_features,
+    prompt_rater,
+    shapley_from_moebius,
+    verified_clearance,
+)
+from meclear_integrations.bench.methods.ablations import fit_standardised_lasso
+from meclear_integrations.bench.oracle import CaseOracle
+from meclear_integrations.core import ClearanceConfig, MeClearEngine
+
+from .cases_fixture import (
+    GOLD,
+    WRONG,
+    clean_case,
+    direct_case,
+    joint_case,
+    make_case,
+    redundant_case,
+)
+
+SETTINGS = BenchSettings(engine=ClearanceConfig.model_validate({"max_concurrency": 1}))
+
+
+def run(name, case, settings=SETTINGS, **kw):
+    counter = CountingEvaluator(case.evaluator())
+    method = build_method(name, settings, **kw)
+    out = method.run(MethodContext(case=case, evaluate=counter, settings=settings))
+    return out, counter
+
+
+def test_loo_is_blind_to_redundant_harm_and_meclear_is_not() -> None:
+    case = redundant_case()
+    loo, loo_cost = run("loo", case)
+    assert loo.flagged == [] and loo.cleared == [] and loo.ranking == []
+    assert set(loo.scores.values()) == {0.0}  # Theorem 1: d_i = 0 for both faults
+    assert (loo_cost.coalitions, loo_cost.calls) == (6, 12)  # K + 1 coalitions x T = 2
+    mc, _ = run("meclear", case)
+    assert set(mc.flagged) == {"f1", "f2"} and set(mc.cleared) == {"f1", "f2"}
+    assert set(mc.ranking[:2]) == {"f1", "f2"}
+
+
+def test_loo_finds_direct_and_joint_faults() -> None:
+    assert run("loo", direct_case())[0].flagged == ["f1"]
+    assert set(run("loo", joint_case())[0].flagged) == {"f1", "f2"}
+
+
+@pytest.mark.parametrize("name", ["contextcite", "proxyspex"])
+def test_surrogates_rank_redundant_faults_first_at_budget_32(name: str) -> None:
+    out, counter = run(name, redundant_case())
+    assert set(out.ranking[:2]) == {"f1", "f2"}
+    assert set(out.flagged) >= {"f1", "f2"}
+    assert counter.coalitions <= 32 and counter.calls == 2 * counter.coalitions
+    assert out.details["ablations"] == 32
+
+
+def test_contextcite_reports_negative_weights() -> None:
+    out, _ = run("contextcite", direct_case())
+    assert "f1" in out.details["negative_weights"]
+    assert out.scores["f1"] < 0 < out.scores["g"]
+
+
+def test_lasso_recovers_a_linear_effect_on_the_original_scale() -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.random((200, 3)) < 0.5).astype(float)
+    y = 0.8 - 0.5 * x[:, 0] + 0.2 * x[:, 2]
+    w = fit_standardised_lasso(x, y, alpha=1e-4)
+    np.testing.assert_allclose(w, [-0.5, 0.0, 0.2], atol=0.01)
+    assert fit_standardised_lasso(x, np.ones(200), alpha=0.01).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_moebius_to_shapley_splits_pair_terms() -> None:
+    phi = shapley_from_moebius(3, np.array([0.1, 0.0, 0.0]), {(0, 1): -1.0})
+    np.testing.assert_allclose(phi, [-0.4, -0.5, 0.0])
+    feats, pairs = pairwise_features(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]))
+    assert pairs == [(0, 1), (0, 2), (1, 2)]
+    np.testing.assert_array_equal(feats[:, 3:], [[1, 0, 0], [0, 1, 0]])
+
+
+def test_none_costs_nothing_and_clears_nothing() -> None:
+    out, counter = run("none", redundant_case())
+    assert (out.ranking, out.flagged, out.cleared, counter.calls) == ([], [], [], 0)
+
+
+def test_llm_direct_is_not_run_offline_and_runs_with_a_rater() -> None:
+    with pytest.raises(MethodNotRunError, match="not run offline"):
+        run("llm-direct", direct_case())
+    prompts: list[str] = []
+
+    def complete(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Scores: [0.1, 0.9, 0.2, 0.6, 0.0]"
+
+    out, counter = run("llm-direct", direct_case(), rater=prompt_rater(complete))
+    assert out.flagged == ["f1", "b1"]  # >= 0.5, highest first; ids g, f1, b0, b1, b2
+    assert out.cleared == ["f1", "b1"]  # the paper's baseline deletes its flagged set
+    assert "Which month" in prompts[0] and counter.calls == 0
+    with pytest.raises(ValueError, match="list of 5"):
+        prompt_rater(lambda p: "[0.5]")("q", ["a"] * 5)
+
+
+def test_verified_rule_picks_the_smallest_maximum_gain_candidate() -> None:
+    case = joint_case()  # removing either joint fault recovers
+    oracle = CaseOracle(case.context(), CountingEvaluator(case.evaluator()), trials=2)
+    cleared, tried = verified_clearance(oracle, [1, 2])
+    assert cleared == [1]
+    assert [t["admissible"] for t in tried] == [True, True, True]
+
+
+def test_clearance_modes_decide_what_a_baseline_deletes() -> None:
+    # a background memory the LLM rater wrongly flags: deleting it alone changes nothing
+    rater = prompt_rater(lambda p: "[0, 0.9, 0, 0, 0.8]")
+    case = direct_case()
+    paper, _ = run("llm-direct", case, rater=rater)
+    assert paper.cleared == ["f1", "b2"]
+    verified, _ = run(
+        "llm-direct", case, BenchSettings(clearance="verified", engine=SETTINGS.engine), rater=rater
+    )
+    assert verified.cleared == ["f1"]  # C_1 already recovers; C_2 adds no gain
+
+
+def test_counting_layer_charges_meclear_as_the_engine_counts() -> None:
+    case = redundant_case()
+    counter = CountingEvaluator(case.evaluator())
+    config = ClearanceConfig.model_validate({"max_concurrency": 1, "seed": 3})
+    report = MeClearEngine(config).clear(case.context(), counter)
+    assert counter.coalitions == report.cost.coalitions
+    assert counter.calls == report.cost.evaluator_calls
+
+
+def test_clean_case_nothing_flagged_by_meclear() -> None:
+    out, _ = run("meclear", clean_case())
+    assert out.flagged == [] and out.cleared == []
+
+
+def test_unknown_method_and_bad_preset() -> None:
+    with pytest.raises(ValueError, match="unknown method"):
+        build_method("oracle", SETTINGS)
+    with pytest.raises(ValueError, match="takes no preset"):
+        build_method("loo:paper", SETTINGS)
+
+
+def test_case_fixture_structures_hold() -> None:
+    c = make_case("x", "direct", {"g": (GOLD, 1.0), "f": (WRONG, 2.0)}, ["f"])
+    ev = c.evaluator()
+    mem = {m.id: m for m in c.context()}
+    assert ev((mem["g"],), 0) == 1.0 and ev((mem["g"], mem["f"]), 0) == 0.0
