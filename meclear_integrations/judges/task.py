@@ -84,17 +84,15 @@ class _TaskBase:
     def _shown(self, coalition: tuple[Memory, ...]) -> tuple[Memory, ...]:
         return self.context if self.judge_context == "full" and self.context else coalition
 
-    def _record(self, coalition: tuple[Memory, ...], trial: int, answer: object, v: JudgeVerdict):
+    def _record(
+        self, coalition: tuple[Memory, ...], trial: int, answer: str, verdict: JudgeVerdict
+    ) -> TaskRecord:
+        record = TaskRecord(
+            memory_ids=tuple(m.id for m in coalition), trial=trial, answer=answer, verdict=verdict
+        )
         with self._lock:
-            self.records.append(
-                TaskRecord(
-                    memory_ids=tuple(m.id for m in coalition),
-                    trial=trial,
-                    answer=str(answer),
-                    verdict=v,
-                )
-            )
-        return v.score
+            self.records.append(record)
+        return record
 
 
 def _text(answer: object) -> str:
@@ -106,7 +104,8 @@ def _text(answer: object) -> str:
 class TaskEvaluator(_TaskBase):
     """Sync evaluator; an async answer function is run on a private event loop per call."""
 
-    def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+    def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
+        """One agent run and its judgement (also appended to ``records``)."""
         if _is_async(self.answer):
             answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
         else:
@@ -116,11 +115,15 @@ class TaskEvaluator(_TaskBase):
         )
         return self._record(coalition, trial, answer, verdict)
 
+    def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        return self.run(coalition, trial).verdict.score
+
 
 class AsyncTaskEvaluator(_TaskBase):
     """Coroutine evaluator; a sync answer function runs in a worker thread."""
 
-    async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+    async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
+        """One agent run and its judgement (also appended to ``records``)."""
         if _is_async(self.answer):
             answer = _text(await self.answer(coalition))  # type: ignore[misc]
         else:
@@ -129,6 +132,9 @@ class AsyncTaskEvaluator(_TaskBase):
             self.question, answer, reference=self.reference, context=self._shown(coalition)
         )
         return self._record(coalition, trial, answer, verdict)
+
+    async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        return (await self.arun(coalition, trial)).verdict.score
 
 
 def task_evaluator(

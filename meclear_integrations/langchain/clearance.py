@@ -1,0 +1,302 @@
+"""The clearance step shared by the retriever and the compressor.
+
+One call = one chain run named ``meclear_clearance`` under the caller's run. Under it:
+
+- one ``meclear_evaluate`` run per evaluator call (inputs: memory ids and trial; outputs:
+  the answer, the score and how the verdict was read), holding the agent's and the judge's
+  model runs as children;
+- the custom events ``meclear.screening``, ``meclear.attribution``,
+  ``meclear.interactions`` (when enabled) and ``meclear.clearance``, one per stage start,
+  end or error, sent with ``dispatch_custom_event`` / ``adispatch_custom_event`` and
+  ``config={"callbacks": <clearance run>.get_child()}`` (so their ``run_id`` is the
+  clearance run). Payloads: :func:`~meclear_integrations.payloads.stage_event_payload`
+  (``stage``, ``phase``, ``query_id`` and the engine's stage payload: LOO effects and
+  labels; Shapley values, intervals and ranks, harmful ids; candidates; cleared and kept
+  ids, verified recovery, cost), capped at ``max_event_bytes``;
+- the run's outputs: the bounded :func:`~meclear_integrations.payloads.report_summary`
+  (what LangSmith stores, since it does not store custom events).
+
+The agent (``agent`` runnable, or ``llm`` behind the default answer prompt) receives
+``{"question": str, "context": str, "documents": list[Document]}``: ``context`` is the
+coalition rendered by :func:`~meclear_integrations.prompts.render_memories`,
+``documents`` the coalition's original documents in retrieval order. It must return text,
+a message, or a dict with an ``answer`` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import (
+    AsyncCallbackManager,
+    AsyncCallbackManagerForChainRun,
+    CallbackManager,
+    CallbackManagerForChainRun,
+    Callbacks,
+)
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..core.config import ClearanceConfig
+from ..core.engine import MeClearEngine
+from ..core.errors import ConfigurationError
+from ..core.events import StageEvent
+from ..core.memory import Memory
+from ..judges.errors import MissingReferenceError
+from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
+from ..payloads import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_METADATA_KEY,
+    EdgeCasePolicy,
+    event_name,
+    report_summary,
+    stage_event_payload,
+)
+from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
+from .documents import annotate, error_documents, to_memories
+from .judges import resolve_judge
+from .model import message_text
+from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
+
+__all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
+
+CLEARANCE_RUN_NAME = "meclear_clearance"
+"""Name of the chain run that holds one clearance."""
+EVALUATE_RUN_NAME = "meclear_evaluate"
+"""Name of the chain run of one evaluator call (agent + judge)."""
+_ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+
+
+def default_agent(llm: Runnable) -> Runnable:
+    """The default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``) piped into ``llm``."""
+
+    def prompt(inputs: dict[str, Any]) -> str:
+        return DEFAULT_ANSWER_PROMPT.format(
+            memories=inputs["context"], question=neutralize_tags(inputs["question"])
+        )
+
+    return RunnableLambda(prompt, name="meclear_answer_prompt") | llm
+
+
+class ClearanceSettings(BaseModel):
+    """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    llm: Runnable | None = None
+    """Task agent behind the default answer prompt and, unless ``judge`` is set, the judge
+    model (any chat model / LLM runnable that takes a prompt string)."""
+    agent: Runnable | None = None
+    """Your own answer chain, overriding ``llm`` as the agent: it receives
+    ``{"question", "context", "documents"}`` and returns text, a message or
+    ``{"answer": ...}``."""
+    judge: Any = None
+    """A ``Judge``, a LangChain model, a function (``CallableJudge``) or None (``llm``). A
+    model judges against the reference when the query has one, reference-free otherwise."""
+    clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
+    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings)."""
+    metadata_key: str = DEFAULT_METADATA_KEY
+    """Metadata key of the per-memory results on returned documents."""
+    reference_key: str = REFERENCE_METADATA_KEY
+    """Config-metadata key holding the query's reference answer."""
+    judge_context: Literal["coalition", "full"] = "coalition"
+    """What the judge sees as context: the coalition the agent saw, or the full retrieval."""
+    edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
+    """Policy when every document is cleared (see ``meclear_integrations.payloads``)."""
+    on_error: Literal["raise", "return_all"] = "raise"
+    """When an agent / judge call fails: raise, or return every document marked with the
+    error under the metadata key (fail-open). Configuration errors always raise."""
+    max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
+    """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
+
+    @model_validator(mode="after")
+    def _needs_an_agent(self) -> ClearanceSettings:
+        if self.agent is None and self.llm is None:
+            raise ValueError("pass llm=... (or agent=...) as the task agent")
+        if self.judge is None and self.llm is None:
+            raise ValueError("pass judge=... (or llm=...) to judge the agent's answers")
+        return self
+
+    # ------------------------------------------------------------------ pieces
+    def _agent(self) -> Runnable:
+        return self.agent if self.agent is not None else default_agent(self.llm)  # type: ignore[arg-type]
+
+    def _task(
+        self,
+        query: str,
+        documents: Sequence[Document],
+        memories: list[Memory],
+        reference: str | None,
+        *,
+        asynchronous: bool,
+    ) -> TaskEvaluator | AsyncTaskEvaluator:
+        agent = self._agent()
+        by_id = {m.id: d for m, d in zip(memories, documents, strict=True)}
+
+        def inputs(coalition: tuple[Memory, ...]) -> dict[str, Any]:
+            from ..prompts import render_memories
+
+            return {
+                "question": query,
+                "context": render_memories(coalition),
+                "documents": [by_id[m.id] for m in coalition],
+            }
+
+        def answer(coalition: tuple[Memory, ...]) -> str:
+            return message_text(agent.invoke(inputs(coalition)))
+
+        async def aanswer(coalition: tuple[Memory, ...]) -> str:
+            return message_text(await agent.ainvoke(inputs(coalition)))
+
+        return task_evaluator(
+            aanswer if asynchronous else answer,
+            resolve_judge(self.judge, self.llm, reference),
+            question=query,
+            reference=reference,
+            judge_context=self.judge_context,
+            context=memories,
+        )
+
+    @staticmethod
+    def _outputs(record: TaskRecord) -> dict[str, Any]:
+        return {
+            "answer": record.answer[:1000],
+            "score": record.verdict.score,
+            "parsed_by": record.verdict.parsed_by,
+        }
+
+    def _payload(self, event: StageEvent, run_id: str) -> dict[str, Any]:
+        return stage_event_payload(event, query_id=run_id, max_bytes=self.max_event_bytes)
+
+    def _reference(self, metadata: dict[str, Any] | None) -> str | None:
+        return reference_from_metadata(metadata, self.reference_key)
+
+    @staticmethod
+    def _start_inputs(query: str, ids: list[str], reference: str | None) -> dict[str, Any]:
+        return {"query": query, "memory_ids": ids, "reference_given": reference is not None}
+
+    # ------------------------------------------------------------------ sync
+    def _clear_documents(
+        self, query: str, documents: Sequence[Document], callbacks: Callbacks
+    ) -> list[Document]:
+        manager = CallbackManager.configure(inheritable_callbacks=callbacks)
+        reference = self._reference(manager.metadata)
+        memories, ids = to_memories(documents)
+        run = manager.on_chain_start(
+            None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+        )
+        try:
+            if not documents:
+                self._skip_sync(run)
+                return []
+            report = self._engine_sync(run, query, documents, memories, reference)
+        except BaseException as exc:
+            run.on_chain_error(exc)
+            if self.on_error == "raise" or isinstance(exc, _ALWAYS_RAISE):
+                raise
+            return error_documents(documents, ids, exc, key=self.metadata_key)
+        run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
+        return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+
+    def _skip_sync(self, run: CallbackManagerForChainRun) -> None:
+        payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
+        dispatch_custom_event(
+            event_name("clearance"), payload, config={"callbacks": run.get_child()}
+        )
+        run.on_chain_end({"skipped": "empty"})
+
+    def _engine_sync(
+        self,
+        run: CallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        memories: list[Memory],
+        reference: str | None,
+    ):
+        task = self._task(query, documents, memories, reference, asynchronous=False)
+        assert isinstance(task, TaskEvaluator)
+        by_ids = {m.id: m for m in memories}
+
+        def step(inputs: dict[str, Any]) -> dict[str, Any]:
+            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
+            return self._outputs(task.run(coalition, inputs["trial"]))
+
+        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
+            return evaluation.invoke(inputs, config={"callbacks": run.get_child()})["score"]
+
+        def listener(event: StageEvent) -> None:
+            dispatch_custom_event(
+                event_name(event.stage),
+                self._payload(event, str(run.run_id)),
+                config={"callbacks": run.get_child()},
+            )
+
+        return MeClearEngine(self.clearance, listener=listener).clear(memories, evaluate)
+
+    # ------------------------------------------------------------------ async
+    async def _aclear_documents(
+        self, query: str, documents: Sequence[Document], callbacks: Callbacks
+    ) -> list[Document]:
+        manager = AsyncCallbackManager.configure(inheritable_callbacks=callbacks)
+        reference = self._reference(manager.metadata)
+        memories, ids = to_memories(documents)
+        run = await manager.on_chain_start(
+            None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+        )
+        try:
+            if not documents:
+                await self._askip(run)
+                return []
+            report = await self._engine_async(run, query, documents, memories, reference)
+        except BaseException as exc:
+            await run.on_chain_error(exc)
+            if self.on_error == "raise" or isinstance(exc, _ALWAYS_RAISE):
+                raise
+            return error_documents(documents, ids, exc, key=self.metadata_key)
+        await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
+        return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+
+    async def _askip(self, run: AsyncCallbackManagerForChainRun) -> None:
+        payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
+        await adispatch_custom_event(
+            event_name("clearance"), payload, config={"callbacks": run.get_child()}
+        )
+        await run.on_chain_end({"skipped": "empty"})
+
+    async def _engine_async(
+        self,
+        run: AsyncCallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        memories: list[Memory],
+        reference: str | None,
+    ):
+        task = self._task(query, documents, memories, reference, asynchronous=True)
+        assert isinstance(task, AsyncTaskEvaluator)
+        by_ids = {m.id: m for m in memories}
+
+        async def step(inputs: dict[str, Any]) -> dict[str, Any]:
+            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
+            return self._outputs(await task.arun(coalition, inputs["trial"]))
+
+        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
+
+        async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
+            result = await evaluation.ainvoke(inputs, config={"callbacks": run.get_child()})
+            return result["score"]
+
+        async def listener(event: StageEvent) -> None:
+            await adispatch_custom_event(
+                event_name(event.stage),
+                self._payload(event, str(run.run_id)),
+                config={"callbacks": run.get_child()},
+            )
+
+        return await MeClearEngine(self.clearance, listener=listener).aclear(memories, evaluate)

@@ -1,0 +1,64 @@
+"""Documents in, memories for the engine, new documents out (inputs never mutated)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+
+from ..core.memory import Memory
+from ..core.report import ClearanceReport
+from ..payloads import EdgeCasePolicy, assign_memory_ids, memory_metadata
+
+__all__ = ["annotate", "error_documents", "to_memories"]
+
+
+def to_memories(documents: Sequence[Document]) -> tuple[list[Memory], list[str]]:
+    """Memories for ``documents`` (id = ``Document.id`` or a content hash; module payloads)."""
+    ids = assign_memory_ids((d.id, d.page_content) for d in documents)
+    memories = [
+        Memory(id=mid, content=d.page_content, metadata=dict(d.metadata))
+        for mid, d in zip(ids, documents, strict=True)
+    ]
+    return memories, ids
+
+
+def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
+    return Document(
+        page_content=document.page_content,
+        metadata={**document.metadata, key: value},
+        id=document.id,
+    )
+
+
+def annotate(
+    documents: Sequence[Document],
+    ids: Sequence[str],
+    report: ClearanceReport,
+    *,
+    key: str,
+    policy: EdgeCasePolicy,
+) -> list[Document]:
+    """The kept documents, original order, as new objects with metadata under ``key``."""
+    kept = set(report.kept_ids)
+    keep_all = bool(documents) and not kept and policy.all_cleared == "keep_all"
+    out = []
+    for document, mid in zip(documents, ids, strict=True):
+        if mid in kept or keep_all:
+            meta = memory_metadata(report, mid)
+            if keep_all:
+                meta["kept_by_policy"] = True
+            out.append(_copy(document, key, meta))
+    return out
+
+
+def error_documents(
+    documents: Sequence[Document], ids: Sequence[str], error: BaseException, *, key: str
+) -> list[Document]:
+    """Every document, unchanged in content, marked with the clearance error (fail-open)."""
+    text = f"{type(error).__name__}: {error}"[:500]
+    return [
+        _copy(d, key, {"memory_id": mid, "error": text, "cleared": False})
+        for d, mid in zip(documents, ids, strict=True)
+    ]

@@ -1,0 +1,123 @@
+"""LangChain models as the neutral text model of the judges (and of ConMem).
+
+:func:`as_text_model` wraps any runnable that takes a prompt string (a chat model, an LLM,
+``llm.with_retry(...)``...). When the runnable offers ``with_structured_output`` and it
+works for the schema, the wrapper also offers ``complete_json`` / ``acomplete_json``;
+``include_raw=True`` is used so a reply that fails to parse is handed back as raw text for
+tolerant parsing instead of failing the call.
+
+Calls made without an explicit ``config`` inherit the caller's run (LangChain's context
+variable), so judge calls nest under the evaluation run that makes them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+
+__all__ = ["LangChainStructuredTextModel", "LangChainTextModel", "as_text_model", "message_text"]
+
+
+def message_text(output: object) -> str:
+    """Text of a model output: a string, a message (its text), or ``{"answer": ...}``."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, BaseMessage):
+        return str(output.text)
+    if isinstance(output, Mapping) and "answer" in output:
+        return message_text(output["answer"])
+    raise TypeError(
+        f"expected text, a message or a dict with 'answer', got {type(output).__name__}"
+    )
+
+
+class LangChainTextModel:
+    """prompt -> text over a LangChain runnable."""
+
+    def __init__(self, llm: Runnable, *, config: RunnableConfig | None = None) -> None:
+        self.llm = llm
+        self.config = config
+
+    def complete(self, prompt: str) -> str:
+        return message_text(self.llm.invoke(prompt, config=self.config))
+
+    async def acomplete(self, prompt: str) -> str:
+        return message_text(await self.llm.ainvoke(prompt, config=self.config))
+
+
+def _titled(schema: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(schema)
+    out.setdefault("title", "response")
+    out.setdefault("description", "The structured reply.")
+    return out
+
+
+class LangChainStructuredTextModel(LangChainTextModel):
+    """Adds JSON-schema replies through ``with_structured_output``."""
+
+    def __init__(
+        self, llm: Runnable, *, config: RunnableConfig | None = None, method: str | None = None
+    ) -> None:
+        super().__init__(llm, config=config)
+        self.method = method
+        self._cache: dict[str, Runnable] = {}
+        self._lock = threading.Lock()
+
+    def _structured(self, schema: Mapping[str, Any]) -> Runnable:
+        key = json.dumps(schema, sort_keys=True)
+        with self._lock:
+            if key not in self._cache:
+                kwargs: dict[str, Any] = {"include_raw": True}
+                if self.method is not None:
+                    kwargs["method"] = self.method
+                self._cache[key] = self.llm.with_structured_output(  # type: ignore[attr-defined]
+                    _titled(schema), **kwargs
+                )
+            return self._cache[key]
+
+    @staticmethod
+    def _unpack(result: Any) -> Mapping[str, Any] | str:
+        parsed = result.get("parsed") if isinstance(result, Mapping) else result
+        if parsed is None:
+            return message_text(result["raw"])
+        if hasattr(parsed, "model_dump"):
+            return parsed.model_dump()
+        return parsed
+
+    def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        return self._unpack(self._structured(schema).invoke(prompt, config=self.config))
+
+    async def acomplete_json(
+        self, prompt: str, schema: Mapping[str, Any]
+    ) -> Mapping[str, Any] | str:
+        return self._unpack(await self._structured(schema).ainvoke(prompt, config=self.config))
+
+
+def _supports_structured(llm: Runnable) -> bool:
+    method = getattr(llm, "with_structured_output", None)
+    if not callable(method):
+        return False
+    try:
+        method({"title": "probe", "description": "probe", "type": "object", "properties": {}})
+    except (NotImplementedError, ValueError, TypeError):
+        return False
+    return True
+
+
+def as_text_model(
+    llm: Runnable,
+    *,
+    structured_output: bool | None = None,
+    method: str | None = None,
+    config: RunnableConfig | None = None,
+) -> LangChainTextModel:
+    """Wrap ``llm``; ``structured_output=None`` enables JSON replies when supported."""
+    use = _supports_structured(llm) if structured_output is None else structured_output
+    if use:
+        return LangChainStructuredTextModel(llm, config=config, method=method)
+    return LangChainTextModel(llm, config=config)

@@ -1,0 +1,102 @@
+"""The simulated evidence world as a LangChain chat model (a simulation, not an LLM).
+
+:class:`SimulatedChatModel` reads the memories from the prompt it is given (whichever
+known memory texts occur in it, via :class:`~meclear_integrations.simulation.TextReader`)
+and answers as the world's reader would, so demos and tests run the real retriever, prompt
+and chain path offline. Given one of the package's judge prompts it acts as the judge:
+reference prompts are graded by normalised exact match; reference-free prompts compare
+the candidate with the world's answer on the memories shown to the judge. Replies to
+judge prompts are ``VERDICT: CORRECT`` / ``VERDICT: INCORRECT``. Figures it produces are
+SIMULATED.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from ..simulation import EvidenceWorld, SimulatedCase, TextReader
+from ..simulation.world import exact_match_score
+
+__all__ = ["SimulatedChatModel", "simulated_reply"]
+
+_FENCE = r"<{tag}[^>]*>\n(.*?)\n</{tag}>"
+
+
+def _block(tag: str, prompt: str) -> str | None:
+    match = re.search(_FENCE.format(tag=tag), prompt, flags=re.S)
+    return match.group(1) if match else None
+
+
+def simulated_reply(reader: TextReader, prompt: str) -> str:
+    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict)."""
+    candidate = _block("candidate_answer", prompt)
+    if candidate is None:
+        return reader.answer(prompt)
+    reference = _block("reference_answer", prompt)
+    if reference is None:
+        shown = reader.present(_block("memories", prompt) or "")
+        reference = reader.world.answer(shown, case_id=reader.case_id, trial=0)
+    verdict = "CORRECT" if exact_match_score(candidate, reference) else "INCORRECT"
+    return f"VERDICT: {verdict}\n(simulated judge: normalised exact match)"
+
+
+class SimulatedChatModel(BaseChatModel):
+    """A chat model backed by the simulated evidence world (offline; SIMULATED figures)."""
+
+    world: EvidenceWorld
+    """The world whose reader answers."""
+    memories: dict[str, str]
+    """Known memory id -> text; a memory counts as shown when its text occurs in the prompt."""
+    case_id: str = ""
+    """Seeds the world's randomness together with the coalition and trial."""
+
+    _reader: TextReader = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
+
+    @classmethod
+    def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedChatModel:
+        """The chat model of a built-in simulated case (e.g. ``redundant_harm_example()``)."""
+        return cls(world=case.world, memories=case.texts, case_id=case.case_id, **kwargs)
+
+    @property
+    def _llm_type(self) -> str:
+        return "meclear-simulated-world"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"case_id": self.case_id, "memories": len(self.memories)}
+
+    def _reply(self, messages: list[BaseMessage]) -> ChatResult:
+        prompt = "\n".join(str(m.text) for m in messages)
+        message = AIMessage(content=simulated_reply(self._reader, prompt))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._reply(messages)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._reply(messages)
