@@ -1,5 +1,6 @@
 """The evaluation harness: fault-injected benchmark cases, methods, metrics, reports."""
 
+from .builtin import load_builtin_cases
 from .cases import (
     BenchCase,
     CaseLineError,
@@ -9,6 +10,8 @@ from .cases import (
     load_cases,
     parse_case_lines,
 )
+from .locomo import LocomoBuild, LocomoDataError, build_locomo_cases
+from .verify import Verification, verify_case
 from .bootstrap import ClusterBootstrap
 from .counting import CountingEvaluator
 from .methods import BenchMethod, MethodOutput, build_method, register_method
@@ -37,7 +40,13 @@ __all__ = [
     "CaseLineError",
     "CaseMemory",
     "CaseParseResult",
+    "LocomoBuild",
+    "LocomoDataError",
+    "Verification",
+    "build_locomo_cases",
     "dump_cases",
+    "load_builtin_cases",
     "load_cases",
     "parse_case_lines",
+    "verify_case",
 ]

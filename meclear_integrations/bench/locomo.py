@@ -1,0 +1,400 @@
+"""Fault-injected benchmark cases built from LoCoMo (the paper's Appendix D protocol).
+
+Per conversation (one bootstrap cluster):
+
+1. **Memory bank**: the ``session_N_observation`` facts (text, session date, source turn).
+2. **Queries**: ``qa`` of categories 1-4; gold memories are the facts whose source turn is
+   in the question's evidence. A query is *clean-correct* when BM25 (``rank-bm25``) puts at
+   least one gold memory in its top-K and the clean context passes verification; the others
+   are dropped and counted.
+3. **Proposals**: per clean query and structure, a fault type is drawn (explicit conflict,
+   or precise temporal/factual by the question's kind) and a wrong answer is taken from the
+   conversation itself (:mod:`.faults`); the record(s) are written as ordinary memories.
+4. **Injection**: the fault records are added to the memory bank and the *same retriever is
+   run again*; its top-K is the frozen context (Eq. 6). Faults therefore take the places
+   their relevance earns them, pushing out the lowest-ranked memories; a proposal is dropped
+   when a fault is not retrieved into the top-K or when no gold memory is left in it.
+5. **World** (simulated): every gold memory claims the reference with weight ~U(0.8, 1.2);
+   with G the gold weight in the context, a direct fault and each redundant paraphrase weigh
+   G x U(1.2, 2.0) (each alone outweighs the gold evidence), each joint record G x U(0.55,
+   0.9) (harmless alone, harmful together); other memories are background. Temperature 0,
+   sum aggregation.
+6. **Causal verification** (:func:`.verify.verify_case`) keeps only cases with their
+   structure's signature; the funnel counts every query, proposal and case dropped, and why.
+
+Random draws are seeded from (seed, conversation, question, structure), so a case does not
+depend on which other conversations or queries are built.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ..simulation import Claim, EvidenceWorld
+from .cases import BenchCase, CaseMemory
+from .faults import (
+    answer_shape,
+    fault_texts,
+    is_temporal,
+    same_kind_distractor,
+    temporal_distractor,
+    wh_class,
+)
+from .locomo_data import (
+    LOCOMO_SOURCE,
+    LocomoConversation,
+    LocomoDataError,
+    LocomoQuestion,
+    MemoryFact,
+    load_locomo,
+)
+from .retrieval import BM25Retriever
+from .verify import verify_case
+
+__all__ = ["STRUCTURES", "LocomoBuild", "LocomoDataError", "build_locomo_cases"]
+
+STRUCTURES = ("direct", "redundant", "joint")
+_ALL_STRUCTURES = (*STRUCTURES, "clean")
+_CATEGORIES = (1, 2, 3, 4)
+_ABSTAIN = "I don't know"
+_FAULT_WEIGHT = {"direct": (1.2, 2.0), "redundant": (1.2, 2.0), "joint": (0.55, 0.9)}
+
+
+class LocomoBuild(BaseModel):
+    """Verified cases built from LoCoMo and the construction funnel (the paper's Table 3)."""
+
+    cases: list[BenchCase]
+    """Causally verified cases, conversation by conversation, in question order."""
+    funnel: dict[str, Any] = Field(default_factory=dict)
+    """JSON-able counts: conversations, queries, proposals, verified and dropped (and why)."""
+
+
+class _Funnel:
+    """Counters behind :attr:`LocomoBuild.funnel`."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.dropped_queries: Counter[str] = Counter()
+        self.candidates: Counter[str] = Counter()
+        self.dropped: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.verified: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.per_conversation: dict[str, Counter[str]] = {}
+
+    def as_dict(self, structures: Sequence[str]) -> dict[str, Any]:
+        verified: dict[str, dict[str, int]] = {}
+        overall: Counter[str] = Counter()
+        for structure in structures:
+            row = dict(sorted(self.verified[structure].items()))
+            row["all"] = sum(self.verified[structure].values())
+            verified[structure] = row
+            if structure != "clean":
+                overall.update(self.verified[structure])
+        verified["all"] = {**dict(sorted(overall.items())), "all": sum(overall.values())}
+        candidates = {s: self.candidates[s] for s in structures if s != "clean"}
+        candidates["all"] = sum(candidates.values())
+        return {
+            **dict(self.counts),
+            "dropped_queries": dict(self.dropped_queries),
+            "candidates": candidates,
+            "dropped": {r: dict(c) | {"all": sum(c.values())} for r, c in self.dropped.items()},
+            "verified": verified,
+            "per_conversation": {k: dict(v) for k, v in self.per_conversation.items()},
+        }
+
+
+def _rng(seed: int, conversation: str, question: int, tag: str) -> np.random.Generator:
+    return np.random.default_rng(
+        [seed, zlib.crc32(conversation.encode()), question, zlib.crc32(tag.encode())]
+    )
+
+
+def _memory(cid: str, fact: MemoryFact, rank: int, score: float) -> CaseMemory:
+    return CaseMemory(
+        id=f"c{cid}-m{fact.index:04d}",
+        text=fact.text,
+        metadata={
+            "session": fact.session,
+            "date": fact.date.isoformat() if fact.date else None,
+            "speaker": fact.speaker,
+            "dia_ids": sorted(fact.dia_ids),
+            "retrieval_rank": rank,
+            "retrieval_score": round(score, 4),
+        },
+    )
+
+
+class _ConversationBuilder:
+    """Builds the cases of one conversation."""
+
+    def __init__(
+        self, conv: LocomoConversation, *, k: int, seed: int, structures: Sequence[str]
+    ) -> None:
+        self.conv = conv
+        self.cid = conv.conversation_id
+        self.k = k
+        self.seed = seed
+        self.structures = structures
+        self.texts = [f.text for f in conv.facts]
+        self.retriever = BM25Retriever(self.texts)
+        self.dates = sorted(set(conv.session_dates.values()))
+        self.questions = [q for q in conv.questions if q.category in _CATEGORIES]
+        self.kinds = {
+            q.index: (
+                wh_class(q.question),
+                is_temporal(q.question, q.answer, q.category),
+                answer_shape(q.answer),
+            )
+            for q in self.questions
+        }
+
+    def _pool(self, q: LocomoQuestion, temporal: bool) -> list[str]:
+        """Answers of the same kind (question form, temporality, shape) in this conversation."""
+        kind = self.kinds[q.index]
+        same = [
+            o
+            for o in self.questions
+            if o.index != q.index and o.answer and self.kinds[o.index] == kind
+        ]
+        preferred = [o.answer for o in same if o.category == q.category]
+        return preferred or [o.answer for o in same]
+
+    def _distractor(
+        self, q: LocomoQuestion, temporal: bool, rng: np.random.Generator
+    ) -> str | None:
+        if temporal and (wrong := temporal_distractor(q.answer, self.dates, rng)):
+            return wrong
+        return same_kind_distractor(q.answer, self._pool(q, temporal), rng)
+
+    def _speakers(self, q: LocomoQuestion) -> tuple[str, str]:
+        a, b = self.conv.speakers
+        first_a, first_b = q.question.find(a), q.question.find(b) if b else -1
+        if first_b >= 0 and (first_a < 0 or first_b < first_a):
+            return b, a
+        return a, b or a
+
+    def _case(
+        self,
+        q: LocomoQuestion,
+        structure: str,
+        fault_type: str | None,
+        ranked: list[tuple[int, float]],
+        gold_weight: dict[int, float],
+        faults: list[tuple[str, float, dict[str, Any]]],
+        wrong: str | None,
+    ) -> BenchCase:
+        n = len(self.conv.facts)
+        memories: list[CaseMemory] = []
+        claims: dict[str, Claim] = {}
+        targets: list[str | None] = [None] * len(faults)
+        for rank, (index, score) in enumerate(ranked, start=1):
+            if index < n:
+                memory = _memory(self.cid, self.conv.facts[index], rank, score)
+                if index in gold_weight:
+                    claims[memory.id] = Claim(answer=q.answer, weight=gold_weight[index])
+            else:
+                j = index - n
+                text, weight, meta = faults[j]
+                memory = CaseMemory(
+                    id=f"c{self.cid}-q{q.index:03d}-n{j + 1}",
+                    text=text,
+                    metadata={**meta, "retrieval_rank": rank, "retrieval_score": round(score, 4)},
+                )
+                claims[memory.id] = Claim(answer=wrong or "", weight=weight)
+                targets[j] = memory.id
+            memories.append(memory)
+        return BenchCase(
+            case_id=f"locomo-{self.cid}-q{q.index:03d}-{structure}",
+            cluster=f"locomo-{self.cid}",
+            query_id=f"locomo-{self.cid}-q{q.index:03d}",
+            query=q.question,
+            reference=q.answer,
+            structure=structure,
+            fault_type=fault_type,
+            memories=memories,
+            targets=[t for t in targets if t is not None],
+            world=EvidenceWorld(claims=claims, temperature=0.0, abstain=_ABSTAIN, aggregate="sum"),
+        )
+
+    def _fault_meta(self, speaker: str, rng: np.random.Generator) -> dict[str, Any]:
+        sessions = sorted(self.conv.session_dates)
+        session = sessions[int(rng.integers(len(sessions)))] if sessions else 0
+        day = self.conv.session_dates.get(session)
+        return {
+            "session": session,
+            "date": day.isoformat() if day else None,
+            "speaker": speaker,
+            "dia_ids": [],
+        }
+
+    def propose(
+        self,
+        q: LocomoQuestion,
+        structure: str,
+        gold: set[int],
+        gold_weight: dict[int, float],
+        funnel: _Funnel,
+    ) -> BenchCase | None:
+        rng = _rng(self.seed, self.cid, q.index, structure)
+        temporal = self.kinds[q.index][1]
+        kinds = ("explicit_conflict", "precise_temporal" if temporal else "precise_factual")
+        fault_type = kinds[int(rng.integers(2))]
+        wrong = self._distractor(q, temporal, rng)
+        if wrong is None:
+            funnel.dropped["no_distractor"][structure] += 1
+            return None
+        speaker, other = self._speakers(q)
+        texts = fault_texts(
+            fault_type,
+            structure,
+            question=q.question,
+            wrong=wrong,
+            reference=q.answer,
+            speaker=speaker,
+            other=other,
+        )
+        ranked = self.retriever.extended(texts).top_k(q.question, self.k)
+        n = len(self.texts)
+        if sum(1 for i, _ in ranked if i >= n) < len(texts):
+            funnel.dropped["fault_not_retrieved"][structure] += 1
+            return None
+        present_gold = [i for i, _ in ranked if i in gold]
+        if not present_gold:
+            funnel.dropped["gold_displaced"][structure] += 1
+            return None
+        total = sum(gold_weight[i] for i in present_gold)
+        low, high = _FAULT_WEIGHT[structure]
+        faults = [
+            (text, round(total * float(rng.uniform(low, high)), 3), self._fault_meta(speaker, rng))
+            for text in texts
+        ]
+        return self._case(q, structure, fault_type, ranked, gold_weight, faults, wrong)
+
+    def build(self, funnel: _Funnel, max_queries: int | None) -> list[BenchCase]:
+        cases: list[BenchCase] = []
+        stats = funnel.per_conversation.setdefault(self.cid, Counter())
+        stats["qa"] = len(self.questions)
+        used = 0
+        for q in self.questions:
+            gold = {f.index for f in self.conv.facts if f.dia_ids & q.evidence}
+            if not gold or not q.answer:
+                funnel.dropped_queries["no_gold_memory"] += 1
+                continue
+            funnel.counts["queries_with_gold_memories"] += 1
+            ranked = self.retriever.top_k(q.question, self.k)
+            if not any(i in gold for i, _ in ranked):
+                funnel.dropped_queries["gold_not_retrieved"] += 1
+                continue
+            rng = _rng(self.seed, self.cid, q.index, "gold")
+            gold_weight = {i: round(float(rng.uniform(0.8, 1.2)), 3) for i in sorted(gold)}
+            clean = self._case(q, "clean", None, ranked, gold_weight, [], None)
+            if not verify_case(clean).ok:
+                funnel.dropped_queries["clean_incorrect"] += 1
+                continue
+            funnel.counts["clean_queries"] += 1
+            stats["clean_queries"] += 1
+            if max_queries is not None and used >= max_queries:
+                funnel.dropped_queries["beyond_max_queries"] += 1
+                continue
+            used += 1
+            funnel.counts["clean_queries_used"] += 1
+            for structure in self.structures:
+                if structure == "clean":
+                    funnel.verified["clean"]["none"] += 1
+                    cases.append(clean)
+                    continue
+                funnel.candidates[structure] += 1
+                stats["candidates"] += 1
+                case = self.propose(q, structure, gold, gold_weight, funnel)
+                if case is None:
+                    continue
+                verdict = verify_case(case)
+                if not verdict.ok:
+                    funnel.dropped[verdict.reason or "unverified"][structure] += 1
+                    continue
+                funnel.verified[structure][case.fault_type or "none"] += 1
+                cases.append(case)
+        stats["cases"] = len(cases)
+        return cases
+
+
+def _select(
+    conversations: list[LocomoConversation], wanted: Iterable[str] | None
+) -> list[LocomoConversation]:
+    if wanted is None:
+        return conversations
+    by_id = {c.conversation_id: c for c in conversations}
+    chosen: list[LocomoConversation] = []
+    for name in wanted:
+        key = str(name).removeprefix("conv-")
+        if key not in by_id:
+            raise ValueError(f"unknown LoCoMo conversation {name!r}; available: {sorted(by_id)}")
+        chosen.append(by_id[key])
+    return chosen
+
+
+def build_locomo_cases(
+    data_dir: str | Path,
+    *,
+    k: int = 5,
+    seed: int = 0,
+    conversations: list[str] | None = None,
+    max_queries_per_conversation: int | None = None,
+    structures: Sequence[str] = STRUCTURES,
+    progress: bool = False,
+) -> LocomoBuild:
+    """Build causally verified cases from LoCoMo at ``data_dir`` (see the module docstring).
+
+    ``data_dir`` is ``locomo10.json`` or a directory holding it or one JSON file per
+    conversation; ``conversations`` picks conversation ids ("26" or "conv-26");
+    ``structures`` may also contain ``"clean"`` (control cases without faults).
+    Raises :class:`LocomoDataError` (a ``ValueError``) saying where to get LoCoMo when the
+    path holds no LoCoMo data.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    unknown = sorted(set(structures) - set(_ALL_STRUCTURES))
+    if unknown:
+        raise ValueError(f"unknown structures {unknown}; choose from {list(_ALL_STRUCTURES)}")
+    if max_queries_per_conversation is not None and max_queries_per_conversation < 0:
+        raise ValueError("max_queries_per_conversation must be non-negative")
+    chosen = _select(load_locomo(data_dir), conversations)
+    funnel = _Funnel()
+    funnel.counts.update(conversations=len(chosen))
+    for conv in chosen:
+        funnel.counts["qa_total"] += len(conv.questions)
+        funnel.counts["qa_categories_1_4"] += sum(q.category in _CATEGORIES for q in conv.questions)
+        funnel.counts["memory_records"] += len(conv.facts)
+    iterator: Iterable[LocomoConversation] = chosen
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            iterator = tqdm(chosen, desc="LoCoMo conversations", unit="conv")
+        except ImportError:  # pragma: no cover - tqdm is in the bench extra
+            pass
+    cases: list[BenchCase] = []
+    for conv in iterator:
+        builder = _ConversationBuilder(conv, k=k, seed=seed, structures=tuple(structures))
+        cases.extend(builder.build(funnel, max_queries_per_conversation))
+    summary = funnel.as_dict(tuple(structures))
+    summary.update(
+        source="locomo",
+        data=str(data_dir),
+        k=k,
+        seed=seed,
+        retriever="BM25 (rank-bm25 BM25Okapi), faults injected into the bank and re-retrieved",
+        simulated=True,
+        cases=len(cases),
+        fault_records=sum(len(c.targets) for c in cases),
+    )
+    return LocomoBuild(cases=cases, funnel=summary)
+
+
+_ = LOCOMO_SOURCE  # re-exported through the error messages of load_locomo
