@@ -38,13 +38,16 @@ class ClearanceConfig(BaseModel):
     """tau: a memory is harmful when its contribution is below -tau (Eq. 14)."""
     estimator: EstimatorName = "auto"
     """``"auto"``: exact enumeration (Eq. 3) when 2^K <= ``exact_budget``, else paired
-    KernelSHAP with ``coalitions_per_memory * K`` coalitions; ``"exact"``; ``"permutation"``
-    (Eq. 11, the paper's); ``"kernel"`` (paired KernelSHAP regression)."""
-    exact_budget: int = Field(default=32, ge=1, le=1 << 20)
+    KernelSHAP (budget below); ``"exact"``; ``"permutation"`` (Eq. 11, the paper's);
+    ``"kernel"`` (paired KernelSHAP regression)."""
+    exact_budget: int = Field(default=16, ge=1, le=1 << 20)
     """``estimator="auto"`` enumerates every coalition when 2^K is at most this."""
-    coalitions_per_memory: float = Field(default=6.0, gt=0.0, le=1000.0)
-    """Budget of the kernel estimator: ceil(this * K) distinct coalitions (at least 2K+2,
-    which are always included: empty, full, singletons, leave-one-outs)."""
+    coalitions_per_memory: float = Field(default=8.0, gt=0.0, le=1000.0)
+    """Budget of the kernel estimator: min(ceil(this * K), floor(max_table_fraction *
+    2^K)) distinct coalitions, at least 2K+2 (always included: empty, full, singletons,
+    leave-one-outs)."""
+    max_table_fraction: float = Field(default=0.75, gt=0.0, le=1.0)
+    """The kernel estimator plans at most this fraction of the 2^K coalitions."""
     stopping: StoppingRule = "none"
     """Adaptive stopping of the permutation estimator: ``"bernstein"`` samples antithetic
     permutation pairs in rounds and stops once every memory's empirical-Bernstein interval

@@ -58,7 +58,7 @@ def make_estimator(
         return ExactShapley(max_memories=config.max_exact_memories)
     if name == "kernel":
         return KernelShapley(
-            budget=kernel_budget(k or 1, config.coalitions_per_memory),
+            budget=kernel_budget(k or 1, config.coalitions_per_memory, config.max_table_fraction),
             rng=rng,
             delta=config.confidence_delta,
         )

@@ -25,9 +25,11 @@ from .base import ShapleyEstimate, ShapleyEstimator
 __all__ = ["KernelShapley", "kernel_budget", "solve_constrained", "solve_constrained_batch"]
 
 
-def kernel_budget(k: int, coalitions_per_memory: float) -> int:
-    """Distinct coalitions the kernel estimator plans: ceil(c K), at least 2K + 2, at most 2^K."""
-    return min(1 << k, max(2 * k + 2, math.ceil(coalitions_per_memory * k)))
+def kernel_budget(k: int, coalitions_per_memory: float, max_table_fraction: float = 1.0) -> int:
+    """Distinct coalitions the kernel estimator plans: min(ceil(c K), floor(f 2^K)), at least
+    2K + 2 and at most 2^K."""
+    cap = math.floor(max_table_fraction * (1 << k))
+    return min(1 << k, max(2 * k + 2, min(cap, math.ceil(coalitions_per_memory * k))))
 
 
 def _size_mass(k: int) -> np.ndarray:
@@ -120,9 +122,8 @@ class KernelShapley(ShapleyEstimator):
             if not open_sizes:
                 break
             p = np.array([weight[s] for s in open_sizes])
-            s = open_sizes[int(self.rng.choice(len(open_sizes), p=p / p.sum()))]
-            members = self.rng.choice(k, size=s, replace=False)
-            mask = int(np.bitwise_or.reduce(np.left_shift(1, members.astype(np.int64))))
+            s = open_sizes[int(np.searchsorted(np.cumsum(p / p.sum()), self.rng.random()))]
+            mask = sum(1 << int(i) for i in self.rng.permutation(k)[:s])
             if mask in chosen or (everything ^ mask) in chosen:
                 continue
             chosen.update((mask, everything ^ mask))
@@ -145,13 +146,15 @@ class KernelShapley(ShapleyEstimator):
         mass = _size_mass(k)
         n_fixed = len(fixed)
         pair_of = np.repeat(np.arange(len(self.pairs)), 2)
+        size_onehot = np.zeros((len(sizes), k + 1))
+        size_onehot[np.arange(len(sizes)), sizes] = 1.0
 
         def weights(pair_counts: np.ndarray) -> np.ndarray:
             """Row weights (B x n): fixed rows once, sampled rows by their draw counts."""
             counts = np.concatenate(
                 [np.ones((len(pair_counts), n_fixed)), pair_counts[:, pair_of]], axis=1
             )
-            per_size = np.stack([np.bincount(sizes, weights=c, minlength=k + 1) for c in counts])
+            per_size = counts @ size_onehot
             with np.errstate(divide="ignore", invalid="ignore"):
                 w = counts * mass[sizes] / np.take(per_size, sizes, axis=1)
             return np.where(counts > 0, w, 0.0)
@@ -161,7 +164,9 @@ class KernelShapley(ShapleyEstimator):
         if not self.pairs or self.bootstrap <= 0:
             return ShapleyEstimate(values=psi, lower=psi.copy(), upper=psi.copy())
         draws = self.rng.integers(0, n_pairs, size=(self.bootstrap, n_pairs))
-        counts = np.stack([np.bincount(d, minlength=n_pairs) for d in draws]).astype(float)
+        offsets = (np.arange(self.bootstrap)[:, None] * n_pairs + draws).ravel()
+        counts = np.bincount(offsets, minlength=self.bootstrap * n_pairs)
+        counts = counts.reshape(self.bootstrap, n_pairs).astype(float)
         boot = solve_constrained_batch(rows, y, weights(counts), total)
         lower = np.minimum(np.quantile(boot, self.delta / 2, axis=0), psi)
         upper = np.maximum(np.quantile(boot, 1 - self.delta / 2, axis=0), psi)
