@@ -113,7 +113,9 @@ def _risk_frontier(plt: Any, results: dict[str, Any], path: Path) -> None:
         )
     ax.set_xlabel("Residual-error risk, 1 - Complete Set Recall (pp)")
     ax.set_ylabel("Extra background memories flagged / case")
-    ax.set_title("Risk frontier (lower-left is better; bubble = Recovery) — SIMULATED")
+    ax.set_title(
+        "Risk frontier (SIMULATED evidence world)\nlower-left is better; bubble = Recovery"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -125,6 +127,8 @@ def _rank_ecdf(plt: Any, results: dict[str, Any], ecdf: dict[str, list[float]], 
         ks = list(range(1, len(curve) + 1))
         ax.step(ks, [100 * c for c in curve], where="post", marker="o", label=name)
     ax.set_xlabel("Rank cutoff k")
+    longest = max((len(c) for c in ecdf.values()), default=1)
+    ax.set_xticks(range(1, longest + 1))
     ax.set_ylabel("Injected targets with rank <= k (%)")
     ax.set_ylim(0, 105)
     ax.set_title("Target-memory rank ECDF (SIMULATED evidence world)")

@@ -40,8 +40,11 @@ def write_outputs(
         written["cases"] = out / "cases.jsonl"
         dump_cases(cases, written["cases"])
     if figures:
+        top = max((len(o.ranking) for outs in run.outcomes.values() for o in outs), default=1)
         ecdf = {
-            name: rank_ecdf_curve(outs) for name, outs in run.outcomes.items() if name != "none"
+            name: rank_ecdf_curve(outs, max(top, 1))
+            for name, outs in run.outcomes.items()
+            if name != "none"
         }
         for path in write_figures(results, ecdf, out):
             written[path.stem] = path

@@ -29,7 +29,10 @@ from .cases_fixture import (
     redundant_case,
 )
 
-SETTINGS = BenchSettings(engine=ClearanceConfig.model_validate({"max_concurrency": 1}))
+# Exact enumeration (Eq. 3) keeps these expectations independent of the engine default.
+SETTINGS = BenchSettings(
+    engine=ClearanceConfig.model_validate({"max_concurrency": 1, "estimator": "exact"})
+)
 
 
 def run(name, case, settings=SETTINGS, **kw):
