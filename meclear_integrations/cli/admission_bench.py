@@ -28,20 +28,30 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "--openai-model runs a real chat model through langchain-openai."
         ),
     )
-    p.add_argument("--cases", type=Path, default=None,
-                   help="JSONL case file (default: the shipped 32-case sample)")
+    p.add_argument(
+        "--cases",
+        type=Path,
+        default=None,
+        help="JSONL case file (default: the shipped 32-case sample)",
+    )
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--methods", default=",".join(METHODS),
-                   help=f"comma-separated subset of {','.join(METHODS)}")
-    p.add_argument("--openai-model", default=None,
-                   help="use this OpenAI chat model (needs OPENAI_API_KEY and the "
-                   "'langchain' extra) instead of the scripted stand-in")
-    p.add_argument("--openai-base-url", default=None,
-                   help="OpenAI-compatible endpoint (e.g. a local server)")
+    p.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help=f"comma-separated subset of {','.join(METHODS)}",
+    )
+    p.add_argument(
+        "--openai-model",
+        default=None,
+        help="use this OpenAI chat model (needs OPENAI_API_KEY and the "
+        "'langchain' extra) instead of the scripted stand-in",
+    )
+    p.add_argument(
+        "--openai-base-url", default=None, help="OpenAI-compatible endpoint (e.g. a local server)"
+    )
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=42, help="A/B order seed (paper: 42)")
-    p.add_argument("--max-concurrency", type=int, default=8,
-                   help="model calls in flight per case")
+    p.add_argument("--max-concurrency", type=int, default=8, help="model calls in flight per case")
     p.add_argument("--concurrent-cases", type=int, default=4, help="cases in flight at once")
     p.set_defaults(handler=_handle)
 
@@ -50,7 +60,7 @@ def _openai_model(args: argparse.Namespace) -> TextModel:
     try:
         from langchain_openai import ChatOpenAI
 
-        from ..langchain.admission import ChatModelTextModel
+        from ..langchain.model import as_text_model
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise SystemExit(
             f"--openai-model needs the 'langchain' extra: pip install "
@@ -66,7 +76,7 @@ def _openai_model(args: argparse.Namespace) -> TextModel:
         base_url=args.openai_base_url,
         api_key=key or "not-needed",
     )
-    return ChatModelTextModel(chat)
+    return as_text_model(chat, structured_output=True)
 
 
 def run(args: argparse.Namespace) -> AdmissionBenchResult:

@@ -1,0 +1,222 @@
+"""ConMem admission for LangChain: a gate in front of a vector store, and a runnable.
+
+- :class:`AdmissionRunnable` maps candidate ``Document`` s to ``AdmissionDecision`` s and
+  dispatches one ``meclear.admission`` custom event per decision, with the run manager's
+  child callbacks (see NOTES: a bare ``on_custom_event`` would not reach handlers).
+- :class:`AdmissionGate` runs the runnable and adds only the admitted documents to a
+  ``VectorStore``; it returns every decision and the ids the store assigned.
+
+A candidate's historical context is read from ``metadata[context_key]`` (text or a list of
+``{"role", "content"}`` turns), or given once for the whole batch. Input documents are never
+mutated: admitted documents are copies whose ``metadata[metadata_key]`` holds the decision
+summary. Models: wrap a LangChain chat model with
+:func:`meclear_integrations.langchain.model.as_text_model` (or pass it directly).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from ._imports import require_langchain
+
+require_langchain()
+
+from langchain_core.callbacks import (  # noqa: E402
+    AsyncCallbackManagerForChainRun,
+    CallbackManagerForChainRun,
+    adispatch_custom_event,
+    dispatch_custom_event,
+)
+from langchain_core.documents import Document  # noqa: E402
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable  # noqa: E402
+from langchain_core.vectorstores import VectorStore  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
+
+from ..admission.decision import AdmissionDecision  # noqa: E402
+from ..admission.engine import ConMemAdmitter  # noqa: E402
+from ..admission.hook import OnError, admits  # noqa: E402
+from ..admission.prompts import Context  # noqa: E402
+from .model import as_text_model  # noqa: E402
+
+__all__ = [
+    "ADMISSION_EVENT",
+    "AdmissionGate",
+    "AdmissionRunnable",
+    "GateResult",
+    "admitter_from_langchain",
+]
+
+ADMISSION_EVENT = "meclear.admission"
+"""Name of the custom event dispatched once per decision."""
+
+
+def admitter_from_langchain(llm: Runnable, **kwargs: Any) -> ConMemAdmitter:
+    """A :class:`ConMemAdmitter` over a LangChain chat model / LLM (``kwargs`` -> admitter)."""
+    return ConMemAdmitter(as_text_model(llm), **kwargs)
+
+
+def _event_payload(decision: AdmissionDecision) -> dict[str, Any]:
+    return {"candidate_id": decision.candidate_id, **decision.summary()}
+
+
+class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionDecision]]):
+    """Candidate documents -> ConMem decisions (one per document, same order)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    admitter: ConMemAdmitter
+    """The ConMem engine (its model does every call)."""
+    context_key: str = "historical_context"
+    """Metadata key holding a document's historical context."""
+    context: Context | None = None
+    """Context for documents without ``metadata[context_key]``."""
+    max_concurrent_candidates: int = Field(default=4, ge=1)
+    """Documents decided at once on the async path."""
+
+    def _requests(self, docs: Sequence[Document]) -> list[tuple[str, Context, str]]:
+        if isinstance(docs, Document):
+            docs = [docs]
+        out = []
+        for i, doc in enumerate(docs):
+            ctx = doc.metadata.get(self.context_key, self.context)
+            if ctx is None:
+                raise ValueError(
+                    f"document {i} has no metadata[{self.context_key!r}] and no default "
+                    "context was given"
+                )
+            out.append((doc.page_content, ctx, doc.id or f"doc-{i}"))
+        return out
+
+    def _decide(
+        self,
+        docs: Sequence[Document],
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> list[AdmissionDecision]:
+        child: RunnableConfig = {"callbacks": run_manager.get_child()}
+        decisions = []
+        for text, ctx, cid in self._requests(docs):
+            decision = self.admitter.decide(text, ctx, candidate_id=cid)
+            dispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
+            decisions.append(decision)
+        return decisions
+
+    async def _adecide(
+        self,
+        docs: Sequence[Document],
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> list[AdmissionDecision]:
+        child: RunnableConfig = {"callbacks": run_manager.get_child()}
+        gate = asyncio.Semaphore(self.max_concurrent_candidates)
+
+        async def one(text: str, ctx: Context, cid: str) -> AdmissionDecision:
+            async with gate:
+                decision = await self.admitter.adecide(text, ctx, candidate_id=cid)
+            await adispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
+            return decision
+
+        return list(await asyncio.gather(*(one(*r) for r in self._requests(docs))))
+
+    def invoke(
+        self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[AdmissionDecision]:
+        return self._call_with_config(self._decide, input, config, run_type="chain")
+
+    async def ainvoke(
+        self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[AdmissionDecision]:
+        return await self._acall_with_config(self._adecide, input, config, run_type="chain")
+
+
+class GateResult(BaseModel):
+    """What the gate did with one batch."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    decisions: list[AdmissionDecision]
+    """One decision per input document, input order."""
+    admitted: list[Document]
+    """The documents written to the store (copies carrying the decision summary)."""
+    added_ids: list[str]
+    """Ids the vector store returned for the admitted documents."""
+
+
+class AdmissionGate:
+    """Adds only ConMem-admitted documents to ``vectorstore``.
+
+    ``on_error`` decides what happens to a document whose decision failed (a stage that
+    never parsed): ``reject`` (default) keeps it out, ``admit`` stores it, ``raise`` raises
+    :class:`~meclear_integrations.admission.errors.AdmissionFailedError`.
+    """
+
+    def __init__(
+        self,
+        vectorstore: VectorStore,
+        admitter: ConMemAdmitter,
+        *,
+        context_key: str = "historical_context",
+        metadata_key: str = "meclear_admission",
+        on_error: OnError = "reject",
+        max_concurrent_candidates: int = 4,
+    ) -> None:
+        self.vectorstore = vectorstore
+        self.metadata_key = metadata_key
+        self.on_error = on_error
+        self.runnable = AdmissionRunnable(
+            admitter=admitter,
+            context_key=context_key,
+            max_concurrent_candidates=max_concurrent_candidates,
+        )
+
+    def _select(
+        self, docs: Sequence[Document], decisions: list[AdmissionDecision]
+    ) -> list[Document]:
+        return [
+            Document(
+                id=doc.id,
+                page_content=doc.page_content,
+                metadata={**doc.metadata, self.metadata_key: d.summary()},
+            )
+            for doc, d in zip(docs, decisions, strict=True)
+            if admits(d, self.on_error)
+        ]
+
+    def _runnable(self, context: Context | None) -> AdmissionRunnable:
+        return (
+            self.runnable
+            if context is None
+            else self.runnable.model_copy(update={"context": context})
+        )
+
+    def add_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        context: Context | None = None,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> GateResult:
+        """Decide every document, add the admitted ones (``kwargs`` go to the store)."""
+        docs = list(documents)
+        decisions = self._runnable(context).invoke(docs, config=config)
+        admitted = self._select(docs, decisions)
+        ids = self.vectorstore.add_documents(admitted, **kwargs) if admitted else []
+        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+
+    async def aadd_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        context: Context | None = None,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> GateResult:
+        """Async ``add_documents``; candidates are decided concurrently."""
+        docs = list(documents)
+        decisions = await self._runnable(context).ainvoke(docs, config=config)
+        admitted = self._select(docs, decisions)
+        ids = await self.vectorstore.aadd_documents(admitted, **kwargs) if admitted else []
+        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))

@@ -1,0 +1,201 @@
+"""ConMem admission for LlamaIndex: a ``TransformComponent`` for an ``IngestionPipeline``.
+
+:class:`AdmissionTransform` decides every incoming node with ConMem, drops do-not-store
+nodes (unless ``keep_rejected``) and returns copies of the kept nodes whose
+``metadata[metadata_key]`` holds the decision summary (excluded from embedding and LLM
+metadata). It emits instrumentation events: :class:`AdmissionStartEvent`, one
+:class:`AdmissionDecisionEvent` per node, and :class:`AdmissionEndEvent` (always, also when
+the batch raises). A node's historical context comes from ``metadata[context_key]`` or the
+transform's ``context``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.events import BaseEvent
+    from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "meclear_integrations.llama_index needs llama-index-core: "
+        "pip install 'meclear-integrations[llama-index]'"
+    ) from exc
+from pydantic import ConfigDict, Field
+
+from ..admission.decision import AdmissionDecision
+from ..admission.engine import ConMemAdmitter
+from ..admission.hook import OnError, admits
+from ..admission.prompts import Context
+
+__all__ = [
+    "AdmissionDecisionEvent",
+    "AdmissionEndEvent",
+    "AdmissionStartEvent",
+    "AdmissionTransform",
+]
+
+dispatcher = get_dispatcher(__name__)
+
+
+class AdmissionStartEvent(BaseEvent):
+    """A batch of candidate nodes enters the admission gate."""
+
+    n_candidates: int
+    """Nodes in the batch."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearAdmissionStartEvent"
+
+
+class AdmissionDecisionEvent(BaseEvent):
+    """ConMem's decision on one node (summary only: no texts)."""
+
+    candidate_id: str
+    """The node id."""
+    decision: str | None
+    """store / do_not_store, None when a stage failed."""
+    kept: bool
+    """Whether the node continues down the pipeline."""
+    summary: dict[str, Any]
+    """``AdmissionDecision.summary()`` (CMTE, score, labels, reason, tie-break, error)."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearAdmissionDecisionEvent"
+
+
+class AdmissionEndEvent(BaseEvent):
+    """The batch is done (or failed: ``error`` is set)."""
+
+    n_kept: int
+    """Nodes passed on."""
+    n_dropped: int
+    """Nodes dropped."""
+    n_errors: int
+    """Nodes whose decision failed."""
+    error: str | None = None
+    """Exception that aborted the batch, if any."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearAdmissionEndEvent"
+
+
+class AdmissionTransform(TransformComponent):
+    """Drops nodes ConMem would not store; records decisions in the kept nodes' metadata."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    admitter: ConMemAdmitter = Field(exclude=True)
+    """The ConMem engine."""
+    context_key: str = "historical_context"
+    """Metadata key holding a node's historical context."""
+    context: Context | None = None
+    """Context for nodes without ``metadata[context_key]``."""
+    metadata_key: str = "meclear_admission"
+    """Metadata key of the decision summary on kept nodes."""
+    on_error: OnError = "reject"
+    """Failed decisions: ``reject`` drops the node, ``admit`` keeps it, ``raise`` raises."""
+    keep_rejected: bool = False
+    """Keep do-not-store nodes too (annotated) instead of dropping them."""
+    max_concurrent_candidates: int = Field(default=4, ge=1)
+    """Nodes decided at once by ``acall``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearAdmissionTransform"
+
+    def _context(self, node: BaseNode) -> Context:
+        ctx = node.metadata.get(self.context_key, self.context)
+        if ctx is None:
+            raise ValueError(
+                f"node {node.node_id} has no metadata[{self.context_key!r}] and no default "
+                "context was given"
+            )
+        return ctx
+
+    def _annotate(self, node: BaseNode, decision: AdmissionDecision) -> BaseNode:
+        key = self.metadata_key
+        return node.model_copy(
+            update={
+                "metadata": {**node.metadata, key: decision.summary()},
+                "excluded_embed_metadata_keys": [*node.excluded_embed_metadata_keys, key],
+                "excluded_llm_metadata_keys": [*node.excluded_llm_metadata_keys, key],
+            }
+        )
+
+    def _route(
+        self, nodes: Sequence[BaseNode], decisions: Sequence[AdmissionDecision]
+    ) -> tuple[list[BaseNode], list[AdmissionDecisionEvent]]:
+        kept, events = [], []
+        for node, d in zip(nodes, decisions, strict=True):
+            keep = admits(d, self.on_error) or (self.keep_rejected and d.ok)
+            if keep:
+                kept.append(self._annotate(node, d))
+            events.append(
+                AdmissionDecisionEvent(
+                    candidate_id=node.node_id, decision=d.decision, kept=keep, summary=d.summary()
+                )
+            )
+        return kept, events
+
+    @staticmethod
+    def _end(kept: int, decisions: Sequence[AdmissionDecision], error: str | None) -> BaseEvent:
+        return AdmissionEndEvent(
+            n_kept=kept,
+            n_dropped=len(decisions) - kept,
+            n_errors=sum(1 for d in decisions if not d.ok),
+            error=error,
+        )
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        dispatcher.event(AdmissionStartEvent(n_candidates=len(nodes)))
+        decisions: list[AdmissionDecision] = []
+        kept: list[BaseNode] = []
+        error: str | None = None
+        try:
+            for node in nodes:
+                text = node.get_content(metadata_mode=MetadataMode.NONE)
+                decisions.append(
+                    self.admitter.decide(text, self._context(node), candidate_id=node.node_id)
+                )
+            kept, events = self._route(nodes, decisions)
+            for event in events:
+                dispatcher.event(event)
+            return kept
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            dispatcher.event(self._end(len(kept), decisions, error))
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        await dispatcher.aevent(AdmissionStartEvent(n_candidates=len(nodes)))
+        gate = asyncio.Semaphore(self.max_concurrent_candidates)
+        decisions: list[AdmissionDecision] = []
+        kept: list[BaseNode] = []
+        error: str | None = None
+
+        async def one(node: BaseNode) -> AdmissionDecision:
+            async with gate:
+                text = node.get_content(metadata_mode=MetadataMode.NONE)
+                return await self.admitter.adecide(
+                    text, self._context(node), candidate_id=node.node_id
+                )
+
+        try:
+            decisions = list(await asyncio.gather(*(one(n) for n in nodes)))
+            kept, events = self._route(nodes, decisions)
+            for event in events:
+                await dispatcher.aevent(event)
+            return kept
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            await dispatcher.aevent(self._end(len(kept), decisions, error))
