@@ -107,7 +107,9 @@ def _flatten(sample: dict[str, Any]) -> dict[str, Any]:
 def _conversation(raw: dict[str, Any], conversation_id: str) -> LocomoConversation:
     flat = _flatten(raw)
     if "qa" not in flat or "speaker_a" not in flat:
-        raise LocomoDataError(f"{conversation_id}: not a LoCoMo conversation (no qa/speaker_a)")
+        raise LocomoDataError(
+            f"{conversation_id}: not a LoCoMo conversation (no qa/speaker_a). {LOCOMO_SOURCE}."
+        )
     dates: dict[int, date] = {}
     for key, value in flat.items():
         m = re.fullmatch(r"session_(\d+)_date_time", key)
