@@ -78,7 +78,8 @@ def default_agent(llm: Runnable) -> Runnable:
             memories=inputs["context"], question=neutralize_tags(inputs["question"])
         )
 
-    return RunnableLambda(prompt, name="meclear_answer_prompt") | llm
+    chain = RunnableLambda(prompt, name="meclear_answer_prompt") | llm
+    return chain.with_config(run_name="meclear_agent")
 
 
 class ClearanceSettings(BaseModel):

@@ -1,0 +1,55 @@
+"""The LangChain subpackage's public surface and its missing-extra message."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import meclear_integrations.langchain as lc
+
+EXPECTED = {
+    "CLEARANCE_RUN_NAME",
+    "EVALUATE_RUN_NAME",
+    "REFERENCE_METADATA_KEY",
+    "ClearingRetriever",
+    "LangChainReferenceFreeJudge",
+    "LangChainReferenceJudge",
+    "LangChainStructuredTextModel",
+    "LangChainTextModel",
+    "MeClearCompressor",
+    "SimulatedChatModel",
+    "as_text_model",
+    "default_agent",
+    "message_text",
+    "reference_config",
+    "resolve_judge",
+}
+
+
+def test_all_is_exported() -> None:
+    assert set(lc.__all__) >= EXPECTED  # other helpers may add names (e.g. admission)
+    for name in lc.__all__:
+        assert hasattr(lc, name), name
+
+
+def test_missing_extra_names_it() -> None:
+    code = (
+        "import importlib.abc, sys\n"
+        "class B(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('langchain_core', 'langchain_openai'):\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, B())\n"
+        "import meclear_integrations.langchain\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "meclear-integrations[langchain]" in result.stderr
+
+
+def test_text_model_structured_detection(llm) -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    assert not isinstance(lc.as_text_model(llm), lc.LangChainStructuredTextModel)
+    assert lc.as_text_model(RunnableLambda(lambda p: "yes")).complete("q") == "yes"
+    assert lc.message_text({"answer": "x"}) == "x"
