@@ -7,6 +7,13 @@ from ._imports import require_langchain
 
 require_langchain()
 
+from .admission import (  # noqa: E402
+    ADMISSION_EVENT,
+    AdmissionGate,
+    AdmissionRunnable,
+    GateResult,
+    admitter_from_langchain,
+)
 from .clearance import CLEARANCE_RUN_NAME, EVALUATE_RUN_NAME, default_agent  # noqa: E402
 from .compressor import MeClearCompressor  # noqa: E402
 from .judges import (  # noqa: E402
@@ -25,16 +32,21 @@ from .retriever import ClearingRetriever  # noqa: E402
 from .simulated import SimulatedChatModel  # noqa: E402
 
 __all__ = [
+    "ADMISSION_EVENT",
     "CLEARANCE_RUN_NAME",
     "EVALUATE_RUN_NAME",
     "REFERENCE_METADATA_KEY",
+    "AdmissionGate",
+    "AdmissionRunnable",
     "ClearingRetriever",
+    "GateResult",
     "LangChainReferenceFreeJudge",
     "LangChainReferenceJudge",
     "LangChainStructuredTextModel",
     "LangChainTextModel",
     "MeClearCompressor",
     "SimulatedChatModel",
+    "admitter_from_langchain",
     "as_text_model",
     "default_agent",
     "message_text",

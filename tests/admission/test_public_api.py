@@ -1,0 +1,89 @@
+"""The admission package's public surface, and that it loads no framework."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import meclear_integrations.admission as adm
+import meclear_integrations.admission.baselines as base
+from meclear_integrations.admission.model import TextModel
+from meclear_integrations.judges.model import TextModel as JudgesTextModel
+
+EXPECTED = {
+    "PROBE_ROLES",
+    "REJECTION_REASONS",
+    "AdmissionConfig",
+    "AdmissionCost",
+    "AdmissionDecision",
+    "AdmissionError",
+    "AdmissionEvent",
+    "AdmissionFailedError",
+    "AdmissionHook",
+    "AdmissionListener",
+    "AdmissionRequest",
+    "AttributionAudit",
+    "CMTEWeights",
+    "CallFailure",
+    "ConMemAdmitter",
+    "Decision",
+    "FunctionTextModel",
+    "JudgeVerdict",
+    "OnError",
+    "ProbeCheck",
+    "ProbeEvaluation",
+    "ProbeRole",
+    "ProbeRound",
+    "ReasonClassification",
+    "ReasonType",
+    "RoleWeights",
+    "StageError",
+    "StructuredTextModel",
+    "TextModel",
+    "TieBreak",
+    "admits",
+    "as_text_model",
+    "cmte",
+    "contribution",
+    "effect",
+    "supports_structured_output",
+    "treatment_position",
+    "unit_score",
+    "unmap_preference",
+}
+
+
+def test_all_is_exact_and_exported() -> None:
+    assert set(adm.__all__) == EXPECTED
+    for module in (adm, base):
+        for name in module.__all__:
+            assert hasattr(module, name), name
+    assert {"AMACBaseline", "AMEMBaseline", "MemoryBankBaseline"} <= set(base.__all__)
+
+
+def test_one_text_model_protocol_for_the_project() -> None:
+    assert TextModel is JudgesTextModel
+
+
+def test_engine_bench_and_cli_run_with_frameworks_blocked() -> None:
+    code = textwrap.dedent(
+        """
+        import importlib.abc, sys, tempfile
+        BLOCKED = ("langchain", "langchain_core", "langsmith", "llama_index", "matplotlib",
+                   "openai", "sklearn")
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in BLOCKED:
+                    raise ImportError(f"blocked import of {name}")
+        sys.meta_path.insert(0, Block())
+        from meclear_integrations.admission import ConMemAdmitter
+        from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+        from meclear_integrations.cli import main
+        d = ConMemAdmitter(ScriptedAdmissionModel()).decide("User is vegan.", "user: I'm vegan.")
+        assert d.ok, d.error
+        assert main(["admission-bench", "--out", tempfile.mkdtemp()]) == 0
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
