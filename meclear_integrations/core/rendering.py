@@ -47,9 +47,13 @@ def render_report(report: ClearanceReport) -> str:
         f"cleared [{', '.join(report.cleared_ids)}]; "
         f"recovered {'yes' if report.recovered else 'no'}"
     )
+    if report.early_exit:
+        lines.append("early exit: the full context already recovers; attribution skipped")
+    elif report.estimator:
+        lines.append(f"estimator {report.estimator}, {report.clearance_search} clearance")
     cost = report.cost
     lines.append(
         f"cost: {cost.coalitions} coalitions, {cost.evaluator_calls} evaluator calls, "
-        f"{cost.cache_hits} cache hits, {cost.wall_seconds:.3f}s"
+        f"{cost.cache_hits} cache hits, {cost.rounds} rounds, {cost.wall_seconds:.3f}s"
     )
     return "\n".join(lines)

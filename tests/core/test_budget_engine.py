@@ -1,0 +1,228 @@
+"""Budget levers of the default configuration: early exit, adaptive trials, budgets,
+exact minimal clearance (Eq. 5) and one-batch concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from itertools import combinations, pairwise
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
+from meclear_integrations.core.estimators import kernel_budget
+from tests.core.games import CountingEvaluator, make_memories
+
+
+def redundant(ids: frozenset[str]) -> float:
+    """m0 supports the answer; m1 and m2 each override it."""
+    return 1.0 if "m0" in ids and not ids & {"m1", "m2"} else 0.0
+
+
+@pytest.mark.parametrize("trials", [1, 2, 3])
+@pytest.mark.parametrize("estimator", ["auto", "exact", "kernel", "permutation"])
+def test_early_exit_costs_exactly_t_calls(trials: int, estimator: str) -> None:
+    evaluate = CountingEvaluator(lambda ids: 1.0)
+    events: list[StageEvent] = []
+    config = ClearanceConfig(estimator=estimator, trials=trials)
+    report = MeClearEngine(config, listener=events.append).clear(make_memories(6), evaluate)
+    assert len(evaluate.calls) == trials == report.cost.evaluator_calls
+    assert {ids for ids, _ in evaluate.calls} == {frozenset(f"m{i}" for i in range(6))}
+    assert report.early_exit and report.recovered and report.cleared == []
+    assert report.attributions == [] and report.cost.rounds == 1
+    assert [(e.stage, e.phase) for e in events] == [
+        ("screening", "start"),
+        ("screening", "end"),
+        ("clearance", "start"),
+        ("clearance", "end"),
+    ]
+    assert events[1].payload["early_exit"] is True
+    assert "early exit" in report.to_table()
+
+
+def test_paper_preset_never_exits_early() -> None:
+    evaluate = CountingEvaluator(lambda ids: 1.0)
+    report = MeClearEngine(ClearanceConfig.paper()).clear(make_memories(4), evaluate)
+    assert not report.early_exit and len(report.attributions) == 4
+    assert report.cost.evaluator_calls == 2 * report.cost.coalitions > 2
+
+
+def test_adaptive_trials_follow_the_documented_policy() -> None:
+    """Baseline: T trials; LOO and attribution coalitions: 1; candidates whose first trial
+    passes: T, the first alone and (as it reaches value 1) no other."""
+    evaluate = CountingEvaluator(redundant)
+    config = ClearanceConfig(estimator="exact", trials=3)
+    report = MeClearEngine(config).clear(make_memories(5), evaluate)
+    per_coalition = Counter(ids for ids, _ in evaluate.calls)
+    everything = frozenset(f"m{i}" for i in range(5))
+    chosen = everything - {"m1", "m2"}
+    assert per_coalition[everything] == 3
+    assert per_coalition[chosen] == 3
+    assert all(n == 1 for ids, n in per_coalition.items() if ids not in (everything, chosen))
+    assert len(per_coalition) == 32 and sum(per_coalition.values()) == 32 + 4
+    assert report.cleared_ids == ["m1", "m2"] and report.recovered
+    selected = next(c for c in report.candidates if c.memory_ids == ["m1", "m2"])
+    assert selected.trials == 3 and selected.recovered and selected.admissible
+    # Candidates ruled out by their first trial keep one trial and are not admissible.
+    for c in report.candidates:
+        if c.memory_ids and c.memory_ids != ["m1", "m2"]:
+            assert c.trials == 1 and not c.admissible
+
+
+def test_a_candidate_failing_a_later_trial_is_not_selected() -> None:
+    """Verification uses all T trials: a candidate that passes trial 0 only is refused.
+
+    This is also the documented price of adaptive trials: attribution sees one trial, so
+    harm expressed only in a later trial (m2 here) is not attributed and nothing is
+    cleared (non-degradation holds); the paper preset (T trials everywhere) finds it."""
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        ids = {m.id for m in coalition}
+        if "m1" in ids:
+            return 0.0
+        if "m2" in ids:  # clearing m1 alone passes trial 0 only
+            return 1.0 if trial == 0 else 0.0
+        return 1.0
+
+    report = MeClearEngine(ClearanceConfig(estimator="exact", trials=2)).clear(
+        make_memories(3), evaluate
+    )
+    by_ids = {tuple(c.memory_ids): c for c in report.candidates}
+    assert report.harmful_ids == ["m1"]
+    assert not by_ids[("m1",)].recovered and by_ids[("m1",)].trials == 2
+    assert report.cleared == [] and not report.recovered
+    paper = MeClearEngine(ClearanceConfig.paper(estimator="exact", trials=2)).clear(
+        make_memories(3), evaluate
+    )
+    assert paper.cleared_ids == ["m1", "m2"] and paper.recovered
+
+
+def test_default_costs_half_the_paper_on_the_redundant_example_k5() -> None:
+    paper_eval, default_eval = CountingEvaluator(redundant), CountingEvaluator(redundant)
+    paper = MeClearEngine(ClearanceConfig.paper()).clear(make_memories(5), paper_eval)
+    assert paper.cleared_ids == ["m1", "m2"]
+    default = MeClearEngine().clear(make_memories(5), default_eval)
+    assert default.estimator == "kernel"
+    assert default.cost.coalitions <= kernel_budget(5, 8.0, 0.75)
+    assert len(default_eval.calls) <= 0.5 * len(paper_eval.calls)
+    assert default.cleared_ids == ["m1", "m2"] and default.recovered
+
+
+@pytest.mark.parametrize("k", [8, 12, 20])
+def test_kernel_budget_is_respected_by_the_engine(k: int) -> None:
+    evaluate = CountingEvaluator(redundant)
+    report = MeClearEngine(ClearanceConfig(coalitions_per_memory=4.0)).clear(
+        make_memories(k), evaluate
+    )
+    budget = kernel_budget(k, 4.0, 0.75)
+    coalitions = {ids for ids, _ in evaluate.calls}
+    # Attribution coalitions plus at most one verified candidate outside the plan.
+    assert len(coalitions) <= budget + len(report.candidates)
+    assert report.cost.coalitions == len(coalitions)
+
+
+def brute_force_eq5(table: np.ndarray, trials: np.ndarray, harmful: list[int], k: int):
+    """Eq. 4-5 with verification: max admissible gain over all subsets of H^, then the
+    minimum cardinality; returns (gain, size)."""
+    full = (1 << k) - 1
+    base = table[full]
+    best_gain, best_size = 0.0, 0
+    for size in range(1, len(harmful) + 1):
+        for cleared in combinations(harmful, size):
+            mask = full
+            for i in cleared:
+                mask &= ~(1 << i)
+            gain = table[mask] - base
+            if gain > 1e-12 and trials[mask].min() >= 1.0 and gain > best_gain + 1e-12:
+                best_gain, best_size = gain, size
+    return best_gain, best_size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 7), st.integers(0, 2**32 - 1), st.integers(1, 2))
+def test_exact_minimal_clearance_equals_brute_force_eq5(k: int, seed: int, t: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.choice([0.0, 1.0], size=(1 << k, t), p=[0.5, 0.5])
+    memories = make_memories(k)
+    position = {m.id: i for i, m in enumerate(memories)}
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        return float(scores[sum(1 << position[m.id] for m in coalition), trial])
+
+    config = ClearanceConfig.paper(
+        estimator="exact", trials=t, clearance="minimal", max_exact_memories=8
+    )
+    report = MeClearEngine(config).clear(memories, evaluate)
+    assert report.clearance_search == "minimal"
+    harmful = [position[mid] for mid in report.harmful_ids]
+    gain, size = brute_force_eq5(scores.mean(axis=1), scores, harmful, k)
+    assert len(report.cleared) == size
+    assert (report.final_value or 0.0) - (report.baseline_value or 0.0) == pytest.approx(gain)
+    nested = MeClearEngine(config.model_copy(update={"clearance": "nested"})).clear(
+        memories, evaluate
+    )
+    nested_gain = (nested.final_value or 0.0) - (nested.baseline_value or 0.0)
+    assert nested_gain <= gain + 1e-12  # the nested family is a subset of all subsets
+
+
+def test_auto_clearance_is_minimal_only_on_complete_tables() -> None:
+    exact = MeClearEngine(ClearanceConfig(estimator="exact")).clear(
+        make_memories(5), CountingEvaluator(redundant)
+    )
+    assert exact.clearance_search == "minimal"
+    sampled = MeClearEngine(ClearanceConfig(estimator="kernel", coalitions_per_memory=3)).clear(
+        make_memories(9), CountingEvaluator(redundant)
+    )
+    assert sampled.clearance_search == "nested"
+
+
+class WaveClock:
+    """A latency evaluator: every call sleeps ``delay``; call start times reveal the
+    number of model round trips (waves of calls separated by a full delay)."""
+
+    def __init__(self, value, delay: float = 0.03) -> None:
+        self.value = value
+        self.delay = delay
+        self.starts: list[float] = []
+
+    async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        self.starts.append(time.perf_counter())
+        await asyncio.sleep(self.delay)
+        return self.value(frozenset(m.id for m in coalition))
+
+    def waves(self) -> int:
+        starts = sorted(self.starts)
+        return 1 + sum(b - a > self.delay * 0.8 for a, b in pairwise(starts))
+
+
+@pytest.mark.parametrize(
+    ("config", "rounds"),
+    [
+        # baseline (early exit check), one attribution batch, one verification batch
+        (ClearanceConfig(max_concurrency=64), 3),
+        # no early exit, one batch: attribution batch, then verification
+        (ClearanceConfig(max_concurrency=64, early_exit=False), 2),
+        # the paper's stage-by-stage evaluation: screening, attribution (candidates cached)
+        (ClearanceConfig.paper(max_concurrency=64, estimator="exact"), 2),
+    ],
+)
+async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> None:
+    clock = WaveClock(redundant)
+    report = await MeClearEngine(config).aclear(make_memories(5), clock)
+    assert clock.waves() == rounds == report.cost.rounds
+    assert report.cleared_ids == ["m1", "m2"]
+
+
+async def test_one_batch_sends_screening_and_attribution_together() -> None:
+    clock = WaveClock(redundant)
+    config = ClearanceConfig(estimator="exact", max_concurrency=64, early_exit=False)
+    t0 = time.perf_counter()
+    report = await MeClearEngine(config).aclear(make_memories(5), clock)
+    elapsed = time.perf_counter() - t0
+    # 32 coalitions (+ the baseline's second trial) in one wave, then one verification.
+    assert report.cost.rounds == 2
+    assert elapsed < 3 * clock.delay + 0.05
