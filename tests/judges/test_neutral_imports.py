@@ -1,0 +1,23 @@
+"""Judges, payloads and prompts load with every framework blocked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CODE = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('langchain_core', 'langsmith', 'llama_index', 'openai'):
+            raise ImportError('blocked ' + name)
+sys.meta_path.insert(0, Block())
+import meclear_integrations.judges, meclear_integrations.payloads, meclear_integrations.prompts
+from meclear_integrations.judges import ReferenceLLMJudge
+assert ReferenceLLMJudge(lambda p: 'VERDICT: CORRECT').score('q', 'a', reference='a').score == 1
+"""
+
+
+def test_neutral_modules_import_no_framework() -> None:
+    result = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
