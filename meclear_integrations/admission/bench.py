@@ -170,6 +170,25 @@ def _baseline(method: MethodName, model: TextModel, config: AdmissionConfig) -> 
     return cls[method](model, config=config)
 
 
+async def _run_case(
+    method: MethodName,
+    case: AdmissionCase,
+    model: TextModel,
+    config: AdmissionConfig,
+    gate: asyncio.Semaphore,
+) -> CaseOutcome:
+    async with gate:
+        if method == "conmem":
+            d = await ConMemAdmitter(model, config).adecide(
+                case.candidate_memory, case.context(), candidate_id=case.id
+            )
+            return _conmem_outcome(case, d)
+        b = await _baseline(method, model, config).adecide(
+            case.candidate_memory, case.context(), candidate_id=case.id
+        )
+        return _baseline_outcome(case, b)
+
+
 async def arun_admission_bench(
     cases: Sequence[AdmissionCase],
     model: TextModel,
@@ -187,22 +206,9 @@ async def arun_admission_bench(
     gate = asyncio.Semaphore(max(1, max_concurrent_cases))
     results = []
     for method in methods:
-        if method == "conmem":
-            admitter = ConMemAdmitter(model, cfg)
-
-            async def run(case: AdmissionCase, a: ConMemAdmitter = admitter) -> CaseOutcome:
-                async with gate:
-                    d = await a.adecide(case.candidate_memory, case.context(), candidate_id=case.id)
-                return _conmem_outcome(case, d)
-        else:
-            baseline = _baseline(method, model, cfg)
-
-            async def run(case: AdmissionCase, b: FeatureBaseline = baseline) -> CaseOutcome:
-                async with gate:
-                    d = await b.adecide(case.candidate_memory, case.context(), candidate_id=case.id)
-                return _baseline_outcome(case, d)
-
-        outcomes = list(await asyncio.gather(*(run(c) for c in cases)))
+        outcomes = list(
+            await asyncio.gather(*(_run_case(method, c, model, cfg, gate) for c in cases))
+        )
         results.append(_summarise(method, outcomes))
     notes = []
     if scripted:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig
@@ -81,8 +81,8 @@ class _Emit:
 
 _Step = _Batch | _Emit
 _Gen = Generator[_Step, Any, Any]
-Probes = dict[ProbeRole, str]
-Checks = dict[ProbeRole, ProbeCheck]
+Probes = dict[str, str]
+Checks = dict[str, ProbeCheck]
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +316,7 @@ class ConMemAdmitter:
         error = result.error if isinstance(result, ReasonClassification) else result
         if isinstance(error, StageError):
             payload = {"failed_stage": error.stage, "error": error.message}
-            phase = "error"
+            phase: Literal["end", "error"] = "error"
         else:
             payload, phase = _stage_payload(stage, result), "end"
         yield _Emit(
@@ -357,11 +357,11 @@ class ConMemAdmitter:
             return checks
         rounds.append(ProbeRound(kind="generate", probes=dict(probes), checks=checks))
 
-        ladder = (
-            ["regenerate"] * cfg.max_regeneration_rounds
-            + ["targeted_repair"] * cfg.max_targeted_repairs
-            + ["fresh"] * cfg.max_fresh_reconstructions
-        )
+        Step = Literal["regenerate", "targeted_repair", "fresh"]
+        regenerate: list[Step] = ["regenerate"] * cfg.max_regeneration_rounds
+        targeted: list[Step] = ["targeted_repair"] * cfg.max_targeted_repairs
+        fresh: list[Step] = ["fresh"] * cfg.max_fresh_reconstructions
+        ladder = regenerate + targeted + fresh
         for kind in ladder:
             invalid = [r for r in PROBE_ROLES if not checks[r].valid]
             if not invalid:
@@ -379,7 +379,9 @@ class ConMemAdmitter:
                 ]
                 results = yield _Batch(calls)
                 fixed = {
-                    c.role: res.value.query for c, res in zip(calls, results, strict=True) if res.ok
+                    str(c.role): res.value.query
+                    for c, res in zip(calls, results, strict=True)
+                    if res.ok
                 }
                 errors = [res.failure.error for res in results if not res.ok]
             else:
