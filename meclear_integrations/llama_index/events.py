@@ -1,0 +1,242 @@
+"""Typed LlamaIndex instrumentation events of one clearance, in start/end pairs.
+
+Per stage of Algorithm 1 (screening, attribution, interactions when enabled, clearance) a
+``<Stage>StartEvent`` and a ``<Stage>EndEvent`` are emitted through the dispatcher of
+:mod:`meclear_integrations.llama_index.postprocessor` (``get_dispatcher(__name__)``), so any
+``BaseEventHandler`` on the root dispatcher receives them. Their ``span_id`` is the
+postprocessor's span.
+
+``payload`` is exactly the data of the LangChain integration's ``meclear.<stage>`` custom
+event (:func:`~meclear_integrations.payloads.stage_event_payload`: ``stage``, ``phase``,
+``query_id`` and the engine's stage payload, ids and numbers only, capped in size). When a
+stage fails, its end event carries ``error`` and ``payload["phase"] == "error"``; a stage
+still open when the clearance is aborted (cancellation, a failure outside the engine) is
+closed by :class:`StageTracker` with an end event too, so every start has an end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.instrumentation.events import BaseEvent
+from pydantic import Field
+
+from ..core.events import Stage, StageEvent
+from ..payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
+
+__all__ = [
+    "AttributionEndEvent",
+    "AttributionStartEvent",
+    "ClearanceEndEvent",
+    "ClearanceStartEvent",
+    "InteractionsEndEvent",
+    "InteractionsStartEvent",
+    "MeClearStageEndEvent",
+    "MeClearStageEvent",
+    "MeClearStageStartEvent",
+    "ScreeningEndEvent",
+    "ScreeningStartEvent",
+    "StageTracker",
+    "stage_events",
+]
+
+
+class MeClearStageEvent(BaseEvent):
+    """Base of every MeClear stage event."""
+
+    stage: Stage
+    """Which stage of Algorithm 1."""
+    query_id: str | None = None
+    """Id of the clearance run (the same on every event of one query)."""
+    payload: dict[str, Any] = Field(default_factory=dict)
+    """The ``meclear.<stage>`` payload shared with the LangChain integration."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearStageEvent"
+
+
+class MeClearStageStartEvent(MeClearStageEvent):
+    """A stage starts."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearStageStartEvent"
+
+
+class MeClearStageEndEvent(MeClearStageEvent):
+    """A stage ends; ``error`` is set when it failed or the clearance was aborted."""
+
+    error: str | None = None
+    """``"<ExceptionType>: message"`` when the stage did not complete, else None."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearStageEndEvent"
+
+
+class ScreeningStartEvent(MeClearStageStartEvent):
+    """Leave-one-out screening starts (Eq. 7); payload: ``k``."""
+
+    stage: Stage = "screening"
+    """Always ``screening``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearScreeningStartEvent"
+
+
+class ScreeningEndEvent(MeClearStageEndEvent):
+    """Screening done; payload: ``baseline_value``, ``baseline_recovered``, ``loo``...."""
+
+    stage: Stage = "screening"
+    """Always ``screening``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearScreeningEndEvent"
+
+
+class AttributionStartEvent(MeClearStageStartEvent):
+    """Shapley attribution starts (Eq. 3 / 11); payload: ``estimator``."""
+
+    stage: Stage = "attribution"
+    """Always ``attribution``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearAttributionStartEvent"
+
+
+class AttributionEndEvent(MeClearStageEndEvent):
+    """Attribution done; payload: ``shapley`` (value, interval, rank), ``harmful_ids``."""
+
+    stage: Stage = "attribution"
+    """Always ``attribution``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearAttributionEndEvent"
+
+
+class InteractionsStartEvent(MeClearStageStartEvent):
+    """Pairwise interactions start (only when enabled in the config)."""
+
+    stage: Stage = "interactions"
+    """Always ``interactions``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearInteractionsStartEvent"
+
+
+class InteractionsEndEvent(MeClearStageEndEvent):
+    """Pairwise interactions done."""
+
+    stage: Stage = "interactions"
+    """Always ``interactions``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearInteractionsEndEvent"
+
+
+class ClearanceStartEvent(MeClearStageStartEvent):
+    """Verified clearance starts (Eq. 18-20); payload: ``candidates``, ``search``."""
+
+    stage: Stage = "clearance"
+    """Always ``clearance``."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearClearanceStartEvent"
+
+
+class ClearanceEndEvent(MeClearStageEndEvent):
+    """Clearance done; payload: ``cleared_ids``, ``kept_ids``, ``recovered``, ``cost``...
+
+    An empty retrieval is one start/end pair with ``payload["skipped"] == "empty"``.
+    """
+
+    stage: Stage = "clearance"
+    """Always ``clearance``."""
+    cleared_ids: list[str] = Field(default_factory=list)
+    """Memory (node) ids removed for this query."""
+    recovered: bool | None = None
+    """Whether the kept context was verified to recover the answer (Eq. 19); None on error."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearClearanceEndEvent"
+
+
+_STARTS: dict[str, type[MeClearStageStartEvent]] = {
+    "screening": ScreeningStartEvent,
+    "attribution": AttributionStartEvent,
+    "interactions": InteractionsStartEvent,
+    "clearance": ClearanceStartEvent,
+}
+_ENDS: dict[str, type[MeClearStageEndEvent]] = {
+    "screening": ScreeningEndEvent,
+    "attribution": AttributionEndEvent,
+    "interactions": InteractionsEndEvent,
+    "clearance": ClearanceEndEvent,
+}
+
+
+def stage_events(
+    event: StageEvent, *, query_id: str | None, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> MeClearStageEvent:
+    """The typed event for an engine stage event (``error`` phase -> end event with error)."""
+    payload = stage_event_payload(event, query_id=query_id, max_bytes=max_bytes)
+    if event.phase == "start":
+        return _STARTS[event.stage](query_id=query_id, payload=payload)
+    error = None
+    if event.phase == "error":
+        error = f"{event.payload.get('error_type', 'Error')}: {event.payload.get('error', '')}"
+    extra: dict[str, Any] = {}
+    if event.stage == "clearance":
+        extra = {
+            "cleared_ids": list(event.payload.get("cleared_ids", [])),
+            "recovered": event.payload.get("recovered"),
+        }
+    return _ENDS[event.stage](query_id=query_id, payload=payload, error=error, **extra)
+
+
+class StageTracker:
+    """Remembers open stages so an aborted clearance can close each with an end event."""
+
+    def __init__(self, query_id: str | None) -> None:
+        self.query_id = query_id
+        self.open: list[Stage] = []
+        """Stages started and not yet ended, in start order."""
+
+    def see(self, event: MeClearStageEvent) -> None:
+        """Record ``event``."""
+        if isinstance(event, MeClearStageStartEvent):
+            self.open.append(event.stage)
+        elif event.stage in self.open:
+            self.open.remove(event.stage)
+
+    def closing(self, error: BaseException) -> list[MeClearStageEndEvent]:
+        """End events (innermost first) for every stage still open, carrying ``error``."""
+        text = f"{type(error).__name__}: {error}"[:500]
+        events = []
+        for stage in reversed(self.open):
+            payload = {"stage": stage, "phase": "error", "query_id": self.query_id}
+            payload |= {"error_type": type(error).__name__, "error": str(error)[:500]}
+            events.append(_ENDS[stage](query_id=self.query_id, payload=payload, error=text))
+        self.open.clear()
+        return events
+
+    @staticmethod
+    def start(
+        stage: Stage, query_id: str | None, payload: dict[str, Any]
+    ) -> MeClearStageStartEvent:
+        """A start event built outside the engine (e.g. the empty-retrieval skip)."""
+        return _STARTS[stage](query_id=query_id, payload=payload)
+
+    @staticmethod
+    def end(stage: Stage, query_id: str | None, payload: dict[str, Any]) -> MeClearStageEndEvent:
+        """An end event built outside the engine."""
+        return _ENDS[stage](query_id=query_id, payload=payload)

@@ -1,0 +1,55 @@
+"""LlamaIndex adapters of the neutral LLM judges (thin: the core lives in ``judges``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llama_index.core.llms import LLM
+
+from ..judges import CallableJudge, Judge, ReferenceFreeLLMJudge, ReferenceLLMJudge
+from .model import as_text_model
+
+__all__ = ["LlamaIndexReferenceFreeJudge", "LlamaIndexReferenceJudge", "resolve_judge"]
+
+
+class LlamaIndexReferenceJudge(ReferenceLLMJudge):
+    """Reference-based LLM judge over a LlamaIndex LLM (tolerant verdict parsing; an
+    unreadable verdict raises ``VerdictParseError``)."""
+
+    def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
+        super().__init__(as_text_model(llm, chat=chat), structured_output=False)
+        self.llm = llm
+
+
+class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
+    """Reference-free LLM judge over a LlamaIndex LLM (see ``ReferenceFreeLLMJudge`` for
+    what it can and cannot catch)."""
+
+    def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
+        super().__init__(as_text_model(llm, chat=chat), structured_output=False)
+        self.llm = llm
+
+
+def resolve_judge(judge: Any, llm: LLM | None, reference: str | None) -> Judge:
+    """The judge of one query.
+
+    ``judge`` may be a :class:`~meclear_integrations.judges.Judge` (anything with
+    ``score`` / ``ascore``), a LlamaIndex ``LLM``, a plain or coroutine function
+    (:class:`~meclear_integrations.judges.CallableJudge`), or None (then ``llm``). An LLM
+    becomes a reference judge when the query has a reference, reference-free otherwise.
+    """
+    if judge is None:
+        judge = llm
+    if judge is None:
+        raise ValueError("no judge: pass judge=... or llm=... (or set Settings.llm)")
+    if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
+        return judge  # type: ignore[no-any-return]
+    if isinstance(judge, LLM):
+        if reference is not None:
+            return LlamaIndexReferenceJudge(judge)
+        return LlamaIndexReferenceFreeJudge(judge)
+    if callable(judge):
+        fn: Callable[..., Any] = judge
+        return CallableJudge(fn)
+    raise TypeError(f"cannot use {type(judge).__name__} as a judge")

@@ -1,0 +1,332 @@
+"""MeClearPostprocessor: verified clearance of the retrieved nodes inside any query engine.
+
+``index.as_query_engine(node_postprocessors=[MeClearPostprocessor(llm=llm)])`` (or a
+``RetrieverQueryEngine``, or ``postprocess_nodes`` on its own) runs the MeClear engine on
+the frozen retrieved context (Eq. 6): the task agent answers the query from coalitions of
+the nodes, a judge scores each answer (the evaluator of Eq. 2), and the nodes whose
+removal is verified to recover the answer are dropped (Eq. 18-20). Kept nodes come back
+in their original order as new ``NodeWithScore`` objects with the per-memory results
+under ``metadata["meclear"]`` (see ``nodes`` and ``meclear_integrations.payloads``).
+
+Task agent: ``response_synthesizer`` (any LlamaIndex synthesizer, given the coalition's
+original nodes) when set, else ``llm`` (default ``Settings.llm``) behind the package's
+default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``; memories rendered by
+``prompts.render_memories``). Judge: ``judge`` (a ``Judge``, an LLM or a function) or
+``llm``; an LLM judges against the query's reference when there is one (``reference``
+field or :func:`~meclear_integrations.llama_index.reference.query_reference`), and
+reference-free otherwise.
+
+Instrumentation: the clearance runs inside the postprocessor's span
+(``_postprocess_nodes`` is wrapped by LlamaIndex; ``_apostprocess_nodes`` and
+``clear_nodes`` / ``aclear_nodes`` are decorated here), so every agent and judge LLM call
+is a child span; the sync path carries the span context into the engine's worker threads.
+The stage events of :mod:`~meclear_integrations.llama_index.events` are emitted through
+this module's dispatcher, every start closed by an end.
+
+Edge cases (the policy of ``meclear_integrations.payloads``): no nodes -> ``[]``, no model
+call, one clearance start/end pair with ``payload["skipped"] == "empty"``; every node
+cleared -> ``[]`` (``edge_cases.all_cleared="keep_all"`` returns them all, marked);
+identical texts -> separate memories with distinct ids.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+from llama_index.core import Settings
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.span import active_span_id
+from llama_index.core.llms import LLM
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.config import ClearanceConfig
+from ..core.engine import MeClearEngine
+from ..core.errors import ConfigurationError
+from ..core.events import StageEvent
+from ..core.memory import Memory
+from ..core.report import ClearanceReport
+from ..judges.errors import MissingReferenceError
+from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
+from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
+from .events import MeClearStageEvent, StageTracker, stage_events
+from .judges import resolve_judge
+from .model import as_text_model
+from .nodes import annotate, error_nodes, to_memories
+from .reference import current_reference
+
+__all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
+
+dispatcher = get_dispatcher(__name__)
+"""The dispatcher of the postprocessor's spans and stage events."""
+
+_ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+
+
+class NodeClearance(BaseModel):
+    """The outcome of one clearance: the nodes to use and the engine's report."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    nodes: list[NodeWithScore]
+    """Kept nodes (new objects, original order), or all nodes marked on fail-open."""
+    report: ClearanceReport | None
+    """The engine's report; None when nothing ran (no nodes) or the run failed open."""
+    error: str | None = None
+    """The failure that was absorbed by ``on_error="return_all"``."""
+
+
+def _response_text(response: Any) -> str:
+    if hasattr(response, "response_gen") and hasattr(response, "get_response"):
+        response = response.get_response()
+    text = getattr(response, "response", response)
+    return "" if text is None else str(text)
+
+
+async def _aresponse_text(response: Any) -> str:
+    if hasattr(response, "async_response_gen") and hasattr(response, "get_response"):
+        response = await response.get_response()
+    return _response_text(response)
+
+
+class MeClearPostprocessor(BaseNodePostprocessor):
+    """Drops the retrieved nodes that verifiably hurt the answer to this query."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    llm: LLM | None = Field(default=None, exclude=True)
+    """Agent model behind the default answer prompt and, unless ``judge`` is set, the judge
+    model; None uses ``Settings.llm`` (resolved at query time)."""
+    response_synthesizer: Any = Field(default=None, exclude=True)
+    """Your own ``BaseSynthesizer`` as the task agent (overrides ``llm`` as the agent): it
+    receives the query and the coalition's original nodes."""
+    judge: Any = Field(default=None, exclude=True)
+    """A ``Judge``, a LlamaIndex ``LLM``, a function (``CallableJudge``) or None (``llm``)."""
+    reference: str | None = None
+    """Reference answer used for every query (``query_reference(...)`` overrides it)."""
+    clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
+    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings)."""
+    answer_prompt: str = DEFAULT_ANSWER_PROMPT
+    """Default agent's prompt template (placeholders ``{memories}``, ``{question}``)."""
+    metadata_key: str = DEFAULT_METADATA_KEY
+    """Metadata key of the per-memory results on returned nodes."""
+    judge_context: Literal["coalition", "full"] = "coalition"
+    """What the judge sees as context: the coalition the agent saw, or all retrieved nodes."""
+    edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
+    """Policy when every node is cleared (see ``meclear_integrations.payloads``)."""
+    on_error: Literal["raise", "return_all"] = "raise"
+    """When an agent / judge call fails: raise, or return every node marked with the error
+    under the metadata key (fail-open). Configuration errors always raise."""
+    max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
+    """Size cap (JSON bytes) of each event payload."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearPostprocessor"
+
+    # ------------------------------------------------------------------ LlamaIndex hooks
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return self._clear(nodes, query_bundle).nodes
+
+    @dispatcher.span
+    async def _apostprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return (await self._aclear(nodes, query_bundle)).nodes
+
+    # ------------------------------------------------------------------ public
+    @dispatcher.span
+    def clear_nodes(
+        self, nodes: Sequence[NodeWithScore], query: str | QueryBundle
+    ) -> NodeClearance:
+        """Clear ``nodes`` for ``query`` and return the nodes with the engine's report."""
+        return self._clear(list(nodes), _bundle(query))
+
+    @dispatcher.span
+    async def aclear_nodes(
+        self, nodes: Sequence[NodeWithScore], query: str | QueryBundle
+    ) -> NodeClearance:
+        """Async :meth:`clear_nodes` (agent and judge awaited on the event loop)."""
+        return await self._aclear(list(nodes), _bundle(query))
+
+    # ------------------------------------------------------------------ pieces
+    def _resolved_llm(self) -> LLM | None:
+        if self.llm is not None:
+            return self.llm
+        if self.response_synthesizer is None or self.judge is None:
+            return Settings.llm
+        return None
+
+    def _reference(self) -> str | None:
+        return current_reference() or self.reference
+
+    def _task(
+        self,
+        bundle: QueryBundle,
+        nodes: Sequence[NodeWithScore],
+        memories: list[Memory],
+        *,
+        asynchronous: bool,
+    ) -> TaskEvaluator | AsyncTaskEvaluator:
+        llm = self._resolved_llm()
+        reference = self._reference()
+        answer = self._answer(bundle, nodes, memories, llm, asynchronous=asynchronous)
+        return task_evaluator(
+            answer,
+            resolve_judge(self.judge, llm, reference),
+            question=bundle.query_str,
+            reference=reference,
+            asynchronous=asynchronous,
+            judge_context=self.judge_context,
+            context=memories,
+        )
+
+    def _answer(
+        self,
+        bundle: QueryBundle,
+        nodes: Sequence[NodeWithScore],
+        memories: list[Memory],
+        llm: LLM | None,
+        *,
+        asynchronous: bool,
+    ) -> Callable[[tuple[Memory, ...]], str | Awaitable[str]]:
+        synth = self.response_synthesizer
+        if synth is not None:
+            by_id = {m.id: n for m, n in zip(memories, nodes, strict=True)}
+
+            def shown(coalition: tuple[Memory, ...]) -> list[NodeWithScore]:
+                return [by_id[m.id] for m in coalition]
+
+            def synthesize(coalition: tuple[Memory, ...]) -> str:
+                return _response_text(synth.synthesize(bundle, nodes=shown(coalition)))
+
+            async def asynthesize(coalition: tuple[Memory, ...]) -> str:
+                return await _aresponse_text(
+                    await synth.asynthesize(bundle, nodes=shown(coalition))
+                )
+
+            return asynthesize if asynchronous else synthesize
+        if llm is None:  # pragma: no cover - _resolved_llm returns Settings.llm here
+            raise ConfigurationError("no task agent: pass llm=... or response_synthesizer=...")
+        model = as_text_model(llm)
+
+        def prompt(coalition: tuple[Memory, ...]) -> str:
+            return format_answer_prompt(bundle.query_str, coalition, template=self.answer_prompt)
+
+        def complete(coalition: tuple[Memory, ...]) -> str:
+            return model.complete(prompt(coalition))
+
+        async def acomplete(coalition: tuple[Memory, ...]) -> str:
+            return await model.acomplete(prompt(coalition))
+
+        return acomplete if asynchronous else complete
+
+    def _events(
+        self, query_id: str
+    ) -> tuple[StageTracker, Callable[[StageEvent], MeClearStageEvent]]:
+        tracker = StageTracker(query_id)
+
+        def convert(event: StageEvent) -> MeClearStageEvent:
+            typed = stage_events(event, query_id=query_id, max_bytes=self.max_event_bytes)
+            tracker.see(typed)
+            return typed
+
+        return tracker, convert
+
+    def _skip(self, query_id: str) -> list[MeClearStageEvent]:
+        base = {"stage": "clearance", "query_id": query_id, "skipped": "empty", "cleared_ids": []}
+        return [
+            StageTracker.start("clearance", query_id, {**base, "phase": "start"}),
+            StageTracker.end("clearance", query_id, {**base, "phase": "end"}),
+        ]
+
+    def _failed(
+        self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
+    ) -> NodeClearance:
+        if (
+            self.on_error == "raise"
+            or isinstance(exc, _ALWAYS_RAISE)
+            or not isinstance(exc, Exception)
+        ):
+            raise exc
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        return NodeClearance(
+            nodes=error_nodes(nodes, ids, exc, key=self.metadata_key), report=None, error=error
+        )
+
+    def _done(
+        self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
+    ) -> NodeClearance:
+        kept = annotate(nodes, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        return NodeClearance(nodes=kept, report=report)
+
+    # ------------------------------------------------------------------ sync
+    def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
+        bundle = _require_query(bundle)
+        query_id = active_span_id.get() or str(uuid.uuid4())
+        if not nodes:
+            for event in self._skip(query_id):
+                dispatcher.event(event)
+            return NodeClearance(nodes=[], report=None)
+        memories, ids = to_memories(nodes)
+        tracker, convert = self._events(query_id)
+        try:
+            task = self._task(bundle, nodes, memories, asynchronous=False)
+            context = contextvars.copy_context()
+
+            def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+                # worker threads start with an empty context: carry the span over
+                return context.copy().run(task, coalition, trial)  # type: ignore[arg-type]
+
+            engine = MeClearEngine(self.clearance, listener=lambda e: dispatcher.event(convert(e)))
+            report = engine.clear(memories, evaluate)
+        except BaseException as exc:
+            for event in tracker.closing(exc):
+                dispatcher.event(event)
+            return self._failed(nodes, ids, exc)
+        return self._done(nodes, ids, report)
+
+    # ------------------------------------------------------------------ async
+    async def _aclear(
+        self, nodes: list[NodeWithScore], bundle: QueryBundle | None
+    ) -> NodeClearance:
+        bundle = _require_query(bundle)
+        query_id = active_span_id.get() or str(uuid.uuid4())
+        if not nodes:
+            for event in self._skip(query_id):
+                await dispatcher.aevent(event)
+            return NodeClearance(nodes=[], report=None)
+        memories, ids = to_memories(nodes)
+        tracker, convert = self._events(query_id)
+
+        async def listener(event: StageEvent) -> None:
+            await dispatcher.aevent(convert(event))
+
+        try:
+            task = self._task(bundle, nodes, memories, asynchronous=True)
+            report = await MeClearEngine(self.clearance, listener=listener).aclear(memories, task)
+        except BaseException as exc:
+            for event in tracker.closing(exc):
+                await dispatcher.aevent(event)
+            return self._failed(nodes, ids, exc)
+        return self._done(nodes, ids, report)
+
+
+def _bundle(query: str | QueryBundle) -> QueryBundle:
+    return QueryBundle(query) if isinstance(query, str) else query
+
+
+def _require_query(bundle: QueryBundle | None) -> QueryBundle:
+    if bundle is None:
+        raise ValueError(
+            "MeClearPostprocessor needs the query: call postprocess_nodes(nodes, "
+            "query_str=...) or use it inside a query engine"
+        )
+    return bundle

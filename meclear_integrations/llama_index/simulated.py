@@ -1,0 +1,169 @@
+"""The simulated evidence world as a LlamaIndex LLM, and a deterministic offline embedding.
+
+:class:`SimulatedLLM` (a ``CustomLLM``; a simulation, not a language model) reads the
+memories from the prompt it is given (whichever known memory texts occur in it, via
+:class:`~meclear_integrations.simulation.TextReader`) and answers as the world's reader
+would, so a ``VectorStoreIndex`` query engine, its response synthesizer and the
+postprocessor's own agent prompt all run their real path offline. Given one of the
+package's judge prompts it acts as the judge: reference prompts are graded by normalised
+exact match; reference-free prompts compare the candidate with the world's answer on the
+memories shown to the judge. Figures it produces are SIMULATED.
+
+:class:`HashEmbedding` is a deterministic bag-of-words embedding (signed feature hashing of
+lower-cased word tokens, L2-normalised): texts that share words are close, so retrieval
+over it is meaningful and reproducible without a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.generic_utils import completion_response_to_chat_response
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+)
+from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
+from llama_index.core.llms.custom import CustomLLM
+from pydantic import Field, PrivateAttr
+
+from ..simulation import EvidenceWorld, SimulatedCase, TextReader
+from ..simulation.world import exact_match_score
+
+__all__ = ["HashEmbedding", "SimulatedLLM", "simulated_reply"]
+
+_FENCE = r"<{tag}[^>]*>\n(.*?)\n</{tag}>"
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _block(tag: str, prompt: str) -> str | None:
+    match = re.search(_FENCE.format(tag=tag), prompt, flags=re.S)
+    return match.group(1) if match else None
+
+
+def simulated_reply(reader: TextReader, prompt: str) -> str:
+    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict).
+
+    Same contract as ``meclear_integrations.langchain.simulated.simulated_reply``, kept
+    here so that this module does not need LangChain.
+    """
+    candidate = _block("candidate_answer", prompt)
+    if candidate is None:
+        return reader.answer(prompt)
+    reference = _block("reference_answer", prompt)
+    if reference is None:
+        shown = reader.present(_block("memories", prompt) or "")
+        reference = reader.world.answer(shown, case_id=reader.case_id, trial=0)
+    verdict = "CORRECT" if exact_match_score(candidate, reference) else "INCORRECT"
+    return f"VERDICT: {verdict}\n(simulated judge: normalised exact match)"
+
+
+class SimulatedLLM(CustomLLM):
+    """A LlamaIndex LLM backed by the simulated evidence world (offline; SIMULATED figures).
+
+    ``acomplete`` / ``achat`` are native coroutines (``CustomLLM``'s defaults call the sync
+    method); ``latency`` adds a per-call delay (``asyncio.sleep`` on the async path,
+    ``time.sleep`` on the sync one) to make concurrency observable in tests and demos.
+    """
+
+    world: EvidenceWorld = Field(exclude=True)
+    """The world whose reader answers."""
+    memories: dict[str, str]
+    """Known memory id -> text; a memory counts as shown when its text occurs in the prompt."""
+    case_id: str = ""
+    """Seeds the world's randomness together with the coalition and trial."""
+    latency: float = Field(default=0.0, ge=0.0)
+    """Seconds each call takes."""
+
+    _reader: TextReader = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
+
+    @classmethod
+    def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedLLM:
+        """The LLM of a built-in simulated case (e.g. ``redundant_harm_example()``)."""
+        return cls(world=case.world, memories=case.texts, case_id=case.case_id, **kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearSimulatedLLM"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="meclear-simulated-world", is_chat_model=False)
+
+    def _reply(self, prompt: str) -> CompletionResponse:
+        return CompletionResponse(text=simulated_reply(self._reader, prompt))
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        if self.latency:
+            time.sleep(self.latency)
+        return self._reply(prompt)
+
+    @llm_completion_callback()
+    async def acomplete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponse:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self._reply(prompt)
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        response = self.complete(prompt, formatted=formatted, **kwargs)
+
+        def gen() -> CompletionResponseGen:
+            yield CompletionResponse(text=response.text, delta=response.text)
+
+        return gen()
+
+    @llm_chat_callback()
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        prompt = self.messages_to_prompt(messages)  # type: ignore[misc]
+        response = await self.acomplete(prompt, formatted=True, **kwargs)
+        return completion_response_to_chat_response(response)
+
+
+def _hash_vector(text: str, dim: int) -> list[float]:
+    vector = [0.0] * dim
+    for token in _TOKEN.findall(text.lower()):
+        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        vector[value % dim] += 1.0 if (value >> 63) & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    return [v / norm for v in vector] if norm else vector
+
+
+class HashEmbedding(BaseEmbedding):
+    """Deterministic bag-of-words embedding (feature hashing); no model, no network."""
+
+    dim: int = Field(default=256, ge=8)
+    """Vector size."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MeClearHashEmbedding"
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return _hash_vector(query, self.dim)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return _hash_vector(query, self.dim)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return _hash_vector(text, self.dim)
