@@ -46,7 +46,9 @@ def test_config_defaults_are_the_budget_aware_default() -> None:
     """Issue 6 changed the default deliberately; the paper's settings are a preset."""
     c = meclear_integrations.ClearanceConfig()
     assert (c.permutations, c.trials, c.loo_tolerance, c.harm_tolerance) == (16, 2, 0.05, 0.05)
-    assert c.estimator == "auto" and c.exact_budget == 16 and c.coalitions_per_memory == 8.0
+    assert c.estimator == "auto" and c.exact_budget == 16 and c.coalitions_per_memory == 10.0
+    assert c.harm_rule == "auto"
+    assert meclear_integrations.ClearanceConfig.paper().harm_rule == "threshold"
     assert c.max_table_fraction == 0.75
     assert c.adaptive_trials and c.early_exit and c.one_batch
     assert c.clearance == "auto" and c.stopping == "none"

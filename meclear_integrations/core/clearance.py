@@ -19,12 +19,21 @@ __all__ = [
 GAIN_TIE_TOLERANCE = 1e-12
 
 
-def harmful_positions(psi: Sequence[float], tau: float) -> list[int]:
+def harmful_positions(
+    psi: Sequence[float], tau: float, upper: Sequence[float] | None = None
+) -> list[int]:
     """H^ = {i : psi_i < -tau} (Eq. 14), ordered most negative first (Eq. 16).
 
+    With ``upper`` (the upper ends of the per-memory intervals) a memory must also have an
+    interval clear of zero, upper_i < 0: a sampled estimate that could be 0 is not flagged.
+    For exact enumeration the intervals are points, so this is Eq. 14 unchanged.
     Ties keep retrieval order, so the order is deterministic.
     """
-    harmful = [i for i, value in enumerate(psi) if value < -tau]
+    harmful = [
+        i
+        for i, value in enumerate(psi)
+        if value < -tau and (upper is None or upper[i] < 0.0)
+    ]
     return sorted(harmful, key=lambda i: (psi[i], i))
 
 

@@ -6,12 +6,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ClearanceConfig", "ClearanceSearch", "EstimatorName", "PresetName", "StoppingRule"]
+__all__ = [
+    "ClearanceConfig",
+    "ClearanceSearch",
+    "EstimatorName",
+    "HarmRule",
+    "PresetName",
+    "StoppingRule",
+]
 
 EstimatorName = Literal["auto", "permutation", "exact", "kernel"]
 ClearanceSearch = Literal["auto", "nested", "minimal"]
 StoppingRule = Literal["none", "bernstein"]
 PresetName = Literal["paper", "default"]
+HarmRule = Literal["auto", "threshold", "interval"]
 
 
 class ClearanceConfig(BaseModel):
@@ -36,13 +44,19 @@ class ClearanceConfig(BaseModel):
     """kappa: |d_i| <= kappa is locally inconclusive (Eq. 7 screening)."""
     harm_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
     """tau: a memory is harmful when its contribution is below -tau (Eq. 14)."""
+    harm_rule: HarmRule = "auto"
+    """``"threshold"``: H^ = {psi_i < -tau} (Eq. 14, the paper's). ``"interval"``: also
+    require the memory's interval to be clear of zero (upper end < 0), so sampling noise
+    on a neutral memory is not flagged; identical to Eq. 14 for exact enumeration.
+    ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals), else
+    ``"threshold"`` (the permutation estimator's Hoeffding intervals are too wide)."""
     estimator: EstimatorName = "auto"
     """``"auto"``: exact enumeration (Eq. 3) when 2^K <= ``exact_budget``, else paired
     KernelSHAP (budget below); ``"exact"``; ``"permutation"`` (Eq. 11, the paper's);
     ``"kernel"`` (paired KernelSHAP regression)."""
     exact_budget: int = Field(default=16, ge=1, le=1 << 20)
     """``estimator="auto"`` enumerates every coalition when 2^K is at most this."""
-    coalitions_per_memory: float = Field(default=8.0, gt=0.0, le=1000.0)
+    coalitions_per_memory: float = Field(default=10.0, gt=0.0, le=1000.0)
     """Budget of the kernel estimator: min(ceil(this * K), floor(max_table_fraction *
     2^K)) distinct coalitions, at least 2K+2 (always included: empty, full, singletons,
     leave-one-outs)."""
@@ -92,6 +106,7 @@ class ClearanceConfig(BaseModel):
             "early_exit": False,
             "one_batch": False,
             "clearance": "nested",
+            "harm_rule": "threshold",
         }
         settings.update(overrides)
         return cls(**settings)  # type: ignore[arg-type]

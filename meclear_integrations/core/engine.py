@@ -262,7 +262,11 @@ class MeClearEngine:
             yield self._error("attribution", exc)
             raise
         psi = [float(x) for x in estimate.values]
-        priority = harmful_positions(psi, cfg.harm_tolerance)
+        use_interval = cfg.harm_rule == "interval" or (
+            cfg.harm_rule == "auto" and estimator.name == "kernel"
+        )
+        upper = [float(x) for x in estimate.upper] if use_interval else None
+        priority = harmful_positions(psi, cfg.harm_tolerance, upper)
         ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
         yield _Emit(
             StageEvent(
