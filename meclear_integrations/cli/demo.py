@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any, get_args
 
-from ..core import ClearanceConfig, ClearanceReport, MeClearEngine
+from ..core import ClearanceConfig, ClearanceReport, EstimatorName, MeClearEngine
 from ..simulation import SimulatedCase, redundant_harm_example
 
 __all__ = ["register", "run_demo"]
@@ -20,10 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "each other, so leave-one-out sees nothing; MeClear clears both and verifies."
         ),
     )
-    p.add_argument("--estimator", choices=["permutation", "exact"], default="permutation")
-    p.add_argument("--permutations", type=int, default=16, help="L (default 16)")
-    p.add_argument("--trials", type=int, default=2, help="T (default 2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--preset",
+        choices=["default", "paper"],
+        default="default",
+        help="engine configuration: the budget-aware default or the paper's (L=16, T=2)",
+    )
+    p.add_argument("--estimator", choices=list(get_args(EstimatorName)), default=None)
+    p.add_argument("--permutations", type=int, default=None, help="L")
+    p.add_argument("--trials", type=int, default=None, help="T")
+    p.add_argument("--seed", type=int, default=None)
     p.add_argument("--interactions", action="store_true", help="also estimate Eq. 15")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=_handle)
@@ -35,13 +42,14 @@ def run_demo(config: ClearanceConfig) -> tuple[SimulatedCase, ClearanceReport]:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    config = ClearanceConfig(
-        estimator=args.estimator,
-        permutations=args.permutations,
-        trials=args.trials,
-        seed=args.seed,
-        interactions=args.interactions,
-    )
+    overrides: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("estimator", "permutations", "trials", "seed")
+        if getattr(args, name) is not None
+    }
+    if args.interactions:
+        overrides["interactions"] = True
+    config = ClearanceConfig.preset(args.preset, **overrides)
     case, report = run_demo(config)
     if args.json:
         print(report.model_dump_json(indent=2))
@@ -65,6 +73,8 @@ def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
         f"query:     {case.query}",
         f"reference: {case.reference}",
         f"injected faults (targets): {', '.join(case.targets)}",
+        f"engine: estimator={report.config.estimator}, T={report.config.trials}, "
+        f"kappa={report.config.loo_tolerance}, tau={report.config.harm_tolerance}",
         "",
         "context (retrieval order):",
         *(f"  {m.id}: {m.content}" for m in case.memories),
