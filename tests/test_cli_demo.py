@@ -11,10 +11,11 @@ import pytest
 from meclear_integrations.cli import main
 
 
+@pytest.mark.parametrize("preset", ["default", "paper"])
 def test_demo_shows_loo_missing_both_and_meclear_clearing_both(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], preset: str
 ) -> None:
-    assert main(["demo"]) == 0
+    assert main(["demo", "--preset", preset]) == 0
     out = capsys.readouterr().out
     assert "SIMULATED" in out
     assert "leave-one-out (d_i < -0.05) clears [] -> value 0.00 (NOT recovered)" in out
