@@ -24,6 +24,16 @@ Memory ids
     SHA-256 of the text), stable across processes. A repeated id (two items with the same
     id, or identical texts without ids) gets ``#2``, ``#3``... in retrieval order.
 
+Failures (fail-open)
+    When the engine could not finish (``report.status == "failed"``) or the integration
+    caught an error while failing open, every retrieved item is returned unchanged in
+    content, and its metadata dict also holds ``status: "failed"`` and ``failure``
+    (:func:`failure_summary`: ``reason``, ``stage``, ``error_type``, redacted ``error``,
+    ``estimates_usable``, ``failed_count``); ``cleared`` is False everywhere. Event
+    payloads, report summaries and error texts pass through
+    :func:`~meclear_integrations.core.redaction.redact_payload` (no API keys or
+    authorization headers) and are capped in size.
+
 Edge cases (:class:`EdgeCasePolicy`)
     - Empty retrieval: returned unchanged (empty); no model call, no engine run; one
       ``meclear.clearance`` event with ``skipped: "empty"``.
@@ -47,6 +57,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .core.events import StageEvent
+from .core.redaction import redact, redact_payload
 from .core.report import ClearanceReport
 
 __all__ = [
@@ -58,6 +69,8 @@ __all__ = [
     "bounded",
     "content_memory_id",
     "event_name",
+    "exception_summary",
+    "failure_summary",
     "memory_metadata",
     "report_summary",
     "stage_event_payload",
@@ -107,13 +120,49 @@ def assign_memory_ids(items: Iterable[tuple[str | None, str]]) -> list[str]:
     return ids
 
 
+def failure_summary(report: ClearanceReport) -> dict[str, Any] | None:
+    """Why a failed (fail-open) run stopped, bounded and redacted; None for a complete run."""
+    failure = getattr(report, "failure", None)
+    if failure is None:
+        return None
+    return {
+        "reason": failure.reason,
+        "stage": failure.stage,
+        "error_type": failure.error_type,
+        "error": redact(failure.error)[:500],
+        "estimates_usable": failure.estimates_usable,
+        "failed_count": len(failure.failed_coalitions),
+    }
+
+
+def exception_summary(error: BaseException, *, stage: str = "integration") -> dict[str, Any]:
+    """:func:`failure_summary` for an error an integration caught while failing open."""
+    return {
+        "reason": "integration_error",
+        "stage": stage,
+        "error_type": type(error).__name__,
+        "error": redact(f"{type(error).__name__}: {error}")[:500],
+        "estimates_usable": False,
+        "failed_count": 0,
+    }
+
+
 def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     """The per-memory dict stored under the metadata key.
 
     When the run stopped before attribution (the full context already succeeded: early
     exit) the numeric fields are None, ``harmful`` and ``cleared`` are False and
-    ``early_exit`` is True.
+    ``early_exit`` is True. A failed run (fail-open) adds ``status`` and ``failure``.
     """
+    meta = _memory_metadata(report, memory_id)
+    failure = failure_summary(report)
+    if failure is not None:
+        meta["status"] = "failed"
+        meta["failure"] = failure
+    return meta
+
+
+def _memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     early_exit = bool(getattr(report, "early_exit", False))
     try:
         a = report.attribution(memory_id)
@@ -155,7 +204,9 @@ def bounded(payload: dict[str, Any], max_bytes: int, rank: dict[str, int] | None
 
     Dicts keyed by memory id are trimmed to the memories with the lowest ``rank`` (most
     harmful first; retrieval order without ranks), long lists are shortened; ``truncated``
-    is set whenever something was dropped. Scalars are never dropped.
+    is set whenever something was dropped. Scalars are kept (strings cut to 256
+    characters only when the containers alone could not meet the cap), so the cap holds
+    for any payload with a bounded number of scalar entries.
     """
     if _size(payload) <= max_bytes:
         return payload
@@ -171,6 +222,9 @@ def bounded(payload: dict[str, Any], max_bytes: int, rank: dict[str, int] | None
             elif isinstance(value, list) and len(value) > keep:
                 out[key] = value[:keep]
         out["truncated"] = True
+    if _size(out) > max_bytes:  # long scalar strings: cut them
+        out = {k: v[:256] if isinstance(v, str) else v for k, v in out.items()}
+        out["truncated"] = True
     return out
 
 
@@ -180,7 +234,7 @@ def stage_event_payload(
     """The payload of the ``meclear.<stage>`` event for an engine stage event."""
     body = {"stage": event.stage, "phase": event.phase, "query_id": query_id, **event.payload}
     ranks = {mid: int(v.get("rank", 0)) for mid, v in event.payload.get("shapley", {}).items()}
-    return bounded(body, max_bytes, ranks)
+    return bounded(redact_payload(body), max_bytes, ranks)
 
 
 def report_summary(
@@ -220,5 +274,10 @@ def report_summary(
         "cost": report.cost.model_dump(),
         "estimator": getattr(report, "estimator", None) or report.config.estimator,
         "early_exit": bool(getattr(report, "early_exit", False)),
+        "status": getattr(report, "status", "complete"),
     }
-    return bounded(summary, max_bytes, {a.memory_id: a.rank for a in report.attributions})
+    failure = failure_summary(report)
+    if failure is not None:
+        summary["failure"] = failure
+    ranks = {a.memory_id: a.rank for a in report.attributions}
+    return bounded(redact_payload(summary), max_bytes, ranks)

@@ -1,14 +1,28 @@
 """Framework-agnostic MeClear attribution engine (numpy, pydantic; no framework imports)."""
 
-from .config import ClearanceConfig, ClearanceSearch, EstimatorName, PresetName, StoppingRule
+from .budget import RunBudget
+from .config import (
+    ClearanceConfig,
+    ClearanceSearch,
+    EstimatorName,
+    FailureMode,
+    PresetName,
+    RetryPolicy,
+    StoppingRule,
+)
 from .dedup import AnswerCache, DedupStats, SingleFlightCache, adedup_evaluator, dedup_evaluator
 from .engine import MeClearEngine
 from .errors import (
+    BudgetExceededError,
+    ClearanceFailedError,
     ConfigurationError,
     DuplicateMemoryError,
     EvaluatorError,
     MeClearError,
+    RedactedError,
     ScoreOutOfRangeError,
+    TooManyMemoriesError,
+    TransientError,
 )
 from .estimators import (
     exact_shapley,
@@ -18,44 +32,70 @@ from .estimators import (
 )
 from .evaluation import Evaluator
 from .events import StageEvent, StageListener
+from .faults import is_transient, retry_after, sanitize
 from .memory import Memory, freeze_context
+from .redaction import REDACTED, redact, redact_payload
 from .report import (
     ClearanceCandidate,
     ClearanceCost,
+    ClearanceFailure,
     ClearanceReport,
+    ClearanceStatus,
+    FailedCoalition,
+    FailureReason,
     MemoryAttribution,
     PairInteraction,
 )
+from .retry import CallRetrier
 
 __all__ = [
+    "REDACTED",
     "AnswerCache",
+    "BudgetExceededError",
+    "CallRetrier",
     "ClearanceCandidate",
     "ClearanceConfig",
     "ClearanceCost",
+    "ClearanceFailedError",
+    "ClearanceFailure",
     "ClearanceReport",
     "ClearanceSearch",
+    "ClearanceStatus",
     "ConfigurationError",
     "DedupStats",
     "DuplicateMemoryError",
     "EstimatorName",
     "Evaluator",
     "EvaluatorError",
+    "FailedCoalition",
+    "FailureMode",
+    "FailureReason",
     "MeClearEngine",
     "MeClearError",
     "Memory",
     "MemoryAttribution",
     "PairInteraction",
     "PresetName",
+    "RedactedError",
+    "RetryPolicy",
+    "RunBudget",
     "ScoreOutOfRangeError",
     "SingleFlightCache",
     "StageEvent",
     "StageListener",
     "StoppingRule",
+    "TooManyMemoriesError",
+    "TransientError",
     "adedup_evaluator",
     "dedup_evaluator",
     "exact_shapley",
     "freeze_context",
     "hoeffding_epsilon",
+    "is_transient",
+    "redact",
+    "redact_payload",
+    "retry_after",
+    "sanitize",
     "sufficient_permutations",
     "sufficient_permutations_for_gap",
 ]

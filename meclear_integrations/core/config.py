@@ -19,6 +19,32 @@ EstimatorName = Literal["auto", "permutation", "exact", "kernel"]
 ClearanceSearch = Literal["auto", "nested", "minimal"]
 StoppingRule = Literal["none", "bernstein"]
 PresetName = Literal["paper", "default"]
+FailureMode = Literal["open", "closed"]
+
+
+class RetryPolicy(BaseModel):
+    """Retries of one evaluator call on a transient error (``core.faults``), with
+    exponential backoff and jitter (tenacity); permanent errors are never retried."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_attempts: int = Field(default=3, ge=1, le=20)
+    """Attempts per evaluator call, the first included (1 = no retry)."""
+    initial_backoff: float = Field(default=0.5, ge=0.0, le=60.0)
+    """Wait in seconds before the first retry; doubles (``multiplier``) per retry."""
+    multiplier: float = Field(default=2.0, ge=1.0, le=10.0)
+    """Growth factor of the backoff."""
+    max_backoff: float = Field(default=8.0, ge=0.0, le=600.0)
+    """Upper bound of one backoff wait in seconds (before jitter)."""
+    jitter: float = Field(default=0.25, ge=0.0, le=60.0)
+    """Up to this many seconds of uniform random jitter added to each backoff."""
+    honour_retry_after: bool = True
+    """Wait what the server asked for (``retry-after-ms`` / ``retry-after`` / an
+    exception's ``retry_after``) instead of the computed backoff."""
+    max_retry_after: float = Field(default=30.0, ge=0.0, le=3600.0)
+    """A requested wait longer than this is not waited for: the call fails instead."""
+
+
 HarmRule = Literal["auto", "threshold", "interval"]
 
 
@@ -92,6 +118,23 @@ class ClearanceConfig(BaseModel):
     """Largest K the exact estimator (or minimal clearance) enumerates (2^K coalitions)."""
     seed: int | None = 0
     """Seed of the samplers; None draws fresh randomness."""
+    on_failure: FailureMode = "open"
+    """When attribution cannot finish (an evaluator call failed after its retries, the
+    budget ran out, K exceeds ``max_memories``): ``"open"`` returns the full context
+    unchanged in a report with ``status="failed"`` saying why, which coalitions failed and
+    whether the estimates made so far are usable; ``"closed"`` raises (``EvaluatorError``,
+    ``BudgetExceededError``, ``TooManyMemoriesError``). Cancellation always propagates."""
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
+    max_evaluator_calls: int | None = Field(default=None, ge=1, le=10_000_000)
+    """Per-query cap on evaluator invocations, retries included; None = no cap. A batch
+    that cannot fit in what is left is not started."""
+    max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
+    """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
+    (async) or abandoned to finish in their worker threads (sync) when it fires."""
+    max_memories: int = Field(default=64, ge=1, le=4096)
+    """Largest context K the engine attributes; a larger one is not attributed (it fails
+    open unchanged, reason ``too_many_memories``, or raises when failing closed)."""
 
     @classmethod
     def paper(cls, **overrides: object) -> ClearanceConfig:

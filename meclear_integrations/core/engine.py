@@ -2,6 +2,14 @@
 
 The algorithm is written once, as a generator of steps (evaluate these coalitions, emit
 this stage event); a sync and an async driver execute the steps.
+
+Reliability: every evaluator call is retried on transient errors (``config.retry``) and
+counted against the per-query budget (``max_evaluator_calls``, ``max_wall_seconds``).
+When the run cannot finish, ``on_failure="open"`` (default) returns a report with
+``status="failed"`` that keeps the full context unchanged and says why
+(:class:`~.report.ClearanceFailure`); ``"closed"`` raises. Cancellation always propagates,
+after every in-flight call of the run was cancelled (async) and the open stage was closed
+with an ``error`` event; the run's state is local to the call and discarded.
 """
 
 from __future__ import annotations
@@ -11,11 +19,12 @@ import inspect
 import logging
 import time
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 
+from .budget import Clock, RunBudget
 from .clearance import (
     GAIN_TIE_TOLERANCE,
     candidate_coalition,
@@ -26,7 +35,13 @@ from .clearance import (
 )
 from .coalitions import Coalition
 from .config import ClearanceConfig, ClearanceSearch
-from .errors import ConfigurationError
+from .errors import (
+    BudgetExceededError,
+    ConfigurationError,
+    EvaluatorError,
+    ScoreOutOfRangeError,
+    TooManyMemoriesError,
+)
 from .estimators import (
     ExactShapley,
     KernelShapley,
@@ -34,7 +49,12 @@ from .estimators import (
     ShapleyEstimator,
     make_estimator,
 )
-from .evaluation import Evaluator, evaluate_async, evaluate_sync, is_async_evaluator
+from .evaluation import (
+    Evaluator,
+    evaluate_async,
+    evaluate_sync,
+    is_async_evaluator,
+)
 from .events import Stage, StageEvent, StageListener
 from .game import CoalitionGame
 from .interactions import (
@@ -44,13 +64,18 @@ from .interactions import (
     sampled_interactions,
 )
 from .memory import Memory, freeze_context
+from .redaction import redact
 from .report import (
     ClearanceCandidate,
     ClearanceCost,
+    ClearanceFailure,
     ClearanceReport,
+    FailedCoalition,
+    FailureReason,
     MemoryAttribution,
     PairInteraction,
 )
+from .retry import AsyncSleep, CallRetrier, Sleep
 from .screening import loo_coalitions, loo_effects, loo_label
 
 __all__ = ["MeClearEngine"]
@@ -71,6 +96,40 @@ class _Emit:
 
 _Step = _Evaluate | _Emit
 _Algorithm = Generator[_Step, None, ClearanceReport]
+
+_FAILS_OPEN = (EvaluatorError, BudgetExceededError, TooManyMemoriesError)
+"""Errors after which a run can fail open; anything else (a bug, a configuration error,
+cancellation) always propagates."""
+MAX_FAILURES_IN_EVENT = 20
+"""Failed coalitions listed in an error event (the report lists them all)."""
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable state of one run: budget, retrier, failures, and how far it got."""
+
+    budget: RunBudget
+    retrier: CallRetrier
+    failures: list[FailedCoalition] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    stage: Stage = "screening"
+    estimator: str | None = None
+    attributions: list[MemoryAttribution] | None = None
+    """Complete contributions, once attribution has finished."""
+
+
+def _failure_reason(exc: BaseException) -> FailureReason:
+    if isinstance(exc, TooManyMemoriesError):
+        return "too_many_memories"
+    if isinstance(exc, BudgetExceededError):
+        return "time_budget" if exc.reason == "time_budget" else "call_budget"
+    if isinstance(exc, ScoreOutOfRangeError):
+        return "invalid_score"
+    return "evaluator_error"
+
+
+def _error_text(exc: BaseException) -> str:
+    return redact(str(exc))[:500]
 
 
 def _want(*groups: tuple[Iterable[Coalition], int]) -> list[tuple[Coalition, int]]:
@@ -100,10 +159,30 @@ class MeClearEngine:
     """
 
     def __init__(
-        self, config: ClearanceConfig | None = None, *, listener: StageListener | None = None
+        self,
+        config: ClearanceConfig | None = None,
+        *,
+        listener: StageListener | None = None,
+        sleep: Sleep | None = None,
+        asleep: AsyncSleep | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        """``sleep`` / ``asleep`` replace the retry backoff waits and ``clock`` the
+        monotonic clock of the wall-time budget (inject them so tests never wait)."""
         self.config = config if config is not None else ClearanceConfig()
         self.listener = listener
+        self.sleep = sleep
+        self.asleep = asleep
+        self.clock = clock
+
+    def _new_run(self) -> _Run:
+        cfg = self.config
+        budget_kwargs = {"clock": self.clock} if self.clock is not None else {}
+        budget = RunBudget(
+            max_calls=cfg.max_evaluator_calls, max_seconds=cfg.max_wall_seconds, **budget_kwargs
+        )
+        retrier = CallRetrier(cfg.retry, budget, sleep=self.sleep, asleep=self.asleep)
+        return _Run(budget=budget, retrier=retrier)
 
     # ------------------------------------------------------------------ drivers
     def clear(self, memories: Iterable[Memory], evaluate: Evaluator) -> ClearanceReport:
@@ -118,17 +197,26 @@ class MeClearEngine:
                 "clear() got a coroutine evaluator inside a running event loop: "
                 "await aclear() instead"
             )
-        game, algorithm = self._start(context)
+        game, run, algorithm = self._start(context)
         failure: BaseException | None = None
         while True:
             try:
                 step = algorithm.send(None) if failure is None else algorithm.throw(failure)
             except StopIteration as stop:
                 return stop.value
+            except Exception as exc:
+                return self._fail_open(exc, game, run)
             failure = None
             try:
                 if isinstance(step, _Evaluate):
-                    evaluate_sync(game, step.coalitions, evaluate, self.config.max_concurrency)
+                    evaluate_sync(
+                        game,
+                        step.coalitions,
+                        evaluate,
+                        self.config.max_concurrency,
+                        retrier=run.retrier,
+                        failures=run.failures,
+                    )
                 else:
                     self._emit_sync(step.event)
             except BaseException as exc:
@@ -137,18 +225,25 @@ class MeClearEngine:
     async def aclear(self, memories: Iterable[Memory], evaluate: Evaluator) -> ClearanceReport:
         """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently."""
         context = freeze_context(memories)
-        game, algorithm = self._start(context)
+        game, run, algorithm = self._start(context)
         failure: BaseException | None = None
         while True:
             try:
                 step = algorithm.send(None) if failure is None else algorithm.throw(failure)
             except StopIteration as stop:
                 return stop.value
+            except Exception as exc:
+                return self._fail_open(exc, game, run)
             failure = None
             try:
                 if isinstance(step, _Evaluate):
                     await evaluate_async(
-                        game, step.coalitions, evaluate, self.config.max_concurrency
+                        game,
+                        step.coalitions,
+                        evaluate,
+                        self.config.max_concurrency,
+                        retrier=run.retrier,
+                        failures=run.failures,
                     )
                 else:
                     await self._emit_async(step.event)
@@ -163,8 +258,8 @@ class MeClearEngine:
             if inspect.iscoroutine(result):
                 result.close()
                 logger.warning("async stage listener ignored on the sync path; use aclear()")
-        except Exception:
-            logger.exception("MeClear stage listener failed on %s/%s", event.stage, event.phase)
+        except Exception as exc:
+            self._listener_failed(event, exc)
 
     async def _emit_async(self, event: StageEvent) -> None:
         if self.listener is None:
@@ -173,20 +268,79 @@ class MeClearEngine:
             result = self.listener(event)
             if inspect.isawaitable(result):
                 await result
-        except Exception:
-            logger.exception("MeClear stage listener failed on %s/%s", event.stage, event.phase)
+        except Exception as exc:
+            self._listener_failed(event, exc)
 
-    def _start(self, context: tuple[Memory, ...]) -> tuple[CoalitionGame, _Algorithm]:
+    @staticmethod
+    def _listener_failed(event: StageEvent, exc: Exception) -> None:
+        logger.warning(
+            "MeClear stage listener failed on %s/%s: %s",
+            event.stage,
+            event.phase,
+            redact(f"{type(exc).__name__}: {exc}")[:500],
+        )
+
+    def _start(self, context: tuple[Memory, ...]) -> tuple[CoalitionGame, _Run, _Algorithm]:
         game = CoalitionGame(context=context, trials=self.config.trials)
-        return game, self._algorithm(game)
+        run = self._new_run()
+        return game, run, self._algorithm(game, run)
+
+    # ------------------------------------------------------------------ failures
+    def _fails_open(self, exc: BaseException) -> bool:
+        return self.config.on_failure == "open" and isinstance(exc, _FAILS_OPEN)
+
+    def _fail_open(self, exc: Exception, game: CoalitionGame, run: _Run) -> ClearanceReport:
+        """The fail-open report for ``exc`` (the full context, unchanged), or re-raise."""
+        if not self._fails_open(exc):
+            raise exc
+        failures = list(run.failures)
+        if isinstance(exc, EvaluatorError) and not any(
+            tuple(f.memory_ids) == exc.coalition and f.trial == exc.trial for f in failures
+        ):
+            failures.append(
+                FailedCoalition(
+                    memory_ids=list(exc.coalition),
+                    trial=exc.trial,
+                    error_type=type(exc.__cause__ or exc).__name__,
+                    error=_error_text(exc.__cause__ or exc),
+                    transient=False,
+                    attempts=1,
+                )
+            )
+        baseline = game.value(game.full) if game.trials_of(game.full) else None
+        failure = ClearanceFailure(
+            reason=_failure_reason(exc),
+            stage=run.stage,
+            error_type=type(exc).__name__,
+            error=_error_text(exc),
+            failed_coalitions=failures,
+            estimates_usable=run.attributions is not None,
+            coalitions_evaluated=game.coalitions_evaluated,
+        )
+        logger.warning(
+            "MeClear failed open (%s in %s): %s", failure.reason, failure.stage, failure.error
+        )
+        return ClearanceReport(
+            baseline_value=baseline,
+            final_value=baseline,
+            recovered=False,
+            kept=list(game.context),
+            cleared=[],
+            attributions=list(run.attributions or []),
+            candidates=[],
+            cost=self._cost(game, run),
+            config=self.config,
+            estimator=run.estimator,
+            status="failed",
+            failure=failure,
+        )
 
     # ------------------------------------------------------------------ algorithm
-    def _algorithm(self, game: CoalitionGame) -> _Algorithm:
+    def _algorithm(self, game: CoalitionGame, run: _Run) -> _Algorithm:
         cfg = self.config
-        started = time.perf_counter()
         k = game.k
         if k == 0:
-            return self._empty_report(started)
+            return self._empty_report(run)
         if cfg.estimator == "exact" and k > cfg.max_exact_memories:
             raise ConfigurationError(
                 f"estimator='exact' enumerates 2^K coalitions; K={k} exceeds "
@@ -207,6 +361,11 @@ class MeClearEngine:
         yield _Emit(StageEvent(stage="screening", phase="start", payload={"k": k}))
         exited = False
         try:
+            if k > cfg.max_memories:
+                raise TooManyMemoriesError(
+                    f"the context holds K={k} memories, more than max_memories="
+                    f"{cfg.max_memories}; raise max_memories or retrieve fewer"
+                )
             if cfg.early_exit:
                 yield _Evaluate([(everything, cfg.trials)])
                 exited = game.recovers(everything, cfg.success_threshold)
@@ -223,11 +382,11 @@ class MeClearEngine:
         except GeneratorExit:
             raise
         except BaseException as exc:
-            yield self._error("screening", exc)
+            yield self._error("screening", exc, run)
             raise
         baseline = game.value(everything)
         if exited:
-            return (yield from self._early_exit(game, baseline, started))
+            return (yield from self._early_exit(game, baseline, run))
         yield _Emit(
             StageEvent(
                 stage="screening",
@@ -245,6 +404,8 @@ class MeClearEngine:
         )
 
         # Step 5: Shapley contributions (Eq. 3 exact, Eq. 11 sampled, or KernelSHAP).
+        run.stage = "attribution"
+        run.estimator = estimator.name
         yield _Emit(
             StageEvent(stage="attribution", phase="start", payload={"estimator": estimator.name})
         )
@@ -259,7 +420,7 @@ class MeClearEngine:
         except GeneratorExit:
             raise
         except BaseException as exc:
-            yield self._error("attribution", exc)
+            yield self._error("attribution", exc, run)
             raise
         psi = [float(x) for x in estimate.values]
         use_interval = cfg.harm_rule == "interval" or (
@@ -268,6 +429,20 @@ class MeClearEngine:
         upper = [float(x) for x in estimate.upper] if use_interval else None
         priority = harmful_positions(psi, cfg.harm_tolerance, upper)
         ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
+        run.attributions = [
+            MemoryAttribution(
+                memory_id=ids[i],
+                position=i,
+                loo_effect=effects[i],
+                loo_label=labels[i],
+                shapley=psi[i],
+                shapley_interval=(float(estimate.lower[i]), float(estimate.upper[i])),
+                rank=ranks[i],
+                harmful=i in priority,
+                cleared=False,
+            )
+            for i in range(k)
+        ]
         yield _Emit(
             StageEvent(
                 stage="attribution",
@@ -288,6 +463,7 @@ class MeClearEngine:
         # Optional: pairwise interactions (Eq. 15), diagnostic only.
         pairs: list[PairInteraction] = []
         if cfg.interactions and k >= 2:
+            run.stage = "interactions"
             yield _Emit(StageEvent(stage="interactions", phase="start", payload={}))
             try:
                 if _complete_plan(estimator, k):
@@ -301,7 +477,7 @@ class MeClearEngine:
             except GeneratorExit:
                 raise
             except BaseException as exc:
-                yield self._error("interactions", exc)
+                yield self._error("interactions", exc, run)
                 raise
             pairs = [
                 PairInteraction(
@@ -326,6 +502,7 @@ class MeClearEngine:
 
         # Steps 6-17: candidates (nested Eq. 16-17, or every subset of H^ for Eq. 5),
         # gains and verification (Eq. 18-20).
+        run.stage = "clearance"
         search = self._search(game, priority)
         candidates = (
             minimal_candidates(priority, psi)
@@ -347,7 +524,7 @@ class MeClearEngine:
         except GeneratorExit:
             raise
         except BaseException as exc:
-            yield self._error("clearance", exc)
+            yield self._error("clearance", exc, run)
             raise
         cleared_positions = set(candidates[selected])
         final_coalition = candidate_coalition(k, candidates[selected])
@@ -358,18 +535,8 @@ class MeClearEngine:
             kept=[m for i, m in enumerate(game.context) if i not in cleared_positions],
             cleared=[m for i, m in enumerate(game.context) if i in cleared_positions],
             attributions=[
-                MemoryAttribution(
-                    memory_id=ids[i],
-                    position=i,
-                    loo_effect=effects[i],
-                    loo_label=labels[i],
-                    shapley=psi[i],
-                    shapley_interval=(float(estimate.lower[i]), float(estimate.upper[i])),
-                    rank=ranks[i],
-                    harmful=i in priority,
-                    cleared=i in cleared_positions,
-                )
-                for i in range(k)
+                a.model_copy(update={"cleared": a.position in cleared_positions})
+                for a in run.attributions
             ],
             interactions=pairs,
             candidates=[
@@ -384,7 +551,7 @@ class MeClearEngine:
                 )
                 for j, c in enumerate(candidates)
             ],
-            cost=self._cost(game, started),
+            cost=self._cost(game, run),
             config=cfg,
             estimator=estimator.name,
             clearance_search=search,
@@ -443,7 +610,7 @@ class MeClearEngine:
         permutations = getattr(estimator, "budget", 0) // max(1, k) or 16
         return [rng.permutation(k) for _ in range(permutations)]
 
-    def _early_exit(self, game: CoalitionGame, baseline: float, started: float) -> _Algorithm:
+    def _early_exit(self, game: CoalitionGame, baseline: float, run: _Run) -> _Algorithm:
         """The full context recovers: no clearance can gain (Eq. 18-20 select C_0)."""
         cfg = self.config
         yield _Emit(
@@ -483,7 +650,7 @@ class MeClearEngine:
                     trials=game.trials_of(game.full),
                 )
             ],
-            cost=self._cost(game, started),
+            cost=self._cost(game, run),
             config=cfg,
             early_exit=True,
         )
@@ -510,27 +677,39 @@ class MeClearEngine:
             )
         )
 
-    @staticmethod
-    def _error(stage: Stage, exc: BaseException) -> _Emit:
-        return _Emit(
-            StageEvent(
-                stage=stage,
-                phase="error",
-                payload={"error_type": type(exc).__name__, "error": str(exc)[:500]},
-            )
-        )
+    def _error(self, stage: Stage, exc: BaseException, run: _Run) -> _Emit:
+        """The ``error`` event closing ``stage``: what failed (redacted), and whether the
+        run fails open (``outcome``), raises, or was cancelled."""
+        payload: dict[str, object] = {"error_type": type(exc).__name__, "error": _error_text(exc)}
+        if not isinstance(exc, Exception):
+            payload["outcome"] = "cancelled"
+        elif self._fails_open(exc):
+            payload["outcome"] = "fail_open"
+            payload["reason"] = _failure_reason(exc)
+            payload["estimates_usable"] = run.attributions is not None
+        else:
+            payload["outcome"] = "raise"
+        if run.failures:
+            payload["failed_coalitions"] = [
+                {"memory_ids": f.memory_ids, "trial": f.trial, "error_type": f.error_type}
+                for f in run.failures[:MAX_FAILURES_IN_EVENT]
+            ]
+            payload["failed_count"] = len(run.failures)
+        return _Emit(StageEvent(stage=stage, phase="error", payload=payload))
 
     @staticmethod
-    def _cost(game: CoalitionGame, started: float) -> ClearanceCost:
+    def _cost(game: CoalitionGame, run: _Run) -> ClearanceCost:
         return ClearanceCost(
             coalitions=game.coalitions_evaluated,
             evaluator_calls=game.evaluator_calls,
             cache_hits=game.cache_hits,
-            wall_seconds=time.perf_counter() - started,
+            wall_seconds=time.perf_counter() - run.started,
             rounds=game.rounds,
+            attempts=run.budget.calls,
+            retries=run.budget.retries,
         )
 
-    def _empty_report(self, started: float) -> ClearanceReport:
+    def _empty_report(self, run: _Run) -> ClearanceReport:
         return ClearanceReport(
             baseline_value=None,
             final_value=None,
@@ -543,7 +722,7 @@ class MeClearEngine:
                 coalitions=0,
                 evaluator_calls=0,
                 cache_hits=0,
-                wall_seconds=time.perf_counter() - started,
+                wall_seconds=time.perf_counter() - run.started,
             ),
             config=self.config,
         )

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
+    "ClearanceFailedError",
     "ConfigurationError",
     "DuplicateMemoryError",
     "EvaluatorError",
     "MeClearError",
+    "RedactedError",
     "ScoreOutOfRangeError",
+    "TooManyMemoriesError",
+    "TransientError",
 ]
 
 
@@ -37,3 +42,59 @@ class EvaluatorError(MeClearError):
 
 class ScoreOutOfRangeError(EvaluatorError, ValueError):
     """The evaluator returned a score outside [0, 1] (or not a number)."""
+
+
+class TooManyMemoriesError(ConfigurationError):
+    """The retrieved context holds more memories than ``ClearanceConfig.max_memories``."""
+
+
+class TransientError(MeClearError):
+    """Raise from an evaluator to mark a failure as transient (retried with backoff).
+
+    ``retry_after`` (seconds), when given, is honoured as the wait before the next attempt.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BudgetExceededError(MeClearError):
+    """The per-query budget (``max_evaluator_calls`` or ``max_wall_seconds``) ran out.
+
+    ``reason`` is ``"call_budget"`` or ``"time_budget"``.
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class ClearanceFailedError(MeClearError):
+    """Raised by integrations that fail closed when the engine reported a failed run
+    (e.g. a report produced by a fail-open engine run); ``failure`` describes it."""
+
+    def __init__(self, message: str, *, failure: object = None) -> None:
+        super().__init__(message)
+        self.failure = failure
+
+
+class RedactedError(MeClearError):
+    """Stands in for an error whose message may hold secrets (see ``faults.sanitize``):
+    the message is redacted, the original's class name, transient classification,
+    retry-after and HTTP status are kept, and no traceback chain is attached."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        original_type: str,
+        transient: bool,
+        retry_after: float | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.original_type = original_type
+        self.transient = transient
+        self.retry_after = retry_after
+        self.status_code = status_code

@@ -3,6 +3,12 @@
 An evaluator is ``evaluate(coalition: tuple[Memory, ...], trial: int) -> float`` or a
 coroutine function with that signature: one task-agent run on the coalition plus one
 judgement, a score in [0, 1].
+
+Every call goes through a :class:`~.retry.CallRetrier` (transient errors retried with
+backoff, every attempt taken from the run's :class:`~.budget.RunBudget`). A batch is all
+or nothing: scores reach the game only when every call of the batch succeeded, so a
+failed, timed-out or cancelled batch leaves no half-written state. Failed calls are
+appended to ``failures`` (memory ids, trial, redacted error) for the report.
 """
 
 from __future__ import annotations
@@ -13,12 +19,19 @@ import threading
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from typing import Any
 
+from .budget import RunBudget
 from .coalitions import Coalition
-from .errors import EvaluatorError
+from .config import RetryPolicy
+from .errors import BudgetExceededError, EvaluatorError
+from .faults import exception_chain, is_transient
 from .game import CoalitionGame, EvaluationRequest
 from .memory import Memory
+from .redaction import redact
+from .report import FailedCoalition
+from .retry import CallRetrier
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
 
@@ -34,10 +47,28 @@ def is_async_evaluator(evaluate: Callable[..., Any]) -> bool:
 
 def _failure(request: EvaluationRequest, exc: BaseException) -> EvaluatorError:
     return EvaluatorError(
-        f"evaluator raised {type(exc).__name__}: {exc} on coalition "
+        f"evaluator raised {type(exc).__name__}: {redact(str(exc))[:1000]} on coalition "
         f"{list(request.memory_ids)} (trial {request.trial})",
         coalition=request.memory_ids,
         trial=request.trial,
+    )
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The original exception behind the engine's wrapper."""
+    return exc.__cause__ if isinstance(exc, EvaluatorError) and exc.__cause__ else exc
+
+
+def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -> FailedCoalition:
+    """The report entry of one failed evaluator call (error text redacted)."""
+    root = _root(exc)
+    return FailedCoalition(
+        memory_ids=list(request.memory_ids),
+        trial=request.trial,
+        error_type=getattr(root, "original_type", None) or type(root).__name__,
+        error=redact(str(root))[:500],
+        transient=any(is_transient(e) for e in exception_chain(exc)),
+        attempts=attempts,
     )
 
 
@@ -60,6 +91,18 @@ def _call_sync(evaluate: Evaluator, request: EvaluationRequest) -> object:
     return result
 
 
+async def _call_async(evaluate: Evaluator, request: EvaluationRequest) -> object:
+    try:
+        result = evaluate(request.memories, request.trial)
+        if inspect.isawaitable(result):
+            result = await result
+    except EvaluatorError:
+        raise
+    except Exception as exc:
+        raise _failure(request, exc) from exc
+    return result
+
+
 def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: Sequence[object]):
     grouped: dict[Coalition, list[float]] = defaultdict(list)
     for request, result in zip(requests, results, strict=True):
@@ -68,37 +111,107 @@ def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: 
         game.store(coalition, trial_scores)
 
 
+class _Calls:
+    """The retried calls of one batch and the failures they produced."""
+
+    def __init__(self, evaluate: Evaluator, retrier: CallRetrier, failures: list) -> None:
+        self.evaluate = evaluate
+        self.retrier = retrier
+        self.failures: list[FailedCoalition] = failures
+        self._lock = threading.Lock()
+
+    def _failed(self, request: EvaluationRequest, exc: BaseException, attempts: int) -> None:
+        if isinstance(exc, BudgetExceededError) and attempts == 0:
+            return  # never started: not a failure of the coalition
+        with self._lock:
+            self.failures.append(failed_call(request, exc, attempts))
+
+    def sync(self, request: EvaluationRequest) -> object:
+        attempts = 0
+
+        def attempt() -> object:
+            nonlocal attempts
+            attempts += 1
+            return _call_sync(self.evaluate, request)
+
+        try:
+            return self.retrier.call(attempt)
+        except BaseException as exc:
+            self._failed(request, exc, attempts)
+            raise
+
+    async def asynchronous(self, request: EvaluationRequest) -> object:
+        attempts = 0
+
+        async def attempt() -> object:
+            nonlocal attempts
+            attempts += 1
+            return await _call_async(self.evaluate, request)
+
+        try:
+            return await self.retrier.acall(attempt)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self._failed(request, exc, attempts)
+            raise
+
+
+def _default_retrier(retrier: CallRetrier | None) -> CallRetrier:
+    return retrier if retrier is not None else CallRetrier(RetryPolicy(max_attempts=1), RunBudget())
+
+
+def _time_exceeded(budget: RunBudget) -> BudgetExceededError:
+    return BudgetExceededError(
+        f"max_wall_seconds exhausted after {budget.clock() - budget.started:.3f}s",
+        reason="time_budget",
+    )
+
+
 def _call_threaded(
-    evaluate: Evaluator, requests: Sequence[EvaluationRequest], workers: int
+    calls: _Calls, requests: Sequence[EvaluationRequest], workers: int
 ) -> list[object]:
-    """Run ``requests`` on ``workers`` threads that pull from one shared queue (a few
-    thread hand-offs per batch instead of one future per call); the first failure stops
-    the workers from taking new requests and is raised."""
+    """Run ``requests`` on ``workers`` threads that pull from one shared queue; the first
+    failure stops the workers from taking new requests and is raised. At the run's
+    deadline the batch is abandoned: workers take nothing new, calls in flight finish in
+    their threads and their results are discarded."""
+    budget = calls.retrier.budget
     results: list[object] = [None] * len(requests)
     pending = iter(range(len(requests)))
-    failures: list[BaseException] = []
+    errors: list[BaseException] = []
     lock = threading.Lock()
+    abandoned = threading.Event()
 
     def work() -> None:
         while True:
             with lock:
-                if failures:
+                if errors or abandoned.is_set():
                     return
                 index = next(pending, None)
             if index is None:
                 return
             try:
-                results[index] = _call_sync(evaluate, requests[index])
+                value = calls.sync(requests[index])
             except BaseException as exc:
                 with lock:
-                    failures.append(exc)
+                    errors.append(exc)
                 return
+            with lock:
+                if not abandoned.is_set():
+                    results[index] = value
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="meclear") as pool:
-        for future in [pool.submit(work) for _ in range(workers)]:
-            future.result()
-    if failures:
-        raise failures[0]
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="meclear")
+    futures = [pool.submit(work) for _ in range(workers)]
+    _, running = wait_futures(futures, timeout=budget.remaining_seconds())
+    if running:
+        with lock:
+            abandoned.set()
+        budget.close("time_budget")
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise _time_exceeded(budget)
+    pool.shutdown(wait=True)
+    if errors:
+        raise errors[0]
     return results
 
 
@@ -108,18 +221,33 @@ def evaluate_sync(
     evaluate: Evaluator,
     max_concurrency: int,
     trials: int | None = None,
+    *,
+    retrier: CallRetrier | None = None,
+    failures: list[FailedCoalition] | None = None,
 ) -> None:
     """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
-    worker threads up to ``max_concurrency``."""
+    worker threads up to ``max_concurrency`` (in one worker thread when the run has a
+    deadline, so that it can be honoured)."""
     requests = game.pending(coalitions, trials)
     if not requests:
         return
+    retrier = _default_retrier(retrier)
+    retrier.budget.ensure(len(requests))
     game.rounds += 1
-    if max_concurrency <= 1 or len(requests) == 1:
-        results = [_call_sync(evaluate, r) for r in requests]
+    calls = _Calls(evaluate, retrier, failures if failures is not None else [])
+    timed = retrier.budget.deadline is not None
+    if not timed and (max_concurrency <= 1 or len(requests) == 1):
+        results = [calls.sync(r) for r in requests]
     else:
-        results = _call_threaded(evaluate, requests, min(max_concurrency, len(requests)))
+        results = _call_threaded(calls, requests, min(max_concurrency, len(requests)))
     _store(game, requests, results)
+
+
+async def _settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel every unfinished task and wait until all have finished."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def evaluate_async(
@@ -128,40 +256,48 @@ async def evaluate_async(
     evaluate: Evaluator,
     max_concurrency: int,
     trials: int | None = None,
+    *,
+    retrier: CallRetrier | None = None,
+    failures: list[FailedCoalition] | None = None,
 ) -> None:
     """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
     at most ``max_concurrency`` calls at once.
 
-    A sync evaluator runs in worker threads. On any failure or cancellation every call
-    still in flight is cancelled before the error propagates.
+    A sync evaluator runs in worker threads. On any failure, the deadline, or
+    cancellation every call still in flight is cancelled and awaited before the error
+    propagates, so no task of the batch outlives it.
     """
     requests = game.pending(coalitions, trials)
     if not requests:
         return
+    retrier = _default_retrier(retrier)
+    budget = retrier.budget
+    budget.ensure(len(requests))
     game.rounds += 1
     semaphore = asyncio.Semaphore(max_concurrency)
+    calls = _Calls(evaluate, retrier, failures if failures is not None else [])
     run_in_thread = not is_async_evaluator(evaluate)
 
     async def call(request: EvaluationRequest) -> object:
         async with semaphore:
             if run_in_thread:
-                return await asyncio.to_thread(_call_sync, evaluate, request)
-            try:
-                result = evaluate(request.memories, request.trial)
-                if inspect.isawaitable(result):
-                    result = await result
-            except EvaluatorError:
-                raise
-            except Exception as exc:
-                raise _failure(request, exc) from exc
-            return result
+                return await asyncio.to_thread(calls.sync, request)
+            return await calls.asynchronous(request)
 
     tasks = [asyncio.ensure_future(call(r)) for r in requests]
     try:
-        results = await asyncio.gather(*tasks)
+        async with asyncio.timeout(budget.remaining_seconds()):
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except TimeoutError:
+        budget.close("time_budget")
+        await _settle(tasks)
+        raise _time_exceeded(budget) from None
     except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        budget.close("cancelled")
+        await _settle(tasks)
         raise
-    _store(game, requests, results)
+    failed = [t for t in tasks if t.done() and not t.cancelled() and t.exception() is not None]
+    if failed:
+        await _settle(tasks)
+        raise failed[0].exception()  # type: ignore[misc]
+    _store(game, requests, [t.result() for t in tasks])

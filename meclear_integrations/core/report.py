@@ -14,9 +14,18 @@ from .screening import LooLabel
 __all__ = [
     "ClearanceCandidate",
     "ClearanceCost",
+    "ClearanceFailure",
     "ClearanceReport",
+    "ClearanceStatus",
+    "FailedCoalition",
+    "FailureReason",
     "MemoryAttribution",
     "PairInteraction",
+]
+
+ClearanceStatus = Literal["complete", "failed"]
+FailureReason = Literal[
+    "evaluator_error", "call_budget", "time_budget", "too_many_memories", "invalid_score"
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -95,6 +104,57 @@ class ClearanceCost(BaseModel):
     rounds: int = 0
     """Batches sent to the evaluator (model round trips of latency when each batch fits
     within ``max_concurrency``)."""
+    attempts: int = 0
+    """Evaluator invocations started, retries and failed calls included (what
+    ``max_evaluator_calls`` counts)."""
+    retries: int = 0
+    """Attempts that retried a transient failure."""
+
+
+class FailedCoalition(BaseModel):
+    """One evaluator call that failed after its retries."""
+
+    model_config = _FROZEN
+
+    memory_ids: list[str]
+    """The coalition, in retrieval order."""
+    trial: int
+    """Trial index."""
+    error_type: str
+    """Class name of the original error."""
+    error: str
+    """Its message, secrets redacted, at most 500 characters."""
+    transient: bool
+    """Classified transient (it was retried, and retries ran out)."""
+    attempts: int
+    """Attempts made on this call."""
+
+
+class ClearanceFailure(BaseModel):
+    """Why a run could not finish, and what of its work is still usable."""
+
+    model_config = _FROZEN
+
+    reason: FailureReason
+    """``evaluator_error`` (a call failed after its retries), ``call_budget`` /
+    ``time_budget`` (``max_evaluator_calls`` / ``max_wall_seconds`` ran out),
+    ``too_many_memories`` (K above ``max_memories``), ``invalid_score`` (a score outside
+    [0, 1])."""
+    stage: str
+    """Stage that was running: screening, attribution, interactions or clearance."""
+    error_type: str
+    """Class name of the error that stopped the run."""
+    error: str
+    """Its message, secrets redacted, at most 500 characters."""
+    failed_coalitions: list[FailedCoalition] = Field(default_factory=list)
+    """Evaluator calls that failed (a failed batch stops at its first failures; calls
+    still in flight were cancelled and are not listed)."""
+    estimates_usable: bool = False
+    """True when attribution had finished before the failure: ``attributions`` holds the
+    complete contributions (harmful flags included) but no clearance was verified, so
+    nothing is cleared. False: no estimate is complete and ``attributions`` is empty."""
+    coalitions_evaluated: int = 0
+    """Distinct coalitions whose values were complete when the run stopped."""
 
 
 class ClearanceReport(BaseModel):
@@ -130,6 +190,17 @@ class ClearanceReport(BaseModel):
     early_exit: bool = False
     """The full context already satisfied the recovery predicate, so attribution was
     skipped: ``attributions`` is empty and nothing is cleared."""
+    status: ClearanceStatus = "complete"
+    """``complete``: every decision above was verified. ``failed`` (fail-open): the run
+    could not finish; the full context is returned unchanged (``kept`` = every memory,
+    ``cleared`` empty, ``recovered`` False) and ``failure`` says why."""
+    failure: ClearanceFailure | None = None
+    """Why the run failed (None when ``status == "complete"``)."""
+
+    @property
+    def failed(self) -> bool:
+        """The run could not finish and failed open."""
+        return self.status == "failed"
 
     @property
     def cleared_ids(self) -> list[str]:

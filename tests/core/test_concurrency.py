@@ -98,7 +98,7 @@ async def test_failure_cancels_calls_in_flight() -> None:
         return 1.0
 
     with pytest.raises(Exception, match="boom"):
-        await MeClearEngine(ClearanceConfig.paper(max_concurrency=16)).aclear(
+        await MeClearEngine(ClearanceConfig.paper(max_concurrency=16, on_failure="closed")).aclear(
             make_memories(4), evaluate
         )
     await asyncio.sleep(0.6)

@@ -82,7 +82,10 @@ def test_non_memory_items_raise() -> None:
 @pytest.mark.parametrize("bad", [1.5, -0.1, float("nan"), "high", None, True])
 def test_out_of_range_scores_raise(bad: object) -> None:
     with pytest.raises(ScoreOutOfRangeError, match=r"scores must be numbers in \[0, 1\]"):
-        MeClearEngine().clear(make_memories(3), lambda c, t: bad)  # type: ignore[arg-type,return-value]
+        MeClearEngine(ClearanceConfig(on_failure="closed")).clear(
+            make_memories(3),
+            lambda c, t: bad,  # type: ignore[arg-type,return-value]
+        )
 
 
 def test_evaluator_exception_names_the_coalition() -> None:
@@ -92,7 +95,9 @@ def test_evaluator_exception_names_the_coalition() -> None:
         return 1.0
 
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(ClearanceConfig.paper(max_concurrency=1)).clear(make_memories(3), evaluate)
+        MeClearEngine(ClearanceConfig.paper(max_concurrency=1, on_failure="closed")).clear(
+            make_memories(3), evaluate
+        )
     assert "model exploded" in str(info.value)
     assert len(info.value.coalition) == 2
     assert all(mid.startswith("m") for mid in info.value.coalition)
@@ -108,7 +113,9 @@ async def test_async_evaluator_exception_names_the_coalition() -> None:
 
     expected = r"TimeoutError: slow model on coalition \['m0', 'm2'\]"
     with pytest.raises(EvaluatorError, match=expected):
-        await MeClearEngine().aclear(make_memories(3), evaluate)
+        await MeClearEngine(
+            ClearanceConfig(on_failure="closed", retry={"max_attempts": 1})
+        ).aclear(make_memories(3), evaluate)
 
 
 def test_exact_refuses_large_k() -> None:
@@ -190,7 +197,7 @@ async def test_error_closes_the_open_stage_async() -> None:
         return 1.0
 
     with pytest.raises(EvaluatorError):
-        await MeClearEngine(ClearanceConfig.paper(), listener=listener).aclear(
+        await MeClearEngine(ClearanceConfig.paper(on_failure="closed"), listener=listener).aclear(
             make_memories(3), evaluate
         )
     assert [(e.stage, e.phase) for e in events] == [

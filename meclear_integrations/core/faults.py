@@ -1,0 +1,155 @@
+"""Classifying evaluator failures: transient (retry with backoff) or permanent.
+
+Framework-free: provider exceptions are recognised by duck typing (an HTTP ``status_code``
+or ``status`` attribute, a ``response`` with ``headers``, the class names used by the
+openai / httpx / requests / aiohttp clients), so no client library is imported.
+
+Transient (:func:`is_transient`):
+    ``TimeoutError`` (``asyncio.TimeoutError``), ``ConnectionError`` and its subclasses,
+    :class:`~.errors.TransientError`, HTTP 408 / 409 / 425 / 429 / 5xx, and exceptions
+    whose class name says timeout, connection, rate limit, overloaded or unavailable
+    (``APITimeoutError``, ``APIConnectionError``, ``RateLimitError``,
+    ``InternalServerError``, ``ReadTimeout``, ``RemoteProtocolError``...). The chain of
+    ``__cause__`` / ``__context__`` is searched, so a wrapped provider error counts.
+Permanent: everything else, notably HTTP 4xx such as 400 / 401 / 403 / 404 / 422
+    (retrying cannot help), an unreadable judge verdict, a garbage or empty completion
+    that failed to parse, a score outside [0, 1] and programming errors.
+
+:func:`retry_after` reads the server's requested wait: an exception's ``retry_after``
+attribute, else its response's ``retry-after-ms`` (milliseconds) or ``retry-after``
+(seconds, or an HTTP date) header.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .errors import RedactedError, ScoreOutOfRangeError, TransientError
+from .redaction import redact
+
+__all__ = [
+    "TRANSIENT_STATUS",
+    "exception_chain",
+    "http_status",
+    "is_transient",
+    "retry_after",
+    "sanitize",
+]
+
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+"""HTTP statuses retried (plus any other 5xx)."""
+
+_TRANSIENT_NAME = re.compile(
+    r"timeout|timedout|connect|ratelimit|rate_limit|toomanyrequests|overloaded|unavailable|"
+    r"internalserver|servererror|remoteprotocol|readerror|networkerror|temporar",
+    re.IGNORECASE,
+)
+
+
+def exception_chain(exc: BaseException, depth: int = 8) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from (cause, then context), at most
+    ``depth``, each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and len(seen) < depth and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status an exception carries (``status_code``, ``status``, or its
+    response's), if any."""
+    for holder in (exc, getattr(exc, "response", None)):
+        for name in ("status_code", "status"):
+            value = getattr(holder, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
+                return value
+    return None
+
+
+def _one_is_transient(exc: BaseException) -> bool | None:
+    if isinstance(exc, RedactedError):
+        return exc.transient
+    if isinstance(exc, TransientError | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, ScoreOutOfRangeError):
+        return False
+    status = http_status(exc)
+    if status is not None:
+        return status in TRANSIENT_STATUS or status >= 500
+    if any(_TRANSIENT_NAME.search(cls.__name__) for cls in type(exc).__mro__[:-2]):
+        return True
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True when retrying the call may succeed (module docstring); the first exception in
+    the chain that carries a decision (a known type or an HTTP status) decides."""
+    for link in exception_chain(exc):
+        decision = _one_is_transient(link)
+        if decision is not None:
+            return decision
+    return False
+
+
+def _headers(exc: BaseException) -> Mapping[str, Any] | None:
+    for holder in (getattr(exc, "response", None), exc):
+        headers = getattr(holder, "headers", None)
+        if headers is not None and callable(getattr(headers, "get", None)):
+            return headers  # type: ignore[no-any-return]
+    return None
+
+
+def _seconds(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return max(0.0, float(value))
+    text = str(value).strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait before retrying, or None (module docstring)."""
+    for link in exception_chain(exc):
+        explicit = _seconds(getattr(link, "retry_after", None))
+        if explicit is not None:
+            return explicit
+        headers = _headers(link)
+        if headers is None:
+            continue
+        millis = _seconds(headers.get("retry-after-ms"))
+        if millis is not None:
+            return millis / 1000.0
+        seconds = _seconds(headers.get("retry-after"))
+        if seconds is not None:
+            return seconds
+    return None
+
+
+def sanitize(exc: BaseException) -> RedactedError:
+    """A :class:`RedactedError` standing in for ``exc``: ``"<Type>: <redacted message>"``,
+    with its transient classification, retry-after and HTTP status; raise it ``from None``
+    where a framework records the exception (traces) so no unredacted chain is kept."""
+    if isinstance(exc, RedactedError):
+        return exc
+    return RedactedError(
+        f"{type(exc).__name__}: {redact(str(exc))}"[:2000],
+        original_type=type(exc).__name__,
+        transient=is_transient(exc),
+        retry_after=retry_after(exc),
+        status_code=http_status(exc),
+    )

@@ -1,0 +1,105 @@
+"""Retrying one evaluator call on transient errors (tenacity), within the run's budget.
+
+The wait before retry n is the server's ``retry-after`` when it sent one (and
+``RetryPolicy.honour_retry_after``), else exponential backoff with jitter. Retrying stops
+at ``max_attempts``, when the requested wait exceeds ``max_retry_after``, when the wait
+would pass the run's deadline, or when the call budget is spent; the last error is then
+raised unchanged. ``sleep`` / ``asleep`` are injectable so tests never wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    wait_exponential_jitter,
+)
+
+from .budget import RunBudget
+from .config import RetryPolicy
+from .faults import is_transient, retry_after
+
+__all__ = ["AsyncSleep", "CallRetrier", "Sleep"]
+
+T = TypeVar("T")
+Sleep = Callable[[float], None]
+AsyncSleep = Callable[[float], Awaitable[None]]
+
+
+class CallRetrier:
+    """Runs evaluator attempts under a :class:`RetryPolicy` and a :class:`RunBudget`."""
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        budget: RunBudget,
+        *,
+        sleep: Sleep | None = None,
+        asleep: AsyncSleep | None = None,
+    ) -> None:
+        self.policy = policy
+        self.budget = budget
+        self.sleep = sleep if sleep is not None else time.sleep
+        self.asleep = asleep if asleep is not None else asyncio.sleep
+        self._backoff = wait_exponential_jitter(
+            multiplier=policy.initial_backoff,
+            max=policy.max_backoff,
+            exp_base=policy.multiplier,
+            jitter=policy.jitter,
+        )
+
+    def _requested(self, state: RetryCallState) -> float | None:
+        if not self.policy.honour_retry_after or state.outcome is None:
+            return None
+        exc = state.outcome.exception()
+        return retry_after(exc) if exc is not None else None
+
+    def _wait(self, state: RetryCallState) -> float:
+        requested = self._requested(state)
+        return requested if requested is not None else float(self._backoff(state))
+
+    def _stop(self, state: RetryCallState) -> bool:
+        if state.attempt_number >= self.policy.max_attempts:
+            return True
+        requested = self._requested(state)
+        if requested is not None and requested > self.policy.max_retry_after:
+            return True
+        remaining = self.budget.remaining_seconds()
+        if remaining is not None and state.upcoming_sleep >= remaining:
+            return True
+        return self.budget.exhausted()
+
+    def _options(self) -> dict[str, object]:
+        return {
+            "stop": self._stop,
+            "wait": self._wait,
+            "retry": retry_if_exception(is_transient),
+            "reraise": True,
+        }
+
+    def call(self, attempt: Callable[[], T]) -> T:
+        """``attempt()`` with retries; each attempt is taken from the budget first."""
+        first = True
+        for round_ in Retrying(sleep=self.sleep, **self._options()):  # type: ignore[arg-type]
+            with round_:
+                self.budget.take(retry=not first)
+                first = False
+                return attempt()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def acall(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Async :meth:`call`; the backoff waits are ``await asleep(...)`` (cancellable)."""
+        first = True
+        async for round_ in AsyncRetrying(sleep=self.asleep, **self._options()):  # type: ignore[arg-type]
+            with round_:
+                self.budget.take(retry=not first)
+                first = False
+                return await attempt()
+        raise AssertionError("unreachable")  # pragma: no cover
