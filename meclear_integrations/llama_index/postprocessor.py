@@ -78,7 +78,9 @@ class NodeClearance(BaseModel):
     report: ClearanceReport | None
     """The engine's report; None when nothing ran (no nodes) or the run failed open."""
     error: str | None = None
-    """The failure that was absorbed by ``on_error="return_all"``."""
+    """The failure that was absorbed: by ``on_error="return_all"`` (``report`` is None) or
+    by the engine failing open (``ClearanceConfig.on_failure="open"``: ``report.status`` is
+    ``"failed"`` and every node is kept)."""
 
 
 def _response_text(response: Any) -> str:
@@ -120,7 +122,8 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every node is cleared (see ``meclear_integrations.payloads``)."""
     on_error: Literal["raise", "return_all"] = "raise"
-    """When an agent / judge call fails: raise, or return every node marked with the error
+    """When the clearance raises (an agent / judge failure the engine did not absorb: see
+    ``ClearanceConfig.on_failure``): raise, or return every node marked with the error
     under the metadata key (fail-open). Configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload."""
@@ -265,7 +268,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
     ) -> NodeClearance:
         kept = annotate(nodes, ids, report, key=self.metadata_key, policy=self.edge_cases)
-        return NodeClearance(nodes=kept, report=report)
+        failure = getattr(report, "failure", None)  # the engine failed open
+        error = f"{failure.error_type}: {failure.error}" if failure is not None else None
+        return NodeClearance(nodes=kept, report=report, error=error)
 
     # ------------------------------------------------------------------ sync
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
@@ -323,7 +328,9 @@ def _bundle(query: str | QueryBundle) -> QueryBundle:
     return QueryBundle(query) if isinstance(query, str) else query
 
 
-def _require_query(bundle: QueryBundle | None) -> QueryBundle:
+def _require_query(bundle: QueryBundle | str | None) -> QueryBundle:
+    if isinstance(bundle, str):  # some callers pass the query text as the bundle
+        return QueryBundle(bundle)
     if bundle is None:
         raise ValueError(
             "MeClearPostprocessor needs the query: call postprocess_nodes(nodes, "
