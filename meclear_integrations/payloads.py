@@ -158,6 +158,7 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     failure = failure_summary(report)
     if failure is not None:
         meta["status"] = "failed"
+        meta["error"] = failure["error"]
         meta["failure"] = failure
     return meta
 

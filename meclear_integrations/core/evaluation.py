@@ -25,7 +25,7 @@ from typing import Any
 from .budget import RunBudget
 from .coalitions import Coalition
 from .config import RetryPolicy
-from .errors import BudgetExceededError, EvaluatorError
+from .errors import BudgetExceededError, EvaluatorError, RedactedError
 from .faults import exception_chain, is_transient
 from .game import CoalitionGame, EvaluationRequest
 from .memory import Memory
@@ -46,8 +46,9 @@ def is_async_evaluator(evaluate: Callable[..., Any]) -> bool:
 
 
 def _failure(request: EvaluationRequest, exc: BaseException) -> EvaluatorError:
+    what = str(exc) if isinstance(exc, RedactedError) else f"{type(exc).__name__}: {exc}"
     return EvaluatorError(
-        f"evaluator raised {type(exc).__name__}: {redact(str(exc))[:1000]} on coalition "
+        f"evaluator raised {redact(what)[:1000]} on coalition "
         f"{list(request.memory_ids)} (trial {request.trial})",
         coalition=request.memory_ids,
         trial=request.trial,

@@ -47,6 +47,14 @@ def render_report(report: ClearanceReport) -> str:
         f"cleared [{', '.join(report.cleared_ids)}]; "
         f"recovered {'yes' if report.recovered else 'no'}"
     )
+    failure = getattr(report, "failure", None)
+    if failure is not None:
+        usable = "usable" if failure.estimates_usable else "not usable"
+        lines.append(
+            f"FAILED OPEN ({failure.reason} in {failure.stage}): context returned unchanged; "
+            f"{len(failure.failed_coalitions)} failed coalition(s); estimates {usable}"
+        )
+        lines.append(f"  {failure.error_type}: {failure.error}")
     if report.early_exit:
         lines.append("early exit: the full context already recovers; attribution skipped")
     elif report.estimator:

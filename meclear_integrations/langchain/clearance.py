@@ -16,6 +16,16 @@ One call = one chain run named ``meclear_clearance`` under the caller's run. Und
 - the run's outputs: the bounded :func:`~meclear_integrations.payloads.report_summary`
   (what LangSmith stores, since it does not store custom events).
 
+Failures (``on_error``): by default (``"return_all"``) clearance fails open: when the engine
+cannot finish (an agent or judge call failed after its retries, the budget ran out, too
+many documents) or the step itself fails, every retrieved document is returned unchanged
+in content, in order, with ``status: "failed"`` and ``failure`` (reason, redacted error)
+under the metadata key; the engine's ``error`` event (``outcome: "fail_open"``), or a
+``meclear.clearance`` ``error`` event for failures outside the engine, says why.
+``on_error="raise"`` fails closed. Configuration errors (no reference for a reference
+judge, an unusable config) always raise. Error texts in events, trace outputs and errors
+recorded on the ``meclear_*`` runs are redacted (no API keys or authorization headers).
+
 The agent (``agent`` runnable, or ``llm`` behind the default answer prompt) receives
 ``{"question": str, "context": str, "documents": list[Document]}``: ``context`` is the
 coalition rendered by :func:`~meclear_integrations.prompts.render_memories`,
@@ -42,8 +52,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, TooManyMemoriesError
 from ..core.events import StageEvent
+from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
@@ -52,6 +63,7 @@ from ..payloads import (
     DEFAULT_METADATA_KEY,
     EdgeCasePolicy,
     event_name,
+    exception_summary,
     report_summary,
     stage_event_payload,
 )
@@ -68,6 +80,13 @@ CLEARANCE_RUN_NAME = "meclear_clearance"
 EVALUATE_RUN_NAME = "meclear_evaluate"
 """Name of the chain run of one evaluator call (agent + judge)."""
 _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+
+
+def _always_raises(exc: BaseException) -> bool:
+    """Configuration errors and cancellation are never swallowed by fail-open."""
+    if not isinstance(exc, Exception):
+        return True
+    return isinstance(exc, _ALWAYS_RAISE) and not isinstance(exc, TooManyMemoriesError)
 
 
 def default_agent(llm: Runnable) -> Runnable:
@@ -107,9 +126,10 @@ class ClearanceSettings(BaseModel):
     """What the judge sees as context: the coalition the agent saw, or the full retrieval."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every document is cleared (see ``meclear_integrations.payloads``)."""
-    on_error: Literal["raise", "return_all"] = "raise"
-    """When an agent / judge call fails: raise, or return every document marked with the
-    error under the metadata key (fail-open). Configuration errors always raise."""
+    on_error: Literal["raise", "return_all"] = "return_all"
+    """When clearance cannot finish: ``"return_all"`` (default, fail-open) returns every
+    document unchanged with ``status``/``failure`` under the metadata key; ``"raise"``
+    fails closed. Overrides ``clearance.on_failure``. Configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
 
@@ -169,6 +189,25 @@ class ClearanceSettings(BaseModel):
             "parsed_by": record.verdict.parsed_by,
         }
 
+    def _engine_config(self) -> ClearanceConfig:
+        mode = "closed" if self.on_error == "raise" else "open"
+        if self.clearance.on_failure == mode:
+            return self.clearance
+        return self.clearance.model_copy(update={"on_failure": mode})
+
+    def _fails_open(self, exc: BaseException) -> bool:
+        return self.on_error == "return_all" and not _always_raises(exc)
+
+    @staticmethod
+    def _failure_event(exc: BaseException) -> dict[str, Any]:
+        return {
+            "stage": "clearance",
+            "phase": "error",
+            "outcome": "fail_open",
+            "error_type": type(exc).__name__,
+            "failure": exception_summary(exc),
+        }
+
     def _payload(self, event: StageEvent, run_id: str) -> dict[str, Any]:
         return stage_event_payload(event, query_id=run_id, max_bytes=self.max_event_bytes)
 
@@ -195,9 +234,14 @@ class ClearanceSettings(BaseModel):
                 return []
             report = self._engine_sync(run, query, documents, memories, reference)
         except BaseException as exc:
-            run.on_chain_error(exc)
-            if self.on_error == "raise" or isinstance(exc, _ALWAYS_RAISE):
+            run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
+            if not self._fails_open(exc):
                 raise
+            dispatch_custom_event(
+                event_name("clearance"),
+                self._failure_event(exc),
+                config={"callbacks": run.get_child()},
+            )
             return error_documents(documents, ids, exc, key=self.metadata_key)
         run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
         return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
@@ -223,7 +267,10 @@ class ClearanceSettings(BaseModel):
 
         def step(inputs: dict[str, Any]) -> dict[str, Any]:
             coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
-            return self._outputs(task.run(coalition, inputs["trial"]))
+            try:
+                return self._outputs(task.run(coalition, inputs["trial"]))
+            except Exception as exc:  # recorded on the run: redacted, no chained original
+                raise sanitize(exc) from None
 
         evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
@@ -238,7 +285,7 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        return MeClearEngine(self.clearance, listener=listener).clear(memories, evaluate)
+        return MeClearEngine(self._engine_config(), listener=listener).clear(memories, evaluate)
 
     # ------------------------------------------------------------------ async
     async def _aclear_documents(
@@ -256,9 +303,14 @@ class ClearanceSettings(BaseModel):
                 return []
             report = await self._engine_async(run, query, documents, memories, reference)
         except BaseException as exc:
-            await run.on_chain_error(exc)
-            if self.on_error == "raise" or isinstance(exc, _ALWAYS_RAISE):
+            await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
+            if not self._fails_open(exc):
                 raise
+            await adispatch_custom_event(
+                event_name("clearance"),
+                self._failure_event(exc),
+                config={"callbacks": run.get_child()},
+            )
             return error_documents(documents, ids, exc, key=self.metadata_key)
         await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
         return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
@@ -284,7 +336,10 @@ class ClearanceSettings(BaseModel):
 
         async def step(inputs: dict[str, Any]) -> dict[str, Any]:
             coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
-            return self._outputs(await task.arun(coalition, inputs["trial"]))
+            try:
+                return self._outputs(await task.arun(coalition, inputs["trial"]))
+            except Exception as exc:  # recorded on the run: redacted, no chained original
+                raise sanitize(exc) from None
 
         evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
@@ -300,4 +355,5 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        return await MeClearEngine(self.clearance, listener=listener).aclear(memories, evaluate)
+        engine = MeClearEngine(self._engine_config(), listener=listener)
+        return await engine.aclear(memories, evaluate)

@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, memory_metadata
+from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, memory_metadata
 
 __all__ = ["annotate", "error_documents", "to_memories"]
 
@@ -56,9 +56,20 @@ def annotate(
 def error_documents(
     documents: Sequence[Document], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[Document]:
-    """Every document, unchanged in content, marked with the clearance error (fail-open)."""
-    text = f"{type(error).__name__}: {error}"[:500]
+    """Every document, unchanged in content, marked with the clearance error (fail-open;
+    the error text is redacted)."""
+    failure = exception_summary(error)
     return [
-        _copy(d, key, {"memory_id": mid, "error": text, "cleared": False})
+        _copy(
+            d,
+            key,
+            {
+                "memory_id": mid,
+                "error": failure["error"],
+                "cleared": False,
+                "status": "failed",
+                "failure": failure,
+            },
+        )
         for d, mid in zip(documents, ids, strict=True)
     ]

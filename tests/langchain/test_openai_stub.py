@@ -74,7 +74,12 @@ def test_429_is_retried_by_the_client(case, inner) -> None:
 def test_429_without_client_retries_fails_explicitly(case, inner) -> None:
     stub = _stub(case, fail_first=1)
     with serve(stub) as url:
-        retriever = ClearingRetriever(retriever=inner, llm=_chat(url, max_retries=0))
+        retriever = ClearingRetriever(
+            retriever=inner,
+            llm=_chat(url, max_retries=0),
+            clearance={"retry": {"max_attempts": 1}},
+            on_error="raise",
+        )
         with pytest.raises(Exception, match="RateLimitError"):
             retriever.invoke(case.query, config=reference_config(case.reference))
 

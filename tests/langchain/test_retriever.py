@@ -154,7 +154,7 @@ def test_identical_texts_without_ids(case) -> None:
 def test_unreadable_judge_raises_or_fails_open(case, inner, llm) -> None:
     mute = RunnableLambda(lambda prompt: "hmm")
     with pytest.raises(EvaluatorError, match="VerdictParseError"):
-        ClearingRetriever(retriever=inner, llm=llm, judge=mute).invoke(
+        ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_error="raise").invoke(
             case.query, config=reference_config(case.reference)
         )
     out = ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_error="return_all").invoke(
