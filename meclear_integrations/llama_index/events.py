@@ -190,7 +190,7 @@ def stage_events(
     """The typed event for an engine stage event (``error`` phase -> end event with error)."""
     payload = stage_event_payload(event, query_id=query_id, max_bytes=max_bytes)
     if event.phase == "start":
-        return _STARTS[event.stage](query_id=query_id, payload=payload)
+        return _STARTS[event.stage](stage=event.stage, query_id=query_id, payload=payload)
     error = None
     if event.phase == "error":
         error = f"{event.payload.get('error_type', 'Error')}: {event.payload.get('error', '')}"
@@ -200,7 +200,9 @@ def stage_events(
             "cleared_ids": list(event.payload.get("cleared_ids", [])),
             "recovered": event.payload.get("recovered"),
         }
-    return _ENDS[event.stage](query_id=query_id, payload=payload, error=error, **extra)
+    return _ENDS[event.stage](
+        stage=event.stage, query_id=query_id, payload=payload, error=error, **extra
+    )
 
 
 class StageTracker:
@@ -225,7 +227,9 @@ class StageTracker:
         for stage in reversed(self.open):
             payload = {"stage": stage, "phase": "error", "query_id": self.query_id}
             payload |= {"error_type": type(error).__name__, "error": str(error)[:500]}
-            events.append(_ENDS[stage](query_id=self.query_id, payload=payload, error=text))
+            events.append(
+                _ENDS[stage](stage=stage, query_id=self.query_id, payload=payload, error=text)
+            )
         self.open.clear()
         return events
 
@@ -234,9 +238,9 @@ class StageTracker:
         stage: Stage, query_id: str | None, payload: dict[str, Any]
     ) -> MeClearStageStartEvent:
         """A start event built outside the engine (e.g. the empty-retrieval skip)."""
-        return _STARTS[stage](query_id=query_id, payload=payload)
+        return _STARTS[stage](stage=stage, query_id=query_id, payload=payload)
 
     @staticmethod
     def end(stage: Stage, query_id: str | None, payload: dict[str, Any]) -> MeClearStageEndEvent:
         """An end event built outside the engine."""
-        return _ENDS[stage](query_id=query_id, payload=payload)
+        return _ENDS[stage](stage=stage, query_id=query_id, payload=payload)

@@ -175,10 +175,10 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         bundle: QueryBundle,
         nodes: Sequence[NodeWithScore],
         memories: list[Memory],
+        llm: LLM | None,
         *,
         asynchronous: bool,
     ) -> TaskEvaluator | AsyncTaskEvaluator:
-        llm = self._resolved_llm()
         reference = self._reference()
         answer = self._answer(bundle, nodes, memories, llm, asynchronous=asynchronous)
         return task_evaluator(
@@ -280,15 +280,17 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             for event in self._skip(query_id):
                 dispatcher.event(event)
             return NodeClearance(nodes=[], report=None)
+        llm = self._resolved_llm()  # a missing default model raises before any stage
         memories, ids = to_memories(nodes)
         tracker, convert = self._events(query_id)
         try:
-            task = self._task(bundle, nodes, memories, asynchronous=False)
+            task = self._task(bundle, nodes, memories, llm, asynchronous=False)
+            assert isinstance(task, TaskEvaluator)
             context = contextvars.copy_context()
 
             def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
                 # worker threads start with an empty context: carry the span over
-                return context.copy().run(task, coalition, trial)  # type: ignore[arg-type]
+                return context.copy().run(task, coalition, trial)
 
             engine = MeClearEngine(self.clearance, listener=lambda e: dispatcher.event(convert(e)))
             report = engine.clear(memories, evaluate)
@@ -308,6 +310,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             for event in self._skip(query_id):
                 await dispatcher.aevent(event)
             return NodeClearance(nodes=[], report=None)
+        llm = self._resolved_llm()  # a missing default model raises before any stage
         memories, ids = to_memories(nodes)
         tracker, convert = self._events(query_id)
 
@@ -315,7 +318,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             await dispatcher.aevent(convert(event))
 
         try:
-            task = self._task(bundle, nodes, memories, asynchronous=True)
+            task = self._task(bundle, nodes, memories, llm, asynchronous=True)
             report = await MeClearEngine(self.clearance, listener=listener).aclear(memories, task)
         except BaseException as exc:
             for event in tracker.closing(exc):

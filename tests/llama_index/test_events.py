@@ -32,11 +32,7 @@ SEQUENCE = [
     ClearanceStartEvent,
     ClearanceEndEvent,
 ]
-CLOSED = (
-    ClearanceConfig(on_failure="closed")
-    if "on_failure" in ClearanceConfig.model_fields
-    else ClearanceConfig()
-)
+CLOSED = ClearanceConfig(on_failure="closed")
 
 
 def assert_balanced(events) -> None:

@@ -49,8 +49,7 @@ class Failing(SimulatedLLM):
         return self.complete(prompt, formatted=formatted, **kwargs)
 
 
-ENGINE_FAILS_OPEN = "on_failure" in ClearanceConfig.model_fields
-CLOSED = ClearanceConfig(on_failure="closed") if ENGINE_FAILS_OPEN else ClearanceConfig()
+CLOSED = ClearanceConfig(on_failure="closed")
 """An engine config that raises evaluator failures to the integration."""
 
 
@@ -206,7 +205,6 @@ def test_agent_failure_raises_or_fails_open(case, nodes) -> None:
     assert all("provider down" in n.node.metadata["meclear"]["error"] for n in result.nodes)
 
 
-@pytest.mark.skipif(not ENGINE_FAILS_OPEN, reason="engine without on_failure")
 def test_engine_failing_open_keeps_every_node(case, nodes) -> None:
     failing = Failing.from_case(case, fail_after=3)
     pp = MeClearPostprocessor(llm=failing, reference=case.reference)
@@ -225,3 +223,37 @@ async def test_async_agent_failure_fails_open(case, nodes) -> None:
     out = await pp.apostprocess_nodes(nodes, query_str=case.query)
     assert ids(out) == ids(nodes)
     assert all("provider down" in n.node.metadata["meclear"]["error"] for n in out)
+
+
+def test_missing_default_model_always_raises(case, nodes) -> None:
+    """No llm and no Settings.llm: LlamaIndex's own error, never swallowed by fail-open."""
+    Settings._llm = None  # unset: resolving it asks for the OpenAI integration / key
+    with pytest.raises((ImportError, ValueError)):
+        MeClearPostprocessor(on_error="return_all").postprocess_nodes(nodes, query_str=case.query)
+
+
+async def test_chat_models_are_called_through_achat(case, nodes) -> None:
+    from llama_index.core.base.llms.types import ChatResponse, LLMMetadata
+    from llama_index.core.llms import ChatMessage
+
+    from meclear_integrations.llama_index.simulated import simulated_reply
+
+    chats: list[int] = []
+
+    class Chat(SimulatedLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(is_chat_model=True)
+
+        async def acomplete(self, prompt, formatted=False, **kwargs):
+            raise AssertionError("a chat model must be called through achat")
+
+        async def achat(self, messages, **kwargs):
+            chats.append(len(messages))
+            text = simulated_reply(self._reader, messages[-1].content)
+            return ChatResponse(message=ChatMessage(role="assistant", content=text))
+
+    pp = MeClearPostprocessor(llm=Chat.from_case(case), reference=case.reference)
+    out = await pp.apostprocess_nodes(nodes, query_str=case.query)
+    assert ids(out) == ["g1", "b1", "b2", "b3"]
+    assert chats and set(chats) == {1}
