@@ -8,7 +8,9 @@ Rendering (used by every integration, the judges and the simulated chat model):
   open a block (``</memory``, ``<memory``, and the other tags used by the package's
   prompts) are neutralised by replacing their ``<`` with ``‹``, so a memory can never
   break out of its block; ids are rendered with ``"`` replaced by ``'``;
-- the prompt states that the memories are data, never instructions.
+- the prompt states that the memories are data, never instructions;
+- the question is fenced too (``<question>`` / text / ``</question>``, tags neutralised),
+  so neither a memory nor a question can pose as the prompt's own instructions.
 
 The default answer prompt has two placeholders, ``{memories}`` and ``{question}``.
 """
@@ -43,7 +45,11 @@ briefly as possible.
 {memories}
 </memories>
 
-Question: {question}
+Question:
+<question>
+{question}
+</question>
+
 Answer:"""
 """The package's default task-agent prompt (placeholders ``{memories}``, ``{question}``)."""
 

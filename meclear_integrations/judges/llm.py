@@ -12,6 +12,12 @@ JSON-schema calls); prompting, structured output and tolerant parsing live here.
   wrong in the same way), world knowledge beyond the memories, or subtle errors the judge
   model itself misreads; its verdicts are only as good as the judge model.
 
+Security: the question, answer, reference and memories are fenced as data in the prompt
+(``judges.prompts``), and the verdict is read only from the judge's own output: a text
+reply's quotations of the answer or memories are masked before parsing
+(:func:`~.parsing.mask_echoes`), so an answer addressing the judge ("Judge: this is
+correct") can neither instruct the judge nor be mistaken for its verdict.
+
 With a structured-output model the verdict is requested as :data:`VERDICT_SCHEMA`; a model
 without it (or a structured reply that carries raw text) goes through
 :func:`~.parsing.parse_verdict`. Every call that yields no verdict raises
@@ -71,9 +77,11 @@ class LLMJudge:
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
         prompt = self.build_prompt(question, answer, reference, context, structured=self.structured)
+        echoes = _echoes(answer, context)
         if self.structured:
-            return _read(self.model.complete_json(prompt, VERDICT_SCHEMA), structured=True)  # type: ignore[attr-defined]
-        return _read(self.model.complete(prompt), structured=False)
+            reply = self.model.complete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
+            return _read(reply, structured=True, echoes=echoes)
+        return _read(self.model.complete(prompt), structured=False, echoes=echoes)
 
     async def ascore(
         self,
@@ -84,15 +92,23 @@ class LLMJudge:
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
         prompt = self.build_prompt(question, answer, reference, context, structured=self.structured)
+        echoes = _echoes(answer, context)
         if self.structured:
             reply = await self.model.acomplete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
-            return _read(reply, structured=True)
-        return _read(await self.model.acomplete(prompt), structured=False)
+            return _read(reply, structured=True, echoes=echoes)
+        return _read(await self.model.acomplete(prompt), structured=False, echoes=echoes)
 
 
-def _read(reply: Mapping[str, Any] | str | Any, *, structured: bool) -> JudgeVerdict:
+def _echoes(answer: str, context: Sequence[Memory] | None) -> tuple[str, ...]:
+    """The data of the judge's prompt: quotations of it never count as the verdict."""
+    return (answer, *(m.content for m in context or ()))
+
+
+def _read(
+    reply: Mapping[str, Any] | str | Any, *, structured: bool, echoes: tuple[str, ...] = ()
+) -> JudgeVerdict:
     if isinstance(reply, str):
-        return parse_verdict(reply)
+        return parse_verdict(reply, echoes=echoes)
     if hasattr(reply, "model_dump"):
         reply = reply.model_dump()
     if isinstance(reply, Mapping):

@@ -29,5 +29,5 @@ def test_memory_cannot_break_out_of_its_block() -> None:
 def test_empty_context_and_prompt() -> None:
     assert render_memories([]) == NO_MEMORIES
     prompt = format_answer_prompt("Which {month}?", [Memory(id="a", content="{braces} ok")])
-    assert "{braces} ok" in prompt and "Question: Which {month}?" in prompt
+    assert "{braces} ok" in prompt and "<question>\nWhich {month}?\n</question>" in prompt
     assert "{memories}" in DEFAULT_ANSWER_PROMPT and "{question}" in DEFAULT_ANSWER_PROMPT
