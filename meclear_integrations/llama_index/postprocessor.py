@@ -41,8 +41,9 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
@@ -104,7 +105,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     llm: LLM | None = Field(default=None, exclude=True)
     """Agent model behind the default answer prompt and, unless ``judge`` is set, the judge
     model; None uses ``Settings.llm`` (resolved at query time)."""
-    response_synthesizer: Any = Field(default=None, exclude=True)
+    response_synthesizer: BaseSynthesizer | None = Field(default=None, exclude=True)
     """Your own ``BaseSynthesizer`` as the task agent (overrides ``llm`` as the agent): it
     receives the query and the coalition's original nodes."""
     judge: Any = Field(default=None, exclude=True)
@@ -131,6 +132,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     @classmethod
     def class_name(cls) -> str:
         return "MeClearPostprocessor"
+
+    @field_validator("answer_prompt")
+    @classmethod
+    def _has_placeholders(cls, template: str) -> str:
+        missing = [p for p in ("{memories}", "{question}") if p not in template]
+        if missing:
+            raise ValueError(f"answer_prompt lacks the placeholder(s) {', '.join(missing)}")
+        return template
 
     # ------------------------------------------------------------------ LlamaIndex hooks
     def _postprocess_nodes(

@@ -257,3 +257,11 @@ async def test_chat_models_are_called_through_achat(case, nodes) -> None:
     out = await pp.apostprocess_nodes(nodes, query_str=case.query)
     assert ids(out) == ["g1", "b1", "b2", "b3"]
     assert chats and set(chats) == {1}
+
+
+def test_custom_answer_prompt(case, nodes, llm) -> None:
+    template = "Notes:\n{memories}\n\nQ: {question}\nA:"
+    pp = MeClearPostprocessor(llm=llm, reference=case.reference, answer_prompt=template)
+    assert ids(pp.postprocess_nodes(nodes, query_str=case.query)) == ["g1", "b1", "b2", "b3"]
+    with pytest.raises(ValueError, match="question"):
+        MeClearPostprocessor(llm=llm, answer_prompt="Notes: {memories}")
