@@ -26,7 +26,12 @@ from .judges import (  # noqa: E402
     LlamaIndexReferenceJudge,
     resolve_judge,
 )
-from .model import LlamaIndexTextModel, as_text_model  # noqa: E402
+from .model import (  # noqa: E402
+    LlamaIndexStructuredTextModel,
+    LlamaIndexTextModel,
+    as_text_model,
+    supports_function_calling,
+)
 from .postprocessor import MeClearPostprocessor, NodeClearance  # noqa: E402
 from .reference import current_reference, query_reference  # noqa: E402
 from .simulated import HashEmbedding, SimulatedLLM  # noqa: E402
@@ -41,6 +46,7 @@ __all__ = [
     "InteractionsStartEvent",
     "LlamaIndexReferenceFreeJudge",
     "LlamaIndexReferenceJudge",
+    "LlamaIndexStructuredTextModel",
     "LlamaIndexTextModel",
     "MeClearPostprocessor",
     "MeClearStageEndEvent",
@@ -54,4 +60,5 @@ __all__ = [
     "current_reference",
     "query_reference",
     "resolve_judge",
+    "supports_function_calling",
 ]

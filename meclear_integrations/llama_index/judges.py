@@ -14,20 +14,29 @@ __all__ = ["LlamaIndexReferenceFreeJudge", "LlamaIndexReferenceJudge", "resolve_
 
 
 class LlamaIndexReferenceJudge(ReferenceLLMJudge):
-    """Reference-based LLM judge over a LlamaIndex LLM (tolerant verdict parsing; an
-    unreadable verdict raises ``VerdictParseError``)."""
+    """Reference-based LLM judge over a LlamaIndex LLM.
 
-    def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
-        super().__init__(as_text_model(llm, chat=chat), structured_output=False)
+    Function-calling LLMs are asked for the verdict as structured output (a required tool
+    call, ``structured_output=None``); other LLMs, and replies without the tool call, go
+    through tolerant text parsing; an unreadable verdict raises ``VerdictParseError``.
+    """
+
+    def __init__(
+        self, llm: LLM, *, chat: bool | None = None, structured_output: bool | None = None
+    ) -> None:
+        super().__init__(as_text_model(llm, chat=chat, structured_output=structured_output))
         self.llm = llm
 
 
 class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
-    """Reference-free LLM judge over a LlamaIndex LLM (see ``ReferenceFreeLLMJudge`` for
-    what it can and cannot catch)."""
+    """Reference-free LLM judge over a LlamaIndex LLM (structured output as in
+    :class:`LlamaIndexReferenceJudge`; see ``ReferenceFreeLLMJudge`` for what it can and
+    cannot catch)."""
 
-    def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
-        super().__init__(as_text_model(llm, chat=chat), structured_output=False)
+    def __init__(
+        self, llm: LLM, *, chat: bool | None = None, structured_output: bool | None = None
+    ) -> None:
+        super().__init__(as_text_model(llm, chat=chat, structured_output=structured_output))
         self.llm = llm
 
 

@@ -5,14 +5,33 @@ or, for chat models (``llm.metadata.is_chat_model``, or ``chat=True``), as one u
 message (``chat`` / ``achat``). The async methods await the LLM's own coroutines, so no
 call leaves the event loop. LLM calls are spans of LlamaIndex's instrumentation: made
 inside the postprocessor, they nest under its span.
+
+:class:`LlamaIndexStructuredTextModel` adds ``complete_json`` / ``acomplete_json`` for
+function-calling LLMs (``llm.metadata.is_function_calling_model``): the JSON schema becomes
+the parameters of one required tool, ``respond``, and the tool call's arguments are the
+reply. A reply without a tool call is handed back as its text, for tolerant parsing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms import LLM
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.tools import FunctionTool, ToolMetadata
 
-__all__ = ["LlamaIndexTextModel", "as_text_model"]
+__all__ = [
+    "LlamaIndexStructuredTextModel",
+    "LlamaIndexTextModel",
+    "as_text_model",
+    "supports_function_calling",
+]
+
+TOOL_NAME = "respond"
+"""Name of the tool whose arguments carry a structured reply."""
 
 
 def _chat_text(response: ChatResponse) -> str:
@@ -42,8 +61,73 @@ class LlamaIndexTextModel:
         return (await self.llm.acomplete(prompt)).text
 
 
-def as_text_model(llm: LLM, *, chat: bool | None = None) -> LlamaIndexTextModel:
-    """Wrap ``llm`` as a :class:`~meclear_integrations.judges.TextModel`."""
+@dataclass
+class _SchemaToolMetadata(ToolMetadata):
+    """Tool metadata whose parameters are a given JSON schema (no pydantic class needed)."""
+
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def get_parameters_dict(self) -> dict:
+        return dict(self.parameters)
+
+
+def _respond(**kwargs: Any) -> dict[str, Any]:
+    return kwargs
+
+
+def _schema_tool(schema: Mapping[str, Any]) -> FunctionTool:
+    metadata = _SchemaToolMetadata(
+        name=TOOL_NAME,
+        description="Give your reply as the arguments of this function.",
+        fn_schema=None,
+        parameters={k: v for k, v in schema.items() if k not in ("title", "description")},
+    )
+    return FunctionTool(fn=_respond, metadata=metadata)
+
+
+class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
+    """Adds JSON-schema replies through a required tool call (function-calling LLMs)."""
+
+    llm: FunctionCallingLLM
+
+    def _unpack(self, response: ChatResponse) -> Mapping[str, Any] | str:
+        calls = self.llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+        for call in calls:
+            if call.tool_name == TOOL_NAME and isinstance(call.tool_kwargs, Mapping):
+                return dict(call.tool_kwargs)
+        return _chat_text(response)
+
+    def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        tool = _schema_tool(schema)
+        response = self.llm.chat_with_tools([tool], user_msg=prompt, tool_required=True)
+        return self._unpack(response)
+
+    async def acomplete_json(
+        self, prompt: str, schema: Mapping[str, Any]
+    ) -> Mapping[str, Any] | str:
+        tool = _schema_tool(schema)
+        response = await self.llm.achat_with_tools([tool], user_msg=prompt, tool_required=True)
+        return self._unpack(response)
+
+
+def supports_function_calling(llm: LLM) -> bool:
+    """True for a ``FunctionCallingLLM`` that declares function calling."""
+    return isinstance(llm, FunctionCallingLLM) and bool(llm.metadata.is_function_calling_model)
+
+
+def as_text_model(
+    llm: LLM, *, chat: bool | None = None, structured_output: bool | None = None
+) -> LlamaIndexTextModel:
+    """Wrap ``llm`` as a :class:`~meclear_integrations.judges.TextModel`.
+
+    ``structured_output=None`` adds the JSON-schema calls when the LLM supports function
+    calling; ``True`` requires it.
+    """
     if not isinstance(llm, LLM):
         raise TypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
+    supported = supports_function_calling(llm)
+    if structured_output and not supported:
+        raise ValueError("structured_output=True needs a function-calling LLM")
+    if supported if structured_output is None else structured_output:
+        return LlamaIndexStructuredTextModel(llm, chat=chat)
     return LlamaIndexTextModel(llm, chat=chat)

@@ -18,6 +18,7 @@ EXPECTED = {
     "InteractionsStartEvent",
     "LlamaIndexReferenceFreeJudge",
     "LlamaIndexReferenceJudge",
+    "LlamaIndexStructuredTextModel",
     "LlamaIndexTextModel",
     "MeClearPostprocessor",
     "MeClearStageEndEvent",
@@ -31,6 +32,7 @@ EXPECTED = {
     "current_reference",
     "query_reference",
     "resolve_judge",
+    "supports_function_calling",
 }
 
 
