@@ -17,6 +17,7 @@ COMMANDS: list[str] = [
     "meclear_integrations.cli.explain",
     "meclear_integrations.cli.budget",
     "meclear_integrations.cli.admission_bench",
+    "meclear_integrations.cli.soak",
 ]
 
 

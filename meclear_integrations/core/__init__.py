@@ -1,5 +1,7 @@
 """Framework-agnostic MeClear attribution engine (numpy, pydantic; no framework imports)."""
 
+import logging
+
 from .budget import RunBudget
 from .config import (
     ClearanceConfig,
@@ -47,6 +49,8 @@ from .report import (
     PairInteraction,
 )
 from .retry import CallRetrier
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())  # a library: no default output
 
 __all__ = [
     "REDACTED",
