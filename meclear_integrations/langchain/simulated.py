@@ -12,7 +12,6 @@ SIMULATED.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -25,29 +24,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from ..simulation import EvidenceWorld, SimulatedCase, TextReader
-from ..simulation.world import exact_match_score
+from ..simulation.replies import simulated_reply
 
 __all__ = ["SimulatedChatModel", "simulated_reply"]
-
-_FENCE = r"<{tag}[^>]*>\n(.*?)\n</{tag}>"
-
-
-def _block(tag: str, prompt: str) -> str | None:
-    match = re.search(_FENCE.format(tag=tag), prompt, flags=re.S)
-    return match.group(1) if match else None
-
-
-def simulated_reply(reader: TextReader, prompt: str) -> str:
-    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict)."""
-    candidate = _block("candidate_answer", prompt)
-    if candidate is None:
-        return reader.answer(prompt)
-    reference = _block("reference_answer", prompt)
-    if reference is None:
-        shown = reader.present(_block("memories", prompt) or "")
-        reference = reader.world.answer(shown, case_id=reader.case_id, trial=0)
-    verdict = "CORRECT" if exact_match_score(candidate, reference) else "INCORRECT"
-    return f"VERDICT: {verdict}\n(simulated judge: normalised exact match)"
 
 
 class SimulatedChatModel(BaseChatModel):

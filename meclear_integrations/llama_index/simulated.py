@@ -38,34 +38,11 @@ from llama_index.core.llms.custom import CustomLLM
 from pydantic import Field, PrivateAttr
 
 from ..simulation import EvidenceWorld, SimulatedCase, TextReader
-from ..simulation.world import exact_match_score
+from ..simulation.replies import simulated_reply
 
 __all__ = ["HashEmbedding", "SimulatedLLM", "simulated_reply"]
 
-_FENCE = r"<{tag}[^>]*>\n(.*?)\n</{tag}>"
 _TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def _block(tag: str, prompt: str) -> str | None:
-    match = re.search(_FENCE.format(tag=tag), prompt, flags=re.S)
-    return match.group(1) if match else None
-
-
-def simulated_reply(reader: TextReader, prompt: str) -> str:
-    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict).
-
-    Same contract as ``meclear_integrations.langchain.simulated.simulated_reply``, kept
-    here so that this module does not need LangChain.
-    """
-    candidate = _block("candidate_answer", prompt)
-    if candidate is None:
-        return reader.answer(prompt)
-    reference = _block("reference_answer", prompt)
-    if reference is None:
-        shown = reader.present(_block("memories", prompt) or "")
-        reference = reader.world.answer(shown, case_id=reader.case_id, trial=0)
-    verdict = "CORRECT" if exact_match_score(candidate, reference) else "INCORRECT"
-    return f"VERDICT: {verdict}\n(simulated judge: normalised exact match)"
 
 
 class SimulatedLLM(CustomLLM):

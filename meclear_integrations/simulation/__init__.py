@@ -5,6 +5,7 @@ Figures produced with it are simulated, never real-model results.
 
 from .evaluator import SimulatedEvaluator, TextReader
 from .examples import SimulatedCase, redundant_harm_example
+from .replies import simulated_reply
 from .world import Claim, EvidenceWorld, exact_match_score, normalize_answer
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "exact_match_score",
     "normalize_answer",
     "redundant_harm_example",
+    "simulated_reply",
 ]
