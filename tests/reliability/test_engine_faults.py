@@ -40,7 +40,7 @@ class Sleeps:
     ("error", "transient"),
     [
         (TimeoutError("read timed out"), True),
-        (asyncio.TimeoutError(), True),
+        (TimeoutError(), True),
         (ConnectionResetError("reset"), True),
         (HTTPError(429, {"retry-after": "2"}), True),
         (HTTPError(429), True),
