@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from meclear_integrations.langchain import SimulatedChatModel
 
@@ -20,7 +20,7 @@ class ScriptedChat(BaseChatModel):
     makes a fault apply to every call (e.g. a dead provider)."""
 
     inner: SimulatedChatModel
-    faults: dict[int, Any] = {}
+    faults: dict[int, Any] = Field(default_factory=dict)
     every: Any = None
 
     _calls: int = PrivateAttr(default=0)

@@ -79,7 +79,7 @@ def test_transient_http_faults_are_retried_by_the_engine(fault: str) -> None:
 
 
 def test_garbage_body_fails_open_with_the_full_context() -> None:
-    out, stub = _run({1: "garbage"})
+    out, _ = _run({1: "garbage"})
     assert [d.id for d in out] == ["g1", "b1", "f1", "b2", "f2", "b3"]
     meta = out[0].metadata["meclear"]
     assert meta["status"] == "failed" and meta["failure"]["reason"] == "evaluator_error"

@@ -173,7 +173,7 @@ def test_compressor_fails_open_too(case) -> None:  # type: ignore[no-untyped-def
     compressor = MeClearCompressor(llm=_model(case, every=HTTPError(500)), clearance=FAST)
     out = compressor.compress_documents(docs, case.query, callbacks=None)
     assert [d.id for d in out] == [d.id for d in docs] and all(
-        o is not d for o, d in zip(out, docs)
+        o is not d for o, d in zip(out, docs, strict=True)
     )
     assert [d.model_dump_json() for d in docs] == snapshot
 
