@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from . import prompts as P
+from .baselines.features import STOPWORDS
 from .baselines.prompts import TASK_FEATURES
 from .labels import RejectionReason
 
@@ -26,59 +27,7 @@ __all__ = ["Assessment", "ScriptedAdmissionModel", "assess"]
 
 _SECTION = re.compile(r"<<<([A-Z_]+)>>>\n(.*?)\n<<<END_\1>>>", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "with",
-        "at",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "am",
-        "i",
-        "me",
-        "my",
-        "you",
-        "your",
-        "user",
-        "user's",
-        "he",
-        "she",
-        "they",
-        "it",
-        "this",
-        "that",
-        "these",
-        "those",
-        "as",
-        "do",
-        "does",
-        "did",
-        "not",
-        "no",
-        "who",
-        "has",
-        "have",
-        "what",
-        "can",
-        "any",
-    ]
-)
+_STOP = STOPWORDS | frozenset(["who", "has", "have", "what", "can", "any"])
 
 REFUSAL = (
     "don't remember",

@@ -6,10 +6,10 @@ import math
 import re
 from collections.abc import Sequence
 
-__all__ = ["lexical_novelty", "recency", "rouge_l_grounding", "tokens"]
+__all__ = ["STOPWORDS", "lexical_novelty", "recency", "rouge_l_grounding", "tokens"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
+STOPWORDS = frozenset(
     [
         "a",
         "an",
@@ -60,7 +60,7 @@ _STOP = frozenset(
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens without stop words."""
-    return [t for t in _WORD.findall(text.lower()) if t not in _STOP]
+    return [t for t in _WORD.findall(text.lower()) if t not in STOPWORDS]
 
 
 def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
