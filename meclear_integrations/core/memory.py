@@ -20,8 +20,9 @@ class Memory(BaseModel):
 
     id: str = Field(min_length=1)
     """Stable identity of the record; coalitions are cached by it."""
-    content: str
-    """The memory text x_i shown to the task agent."""
+    content: str = Field(strict=True)
+    """The memory text x_i shown to the task agent (text only: bytes or other objects are
+    rejected, never coerced)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Auxiliary information xi_i (timestamp, source, provenance...)."""
 
