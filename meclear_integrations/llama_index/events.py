@@ -22,6 +22,7 @@ from llama_index.core.instrumentation.events import BaseEvent
 from pydantic import Field
 
 from ..core.events import Stage, StageEvent
+from ..core.redaction import redact
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
 
 __all__ = [
@@ -222,11 +223,11 @@ class StageTracker:
 
     def closing(self, error: BaseException) -> list[MeClearStageEndEvent]:
         """End events (innermost first) for every stage still open, carrying ``error``."""
-        text = f"{type(error).__name__}: {error}"[:500]
+        text = redact(f"{type(error).__name__}: {error}")[:500]
         events = []
         for stage in reversed(self.open):
             payload = {"stage": stage, "phase": "error", "query_id": self.query_id}
-            payload |= {"error_type": type(error).__name__, "error": str(error)[:500]}
+            payload |= {"error_type": type(error).__name__, "error": redact(str(error))[:500]}
             events.append(
                 _ENDS[stage](stage=stage, query_id=self.query_id, payload=payload, error=text)
             )

@@ -16,7 +16,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, memory_metadata
+from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, memory_metadata
 
 __all__ = ["annotate", "error_nodes", "to_memories"]
 
@@ -66,9 +66,8 @@ def annotate(
 def error_nodes(
     nodes: Sequence[NodeWithScore], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[NodeWithScore]:
-    """Every node, unchanged in content, marked with the clearance error (fail-open)."""
-    text = f"{type(error).__name__}: {error}"[:500]
-    return [
-        _copy(n, key, {"memory_id": mid, "error": text, "cleared": False})
-        for n, mid in zip(nodes, ids, strict=True)
-    ]
+    """Every node, unchanged in content, marked with the clearance error (fail-open; the
+    error text is redacted)."""
+    failure = exception_summary(error)
+    meta = {"error": failure["error"], "cleared": False, "status": "failed", "failure": failure}
+    return [_copy(n, key, {"memory_id": mid, **meta}) for n, mid in zip(nodes, ids, strict=True)]

@@ -50,6 +50,7 @@ from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
 from ..core.events import StageEvent
 from ..core.memory import Memory
+from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
@@ -268,7 +269,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             or not isinstance(exc, Exception)
         ):
             raise exc
-        error = f"{type(exc).__name__}: {exc}"[:500]
+        error = redact(f"{type(exc).__name__}: {exc}")[:500]
         return NodeClearance(
             nodes=error_nodes(nodes, ids, exc, key=self.metadata_key), report=None, error=error
         )
