@@ -123,10 +123,11 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     """What the judge sees as context: the coalition the agent saw, or all retrieved nodes."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every node is cleared (see ``meclear_integrations.payloads``)."""
-    on_error: Literal["raise", "return_all"] = "raise"
-    """When the clearance raises (an agent / judge failure the engine did not absorb: see
-    ``ClearanceConfig.on_failure``): raise, or return every node marked with the error
-    under the metadata key (fail-open). Configuration errors always raise."""
+    on_error: Literal["raise", "return_all"] = "return_all"
+    """When clearance cannot finish: ``"return_all"`` (default, fail-open) returns every
+    node unchanged with the failure under the metadata key; ``"raise"`` fails closed.
+    Overrides ``clearance.on_failure`` (same contract as the LangChain
+    ``ClearingRetriever``). Configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload."""
 
@@ -260,6 +261,13 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             StageTracker.end("clearance", query_id, {**base, "phase": "end"}),
         ]
 
+    def _engine_config(self) -> ClearanceConfig:
+        """``clearance`` with ``on_failure`` set by ``on_error`` (the integration's switch)."""
+        mode = "closed" if self.on_error == "raise" else "open"
+        if self.clearance.on_failure == mode:
+            return self.clearance
+        return self.clearance.model_copy(update={"on_failure": mode})
+
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
     ) -> NodeClearance:
@@ -302,7 +310,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
                 # worker threads start with an empty context: carry the span over
                 return context.copy().run(task, coalition, trial)
 
-            engine = MeClearEngine(self.clearance, listener=lambda e: dispatcher.event(convert(e)))
+            engine = MeClearEngine(
+                self._engine_config(), listener=lambda e: dispatcher.event(convert(e))
+            )
             report = engine.clear(memories, evaluate)
         except BaseException as exc:
             for event in tracker.closing(exc):
@@ -329,7 +339,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
 
         try:
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-            report = await MeClearEngine(self.clearance, listener=listener).aclear(memories, task)
+            report = await MeClearEngine(self._engine_config(), listener=listener).aclear(
+                memories, task
+            )
         except BaseException as exc:
             for event in tracker.closing(exc):
                 await dispatcher.aevent(event)

@@ -193,16 +193,18 @@ def test_reference_judge_without_reference_always_raises(case, nodes, llm) -> No
 
 
 def test_agent_failure_raises_or_fails_open(case, nodes) -> None:
+    """``on_error`` is the integration's switch: it overrides ``clearance.on_failure``."""
     failing = Failing.from_case(case, fail_after=3)
-    pp = MeClearPostprocessor(llm=failing, reference=case.reference, clearance=CLOSED)
+    pp = MeClearPostprocessor(llm=failing, reference=case.reference, on_error="raise")
     with pytest.raises(EvaluatorError, match="provider down"):
         pp.postprocess_nodes(nodes, query_str=case.query)
     failing = Failing.from_case(case, fail_after=3)
-    pp = pp.model_copy(update={"llm": failing, "on_error": "return_all"})
+    pp = pp.model_copy(update={"llm": failing, "on_error": "return_all", "clearance": CLOSED})
     result = pp.clear_nodes(nodes, case.query)
-    assert result.report is None and "provider down" in result.error
+    assert result.report is not None and result.report.status == "failed"
+    assert "provider down" in (result.error or "")
     assert ids(result.nodes) == ids(nodes)
-    assert all("provider down" in n.node.metadata["meclear"]["error"] for n in result.nodes)
+    assert not any(n.node.metadata["meclear"]["cleared"] for n in result.nodes)
 
 
 def test_engine_failing_open_keeps_every_node(case, nodes) -> None:

@@ -117,9 +117,8 @@ async def test_fail_open_by_default_keeps_every_node_and_changes_nothing(
 
 def test_fail_closed_on_request_changes_nothing() -> None:
     case, nodes, untouched = _setup()
-    closed = FAST.model_copy(update={"on_failure": "closed"})
     pp = MeClearPostprocessor(
-        llm=Faulty.from_case(case), reference=case.reference, clearance=closed
+        llm=Faulty.from_case(case), reference=case.reference, clearance=FAST, on_error="raise"
     )
     with pytest.raises(EvaluatorError, match="timed out"):
         pp.postprocess_nodes(nodes, query_str=case.query)
