@@ -25,9 +25,12 @@ class MeClearMethod(BenchMethod):
         self.name = name
 
     def case_config(self, ctx: MethodContext) -> ClearanceConfig:
-        """The configuration with its seed mixed with the case id."""
+        """The configuration with its seed mixed with the case id, failing closed: an
+        evaluator failure must surface as a failed case, not as a quiet no-op clearance."""
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
-        return self.config.model_copy(update={"seed": case_seed(seed, ctx.case.case_id)})
+        return self.config.model_copy(
+            update={"seed": case_seed(seed, ctx.case.case_id), "on_failure": "closed"}
+        )
 
     def report(self, ctx: MethodContext) -> ClearanceReport:
         """Run the engine on the case's frozen context through the counted evaluator."""
