@@ -14,6 +14,7 @@ appended to ``failures`` (memory ids, trial, redacted error) for the report.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
 from collections import defaultdict
@@ -202,7 +203,9 @@ def _call_threaded(
                     results[index] = value
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="meclear")
-    futures = [pool.submit(work) for _ in range(workers)]
+    # Each worker runs in a copy of the caller's context, so context variables (tracing
+    # spans, callback managers) are seen by the evaluator as on the caller's thread.
+    futures = [pool.submit(contextvars.copy_context().run, work) for _ in range(workers)]
     _, running = wait_futures(futures, timeout=budget.remaining_seconds())
     if running:
         with lock:

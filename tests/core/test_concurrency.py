@@ -103,3 +103,21 @@ async def test_failure_cancels_calls_in_flight() -> None:
         )
     await asyncio.sleep(0.6)
     assert started and not finished
+
+
+def test_threaded_evaluator_sees_the_callers_context_variables() -> None:
+    import contextvars
+
+    span: contextvars.ContextVar[str] = contextvars.ContextVar("span", default="none")
+    seen: set[str] = set()
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        seen.add(span.get())
+        return 1.0
+
+    token = span.set("query-42")
+    try:
+        MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
+    finally:
+        span.reset(token)
+    assert seen == {"query-42"}
