@@ -84,22 +84,44 @@ class CallRetrier:
             "reraise": True,
         }
 
+    def _retryable(self, exc: BaseException) -> bool:
+        return self.policy.max_attempts > 1 and isinstance(exc, Exception) and is_transient(exc)
+
     def call(self, attempt: Callable[[], T]) -> T:
-        """``attempt()`` with retries; each attempt is taken from the budget first."""
-        first = True
+        """``attempt()`` with retries; each attempt is taken from the budget first.
+
+        The first attempt runs outside tenacity (the common, successful case costs no
+        retry machinery); a transient failure is replayed into tenacity as its attempt 1,
+        so waits and stop rules see exactly the same sequence as a plain retry loop.
+        """
+        self.budget.take(retry=False)
+        try:
+            return attempt()
+        except BaseException as exc:
+            if not self._retryable(exc):
+                raise
+            replay: list[BaseException] = [exc]
         for round_ in Retrying(sleep=self.sleep, **self._options()):  # type: ignore[arg-type]
             with round_:
-                self.budget.take(retry=not first)
-                first = False
+                if replay:
+                    raise replay.pop()
+                self.budget.take(retry=True)
                 return attempt()
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def acall(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Async :meth:`call`; the backoff waits are ``await asleep(...)`` (cancellable)."""
-        first = True
+        self.budget.take(retry=False)
+        try:
+            return await attempt()
+        except BaseException as exc:
+            if not self._retryable(exc):
+                raise
+            replay: list[BaseException] = [exc]
         async for round_ in AsyncRetrying(sleep=self.asleep, **self._options()):  # type: ignore[arg-type]
             with round_:
-                self.budget.take(retry=not first)
-                first = False
+                if replay:
+                    raise replay.pop()
+                self.budget.take(retry=True)
                 return await attempt()
         raise AssertionError("unreachable")  # pragma: no cover
