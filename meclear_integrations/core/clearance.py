@@ -30,9 +30,7 @@ def harmful_positions(
     Ties keep retrieval order, so the order is deterministic.
     """
     harmful = [
-        i
-        for i, value in enumerate(psi)
-        if value < -tau and (upper is None or upper[i] < 0.0)
+        i for i, value in enumerate(psi) if value < -tau and (upper is None or upper[i] < 0.0)
     ]
     return sorted(harmful, key=lambda i: (psi[i], i))
 

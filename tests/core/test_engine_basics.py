@@ -113,9 +113,9 @@ async def test_async_evaluator_exception_names_the_coalition() -> None:
 
     expected = r"TimeoutError: slow model on coalition \['m0', 'm2'\]"
     with pytest.raises(EvaluatorError, match=expected):
-        await MeClearEngine(
-            ClearanceConfig(on_failure="closed", retry={"max_attempts": 1})
-        ).aclear(make_memories(3), evaluate)
+        await MeClearEngine(ClearanceConfig(on_failure="closed", retry={"max_attempts": 1})).aclear(
+            make_memories(3), evaluate
+        )
 
 
 def test_exact_refuses_large_k() -> None:

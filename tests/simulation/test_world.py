@@ -60,9 +60,7 @@ def test_joint_structure_harmful_only_together() -> None:
 
 def test_table1_plateau_with_max_aggregation() -> None:
     """Signature (1.0, 0.5, 0.5, 0.5): either or both faults tie with the gold memory."""
-    w = EvidenceWorld(
-        claims=world(g=(REF, 1.0), f1=("Jan", 1.0), f2=("Jan", 1.0)), aggregate="max"
-    )
+    w = EvidenceWorld(claims=world(g=(REF, 1.0), f1=("Jan", 1.0), f2=("Jan", 1.0)), aggregate="max")
     signature = [w.expected_score(s, REF) for s in SUBSETS]
     assert signature == [1.0, 0.5, 0.5, 0.5]
     # Ties are broken uniformly at random: both answers show up across trials.
