@@ -43,6 +43,10 @@ class RetryPolicy(BaseModel):
     exception's ``retry_after``) instead of the computed backoff."""
     max_retry_after: float = Field(default=30.0, ge=0.0, le=3600.0)
     """A requested wait longer than this is not waited for: the call fails instead."""
+    retry_unreadable: bool = True
+    """Also retry a model reply that could not be read (a judge verdict that does not
+    parse): a sampled model's next reply usually does. Set False for deterministic
+    (temperature 0) models, where the same prompt gives the same unreadable reply."""
 
 
 HarmRule = Literal["auto", "threshold", "interval"]

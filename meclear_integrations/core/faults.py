@@ -13,7 +13,9 @@ Transient (:func:`is_transient`):
     ``__cause__`` / ``__context__`` is searched, so a wrapped provider error counts.
 Permanent: everything else, notably HTTP 4xx such as 400 / 401 / 403 / 404 / 422
     (retrying cannot help), an unreadable judge verdict, a garbage or empty completion
-    that failed to parse, a score outside [0, 1] and programming errors.
+    that failed to parse, a score outside [0, 1] and programming errors. Unreadable replies
+    (:func:`is_unreadable_reply`) are still retried when ``RetryPolicy.retry_unreadable``
+    is on, since a sampled model's next reply may parse.
 
 :func:`retry_after` reads the server's requested wait: an exception's ``retry_after``
 attribute, else its response's ``retry-after-ms`` (milliseconds) or ``retry-after``
@@ -36,6 +38,7 @@ __all__ = [
     "exception_chain",
     "http_status",
     "is_transient",
+    "is_unreadable_reply",
     "retry_after",
     "sanitize",
 ]
@@ -85,6 +88,14 @@ def _one_is_transient(exc: BaseException) -> bool | None:
     if any(_TRANSIENT_NAME.search(cls.__name__) for cls in type(exc).__mro__[:-2]):
         return True
     return None
+
+
+def is_unreadable_reply(exc: BaseException) -> bool:
+    """True when the failure is a model reply that could not be read (an exception in the
+    chain sets ``unreadable_reply = True``, as the judges' ``VerdictParseError`` does): a
+    sampled model's next reply may parse, so :class:`RetryPolicy.retry_unreadable` can
+    retry it."""
+    return any(getattr(link, "unreadable_reply", False) is True for link in exception_chain(exc))
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -24,7 +24,7 @@ from tenacity import (
 
 from .budget import RunBudget
 from .config import RetryPolicy
-from .faults import is_transient, retry_after
+from .faults import is_transient, is_unreadable_reply, retry_after
 
 __all__ = ["AsyncSleep", "CallRetrier", "Sleep"]
 
@@ -80,12 +80,20 @@ class CallRetrier:
         return {
             "stop": self._stop,
             "wait": self._wait,
-            "retry": retry_if_exception(is_transient),
+            "retry": retry_if_exception(self._retryable_error),
             "reraise": True,
         }
 
+    def _retryable_error(self, exc: BaseException) -> bool:
+        """Transient errors, and unreadable replies when the policy says so."""
+        return is_transient(exc) or (self.policy.retry_unreadable and is_unreadable_reply(exc))
+
     def _retryable(self, exc: BaseException) -> bool:
-        return self.policy.max_attempts > 1 and isinstance(exc, Exception) and is_transient(exc)
+        return (
+            self.policy.max_attempts > 1
+            and isinstance(exc, Exception)
+            and self._retryable_error(exc)
+        )
 
     def call(self, attempt: Callable[[], T]) -> T:
         """``attempt()`` with retries; each attempt is taken from the budget first.

@@ -23,6 +23,10 @@ class VerdictParseError(JudgeError, ValueError):
     ``raw`` is the model's reply (truncated to 2,000 characters).
     """
 
+    unreadable_reply = True
+    """Marks a model reply that could not be read: ``RetryPolicy.retry_unreadable``
+    retries it (a sampled judge's next reply usually parses)."""
+
     def __init__(self, message: str, *, raw: str) -> None:
         super().__init__(message)
         self.raw = raw[:2000]
