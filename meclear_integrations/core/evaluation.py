@@ -17,6 +17,7 @@ import asyncio
 import contextvars
 import inspect
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -170,6 +171,10 @@ def _time_exceeded(budget: RunBudget) -> BudgetExceededError:
     )
 
 
+INLINE_BELOW_SECONDS = 0.0005
+"""Sync evaluators whose first call of a batch returns faster than this run inline."""
+
+
 def _call_threaded(
     calls: _Calls, requests: Sequence[EvaluationRequest], workers: int
 ) -> list[object]:
@@ -242,8 +247,18 @@ def evaluate_sync(
     timed = retrier.budget.deadline is not None
     if not timed and (max_concurrency <= 1 or len(requests) == 1):
         results = [calls.sync(r) for r in requests]
-    else:
+    elif timed:
         results = _call_threaded(calls, requests, min(max_concurrency, len(requests)))
+    else:
+        # Probe with one inline call: an evaluator faster than a thread hand-off (a cache,
+        # a local function) runs inline; anything slower (a model call) goes to threads.
+        started = time.perf_counter()
+        first = calls.sync(requests[0])
+        rest = requests[1:]
+        if time.perf_counter() - started < INLINE_BELOW_SECONDS:
+            results = [first, *(calls.sync(r) for r in rest)]
+        else:
+            results = [first, *_call_threaded(calls, rest, min(max_concurrency, len(rest)))]
     _store(game, requests, results)
 
 

@@ -121,3 +121,22 @@ def test_threaded_evaluator_sees_the_callers_context_variables() -> None:
     finally:
         span.reset(token)
     assert seen == {"query-42"}
+
+
+def test_instant_sync_evaluator_runs_inline_and_slow_one_in_threads() -> None:
+    caller = threading.get_ident()
+
+    def run(delay: float) -> set[int]:
+        threads: set[int] = set()
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            threads.add(threading.get_ident())
+            if delay:
+                time.sleep(delay)
+            return 1.0
+
+        MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
+        return threads
+
+    assert run(0.0) == {caller}  # no thread hand-off for a local function
+    assert len(run(0.002) - {caller}) >= 2  # a slow evaluator fans out to worker threads
