@@ -51,7 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -71,6 +71,7 @@ __all__ = [
     "event_name",
     "exception_summary",
     "failure_summary",
+    "kept_metadata",
     "memory_metadata",
     "report_summary",
     "stage_event_payload",
@@ -161,6 +162,27 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
         meta["error"] = failure["error"]
         meta["failure"] = failure
     return meta
+
+
+def kept_metadata(
+    ids: Sequence[str], report: ClearanceReport, policy: EdgeCasePolicy
+) -> list[tuple[int, dict[str, Any]]]:
+    """(position, metadata) of every memory to return, in retrieval order.
+
+    The kept memories of the report; when the clearance removed every memory and the
+    policy says ``keep_all``, every memory, marked ``kept_by_policy``. Integrations copy
+    their documents / nodes at these positions with the metadata under their key.
+    """
+    kept = set(report.kept_ids)
+    keep_all = bool(ids) and not kept and policy.all_cleared == "keep_all"
+    out: list[tuple[int, dict[str, Any]]] = []
+    for position, mid in enumerate(ids):
+        if mid in kept or keep_all:
+            meta = memory_metadata(report, mid)
+            if keep_all:
+                meta["kept_by_policy"] = True
+            out.append((position, meta))
+    return out
 
 
 def _memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:

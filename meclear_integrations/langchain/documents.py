@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, memory_metadata
+from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
 
 __all__ = ["annotate", "error_documents", "to_memories"]
 
@@ -41,16 +41,9 @@ def annotate(
     policy: EdgeCasePolicy,
 ) -> list[Document]:
     """The kept documents, original order, as new objects with metadata under ``key``."""
-    kept = set(report.kept_ids)
-    keep_all = bool(documents) and not kept and policy.all_cleared == "keep_all"
-    out = []
-    for document, mid in zip(documents, ids, strict=True):
-        if mid in kept or keep_all:
-            meta = memory_metadata(report, mid)
-            if keep_all:
-                meta["kept_by_policy"] = True
-            out.append(_copy(document, key, meta))
-    return out
+    if len(documents) != len(ids):
+        raise ValueError("one id per document is needed")
+    return [_copy(documents[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
 
 
 def error_documents(

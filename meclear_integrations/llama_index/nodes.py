@@ -16,7 +16,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, memory_metadata
+from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
 
 __all__ = ["annotate", "error_nodes", "to_memories"]
 
@@ -51,16 +51,9 @@ def annotate(
     policy: EdgeCasePolicy,
 ) -> list[NodeWithScore]:
     """The kept nodes, original order, as new objects with metadata under ``key``."""
-    kept = set(report.kept_ids)
-    keep_all = bool(nodes) and not kept and policy.all_cleared == "keep_all"
-    out = []
-    for node, mid in zip(nodes, ids, strict=True):
-        if mid in kept or keep_all:
-            meta = memory_metadata(report, mid)
-            if keep_all:
-                meta["kept_by_policy"] = True
-            out.append(_copy(node, key, meta))
-    return out
+    if len(nodes) != len(ids):
+        raise ValueError("one id per node is needed")
+    return [_copy(nodes[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
 
 
 def error_nodes(
