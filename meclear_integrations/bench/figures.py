@@ -87,9 +87,10 @@ def _metrics_by_structure(plt: Any, results: dict[str, Any], path: Path) -> None
         ax.set_title(label)
         ax.set_ylim(0, 105)
     axes[0].set_ylabel("%")
-    axes[-1].legend(fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
     fig.suptitle("Metrics by structure (SIMULATED evidence world)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
