@@ -39,7 +39,7 @@ class ClusterBootstrap:
             [query_index[key] for key in zip(clusters, queries, strict=True)], dtype=int
         )
         cluster_keys = list(dict.fromkeys(clusters))
-        members = {c: [] for c in cluster_keys}
+        members: dict[str, list[int]] = {c: [] for c in cluster_keys}
         for i, (c, _) in enumerate(query_keys):
             members[c].append(i)
         query_weights = np.zeros((replicates, len(query_keys)))

@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _openai_model(args: argparse.Namespace) -> TextModel:
     try:
         from langchain_openai import ChatOpenAI
+        from pydantic import SecretStr
 
         from ..langchain.model import as_text_model
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -74,7 +75,7 @@ def _openai_model(args: argparse.Namespace) -> TextModel:
         temperature=args.temperature,
         seed=args.seed,
         base_url=args.openai_base_url,
-        api_key=key or "not-needed",
+        api_key=SecretStr(key or "not-needed"),
     )
     return as_text_model(chat, structured_output=True)
 

@@ -123,7 +123,7 @@ async def _soak(
     from langchain_core.runnables import RunnableLambda
     from langchain_core.vectorstores import InMemoryVectorStore
 
-    from ..core import ClearanceConfig
+    from ..core import ClearanceConfig, RetryPolicy
     from ..langchain import ClearingRetriever, SimulatedChatModel, reference_config
     from ..simulation import redundant_harm_example
     from ._soak_model import FaultyChatModel
@@ -155,7 +155,7 @@ async def _soak(
         llm=model,
         clearance=ClearanceConfig(
             max_wall_seconds=query_seconds,
-            retry={"initial_backoff": 0.001, "max_backoff": 0.01, "jitter": 0.001},
+            retry=RetryPolicy(initial_backoff=0.001, max_backoff=0.01, jitter=0.001),
         ),
     )
     targets = set(case.targets)

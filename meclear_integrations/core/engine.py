@@ -21,6 +21,7 @@ import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from .clearance import (
     select_candidate,
 )
 from .coalitions import Coalition
-from .config import ClearanceConfig, ClearanceSearch
+from .config import ClearanceConfig
 from .errors import (
     BudgetExceededError,
     ConfigurationError,
@@ -559,7 +560,9 @@ class MeClearEngine:
         yield self._clearance_end(selected, report)
         return report
 
-    def _verify(self, game: CoalitionGame, coalitions: list[Coalition]) -> _Algorithm:
+    def _verify(
+        self, game: CoalitionGame, coalitions: list[Coalition]
+    ) -> Generator[_Step, None, None]:
         """Evaluate the candidates M minus C_j for Eq. 18-19.
 
         Without adaptive trials every candidate gets T trials in one batch. With adaptive
@@ -586,7 +589,7 @@ class MeClearEngine:
         yield _Evaluate(_want((plausible[1:], cfg.trials)))
         return None
 
-    def _search(self, game: CoalitionGame, priority: list[int]) -> ClearanceSearch:
+    def _search(self, game: CoalitionGame, priority: list[int]) -> Literal["nested", "minimal"]:
         """The candidate family: ``config.clearance`` with ``"auto"`` resolved."""
         cfg = self.config
         if cfg.clearance == "nested" or len(priority) > cfg.max_exact_memories:
