@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from ..admission.cases import load_admission_cases, sample_cases_path
 from ..admission.config import AdmissionConfig
 from ..admission.model import TextModel
 from ..admission.scripted import ScriptedAdmissionModel
+from ._openai import chat_openai
 
 __all__ = ["register", "run"]
 
@@ -57,25 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _openai_model(args: argparse.Namespace) -> TextModel:
-    try:
-        from langchain_openai import ChatOpenAI
-        from pydantic import SecretStr
+    from ..langchain.model import as_text_model
 
-        from ..langchain.model import as_text_model
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise SystemExit(
-            f"--openai-model needs the 'langchain' extra: pip install "
-            f"'meclear-integrations[langchain]' ({exc})"
-        ) from exc
-    key = os.environ.get("OPENAI_API_KEY")
-    if not key and not args.openai_base_url:
-        raise SystemExit("--openai-model needs OPENAI_API_KEY (or --openai-base-url)")
-    chat = ChatOpenAI(
-        model=args.openai_model,
+    chat = chat_openai(
+        args.openai_model,
+        base_url=args.openai_base_url,
         temperature=args.temperature,
         seed=args.seed,
-        base_url=args.openai_base_url,
-        api_key=SecretStr(key or "not-needed"),
+        flag="--openai-model",
     )
     return as_text_model(chat, structured_output=True)
 

@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--k", type=int, default=5, help="retrieval budget K (with --locomo)")
     p.add_argument("--conversations", default=None, help="comma-separated ids (with --locomo)")
     p.add_argument("--max-queries", type=int, default=None, help="per conversation (--locomo)")
+    p.add_argument(
+        "--rater-model",
+        default=None,
+        help="chat model for the llm-direct baseline (OpenAI-compatible; OPENAI_API_KEY)",
+    )
+    p.add_argument("--rater-base-url", default=None, help="OpenAI-compatible endpoint")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", type=Path, required=True, help="output directory")
@@ -106,6 +112,23 @@ def _load(args: argparse.Namespace) -> tuple[list, list[dict], dict[str, Any], s
     return builtin_cases(), [], {}, "built-in case set", False
 
 
+def _rater(args: argparse.Namespace) -> Any:
+    """The llm-direct rater over a real chat model, when ``--rater-model`` names one."""
+    if not getattr(args, "rater_model", None):
+        return None
+    from ..bench.methods import prompt_rater
+    from ._openai import chat_openai
+
+    chat = chat_openai(
+        args.rater_model,
+        base_url=args.rater_base_url,
+        temperature=0.0,
+        seed=args.seed,
+        flag="--rater-model",
+    )
+    return prompt_rater(lambda prompt: str(chat.invoke(prompt).content))
+
+
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Load the cases, run the methods, write the outputs; returns results.json's content."""
     from ..bench.outputs import write_outputs
@@ -130,7 +153,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         bootstrap_replicates=args.bootstrap,
         reference_method=args.reference,
     )
-    run = run_benchmark(cases, settings, progress=not args.no_progress)
+    run = run_benchmark(cases, settings, rater=_rater(args), progress=not args.no_progress)
     results = build_results(run, funnel=funnel, skipped_lines=skipped, source=source)
     command = _command(args)
     written = write_outputs(
