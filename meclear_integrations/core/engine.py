@@ -566,27 +566,44 @@ class MeClearEngine:
         """Evaluate the candidates M minus C_j for Eq. 18-19.
 
         Without adaptive trials every candidate gets T trials in one batch. With adaptive
-        trials every candidate first has one trial (usually cached from attribution); only
-        candidates whose trials so far all pass the recovery threshold can be admissible,
-        so only they get the remaining T - 1 trials: the first of them (in the order of
-        Eq. 20's tie-break) alone, and, unless it recovers at the maximum possible value
-        1.0 (then no later candidate can have a larger gain, so Eq. 20 is unchanged), the
-        rest in one further batch.
+        trials, candidates not yet in the table get all T trials at once (the decision is
+        made on them, and a later round would cost a model round-trip), while those that
+        attribution already evaluated once get the remaining T - 1 trials only if that
+        trial passed the recovery threshold (otherwise they cannot be admissible): the
+        first such candidate (in the order of Eq. 20's tie-break) alone, then, unless it
+        recovers at the maximum possible value 1.0, the rest in one further batch. A
+        candidate after one that already recovers at 1.0 can never be selected (Eq. 20
+        breaks ties by the smaller index), so it gets no further trials; Eq. 20's choice
+        is unchanged by any of this.
         """
         cfg = self.config
         if not cfg.adaptive_trials:
             yield _Evaluate(_want((coalitions, cfg.trials)))
             return None
-        yield _Evaluate(_want((coalitions, 1)))
+        fresh = [c for c in coalitions if game.trials_of(c) == 0]
+        yield _Evaluate(_want((fresh, cfg.trials), (coalitions, 1)))
         threshold = cfg.success_threshold
-        plausible = [c for c in coalitions[1:] if game.recovers(c, threshold)]
-        if not plausible:
+
+        def settled_best(c: Coalition) -> bool:
+            return (
+                game.trials_of(c) >= cfg.trials
+                and game.recovers(c, threshold)
+                and game.value(c) >= 1.0 - GAIN_TIE_TOLERANCE
+            )
+
+        open_ = []
+        for c in coalitions[1:]:
+            if settled_best(c):
+                break  # nothing after it can be selected
+            if game.trials_of(c) < cfg.trials and game.recovers(c, threshold):
+                open_.append(c)
+        if not open_:
             return None
-        first = plausible[0]
+        first = open_[0]
         yield _Evaluate([(first, cfg.trials)])
-        if game.recovers(first, threshold) and game.value(first) >= 1.0 - GAIN_TIE_TOLERANCE:
+        if settled_best(first):
             return None
-        yield _Evaluate(_want((plausible[1:], cfg.trials)))
+        yield _Evaluate(_want((open_[1:], cfg.trials)))
         return None
 
     def _search(self, game: CoalitionGame, priority: list[int]) -> Literal["nested", "minimal"]:
