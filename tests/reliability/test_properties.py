@@ -15,7 +15,9 @@ from .scripted import HTTPError
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
 
-texts = st.text(max_size=300) | st.just("") | st.text(min_size=5000, max_size=6000)
+# Very long memories are built from a repeated character: large, but cheap for hypothesis.
+long_texts = st.builds(lambda n, c: c * n, st.integers(5000, 6000), st.characters())
+texts = st.text(max_size=300) | st.just("") | long_texts
 contexts = st.lists(
     st.tuples(
         st.text(min_size=1, max_size=12), texts, st.dictionaries(st.text(max_size=5), st.integers())
@@ -28,7 +30,7 @@ contexts = st.lists(
 @SETTINGS
 @given(
     context=contexts,
-    table=st.dictionaries(st.integers(0, 63), st.floats(0, 1), max_size=64),
+    table=st.dictionaries(st.integers(0, 63), st.floats(0, 1), max_size=16),
     faults=st.sets(st.integers(1, 200), max_size=5),
     transient=st.booleans(),
     on_failure=st.sampled_from(["open", "closed"]),
