@@ -24,7 +24,7 @@ from datetime import date
 import numpy as np
 
 from ..simulation.world import normalize_answer
-from .statements import lower_first, statement
+from .statements import AUX_VERBS, lower_first, statement
 
 __all__ = [
     "FAULT_TYPES",
@@ -65,27 +65,7 @@ _DATE_PATTERNS = (
     (re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"), "md"),
     (re.compile(r"\b(?:19|20)\d{2}\b"), "y"),
 )
-_AUX_WORDS = frozenset(
-    [
-        "did",
-        "does",
-        "do",
-        "was",
-        "is",
-        "are",
-        "were",
-        "has",
-        "have",
-        "had",
-        "would",
-        "will",
-        "can",
-        "could",
-        "should",
-        "might",
-        "may",
-    ]
-)
+_AUX_WORDS = AUX_VERBS | {"might", "may"}
 _WH = (
     "how many",
     "how long",

@@ -12,25 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Statement", "lower_first", "parse_question", "statement"]
+__all__ = ["AUX_VERBS", "Statement", "lower_first", "parse_question", "statement"]
 
-_AUX = {
-    "did",
-    "does",
-    "do",
-    "was",
-    "is",
-    "are",
-    "were",
-    "has",
-    "have",
-    "had",
-    "would",
-    "will",
-    "can",
-    "could",
-    "should",
-}
+AUX_VERBS = frozenset(
+    {"did", "does", "do", "was", "is", "are", "were", "has", "have", "had"}
+    | {"would", "will", "can", "could", "should"}
+)
+"""Auxiliaries that open a yes/no or wh- question and move when it becomes a statement."""
 _DO = {"did", "does", "do"}
 _MODAL = {"would", "will", "can", "could", "should"}
 _LINKS = {"and", "&"}
@@ -164,7 +152,7 @@ def parse_question(question: str) -> Statement | None:
     tokens = text.split()
     if not tokens:
         return None
-    aux_at = next((i for i, t in enumerate(tokens) if t.lower() in _AUX), None)
+    aux_at = next((i for i, t in enumerate(tokens) if t.lower() in AUX_VERBS), None)
     if aux_at is None or aux_at > 5:
         return _wh_subject(tokens)
     wh, aux, rest = " ".join(tokens[:aux_at]), tokens[aux_at].lower(), tokens[aux_at + 1 :]
