@@ -4,6 +4,8 @@ On a seeded random ``fault_rate`` share of calls it raises one of: ``TimeoutErro
 429 with ``retry-after-ms``, HTTP 429 without it, HTTP 500, ``ConnectionError`` (all
 transient, so retried), or returns a garbage completion (``%%% <garbage> %%%``: a wrong
 answer for the agent, an unreadable verdict for a judge). Otherwise it delegates.
+Calls whose messages contain ``outage_marker`` always fault: a deterministic,
+query-specific outage, independent of how concurrent calls interleave.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class FaultyChatModel(BaseChatModel):
     """Seed of the fault draws."""
     kinds: tuple[str, ...] = FAULT_KINDS
     """Which faults may be injected."""
+    outage_marker: str | None = None
+    """Calls whose messages contain this text always fault (``None``: no outage)."""
 
     _rng: random.Random = PrivateAttr()
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -74,10 +78,13 @@ class FaultyChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "meclear-faulty"
 
-    def _draw(self) -> str | None:
+    def _draw(self, messages: list[BaseMessage]) -> str | None:
+        outage = self.outage_marker is not None and any(
+            self.outage_marker in str(m.content) for m in messages
+        )
         with self._lock:
             self._calls += 1
-            if self._rng.random() >= self.fault_rate:
+            if not outage and self._rng.random() >= self.fault_rate:
                 return None
             self._faults += 1
             return self._rng.choice(self.kinds)
@@ -104,7 +111,7 @@ class FaultyChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        kind = self._draw()
+        kind = self._draw(messages)
         if kind is not None:
             return self._raise_or_garbage(kind)
         return self.inner._generate(messages, stop=stop, **kwargs)
@@ -117,7 +124,7 @@ class FaultyChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         await asyncio.sleep(0)
-        kind = self._draw()
+        kind = self._draw(messages)
         if kind is not None:
             return self._raise_or_garbage(kind)
         return await self.inner._agenerate(messages, stop=stop, **kwargs)

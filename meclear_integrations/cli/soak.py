@@ -4,7 +4,9 @@ N queries (bounded in count and in time) run concurrently through one
 ``ClearingRetriever`` instance over an ``InMemoryVectorStore`` holding the redundant-harm
 example; the agent and judge are the simulated chat model (SIMULATED, offline) behind a
 fault injector that, on a seeded random fraction of model calls, raises a timeout, a 429
-(with or without retry-after), a 500, a connection error, or returns garbage. Reported:
+(with or without retry-after), a 500, a connection error, or returns garbage. With
+``--outage-share``, that share of the queries hits a query-specific outage (every model
+call for them faults), so they must fail open while the others go on. Reported:
 queries served, how many failed open (full context, ``status: "failed"``), how many were
 verified clean (the two faults cleared), errors surfaced to the caller, faults injected,
 and a check that neither the vector store nor any retrieved document was changed.
@@ -67,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--fault-rate", type=float, default=0.05, help="share of faulty model calls")
     p.add_argument("--seconds", type=float, default=60.0, help="time bound of the whole soak")
     p.add_argument("--query-seconds", type=float, default=10.0, help="max_wall_seconds per query")
+    p.add_argument(
+        "--outage-share", type=float, default=0.0, help="share of queries whose every call faults"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(handler=_handle)
@@ -79,6 +84,7 @@ def _handle(args: argparse.Namespace) -> int:
         fault_rate=args.fault_rate,
         seconds=args.seconds,
         query_seconds=args.query_seconds,
+        outage_share=args.outage_share,
         seed=args.seed,
     )
     if args.json:
@@ -91,8 +97,8 @@ def _handle(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _snapshot(documents: list[Any]) -> list[str]:
-    return [d.model_dump_json() for d in documents]
+_OUTAGE = "outage-probe"
+"""Text marking an outage query; the fault injector faults every call that carries it."""
 
 
 def run_soak(
@@ -102,12 +108,21 @@ def run_soak(
     fault_rate: float = 0.05,
     seconds: float = 60.0,
     query_seconds: float = 10.0,
+    outage_share: float = 0.0,
     seed: int = 0,
 ) -> SoakResult:
-    """Run the soak (module docstring); bounded by ``queries`` and ``seconds``."""
+    """Run the soak (module docstring); bounded by ``queries`` and ``seconds``.
+
+    Every ``round(1 / outage_share)``-th query (when ``outage_share > 0``) is an outage
+    query: all its model calls fault, so it must fail open.
+    """
     if queries < 1 or concurrency < 1 or not 0.0 <= fault_rate <= 1.0 or seconds <= 0:
         raise ValueError("need queries >= 1, concurrency >= 1, 0 <= fault_rate <= 1, seconds > 0")
-    return asyncio.run(_soak(queries, concurrency, fault_rate, seconds, query_seconds, seed))
+    if not 0.0 <= outage_share <= 1.0:
+        raise ValueError("need 0 <= outage_share <= 1")
+    return asyncio.run(
+        _soak(queries, concurrency, fault_rate, seconds, query_seconds, outage_share, seed)
+    )
 
 
 async def _soak(
@@ -116,6 +131,7 @@ async def _soak(
     fault_rate: float,
     seconds: float,
     query_seconds: float,
+    outage_share: float,
     seed: int,
 ) -> SoakResult:
     from langchain_core.documents import Document
@@ -148,8 +164,12 @@ async def _soak(
         return documents
 
     model = FaultyChatModel(
-        inner=SimulatedChatModel.from_case(case), fault_rate=fault_rate, seed=seed
+        inner=SimulatedChatModel.from_case(case),
+        fault_rate=fault_rate,
+        seed=seed,
+        outage_marker=_OUTAGE,
     )
+    outage_every = round(1 / outage_share) if outage_share > 0 else 0
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: base.invoke(q), afunc=retrieve),
         llm=model,
@@ -171,6 +191,8 @@ async def _soak(
                 return
             result.queries += 1
             query = case.query if rng.random() < 0.8 else f"{case.query} (#{index})"
+            if outage_every and index % outage_every == 0:
+                query = f"{case.query} ({_OUTAGE} #{index})"
             try:
                 out = await retriever.ainvoke(query, config=reference_config(case.reference))
             except Exception as exc:  # counted, never re-raised: the soak reports them

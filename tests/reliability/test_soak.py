@@ -4,16 +4,43 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from meclear_integrations.cli import main
 from meclear_integrations.cli.soak import run_soak
 
 
 def test_short_soak_serves_every_query_and_changes_nothing() -> None:
-    result = run_soak(queries=12, concurrency=6, fault_rate=0.1, seconds=20, seed=3)
+    # Random faults at 10% plus a deterministic outage on queries 0, 4 and 8. How many of
+    # the other nine fail open depends on how concurrent retries interleave, so only the
+    # outage queries are counted on.
+    result = run_soak(
+        queries=12, concurrency=6, fault_rate=0.1, seconds=20, seed=3, outage_share=0.25
+    )
     assert result.queries == 12 and result.served == 12 and result.errors_surfaced == 0
     assert result.verified + result.failed_open + result.other == 12
-    assert result.faults_injected > 0 and result.failed_open >= 1 and result.verified >= 1
+    assert result.faults_injected > 0 and result.failed_open >= 3 and result.verified >= 1
+    assert set(result.failure_reasons) == {"evaluator_error"}
     assert result.inputs_unchanged
+
+
+def test_outage_queries_fail_open_while_concurrent_ones_verify() -> None:
+    result = run_soak(queries=12, concurrency=6, fault_rate=0.0, seconds=20, outage_share=0.25)
+    assert result.served == 12 and result.errors_surfaced == 0
+    assert result.failed_open == 3 and result.verified == 9 and result.other == 0
+    assert result.failure_reasons == {"evaluator_error": 3}
+    assert result.inputs_unchanged
+
+
+def test_soak_with_every_call_faulty_fails_every_query_open() -> None:
+    result = run_soak(queries=6, concurrency=3, fault_rate=1.0, seconds=20, seed=1)
+    assert result.served == 6 and result.failed_open == 6 and result.errors_surfaced == 0
+    assert result.faults_injected == result.model_calls and result.inputs_unchanged
+
+
+def test_soak_rejects_a_bad_outage_share() -> None:
+    with pytest.raises(ValueError, match="outage_share"):
+        run_soak(queries=1, outage_share=1.5)
 
 
 def test_soak_without_faults_verifies_every_query() -> None:
