@@ -569,20 +569,28 @@ class MeClearEngine:
         trials, candidates not yet in the table get all T trials at once (the decision is
         made on them, and a later round would cost a model round-trip), while those that
         attribution already evaluated once get the remaining T - 1 trials only if that
-        trial passed the recovery threshold (otherwise they cannot be admissible): the
-        first such candidate (in the order of Eq. 20's tie-break) alone, then, unless it
-        recovers at the maximum possible value 1.0, the rest in one further batch. A
-        candidate after one that already recovers at 1.0 can never be selected (Eq. 20
-        breaks ties by the smaller index), so it gets no further trials; Eq. 20's choice
-        is unchanged by any of this.
+        trial passed the recovery threshold (otherwise they cannot be admissible). The
+        first such candidate (in the order of Eq. 20's tie-break) gets them in the same
+        batch as the new candidates: it is the one Eq. 20 needs next unless a new
+        candidate before it recovers at 1.0, and evaluating it there saves a round-trip
+        for at most T - 1 extra calls. Then, unless a candidate recovers at the maximum
+        possible value 1.0, the remaining open ones go in one further batch. A candidate
+        after one that already recovers at 1.0 can never be selected (Eq. 20 breaks ties
+        by the smaller index), so it gets no further trials; Eq. 20's choice is unchanged
+        by any of this.
         """
         cfg = self.config
         if not cfg.adaptive_trials:
             yield _Evaluate(_want((coalitions, cfg.trials)))
             return None
-        fresh = [c for c in coalitions if game.trials_of(c) == 0]
-        yield _Evaluate(_want((fresh, cfg.trials), (coalitions, 1)))
         threshold = cfg.success_threshold
+        fresh = [c for c in coalitions if game.trials_of(c) == 0]
+        known = [
+            c
+            for c in coalitions[1:]
+            if 0 < game.trials_of(c) < cfg.trials and game.recovers(c, threshold)
+        ]
+        yield _Evaluate(_want((fresh + known[:1], cfg.trials), (coalitions, 1)))
 
         def settled_best(c: Coalition) -> bool:
             return (

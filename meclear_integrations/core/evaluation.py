@@ -235,8 +235,9 @@ def evaluate_sync(
     failures: list[FailedCoalition] | None = None,
 ) -> None:
     """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
-    worker threads up to ``max_concurrency`` (in one worker thread when the run has a
-    deadline, so that it can be honoured)."""
+    worker threads up to ``max_concurrency``. When the run has a deadline the batch always
+    goes to threads (never inline), so that the caller's thread can stop waiting at the
+    deadline; calls already in flight then finish in their threads, discarded."""
     requests = game.pending(coalitions, trials)
     if not requests:
         return

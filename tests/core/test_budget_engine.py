@@ -226,3 +226,22 @@ async def test_one_batch_sends_screening_and_attribution_together() -> None:
     # 32 coalitions (+ the baseline's second trial) in one wave, then one verification.
     assert report.cost.rounds == 2
     assert elapsed < 3 * clock.delay + 0.05
+
+
+def joint(ids: frozenset[str]) -> float:
+    """m0 supports the answer; m1 and m2 override it only together."""
+    return 1.0 if "m0" in ids and not {"m1", "m2"} <= ids else 0.0
+
+
+@pytest.mark.parametrize("k", [5, 8])
+async def test_verification_is_one_round_when_a_known_candidate_recovers(k: int) -> None:
+    """Joint harm: clearing m1 alone (a leave-one-out coalition, already evaluated once)
+    recovers, and the nested candidate {m1, m2} is new to the table. Both get their T
+    trials in the same verification batch, so the clearance costs three round-trips."""
+    clock = WaveClock(joint)
+    config = ClearanceConfig(max_concurrency=256, estimator="kernel")
+    report = await MeClearEngine(config).aclear(make_memories(k), clock)
+    assert report.harmful_ids[:2] in (["m1", "m2"], ["m2", "m1"])
+    assert len(report.cleared) == 1 and report.cleared_ids[0] in {"m1", "m2"}
+    assert report.recovered and report.candidates[1].trials == config.trials
+    assert clock.waves() == 3 == report.cost.rounds
