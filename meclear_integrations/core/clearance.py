@@ -10,6 +10,7 @@ from .game import CoalitionGame
 
 __all__ = [
     "candidate_coalition",
+    "fallback_candidates",
     "harmful_positions",
     "minimal_candidates",
     "nested_candidates",
@@ -38,6 +39,18 @@ def harmful_positions(
 def nested_candidates(priority: Sequence[int]) -> list[list[int]]:
     """C_j = {sigma(1), ..., sigma(j)} for j = 0..h (Eq. 17)."""
     return [list(priority[:j]) for j in range(len(priority) + 1)]
+
+
+def fallback_candidates(core: Sequence[int], fallback: Sequence[int]) -> list[list[int]]:
+    """core + {f(1), ..., f(j)} for j = 1..|fallback|: the nested family (Eq. 17)
+    continued past the interval-confirmed set H^ into the memories that pass Eq. 14's
+    threshold but whose interval still reaches zero (``fallback``, most negative first).
+
+    Appended after the nested candidates, so Eq. 20's smallest-index tie-break prefers a
+    clearance inside H^; a fallback candidate is selected only when it verifiably gains
+    more than every candidate inside H^.
+    """
+    return [[*core, *fallback[:j]] for j in range(1, len(fallback) + 1)]
 
 
 def minimal_candidates(priority: Sequence[int], psi: Sequence[float]) -> list[list[int]]:

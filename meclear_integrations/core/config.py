@@ -77,7 +77,10 @@ class ClearanceConfig(BaseModel):
     harm_rule: HarmRule = "auto"
     """``"threshold"``: H^ = {psi_i < -tau} (Eq. 14, the paper's). ``"interval"``: also
     require the memory's interval to be clear of zero (upper end < 0), so sampling noise
-    on a neutral memory is not flagged; identical to Eq. 14 for exact enumeration.
+    on a neutral memory is not flagged; memories below -tau whose interval reaches zero
+    become fallback candidates (H^ plus them, most negative first) verified after the
+    nested ones, and a fallback memory the selected clearance removes is reported
+    harmful. Identical to Eq. 14 for exact enumeration.
     ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals), else
     ``"threshold"`` (the permutation estimator's Hoeffding intervals are too wide)."""
     estimator: EstimatorName = "auto"

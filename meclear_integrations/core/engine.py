@@ -29,6 +29,7 @@ from .budget import Clock, RunBudget
 from .clearance import (
     GAIN_TIE_TOLERANCE,
     candidate_coalition,
+    fallback_candidates,
     harmful_positions,
     minimal_candidates,
     nested_candidates,
@@ -429,6 +430,13 @@ class MeClearEngine:
         )
         upper = [float(x) for x in estimate.upper] if use_interval else None
         priority = harmful_positions(psi, cfg.harm_tolerance, upper)
+        # Below -tau but with an interval that still reaches zero: not flagged, but tried
+        # as fallback clearance candidates after those inside H^ (interval rule only).
+        fallback = (
+            [i for i in harmful_positions(psi, cfg.harm_tolerance) if i not in priority]
+            if upper is not None
+            else []
+        )
         ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
         run.attributions = [
             MemoryAttribution(
@@ -509,12 +517,16 @@ class MeClearEngine:
             minimal_candidates(priority, psi)
             if search == "minimal"
             else nested_candidates(priority)
-        )
+        ) + fallback_candidates(priority, fallback)
         yield _Emit(
             StageEvent(
                 stage="clearance",
                 phase="start",
-                payload={"candidates": [[ids[i] for i in c] for c in candidates], "search": search},
+                payload={
+                    "candidates": [[ids[i] for i in c] for c in candidates],
+                    "search": search,
+                    "fallback_ids": [ids[i] for i in fallback],
+                },
             )
         )
         try:
@@ -536,7 +548,13 @@ class MeClearEngine:
             kept=[m for i, m in enumerate(game.context) if i not in cleared_positions],
             cleared=[m for i, m in enumerate(game.context) if i in cleared_positions],
             attributions=[
-                a.model_copy(update={"cleared": a.position in cleared_positions})
+                a.model_copy(
+                    update={
+                        "cleared": a.position in cleared_positions,
+                        # a fallback memory the verified clearance removed joins H^
+                        "harmful": a.harmful or a.position in cleared_positions,
+                    }
+                )
                 for a in run.attributions
             ],
             interactions=pairs,

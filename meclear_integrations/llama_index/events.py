@@ -143,7 +143,8 @@ class InteractionsEndEvent(MeClearStageEndEvent):
 
 
 class ClearanceStartEvent(MeClearStageStartEvent):
-    """Verified clearance starts (Eq. 18-20); payload: ``candidates``, ``search``."""
+    """Verified clearance starts (Eq. 18-20); payload: ``candidates``, ``search``,
+    ``fallback_ids``."""
 
     stage: Stage = "clearance"
     """Always ``clearance``."""

@@ -9,7 +9,9 @@ pairs (S, M minus S) without replacement (paired sampling, Covert and Lee, 2021)
 are drawn in proportion to their kernel mass; each sampled coalition of size s carries its
 size's kernel mass divided by the number sampled of that size. With the whole table the
 estimate is exact. Intervals are percentile-bootstrap intervals over the sampled pairs
-(zero width when no size is sampled partially); they are not Hoeffding bounds.
+(400 resamples; zero width when no size is sampled partially), simultaneous over the K
+memories by a union bound (tails of delta / (2K), as Eq. 40 does for Hoeffding); they are
+not Hoeffding bounds.
 """
 
 from __future__ import annotations
@@ -84,12 +86,14 @@ class KernelShapley(ShapleyEstimator):
         budget: int,
         rng: np.random.Generator | None = None,
         delta: float = 0.05,
-        bootstrap: int = 100,
+        bootstrap: int = 400,
+        simultaneous: bool = True,
     ) -> None:
         self.budget = budget
         self.rng = rng if rng is not None else np.random.default_rng()
         self.delta = delta
         self.bootstrap = bootstrap
+        self.simultaneous = simultaneous
         self.always: list[Coalition] = []
         self.pairs: list[tuple[Coalition, Coalition]] = []
 
@@ -168,8 +172,11 @@ class KernelShapley(ShapleyEstimator):
         counts = np.bincount(offsets, minlength=self.bootstrap * n_pairs)
         counts = counts.reshape(self.bootstrap, n_pairs).astype(float)
         boot = solve_constrained_batch(rows, y, weights(counts), total)
-        lower = np.minimum(np.quantile(boot, self.delta / 2, axis=0), psi)
-        upper = np.maximum(np.quantile(boot, 1 - self.delta / 2, axis=0), psi)
+        # Two-sided tails of delta / (2K) hold for all K memories at once (union bound, as
+        # Eq. 40 does for Hoeffding); delta / 2 per memory when not simultaneous.
+        level = self.delta / (2 * k) if self.simultaneous else self.delta / 2
+        lower = np.minimum(np.quantile(boot, level, axis=0), psi)
+        upper = np.maximum(np.quantile(boot, 1 - level, axis=0), psi)
         return ShapleyEstimate(
             values=psi, lower=np.clip(lower, -1.0, 1.0), upper=np.clip(upper, -1.0, 1.0)
         )
