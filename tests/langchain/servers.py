@@ -84,7 +84,8 @@ _BLOCK = r"<{tag}[^>]*>\n(.*?)\n</{tag}>"
 class OpenAIStub:
     """Chat Completions over the simulated world: ``reply(prompt) -> text``.
 
-    Requests with ``response_format`` get the verdict as a JSON object in the content.
+    Requests with ``response_format`` get the verdict as a JSON object in the content;
+    requests with ``tools`` get it as the arguments of a call to the first tool.
     The first ``fail_first`` requests get a 429 with ``retry-after-ms: 1``.
     """
 
@@ -106,9 +107,26 @@ class OpenAIStub:
             return 429, {"retry-after-ms": "1"}, json.dumps(error).encode()
         prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
         text = self.reply(prompt)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
         if "response_format" in request:
             correct = "VERDICT: CORRECT" in text
-            text = json.dumps({"reason": "simulated structured verdict", "correct": correct})
+            message["content"] = json.dumps(
+                {"reason": "simulated structured verdict", "correct": correct}
+            )
+        elif request.get("tools"):  # a required tool call carries the verdict
+            correct = "VERDICT: CORRECT" in text
+            arguments = {"reason": "simulated tool verdict", "correct": correct}
+            message["content"] = None
+            message["tool_calls"] = [
+                {
+                    "id": f"call-{len(self.requests)}",
+                    "type": "function",
+                    "function": {
+                        "name": request["tools"][0]["function"]["name"],
+                        "arguments": json.dumps(arguments),
+                    },
+                }
+            ]
         completion = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -117,8 +135,8 @@ class OpenAIStub:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
                 }
             ],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -127,6 +145,9 @@ class OpenAIStub:
 
     def structured_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if "response_format" in r]
+
+    def tool_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r.get("tools")]
 
 
 def candidate(prompt: str) -> str | None:
