@@ -47,11 +47,15 @@ class MemoryAttribution(BaseModel):
     shapley: float
     """psi_i, the estimated cooperative contribution (Eq. 3 / Eq. 11)."""
     shapley_interval: tuple[float, float]
-    """Confidence interval of psi_i (Hoeffding, Eq. 13; a point for exact enumeration)."""
+    """Confidence interval of psi_i (Hoeffding, Eq. 13, for permutation sampling; a
+    bootstrap interval, simultaneous over the memories, for KernelSHAP; a point for exact
+    enumeration)."""
     rank: int
     """1 = most negative contribution (the priority order of Eq. 16 over all memories)."""
     harmful: bool
-    """psi_i < -tau (Eq. 14)."""
+    """In H^: psi_i < -tau (Eq. 14), with the interval rule also an interval below zero;
+    a fallback memory (below -tau, interval reaching zero) is harmful once the verified
+    clearance removes it (``ClearanceConfig.harm_rule``)."""
     cleared: bool
     """Removed from the returned context."""
 
