@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
+from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from tests.core.games import CountingEvaluator, make_memories
 
 
@@ -121,7 +121,8 @@ def test_theorem2_on_random_games(
         exact_budget=16,
         coalitions_per_memory=3.0,
     )
-    report = MeClearEngine(config).clear(memories, evaluate)
+    events: list[StageEvent] = []
+    report = MeClearEngine(config, listener=events.append).clear(memories, evaluate)
     assert report.baseline_value is not None and report.final_value is not None
     assert report.final_value >= report.baseline_value - 1e-12  # Eq. 21
     admissible = [c for c in report.candidates if c.admissible]
@@ -141,10 +142,16 @@ def test_theorem2_on_random_games(
             assert nxt.memory_ids[: prev.size] == prev.memory_ids
             assert nxt.size == prev.size + 1
     else:
-        # Minimal search (Eq. 5): every subset of H^, smallest first.
-        h = len(report.harmful_ids)
-        assert len(report.candidates) == 2**h
+        # Minimal search (Eq. 5): every subset of H^, smallest first, then the fallback
+        # candidates (H^ plus the first j memories below -tau whose interval reaches 0).
+        start = next(e for e in events if e.stage == "clearance" and e.phase == "start")
+        fallback = start.payload["fallback_ids"]
+        core = {a.memory_id for a in report.attributions if a.harmful} - set(fallback)
+        h = len(core)
+        assert len(report.candidates) == 2**h + len(fallback)
         assert [c.size for c in report.candidates] == sorted(c.size for c in report.candidates)
+        for j, extra in enumerate(report.candidates[2**h :], start=1):
+            assert set(extra.memory_ids) == core | set(fallback[:j])
     # Kept memories stay in retrieval order.
     kept_positions = [position[m.id] for m in report.kept]
     assert kept_positions == sorted(kept_positions)
