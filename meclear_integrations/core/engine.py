@@ -591,7 +591,8 @@ class MeClearEngine:
         first such candidate (in the order of Eq. 20's tie-break) gets them in the same
         batch as the new candidates: it is the one Eq. 20 needs next unless a new
         candidate before it recovers at 1.0, and evaluating it there saves a round-trip
-        for at most T - 1 extra calls. Then, unless a candidate recovers at the maximum
+        for at most T - 1 extra calls. Then the next open candidate (first trial passed,
+        fewer than T trials) gets its trials alone and, unless it recovers at the maximum
         possible value 1.0, the remaining open ones go in one further batch. A candidate
         after one that already recovers at 1.0 can never be selected (Eq. 20 breaks ties
         by the smaller index), so it gets no further trials; Eq. 20's choice is unchanged
