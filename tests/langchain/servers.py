@@ -143,6 +143,15 @@ class OpenAIStub:
         }
         return 200, {}, json.dumps(completion).encode()
 
+    @classmethod
+    def for_case(cls, case: Any, **kwargs: Any) -> OpenAIStub:
+        """A stub answering from ``case``'s simulated world (SIMULATED, offline)."""
+        from meclear_integrations.langchain.simulated import simulated_reply
+        from meclear_integrations.simulation import TextReader
+
+        reader = TextReader(case.world, case.texts, case_id=case.case_id)
+        return cls(lambda prompt: simulated_reply(reader, prompt), **kwargs)
+
     def structured_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if "response_format" in r]
 

@@ -13,17 +13,10 @@ from meclear_integrations.langchain import (
     LangChainReferenceJudge,
     reference_config,
 )
-from meclear_integrations.langchain.simulated import simulated_reply
-from meclear_integrations.simulation import TextReader
 
 from .servers import OpenAIStub, serve
 
 KEPT = ["g1", "b1", "b2", "b3"]
-
-
-def _stub(case, **kwargs) -> OpenAIStub:
-    reader = TextReader(case.world, case.texts, case_id=case.case_id)
-    return OpenAIStub(lambda prompt: simulated_reply(reader, prompt), **kwargs)
 
 
 def _chat(url: str, **kwargs) -> ChatOpenAI:
@@ -37,7 +30,7 @@ def _parsed_by(collector: RunCollectorCallbackHandler) -> set[str]:
 
 
 def test_chat_openai_agent_and_structured_judge(case, inner) -> None:
-    stub = _stub(case)
+    stub = OpenAIStub.for_case(case)
     with serve(stub) as url:
         collector = RunCollectorCallbackHandler()
         retriever = ClearingRetriever(retriever=inner, llm=_chat(url))
@@ -51,7 +44,7 @@ def test_chat_openai_agent_and_structured_judge(case, inner) -> None:
 
 
 def test_plain_text_judge(case, inner) -> None:
-    stub = _stub(case)
+    stub = OpenAIStub.for_case(case)
     with serve(stub) as url:
         judge = LangChainReferenceJudge(_chat(url), structured_output=False)
         retriever = ClearingRetriever(retriever=inner, llm=_chat(url), judge=judge)
@@ -61,7 +54,7 @@ def test_plain_text_judge(case, inner) -> None:
 
 
 def test_429_is_retried_by_the_client(case, inner) -> None:
-    stub = _stub(case, fail_first=2)
+    stub = OpenAIStub.for_case(case, fail_first=2)
     with serve(stub) as url:
         retriever = ClearingRetriever(
             retriever=inner, llm=_chat(url, max_retries=2), clearance={"max_concurrency": 1}
@@ -72,7 +65,7 @@ def test_429_is_retried_by_the_client(case, inner) -> None:
 
 
 def test_429_without_client_retries_fails_explicitly(case, inner) -> None:
-    stub = _stub(case, fail_first=1)
+    stub = OpenAIStub.for_case(case, fail_first=1)
     with serve(stub) as url:
         retriever = ClearingRetriever(
             retriever=inner,
@@ -85,7 +78,7 @@ def test_429_without_client_retries_fails_explicitly(case, inner) -> None:
 
 
 def test_tenacity_retry_where_the_client_does_not(case, inner) -> None:
-    stub = _stub(case, fail_first=2)
+    stub = OpenAIStub.for_case(case, fail_first=2)
     with serve(stub) as url:
         llm = _chat(url, max_retries=0).with_retry(
             retry_if_exception_type=(openai.RateLimitError,),
@@ -99,7 +92,7 @@ def test_tenacity_retry_where_the_client_does_not(case, inner) -> None:
 
 
 async def test_async_chat_openai(case, inner) -> None:
-    stub = _stub(case, fail_first=1)
+    stub = OpenAIStub.for_case(case, fail_first=1)
     with serve(stub) as url:
         retriever = ClearingRetriever(retriever=inner, llm=_chat(url, max_retries=2))
         out = await retriever.ainvoke(case.query, config=reference_config(case.reference))

@@ -11,18 +11,11 @@ import pytest
 from llama_index.core import VectorStoreIndex
 from llama_index.llms.openai import OpenAI
 
-from meclear_integrations.langchain.simulated import simulated_reply
 from meclear_integrations.llama_index import HashEmbedding, MeClearPostprocessor, query_reference
-from meclear_integrations.simulation import TextReader
 from tests.langchain.servers import OpenAIStub, serve
 from tests.llama_index.conftest import case_nodes
 
 KEPT = ["g1", "b1", "b2", "b3"]
-
-
-def _stub(case, **kwargs) -> OpenAIStub:
-    reader = TextReader(case.world, case.texts, case_id=case.case_id)
-    return OpenAIStub(lambda prompt: simulated_reply(reader, prompt), **kwargs)
 
 
 def _llm(url: str, **kwargs) -> OpenAI:
@@ -32,7 +25,7 @@ def _llm(url: str, **kwargs) -> OpenAI:
 
 
 def test_openai_agent_and_tool_call_judge(case, nodes) -> None:
-    stub = _stub(case)
+    stub = OpenAIStub.for_case(case)
     with serve(stub) as url:
         pp = MeClearPostprocessor(llm=_llm(url), reference=case.reference)
         out = pp.postprocess_nodes(nodes, query_str=case.query)
@@ -45,7 +38,7 @@ def test_openai_agent_and_tool_call_judge(case, nodes) -> None:
 
 
 async def test_openai_inside_a_query_engine_async(case) -> None:
-    stub = _stub(case)
+    stub = OpenAIStub.for_case(case)
     with serve(stub) as url:
         llm = _llm(url)
         index = VectorStoreIndex(case_nodes(case), embed_model=HashEmbedding())
@@ -58,7 +51,7 @@ async def test_openai_inside_a_query_engine_async(case) -> None:
 
 
 def test_throttled_openai_calls_are_retried(case, nodes) -> None:
-    stub = _stub(case, fail_first=2)
+    stub = OpenAIStub.for_case(case, fail_first=2)
     with serve(stub) as url:
         pp = MeClearPostprocessor(llm=_llm(url), reference=case.reference)
         out = pp.postprocess_nodes(nodes, query_str=case.query)
@@ -89,7 +82,7 @@ def test_the_cookbook_real_provider_path_against_the_stub(case, monkeypatch) -> 
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / "cookbook" / "llama_index_query_engine.py"
-    stub = _stub(case)
+    stub = OpenAIStub.for_case(case)
     with serve(stub) as url:
         monkeypatch.setenv("OPENAI_API_KEY", "stub-key")
         monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
