@@ -8,6 +8,7 @@ __all__ = [
     "ConfigurationError",
     "DuplicateMemoryError",
     "EvaluatorError",
+    "InconsistentVerdictsError",
     "MeClearError",
     "RedactedError",
     "ScoreOutOfRangeError",
@@ -42,6 +43,17 @@ class EvaluatorError(MeClearError):
 
 class ScoreOutOfRangeError(EvaluatorError, ValueError):
     """The evaluator returned a score outside [0, 1] (or not a number)."""
+
+
+class InconsistentVerdictsError(MeClearError):
+    """The judge's verdicts within one query contradict each other (e.g. it accepted two
+    different answers to the same question, or repeated trials of the same context keep
+    disagreeing), so no clearance can be verified: the run abstains (``status="unverified"``)
+    and returns the context unchanged. ``reason`` names the inconsistency."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class TooManyMemoriesError(ConfigurationError):

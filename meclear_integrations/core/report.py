@@ -23,7 +23,7 @@ __all__ = [
     "PairInteraction",
 ]
 
-ClearanceStatus = Literal["complete", "failed"]
+ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 FailureReason = Literal[
     "evaluator_error", "call_budget", "time_budget", "too_many_memories", "invalid_score"
 ]
@@ -197,9 +197,16 @@ class ClearanceReport(BaseModel):
     status: ClearanceStatus = "complete"
     """``complete``: every decision above was verified. ``failed`` (fail-open): the run
     could not finish; the full context is returned unchanged (``kept`` = every memory,
-    ``cleared`` empty, ``recovered`` False) and ``failure`` says why."""
+    ``cleared`` empty, ``recovered`` False) and ``failure`` says why. ``unverified``: the
+    run abstained because the judge's verdicts were inconsistent; ``skipped``: clearance
+    was declined before any model call; both keep the context unchanged and say why in
+    ``status_reason``."""
     failure: ClearanceFailure | None = None
     """Why the run failed (None when ``status == "complete"``)."""
+    status_reason: str | None = None
+    """Why the run is ``unverified`` (it abstained: e.g. ``inconsistent_verdicts``) or
+    ``skipped`` (clearance was declined up front: e.g. ``budget``, a trigger policy); None
+    otherwise. Both return the context unchanged."""
 
     @property
     def failed(self) -> bool:
