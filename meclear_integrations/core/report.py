@@ -189,8 +189,13 @@ class ClearanceReport(BaseModel):
     estimator: str | None = None
     """Concrete estimator used (``exact``, ``kernel``, ``permutation``, ``bernstein``);
     None when attribution did not run (empty context or early exit)."""
-    clearance_search: Literal["nested", "minimal"] = "nested"
-    """Candidate family searched: nested (Eq. 17) or every subset of H^ (Eq. 5)."""
+    clearance_search: Literal["nested", "minimal", "prior"] = "nested"
+    """Candidate family searched: nested (Eq. 17) or every subset of H^ (Eq. 5); ``prior``:
+    the caller's prior candidate (``prior_ids``) was verified and is the clearance, so
+    attribution was skipped and ``attributions`` is empty (``core.prior``)."""
+    prior_ids: list[str] = Field(default_factory=list)
+    """Memories of this context the caller named as verified harmful before
+    (``prior_harmful``), tried first as one candidate; empty when none was offered."""
     early_exit: bool = False
     """The full context already satisfied the recovery predicate, so attribution was
     skipped: ``attributions`` is empty and nothing is cleared."""
