@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..core.memory import Memory
+from ..telemetry.hooks import judge_call
 from .base import Judge, JudgeVerdict
 
 __all__ = [
@@ -110,9 +111,11 @@ class TaskEvaluator(_TaskBase):
             answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
         else:
             answer = _text(self.answer(coalition))
-        verdict = self.judge.score(
-            self.question, answer, reference=self.reference, context=self._shown(coalition)
-        )
+        with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
+            verdict = self.judge.score(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
+            call.verdict(verdict)
         return self._record(coalition, trial, answer, verdict)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
@@ -128,9 +131,11 @@ class AsyncTaskEvaluator(_TaskBase):
             answer = _text(await self.answer(coalition))  # type: ignore[misc]
         else:
             answer = _text(await asyncio.to_thread(self.answer, coalition))
-        verdict = await self.judge.ascore(
-            self.question, answer, reference=self.reference, context=self._shown(coalition)
-        )
+        with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
+            verdict = await self.judge.ascore(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
+            call.verdict(verdict)
         return self._record(coalition, trial, answer, verdict)
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
