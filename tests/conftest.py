@@ -9,3 +9,16 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Say whether the ledger's PostgreSQL tests had a server (see tests/ledger)."""
+    url = os.environ.get("MECLEAR_TEST_POSTGRES_URL")
+    if url:
+        line = f"ledger: PostgreSQL tests ran against {url.rsplit('@', 1)[-1]}"
+    else:
+        line = (
+            "ledger: PostgreSQL tests SKIPPED: no server configured "
+            "(set MECLEAR_TEST_POSTGRES_URL; bash .ci/run starts one)"
+        )
+    terminalreporter.write_line(line)

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..core.memory import Memory
+from ..core.workers import check_call_allowed, in_worker
 from ..telemetry.hooks import judge_call
 from .base import Judge, JudgeVerdict
 
@@ -107,10 +108,12 @@ class TaskEvaluator(_TaskBase):
 
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
+        check_call_allowed()  # no model call after the run's deadline
         if _is_async(self.answer):
             answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
         else:
             answer = _text(self.answer(coalition))
+        check_call_allowed()
         with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
             verdict = self.judge.score(
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
@@ -123,14 +126,16 @@ class TaskEvaluator(_TaskBase):
 
 
 class AsyncTaskEvaluator(_TaskBase):
-    """Coroutine evaluator; a sync answer function runs in a worker thread."""
+    """Coroutine evaluator; a sync answer function runs in a daemon worker thread."""
 
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
+        check_call_allowed()  # no model call after the run's deadline
         if _is_async(self.answer):
             answer = _text(await self.answer(coalition))  # type: ignore[misc]
         else:
-            answer = _text(await asyncio.to_thread(self.answer, coalition))
+            answer = _text(await in_worker(self.answer, coalition))
+        check_call_allowed()
         with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
             verdict = await self.judge.ascore(
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
