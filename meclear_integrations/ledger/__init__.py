@@ -17,8 +17,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the harm ledger needs SQLAlchemy: pip install 'meclear-integrations[ledger]'"
     ) from exc
 
+from ..hashing import content_hash, query_hash
 from .database import DEFAULT_LEDGER_URL, LEDGER_URL_ENV, display_url, ledger_url
-from .hashing import content_hash, query_hash
 from .migrations import SCHEMA_VERSION, SchemaVersionError
 from .records import (
     CandidateRecord,

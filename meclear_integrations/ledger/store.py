@@ -32,6 +32,7 @@ from sqlalchemy.engine import Connection
 
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
+from ..hashing import content_hash, query_hash
 from . import schema as t
 from .database import (
     create_ledger_engine,
@@ -40,7 +41,6 @@ from .database import (
     read_transaction,
     write_transaction,
 )
-from .hashing import content_hash, query_hash
 from .migrations import check_version, migrate
 from .records import (
     CandidateRecord,
