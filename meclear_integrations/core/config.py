@@ -127,10 +127,11 @@ class ClearanceConfig(BaseModel):
     """Seed of the samplers; None draws fresh randomness."""
     on_failure: FailureMode = "open"
     """When attribution cannot finish (an evaluator call failed after its retries, the
-    budget ran out, K exceeds ``max_memories``): ``"open"`` returns the full context
-    unchanged in a report with ``status="failed"`` saying why, which coalitions failed and
-    whether the estimates made so far are usable; ``"closed"`` raises (``EvaluatorError``,
-    ``BudgetExceededError``, ``TooManyMemoriesError``). Cancellation always propagates."""
+    budget ran out, K exceeds ``max_memories``, the estimator failed numerically):
+    ``"open"`` returns the full context unchanged in a report with ``status="failed"``
+    saying why, which coalitions failed and whether the estimates made so far are usable;
+    ``"closed"`` raises (``EvaluatorError``, ``BudgetExceededError``,
+    ``TooManyMemoriesError``, ``EstimatorError``). Cancellation always propagates."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
     max_evaluator_calls: int | None = Field(default=None, ge=1, le=10_000_000)
@@ -139,9 +140,11 @@ class ClearanceConfig(BaseModel):
     max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
     """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
     (async) or abandoned to finish in their worker threads (sync) when it fires."""
-    max_memories: int = Field(default=64, ge=1, le=4096)
-    """Largest context K the engine attributes; a larger one is not attributed (it fails
-    open unchanged, reason ``too_many_memories``, or raises when failing closed)."""
+    max_memories: int = Field(default=256, ge=1, le=4096)
+    """Largest context K the engine attributes, a cost budget (every preset runs to the
+    default 256; the paper preset's calls grow as 2 L K); a larger one is not attributed
+    (it fails open unchanged, reason ``too_many_memories``, or raises when failing
+    closed)."""
 
     @classmethod
     def paper(cls, **overrides: object) -> ClearanceConfig:

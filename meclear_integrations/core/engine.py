@@ -40,6 +40,7 @@ from .config import ClearanceConfig
 from .errors import (
     BudgetExceededError,
     ConfigurationError,
+    EstimatorError,
     EvaluatorError,
     ScoreOutOfRangeError,
     TooManyMemoriesError,
@@ -49,6 +50,7 @@ from .estimators import (
     KernelShapley,
     PermutationShapley,
     ShapleyEstimator,
+    guarded,
     make_estimator,
 )
 from .evaluation import (
@@ -100,7 +102,7 @@ class _Emit:
 _Step = _Evaluate | _Emit
 _Algorithm = Generator[_Step, None, ClearanceReport]
 
-_FAILS_OPEN = (EvaluatorError, BudgetExceededError, TooManyMemoriesError)
+_FAILS_OPEN = (EvaluatorError, BudgetExceededError, TooManyMemoriesError, EstimatorError)
 """Errors after which a run can fail open; anything else (a bug, a configuration error,
 cancellation) always propagates."""
 MAX_FAILURES_IN_EVENT = 20
@@ -128,6 +130,8 @@ def _failure_reason(exc: BaseException) -> FailureReason:
         return "time_budget" if exc.reason == "time_budget" else "call_budget"
     if isinstance(exc, ScoreOutOfRangeError):
         return "invalid_score"
+    if isinstance(exc, EstimatorError):
+        return "estimator_error"
     return "evaluator_error"
 
 
@@ -404,7 +408,7 @@ class MeClearEngine:
             if not exited and not shortcut:
                 batch = _want(([everything], cfg.trials), (loo_coalitions(k)[1:], single))
                 if cfg.one_batch:
-                    _merge(batch, estimator.plan(k), single)
+                    _merge(batch, guarded(estimator, estimator.plan, k), single)
                     if cfg.interactions and k >= 2 and not _complete_plan(estimator, k):
                         interaction_orders = self._interaction_orders(estimator, rng, k)
                         _merge(batch, sampled_interaction_plan(interaction_orders, k), single)
@@ -445,12 +449,12 @@ class MeClearEngine:
         )
         try:
             if not cfg.one_batch:
-                yield _Evaluate(_want((estimator.plan(k), single)))
-            more = estimator.extend(game)
+                yield _Evaluate(_want((guarded(estimator, estimator.plan, k), single)))
+            more = guarded(estimator, estimator.extend, game)
             while more:  # adaptive stopping: further rounds until the estimator is settled
                 yield _Evaluate(_want((more, single)))
-                more = estimator.extend(game)
-            estimate = estimator.estimate(game)
+                more = guarded(estimator, estimator.extend, game)
+            estimate = guarded(estimator, estimator.estimate, game)
         except GeneratorExit:
             raise
         except BaseException as exc:

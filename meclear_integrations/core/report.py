@@ -25,7 +25,12 @@ __all__ = [
 
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 FailureReason = Literal[
-    "evaluator_error", "call_budget", "time_budget", "too_many_memories", "invalid_score"
+    "evaluator_error",
+    "call_budget",
+    "time_budget",
+    "too_many_memories",
+    "invalid_score",
+    "estimator_error",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -143,7 +148,8 @@ class ClearanceFailure(BaseModel):
     """``evaluator_error`` (a call failed after its retries), ``call_budget`` /
     ``time_budget`` (``max_evaluator_calls`` / ``max_wall_seconds`` ran out),
     ``too_many_memories`` (K above ``max_memories``), ``invalid_score`` (a score outside
-    [0, 1])."""
+    [0, 1]), ``estimator_error`` (the attribution estimator failed numerically after calls
+    were spent)."""
     stage: str
     """Stage that was running: screening, attribution, interactions or clearance."""
     error_type: str
