@@ -31,6 +31,13 @@ from .records import (
     RunRecord,
     SuccessSignal,
 )
+from .replay import (
+    ReplayError,
+    ReplayResult,
+    areplay_feedback,
+    replay_feedback,
+    replay_pending,
+)
 from .review import ReviewProposal, proposals_csv, proposals_json, wilson_lower_bound
 from .store import HarmLedger, LedgerLookupError
 
@@ -46,16 +53,21 @@ __all__ = [
     "MemoryHistory",
     "MemoryObservation",
     "MemoryRecord",
+    "ReplayError",
+    "ReplayResult",
     "ReviewProposal",
     "RunMode",
     "RunRecord",
     "SchemaVersionError",
     "SuccessSignal",
+    "areplay_feedback",
     "content_hash",
     "display_url",
     "ledger_url",
     "proposals_csv",
     "proposals_json",
     "query_hash",
+    "replay_feedback",
+    "replay_pending",
     "wilson_lower_bound",
 ]

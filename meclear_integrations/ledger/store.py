@@ -391,6 +391,18 @@ class HarmLedger:
         )
         return self._feedback_records(query)
 
+    def get_feedback(self, feedback_id: str) -> FeedbackRecord:
+        """The feedback with id ``feedback_id``."""
+        f = t.feedback
+        found = self._feedback_records(
+            select(f).where(f.c.namespace == self.namespace, f.c.feedback_id == feedback_id)
+        )
+        if not found:
+            raise LedgerLookupError(
+                f"no feedback with id {feedback_id!r} in ledger namespace {self.namespace!r}"
+            )
+        return found[0]
+
     def latest_feedback(self, query_id: str) -> FeedbackRecord | None:
         """The most recent feedback on any run of ``query_id``."""
         f = t.feedback
