@@ -44,8 +44,8 @@ def test_verified_prior_is_the_clearance_at_two_t_calls() -> None:
     assert warm.cleared_ids == ["m3"] and warm.recovered
     assert warm.prior_ids == ["m3"]
     assert warm.attributions == []
-    # the baseline (its early-exit test) and the prior candidate (its recovery test)
-    assert len(warm_calls.calls) == 2 * trials
+    # the failing baseline's T trials and the prior candidate's recovery test
+    assert len(warm_calls.calls) == ClearanceConfig().trials + trials
     assert len(cold_calls.calls) > 2 * len(warm_calls.calls)
     assert [c.memory_ids for c in warm.candidates] == [[], ["m3"]]
     assert warm.candidates[1].trials == trials and warm.candidates[1].gain == 1.0
