@@ -118,6 +118,9 @@ def test_token_budget_drops_least_contributing_after_clearance(ledger: HarmLedge
     meta = outcome.metadata()["token_budget"]
     assert meta["reason"] == "token_budget" and meta["order"] == "least_contribution"
     assert ledger.find_run(outcome.ledger_run_id).extra["token_budget"]["dropped_ids"] == ["bg"]
+    # the policy's own counter counts the fit too: 2 words per memory, budget 4 keeps two
+    words = ClearanceGate(trigger=TokenBudget(4, counter=lambda t: len(t.split()[:2])))
+    assert run(words)[1].returned_ids == ["gold", "bg"]
 
 
 class BrokenLedger:
