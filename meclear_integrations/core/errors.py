@@ -111,9 +111,11 @@ class RedactedError(MeClearError):
         transient: bool,
         retry_after: float | None = None,
         status_code: int | None = None,
+        unreadable_reply: bool = False,
     ) -> None:
         super().__init__(message)
         self.original_type = original_type
         self.transient = transient
         self.retry_after = retry_after
         self.status_code = status_code
+        self.unreadable_reply = unreadable_reply
