@@ -155,7 +155,7 @@ class CoalitionGame:
         if not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise ScoreOutOfRangeError(
                 f"evaluator returned {_shown(score)} for coalition {list(request.memory_ids)} "
-                f"(trial {request.trial}); scores must be finite numbers in [0, 1]",
+                f"(trial {request.trial}); scores must be numbers in [0, 1] (finite reals)",
                 coalition=request.memory_ids,
                 trial=request.trial,
             )

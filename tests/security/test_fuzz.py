@@ -66,7 +66,8 @@ def _agent(prompt: str) -> str:
 
 
 def _honest_truth(answer: str, memories: list[Memory]) -> float:
-    return float(answer == GOLD and any(GOLD_MEMORY in m.content for m in memories))
+    """The honest judge's rule on the raw data (it compares the stripped answer)."""
+    return float(answer.strip() == GOLD and any(GOLD_MEMORY in m.content for m in memories))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -83,7 +84,7 @@ def test_the_verdict_is_the_honest_judges(
         free = ReferenceFreeLLMJudge(model).score(QUESTION, answer, context=memories)
         assert free.score == _honest_truth(answer, memories)
         ref = ReferenceLLMJudge(model).score(QUESTION, answer, reference=GOLD)
-        assert ref.score == float(answer == GOLD)
+        assert ref.score == float(answer.strip() == GOLD)
 
 
 def _parse_seconds(reply: str, nonce: str) -> float:
