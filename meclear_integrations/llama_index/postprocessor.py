@@ -63,7 +63,7 @@ from .events import MeClearStageEvent, StageTracker, stage_events
 from .gating import GatedPostprocessing, prior_of
 from .judges import resolve_judge
 from .model import as_text_model
-from .nodes import annotate, error_nodes, to_memories
+from .nodes import annotate, error_nodes, node_ids, to_memories
 from .reference import current_reference
 
 __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
@@ -299,9 +299,11 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         ):
             raise exc
         error = redact(f"{type(exc).__name__}: {exc}")[:500]
-        return NodeClearance(
-            nodes=error_nodes(nodes, ids, exc, key=self.metadata_key), report=None, error=error
-        )
+        kept = error_nodes(nodes, ids, exc, key=self.metadata_key)
+        if not all(isinstance(n, NodeWithScore) for n in kept):
+            # fail-open hands back what it was given, even items that are not nodes
+            return NodeClearance.model_construct(nodes=kept, report=None, error=error)
+        return NodeClearance(nodes=kept, report=None, error=error)
 
     def _done(
         self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
@@ -328,17 +330,19 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
                 dispatcher.event(event)
             return NodeClearance(nodes=[], report=None)
         llm = self._resolved_llm()  # a missing default model raises before any stage
-        memories, ids = to_memories(nodes)
-        gate = self._gate()
-        plan = gate.plan(bundle.query_str, memories, self._engine_config()) if gate else None
+        ids = node_ids(nodes)
+        gate, plan = self._gate(), None
         fields = self._record_fields(llm, self._reference(), query_id)
-        if gate is not None and plan is not None and not plan.run:
-            for event in self._decline_events(plan, query_id):
-                dispatcher.event(event)
-            outcome = gate.finish(plan, gate.skipped(plan), **fields)
-            return self._declined(nodes, ids, outcome)
         tracker, convert = self._events(query_id)
         try:
+            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
+            if gate is not None:
+                plan = gate.plan(bundle.query_str, memories, self._engine_config())
+                if not plan.run:
+                    for event in self._decline_events(plan, query_id):
+                        dispatcher.event(event)
+                    outcome = gate.finish(plan, gate.skipped(plan), **fields)
+                    return self._declined(nodes, ids, outcome)
             task = self._task(bundle, nodes, memories, llm, asynchronous=False)
             assert isinstance(task, TaskEvaluator)
             # the engine runs its worker threads in a copy of this context (the span)
@@ -369,21 +373,23 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
                 await dispatcher.aevent(event)
             return NodeClearance(nodes=[], report=None)
         llm = self._resolved_llm()  # a missing default model raises before any stage
-        memories, ids = to_memories(nodes)
-        gate = self._gate()
-        plan = await gate.aplan(bundle.query_str, memories, self._engine_config()) if gate else None
+        ids = node_ids(nodes)
+        gate, plan = self._gate(), None
         fields = self._record_fields(llm, self._reference(), query_id)
-        if gate is not None and plan is not None and not plan.run:
-            for event in self._decline_events(plan, query_id):
-                await dispatcher.aevent(event)
-            outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
-            return self._declined(nodes, ids, outcome)
         tracker, convert = self._events(query_id)
 
         async def listener(event: StageEvent) -> None:
             await dispatcher.aevent(convert(event))
 
         try:
+            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
+            if gate is not None:
+                plan = await gate.aplan(bundle.query_str, memories, self._engine_config())
+                if not plan.run:
+                    for event in self._decline_events(plan, query_id):
+                        await dispatcher.aevent(event)
+                    outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
+                    return self._declined(nodes, ids, outcome)
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
             config = plan.config if plan is not None else self._engine_config()
             engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
