@@ -116,7 +116,7 @@ def meclear_grid() -> list[dict[str, Any]]:
         {"estimator": "exact", "harm_rule": "threshold"},
     ]
     grid = []
-    for rule, tau, rate, cap in product(rules, (0.02, 0.05, 0.1), (0.3, 0.5), (8, 12)):
+    for rule, tau, rate, cap in product(rules, (0.0, 0.02, 0.05, 0.1), (0.3, 0.5), (8, 12)):
         grid.append({**rule, "harm_tolerance": tau, "recovery_rate": rate, "max_trials": cap})
     return grid
 
