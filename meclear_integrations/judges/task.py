@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.failure_kind import Role, mark_role
 from ..core.memory import Memory
 from .base import Judge, JudgeVerdict
 
@@ -95,6 +97,16 @@ class _TaskBase:
         return record
 
 
+@contextmanager
+def _role(role: Role) -> Iterator[None]:
+    """Mark an exception raised inside the block with the call that raised it."""
+    try:
+        yield
+    except Exception as exc:
+        mark_role(exc, role)
+        raise
+
+
 def _text(answer: object) -> str:
     if not isinstance(answer, str):
         raise TypeError(f"the answer function must return text, got {type(answer).__name__}")
@@ -106,13 +118,15 @@ class TaskEvaluator(_TaskBase):
 
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
-        if _is_async(self.answer):
-            answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
-        else:
-            answer = _text(self.answer(coalition))
-        verdict = self.judge.score(
-            self.question, answer, reference=self.reference, context=self._shown(coalition)
-        )
+        with _role("agent"):
+            if _is_async(self.answer):
+                answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
+            else:
+                answer = _text(self.answer(coalition))
+        with _role("judge"):
+            verdict = self.judge.score(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
         return self._record(coalition, trial, answer, verdict)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
@@ -124,13 +138,15 @@ class AsyncTaskEvaluator(_TaskBase):
 
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
-        if _is_async(self.answer):
-            answer = _text(await self.answer(coalition))  # type: ignore[misc]
-        else:
-            answer = _text(await asyncio.to_thread(self.answer, coalition))
-        verdict = await self.judge.ascore(
-            self.question, answer, reference=self.reference, context=self._shown(coalition)
-        )
+        with _role("agent"):
+            if _is_async(self.answer):
+                answer = _text(await self.answer(coalition))  # type: ignore[misc]
+            else:
+                answer = _text(await asyncio.to_thread(self.answer, coalition))
+        with _role("judge"):
+            verdict = await self.judge.ascore(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
         return self._record(coalition, trial, answer, verdict)
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:

@@ -54,8 +54,8 @@ def test_engine_never_crashes_and_never_returns_a_partial_context(
     config = ClearanceConfig(on_failure=on_failure, max_evaluator_calls=cap, **FAST)
     try:
         report = MeClearEngine(config, sleep=lambda s: None).clear(memories, evaluate)
-    except Exception as exc:  # fail-closed: only the documented errors
-        assert on_failure == "closed"
+    except Exception as exc:  # fail-closed, or a failure retrying cannot heal: documented errors
+        assert on_failure == "closed" or not transient
         assert type(exc).__name__ in {"EvaluatorError", "BudgetExceededError"}
         return
     finally:
