@@ -18,6 +18,7 @@ COMMANDS: list[str] = [
     "meclear_integrations.cli.budget",
     "meclear_integrations.cli.admission_bench",
     "meclear_integrations.cli.soak",
+    "meclear_integrations.cli.ledger",
 ]
 
 

@@ -77,6 +77,12 @@ class RunBudget:
             if retry:
                 self.retries += 1
 
+    def check_open(self) -> None:
+        """Raise ``BudgetExceededError`` when the run was stopped or its deadline passed
+        (the gate of every model call inside an evaluator call; takes no attempt)."""
+        with self._lock:
+            self._check(0)
+
     def exhausted(self) -> bool:
         """No further attempt may start."""
         try:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
-__all__ = ["Coalition", "full", "members", "size", "without"]
+import numpy as np
+
+__all__ = ["Coalition", "full", "members", "membership_matrix", "size", "without"]
 
 Coalition = int
 """A subset S of the frozen context, as a bitmask of memory positions."""
@@ -41,3 +43,17 @@ def members(coalition: Coalition) -> Iterator[int]:
 def size(coalition: Coalition) -> int:
     """|S|."""
     return coalition.bit_count()
+
+
+def membership_matrix(coalitions: Sequence[Coalition], k: int) -> np.ndarray:
+    """Rows of 0/1 floats, row r column i = 1 when memory i is in ``coalitions[r]``.
+
+    Coalitions are Python ints of any width (K may exceed 63): they are unpacked byte-wise,
+    never converted to a fixed-width integer type.
+    """
+    if not coalitions:
+        return np.zeros((0, k))
+    width = max(1, (k + 7) // 8)
+    packed = b"".join(c.to_bytes(width, "little") for c in coalitions)
+    octets = np.frombuffer(packed, dtype=np.uint8).reshape(len(coalitions), width)
+    return np.unpackbits(octets, axis=1, bitorder="little")[:, :k].astype(float)

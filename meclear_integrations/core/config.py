@@ -137,11 +137,12 @@ class ClearanceConfig(BaseModel):
     """The fail-open/closed switch (the same name on the integrations). When a run cannot
     finish for a reason that waiting or retrying can heal (a transient evaluator error
     after its retries, an unreadable reply, the budget ran out, K exceeds
-    ``max_memories``): ``"open"`` returns the full context unchanged in a report with
-    ``status="failed"`` saying why, which coalitions failed and whether the estimates made
-    so far are usable; ``"closed"`` raises (``EvaluatorError``, ``BudgetExceededError``,
-    ``TooManyMemoriesError``). Failures that retrying cannot heal (HTTP 400/401/403/404,
-    an exception from the evaluator's own code, a score outside [0, 1]) always raise
+    ``max_memories``, the estimator failed numerically): ``"open"`` returns the full
+    context unchanged in a report with ``status="failed"`` saying why, which coalitions
+    failed and whether the estimates made so far are usable; ``"closed"`` raises
+    (``EvaluatorError``, ``BudgetExceededError``, ``TooManyMemoriesError``,
+    ``EstimatorError``). Failures that retrying cannot heal (HTTP 400/401/403/404, an
+    exception from the evaluator's own code, a score outside [0, 1]) always raise
     (``core.failure_kind``). Cancellation always propagates."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
@@ -151,9 +152,11 @@ class ClearanceConfig(BaseModel):
     max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
     """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
     (async) or abandoned to finish in their worker threads (sync) when it fires."""
-    max_memories: int = Field(default=64, ge=1, le=4096)
-    """Largest context K the engine attributes; a larger one is not attributed (it fails
-    open unchanged, reason ``too_many_memories``, or raises when failing closed)."""
+    max_memories: int = Field(default=256, ge=1, le=4096)
+    """Largest context K the engine attributes, a cost budget (every preset runs to the
+    default 256; the paper preset's calls grow as 2 L K); a larger one is not attributed
+    (it fails open unchanged, reason ``too_many_memories``, or raises when failing
+    closed)."""
 
     @model_validator(mode="before")
     @classmethod

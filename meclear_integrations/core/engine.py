@@ -25,6 +25,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..telemetry.hooks import start_trace  # imports no OpenTelemetry
+from ..telemetry.settings import TraceSettings
 from .budget import Clock, RunBudget
 from .clearance import (
     GAIN_TIE_TOLERANCE,
@@ -40,6 +42,7 @@ from .config import ClearanceConfig
 from .errors import (
     BudgetExceededError,
     ConfigurationError,
+    EstimatorError,
     EvaluatorError,
     ScoreOutOfRangeError,
     TooManyMemoriesError,
@@ -49,6 +52,7 @@ from .estimators import (
     KernelShapley,
     PermutationShapley,
     ShapleyEstimator,
+    guarded,
     make_estimator,
 )
 from .evaluation import (
@@ -67,6 +71,7 @@ from .interactions import (
     sampled_interactions,
 )
 from .memory import Memory, freeze_context
+from .prior import prior_positions
 from .redaction import redact
 from .report import (
     ClearanceCandidate,
@@ -100,7 +105,7 @@ class _Emit:
 _Step = _Evaluate | _Emit
 _Algorithm = Generator[_Step, None, ClearanceReport]
 
-_FAILS_OPEN = (EvaluatorError, BudgetExceededError, TooManyMemoriesError)
+_FAILS_OPEN = (EvaluatorError, BudgetExceededError, TooManyMemoriesError, EstimatorError)
 """Errors after which a run can fail open; anything else (a bug, a configuration error,
 cancellation) always propagates."""
 MAX_FAILURES_IN_EVENT = 20
@@ -128,6 +133,8 @@ def _failure_reason(exc: BaseException) -> FailureReason:
         return "time_budget" if exc.reason == "time_budget" else "call_budget"
     if isinstance(exc, ScoreOutOfRangeError):
         return "invalid_score"
+    if isinstance(exc, EstimatorError):
+        return "estimator_error"
     return "evaluator_error"
 
 
@@ -169,11 +176,15 @@ class MeClearEngine:
         sleep: Sleep | None = None,
         asleep: AsyncSleep | None = None,
         clock: Clock | None = None,
+        tracing: TraceSettings | None = None,
     ) -> None:
         """``sleep`` / ``asleep`` replace the retry backoff waits and ``clock`` the
-        monotonic clock of the wall-time budget (inject them so tests never wait)."""
+        monotonic clock of the wall-time budget (inject them so tests never wait).
+        ``tracing``: the OpenTelemetry spans of each run (``meclear_integrations.telemetry``;
+        default: emitted when the application has a recording tracer provider)."""
         self.config = config if config is not None else ClearanceConfig()
         self.listener = listener
+        self.tracing = tracing
         self.sleep = sleep
         self.asleep = asleep
         self.clock = clock
@@ -188,70 +199,93 @@ class MeClearEngine:
         return _Run(budget=budget, retrier=retrier)
 
     # ------------------------------------------------------------------ drivers
-    def clear(self, memories: Iterable[Memory], evaluate: Evaluator) -> ClearanceReport:
-        """Run Algorithm 1 synchronously; a coroutine evaluator is run on a private loop."""
+    def clear(
+        self,
+        memories: Iterable[Memory],
+        evaluate: Evaluator,
+        *,
+        prior_harmful: Iterable[str] = (),
+    ) -> ClearanceReport:
+        """Run Algorithm 1 synchronously; a coroutine evaluator is run on a private loop.
+
+        ``prior_harmful``: ids of memories verified harmful before (see ``core.prior``);
+        those in this context are verified first as one candidate."""
         context = freeze_context(memories)
+        prior = tuple(prior_harmful)
         if is_async_evaluator(evaluate):
             try:
                 asyncio.get_running_loop()
             except RuntimeError:
-                return asyncio.run(self.aclear(context, evaluate))
+                return asyncio.run(self.aclear(context, evaluate, prior_harmful=prior))
             raise ConfigurationError(
                 "clear() got a coroutine evaluator inside a running event loop: "
                 "await aclear() instead"
             )
-        game, run, algorithm = self._start(context)
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = algorithm.send(None) if failure is None else algorithm.throw(failure)
-            except StopIteration as stop:
-                return stop.value
-            except Exception as exc:
-                return self._fail_open(exc, game, run)
-            failure = None
-            try:
-                if isinstance(step, _Evaluate):
-                    evaluate_sync(
-                        game,
-                        step.coalitions,
-                        evaluate,
-                        self.config.max_concurrency,
-                        retrier=run.retrier,
-                        failures=run.failures,
-                    )
-                else:
-                    self._emit_sync(step.event)
-            except BaseException as exc:
-                failure = exc
+        game, run, algorithm = self._start(context, prior)
+        with start_trace(self.tracing, context, self.config) as trace:
+            evaluate = trace.evaluator(evaluate)
+            failure: BaseException | None = None
+            while True:
+                try:
+                    step = algorithm.send(None) if failure is None else algorithm.throw(failure)
+                except StopIteration as stop:
+                    return trace.done(stop.value)
+                except Exception as exc:
+                    return trace.done(self._fail_open(exc, game, run))
+                failure = None
+                try:
+                    if isinstance(step, _Evaluate):
+                        evaluate_sync(
+                            game,
+                            step.coalitions,
+                            evaluate,
+                            self.config.max_concurrency,
+                            retrier=run.retrier,
+                            failures=run.failures,
+                        )
+                    else:
+                        trace.stage(step.event)
+                        self._emit_sync(step.event)
+                except BaseException as exc:
+                    failure = exc
 
-    async def aclear(self, memories: Iterable[Memory], evaluate: Evaluator) -> ClearanceReport:
-        """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently."""
+    async def aclear(
+        self,
+        memories: Iterable[Memory],
+        evaluate: Evaluator,
+        *,
+        prior_harmful: Iterable[str] = (),
+    ) -> ClearanceReport:
+        """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently.
+        ``prior_harmful`` as in :meth:`clear`."""
         context = freeze_context(memories)
-        game, run, algorithm = self._start(context)
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = algorithm.send(None) if failure is None else algorithm.throw(failure)
-            except StopIteration as stop:
-                return stop.value
-            except Exception as exc:
-                return self._fail_open(exc, game, run)
-            failure = None
-            try:
-                if isinstance(step, _Evaluate):
-                    await evaluate_async(
-                        game,
-                        step.coalitions,
-                        evaluate,
-                        self.config.max_concurrency,
-                        retrier=run.retrier,
-                        failures=run.failures,
-                    )
-                else:
-                    await self._emit_async(step.event)
-            except BaseException as exc:
-                failure = exc
+        game, run, algorithm = self._start(context, tuple(prior_harmful))
+        with start_trace(self.tracing, context, self.config) as trace:
+            evaluate = trace.evaluator(evaluate)
+            failure: BaseException | None = None
+            while True:
+                try:
+                    step = algorithm.send(None) if failure is None else algorithm.throw(failure)
+                except StopIteration as stop:
+                    return trace.done(stop.value)
+                except Exception as exc:
+                    return trace.done(self._fail_open(exc, game, run))
+                failure = None
+                try:
+                    if isinstance(step, _Evaluate):
+                        await evaluate_async(
+                            game,
+                            step.coalitions,
+                            evaluate,
+                            self.config.max_concurrency,
+                            retrier=run.retrier,
+                            failures=run.failures,
+                        )
+                    else:
+                        trace.stage(step.event)
+                        await self._emit_async(step.event)
+                except BaseException as exc:
+                    failure = exc
 
     def _emit_sync(self, event: StageEvent) -> None:
         if self.listener is None:
@@ -283,10 +317,12 @@ class MeClearEngine:
             redact(f"{type(exc).__name__}: {exc}")[:500],
         )
 
-    def _start(self, context: tuple[Memory, ...]) -> tuple[CoalitionGame, _Run, _Algorithm]:
+    def _start(
+        self, context: tuple[Memory, ...], prior: tuple[str, ...] = ()
+    ) -> tuple[CoalitionGame, _Run, _Algorithm]:
         game = CoalitionGame(context=context, trials=self.config.trials)
         run = self._new_run()
-        return game, run, self._algorithm(game, run)
+        return game, run, self._algorithm(game, run, prior_positions(context, prior))
 
     # ------------------------------------------------------------------ failures
     def _fails_open(self, exc: BaseException) -> bool:
@@ -344,7 +380,14 @@ class MeClearEngine:
         )
 
     # ------------------------------------------------------------------ algorithm
-    def _algorithm(self, game: CoalitionGame, run: _Run) -> _Algorithm:
+    def _algorithm(self, game: CoalitionGame, run: _Run, prior: list[int]) -> _Algorithm:
+        report = yield from self._attribute_and_clear(game, run, prior)
+        if prior:
+            tried = [game.context[i].id for i in prior]
+            report = report.model_copy(update={"prior_ids": tried})
+        return report
+
+    def _attribute_and_clear(self, game: CoalitionGame, run: _Run, prior: list[int]) -> _Algorithm:
         cfg = self.config
         k = game.k
         if k == 0:
@@ -367,7 +410,7 @@ class MeClearEngine:
         # early_exit the baseline goes first alone; with one_batch the attribution (and
         # interaction) coalitions join the LOO batch.
         yield _Emit(StageEvent(stage="screening", phase="start", payload={"k": k}))
-        exited = False
+        exited = shortcut = False
         try:
             if k > cfg.max_memories:
                 raise TooManyMemoriesError(
@@ -377,10 +420,13 @@ class MeClearEngine:
             if cfg.early_exit:
                 yield _Evaluate([(everything, cfg.trials)])
                 exited = game.recovers(everything, cfg.success_threshold)
-            if not exited:
+            if prior and not exited:  # the prior candidate, verified before attribution
+                yield _Evaluate(_want(([everything, candidate_coalition(k, prior)], cfg.trials)))
+                shortcut = select_candidate(game, [[], prior], cfg.success_threshold)[0] == 1
+            if not exited and not shortcut:
                 batch = _want(([everything], cfg.trials), (loo_coalitions(k)[1:], single))
                 if cfg.one_batch:
-                    _merge(batch, estimator.plan(k), single)
+                    _merge(batch, guarded(estimator, estimator.plan, k), single)
                     if cfg.interactions and k >= 2 and not _complete_plan(estimator, k):
                         interaction_orders = self._interaction_orders(estimator, rng, k)
                         _merge(batch, sampled_interaction_plan(interaction_orders, k), single)
@@ -395,6 +441,8 @@ class MeClearEngine:
         baseline = game.value(everything)
         if exited:
             return (yield from self._early_exit(game, baseline, run))
+        if shortcut:
+            return (yield from self._prior_clearance(game, prior, run))
         yield _Emit(
             StageEvent(
                 stage="screening",
@@ -419,12 +467,12 @@ class MeClearEngine:
         )
         try:
             if not cfg.one_batch:
-                yield _Evaluate(_want((estimator.plan(k), single)))
-            more = estimator.extend(game)
+                yield _Evaluate(_want((guarded(estimator, estimator.plan, k), single)))
+            more = guarded(estimator, estimator.extend, game)
             while more:  # adaptive stopping: further rounds until the estimator is settled
                 yield _Evaluate(_want((more, single)))
-                more = estimator.extend(game)
-            estimate = estimator.estimate(game)
+                more = guarded(estimator, estimator.extend, game)
+            estimate = guarded(estimator, estimator.estimate, game)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -662,6 +710,68 @@ class MeClearEngine:
             return list(orders)
         permutations = getattr(estimator, "budget", 0) // max(1, k) or 16
         return [rng.permutation(k) for _ in range(permutations)]
+
+    def _prior_clearance(self, game: CoalitionGame, prior: list[int], run: _Run) -> _Algorithm:
+        """The prior candidate verified (Eq. 18-19): it is the clearance; no attribution."""
+        cfg = self.config
+        ids = [m.id for m in game.context]
+        baseline = game.value(game.full)
+        coalition = candidate_coalition(game.k, prior)
+        yield _Emit(
+            StageEvent(
+                stage="screening",
+                phase="end",
+                payload={
+                    "baseline_value": baseline,
+                    "baseline_recovered": False,
+                    "early_exit": False,
+                    "prior_ids": [ids[i] for i in prior],
+                    "loo": {},
+                },
+            )
+        )
+        yield _Emit(
+            StageEvent(
+                stage="clearance",
+                phase="start",
+                payload={"candidates": [[], [ids[i] for i in prior]], "search": "prior"},
+            )
+        )
+        cleared = set(prior)
+        value = game.value(coalition)
+        report = ClearanceReport(
+            baseline_value=baseline,
+            final_value=value,
+            recovered=True,
+            kept=[m for i, m in enumerate(game.context) if i not in cleared],
+            cleared=[m for i, m in enumerate(game.context) if i in cleared],
+            attributions=[],
+            candidates=[
+                ClearanceCandidate(
+                    size=0,
+                    memory_ids=[],
+                    value=baseline,
+                    gain=0.0,
+                    recovered=False,
+                    admissible=True,
+                    trials=game.trials_of(game.full),
+                ),
+                ClearanceCandidate(
+                    size=len(prior),
+                    memory_ids=[ids[i] for i in prior],
+                    value=value,
+                    gain=value - baseline,
+                    recovered=True,
+                    admissible=True,
+                    trials=game.trials_of(coalition),
+                ),
+            ],
+            cost=self._cost(game, run),
+            config=cfg,
+            clearance_search="prior",
+        )
+        yield self._clearance_end(1, report)
+        return report
 
     def _early_exit(self, game: CoalitionGame, baseline: float, run: _Run) -> _Algorithm:
         """The full context recovers: no clearance can gain (Eq. 18-20 select C_0)."""

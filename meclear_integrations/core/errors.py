@@ -7,6 +7,7 @@ __all__ = [
     "ClearanceFailedError",
     "ConfigurationError",
     "DuplicateMemoryError",
+    "EstimatorError",
     "EvaluatorError",
     "InconsistentVerdictsError",
     "MeClearError",
@@ -39,6 +40,12 @@ class EvaluatorError(MeClearError):
         super().__init__(message)
         self.coalition = coalition
         self.trial = trial
+
+
+class EstimatorError(MeClearError):
+    """The attribution estimator failed numerically (an overflow, a singular system, out of
+    memory) after evaluator calls were spent. The run fails open or closed like an evaluator
+    failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``."""
 
 
 class ScoreOutOfRangeError(EvaluatorError, ValueError):

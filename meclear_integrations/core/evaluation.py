@@ -9,19 +9,22 @@ backoff, every attempt taken from the run's :class:`~.budget.RunBudget`). A batc
 or nothing: scores reach the game only when every call of the batch succeeded, so a
 failed, timed-out or cancelled batch leaves no half-written state. Failed calls are
 appended to ``failures`` (memory ids, trial, redacted error) for the report.
+
+Blocking calls run on daemon threads (:mod:`.workers`), never on the event loop and never
+on threads that anything joins: an abandoned or hung call cannot hold the caller past the
+run's deadline nor keep the interpreter from exiting. While an evaluator call runs, the
+run's budget is its call gate: once the deadline passes or the run is stopped, the model
+calls the package makes inside it (agent, judge) refuse to start.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as wait_futures
 from typing import Any
 
 from .budget import RunBudget
@@ -34,6 +37,7 @@ from .memory import Memory
 from .redaction import redact
 from .report import FailedCoalition
 from .retry import CallRetrier
+from .workers import call_gate, in_worker, submit
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
 
@@ -138,7 +142,8 @@ class _Calls:
             return _call_sync(self.evaluate, request)
 
         try:
-            return self.retrier.call(attempt)
+            with call_gate(self.retrier.budget):
+                return self.retrier.call(attempt)
         except BaseException as exc:
             self._failed(request, exc, attempts)
             raise
@@ -152,7 +157,8 @@ class _Calls:
             return await _call_async(self.evaluate, request)
 
         try:
-            return await self.retrier.acall(attempt)
+            with call_gate(self.retrier.budget):
+                return await self.retrier.acall(attempt)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -178,47 +184,55 @@ INLINE_BELOW_SECONDS = 0.0005
 def _call_threaded(
     calls: _Calls, requests: Sequence[EvaluationRequest], workers: int
 ) -> list[object]:
-    """Run ``requests`` on ``workers`` threads that pull from one shared queue; the first
-    failure stops the workers from taking new requests and is raised. At the run's
-    deadline the batch is abandoned: workers take nothing new, calls in flight finish in
-    their threads and their results are discarded."""
+    """Run ``requests`` on ``workers`` daemon threads (:mod:`.workers`) that pull from one
+    shared queue; the first failure stops the workers from taking new requests and is
+    raised once every worker has stopped. At the run's deadline the batch is abandoned:
+    the budget is closed, so workers take nothing new and the calls in flight start no
+    further model call (:func:`~.workers.check_call_allowed`); they finish in their
+    daemon threads, which never delay the caller or the interpreter's exit, and their
+    results are discarded."""
     budget = calls.retrier.budget
     results: list[object] = [None] * len(requests)
     pending = iter(range(len(requests)))
     errors: list[BaseException] = []
     lock = threading.Lock()
     abandoned = threading.Event()
+    finished = threading.Event()
+    running = [workers]
 
     def work() -> None:
-        while True:
-            with lock:
-                if errors or abandoned.is_set():
-                    return
-                index = next(pending, None)
-            if index is None:
-                return
-            try:
-                value = calls.sync(requests[index])
-            except BaseException as exc:
+        try:
+            while True:
                 with lock:
-                    errors.append(exc)
-                return
+                    if errors or abandoned.is_set():
+                        return
+                    index = next(pending, None)
+                if index is None:
+                    return
+                try:
+                    value = calls.sync(requests[index])
+                except BaseException as exc:
+                    with lock:
+                        errors.append(exc)
+                    return
+                with lock:
+                    if not abandoned.is_set():
+                        results[index] = value
+        finally:
             with lock:
-                if not abandoned.is_set():
-                    results[index] = value
+                running[0] -= 1
+                if running[0] == 0:
+                    finished.set()
 
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="meclear")
     # Each worker runs in a copy of the caller's context, so context variables (tracing
     # spans, callback managers) are seen by the evaluator as on the caller's thread.
-    futures = [pool.submit(contextvars.copy_context().run, work) for _ in range(workers)]
-    _, running = wait_futures(futures, timeout=budget.remaining_seconds())
-    if running:
+    for _ in range(workers):
+        submit(work)
+    if not finished.wait(timeout=budget.remaining_seconds()):
         with lock:
             abandoned.set()
         budget.close("time_budget")
-        pool.shutdown(wait=False, cancel_futures=True)
         raise _time_exceeded(budget)
-    pool.shutdown(wait=True)
     if errors:
         raise errors[0]
     return results
@@ -283,9 +297,11 @@ async def evaluate_async(
     """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
     at most ``max_concurrency`` calls at once.
 
-    A sync evaluator runs in worker threads. On any failure, the deadline, or
-    cancellation every call still in flight is cancelled and awaited before the error
-    propagates, so no task of the batch outlives it.
+    A sync evaluator runs in daemon worker threads (:func:`~.workers.in_worker`), never on
+    the loop. On any failure, the deadline, or cancellation every call still in flight is
+    cancelled and awaited before the error propagates, so no task of the batch outlives
+    it; a sync call abandoned that way finishes in its daemon thread, starts no further
+    model call (the run's budget is closed) and is discarded.
     """
     requests = game.pending(coalitions, trials)
     if not requests:
@@ -301,7 +317,7 @@ async def evaluate_async(
     async def call(request: EvaluationRequest) -> object:
         async with semaphore:
             if run_in_thread:
-                return await asyncio.to_thread(calls.sync, request)
+                return await in_worker(calls.sync, request)
             return await calls.asynchronous(request)
 
     tasks = [asyncio.ensure_future(call(r)) for r in requests]

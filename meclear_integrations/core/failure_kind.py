@@ -10,6 +10,7 @@ provider error wrapped by the engine or redacted by an integration still counts)
 - ``"abstain"``: the judge's verdicts were inconsistent (the run abstains, ``unverified``);
 - ``"budget"``: ``max_evaluator_calls`` / ``max_wall_seconds`` ran out;
 - ``"capacity"``: the context holds more than ``max_memories`` memories;
+- ``"estimator"``: the attribution estimator failed numerically (``EstimatorError``);
 - ``"circuit_open"``: the provider circuit breaker is open (recent provider outage);
 - ``"unreadable"``: a model reply could not be read (a verdict that did not parse, a
   response body that is not JSON), after the retries the policy allows;
@@ -31,6 +32,7 @@ from typing import Literal
 
 from .errors import (
     BudgetExceededError,
+    EstimatorError,
     InconsistentVerdictsError,
     MeClearError,
     RedactedError,
@@ -52,7 +54,14 @@ __all__ = [
 ]
 
 FailureKind = Literal[
-    "abstain", "budget", "capacity", "circuit_open", "unreadable", "transient", "permanent"
+    "abstain",
+    "budget",
+    "capacity",
+    "estimator",
+    "circuit_open",
+    "unreadable",
+    "transient",
+    "permanent",
 ]
 Role = Literal["agent", "judge", "evaluator"]
 
@@ -91,6 +100,8 @@ def failure_kind(exc: BaseException) -> FailureKind:
             return "budget"
         if isinstance(link, TooManyMemoriesError):
             return "capacity"
+        if isinstance(link, EstimatorError):
+            return "estimator"
         if isinstance(link, CircuitOpenError):
             return "circuit_open"
         if isinstance(link, ScoreOutOfRangeError):

@@ -57,6 +57,10 @@ def render_report(report: ClearanceReport) -> str:
         lines.append(f"  {failure.error_type}: {failure.error}")
     if report.early_exit:
         lines.append("early exit: the full context already recovers; attribution skipped")
+    elif report.clearance_search == "prior":
+        lines.append(
+            f"prior candidate [{', '.join(report.prior_ids)}] verified; attribution skipped"
+        )
     elif report.estimator:
         lines.append(f"estimator {report.estimator}, {report.clearance_search} clearance")
     cost = report.cost

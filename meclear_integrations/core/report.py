@@ -25,7 +25,12 @@ __all__ = [
 
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 FailureReason = Literal[
-    "evaluator_error", "call_budget", "time_budget", "too_many_memories", "invalid_score"
+    "evaluator_error",
+    "call_budget",
+    "time_budget",
+    "too_many_memories",
+    "invalid_score",
+    "estimator_error",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -143,7 +148,8 @@ class ClearanceFailure(BaseModel):
     """``evaluator_error`` (a call failed after its retries), ``call_budget`` /
     ``time_budget`` (``max_evaluator_calls`` / ``max_wall_seconds`` ran out),
     ``too_many_memories`` (K above ``max_memories``), ``invalid_score`` (a score outside
-    [0, 1])."""
+    [0, 1]), ``estimator_error`` (the attribution estimator failed numerically after calls
+    were spent)."""
     stage: str
     """Stage that was running: screening, attribution, interactions or clearance."""
     error_type: str
@@ -189,8 +195,13 @@ class ClearanceReport(BaseModel):
     estimator: str | None = None
     """Concrete estimator used (``exact``, ``kernel``, ``permutation``, ``bernstein``);
     None when attribution did not run (empty context or early exit)."""
-    clearance_search: Literal["nested", "minimal"] = "nested"
-    """Candidate family searched: nested (Eq. 17) or every subset of H^ (Eq. 5)."""
+    clearance_search: Literal["nested", "minimal", "prior"] = "nested"
+    """Candidate family searched: nested (Eq. 17) or every subset of H^ (Eq. 5); ``prior``:
+    the caller's prior candidate (``prior_ids``) was verified and is the clearance, so
+    attribution was skipped and ``attributions`` is empty (``core.prior``)."""
+    prior_ids: list[str] = Field(default_factory=list)
+    """Memories of this context the caller named as verified harmful before
+    (``prior_harmful``), tried first as one candidate; empty when none was offered."""
     early_exit: bool = False
     """The full context already satisfied the recovery predicate, so attribution was
     skipped: ``attributions`` is empty and nothing is cleared."""

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..core.memory import Memory
+from ..core.workers import in_worker
 from .base import JudgeVerdict
 from .errors import JudgeError
 
@@ -29,7 +30,7 @@ class CallableJudge:
     ``reference`` and ``context`` (a tuple of memories, or None) that it declares (all of
     them if it takes ``**kwargs``). It may be a plain or a coroutine function: a coroutine
     function is run on a private loop by ``score`` and awaited by ``ascore``; a plain one
-    runs in a worker thread under ``ascore``.
+    runs in a daemon worker thread under ``ascore``.
     """
 
     def __init__(self, fn: Callable[..., float | bool | JudgeVerdict | Awaitable[Any]]) -> None:
@@ -77,7 +78,7 @@ class CallableJudge:
         if self._async:
             result = await self.fn(**kwargs)  # type: ignore[misc]
         else:
-            result = await asyncio.to_thread(lambda: self.fn(**kwargs))
+            result = await in_worker(lambda: self.fn(**kwargs))
         return _verdict(result)
 
 

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.memory import Memory
+from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
 from .model import TextModel, as_text_model, supports_structured_output
@@ -78,6 +79,7 @@ class LLMJudge:
     ) -> JudgeVerdict:
         prompt = self.build_prompt(question, answer, reference, context, structured=self.structured)
         echoes = _echoes(answer, context)
+        check_call_allowed()
         if self.structured:
             reply = self.model.complete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
             return _read(reply, structured=True, echoes=echoes)
@@ -93,6 +95,7 @@ class LLMJudge:
     ) -> JudgeVerdict:
         prompt = self.build_prompt(question, answer, reference, context, structured=self.structured)
         echoes = _echoes(answer, context)
+        check_call_allowed()
         if self.structured:
             reply = await self.model.acomplete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
             return _read(reply, structured=True, echoes=echoes)

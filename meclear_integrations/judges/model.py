@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.workers import in_worker
+
 __all__ = [
     "FunctionTextModel",
     "StructuredTextModel",
@@ -58,7 +60,8 @@ def supports_structured_output(model: object) -> bool:
 
 
 class FunctionTextModel:
-    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine)."""
+    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine); a
+    sync function runs on a daemon worker under ``acomplete`` (never on the loop)."""
 
     def __init__(self, fn: Callable[[str], str | Awaitable[str]]) -> None:
         self._fn = fn
@@ -74,7 +77,7 @@ class FunctionTextModel:
     async def acomplete(self, prompt: str) -> str:
         if self._is_async:
             return await self._fn(prompt)  # type: ignore[misc]
-        return await asyncio.to_thread(self._fn, prompt)  # type: ignore[arg-type]
+        return await in_worker(self._fn, prompt)  # type: ignore[arg-type]
 
 
 def as_text_model(model: TextModel | Callable[[str], str | Awaitable[str]]) -> TextModel:

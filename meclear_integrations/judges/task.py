@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.failure_kind import Role, mark_role
 from ..core.memory import Memory
+from ..core.workers import check_call_allowed, in_worker
+from ..telemetry.hooks import judge_call
 from .base import Judge, JudgeVerdict
 
 __all__ = [
@@ -118,15 +120,21 @@ class TaskEvaluator(_TaskBase):
 
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
+        check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
                 answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
             else:
                 answer = _text(self.answer(coalition))
-        with _role("judge"):
+        check_call_allowed()
+        with (
+            _role("judge"),
+            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
+        ):
             verdict = self.judge.score(
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
             )
+            call.verdict(verdict)
         return self._record(coalition, trial, answer, verdict)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
@@ -134,19 +142,25 @@ class TaskEvaluator(_TaskBase):
 
 
 class AsyncTaskEvaluator(_TaskBase):
-    """Coroutine evaluator; a sync answer function runs in a worker thread."""
+    """Coroutine evaluator; a sync answer function runs in a daemon worker thread."""
 
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
+        check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
                 answer = _text(await self.answer(coalition))  # type: ignore[misc]
             else:
-                answer = _text(await asyncio.to_thread(self.answer, coalition))
-        with _role("judge"):
+                answer = _text(await in_worker(self.answer, coalition))
+        check_call_allowed()
+        with (
+            _role("judge"),
+            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
+        ):
             verdict = await self.judge.ascore(
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
             )
+            call.verdict(verdict)
         return self._record(coalition, trial, answer, verdict)
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:

@@ -8,6 +8,7 @@ from ..config import ClearanceConfig
 from .base import ShapleyEstimate, ShapleyEstimator
 from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
 from .exact import ExactShapley, exact_shapley, shapley_weights
+from .guard import NUMERICAL_FAILURES, guarded
 from .kernel import KernelShapley, kernel_budget, solve_constrained
 from .permutation import (
     PermutationShapley,
@@ -17,6 +18,7 @@ from .permutation import (
 )
 
 __all__ = [
+    "NUMERICAL_FAILURES",
     "BernsteinPermutationShapley",
     "ExactShapley",
     "KernelShapley",
@@ -25,6 +27,7 @@ __all__ = [
     "ShapleyEstimator",
     "empirical_bernstein_radius",
     "exact_shapley",
+    "guarded",
     "hoeffding_epsilon",
     "kernel_budget",
     "make_estimator",

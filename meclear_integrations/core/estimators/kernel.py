@@ -11,7 +11,10 @@ size's kernel mass divided by the number sampled of that size. With the whole ta
 estimate is exact. Intervals are percentile-bootstrap intervals over the sampled pairs
 (400 resamples; zero width when no size is sampled partially), simultaneous over the K
 memories by a union bound (tails of delta / (2K), as Eq. 40 does for Hoeffding); they are
-not Hoeffding bounds.
+not Hoeffding bounds. For large designs (n (K-1)^2 above 2^20, K > 47 at the default
+budget) each replicate is the first-order linearisation of the weighted least squares
+around the full-sample solution instead of a fresh solve, so the bootstrap costs one Gram
+matrix rather than 400.
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ import math
 
 import numpy as np
 
-from ..coalitions import Coalition, full
+from ..coalitions import Coalition, full, membership_matrix
 from ..game import CoalitionGame
 from .base import ShapleyEstimate, ShapleyEstimator
 
-__all__ = ["KernelShapley", "kernel_budget", "solve_constrained", "solve_constrained_batch"]
+__all__ = [
+    "KernelShapley",
+    "kernel_budget",
+    "linearized_batch",
+    "solve_constrained",
+    "solve_constrained_batch",
+]
 
 
 def kernel_budget(k: int, coalitions_per_memory: float, max_table_fraction: float = 1.0) -> int:
@@ -56,23 +65,66 @@ def solve_constrained(x: np.ndarray, y: np.ndarray, w: np.ndarray, total: float)
 def solve_constrained_batch(
     x: np.ndarray, y: np.ndarray, weights: np.ndarray, total: float
 ) -> np.ndarray:
-    """:func:`solve_constrained` for every row of ``weights`` (B x n) at once."""
+    """:func:`solve_constrained` for every row of ``weights`` (B x n) at once.
+
+    Small designs form every Gram matrix in one vectorised product; above
+    ``_VECTORISED_LIMIT`` elements of the n x (K-1)^2 outer-product tensor the Gram matrices
+    are formed and solved one weight row at a time, so memory stays O(n K + K^2).
+    """
     n_batch, k = weights.shape[0], x.shape[1]
     if k == 1:
         return np.full((n_batch, 1), total)
     design, target = _reduce(x, y, total)
     m = k - 1
-    outer = (design[:, :, None] * design[:, None, :]).reshape(len(design), m * m)
-    gram = (weights @ outer).reshape(n_batch, m, m)
-    rhs = weights @ (design * target[:, None])
-    gram += 1e-12 * np.eye(m)
-    try:
-        head = np.linalg.solve(gram, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        head = np.stack(
-            [np.linalg.lstsq(g, r, rcond=None)[0] for g, r in zip(gram, rhs, strict=True)]
-        )
+    if len(design) * m * m <= _VECTORISED_LIMIT:
+        outer = (design[:, :, None] * design[:, None, :]).reshape(len(design), m * m)
+        grams = (weights @ outer).reshape(n_batch, m, m)
+        rhs = weights @ (design * target[:, None])
+        grams += 1e-12 * np.eye(m)
+        try:
+            head = np.linalg.solve(grams, rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            head = np.stack([_solve(g, r) for g, r in zip(grams, rhs, strict=True)])
+    else:
+        weighted_target = design * target[:, None]
+        head = np.stack([_solve((design.T * w) @ design, w @ weighted_target) for w in weights])
     return np.concatenate([head, (total - head.sum(axis=1))[:, None]], axis=1)
+
+
+_VECTORISED_LIMIT = 1 << 20
+"""Elements of the outer-product tensor above which Gram matrices are formed one by one."""
+
+_EXACT_BOOTSTRAP_LIMIT = _VECTORISED_LIMIT
+"""n (K-1)^2 above which bootstrap replicates are linearised (:func:`linearized_batch`)
+instead of re-solved: each exact replicate costs a fresh n x (K-1)^2 Gram product."""
+
+
+def linearized_batch(
+    x: np.ndarray, y: np.ndarray, base: np.ndarray, weights: np.ndarray, total: float
+) -> np.ndarray:
+    """First-order (influence-function) approximation of :func:`solve_constrained_batch`
+    around the solution with row weights ``base``: phi_b = phi + G^-1 D' W_b e, with
+    G = D' W D and e the residuals at phi (D' W e = 0 there). One Gram matrix and one
+    (B x n) (n x K) product instead of B Gram matrices."""
+    n_batch, k = weights.shape[0], x.shape[1]
+    if k == 1:
+        return np.full((n_batch, 1), total)
+    design, target = _reduce(x, y, total)
+    gram = design.T @ (design * base[:, None]) + 1e-12 * np.eye(k - 1)
+    head = _solve(gram, design.T @ (base * target))
+    residual = target - design @ head
+    shifts = (weights * residual[None, :]) @ design
+    heads = head[None, :] + _solve(gram, shifts.T).T
+    return np.concatenate([heads, (total - heads.sum(axis=1))[:, None]], axis=1)
+
+
+def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """gram^-1 rhs with a tiny ridge; least squares when the system is singular."""
+    regularised = gram + 1e-12 * np.eye(len(gram))
+    try:
+        return np.linalg.solve(regularised, rhs)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(regularised, rhs, rcond=None)[0]
 
 
 class KernelShapley(ShapleyEstimator):
@@ -135,16 +187,12 @@ class KernelShapley(ShapleyEstimator):
             pairs.append((mask, everything ^ mask))
         return pairs
 
-    def _rows(self, k: int, coalitions: list[Coalition]) -> np.ndarray:
-        masks = np.array(coalitions, dtype=np.int64)
-        return ((masks[:, None] >> np.arange(k)) & 1).astype(float)
-
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
         k = game.k
         empty, total = game.value(0), game.value(full(k)) - game.value(0)
         fixed = [c for c in self.always if 0 < c.bit_count() < k]
         sampled = [c for pair in self.pairs for c in pair]
-        rows = self._rows(k, fixed + sampled) if fixed or sampled else np.zeros((0, k))
+        rows = membership_matrix(fixed + sampled, k)
         y = np.array([game.value(c) - empty for c in fixed + sampled])
         sizes = rows.sum(axis=1).astype(int) if len(rows) else np.zeros(0, dtype=int)
         mass = _size_mass(k)
@@ -171,7 +219,12 @@ class KernelShapley(ShapleyEstimator):
         offsets = (np.arange(self.bootstrap)[:, None] * n_pairs + draws).ravel()
         counts = np.bincount(offsets, minlength=self.bootstrap * n_pairs)
         counts = counts.reshape(self.bootstrap, n_pairs).astype(float)
-        boot = solve_constrained_batch(rows, y, weights(counts), total)
+        if len(rows) * (k - 1) ** 2 <= _EXACT_BOOTSTRAP_LIMIT:
+            boot = solve_constrained_batch(rows, y, weights(counts), total)
+        else:
+            boot = linearized_batch(
+                rows, y, weights(np.ones((1, n_pairs)))[0], weights(counts), total
+            )
         # Two-sided tails of delta / (2K) hold for all K memories at once (union bound, as
         # Eq. 40 does for Hoeffding); delta / 2 per memory when not simultaneous.
         level = self.delta / (2 * k) if self.simultaneous else self.delta / 2

@@ -1,0 +1,250 @@
+"""``meclear ledger``: review, inspect, restore and give feedback on the harm ledger.
+
+The ledger is ``--ledger URL_OR_PATH`` (else ``MECLEAR_LEDGER_URL``, else
+``./meclear-ledger.db``). Every subcommand only reads or appends: nothing is ever deleted,
+neither from the ledger nor from a memory store (``review`` writes proposals for a person).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "ledger",
+        help="review, show, restore and give feedback on the harm ledger",
+        description=(
+            "The harm ledger records every clearance decision (SQLite file or PostgreSQL). "
+            "Nothing here deletes anything: review writes proposals for a person to act on."
+        ),
+    )
+    p.add_argument(
+        "--ledger",
+        default=None,
+        help="SQLAlchemy URL or SQLite path (default: $MECLEAR_LEDGER_URL or ./meclear-ledger.db)",
+    )
+    p.add_argument("--namespace", default="default", help="ledger namespace (default: default)")
+    commands = p.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND", required=True)
+
+    review = commands.add_parser(
+        "review",
+        help="memories harmful across at least N distinct queries, ranked (proposals)",
+        description=(
+            "Lists memories that verified clearances removed for at least --min-queries "
+            "distinct queries with consistent evidence, ranked by the Wilson lower "
+            "confidence bound of that consistency. Proposals only: nothing is deleted."
+        ),
+    )
+    review.add_argument("--min-queries", type=int, default=2, help="N distinct queries (2)")
+    review.add_argument("--min-consistency", type=float, default=0.8, help="h/(h+b) (0.8)")
+    review.add_argument("--confidence", type=float, default=0.95, help="bound level (0.95)")
+    review.add_argument("--limit", type=int, default=None, help="at most this many proposals")
+    review.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    review.add_argument("--out", type=Path, default=None, help="write to a file")
+    review.set_defaults(handler=_guarded(_review))
+
+    show = commands.add_parser("show", help="the history of one memory")
+    show.add_argument("memory_id")
+    show.add_argument("--format", choices=["table", "json"], default="table")
+    show.set_defaults(handler=_guarded(_show))
+
+    restore = commands.add_parser(
+        "restore",
+        help="mark a memory as wrongly suppressed (no shortcut clears it, review skips it)",
+    )
+    restore.add_argument("memory_id")
+    restore.add_argument("--reason", default=None)
+    restore.add_argument("--actor", default=None, help="who restores it")
+    restore.set_defaults(handler=_guarded(_restore))
+
+    feedback = commands.add_parser(
+        "feedback", help="record whether a query's answer was correct (by run, trace or query id)"
+    )
+    feedback.add_argument("run_or_query_id")
+    verdict = feedback.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--correct", dest="correct", action="store_true")
+    verdict.add_argument("--incorrect", dest="correct", action="store_false")
+    feedback.add_argument("--correction", default=None, help="the right answer")
+    feedback.add_argument(
+        "--memory-id", action="append", default=[], help="a memory the feedback names (repeat)"
+    )
+    feedback.add_argument("--comment", default=None)
+    feedback.set_defaults(handler=_guarded(_feedback))
+
+    pending = commands.add_parser("pending", help="negative feedback waiting for a replay")
+    pending.set_defaults(handler=_guarded(_pending))
+
+    stats = commands.add_parser("stats", help="runs per mode, model calls, feedback")
+    stats.set_defaults(handler=_guarded(_stats))
+
+    migrate = commands.add_parser("migrate", help="create or upgrade the ledger's schema")
+    migrate.set_defaults(handler=_guarded(_migrate))
+
+
+def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
+    from ..ledger import HarmLedger, ledger_url
+
+    url = ledger_url(args.ledger)
+    if not create and url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.exists():
+            raise ValueError(f"no ledger at {path} (pass --ledger or set MECLEAR_LEDGER_URL)")
+    return HarmLedger(url, namespace=args.namespace, create=create)
+
+
+def _emit(text: str, out: Path | None) -> None:
+    if out is None:
+        print(text)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+def _review(args: argparse.Namespace) -> int:
+    from ..ledger import proposals_csv, proposals_json
+
+    with _open(args) as ledger:
+        proposals = ledger.review(
+            min_queries=args.min_queries,
+            min_consistency=args.min_consistency,
+            confidence=args.confidence,
+            limit=args.limit,
+        )
+    if args.format == "json":
+        text = proposals_json(
+            proposals,
+            namespace=args.namespace,
+            min_queries=args.min_queries,
+            min_consistency=args.min_consistency,
+            confidence=args.confidence,
+        )
+    elif args.format == "csv":
+        text = proposals_csv(proposals)
+    else:
+        text = _proposal_table(proposals, args.min_queries)
+    _emit(text, args.out)
+    return 0
+
+
+def _proposal_table(proposals: list[Any], n: int) -> str:
+    if not proposals:
+        return f"no memory was verified harmful for at least {n} distinct queries"
+    header = ("rank", "memory id", "harmful", "helpful", "bound", "mean psi")
+    lines = ["{:>4}  {:<32} {:>7} {:>7} {:>6} {:>8}".format(*header)]
+    for p in proposals:
+        psi = f"{p.mean_shapley:+.3f}" if p.mean_shapley is not None else "-"
+        lines.append(
+            f"{p.rank:>4}  {_clip(p.memory_id, 32):<32} {p.harmful_queries:>7} "
+            f"{p.beneficial_queries:>7} {p.lower_bound:>6.3f} {psi:>8}"
+        )
+    lines.append("proposals only: nothing was deleted; act on them in your store after review")
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _show(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        history = ledger.history(args.memory_id)
+    if args.format == "json":
+        print(history.model_dump_json(indent=2))
+        return 0
+    if not (history.observations or history.feedback or history.events):
+        print(f"memory {args.memory_id!r}: nothing recorded in namespace {args.namespace!r}")
+        return 1
+    print(f"memory {args.memory_id!r} (namespace {args.namespace!r})")
+    rows: list[tuple[Any, str]] = []
+    for o in history.observations:
+        m = o.memory
+        psi = f"psi {m.shapley:+.3f}" if m.shapley is not None else "psi -"
+        flags = ("CLEARED " if m.cleared else "") + ("harmful " if m.harmful else "")
+        rows.append(
+            (
+                o.created_at,
+                f"{o.mode:<15} query {o.query_id[:14]} {psi} {flags}"
+                f"recovered={o.recovered} signal={o.success_signal} run {o.run_id[:8]}",
+            )
+        )
+    for f in history.feedback:
+        verdict = "correct" if f.correct else "INCORRECT"
+        named = " names it" if args.memory_id in f.memory_ids else ""
+        rows.append((f.created_at, f"feedback {verdict}{named} on run {f.run_id[:8]}"))
+    for e in history.events:
+        rows.append((e.created_at, f"RESTORED by {e.actor or '-'}: {e.reason or ''}"))
+    for at, text in sorted(rows, key=lambda r: r[0]):
+        print(f"  {at.isoformat(timespec='seconds')}  {text}")
+    print(f"restored now: {'yes' if history.restored else 'no'}")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        event = ledger.restore(args.memory_id, reason=args.reason, actor=args.actor)
+    print(f"restored {event.memory_id!r} at {event.created_at.isoformat(timespec='seconds')}")
+    return 0
+
+
+def _feedback(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        record = ledger.feedback(
+            args.run_or_query_id,
+            correct=args.correct,
+            correction=args.correction,
+            memory_ids=args.memory_id,
+            source="cli",
+            comment=args.comment,
+        )
+    print(json.dumps(record.model_dump(mode="json"), indent=2))
+    return 0
+
+
+def _pending(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        pending = ledger.pending_replays()
+    for f in pending:
+        print(f"{f.feedback_id}  run {f.run_id}  query {f.query_id}  names {f.memory_ids}")
+    print(f"{len(pending)} feedback waiting for a replay")
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        print(json.dumps(ledger.stats(), indent=2))
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from ..ledger import SCHEMA_VERSION, display_url
+
+    with _open(args, create=True) as ledger:
+        print(f"{display_url(ledger.url)}: schema version {SCHEMA_VERSION}")
+    return 0
+
+
+def _guarded(handler: Any) -> Any:
+    """Lookup, input and missing-extra errors become a message and exit status 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            from ..ledger import LedgerLookupError, SchemaVersionError
+        except ImportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        try:
+            return int(handler(args) or 0)
+        except (LedgerLookupError, SchemaVersionError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+    return run

@@ -1,0 +1,158 @@
+"""Daemon worker threads for blocking calls, and the gate that stops them at the deadline.
+
+Why not ``concurrent.futures.ThreadPoolExecutor`` / ``asyncio.to_thread``: their workers are
+non-daemon threads that ``threading._shutdown`` joins (through ``threading._register_atexit``)
+when the interpreter exits, and ``asyncio.run`` joins the loop's default executor before it
+returns. A provider call that never returns would keep the process (or ``asyncio.run``)
+alive forever, whatever deadline the run had. The workers here are **daemon threads**:
+nothing ever joins them, so an abandoned call can neither delay the caller past its
+deadline nor keep the interpreter from exiting (a daemon thread still running at exit is
+simply stopped with the process).
+
+- :func:`submit` runs a function on a worker of the module's pool (idle workers are reused
+  and exit after :data:`IDLE_SECONDS` without work; a busy or hung worker never blocks
+  anyone). Each call runs in a copy of the submitter's context variables (tracing spans,
+  callback managers, the call gate below).
+- :func:`in_worker` awaits a blocking call from a coroutine without blocking the event
+  loop; cancelling the awaiting task abandons the call (its result is discarded).
+- The **call gate**: a context variable holding the run's
+  :class:`~meclear_integrations.core.budget.RunBudget` while an evaluator call runs.
+  Code that is about to start a model call on the engine's behalf calls
+  :func:`check_call_allowed`; once the run's deadline has passed or the run was stopped
+  (``RunBudget.close``), it raises :class:`~.errors.BudgetExceededError`, so an abandoned
+  worker finishes the call it is in and starts no other one (the judge call after an
+  abandoned agent call, a retry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
+
+__all__ = [
+    "IDLE_SECONDS",
+    "call_gate",
+    "check_call_allowed",
+    "in_worker",
+    "submit",
+]
+
+T = TypeVar("T")
+
+IDLE_SECONDS = 2.0
+"""An idle pool worker exits after this many seconds without work."""
+
+
+class _Gate(Protocol):
+    def check_open(self) -> None: ...
+
+
+_GATE: contextvars.ContextVar[_Gate | None] = contextvars.ContextVar("meclear_gate", default=None)
+
+
+@contextlib.contextmanager
+def call_gate(gate: _Gate) -> Iterator[None]:
+    """Make ``gate`` (a run budget) the gate of every model call made inside the block."""
+    token = _GATE.set(gate)
+    try:
+        yield
+    finally:
+        _GATE.reset(token)
+
+
+def check_call_allowed() -> None:
+    """Raise ``BudgetExceededError`` when the current run's deadline has passed or the run
+    was stopped; a no-op outside an engine run."""
+    gate = _GATE.get()
+    if gate is not None:
+        gate.check_open()
+
+
+Job = Callable[[], None]
+
+
+class _DaemonPool:
+    """Unbounded pool of daemon threads (callers bound their own concurrency)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._idle = 0  # waiting workers not yet promised a job
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    def submit(self, job: Job) -> None:
+        with self._lock:
+            reuse = self._idle > 0
+            if reuse:
+                self._idle -= 1
+        if reuse:
+            self._jobs.put(job)
+            return
+        thread = threading.Thread(
+            target=self._work, args=(job,), name=f"{self._name}-{next(self._ids)}", daemon=True
+        )
+        thread.start()
+
+    def _work(self, job: Job) -> None:
+        while True:
+            job()
+            with self._lock:
+                self._idle += 1
+            while True:
+                try:
+                    job = self._jobs.get(timeout=IDLE_SECONDS)
+                    break
+                except queue.Empty:
+                    with self._lock:
+                        if self._idle > 0:  # nobody promised us a job: retire
+                            self._idle -= 1
+                            return
+                    # a submitter promised a job to a waiting worker: wait for it
+
+
+_POOL = _DaemonPool("meclear-worker")
+
+
+def submit(fn: Callable[[], Any]) -> None:
+    """Run ``fn()`` on a daemon worker, in a copy of the caller's context; exceptions are
+    the caller's to catch inside ``fn``."""
+    context = contextvars.copy_context()
+    _POOL.submit(lambda: context.run(fn))
+
+
+async def in_worker(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` on a daemon worker, awaited without blocking the loop.
+
+    Cancelling the awaiting task abandons the call: the worker finishes it in the
+    background and its result is discarded.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if future.done():  # cancelled meanwhile
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def run() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, fn(*args, **kwargs))
+        except StopIteration as exc:  # a future cannot carry StopIteration
+            outcome = (False, RuntimeError(f"the call raised StopIteration: {exc!r}"))
+        except BaseException as exc:  # handed to the awaiting task
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting
+            loop.call_soon_threadsafe(deliver, *outcome)
+
+    submit(run)
+    return await future

@@ -1,0 +1,87 @@
+"""Versioned schema: a version table and ordered migrations, applied under a lock.
+
+Why not Alembic: the ledger's schema belongs to this package, not to the application, and
+it must be brought up to date automatically by whichever replica connects first, while
+other replicas connect at the same moment. The migrations therefore run inside one write
+transaction that first takes a lock (a PostgreSQL advisory lock; SQLite's write lock), read
+the applied versions from ``meclear_schema_version`` and apply the missing ones in order;
+DDL is transactional on both backends, so a failed migration leaves the previous version
+intact. Each migration is a function over a SQLAlchemy connection using SQLAlchemy's
+portable DDL (no SQL per backend). A database written by a newer package (a version this
+package does not know) is refused with :class:`SchemaVersionError` rather than misread.
+
+Adding a migration: append ``(N + 1, description, function)`` to :data:`MIGRATIONS` and
+change ``schema`` to the new shape; version 1 then has to keep creating the version-1
+tables (freeze their definitions in it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Engine, func, inspect, select
+
+from . import schema
+from .database import lock_for_migration, write_transaction
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaVersionError", "current_version", "migrate"]
+
+
+class SchemaVersionError(RuntimeError):
+    """The ledger database has a schema version this package cannot use."""
+
+
+def _v1_initial(connection: Connection) -> None:
+    tables = [t for t in schema.metadata.sorted_tables if t is not schema.schema_version]
+    schema.metadata.create_all(connection, tables=tables)
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
+    (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+"""The schema version this package writes."""
+
+
+def current_version(connection: Connection) -> int:
+    """The highest applied version (0 for an empty database)."""
+    if not inspect(connection).has_table(schema.schema_version.name):
+        return 0
+    version = connection.execute(select(func.max(schema.schema_version.c.version))).scalar()
+    return int(version or 0)
+
+
+def migrate(engine: Engine) -> int:
+    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version before."""
+    with write_transaction(engine) as connection:
+        lock_for_migration(connection)
+        schema.metadata.create_all(connection, tables=[schema.schema_version])
+        before = current_version(connection)
+        if before > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"the ledger database has schema version {before}, newer than this package "
+                f"supports ({SCHEMA_VERSION}): upgrade meclear-integrations"
+            )
+        for version, description, apply in MIGRATIONS:
+            if version <= before:
+                continue
+            apply(connection)
+            connection.execute(
+                schema.schema_version.insert().values(
+                    version=version, description=description, applied_at=datetime.now(UTC)
+                )
+            )
+    return before
+
+
+def check_version(engine: Engine) -> int:
+    """The database's version; raises :class:`SchemaVersionError` unless it is current."""
+    with engine.connect() as connection:
+        version = current_version(connection)
+    if version != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"the ledger database has schema version {version}, this package needs "
+            f"{SCHEMA_VERSION}: run `meclear ledger migrate` (or open it with create=True)"
+        )
+    return version

@@ -1,0 +1,205 @@
+"""Review: memories with consistently negative contributions, ranked, as proposals.
+
+Evidence comes only from verified outcomes (runs with status ``complete`` that recovered,
+early exits included) and only from after the memory's last restore. Per memory (id and
+content hash) and distinct query, the latest verified observation counts once:
+
+- *harmful*: a verified clearance removed the memory for that query;
+- *beneficial*: a full attribution kept it with a contribution clear of zero and above the
+  run's harm tolerance (its interval's lower end > 0);
+- anything else (present but neutral, or the full context passed) is neither.
+
+A memory is proposed when it was harmful for at least ``min_queries`` distinct queries and
+its consistency h / (h + b) (harmful among non-neutral queries) is at least
+``min_consistency``. Proposals are ranked by the Wilson lower confidence bound of that
+consistency (more evidence ranks higher at the same rate), then by h, then by the mean
+Shapley value of the harmful observations (more negative first).
+
+A proposal is only a proposal: the package never deletes a memory from a store.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from statistics import NormalDist
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "QueryEvidence",
+    "ReviewProposal",
+    "proposals_csv",
+    "proposals_json",
+    "rank_proposals",
+    "wilson_lower_bound",
+]
+
+
+def wilson_lower_bound(successes: int, trials: int, confidence: float = 0.95) -> float:
+    """Lower end of the two-sided Wilson score interval of a binomial proportion."""
+    if trials <= 0:
+        return 0.0
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must be in (0, 1)")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = p + z * z / (2 * trials)
+    margin = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+    return max(0.0, (centre - margin) / denominator)
+
+
+class QueryEvidence(BaseModel):
+    """The verified evidence about one memory from one distinct query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_id: str
+    content_hash: str
+    query_id: str
+    harmful_at: datetime | None
+    """Latest verified clearance of the memory for this query."""
+    beneficial_at: datetime | None
+    """Latest full attribution that found it beneficial for this query."""
+    harmful_shapley_sum: float = 0.0
+    harmful_shapley_count: int = 0
+    run_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.harmful_at is not None and (
+            self.beneficial_at is None or self.harmful_at >= self.beneficial_at
+        ):
+            return "harmful"
+        if self.beneficial_at is not None:
+            return "beneficial"
+        return "neutral"
+
+
+class ReviewProposal(BaseModel):
+    """A memory proposed for permanent removal, for a person to approve or reject."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rank: int
+    """1 = strongest evidence."""
+    memory_id: str
+    content_hash: str
+    """SHA-256 of the text the evidence is about: act only if the stored text still has it."""
+    harmful_queries: int
+    """Distinct queries for which a verified clearance removed it."""
+    beneficial_queries: int
+    """Distinct queries for which it verifiably helped."""
+    observed_queries: int
+    """Distinct queries with a verified outcome while it was retrieved."""
+    consistency: float
+    """harmful / (harmful + beneficial)."""
+    lower_bound: float
+    """Wilson lower confidence bound of ``consistency`` (the ranking key)."""
+    confidence: float
+    mean_shapley: float | None = None
+    """Mean Shapley value over the harmful observations that have one."""
+    query_ids: list[str] = Field(default_factory=list)
+    """The harmful queries (at most 20)."""
+    run_ids: list[str] = Field(default_factory=list)
+    """Runs holding the harmful evidence (at most 20)."""
+
+
+def rank_proposals(
+    evidence: Iterable[QueryEvidence],
+    *,
+    min_queries: int = 2,
+    min_consistency: float = 0.8,
+    confidence: float = 0.95,
+) -> list[ReviewProposal]:
+    """Aggregate per-query evidence into ranked proposals (module docstring)."""
+    if min_queries < 1:
+        raise ValueError("min_queries must be at least 1")
+    groups: dict[tuple[str, str], list[QueryEvidence]] = {}
+    for item in evidence:
+        groups.setdefault((item.memory_id, item.content_hash), []).append(item)
+    proposals: list[dict[str, Any]] = []
+    for (memory_id, digest), items in groups.items():
+        harmful = [e for e in items if e.verdict == "harmful"]
+        beneficial = sum(1 for e in items if e.verdict == "beneficial")
+        h = len(harmful)
+        if h < min_queries:
+            continue
+        consistency = h / (h + beneficial)
+        if consistency < min_consistency:
+            continue
+        count = sum(e.harmful_shapley_count for e in harmful)
+        total = sum(e.harmful_shapley_sum for e in harmful)
+        proposals.append(
+            {
+                "memory_id": memory_id,
+                "content_hash": digest,
+                "harmful_queries": h,
+                "beneficial_queries": beneficial,
+                "observed_queries": len(items),
+                "consistency": consistency,
+                "lower_bound": wilson_lower_bound(h, h + beneficial, confidence),
+                "confidence": confidence,
+                "mean_shapley": total / count if count else None,
+                "query_ids": sorted(e.query_id for e in harmful)[:20],
+                "run_ids": sorted({r for e in harmful for r in e.run_ids})[:20],
+            }
+        )
+    proposals.sort(
+        key=lambda p: (
+            -p["lower_bound"],
+            -p["harmful_queries"],
+            p["mean_shapley"] if p["mean_shapley"] is not None else 0.0,
+            p["memory_id"],
+        )
+    )
+    return [ReviewProposal(rank=i + 1, **p) for i, p in enumerate(proposals)]
+
+
+_CSV_FIELDS = (
+    "rank",
+    "memory_id",
+    "content_hash",
+    "harmful_queries",
+    "beneficial_queries",
+    "observed_queries",
+    "consistency",
+    "lower_bound",
+    "confidence",
+    "mean_shapley",
+)
+
+
+def proposals_json(proposals: Sequence[ReviewProposal], **context: Any) -> str:
+    """The proposals as a JSON document (``context``: namespace, settings, time...)."""
+    document = {
+        **context,
+        "note": "proposals only: meclear never deletes memories; a person decides",
+        "proposals": [p.model_dump(mode="json") for p in proposals],
+    }
+    return json.dumps(document, indent=2, default=str)
+
+
+def _cell(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula is prefixed with ``'``."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def proposals_csv(proposals: Sequence[ReviewProposal]) -> str:
+    """The proposals as CSV (one row each, the main columns; memory ids are hostile text,
+    so cells that would start a spreadsheet formula are quoted with ``'``)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for p in proposals:
+        row = p.model_dump()
+        writer.writerow({f: _cell(row[f]) for f in _CSV_FIELDS})
+    return out.getvalue()

@@ -1,0 +1,181 @@
+"""The ledger's tables (SQLAlchemy Core), one portable definition for SQLite and PostgreSQL.
+
+Every table is append-only: the package inserts rows and never updates or deletes them.
+A restore, a feedback or a replay is a new row that refers to earlier ones.
+
+- ``meclear_runs``: one clearance decision (or a skip) for one query.
+- ``meclear_run_memories``: every memory of that decision's context: id, content hash,
+  position, LOO effect and label, Shapley value and interval, rank, harmful / cleared flags,
+  whether it was offered as a prior candidate; the text only when the ledger stores texts.
+- ``meclear_run_candidates``: the verified candidates (the verdicts of Eq. 18-19).
+- ``meclear_feedback`` / ``meclear_feedback_memories``: feedback on a run and the memories
+  it names.
+- ``meclear_memory_events``: restores (a person or a verified replay says a memory was
+  wrongly suppressed).
+- ``meclear_schema_version``: the migrations applied (``migrations``).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+__all__ = [
+    "candidates",
+    "feedback",
+    "feedback_memories",
+    "memory_events",
+    "metadata",
+    "run_memories",
+    "runs",
+    "schema_version",
+]
+
+metadata = MetaData()
+
+_PK = BigInteger().with_variant(Integer, "sqlite")
+"""64-bit keys on PostgreSQL; SQLite's INTEGER PRIMARY KEY is its rowid."""
+_TIME = DateTime(timezone=True)
+
+schema_version = Table(
+    "meclear_schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("description", String(200), nullable=False),
+    Column("applied_at", _TIME, nullable=False),
+)
+
+runs = Table(
+    "meclear_runs",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("run_id", String(36), nullable=False, unique=True),
+    Column("namespace", String(200), nullable=False),
+    Column("created_at", _TIME, nullable=False),
+    Column("query_id", String(80), nullable=False),
+    Column("query_text", Text),
+    Column("origin", String(20), nullable=False),
+    Column("mode", String(20), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("status_reason", String(200)),
+    Column("recovered", Boolean, nullable=False),
+    Column("baseline_value", Float),
+    Column("final_value", Float),
+    Column("success_signal", String(40), nullable=False),
+    Column("agent_model", String(200)),
+    Column("judge_model", String(200)),
+    Column("model_calls", Integer),
+    Column("evaluator_calls", Integer, nullable=False),
+    Column("coalitions", Integer, nullable=False),
+    Column("rounds", Integer, nullable=False),
+    Column("wall_seconds", Float, nullable=False),
+    Column("cost", JSON, nullable=False),
+    Column("estimator", String(40)),
+    Column("clearance_search", String(20)),
+    Column("harm_tolerance", Float),
+    Column("trace_run_id", String(100)),
+    Column("trace_system", String(40)),
+    Column("trigger", String(200)),
+    Column("trigger_reason", String(200)),
+    Column("replay_of", String(36)),
+    Column("feedback_id", String(36)),
+    Column("config", JSON),
+    Column("extra", JSON),
+    Index("ix_meclear_runs_query", "namespace", "query_id"),
+    Index("ix_meclear_runs_trace", "trace_run_id"),
+)
+
+run_memories = Table(
+    "meclear_run_memories",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("run_pk", _PK, ForeignKey("meclear_runs.id"), nullable=False),
+    Column("namespace", String(200), nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("memory_text", Text),
+    Column("loo_effect", Float),
+    Column("loo_label", String(20)),
+    Column("shapley", Float),
+    Column("shapley_lo", Float),
+    Column("shapley_hi", Float),
+    Column("rank", Integer),
+    Column("harmful", Boolean, nullable=False),
+    Column("cleared", Boolean, nullable=False),
+    Column("offered_as_prior", Boolean, nullable=False),
+    Index("ix_meclear_run_memories_memory", "namespace", "memory_id"),
+    Index("ix_meclear_run_memories_run", "run_pk"),
+)
+
+candidates = Table(
+    "meclear_run_candidates",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("run_pk", _PK, ForeignKey("meclear_runs.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("memory_ids", JSON, nullable=False),
+    Column("value", Float, nullable=False),
+    Column("gain", Float, nullable=False),
+    Column("recovered", Boolean, nullable=False),
+    Column("admissible", Boolean, nullable=False),
+    Column("trials", Integer, nullable=False),
+    Index("ix_meclear_run_candidates_run", "run_pk"),
+)
+
+feedback = Table(
+    "meclear_feedback",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("feedback_id", String(36), nullable=False, unique=True),
+    Column("namespace", String(200), nullable=False),
+    Column("created_at", _TIME, nullable=False),
+    Column("run_id", String(36), nullable=False),
+    Column("query_id", String(80), nullable=False),
+    Column("correct", Boolean, nullable=False),
+    Column("correction", Text),
+    Column("source", String(40), nullable=False),
+    Column("source_id", String(100)),
+    Column("comment", Text),
+    Index("ix_meclear_feedback_query", "namespace", "query_id"),
+    Index("ix_meclear_feedback_run", "run_id"),
+)
+
+feedback_memories = Table(
+    "meclear_feedback_memories",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("feedback_pk", _PK, ForeignKey("meclear_feedback.id"), nullable=False),
+    Column("namespace", String(200), nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Index("ix_meclear_feedback_memories_memory", "namespace", "memory_id"),
+)
+
+memory_events = Table(
+    "meclear_memory_events",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("namespace", String(200), nullable=False),
+    Column("created_at", _TIME, nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Column("event", String(20), nullable=False),
+    Column("reason", Text),
+    Column("actor", String(200)),
+    Column("feedback_id", String(36)),
+    Column("run_id", String(36)),
+    Index("ix_meclear_memory_events_memory", "namespace", "memory_id"),
+)

@@ -1,0 +1,715 @@
+"""HarmLedger: the append-only record of every clearance decision, and what it is used for.
+
+``HarmLedger()`` opens (and creates) an SQLite file, ``HarmLedger("postgresql://...")`` a
+PostgreSQL database shared by many replicas (see ``database``); the schema is brought up to
+date on open (``migrations``). Every method is safe to call from many threads and
+processes at once; ``a``-prefixed twins run the same work in a worker thread for asyncio
+callers.
+
+What it records (:meth:`record`): per decision the time, the query id (a hash; the text
+only with ``store_text=True``), every memory's id, content hash, LOO effect, Shapley value
+and interval, harmful and cleared flags, the verified candidates, recovery, the success
+signal, model names, cost and the tracing run id. Texts (queries, corrections, reasons,
+model names, free-form extras) pass through ``core.redaction`` first: no API keys.
+
+What it is used for: :meth:`prior_harmful` (memories verified harmful before, offered to the
+engine as a prior candidate), :meth:`feedback` and :meth:`restore`, :meth:`review`
+(proposals for a person) and :meth:`history`. Nothing is ever updated or deleted, neither in
+the ledger nor in any memory store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from os import PathLike
+from typing import Any
+
+from sqlalchemy import Row, and_, case, exists, func, or_, select
+from sqlalchemy.engine import Connection
+
+from ..core.memory import Memory
+from ..core.report import ClearanceReport
+from ..hashing import content_hash, query_hash
+from . import schema as t
+from .database import (
+    create_ledger_engine,
+    display_url,
+    ledger_url,
+    read_transaction,
+    write_transaction,
+)
+from .migrations import check_version, migrate
+from .records import (
+    CandidateRecord,
+    FeedbackRecord,
+    MemoryEvent,
+    MemoryHistory,
+    MemoryObservation,
+    MemoryRecord,
+    RunRecord,
+    SuccessSignal,
+)
+from .review import QueryEvidence, ReviewProposal, rank_proposals
+from .rows import candidate_rows, context_of, memory_rows, run_mode, safe_payload, safe_text
+
+__all__ = ["HarmLedger", "LedgerLookupError"]
+
+Clock = Callable[[], datetime]
+_CHUNK = 400
+"""Ids per ``IN (...)`` list."""
+
+
+class LedgerLookupError(KeyError):
+    """No run, query or feedback with the given id in this ledger namespace."""
+
+    def __str__(self) -> str:  # KeyError's repr-quoting is unhelpful in messages
+        return str(self.args[0]) if self.args else ""
+
+
+def _utc(value: datetime) -> datetime:
+    """SQLite returns naive datetimes: they are UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+class HarmLedger:
+    """The harm ledger (module docstring).
+
+    ``url``: a SQLAlchemy URL, a path (SQLite) or None (``MECLEAR_LEDGER_URL``, else
+    ``./meclear-ledger.db``). ``namespace`` separates stores or applications sharing one
+    database (memory ids are only unique within a store). ``store_text`` keeps redacted
+    query and memory texts (needed to replay feedback without the store at hand);
+    ``query_key`` keys the query hash (HMAC) so short questions cannot be guessed back.
+    ``create=False`` refuses a database that is not at the current schema version instead
+    of migrating it. ``clock`` returns the current UTC time (inject it in tests).
+    """
+
+    def __init__(
+        self,
+        url: str | PathLike[str] | None = None,
+        *,
+        namespace: str = "default",
+        store_text: bool = False,
+        query_key: bytes | str | None = None,
+        create: bool = True,
+        clock: Clock | None = None,
+        **engine_kwargs: Any,
+    ) -> None:
+        if not namespace:
+            raise ValueError("namespace must be a non-empty string")
+        self.url = ledger_url(url)
+        self.namespace = namespace
+        self.store_text = store_text
+        self._query_key = query_key
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.engine = create_ledger_engine(self.url, **engine_kwargs)
+        try:
+            if create:
+                migrate(self.engine)
+            else:
+                check_version(self.engine)
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    def __repr__(self) -> str:
+        return f"HarmLedger({display_url(self.url)!r}, namespace={self.namespace!r})"
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.engine.dispose()
+
+    def __enter__(self) -> HarmLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _now(self) -> datetime:
+        return _utc(self._clock())
+
+    def query_id(self, query: str) -> str:
+        """The id under which ``query`` is recorded (``hashing.query_hash``)."""
+        return query_hash(query, key=self._query_key)
+
+    # ------------------------------------------------------------------ record
+    def record(
+        self,
+        report: ClearanceReport,
+        *,
+        query: str,
+        context: Sequence[Memory] | None = None,
+        origin: str = "live",
+        success_signal: SuccessSignal = "judge",
+        agent_model: str | None = None,
+        judge_model: str | None = None,
+        model_calls: int | None = None,
+        trace_run_id: str | None = None,
+        trace_system: str | None = None,
+        trigger: str | None = None,
+        trigger_reason: str | None = None,
+        replay_of: str | None = None,
+        feedback_id: str | None = None,
+        guided_by: str = "ledger",
+        extra: dict[str, Any] | None = None,
+    ) -> RunRecord:
+        """Append one decision (one transaction) and return it as recorded.
+
+        ``context``: the memories in retrieval order (default: rebuilt from the report).
+        ``model_calls``: agent and judge calls the decision cost (default: the report's
+        ``cost.model_calls`` when it has one). ``guided_by``: who supplied the report's
+        prior candidate, ``"ledger"`` or ``"feedback"`` (sets the mode of a prior run).
+        """
+        memories = context_of(report, context)
+        if model_calls is None:
+            model_calls = getattr(report.cost, "model_calls", None)
+        run = {
+            "run_id": str(uuid.uuid4()),
+            "namespace": self.namespace,
+            "created_at": self._now(),
+            "query_id": self.query_id(query),
+            "query_text": safe_text(query, 100_000) if self.store_text else None,
+            "origin": safe_text(origin, 20),
+            "mode": run_mode(report, guided_by),
+            "status": report.status,
+            "status_reason": safe_text(report.status_reason),
+            "recovered": bool(report.recovered),
+            "baseline_value": report.baseline_value,
+            "final_value": report.final_value,
+            "success_signal": success_signal,
+            "agent_model": safe_text(agent_model),
+            "judge_model": safe_text(judge_model),
+            "model_calls": model_calls,
+            "evaluator_calls": report.cost.evaluator_calls,
+            "coalitions": report.cost.coalitions,
+            "rounds": report.cost.rounds,
+            "wall_seconds": report.cost.wall_seconds,
+            "cost": safe_payload(report.cost.model_dump(mode="json")),
+            "estimator": report.estimator,
+            "clearance_search": report.clearance_search,
+            "harm_tolerance": report.config.harm_tolerance,
+            "trace_run_id": safe_text(trace_run_id, 100),
+            "trace_system": safe_text(trace_system, 40),
+            "trigger": safe_text(trigger),
+            "trigger_reason": safe_text(trigger_reason),
+            "replay_of": replay_of,
+            "feedback_id": feedback_id,
+            "config": safe_payload(report.config.model_dump(mode="json")),
+            "extra": safe_payload(extra),
+        }
+        mem_rows = memory_rows(
+            report, memories, namespace=self.namespace, store_text=self.store_text
+        )
+        cand_rows = candidate_rows(report)
+        with write_transaction(self.engine) as conn:
+            pk = _inserted_key(conn.execute(t.runs.insert().values(**run)))
+            if mem_rows:
+                conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in mem_rows])
+            if cand_rows:
+                conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in cand_rows])
+        return self._run_record(run, mem_rows, cand_rows)
+
+    async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
+        """:meth:`record` in a worker thread."""
+        return await asyncio.to_thread(lambda: self.record(report, **kwargs))
+
+    # ------------------------------------------------------------------ prior candidates
+    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """Ids of the context's memories that a verified clearance removed before (same id
+        and same text) and that were not restored since, in retrieval order.
+
+        A restored memory is offered again only after new verified evidence: a clearance
+        recorded after the restore that removed it (the shortcut itself never offers it).
+        """
+        return self._verified_harmful({m.id: content_hash(m.content) for m in context})
+
+    def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
+        """:meth:`prior_harmful` over ``{memory id: content hash}``."""
+        if not hashes:
+            return []
+        ids = list(hashes)
+        evidence: dict[str, datetime] = {}
+        restored: dict[str, datetime] = {}
+        r, m = t.runs, t.run_memories
+        with read_transaction(self.engine) as conn:
+            for chunk in _chunks(ids):
+                rows = conn.execute(
+                    select(m.c.memory_id, m.c.content_hash, func.max(r.c.created_at))
+                    .join(r, m.c.run_pk == r.c.id)
+                    .where(
+                        r.c.namespace == self.namespace,
+                        m.c.namespace == self.namespace,
+                        m.c.memory_id.in_(chunk),
+                        m.c.cleared.is_(True),
+                        r.c.status == "complete",
+                        r.c.recovered.is_(True),
+                    )
+                    .group_by(m.c.memory_id, m.c.content_hash)
+                )
+                for memory_id, digest, at in rows:
+                    if hashes.get(memory_id) == digest:
+                        evidence[memory_id] = _utc(at)
+                restored.update(self._restores(conn, chunk))
+        return [
+            i for i in ids if i in evidence and (i not in restored or evidence[i] > restored[i])
+        ]
+
+    async def aprior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """:meth:`prior_harmful` in a worker thread."""
+        return await asyncio.to_thread(self.prior_harmful, list(context))
+
+    def _restores(self, conn: Connection, ids: Sequence[str]) -> dict[str, datetime]:
+        e = t.memory_events
+        rows = conn.execute(
+            select(e.c.memory_id, func.max(e.c.created_at))
+            .where(
+                e.c.namespace == self.namespace,
+                e.c.event == "restored",
+                e.c.memory_id.in_(ids),
+            )
+            .group_by(e.c.memory_id)
+        )
+        return {memory_id: _utc(at) for memory_id, at in rows}
+
+    # ------------------------------------------------------------------ feedback
+    def feedback(
+        self,
+        run_or_query_id: str,
+        *,
+        correct: bool,
+        correction: str | None = None,
+        memory_ids: Sequence[str] = (),
+        source: str = "api",
+        source_id: str | None = None,
+        comment: str | None = None,
+    ) -> FeedbackRecord:
+        """Record a verdict on the answer of a recorded query.
+
+        ``run_or_query_id``: a ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
+        query id (its latest run). ``correction``: the right answer; with ``correct=False``
+        it makes the feedback replayable (``replay``: clearance rerun with the correction
+        as its reference, verified and recorded). ``memory_ids``: with ``correct=False`` the
+        memories the person suspects (tried first by the replay, never cleared without
+        verification); with ``correct=True`` memories the person confirms as good, which
+        are restored when a verified clearance had removed them.
+        """
+        if not isinstance(correct, bool):
+            raise TypeError("correct must be True or False")
+        run = self.find_run(run_or_query_id)
+        named = list(dict.fromkeys(str(i) for i in memory_ids))
+        unknown = sorted(set(named) - set(run.memory_ids))
+        if unknown:
+            raise ValueError(
+                f"memory ids {unknown} were not in the context of run {run.run_id}; "
+                "feedback can only name memories the query retrieved"
+            )
+        row: dict[str, Any] = {
+            "feedback_id": str(uuid.uuid4()),
+            "namespace": self.namespace,
+            "created_at": self._now(),
+            "run_id": run.run_id,
+            "query_id": run.query_id,
+            "correct": correct,
+            "correction": safe_text(correction, 100_000),
+            "source": safe_text(source, 40) or "api",
+            "source_id": safe_text(source_id, 100),
+            "comment": safe_text(comment, 10_000),
+        }
+        with write_transaction(self.engine) as conn:
+            pk = _inserted_key(conn.execute(t.feedback.insert().values(**row)))
+            if named:
+                conn.execute(
+                    t.feedback_memories.insert(),
+                    [
+                        {"feedback_pk": pk, "namespace": self.namespace, "memory_id": mid}
+                        for mid in named
+                    ],
+                )
+        record = FeedbackRecord(**row, memory_ids=named)
+        if correct and named:
+            recorded = {m.memory_id: m.content_hash for m in run.memories}
+            confirmed = self._verified_harmful({i: recorded[i] for i in named})
+            for memory_id in sorted(confirmed):
+                self.restore(
+                    memory_id,
+                    reason="confirmed good by positive feedback",
+                    feedback_id=record.feedback_id,
+                    run_id=run.run_id,
+                )
+        return record
+
+    async def afeedback(self, run_or_query_id: str, **kwargs: Any) -> FeedbackRecord:
+        """:meth:`feedback` in a worker thread."""
+        return await asyncio.to_thread(lambda: self.feedback(run_or_query_id, **kwargs))
+
+    def restore(
+        self,
+        memory_id: str,
+        *,
+        reason: str | None = None,
+        actor: str | None = None,
+        feedback_id: str | None = None,
+        run_id: str | None = None,
+    ) -> MemoryEvent:
+        """Mark ``memory_id`` as wrongly suppressed: ledger shortcuts never clear it and
+        review never proposes it, until new verified evidence (a clearance recorded after
+        this restore that removed it)."""
+        row: dict[str, Any] = {
+            "namespace": self.namespace,
+            "created_at": self._now(),
+            "memory_id": str(memory_id),
+            "event": "restored",
+            "reason": safe_text(reason, 2000),
+            "actor": safe_text(actor),
+            "feedback_id": feedback_id,
+            "run_id": run_id,
+        }
+        with write_transaction(self.engine) as conn:
+            conn.execute(t.memory_events.insert().values(**row))
+        return MemoryEvent(**row)
+
+    def pending_replays(self) -> list[FeedbackRecord]:
+        """Negative feedback with a correction that no replay has answered yet."""
+        f, r = t.feedback, t.runs
+        answered = exists().where(r.c.feedback_id == f.c.feedback_id)
+        query = (
+            select(f)
+            .where(
+                f.c.namespace == self.namespace,
+                f.c.correct.is_(False),
+                f.c.correction.is_not(None),
+                ~answered,
+            )
+            .order_by(f.c.id)
+        )
+        return self._feedback_records(query)
+
+    def get_feedback(self, feedback_id: str) -> FeedbackRecord:
+        """The feedback with id ``feedback_id``."""
+        f = t.feedback
+        found = self._feedback_records(
+            select(f).where(f.c.namespace == self.namespace, f.c.feedback_id == feedback_id)
+        )
+        if not found:
+            raise LedgerLookupError(
+                f"no feedback with id {feedback_id!r} in ledger namespace {self.namespace!r}"
+            )
+        return found[0]
+
+    def latest_feedback(self, query_id: str) -> FeedbackRecord | None:
+        """The most recent feedback on any run of ``query_id``."""
+        f = t.feedback
+        query = (
+            select(f)
+            .where(f.c.namespace == self.namespace, f.c.query_id == query_id)
+            .order_by(f.c.id.desc())
+            .limit(1)
+        )
+        found = self._feedback_records(query)
+        return found[0] if found else None
+
+    def recent_feedback(self, limit: int = 50) -> list[FeedbackRecord]:
+        """The latest ``limit`` feedback records, newest first."""
+        f = t.feedback
+        query = (
+            select(f).where(f.c.namespace == self.namespace).order_by(f.c.id.desc()).limit(limit)
+        )
+        return self._feedback_records(query)
+
+    def _feedback_records(self, query: Any) -> list[FeedbackRecord]:
+        fm = t.feedback_memories
+        with read_transaction(self.engine) as conn:
+            rows = conn.execute(query).mappings().all()
+            named: dict[int, list[str]] = {}
+            pks = [row["id"] for row in rows]
+            for start in range(0, len(pks), _CHUNK):
+                for pk, mid in conn.execute(
+                    select(fm.c.feedback_pk, fm.c.memory_id)
+                    .where(fm.c.feedback_pk.in_(pks[start : start + _CHUNK]))
+                    .order_by(fm.c.id)
+                ):
+                    named.setdefault(pk, []).append(mid)
+        return [_feedback_record(row, named.get(row["id"], [])) for row in rows]
+
+    # ------------------------------------------------------------------ lookups
+    def find_run(self, ref: str) -> RunRecord:
+        """The run with ledger id ``ref``, else the latest run with tracing run id ``ref``,
+        else the latest run of query id ``ref``."""
+        r = t.runs
+        ref = str(ref)
+        with read_transaction(self.engine) as conn:
+            for column in (r.c.run_id, r.c.trace_run_id, r.c.query_id):
+                row = (
+                    conn.execute(
+                        select(r)
+                        .where(r.c.namespace == self.namespace, column == ref)
+                        .order_by(r.c.id.desc())
+                        .limit(1)
+                    )
+                    .mappings()
+                    .first()
+                )
+                if row is not None:
+                    return self._load(conn, row)
+        raise LedgerLookupError(
+            f"no run, tracing run or query with id {ref!r} in ledger namespace {self.namespace!r}"
+        )
+
+    def runs(
+        self, *, query_id: str | None = None, origin: str | None = None, limit: int = 100
+    ) -> list[RunRecord]:
+        """Recorded runs, newest first, with their memories and candidates."""
+        r = t.runs
+        query = select(r).where(r.c.namespace == self.namespace)
+        if query_id is not None:
+            query = query.where(r.c.query_id == query_id)
+        if origin is not None:
+            query = query.where(r.c.origin == origin)
+        with read_transaction(self.engine) as conn:
+            rows = conn.execute(query.order_by(r.c.id.desc()).limit(limit)).mappings().all()
+            return [self._load(conn, row) for row in rows]
+
+    def _load(self, conn: Connection, row: Any) -> RunRecord:
+        m, c = t.run_memories, t.candidates
+        memories = conn.execute(
+            select(m).where(m.c.run_pk == row["id"]).order_by(m.c.position)
+        ).mappings()
+        cands = conn.execute(
+            select(c).where(c.c.run_pk == row["id"]).order_by(c.c.position)
+        ).mappings()
+        return self._run_record(dict(row), [dict(x) for x in memories], [dict(x) for x in cands])
+
+    @staticmethod
+    def _run_record(
+        run: dict[str, Any], memories: list[dict[str, Any]], cands: list[dict[str, Any]]
+    ) -> RunRecord:
+        fields = {k: v for k, v in run.items() if k not in ("id", "config")}
+        fields["created_at"] = _utc(fields["created_at"])
+        fields["extra"] = fields.get("extra") or {}
+        fields["cost"] = fields.get("cost") or {}
+        return RunRecord(
+            **fields,
+            memories=[_memory_record(x) for x in memories],
+            candidates=[
+                CandidateRecord(**{k: v for k, v in x.items() if k not in ("id", "run_pk")})
+                for x in cands
+            ],
+        )
+
+    # ------------------------------------------------------------------ history
+    def history(self, memory_id: str) -> MemoryHistory:
+        """Every recorded appearance, feedback and restore of ``memory_id``, oldest first."""
+        r, m, f, fm, e = t.runs, t.run_memories, t.feedback, t.feedback_memories, t.memory_events
+        with read_transaction(self.engine) as conn:
+            rows = (
+                conn.execute(
+                    select(m, r.c.run_id, r.c.created_at, r.c.query_id, r.c.origin, r.c.mode)
+                    .add_columns(r.c.status, r.c.recovered, r.c.success_signal)
+                    .join(r, m.c.run_pk == r.c.id)
+                    .where(m.c.namespace == self.namespace, m.c.memory_id == memory_id)
+                    .order_by(r.c.created_at, r.c.id)
+                )
+                .mappings()
+                .all()
+            )
+            run_ids = sorted({row["run_id"] for row in rows})
+            conditions = [
+                f.c.id.in_(
+                    select(fm.c.feedback_pk).where(
+                        fm.c.namespace == self.namespace, fm.c.memory_id == memory_id
+                    )
+                )
+            ]
+            conditions += [f.c.run_id.in_(chunk) for chunk in _chunks(run_ids)]
+            feedback_query = (
+                select(f).where(f.c.namespace == self.namespace, or_(*conditions)).order_by(f.c.id)
+            )
+            events = (
+                conn.execute(
+                    select(e)
+                    .where(e.c.namespace == self.namespace, e.c.memory_id == memory_id)
+                    .order_by(e.c.created_at, e.c.id)
+                )
+                .mappings()
+                .all()
+            )
+        observations = [
+            MemoryObservation(
+                run_id=row["run_id"],
+                created_at=_utc(row["created_at"]),
+                query_id=row["query_id"],
+                origin=row["origin"],
+                mode=row["mode"],
+                status=row["status"],
+                recovered=row["recovered"],
+                success_signal=row["success_signal"],
+                memory=_memory_record(row),
+            )
+            for row in rows
+        ]
+        return MemoryHistory(
+            namespace=self.namespace,
+            memory_id=memory_id,
+            observations=observations,
+            feedback=self._feedback_records(feedback_query),
+            events=[
+                MemoryEvent(
+                    **{k: v for k, v in ev.items() if k not in ("id", "created_at")},
+                    created_at=_utc(ev["created_at"]),
+                )
+                for ev in events
+            ],
+        )
+
+    # ------------------------------------------------------------------ review
+    def evidence(self) -> list[QueryEvidence]:
+        """Per memory, content hash and distinct query: the latest verified evidence since
+        the memory's last restore (``review``)."""
+        r, m, e = t.runs, t.run_memories, t.memory_events
+        restored = (
+            select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
+            .where(e.c.namespace == self.namespace, e.c.event == "restored")
+            .group_by(e.c.memory_id)
+            .subquery()
+        )
+        harmful = m.c.cleared.is_(True)
+        beneficial = and_(
+            m.c.cleared.is_(False),
+            m.c.shapley_lo > 0.0,
+            m.c.shapley > func.coalesce(r.c.harm_tolerance, 0.0),
+        )
+        query = (
+            select(
+                m.c.memory_id,
+                m.c.content_hash,
+                r.c.query_id,
+                func.max(case((harmful, r.c.created_at))).label("harmful_at"),
+                func.max(case((beneficial, r.c.created_at))).label("beneficial_at"),
+                func.sum(case((and_(harmful, m.c.shapley.is_not(None)), m.c.shapley))).label(
+                    "psi_sum"
+                ),
+                func.count(case((and_(harmful, m.c.shapley.is_not(None)), 1))).label("psi_n"),
+                func.max(case((harmful, r.c.run_id))).label("run_id"),
+            )
+            .join(r, m.c.run_pk == r.c.id)
+            .outerjoin(restored, restored.c.memory_id == m.c.memory_id)
+            .where(
+                r.c.namespace == self.namespace,
+                m.c.namespace == self.namespace,
+                r.c.status == "complete",
+                r.c.recovered.is_(True),
+                or_(restored.c.restored_at.is_(None), r.c.created_at > restored.c.restored_at),
+            )
+            .group_by(m.c.memory_id, m.c.content_hash, r.c.query_id)
+        )
+        with read_transaction(self.engine) as conn:
+            rows = conn.execute(query).all()
+        return [_evidence(row) for row in rows]
+
+    def review(
+        self,
+        *,
+        min_queries: int = 2,
+        min_consistency: float = 0.8,
+        confidence: float = 0.95,
+        limit: int | None = None,
+    ) -> list[ReviewProposal]:
+        """Memories with consistently negative contributions across at least
+        ``min_queries`` distinct queries with verified recoveries, ranked (``review``)."""
+        proposals = rank_proposals(
+            self.evidence(),
+            min_queries=min_queries,
+            min_consistency=min_consistency,
+            confidence=confidence,
+        )
+        return proposals if limit is None else proposals[:limit]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per mode, feedback and restores in this namespace."""
+        r, f, e = t.runs, t.feedback, t.memory_events
+        with read_transaction(self.engine) as conn:
+            modes: dict[str, int] = dict(
+                conn.execute(  # type: ignore[arg-type]
+                    select(r.c.mode, func.count())
+                    .where(r.c.namespace == self.namespace)
+                    .group_by(r.c.mode)
+                ).all()
+            )
+            model_calls = conn.execute(
+                select(func.sum(r.c.model_calls)).where(r.c.namespace == self.namespace)
+            ).scalar()
+            queries = conn.execute(
+                select(func.count(func.distinct(r.c.query_id))).where(
+                    r.c.namespace == self.namespace
+                )
+            ).scalar()
+            feedback_rows = conn.execute(
+                select(f.c.correct, func.count())
+                .where(f.c.namespace == self.namespace)
+                .group_by(f.c.correct)
+            ).all()
+            restores = conn.execute(
+                select(func.count()).where(e.c.namespace == self.namespace)
+            ).scalar()
+        counts = {bool(k): int(v) for k, v in feedback_rows}
+        return {
+            "namespace": self.namespace,
+            "runs": sum(modes.values()),
+            "runs_by_mode": {str(k): int(v) for k, v in sorted(modes.items())},
+            "distinct_queries": int(queries or 0),
+            "model_calls": int(model_calls or 0),
+            "feedback": {"correct": counts.get(True, 0), "incorrect": counts.get(False, 0)},
+            "restores": int(restores or 0),
+        }
+
+
+def _memory_record(row: Any) -> MemoryRecord:
+    lo, hi = row["shapley_lo"], row["shapley_hi"]
+    return MemoryRecord(
+        memory_id=row["memory_id"],
+        content_hash=row["content_hash"],
+        position=row["position"],
+        text=row["memory_text"],
+        loo_effect=row["loo_effect"],
+        loo_label=row["loo_label"],
+        shapley=row["shapley"],
+        shapley_interval=(lo, hi) if lo is not None and hi is not None else None,
+        rank=row["rank"],
+        harmful=row["harmful"],
+        cleared=row["cleared"],
+        offered_as_prior=row["offered_as_prior"],
+    )
+
+
+def _feedback_record(row: Any, memory_ids: list[str]) -> FeedbackRecord:
+    fields = {k: v for k, v in row.items() if k != "id"}
+    fields["created_at"] = _utc(fields["created_at"])
+    return FeedbackRecord(**fields, memory_ids=memory_ids)
+
+
+def _inserted_key(result: Any) -> int:
+    key = result.inserted_primary_key
+    if key is None:  # pragma: no cover - every supported backend returns it
+        raise RuntimeError("the database did not return the inserted row's key")
+    return int(key[0])
+
+
+def _evidence(row: Row[Any]) -> QueryEvidence:
+    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id = tuple(row)
+    return QueryEvidence(
+        memory_id=memory_id,
+        content_hash=digest,
+        query_id=query_id,
+        harmful_at=_utc(harmful_at) if harmful_at is not None else None,
+        beneficial_at=_utc(beneficial_at) if beneficial_at is not None else None,
+        harmful_shapley_sum=float(psi_sum or 0.0),
+        harmful_shapley_count=int(psi_n or 0),
+        run_ids=[run_id] if run_id else [],
+    )

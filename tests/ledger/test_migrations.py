@@ -1,0 +1,72 @@
+"""The versioned schema: created on open, idempotent, newer versions refused."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import inspect
+
+from meclear_integrations.ledger import SCHEMA_VERSION, HarmLedger, SchemaVersionError
+from meclear_integrations.ledger import schema as tables
+from meclear_integrations.ledger.database import create_ledger_engine, ledger_url
+from meclear_integrations.ledger.migrations import MIGRATIONS, current_version, migrate
+
+
+def test_open_creates_every_table_at_the_current_version(ledger_url: str) -> None:
+    with HarmLedger(ledger_url) as ledger:
+        with ledger.engine.connect() as conn:
+            assert current_version(conn) == SCHEMA_VERSION
+            found = set(inspect(conn).get_table_names())
+        assert {t.name for t in tables.metadata.sorted_tables} <= found
+        for table in tables.metadata.sorted_tables:
+            with ledger.engine.connect() as conn:
+                columns = {c["name"] for c in inspect(conn).get_columns(table.name)}
+            assert columns == {c.name for c in table.columns}, table.name
+    assert [v for v, _, _ in MIGRATIONS] == list(range(1, SCHEMA_VERSION + 1))
+
+
+def test_migrate_is_idempotent_and_keeps_data(ledger_url: str) -> None:
+    engine = create_ledger_engine(ledger_url)
+    try:
+        assert migrate(engine) == 0
+        assert migrate(engine) == SCHEMA_VERSION
+    finally:
+        engine.dispose()
+    with HarmLedger(ledger_url) as ledger:
+        ledger.restore("m1")
+    with HarmLedger(ledger_url, create=False) as ledger:
+        assert len(ledger.history("m1").events) == 1
+
+
+def test_a_newer_schema_is_refused(ledger_url: str) -> None:
+    HarmLedger(ledger_url).close()
+    engine = create_ledger_engine(ledger_url)
+    with engine.begin() as conn:
+        conn.execute(
+            tables.schema_version.insert().values(
+                version=SCHEMA_VERSION + 1, description="future", applied_at=datetime.now(UTC)
+            )
+        )
+    engine.dispose()
+    with pytest.raises(SchemaVersionError, match="newer than this package"):
+        HarmLedger(ledger_url)
+
+
+def test_create_false_refuses_an_unmigrated_database(tmp_path) -> None:
+    with pytest.raises(SchemaVersionError, match="meclear ledger migrate"):
+        HarmLedger(tmp_path / "empty.db", create=False)
+
+
+def test_urls_paths_and_environment(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ledger_url(tmp_path / "a.db") == f"sqlite:///{tmp_path / 'a.db'}"
+    assert ledger_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert ledger_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert ledger_url("sqlite:///x.db") == "sqlite:///x.db"
+    monkeypatch.setenv("MECLEAR_LEDGER_URL", f"sqlite:///{tmp_path / 'env.db'}")
+    assert ledger_url(None).endswith("env.db")
+    monkeypatch.delenv("MECLEAR_LEDGER_URL")
+    assert ledger_url(None) == "sqlite:///meclear-ledger.db"
+    nested = tmp_path / "deep" / "er" / "l.db"
+    HarmLedger(nested).close()
+    assert nested.exists()
