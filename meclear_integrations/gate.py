@@ -50,7 +50,11 @@ class LedgerLike(Protocol):
 
     def query_id(self, query: str) -> str: ...
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]: ...
-    def record(self, report: ClearanceReport, **kwargs: Any) -> Any: ...
+
+    @property
+    def record(self) -> Callable[..., Any]:
+        """``record(report, *, query, context, origin, trigger, trigger_reason, extra,
+        ...)``: append one decision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +131,9 @@ class ClearanceGate:
     """Trigger, ledger shortcut, token budget and ledger record around clearance (module
     docstring). ``trigger`` defaults to :class:`~meclear_integrations.triggers.Always`;
     ``token_counter`` counts tokens for the budget fit (default: about 4 characters per
-    token); ``record_skipped`` also records declined queries (what feedback can refer to)."""
+    token); ``record_skipped`` also records declined queries (what feedback can refer to);
+    ``shortcut=False`` records to the ledger without offering its verified harm to the
+    engine (every clearance cold)."""
 
     def __init__(
         self,
@@ -136,10 +142,12 @@ class ClearanceGate:
         ledger: LedgerLike | None = None,
         token_counter: Callable[[str], int] | None = None,
         record_skipped: bool = True,
+        shortcut: bool = True,
         origin: str = "live",
     ) -> None:
         self.trigger = trigger if trigger is not None else Always()
         self.ledger = ledger
+        self.shortcut = shortcut
         self.token_counter = token_counter
         self.record_skipped = record_skipped
         self.origin = origin
@@ -173,7 +181,7 @@ class ClearanceGate:
         except Exception as exc:
             decision = self._trigger_failed(exc, notes)
         prior: tuple[str, ...] = ()
-        if decision.run and context.memories and self.ledger is not None:
+        if decision.run and context.memories and self.ledger is not None and self.shortcut:
             prior = await asyncio.to_thread(self._prior, context.memories, notes)
         return self._plan(context, decision, config, prior, notes)
 
@@ -188,7 +196,7 @@ class ClearanceGate:
         return TriggerDecision(run=True, policy=self.trigger.name, reason="trigger_error")
 
     def _prior(self, memories: Sequence[Memory], notes: dict[str, str]) -> tuple[str, ...]:
-        if self.ledger is None:
+        if self.ledger is None or not self.shortcut:
             return ()
         try:
             return tuple(self.ledger.prior_harmful(memories))

@@ -31,7 +31,6 @@ identical texts -> separate memories with distinct ids.
 
 from __future__ import annotations
 
-import contextvars
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
@@ -57,6 +56,8 @@ from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
+from ..telemetry import TraceSettings, clearance_scope
+from ..telemetry.parents import llama_index_span
 from .events import MeClearStageEvent, StageTracker, stage_events
 from .judges import resolve_judge
 from .model import as_text_model
@@ -138,6 +139,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     model, invalid request, a bug in your code) and configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload."""
+    tracing: TraceSettings = Field(default_factory=TraceSettings)
+    """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
+    when the application has a recording tracer provider; ``detail`` sets how much."""
 
     _policy: LivePolicy = PrivateAttr()
 
@@ -282,6 +286,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             StageTracker.end("clearance", query_id, {**base, "phase": "end"}),
         ]
 
+    @staticmethod
+    def _trace_scope(bundle: QueryBundle):
+        """The clearance's tracing scope: its query, and (under OpenInference's LlamaIndex
+        instrumentation) the postprocessor's span as the parent."""
+        return clearance_scope(
+            query=bundle.query_str, framework="llama_index", parent=llama_index_span()
+        )
+
     def _engine_config(self) -> ClearanceConfig:
         """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
         mode = failure_mode(self.clearance, self.on_failure)
@@ -321,16 +333,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         try:
             task = self._task(bundle, nodes, memories, llm, asynchronous=False)
             assert isinstance(task, TaskEvaluator)
-            context = contextvars.copy_context()
-
-            def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-                # worker threads start with an empty context: carry the span over
-                return context.copy().run(task, coalition, trial)
-
+            # the engine runs its worker threads in a copy of this context (the span)
             engine = MeClearEngine(
-                self._engine_config(), listener=lambda e: dispatcher.event(convert(e))
+                self._engine_config(),
+                listener=lambda e: dispatcher.event(convert(e)),
+                tracing=self.tracing,
             )
-            report = engine.clear(memories, evaluate)
+            with self._trace_scope(bundle):
+                report = engine.clear(memories, task)
         except BaseException as exc:
             for event in tracker.closing(exc):
                 dispatcher.event(event)
@@ -356,9 +366,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
 
         try:
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-            report = await MeClearEngine(self._engine_config(), listener=listener).aclear(
-                memories, task
-            )
+            engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+            with self._trace_scope(bundle):
+                report = await engine.aclear(memories, task)
         except BaseException as exc:
             for event in tracker.closing(exc):
                 await dispatcher.aevent(event)

@@ -13,12 +13,22 @@ __all__ = ["Always", "EveryN", "EverySeconds", "Sampling", "WhenJudgeFails"]
 
 
 class Always(Trigger):
-    """Clear every query (the engine's configuration decides early exit)."""
+    """Clear every query. ``early_exit``: None keeps the engine configuration's; False
+    attributes every context, even one that already passes (what "always clear" costs, and
+    evidence for review on every query)."""
 
     name = "always"
 
+    def __init__(self, *, early_exit: bool | None = None) -> None:
+        self.early_exit = early_exit
+
+    def __repr__(self) -> str:
+        return "Always()" if self.early_exit is None else f"Always(early_exit={self.early_exit})"
+
     def decide(self, context: TriggerContext) -> TriggerDecision:
-        return TriggerDecision(run=True, policy=self.name, reason="always")
+        return TriggerDecision(
+            run=True, policy=self.name, reason="always", early_exit=self.early_exit
+        )
 
 
 class WhenJudgeFails(Trigger):

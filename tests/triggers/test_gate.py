@@ -74,6 +74,14 @@ def test_second_query_is_ledger_guided(ledger: HarmLedger) -> None:
     assert ledger.find_run(warm.ledger_run_id).mode == "ledger_guided"
 
 
+def test_shortcut_off_records_but_clears_cold(ledger: HarmLedger) -> None:
+    gate = ClearanceGate(ledger=ledger, shortcut=False)
+    run(gate)
+    plan, outcome, _ = run(gate, "Ann's city?")
+    assert plan.prior_ids == () and outcome.report.clearance_search != "prior"
+    assert ledger.stats()["runs_by_mode"] == {"full": 2}
+
+
 def test_a_restored_memory_is_never_offered(ledger: HarmLedger) -> None:
     gate = ClearanceGate(ledger=ledger)
     run(gate)
