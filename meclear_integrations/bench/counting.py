@@ -9,7 +9,7 @@ distinct coalitions (by memory identity) that reached the evaluator.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..core import Memory
 
@@ -35,6 +35,14 @@ class CountingEvaluator:
     def coalitions(self) -> int:
         """Distinct coalitions (sets of memory ids) that reached the evaluator."""
         return len(self._coalitions)
+
+    def trial_scores(self, memory_ids: Iterable[str]) -> list[float]:
+        """The scores the method obtained on this coalition, by trial index."""
+        ids = frozenset(memory_ids)
+        with self._lock:
+            return [
+                v for (c, _), v in sorted(self._cache.items(), key=lambda kv: kv[0][1]) if c == ids
+            ]
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         key = (frozenset(m.id for m in coalition), int(trial))

@@ -12,6 +12,7 @@ __all__ = ["FIGURE_FILES", "load_pyplot", "write_figures"]
 
 FIGURE_FILES = (
     "metrics_by_method.png",
+    "accuracy_vs_none.png",
     "metrics_by_structure.png",
     "risk_frontier.png",
     "target_rank_ecdf.png",
@@ -21,7 +22,8 @@ _RATES = [
     ("recall_at_m", "Recall@|M|"),
     ("complete_recall", "Complete"),
     ("exact_match", "Exact"),
-    ("recovery", "Recovery"),
+    ("deleted_exact", "Exact (deleted)"),
+    ("recovery", "Recovery (unseen)"),
 ]
 
 
@@ -67,6 +69,35 @@ def _metrics_by_method(plt: Any, results: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("%")
     ax.set_title("Metrics by method (SIMULATED evidence world; 95% cluster-bootstrap CI)")
     ax.legend(fontsize=8, ncol=min(3, max(1, len(names))))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _accuracy_vs_none(plt: Any, results: dict[str, Any], path: Path) -> None:
+    """Accuracy gain over no clearance (paired CI) and harm rate per method."""
+    methods = {n: b for n, b in _ok(results).items() if n != "none"}
+    names = list(methods)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.8 + 0.45 * max(3, len(names))))
+    ys = list(range(len(names)))
+    for ax, key, label in (
+        (left, "accuracy_gain", "accuracy(method) - accuracy(none), pp"),
+        (right, "harm_rate", "harm rate: correct answers made wrong, %"),
+    ):
+        vals = [_v(methods[n]["overall"][key]) for n in names]
+        lo, hi = [], []
+        for n, v in zip(names, vals, strict=True):
+            ci = methods[n]["ci"].get(key)
+            lo.append(0.0 if ci is None else max(0.0, v - 100 * ci[0]))
+            hi.append(0.0 if ci is None else max(0.0, 100 * ci[1] - v))
+        ax.errorbar(vals, ys, xerr=[lo, hi], fmt="o", capsize=3)
+        ax.axvline(0.0, color="grey", lw=0.8)
+        ax.set_yticks(ys, names)
+        ax.set_xlabel(label)
+    left.invert_yaxis()
+    right.invert_yaxis()
+    judge = results.get("judge", "reference")
+    fig.suptitle(f"Answer accuracy vs no clearance, judge {judge} (SIMULATED; 95% CI)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -142,13 +173,14 @@ def _rank_ecdf(plt: Any, results: dict[str, Any], ecdf: dict[str, list[float]], 
 def write_figures(
     results: dict[str, Any], ecdf: dict[str, list[float]], out_dir: str | Path
 ) -> list[Path]:
-    """Write the four PNGs into ``out_dir``; ``ecdf`` maps method -> coverage at k = 1..K."""
+    """Write the PNGs into ``out_dir``; ``ecdf`` maps method -> coverage at k = 1..K."""
     plt = load_pyplot()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / name for name in FIGURE_FILES]
     _metrics_by_method(plt, results, paths[0])
-    _metrics_by_structure(plt, results, paths[1])
-    _risk_frontier(plt, results, paths[2])
-    _rank_ecdf(plt, results, ecdf, paths[3])
+    _accuracy_vs_none(plt, results, paths[1])
+    _metrics_by_structure(plt, results, paths[2])
+    _risk_frontier(plt, results, paths[3])
+    _rank_ecdf(plt, results, ecdf, paths[4])
     return paths

@@ -3,9 +3,18 @@
 Every metric is sum(numerator) / sum(denominator) over cases:
 
 - ``recall_at_m``: hits / m (target-micro Recall@|M|, Eq. 47);
-- ``complete_recall``, ``exact_match``: over fault cases (clean cases have denominator 0);
-- ``recovery``, ``extra_background``, ``cleared_extra_background``: over all cases;
-- ``evaluator_calls_per_case``, ``coalitions_per_case``, ``wall_seconds_per_case``: means;
+- ``complete_recall``, ``exact_match``: on the flagged set, over fault cases (clean cases
+  have denominator 0); ``deleted_complete``, ``deleted_exact``: the same on what was deleted;
+- ``recovery`` (fresh trials no method saw), ``expected_recovery`` (its exact probability),
+  ``extra_background``, ``cleared_extra_background``: over all cases;
+- ``verified_recovery``: the method's in-run claim, over the cases where it evaluated the
+  context it returned;
+- ``accuracy``, ``accuracy_none``, ``accuracy_gain`` (accuracy minus accuracy_none, paired
+  with no clearance), ``harm_rate`` (mean of max(0, accuracy_none - accuracy)),
+  ``unverified_rate`` (share of cases where the method abstained);
+- ``model_calls_per_case`` (agent + judge, deduplicated), ``agent_calls_per_case``,
+  ``judge_calls_per_case``, ``evaluator_calls_per_case``, ``coalitions_per_case``,
+  ``wall_seconds_per_case``: means;
 - ``rank_ecdf@k``: targets ranked within k / all targets (the target-rank ECDF).
 """
 
@@ -41,9 +50,24 @@ METRICS: dict[str, _Pair] = {
     "recall_at_m": lambda o: (o.hits, o.m),
     "complete_recall": lambda o: (float(bool(o.complete)), float(o.m > 0)),
     "exact_match": lambda o: (float(bool(o.exact)), float(o.m > 0)),
+    "deleted_complete": lambda o: (float(bool(o.deleted_complete)), float(o.m > 0)),
+    "deleted_exact": lambda o: (float(bool(o.deleted_exact)), float(o.m > 0)),
     "recovery": lambda o: (float(o.recovered), 1.0),
+    "expected_recovery": lambda o: (o.expected_recovery, 1.0),
+    "verified_recovery": lambda o: (
+        float(bool(o.verified_recovery)),
+        float(o.verified_recovery is not None),
+    ),
+    "accuracy": lambda o: (o.accuracy, 1.0),
+    "accuracy_none": lambda o: (o.accuracy_none, 1.0),
+    "accuracy_gain": lambda o: (o.gain, 1.0),
+    "harm_rate": lambda o: (o.harm, 1.0),
+    "unverified_rate": lambda o: (float(o.status == "unverified"), 1.0),
     "extra_background": lambda o: (o.extra_background, 1.0),
     "cleared_extra_background": lambda o: (o.cleared_extra_background, 1.0),
+    "model_calls_per_case": lambda o: (o.model_calls, 1.0),
+    "agent_calls_per_case": lambda o: (o.agent_calls, 1.0),
+    "judge_calls_per_case": lambda o: (o.judge_calls, 1.0),
     "evaluator_calls_per_case": lambda o: (o.evaluator_calls, 1.0),
     "coalitions_per_case": lambda o: (o.coalitions, 1.0),
     "wall_seconds_per_case": lambda o: (o.wall_seconds, 1.0),
@@ -51,9 +75,15 @@ METRICS: dict[str, _Pair] = {
 }
 """Metric name -> per-case (numerator, denominator)."""
 
-RATE_METRICS = ("recall_at_m", "complete_recall", "exact_match", "recovery")
-"""The four headline rates (in [0, 1]); intervals and paired comparisons cover these and
-``extra_background``."""
+RATE_METRICS = (
+    "recall_at_m",
+    "complete_recall",
+    "exact_match",
+    "deleted_exact",
+    "recovery",
+    "expected_recovery",
+)
+"""The headline rates (in [0, 1])."""
 
 
 def metric_arrays(outcomes: Sequence[CaseOutcome], metric: str) -> tuple[np.ndarray, np.ndarray]:

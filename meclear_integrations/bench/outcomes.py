@@ -1,15 +1,23 @@
 """One method's result on one case, scored against the verified targets (Appendix D).
 
-Definitions (F = verified targets, m = |F|, H^ = the method's flagged set):
+Definitions (F = verified targets, m = |F|, H^ = the method's flagged set before any
+verification, D = what it deleted):
 
 - hits: |{r_1..r_m} ∩ F| over the method's harm ranking (Eq. 47's numerator);
-- complete: F ⊆ H^; exact: H^ = F (the paper's "Exact H = M");
-- extra_background: |H^ \\ F|; cleared_extra_background: |cleared \\ F|;
-- recovered: every post-clearance trial on M minus cleared succeeds (Binary Task Recovery);
+- complete / exact: F ⊆ H^ / H^ = F (the paper's "Exact H = M"), on the flagged set;
+- deleted_complete / deleted_exact: the same on D;
+- extra_background: |H^ \\ F|; cleared_extra_background: |D \\ F|;
+- recovered: every fresh trial on M minus D answers correctly (Binary Task Recovery on
+  trials no method saw); expected_recovery: its exact probability;
+- verified_recovery: every trial the method itself ran on M minus D passed its judge (None
+  when it never evaluated that context): the in-run claim, reported separately;
+- accuracy / accuracy_none: P(a fresh answer is correct) with D deleted / with nothing
+  deleted; harm: max(0, accuracy_none - accuracy), the chance the method made a correct
+  answer wrong;
 - target_ranks: each target's 1-based rank in the harm ranking (None: not ranked).
 
 Clean cases (F empty) have no hits, complete or exact (None); they count for recovery,
-extra background, cost and wall time.
+accuracy, harm, extra background and cost.
 """
 
 from __future__ import annotations
@@ -17,9 +25,29 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from .cases import BenchCase
+from .measure import ContextQuality
 from .methods.base import MethodOutput
 
-__all__ = ["CaseOutcome", "score_case"]
+__all__ = ["CaseCost", "CaseOutcome", "score_case"]
+
+
+class CaseCost(BaseModel):
+    """What a method paid on one case."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_calls: int = 0
+    """Agent plus judge calls, deduplicated as a user's cache would (what a user pays)."""
+    agent_calls: int = 0
+    """Agent (task model) calls."""
+    judge_calls: int = 0
+    """Judge calls."""
+    evaluator_calls: int = 0
+    """Evaluator calls (coalition x trial) before model-call deduplication."""
+    coalitions: int = 0
+    """Distinct coalitions evaluated."""
+    wall_seconds: float = 0.0
+    """Wall time of the method (the measurement excluded)."""
 
 
 class CaseOutcome(BaseModel):
@@ -42,7 +70,7 @@ class CaseOutcome(BaseModel):
     ranking: list[str]
     """The method's harm ranking."""
     flagged: list[str]
-    """The method's harmful set H^."""
+    """The method's harmful set H^, before any verification."""
     cleared: list[str]
     """What the method deleted."""
     hits: int
@@ -51,18 +79,41 @@ class CaseOutcome(BaseModel):
     """F ⊆ H^ (None for a clean case)."""
     exact: bool | None
     """H^ = F (None for a clean case)."""
+    deleted_complete: bool | None = None
+    """F ⊆ D (None for a clean case)."""
+    deleted_exact: bool | None = None
+    """D = F (None for a clean case)."""
     extra_background: int
     """|H^ minus F|."""
     cleared_extra_background: int
-    """|cleared minus F|."""
+    """|D minus F|."""
     recovered: bool
-    """Every post-clearance trial succeeded."""
+    """Every fresh (unseen) trial on the returned context answered correctly."""
+    expected_recovery: float = 0.0
+    """Exact probability of ``recovered``."""
+    verified_recovery: bool | None = None
+    """Every trial the method ran on its returned context passed its judge; None if it
+    never evaluated that context."""
+    accuracy: float = 0.0
+    """P(correct answer) with the returned context."""
+    accuracy_none: float = 0.0
+    """P(correct answer) with the full context (no clearance)."""
+    harm: float = 0.0
+    """max(0, accuracy_none - accuracy)."""
+    status: str = "complete"
+    """``complete`` or ``unverified`` (the method abstained)."""
     target_ranks: list[int | None]
     """Rank of each target in the ranking, in target order."""
     evaluator_calls: int
     """Evaluator calls the method made on this case."""
     coalitions: int
     """Distinct coalitions the method evaluated on this case."""
+    model_calls: int = 0
+    """Agent plus judge calls (deduplicated)."""
+    agent_calls: int = 0
+    """Agent calls."""
+    judge_calls: int = 0
+    """Judge calls."""
     wall_seconds: float
     """Wall time of the method on this case (excluding the recovery measurement)."""
     details: dict = {}
@@ -72,20 +123,26 @@ class CaseOutcome(BaseModel):
     def m(self) -> int:
         return len(self.targets)
 
+    @property
+    def gain(self) -> float:
+        """accuracy - accuracy_none."""
+        return self.accuracy - self.accuracy_none
+
 
 def score_case(
     case: BenchCase,
     output: MethodOutput,
     *,
-    recovered: bool,
-    evaluator_calls: int,
-    coalitions: int,
-    wall_seconds: float,
+    quality: ContextQuality,
+    accuracy_none: float,
+    cost: CaseCost,
+    verified_recovery: bool | None = None,
 ) -> CaseOutcome:
     """Score one method output against the case's verified targets."""
     targets = list(case.targets)
     target_set = set(targets)
     flagged = set(output.flagged)
+    deleted = set(output.cleared)
     m = len(targets)
     rank_of = {mid: r for r, mid in enumerate(output.ranking, start=1)}
     return CaseOutcome(
@@ -101,12 +158,23 @@ def score_case(
         hits=len(set(output.ranking[:m]) & target_set),
         complete=(target_set <= flagged) if m else None,
         exact=(flagged == target_set) if m else None,
+        deleted_complete=(target_set <= deleted) if m else None,
+        deleted_exact=(deleted == target_set) if m else None,
         extra_background=len(flagged - target_set),
-        cleared_extra_background=len(set(output.cleared) - target_set),
-        recovered=recovered,
+        cleared_extra_background=len(deleted - target_set),
+        recovered=quality.recovered,
+        expected_recovery=quality.expected_recovery,
+        verified_recovery=verified_recovery,
+        accuracy=quality.accuracy,
+        accuracy_none=accuracy_none,
+        harm=max(0.0, accuracy_none - quality.accuracy),
+        status=output.status,
         target_ranks=[rank_of.get(t) for t in targets],
-        evaluator_calls=evaluator_calls,
-        coalitions=coalitions,
-        wall_seconds=wall_seconds,
+        evaluator_calls=cost.evaluator_calls,
+        coalitions=cost.coalitions,
+        model_calls=cost.model_calls,
+        agent_calls=cost.agent_calls,
+        judge_calls=cost.judge_calls,
+        wall_seconds=cost.wall_seconds,
         details=output.details,
     )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render_markdown", "table_by_group", "table_overall"]
+__all__ = ["render_markdown", "table_accuracy", "table_by_group", "table_overall"]
 
 _RATES = [
     ("recall_at_m", "Recall@\\|M\\|"),
     ("complete_recall", "Complete"),
     ("exact_match", "Exact"),
+    ("deleted_exact", "Exact (deleted)"),
     ("recovery", "Recovery"),
 ]
 
@@ -43,26 +44,63 @@ def _ok(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {n: b for n, b in results["methods"].items() if b.get("status") == "ok"}
 
 
+def _ci_count(x: float | None, ci: list[float] | None) -> str:
+    out = _num(x, 3)
+    return out if not ci else f"{out} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
 def table_overall(results: dict[str, Any]) -> str:
     """Overall metrics per method, rates in % with 95% intervals."""
     head = (
-        "| method | n | Recall@\\|M\\| | Complete | Exact | Recovery | extra bg / case | "
-        "cleared extra bg / case | calls / case | coalitions / case | ms / case | ECDF@1/2/3 |"
+        "| method | n | Recall@\\|M\\| | Complete | Exact | Exact (deleted) | Recovery | "
+        "E[recovery] | verified in-run | extra bg / case | deleted bg / case | "
+        "model calls / case | coalitions / case | evaluator calls / case | unverified | "
+        "ECDF@1/2/3 |"
     )
-    lines = [head, "|" + "---|" * 12]
+    lines = [head, "|" + "---|" * 16]
     for name, block in _ok(results).items():
         o, ci = block["overall"], block["ci"]
         ecdf = "/".join(_pct(o["target_rank_ecdf"][k]) for k in ("1", "2", "3"))
-        extra = _num(o["extra_background"], 3)
-        if ci.get("extra_background"):
-            lo, hi = ci["extra_background"]
-            extra += f" [{lo:.3f}, {hi:.3f}]"
         lines.append(
             f"| {name} | {o['n_cases']} | "
-            + " | ".join(_with_ci(o[k], ci.get(k)) for k, _ in _RATES)
-            + f" | {extra} | {_num(o['cleared_extra_background'], 3)} | "
-            f"{_num(o['evaluator_calls_per_case'], 1)} | {_num(o['coalitions_per_case'], 1)} | "
-            f"{_ms(o['wall_seconds_per_case'])} | {ecdf} |"
+            + " | ".join(
+                _with_ci(o[k], ci.get(k))
+                for k in (
+                    "recall_at_m",
+                    "complete_recall",
+                    "exact_match",
+                    "deleted_exact",
+                    "recovery",
+                    "expected_recovery",
+                )
+            )
+            + f" | {_pct(o['verified_recovery'])}"
+            + f" | {_ci_count(o['extra_background'], ci.get('extra_background'))}"
+            + f" | {_ci_count(o['cleared_extra_background'], ci.get('cleared_extra_background'))}"
+            + f" | {_num(o['model_calls_per_case'], 1)} | {_num(o['coalitions_per_case'], 1)}"
+            + f" | {_num(o['evaluator_calls_per_case'], 1)} | {_pct(o['unverified_rate'])}"
+            + f" | {ecdf} |"
+        )
+    return "\n".join(lines)
+
+
+def table_accuracy(results: dict[str, Any]) -> str:
+    """Answer accuracy with the returned context, paired with no clearance, and harm."""
+    lines = [
+        "| method | n | accuracy | accuracy - none [95% CI] | harm rate [95% CI] | "
+        "Recovery | model calls / case | unverified |",
+        "|" + "---|" * 8,
+    ]
+    for name, block in _ok(results).items():
+        o, ci = block["overall"], block["ci"]
+        gain, harm = ci.get("accuracy_gain"), ci.get("harm_rate")
+        gain_txt = _delta(o["accuracy_gain"], False)
+        if gain:
+            gain_txt += f" [{_delta(gain[0], False)}, {_delta(gain[1], False)}]"
+        lines.append(
+            f"| {name} | {o['n_cases']} | {_pct(o['accuracy'])} | {gain_txt} | "
+            f"{_with_ci(o['harm_rate'], harm)} | {_pct(o['recovery'])} | "
+            f"{_num(o['model_calls_per_case'], 1)} | {_pct(o['unverified_rate'])} |"
         )
     return "\n".join(lines)
 
@@ -76,7 +114,7 @@ def table_by_group(results: dict[str, Any], group: str) -> str:
         + " | ".join(label for _, label in _RATES)
         + " | extra bg / case |"
     )
-    lines = [head, "|" + "---|" * 8]
+    lines = [head, "|" + "---|" * (len(_RATES) + 4)]
     methods = _ok(results)
     groups = sorted({g for b in methods.values() for g in b[group]})
     for g in groups:
@@ -94,7 +132,13 @@ def table_by_group(results: dict[str, Any], group: str) -> str:
 
 
 def _table_paired(results: dict[str, Any]) -> str:
-    metrics = ["recall_at_m", "complete_recall", "exact_match", "recovery", "extra_background"]
+    metrics = [
+        "recall_at_m",
+        "exact_match",
+        "deleted_exact",
+        "recovery",
+        "cleared_extra_background",
+    ]
     lines = [
         "| comparator | " + " | ".join(metrics) + " |",
         "|" + "---|" * (len(metrics) + 1),
@@ -103,7 +147,7 @@ def _table_paired(results: dict[str, Any]) -> str:
         cells = []
         for metric in metrics:
             p = block[metric]
-            count = metric == "extra_background"
+            count = metric.endswith("extra_background")
             ci = "" if p["ci"] is None else f" [{_delta(p['ci'][0], count)}, "
             ci += "" if p["ci"] is None else f"{_delta(p['ci'][1], count)}]"
             cells.append(f"{_delta(p['delta'], count)}{ci} W/L {p['wins']}/{p['losses']}")
@@ -120,7 +164,9 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
         "**SIMULATED**: task values come from the simulated evidence world (a documented "
         "stand-in for an LLM agent and judge), not from a real model.",
         "",
-        f"Cases: {results['n_cases']} (source: {results.get('source') or 'n/a'}). "
+        f"Cases: {results['n_cases']} (source: {results.get('source') or 'n/a'}); judge: "
+        f"`{results.get('judge', 'reference')}`; world temperature: "
+        f"{'as in each case' if results.get('temperature') is None else results['temperature']}. "
         f"Rates in %, 95% two-level cluster-bootstrap intervals "
         f"({results['bootstrap']['replicates']} replicates; conversations, then queries).",
     ]
@@ -129,14 +175,28 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
     parts += [
         "",
         "Definitions: Recall@|M| is target-micro over the top-|M| of each method's harm "
-        "ranking; Complete = all targets flagged; Exact = flagged set equals the targets; "
-        "Recovery = every post-clearance trial correct; extra bg = flagged non-targets per "
-        "case; cleared extra bg = deleted non-targets per case. Clean cases (no targets) "
-        "count only for Recovery, extra background and cost.",
+        "ranking; Complete = all targets flagged; Exact = flagged set (before any "
+        "verification) equals the targets; Exact (deleted) = deleted set equals the targets; "
+        "Recovery = every fresh trial on the returned context answers correctly (trials no "
+        "method saw; exact match with the reference, whatever the judge); E[recovery] = its "
+        "exact probability; verified in-run = every trial the method itself ran on its "
+        "returned context passed its judge; extra bg = flagged non-targets per case; deleted "
+        "bg = deleted non-targets per case; model calls = agent + judge calls, deduplicated "
+        "as a user's cache would; unverified = the method abstained (inconsistent verdicts). "
+        "Clean cases (no targets) count only for recovery, accuracy, background and cost.",
         "",
         "## Overall",
         "",
         table_overall(results),
+        "",
+        "## Answer accuracy with the returned context",
+        "",
+        "Accuracy = P(correct answer) with the returned context; minus none = paired with "
+        "no clearance on the same cases (cluster-bootstrap CI); harm rate = mean of "
+        "max(0, accuracy(none) - accuracy(method)), the share of correct answers the method "
+        "made wrong.",
+        "",
+        table_accuracy(results),
         "",
         "## By structure",
         "",
@@ -174,6 +234,7 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
         "## Figures",
         "",
         "![metrics by method](metrics_by_method.png)",
+        "![accuracy vs none](accuracy_vs_none.png)",
         "![metrics by structure](metrics_by_structure.png)",
         "![risk frontier](risk_frontier.png)",
         "![target-rank ECDF](target_rank_ecdf.png)",

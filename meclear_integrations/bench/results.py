@@ -10,9 +10,12 @@ clean cases only)::
      "paired": {COMPARATOR: {METRIC: {"delta", "ci", "wins", "losses"}}},
      "reference": NAME, "funnel": {...}, "n_cases": int, "simulated": true, ...}
 
-``overall`` holds recall_at_m, complete_recall, exact_match, recovery, extra_background,
-evaluator_calls_per_case, coalitions_per_case, n_cases, and also cleared_extra_background,
-wall_seconds_per_case, target_rank_ecdf {"1","2","3"}, n_fault_cases, n_targets.
+``overall`` holds every metric of :data:`~.metrics.METRICS` (flagged-set and deleted-set
+Complete / Exact, unseen-trial ``recovery``, ``expected_recovery``, in-run
+``verified_recovery``, ``accuracy`` / ``accuracy_gain`` / ``harm_rate``, model calls,
+agent and judge calls, evaluator calls, coalitions, wall time, ...) plus
+target_rank_ecdf {"1","2","3"}, n_cases, n_fault_cases, n_targets. ``judge`` and
+``temperature`` record the run's success signal and world temperature.
 """
 
 from __future__ import annotations
@@ -29,10 +32,23 @@ from .runner import BenchRun
 
 __all__ = ["CI_METRICS", "LOWER_IS_BETTER", "build_results", "reference_method"]
 
-CI_METRICS = ("recall_at_m", "complete_recall", "exact_match", "recovery", "extra_background")
-"""Metrics that get bootstrap intervals and paired comparisons."""
+CI_METRICS = (
+    "recall_at_m",
+    "complete_recall",
+    "exact_match",
+    "deleted_exact",
+    "recovery",
+    "expected_recovery",
+    "accuracy_gain",
+    "harm_rate",
+    "extra_background",
+    "cleared_extra_background",
+)
+"""Metrics that get bootstrap intervals and paired comparisons (``accuracy_gain`` is itself
+paired with no clearance: its interval is the paired cluster-bootstrap interval of
+accuracy(method) - accuracy(none))."""
 
-LOWER_IS_BETTER = frozenset({"extra_background"})
+LOWER_IS_BETTER = frozenset({"extra_background", "cleared_extra_background", "harm_rate"})
 """Metrics where the reference wins a case by having the smaller value."""
 
 
@@ -144,6 +160,8 @@ def build_results(
         "funnel": funnel or {},
         "skipped_lines": list(skipped_lines),
         "failures": [f.model_dump() for f in run.failures],
+        "judge": str(s.judge),
+        "temperature": s.temperature,
         "settings": s.model_dump(mode="json"),
         "bootstrap": {
             "replicates": s.bootstrap_replicates,

@@ -1,11 +1,13 @@
 """Run every method on every case: same frozen context, same evaluator, same cost counting.
 
-For each case and method the runner builds a fresh :class:`CountingEvaluator` over the
-case's evaluator, times the method, then measures Binary Task Recovery on the context the
-method returns with an *uncounted* evaluator (``recovery_trials`` trials, all must pass).
-A method that cannot run offline (:class:`MethodNotRunError`) is reported as not run; a
-method that fails on a case is recorded and that case leaves the common cohort of every
-method (so paired comparisons stay paired), as in the paper's exclusions.
+For each case and method the runner builds a fresh simulated query (agent and judge under
+the run's judge signal, model calls deduplicated as a user's cache would,
+:class:`~meclear_integrations.simulation.SimulatedQuery`) behind a fresh
+:class:`CountingEvaluator`, times the method, then measures the returned context on
+trials no method saw (:func:`~.measure.measure_context`), uncounted. A method that cannot
+run offline (:class:`MethodNotRunError`) is reported as not run; a method that fails on a
+case is recorded and that case leaves the common cohort of every method (so paired
+comparisons stay paired), as in the paper's exclusions.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import InconsistentVerdictsError
+from ..simulation import SimulatedQuery
 from .cases import BenchCase
 from .counting import CountingEvaluator
-from .methods.base import BenchMethod, MethodContext, MethodNotRunError
+from .measure import measure_context
+from .methods.base import BenchMethod, MethodContext, MethodNotRunError, MethodOutput
 from .methods.llm_direct import Rater
 from .methods.registry import build_method
-from .outcomes import CaseOutcome, score_case
-from .settings import BenchSettings
+from .outcomes import CaseCost, CaseOutcome, score_case
+from .settings import BenchSettings, case_world
 
-__all__ = ["BenchRun", "CaseFailure", "measure_recovery", "run_benchmark"]
+__all__ = ["BenchRun", "CaseFailure", "abstained", "run_benchmark", "run_case"]
 
 
 class CaseFailure(BaseModel):
@@ -53,14 +58,53 @@ class BenchRun(BaseModel):
     """Wall time of the whole run."""
 
 
-def measure_recovery(
-    case: BenchCase, cleared: Sequence[str], trials: int, threshold: float
-) -> bool:
-    """Binary Task Recovery: every trial on M minus ``cleared`` scores at least ``threshold``."""
-    evaluate = case.evaluator()
-    removed = set(cleared)
-    kept = tuple(m for m in case.context() if m.id not in removed)
-    return all(evaluate(kept, t) >= threshold for t in range(trials))
+def abstained(reason: str) -> MethodOutput:
+    """The output of a method whose judge contradicted itself: nothing flagged or deleted."""
+    return MethodOutput(
+        scores={}, ranking=[], flagged=[], cleared=[], status="unverified", status_reason=reason
+    )
+
+
+def _verified(counter: CountingEvaluator, kept: Sequence[str], threshold: float) -> bool | None:
+    scores = counter.trial_scores(kept)
+    return all(s >= threshold for s in scores) if scores else None
+
+
+def run_case(case: BenchCase, method: BenchMethod, settings: BenchSettings) -> CaseOutcome:
+    """One method on one case, scored; raises what the method raises."""
+    world = case_world(case.world, settings)
+    ids = [m.id for m in case.memories]
+    query = SimulatedQuery(
+        world, case.reference, case_id=case.case_id, context_ids=ids, signal=settings.judge
+    )
+    counter = CountingEvaluator(query)
+    t0 = time.perf_counter()
+    try:
+        output = method.run(MethodContext(case=case, evaluate=counter, settings=settings))
+    except InconsistentVerdictsError as exc:
+        output = abstained(exc.reason)
+    elapsed = time.perf_counter() - t0
+    removed = set(output.cleared)
+    kept = [mid for mid in ids if mid not in removed]
+    quality = measure_context(
+        world, case.reference, kept, case_id=case.case_id, trials=settings.recovery_trials
+    )
+    cost = CaseCost(
+        model_calls=query.model_calls,
+        agent_calls=query.agent_calls,
+        judge_calls=query.judge_calls,
+        evaluator_calls=counter.calls,
+        coalitions=counter.coalitions,
+        wall_seconds=elapsed,
+    )
+    return score_case(
+        case,
+        output,
+        quality=quality,
+        accuracy_none=world.correct_probability(ids, case.reference, case_id=case.case_id),
+        cost=cost,
+        verified_recovery=_verified(counter, kept, settings.success_threshold),
+    )
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -97,12 +141,8 @@ def run_benchmark(
             for method in chosen:
                 if method.name in not_run:
                     continue
-                counter = CountingEvaluator(case.evaluator())
-                t0 = time.perf_counter()
                 try:
-                    output = method.run(
-                        MethodContext(case=case, evaluate=counter, settings=settings)
-                    )
+                    outcome = run_case(case, method, settings)
                 except MethodNotRunError as exc:
                     not_run[method.name] = str(exc)
                     continue
@@ -115,17 +155,6 @@ def run_benchmark(
                         )
                     )
                     continue
-                elapsed = time.perf_counter() - t0
-                outcome = score_case(
-                    case,
-                    output,
-                    recovered=measure_recovery(
-                        case, output.cleared, settings.recovery_trials, settings.success_threshold
-                    ),
-                    evaluator_calls=counter.calls,
-                    coalitions=counter.coalitions,
-                    wall_seconds=elapsed,
-                )
                 per_case[method.name][case.case_id] = outcome
                 if on_outcome is not None:
                     on_outcome(method.name, outcome)

@@ -7,12 +7,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import ClearanceConfig
+from ..simulation import EvidenceWorld, JudgeSignal
 
-__all__ = ["DEFAULT_METHODS", "BenchSettings", "ClearanceMode"]
+__all__ = ["DEFAULT_METHODS", "BenchSettings", "ClearanceMode", "case_world"]
 
 ClearanceMode = Literal["paper", "verified", "direct"]
 
 DEFAULT_METHODS: tuple[str, ...] = (
+    "oracle",
     "meclear",
     "loo",
     "contextcite",
@@ -50,10 +52,17 @@ class BenchSettings(BaseModel):
     method's flagged set goes through the same Eq. 17-20 rule along its own order.
     ``direct``: every method deletes its flagged set."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Recovery predicate: every trial must score at least this."""
+    """A trial passes when the judge scores it at least this (the engine's recovery
+    predicate)."""
     recovery_trials: int = Field(default=2, ge=1, le=100)
-    """Post-clearance trials behind Binary Task Recovery (all must succeed); not charged to
-    the method's cost."""
+    """Fresh trials behind Binary Task Recovery: the agent answers the returned context
+    on trials no method saw and every answer must be correct (exact match with the
+    reference, whatever the judge); not charged to the method's cost."""
+    judge: JudgeSignal = Field(default_factory=JudgeSignal)
+    """The success signal every method's evaluator gets (``reference``, ``full:q``,
+    ``noisy:e``, ``coalition``; :mod:`meclear_integrations.simulation.judging`)."""
+    temperature: float | None = Field(default=None, ge=0.0)
+    """Overrides every case world's temperature (None: each case's own)."""
     seed: int = 0
     """Seed of every sampler; each case mixes it with its case id."""
     bootstrap_replicates: int = Field(default=2000, ge=0, le=1_000_000)
@@ -62,3 +71,10 @@ class BenchSettings(BaseModel):
     """Coverage of the percentile intervals."""
     reference_method: str | None = None
     """The method compared pairwise with every other; None: the first ``meclear`` method."""
+
+
+def case_world(world: EvidenceWorld, settings: BenchSettings) -> EvidenceWorld:
+    """A case's world under the run's settings (temperature override)."""
+    if settings.temperature is None or settings.temperature == world.temperature:
+        return world
+    return world.model_copy(update={"temperature": settings.temperature})

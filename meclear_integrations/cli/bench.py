@@ -15,7 +15,13 @@ from typing import Any
 
 from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
 
-__all__ = ["register", "run_bench"]
+__all__ = ["SETTINGS", "register", "run_bench"]
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "deterministic": {"temperature": None, "judge": "reference"},
+    "noisy": {"temperature": 0.2, "judge": "noisy:0.05"},
+}
+"""The two standard settings: world temperature and judge signal."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,6 +51,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="what methods delete: paper (MeClear verified, baselines delete their flagged "
         "set), verified (Eq. 17-20 for every method), direct (every flagged set)",
     )
+    p.add_argument(
+        "--judge",
+        default=None,
+        help="success signal of every method: reference (default), full:Q, noisy:E, "
+        "coalition (see meclear_integrations.simulation.judging)",
+    )
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="world temperature for every case (default: each case's own)",
+    )
+    p.add_argument(
+        "--setting",
+        choices=sorted(SETTINGS),
+        default=None,
+        help="a standard setting: deterministic (each case's world, reference judge) or "
+        "noisy (temperature 0.2 and 5%% judge flips: --temperature 0.2 --judge noisy:0.05); "
+        "--judge / --temperature override it",
+    )
+    p.add_argument(
+        "--recovery-trials",
+        type=int,
+        default=2,
+        help="fresh trials behind unseen-trial Binary Task Recovery (default 2)",
+    )
     p.add_argument("--budget", type=int, default=32, help="B ablations of the surrogates")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap replicates (0: none)")
     p.add_argument("--reference", default=None, help="method compared pairwise (default meclear)")
@@ -72,6 +104,12 @@ def _command(args: argparse.Namespace) -> str:
         value = getattr(args, flag, None)
         if value is not None:
             parts += [f"--{flag}", str(value)]
+    for flag in ("setting", "judge", "temperature"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            parts += [f"--{flag}", str(value)]
+    if args.recovery_trials != 2:
+        parts += ["--recovery-trials", str(args.recovery_trials)]
     parts += ["--seed", str(args.seed), "--clearance", args.clearance]
     if args.budget != 32:
         parts += ["--budget", str(args.budget)]
@@ -132,6 +170,16 @@ def _rater(args: argparse.Namespace) -> Any:
     return prompt_rater(lambda prompt: str(chat.invoke(prompt).content))
 
 
+def signal_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``judge`` and ``temperature`` of the run from --setting, --judge, --temperature."""
+    from ..simulation import JudgeSignal
+
+    base = dict(SETTINGS[args.setting]) if getattr(args, "setting", None) else {}
+    judge = args.judge if args.judge is not None else base.get("judge", "reference")
+    temperature = args.temperature if args.temperature is not None else base.get("temperature")
+    return {"judge": JudgeSignal.parse(judge), "temperature": temperature}
+
+
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Load the cases, run the methods, write the outputs; returns results.json's content."""
     from ..bench.outputs import write_outputs
@@ -155,6 +203,8 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         bootstrap_replicates=args.bootstrap,
         reference_method=args.reference,
+        recovery_trials=args.recovery_trials,
+        **signal_settings(args),
     )
     run = run_benchmark(cases, settings, rater=_rater(args), progress=not args.no_progress)
     results = build_results(run, funnel=funnel, skipped_lines=skipped, source=source)
@@ -167,11 +217,13 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         command=command,
         figures=not args.no_figures,
     )
-    from ..bench.report import table_by_group, table_overall
+    from ..bench.report import table_accuracy, table_by_group, table_overall
 
     print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
     print(f"{len(cases)} cases from {source}; {len(skipped)} bad lines skipped")
     print(table_overall(results))
+    print()
+    print(table_accuracy(results))
     print()
     print(table_by_group(results, "by_structure"))
     for name, block in results["methods"].items():

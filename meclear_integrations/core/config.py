@@ -15,6 +15,7 @@ __all__ = [
     "HarmRule",
     "PresetName",
     "StoppingRule",
+    "VerificationRule",
 ]
 
 EstimatorName = Literal["auto", "permutation", "exact", "kernel"]
@@ -22,6 +23,7 @@ ClearanceSearch = Literal["auto", "nested", "minimal"]
 StoppingRule = Literal["none", "bernstein"]
 PresetName = Literal["paper", "default"]
 FailureMode = Literal["open", "closed"]
+VerificationRule = Literal["paper", "sequential"]
 
 
 class RetryPolicy(BaseModel):
@@ -66,8 +68,8 @@ class ClearanceConfig(BaseModel):
     ``ClearanceConfig()`` is the budget-aware default (measured in issue 6: exact or paired
     KernelSHAP attribution, adaptive trials, early exit, one batch of coalitions).
     ``ClearanceConfig.paper()`` is the paper's configuration exactly: L=16 sampled
-    permutations, T=2 trials on every coalition, nested clearance (Eq. 17-20), no early
-    exit, stage-by-stage evaluation.
+    permutations, T=2 trials on every coalition, nested clearance (Eq. 17-20) verified by
+    the paper's rule, no early exit, stage-by-stage evaluation.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -112,8 +114,28 @@ class ClearanceConfig(BaseModel):
     """True: the baseline M and every nested candidate that may be selected get T trials;
     LOO and attribution coalitions get one. False: T trials everywhere (the paper)."""
     early_exit: bool = True
-    """Evaluate the baseline first; when it already satisfies the recovery predicate no
-    clearance can gain, so stop there (a clean context costs T evaluator calls)."""
+    """Evaluate the baseline first and stop there when no clearance can gain (Eq. 20
+    would select C_0): it satisfies the recovery predicate and scores the maximum 1 (under
+    the sequential rule: verifiably recovers, and no candidate could show a gain). A
+    recovered context scoring below 1 (``success_threshold`` < 1) goes on to clearance."""
+    verification: VerificationRule = "sequential"
+    """How candidates are verified (Eq. 18-20). ``"paper"``: T trials, recovered when every
+    trial passes, j^ = min argmax of the gain. ``"sequential"``: the same equations on
+    evidence that holds when verdicts disagree: a context recovers when the
+    Clopper-Pearson lower bound on its pass rate reaches ``recovery_rate``; once any
+    context's trials disagree a gain must be verified (the candidate's lower bound above
+    the full context's upper bound); contexts that may still be selected, and both ends of
+    a tie, get more trials up to ``max_trials``; a run whose verdicts keep disagreeing
+    abstains (``status="unverified"``). See :mod:`~meclear_integrations.core.verification`.
+    With a deterministic model and :class:`~meclear_integrations.core.AnswerCache` the
+    extra trials cost no model call."""
+    max_trials: int = Field(default=8, ge=1, le=100)
+    """Most trials the sequential rule gives one context (at least T)."""
+    recovery_rate: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Pass rate a context must verifiably reach to count as recovered (sequential rule)."""
+    verification_delta: float = Field(default=0.1, gt=0.0, lt=1.0)
+    """Level of each one-sided Clopper-Pearson bound of the sequential rule: with the
+    defaults a context passing every trial is verified after 4 trials."""
     one_batch: bool = True
     """Send the LOO, attribution and interaction coalitions in one batch (bounded by
     ``max_concurrency``) instead of one batch per stage."""
@@ -167,7 +189,8 @@ class ClearanceConfig(BaseModel):
     @classmethod
     def paper(cls, **overrides: object) -> ClearanceConfig:
         """The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
-        estimator, nested clearance, no early exit, T trials everywhere, stage by stage)."""
+        estimator, nested clearance verified by the paper's rule, no early exit, T trials
+        everywhere, stage by stage)."""
         settings: dict[str, object] = {
             "permutations": 16,
             "trials": 2,
@@ -178,6 +201,7 @@ class ClearanceConfig(BaseModel):
             "one_batch": False,
             "clearance": "nested",
             "harm_rule": "threshold",
+            "verification": "paper",
         }
         settings.update(overrides)
         return cls(**settings)  # type: ignore[arg-type]

@@ -44,6 +44,7 @@ from .errors import (
     ConfigurationError,
     EstimatorError,
     EvaluatorError,
+    InconsistentVerdictsError,
     ScoreOutOfRangeError,
     TooManyMemoriesError,
 )
@@ -63,6 +64,7 @@ from .evaluation import (
 )
 from .events import Stage, StageEvent, StageListener
 from .failure_kind import failure_kind
+from .faults import exception_chain
 from .game import CoalitionGame
 from .interactions import (
     exact_interactions,
@@ -85,6 +87,7 @@ from .report import (
 )
 from .retry import AsyncSleep, CallRetrier, Sleep
 from .screening import loo_coalitions, loo_effects, loo_label
+from .verification import SequentialVerifier
 
 __all__ = ["MeClearEngine"]
 
@@ -140,6 +143,28 @@ def _failure_reason(exc: BaseException) -> FailureReason:
 
 def _error_text(exc: BaseException) -> str:
     return redact(str(exc))[:500]
+
+
+def inconsistency(exc: BaseException) -> str | None:
+    """The reason when ``exc`` (or what it wraps) says the judge's verdicts contradict
+    each other (:class:`InconsistentVerdictsError`, also once redacted), else None."""
+    for link in exception_chain(exc):
+        if isinstance(link, InconsistentVerdictsError):
+            return link.reason or "inconsistent_verdicts"
+        if getattr(link, "original_type", None) == InconsistentVerdictsError.__name__:
+            return "inconsistent_verdicts"
+    return None
+
+
+def verifier(cfg: ClearanceConfig) -> SequentialVerifier:
+    """The sequential verification rule of ``cfg``."""
+    return SequentialVerifier(
+        trials=cfg.trials,
+        max_trials=cfg.max_trials,
+        success_threshold=cfg.success_threshold,
+        recovery_rate=cfg.recovery_rate,
+        delta=cfg.verification_delta,
+    )
 
 
 def _want(*groups: tuple[Iterable[Coalition], int]) -> list[tuple[Coalition, int]]:
@@ -334,7 +359,12 @@ class MeClearEngine:
         )
 
     def _fail_open(self, exc: Exception, game: CoalitionGame, run: _Run) -> ClearanceReport:
-        """The fail-open report for ``exc`` (the full context, unchanged), or re-raise."""
+        """The fail-open report for ``exc`` (the full context, unchanged), or re-raise.
+        Inconsistent verdicts are no failure: the run abstains (``unverified``) whatever
+        ``on_failure`` says."""
+        reason = inconsistency(exc)
+        if reason is not None:
+            return self._unverified(game, run, reason)
         if not self._fails_open(exc):
             raise exc
         failures = list(run.failures)
@@ -379,6 +409,31 @@ class MeClearEngine:
             failure=failure,
         )
 
+    def _unverified(
+        self,
+        game: CoalitionGame,
+        run: _Run,
+        reason: str,
+        candidates: list[ClearanceCandidate] | None = None,
+    ) -> ClearanceReport:
+        """The abstaining report: every memory kept, nothing verified, ``status_reason``."""
+        baseline = game.value(game.full) if game.trials_of(game.full) else None
+        logger.info("MeClear abstained (unverified): %s", reason)
+        return ClearanceReport(
+            baseline_value=baseline,
+            final_value=baseline,
+            recovered=False,
+            kept=list(game.context),
+            cleared=[],
+            attributions=list(run.attributions or []),
+            candidates=candidates or [],
+            cost=self._cost(game, run),
+            config=self.config,
+            estimator=run.estimator,
+            status="unverified",
+            status_reason=reason,
+        )
+
     # ------------------------------------------------------------------ algorithm
     def _algorithm(self, game: CoalitionGame, run: _Run, prior: list[int]) -> _Algorithm:
         report = yield from self._attribute_and_clear(game, run, prior)
@@ -418,11 +473,9 @@ class MeClearEngine:
                     f"{cfg.max_memories}; raise max_memories or retrieve fewer"
                 )
             if cfg.early_exit:
-                yield _Evaluate([(everything, cfg.trials)])
-                exited = game.recovers(everything, cfg.success_threshold)
+                exited = yield from self._exit_test(game)
             if prior and not exited:  # the prior candidate, verified before attribution
-                yield _Evaluate(_want(([everything, candidate_coalition(k, prior)], cfg.trials)))
-                shortcut = select_candidate(game, [[], prior], cfg.success_threshold)[0] == 1
+                shortcut = yield from self._prior_test(game, prior)
             if not exited and not shortcut:
                 batch = _want(([everything], cfg.trials), (loo_coalitions(k)[1:], single))
                 if cfg.one_batch:
@@ -583,22 +636,67 @@ class MeClearEngine:
                 },
             )
         )
+        coalitions = [candidate_coalition(k, c) for c in candidates]
         try:
-            yield from self._verify(game, [candidate_coalition(k, c) for c in candidates])
-            selected, gains, recovered, admissible = select_candidate(
-                game, candidates, cfg.success_threshold
-            )
+            yield from self._verify(game, coalitions)
+            undecided = False
+            if cfg.verification == "sequential":
+                selection = verifier(cfg).select(game, coalitions)
+                selected, gains = selection.selected, selection.gains
+                recovered, admissible = selection.recovered, selection.admissible
+                undecided = selection.undecided
+            else:
+                selected, gains, recovered, admissible = select_candidate(
+                    game, candidates, cfg.success_threshold
+                )
         except GeneratorExit:
             raise
         except BaseException as exc:
             yield self._error("clearance", exc, run)
             raise
+        baseline = game.value(game.full)  # the verification may have added trials
+        tried = [
+            ClearanceCandidate(
+                size=len(c),
+                memory_ids=[ids[i] for i in c],
+                value=game.value(candidate_coalition(k, c)),
+                gain=gains[j],
+                recovered=recovered[j],
+                admissible=admissible[j],
+                trials=game.trials_of(candidate_coalition(k, c)),
+            )
+            for j, c in enumerate(candidates)
+        ]
+        if undecided:
+            reason = "inconsistent_trials"
+            yield _Emit(
+                StageEvent(
+                    stage="clearance",
+                    phase="end",
+                    payload={
+                        "status": "unverified",
+                        "status_reason": reason,
+                        "detail": "trials of a better-looking candidate kept disagreeing "
+                        f"after {cfg.max_trials} trials; the context is returned unchanged",
+                        "cleared_ids": [],
+                        "kept_ids": ids,
+                        "baseline_value": baseline,
+                        "cost": self._cost(game, run).model_dump(),
+                    },
+                )
+            )
+            return self._unverified(game, run, reason, tried)
         cleared_positions = set(candidates[selected])
         final_coalition = candidate_coalition(k, candidates[selected])
+        final_recovered = (
+            recovered[selected]
+            if cfg.verification == "sequential"
+            else game.recovers(final_coalition, cfg.success_threshold)
+        )
         report = ClearanceReport(
             baseline_value=baseline,
             final_value=game.value(final_coalition),
-            recovered=game.recovers(final_coalition, cfg.success_threshold),
+            recovered=final_recovered,
             kept=[m for i, m in enumerate(game.context) if i not in cleared_positions],
             cleared=[m for i, m in enumerate(game.context) if i in cleared_positions],
             attributions=[
@@ -612,18 +710,7 @@ class MeClearEngine:
                 for a in run.attributions
             ],
             interactions=pairs,
-            candidates=[
-                ClearanceCandidate(
-                    size=len(c),
-                    memory_ids=[ids[i] for i in c],
-                    value=game.value(candidate_coalition(k, c)),
-                    gain=gains[j],
-                    recovered=recovered[j],
-                    admissible=admissible[j],
-                    trials=game.trials_of(candidate_coalition(k, c)),
-                )
-                for j, c in enumerate(candidates)
-            ],
+            candidates=tried,
             cost=self._cost(game, run),
             config=cfg,
             estimator=estimator.name,
@@ -637,7 +724,9 @@ class MeClearEngine:
     ) -> Generator[_Step, None, None]:
         """Evaluate the candidates M minus C_j for Eq. 18-19.
 
-        Without adaptive trials every candidate gets T trials in one batch. With adaptive
+        Under ``verification="sequential"`` the trials are what
+        :meth:`SequentialVerifier.plan` asks for, round by round. Under the paper's rule,
+        without adaptive trials every candidate gets T trials in one batch. With adaptive
         trials, candidates not yet in the table get all T trials at once (the decision is
         made on them, and a later round would cost a model round-trip), while those that
         attribution already evaluated once get the remaining T - 1 trials only if that
@@ -653,6 +742,11 @@ class MeClearEngine:
         by any of this.
         """
         cfg = self.config
+        if cfg.verification == "sequential":
+            rule = verifier(cfg)
+            while plan := rule.plan(game, coalitions):
+                yield _Evaluate(plan)
+            return None
         if not cfg.adaptive_trials:
             yield _Evaluate(_want((coalitions, cfg.trials)))
             return None
@@ -710,6 +804,37 @@ class MeClearEngine:
             return list(orders)
         permutations = getattr(estimator, "budget", 0) // max(1, k) or 16
         return [rng.permutation(k) for _ in range(permutations)]
+
+    def _exit_test(self, game: CoalitionGame) -> Generator[_Step, None, bool]:
+        """Evaluate the full context alone; True when no clearance can gain (Eq. 20 would
+        select C_0): it recovers and scores the maximum (the sequential rule: verifiably
+        recovers, and no candidate could show a gain over it)."""
+        cfg = self.config
+        everything = game.full
+        if cfg.verification == "sequential":
+            rule = verifier(cfg)
+            while plan := rule.exit_plan(game):
+                yield _Evaluate(plan)
+            return rule.exits(game)
+        yield _Evaluate([(everything, cfg.trials)])
+        return (
+            game.recovers(everything, cfg.success_threshold)
+            and game.value(everything) >= 1.0 - GAIN_TIE_TOLERANCE
+        )
+
+    def _prior_test(self, game: CoalitionGame, prior: list[int]) -> Generator[_Step, None, bool]:
+        """Verify the prior candidate M minus C against M (Eq. 18-19) under the run's rule;
+        True when it is admissible."""
+        cfg = self.config
+        everything = game.full
+        coalition = candidate_coalition(game.k, prior)
+        if cfg.verification == "sequential":
+            rule = verifier(cfg)
+            while plan := rule.plan(game, [everything, coalition]):
+                yield _Evaluate(plan)
+            return rule.select(game, [everything, coalition]).selected == 1
+        yield _Evaluate(_want(([everything, coalition], cfg.trials)))
+        return select_candidate(game, [[], prior], cfg.success_threshold)[0] == 1
 
     def _prior_clearance(self, game: CoalitionGame, prior: list[int], run: _Run) -> _Algorithm:
         """The prior candidate verified (Eq. 18-19): it is the clearance; no attribution."""
@@ -844,8 +969,12 @@ class MeClearEngine:
         """The ``error`` event closing ``stage``: what failed (redacted), and whether the
         run fails open (``outcome``), raises, or was cancelled."""
         payload: dict[str, object] = {"error_type": type(exc).__name__, "error": _error_text(exc)}
+        reason = inconsistency(exc)
         if not isinstance(exc, Exception):
             payload["outcome"] = "cancelled"
+        elif reason is not None:
+            payload["outcome"] = "unverified"
+            payload["status_reason"] = reason
         elif self._fails_open(exc):
             payload["outcome"] = "fail_open"
             payload["reason"] = _failure_reason(exc)

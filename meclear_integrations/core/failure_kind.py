@@ -94,7 +94,9 @@ def failure_kind(exc: BaseException) -> FailureKind:
     """The kind of ``exc`` (module docstring)."""
     chain = list(exception_chain(exc))
     for link in chain:
-        if isinstance(link, InconsistentVerdictsError):
+        if isinstance(link, InconsistentVerdictsError) or (
+            getattr(link, "original_type", None) == InconsistentVerdictsError.__name__
+        ):
             return "abstain"
         if isinstance(link, BudgetExceededError):
             return "budget"

@@ -56,10 +56,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
+from ..core.errors import InconsistentVerdictsError
 from ..core.events import StageEvent
 from ..core.failure_kind import failure_role, mark_role
 from ..core.faults import sanitize
 from ..core.memory import Memory
+from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode
@@ -91,7 +93,10 @@ _ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evalu
 
 
 def _redacted(exc: Exception) -> Exception:
-    """``sanitize(exc)``, keeping the role (agent or judge) recorded on ``exc``."""
+    """``sanitize(exc)``, keeping the role (agent or judge) recorded on ``exc`` and the
+    reason of an abstention."""
+    if isinstance(exc, InconsistentVerdictsError):
+        return InconsistentVerdictsError(redact(str(exc))[:2000], reason=exc.reason)
     redacted = sanitize(exc)
     role = failure_role(exc)
     if role is not None:

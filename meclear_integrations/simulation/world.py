@@ -6,12 +6,17 @@ reader computes support(a) over the present memories claiming a (sum of weights,
 maximum when ``aggregate == "max"``), then:
 
 - no support at all: it answers ``abstain``;
-- ``temperature == 0``: it answers argmax support, ties broken uniformly at random;
+- with ``abstain_weight`` set, ``abstain`` also competes as one more answer with that
+  support (a reader that will not answer from thin evidence);
+- ``temperature == 0``: it answers argmax support; a tie is broken uniformly at random,
+  afresh for every trial (``ties="trial"``) or once per coalition (``ties="prompt"``: the
+  same prompt always gets the same answer, as from a temperature-0 model);
 - ``temperature > 0``: it samples a with probability proportional to exp(support(a) / T).
 
-Randomness is seeded from (case, coalition, trial), so every run is reproducible. Scores
-come from :func:`exact_match_score`: 1 when the normalised answer equals the normalised
-reference, else 0.
+Randomness is seeded from (case, coalition, trial) (from (case, coalition) for a
+deterministic reader), so every run is reproducible. Scores come from
+:func:`exact_match_score`: 1 when the normalised answer equals the normalised reference,
+else 0.
 """
 
 from __future__ import annotations
@@ -68,6 +73,18 @@ class EvidenceWorld(BaseModel):
     """Answer given when no present memory makes a claim."""
     aggregate: Literal["sum", "max"] = "sum"
     """How weights of memories claiming the same answer combine."""
+    abstain_weight: float | None = Field(default=None, ge=0.0)
+    """Support of ``abstain`` once some memory makes a claim: the reader answers only when
+    an answer's support beats it (argmax), or samples ``abstain`` with it (temperature >
+    0). None: ``abstain`` only when no present memory makes a claim."""
+    ties: Literal["trial", "prompt"] = "trial"
+    """Tie-breaking at temperature 0: a fresh draw per trial, or one per coalition (a
+    deterministic reader: every trial of a prompt gets the same answer)."""
+
+    @property
+    def deterministic(self) -> bool:
+        """Every trial of a coalition gets the same answer (temperature 0, ties by prompt)."""
+        return self.temperature == 0 and self.ties == "prompt"
 
     def support(self, memory_ids: Iterable[str]) -> dict[str, float]:
         """support(a) for every answer claimed by a present memory."""
@@ -82,36 +99,57 @@ class EvidenceWorld(BaseModel):
                 support[claim.answer] = support.get(claim.answer, 0.0) + claim.weight
         return support
 
+    def _competing(self, memory_ids: Iterable[str]) -> dict[str, float]:
+        """Support of every answer the reader may give (``abstain`` included when it
+        competes); empty when no present memory makes a claim."""
+        support = self.support(memory_ids)
+        if support and self.abstain_weight is not None:
+            support[self.abstain] = support.get(self.abstain, 0.0) + self.abstain_weight
+        return support
+
     def distribution(self, memory_ids: Iterable[str]) -> dict[str, float]:
         """The reader's answer distribution for a coalition (exact, no sampling)."""
-        support = self.support(memory_ids)
+        support = self._competing(memory_ids)
         if not support:
             return {self.abstain: 1.0}
-        answers = sorted(support)
         if self.temperature == 0:
-            top = max(support.values())
-            winners = [a for a in answers if math.isclose(support[a], top, abs_tol=1e-12)]
-            return {a: 1.0 / len(winners) for a in winners}
+            return _argmax(support)
+        answers = sorted(support)
         logits = np.array([support[a] / self.temperature for a in answers])
         probs = np.exp(logits - logits.max())
         probs /= probs.sum()
         return {a: float(p) for a, p in zip(answers, probs, strict=True)}
 
     def answer(self, memory_ids: Iterable[str], *, case_id: str = "", trial: int = 0) -> str:
-        """One simulated agent answer, seeded by (case, coalition, trial)."""
+        """One simulated agent answer, seeded by (case, coalition, trial) (by (case,
+        coalition) alone when the reader is :attr:`deterministic`)."""
         ids = sorted(set(memory_ids))
-        dist = self.distribution(ids)
-        if len(dist) == 1:
-            return next(iter(dist))
-        answers = list(dist)
-        rng = np.random.default_rng(_seed(case_id, ids, trial))
-        return str(answers[int(rng.choice(len(answers), p=list(dist.values())))])
+        return _draw(self.distribution(ids), case_id, ids, None if self.deterministic else trial)
+
+    def favoured(self, memory_ids: Iterable[str], *, case_id: str = "") -> str:
+        """The answer the coalition's evidence favours under the world's rule: argmax
+        support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
+        answer beats it), a tie broken once per coalition, whatever the temperature."""
+        ids = sorted(set(memory_ids))
+        support = self._competing(ids)
+        dist = _argmax(support) if support else {self.abstain: 1.0}
+        return _draw(dist, case_id, ids, None)
 
     def expected_score(self, memory_ids: Iterable[str], reference: str) -> float:
-        """E[score] of a coalition under the exact-match judge."""
+        """E[score] of a coalition under the exact-match judge (over the reader's draws)."""
         return sum(
             p for a, p in self.distribution(memory_ids).items() if exact_match_score(a, reference)
         )
+
+    def correct_probability(
+        self, memory_ids: Iterable[str], reference: str, *, case_id: str = ""
+    ) -> float:
+        """P(a fresh trial on the coalition answers ``reference``): :meth:`expected_score`,
+        or 0 / 1 for a deterministic reader, whose answer to a prompt is fixed."""
+        ids = sorted(set(memory_ids))
+        if self.deterministic:
+            return exact_match_score(self.answer(ids, case_id=case_id), reference)
+        return self.expected_score(ids, reference)
 
     @classmethod
     def from_claims(
@@ -124,6 +162,21 @@ class EvidenceWorld(BaseModel):
         )
 
 
-def _seed(case_id: str, ids: list[str], trial: int) -> int:
-    key = "\x1f".join([case_id, *ids, str(trial)]).encode()
+def _argmax(support: dict[str, float]) -> dict[str, float]:
+    top = max(support.values())
+    winners = sorted(a for a in support if math.isclose(support[a], top, abs_tol=1e-12))
+    return {a: 1.0 / len(winners) for a in winners}
+
+
+def _draw(dist: dict[str, float], case_id: str, ids: list[str], trial: int | None) -> str:
+    if len(dist) == 1:
+        return next(iter(dist))
+    answers = list(dist)
+    rng = np.random.default_rng(_seed(case_id, ids, trial))
+    return str(answers[int(rng.choice(len(answers), p=list(dist.values())))])
+
+
+def _seed(case_id: str, ids: list[str], trial: int | None) -> int:
+    tail = [] if trial is None else [str(trial)]
+    key = "\x1f".join([case_id, *ids, *tail]).encode()
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "little")

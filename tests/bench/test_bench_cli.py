@@ -17,8 +17,19 @@ SCHEMA_KEYS = {
     "recall_at_m",
     "complete_recall",
     "exact_match",
+    "deleted_exact",
     "recovery",
+    "expected_recovery",
+    "verified_recovery",
+    "accuracy",
+    "accuracy_gain",
+    "harm_rate",
+    "unverified_rate",
     "extra_background",
+    "cleared_extra_background",
+    "model_calls_per_case",
+    "agent_calls_per_case",
+    "judge_calls_per_case",
     "evaluator_calls_per_case",
     "coalitions_per_case",
     "n_cases",
@@ -66,9 +77,18 @@ def test_bench_end_to_end(case_file: Path, tmp_path: Path, capsys) -> None:
     assert results["n_cases"] == 5 and results["simulated"] is True
     assert results["skipped_lines"][0]["line"] == 6
     methods = results["methods"]
-    assert list(methods) == ["meclear", "loo", "contextcite", "proxyspex", "llm-direct", "none"]
+    assert list(methods) == [
+        "oracle",
+        "meclear",
+        "loo",
+        "contextcite",
+        "proxyspex",
+        "llm-direct",
+        "none",
+    ]
     assert methods["llm-direct"]["status"] == "not_run"
-    for name in ("meclear", "loo", "contextcite", "proxyspex", "none"):
+    assert results["judge"] == "reference" and results["temperature"] is None
+    for name in ("oracle", "meclear", "loo", "contextcite", "proxyspex", "none"):
         block = methods[name]
         assert set(block["overall"]) >= SCHEMA_KEYS
         assert set(block["by_structure"]) == {"clean", "direct", "joint", "redundant"}
@@ -82,7 +102,14 @@ def test_bench_end_to_end(case_file: Path, tmp_path: Path, capsys) -> None:
     assert red["loo"]["recall_at_m"] == 0.0 and red["loo"]["recovery"] == 0.0
     assert red["meclear"]["recall_at_m"] == 1.0 and red["meclear"]["recovery"] == 1.0
     assert methods["none"]["overall"]["evaluator_calls_per_case"] == 0
-    assert set(results["paired"]) == {"loo", "contextcite", "proxyspex", "none"}
+    assert methods["none"]["overall"]["model_calls_per_case"] == 0
+    assert methods["oracle"]["overall"]["recovery"] == 1.0
+    assert methods["oracle"]["overall"]["model_calls_per_case"] == 0
+    # harm is measured against no clearance: none has neither gain nor harm
+    assert methods["none"]["overall"]["accuracy_gain"] == 0.0
+    assert methods["none"]["overall"]["harm_rate"] == 0.0
+    assert methods["meclear"]["overall"]["accuracy_gain"] > 0.5
+    assert set(results["paired"]) == {"oracle", "loo", "contextcite", "proxyspex", "none"}
     loo = results["paired"]["loo"]["recovery"]
     assert set(loo) == {"delta", "ci", "wins", "losses"}
     assert loo["delta"] == pytest.approx(2 / 5) and (loo["wins"], loo["losses"]) == (2, 0)
@@ -92,7 +119,8 @@ def test_bench_end_to_end(case_file: Path, tmp_path: Path, capsys) -> None:
     report = (out / "report.md").read_text()
     assert "SIMULATED" in report and "## By structure" in report and "llm-direct" in report
     assert not (out / "cases.jsonl").exists()  # only written when built from LoCoMo
-    assert len((out / "outcomes.jsonl").read_text().splitlines()) == 5 * 5
+    assert "Answer accuracy with the returned context" in report
+    assert len((out / "outcomes.jsonl").read_text().splitlines()) == 6 * 5
 
 
 def test_bench_methods_flag_and_verified_mode(case_file: Path, tmp_path: Path) -> None:
@@ -132,7 +160,7 @@ def test_bench_rejects_unknown_method(case_file: Path, tmp_path: Path, capsys) -
             "--out",
             str(tmp_path / "x"),
             "--methods",
-            "oracle",
+            "magic",
             "--no-progress",
         ]
     )

@@ -148,7 +148,7 @@ def test_clean_case_nothing_flagged_by_meclear() -> None:
 
 def test_unknown_method_and_bad_preset() -> None:
     with pytest.raises(ValueError, match="unknown method"):
-        build_method("oracle", SETTINGS)
+        build_method("magic", SETTINGS)
     with pytest.raises(ValueError, match="takes no preset"):
         build_method("loo:paper", SETTINGS)
 

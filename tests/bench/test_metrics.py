@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import pytest
 
+from meclear_integrations.bench.measure import ContextQuality
 from meclear_integrations.bench.methods import MethodOutput, harm_ranking
 from meclear_integrations.bench.metrics import metric_value, rank_ecdf_curve, summarize
-from meclear_integrations.bench.outcomes import score_case
+from meclear_integrations.bench.outcomes import CaseCost, score_case
 
 from .cases_fixture import clean_case, direct_case, redundant_case
 
 
-def outcome(case, ranking, flagged, cleared, recovered=True, calls=0, coalitions=0):
+def outcome(case, ranking, flagged, cleared, recovered=True, calls=0, coalitions=0, accuracy=None):
     out = MethodOutput(scores={}, ranking=ranking, flagged=flagged, cleared=cleared)
-    return score_case(
-        case,
-        out,
-        recovered=recovered,
-        evaluator_calls=calls,
-        coalitions=coalitions,
-        wall_seconds=0.0,
-    )
+    acc = (1.0 if recovered else 0.0) if accuracy is None else accuracy
+    quality = ContextQuality(recovered=recovered, expected_recovery=acc**2, accuracy=acc)
+    cost = CaseCost(evaluator_calls=calls, coalitions=coalitions, model_calls=coalitions + 1)
+    return score_case(case, out, quality=quality, accuracy_none=0.5, cost=cost)
 
 
 def test_score_case_by_hand() -> None:
@@ -57,6 +54,21 @@ def test_recall_is_target_micro_and_clean_cases_only_count_for_recovery() -> Non
     assert (s["n_cases"], s["n_fault_cases"], s["n_targets"]) == (3, 2, 3)
     # f1 (direct) and f1 (redundant) at rank 1; f2 never ranked
     assert s["target_rank_ecdf"] == {k: pytest.approx(2 / 3) for k in ("1", "2", "3")}
+
+
+def test_deleted_set_accuracy_gain_and_harm() -> None:
+    partial = outcome(redundant_case(), ["f1", "f2"], ["f1", "f2"], ["f1"], accuracy=0.25)
+    assert (partial.exact, partial.deleted_exact, partial.deleted_complete) == (True, False, False)
+    assert partial.harm == pytest.approx(0.25) and partial.gain == pytest.approx(-0.25)
+    full = outcome(redundant_case(), ["f1", "f2"], ["f1", "f2"], ["f2", "f1"], accuracy=0.9)
+    assert full.deleted_exact and full.harm == 0.0
+    outs = [partial, full]
+    assert metric_value(outs, "accuracy_gain") == pytest.approx((-0.25 + 0.4) / 2)
+    assert metric_value(outs, "harm_rate") == pytest.approx(0.125)
+    assert metric_value(outs, "deleted_exact") == pytest.approx(0.5)
+    assert metric_value(outs, "expected_recovery") == pytest.approx((0.0625 + 0.81) / 2)
+    assert metric_value(outs, "model_calls_per_case") == pytest.approx(1.0)
+    assert metric_value(outs, "verified_recovery") is None  # no in-run verdicts recorded
 
 
 def test_recall_is_none_without_targets() -> None:

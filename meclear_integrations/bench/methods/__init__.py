@@ -9,6 +9,7 @@ from .meclear import MeClearMethod
 from .none import NoClearance
 from .proxyspex import ProxySpexMethod, pairwise_features, shapley_from_moebius
 from .registry import METHOD_FACTORIES, MethodFactory, build_method, method_names, register_method
+from .targets import TargetOracle
 
 __all__ = [
     "HARM_PROMPT",
@@ -25,6 +26,7 @@ __all__ = [
     "NoClearance",
     "ProxySpexMethod",
     "Rater",
+    "TargetOracle",
     "build_method",
     "case_seed",
     "harm_ranking",

@@ -60,6 +60,11 @@ class MethodOutput(BaseModel):
     """What the method deletes from this query's context."""
     details: dict[str, Any] = Field(default_factory=dict)
     """Method-specific diagnostics (JSON-serialisable)."""
+    status: str = "complete"
+    """``complete``, or ``unverified`` when the method abstained (inconsistent verdicts) and
+    returned the context unchanged."""
+    status_reason: str | None = None
+    """Why the method abstained."""
 
 
 class BenchMethod(ABC):

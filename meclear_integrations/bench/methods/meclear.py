@@ -1,14 +1,16 @@
 """``meclear``: the engine (Algorithm 1) with the run's configuration.
 
 Scores: Shapley contributions psi_i (Eq. 3 / Eq. 11). Ranking: memories with psi_i < 0,
-most negative first. Flagged: H^ = {psi_i < -tau} (Eq. 14) in priority order (Eq. 16).
-Deletes: the engine's verified selection C_j^ (Eq. 17-20), or H^ itself under
-``--clearance direct``.
+most negative first. Flagged: H^ = {psi_i < -tau} (Eq. 14, with the engine's harm rule) in
+priority order (Eq. 16), as attribution left it, before verification (a fallback memory
+the verified clearance removed is deleted, not flagged). Deletes: the engine's verified
+selection C_j^ (Eq. 17-20), or H^ itself under ``--clearance direct``. An engine run that
+abstained (``status="unverified"``) deletes nothing.
 """
 
 from __future__ import annotations
 
-from ...core import ClearanceConfig, ClearanceReport, MeClearEngine
+from ...core import ClearanceConfig, ClearanceReport, MeClearEngine, StageEvent
 from .base import BenchMethod, MethodContext, MethodOutput, case_seed
 from .clearance import harm_ranking
 
@@ -32,16 +34,26 @@ class MeClearMethod(BenchMethod):
             update={"seed": case_seed(seed, ctx.case.case_id), "on_failure": "closed"}
         )
 
-    def report(self, ctx: MethodContext) -> ClearanceReport:
+    def report(self, ctx: MethodContext, events: list[StageEvent] | None = None) -> ClearanceReport:
         """Run the engine on the case's frozen context through the counted evaluator."""
-        return MeClearEngine(self.case_config(ctx)).clear(ctx.case.context(), ctx.evaluate)
+        engine = MeClearEngine(
+            self.case_config(ctx), listener=events.append if events is not None else None
+        )
+        return engine.clear(ctx.case.context(), ctx.evaluate)
 
     def run(self, ctx: MethodContext) -> MethodOutput:
-        report = self.report(ctx)
+        events: list[StageEvent] = []
+        report = self.report(ctx, events)
         ids = [m.id for m in ctx.case.memories]
         psi = {a.memory_id: a.shapley for a in report.attributions}
-        flagged = sorted(report.harmful_ids, key=lambda mid: (psi[mid], ids.index(mid)))
+        attributed = next(
+            (e for e in events if e.stage == "attribution" and e.phase == "end"), None
+        )
+        harmful = attributed.payload["harmful_ids"] if attributed is not None else []
+        flagged = sorted(harmful, key=lambda mid: (psi[mid], ids.index(mid)))
         cleared = flagged if ctx.settings.clearance == "direct" else report.cleared_ids
+        if report.status != "complete":
+            cleared = []
         return MethodOutput(
             scores=psi,
             ranking=harm_ranking(ids, {m: -v for m, v in psi.items()}),
@@ -54,4 +66,6 @@ class MeClearMethod(BenchMethod):
                 "intervals": {a.memory_id: list(a.shapley_interval) for a in report.attributions},
                 "candidates": [c.model_dump() for c in report.candidates],
             },
+            status=report.status,
+            status_reason=report.status_reason,
         )

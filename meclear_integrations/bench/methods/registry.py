@@ -13,6 +13,7 @@ from .loo import LooMethod
 from .meclear import MeClearMethod
 from .none import NoClearance
 from .proxyspex import ProxySpexMethod
+from .targets import TargetOracle
 
 __all__ = ["METHOD_FACTORIES", "MethodFactory", "build_method", "method_names", "register_method"]
 
@@ -49,6 +50,7 @@ METHOD_FACTORIES: dict[str, MethodFactory] = {
     "proxyspex": _plain(ProxySpexMethod),
     "llm-direct": _plain(LlmDirectMethod),
     "none": _plain(NoClearance),
+    "oracle": _plain(TargetOracle),
 }
 
 

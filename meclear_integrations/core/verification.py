@@ -1,0 +1,375 @@
+"""Sequential verified clearance: Eq. 18-20 when verdicts may disagree between trials.
+
+The paper verifies a candidate on T trials (recovered: every trial passes) and picks
+j^ = min argmax of the gain (Eq. 20). With a sampled agent or a noisy judge, two passing
+trials prove little: a context that is right 40% of the time passes twice one time in
+six, so the full context "recovers" by luck and the smallest candidate wins ties it only
+won by luck. :class:`SequentialVerifier` keeps Eq. 18-20 and decides on evidence instead:
+
+- **Recovered** (Eq. 19's predicate, sequential): a context verifiably recovers when the
+  one-sided Clopper-Pearson lower bound (level ``verification_delta``) on its pass rate,
+  P(score >= success_threshold), is at least ``recovery_rate``; with rate 1/2 and delta
+  0.1 that takes four passes in four trials. It verifiably does not when even passing
+  every trial up to ``max_trials`` could not get it there.
+- **Quiet and noisy runs.** While every context's trials agree, values are exact and the
+  gain is the paper's (Eq. 18). Once any context's trials disagree the run is noisy, and
+  a value is an interval (Clopper-Pearson on the mean score): a gain counts only when
+  the candidate's lower bound exceeds the full context's upper bound.
+- **Admissible** (Eq. 19): j = 0, or the candidate verifiably recovers with a (verified)
+  positive gain. **Selected** (Eq. 20): the smallest index among the admissible
+  candidates of maximum value.
+- **More trials where outcomes are open**: candidates get T trials, then those that may
+  still be selected get trials up to the recovery test (and in a noisy run up to
+  ``max_trials``) in rounds; when a larger admissible candidate ties with the selected
+  one, both get ``max_trials`` trials before the tie is broken by index (a lucky tie is
+  how a partial clearance wins under noise). With a deterministic model and the
+  package's answer cache the extra trials cost no model call.
+- **Early exit**: only when the full context verifiably recovers and no candidate could
+  show a gain over it (its value is already 1 in a quiet run), so Eq. 20 would select
+  C_0 anyway; with success_threshold < 1 a recovered context scoring below 1 is cleared
+  as Eq. 20 says.
+- **Abstain**: when nothing is admissible, the full context does not verifiably recover,
+  and a candidate that looks better than it still has disagreeing verdicts that neither
+  verify its recovery (within ``max_trials``) nor rule it out (its pass rate's upper
+  bound is still above ``recovery_rate``), the run cannot verify either way:
+  ``undecided``, and the engine abstains.
+
+Theorem 2 holds for the estimates: the selected context's value is at least the full
+context's, a non-empty clearance verifiably recovers, and among the maximum-value
+admissible candidates the smallest index is chosen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from .coalitions import Coalition
+from .game import CoalitionGame
+
+__all__ = [
+    "CandidateEvidence",
+    "Selection",
+    "SequentialVerifier",
+    "clopper_pearson",
+    "trials_to_verify",
+]
+
+Recovery = Literal["yes", "no", "open"]
+GAIN_TOLERANCE = 1e-12
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-14:
+            break
+    return h
+
+
+def _beta_cdf(x: float, a: float, b: float) -> float:
+    """The regularised incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def _beta_quantile(p: float, a: float, b: float) -> float:
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if _beta_cdf(mid, a, b) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@lru_cache(maxsize=4096)
+def clopper_pearson(successes: float, n: int, delta: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds (lower, upper), each at level ``delta``, on a
+    success rate from ``successes`` out of ``n`` trials. A fractional ``successes`` (the
+    sum of scores in [0, 1]) uses the same beta quantiles."""
+    if n <= 0:
+        return 0.0, 1.0
+    s = min(max(float(successes), 0.0), float(n))
+    lower = 0.0 if s <= 0 else _beta_quantile(delta, s, n - s + 1.0)
+    upper = 1.0 if s >= n else _beta_quantile(1.0 - delta, s + 1.0, n - s)
+    return lower, upper
+
+
+def trials_to_verify(rate: float, delta: float, at_most: int) -> int:
+    """Passing trials in a row needed for the pass-rate lower bound to reach ``rate``
+    (``at_most`` + 1 when ``at_most`` trials cannot get there)."""
+    for n in range(1, at_most + 1):
+        if clopper_pearson(n, n, delta)[0] >= rate:
+            return n
+    return at_most + 1
+
+
+@dataclass(frozen=True)
+class CandidateEvidence:
+    """What the trials of one context show."""
+
+    trials: int
+    value: float
+    """Mean score (v^, Eq. 2)."""
+    lower: float
+    """Lower end of the value (the value itself in a quiet run)."""
+    upper: float
+    """Upper end of the value."""
+    recovery: Recovery
+    """Verifiably recovers (``yes``), verifiably does not (``no``), or ``open``."""
+    mixed: bool
+    """Its trials disagree."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Eq. 18-20 under the sequential rule."""
+
+    selected: int
+    gains: list[float]
+    recovered: list[bool]
+    admissible: list[bool]
+    undecided: bool
+    """Nothing admissible, the full context does not verifiably recover, and a candidate
+    that looks better than it, with disagreeing verdicts, neither verifiably recovers nor
+    verifiably fails on all the trials the rule could use."""
+
+
+class SequentialVerifier:
+    """The sequential rule (module docstring) over a :class:`CoalitionGame`.
+
+    Stateless: every decision is read from the game's trial scores, so the engine and any
+    other caller (the benchmark's baselines) share it by evaluating what :meth:`plan`
+    asks for until it asks for nothing.
+    """
+
+    def __init__(
+        self,
+        *,
+        trials: int,
+        max_trials: int,
+        success_threshold: float,
+        recovery_rate: float,
+        delta: float,
+    ) -> None:
+        self.trials = trials
+        self.max_trials = max(max_trials, trials)
+        self.threshold = success_threshold
+        self.rate = recovery_rate
+        self.delta = delta
+        self.verify_trials = max(
+            trials, min(self.max_trials, trials_to_verify(recovery_rate, delta, self.max_trials))
+        )
+        """Trials a context that passes every one needs before it verifiably recovers."""
+
+    # ------------------------------------------------------------------ evidence
+    @staticmethod
+    def noisy(game: CoalitionGame) -> bool:
+        """Some context's trials disagree."""
+        return any(len(set(scores)) > 1 for scores in game.scores.values())
+
+    def evidence(self, game: CoalitionGame, coalition: Coalition, noisy: bool) -> CandidateEvidence:
+        scores = game.scores.get(coalition, ())
+        n = len(scores)
+        if n == 0:
+            return CandidateEvidence(0, 0.0, 0.0, 1.0, "open", False)
+        value = sum(scores) / n
+        mixed = len(set(scores)) > 1
+        lower, upper = clopper_pearson(sum(scores), n, self.delta) if noisy else (value, value)
+        return CandidateEvidence(n, value, lower, upper, self._recovery(scores), mixed)
+
+    def _recovery(self, scores: Sequence[float]) -> Recovery:
+        n = len(scores)
+        passes = sum(1 for s in scores if s >= self.threshold)
+        if n >= self.trials and clopper_pearson(passes, n, self.delta)[0] >= self.rate:
+            return "yes"
+        horizon = max(n, self.max_trials)
+        best = clopper_pearson(passes + horizon - n, horizon, self.delta)[0]
+        return "open" if best >= self.rate and n < self.max_trials else "no"
+
+    def _pass_upper(self, game: CoalitionGame, coalition: Coalition) -> float:
+        """Upper bound of the pass rate: below ``recovery_rate`` the context verifiably
+        does not recover."""
+        scores = game.scores.get(coalition, ())
+        passes = sum(1 for s in scores if s >= self.threshold)
+        return clopper_pearson(passes, len(scores), self.delta)[1]
+
+    def _next_trials(self, have: int, noisy: bool) -> int:
+        """The next step of trials: T, the recovery test, then (noisy) ``max_trials``."""
+        if have < self.trials:
+            return self.trials
+        if have < self.verify_trials:
+            return self.verify_trials
+        return self.max_trials if noisy else have
+
+    # ------------------------------------------------------------------ early exit
+    def exit_plan(self, game: CoalitionGame) -> list[tuple[Coalition, int]]:
+        """Trials the full context still needs before the early-exit decision: T first
+        (a failing context, what a clearance trigger sends, is settled there), then what a
+        unanimous pass needs (behind a deterministic answer cache these are cache hits)."""
+        full = game.full
+        have = game.trials_of(full)
+        if have < self.trials:
+            return [(full, self.trials)]
+        ev = self.evidence(game, full, self.noisy(game))
+        if ev.recovery != "open":
+            return []
+        if not ev.mixed and ev.value < 1.0 - GAIN_TOLERANCE:
+            return []  # below the maximum: a candidate could gain, no exit possible
+        want = self._next_trials(have, ev.mixed)
+        return [(full, want)] if want > have else []
+
+    def exits(self, game: CoalitionGame) -> bool:
+        """The full context verifiably recovers and no candidate could show a gain."""
+        noisy = self.noisy(game)
+        ev = self.evidence(game, game.full, noisy)
+        if ev.recovery != "yes":
+            return False
+        if not noisy:
+            return ev.value >= 1.0 - GAIN_TOLERANCE
+        best_possible = clopper_pearson(self.max_trials, self.max_trials, self.delta)[0]
+        return ev.upper >= best_possible
+
+    # ------------------------------------------------------------------ candidates
+    def _admissible(self, ev: CandidateEvidence, base: CandidateEvidence) -> bool:
+        return ev.recovery == "yes" and ev.lower > base.upper + GAIN_TOLERANCE
+
+    def plan(
+        self, game: CoalitionGame, coalitions: Sequence[Coalition]
+    ) -> list[tuple[Coalition, int]]:
+        """The next batch of (coalition, trials it must reach) for the candidates M minus
+        C_j (``coalitions``, C_0 first), or [] once Eq. 20's choice is settled.
+
+        Round by round: the full context gets T trials; a candidate new to the table gets
+        the trials a unanimous pass needs; one that may still be admissible gets the next
+        step (T, the recovery test, then ``max_trials`` in a noisy run); when a candidate
+        has passed every trial so far and another one has too or is new, they may tie,
+        so they go straight to ``max_trials``; in a noisy run a candidate that recovers
+        without a verified gain takes the full context with it to more trials; finally
+        both ends of a remaining tie get ``max_trials``."""
+        noisy = self.noisy(game)
+        evidence = [self.evidence(game, c, noisy) for c in coalitions]
+        base = evidence[0]
+        want: dict[Coalition, int] = {}
+
+        def ask(j: int, trials: int) -> None:
+            if trials > evidence[j].trials:
+                want[coalitions[j]] = max(want.get(coalitions[j], 0), trials)
+
+        if base.trials < self.trials:
+            ask(0, self.trials)
+        perfect: list[int] = []
+        fresh: list[int] = []
+        for j in range(1, len(coalitions)):
+            ev = evidence[j]
+            if ev.trials == 0:
+                fresh.append(j)
+                ask(j, self.verify_trials)
+                continue
+            if ev.recovery == "no" or ev.trials >= self.max_trials:
+                continue
+            if base.trials and ev.value <= base.value + GAIN_TOLERANCE:
+                continue  # cannot gain on the trials so far
+            if not ev.mixed and ev.value >= 1.0 - GAIN_TOLERANCE:
+                perfect.append(j)
+            if self._admissible(ev, base):
+                continue
+            passing = not ev.mixed and ev.value >= self.threshold and ev.trials < self.verify_trials
+            ask(j, self.verify_trials if passing else self._next_trials(ev.trials, noisy))
+            if ev.recovery == "yes":  # recovers, gain not verified: the baseline needs trials
+                ask(0, self._next_trials(base.trials, True))
+        if perfect and len(perfect) + len(fresh) > 1:
+            for j in perfect + fresh:  # they would tie: settle it in this round
+                ask(j, self.max_trials)
+        if want:
+            return list(want.items())
+        return self._tie_plan(coalitions, evidence, base)
+
+    def _tie_plan(
+        self,
+        coalitions: Sequence[Coalition],
+        evidence: Sequence[CandidateEvidence],
+        base: CandidateEvidence,
+    ) -> list[tuple[Coalition, int]]:
+        """Both ends of a tie between the selected candidate and a larger one get
+        ``max_trials`` trials before the tie is broken by index."""
+        selected = self._select_index(evidence, base)
+        if selected == 0:
+            return []
+        top = evidence[selected].value
+        tied = [
+            j
+            for j in range(selected + 1, len(coalitions))
+            if self._admissible(evidence[j], base) and evidence[j].value >= top - GAIN_TOLERANCE
+        ]
+        if not tied:
+            return []
+        return [
+            (coalitions[j], self.max_trials)
+            for j in (selected, *tied)
+            if evidence[j].trials < self.max_trials
+        ]
+
+    def _select_index(self, evidence: Sequence[CandidateEvidence], base: CandidateEvidence) -> int:
+        admissible = [0] + [
+            j for j in range(1, len(evidence)) if self._admissible(evidence[j], base)
+        ]
+        best = max(evidence[j].value for j in admissible)
+        return min(j for j in admissible if evidence[j].value >= best - GAIN_TOLERANCE)
+
+    def select(self, game: CoalitionGame, coalitions: Sequence[Coalition]) -> Selection:
+        """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing)."""
+        noisy = self.noisy(game)
+        evidence = [self.evidence(game, c, noisy) for c in coalitions]
+        base = evidence[0]
+        admissible = [True] + [self._admissible(ev, base) for ev in evidence[1:]]
+        selected = self._select_index(evidence, base)
+        undecided = (
+            selected == 0
+            and base.recovery != "yes"
+            and any(
+                ev.value > base.value + GAIN_TOLERANCE
+                and (ev.mixed or base.mixed)
+                and ev.recovery != "yes"
+                and self._pass_upper(game, c) >= self.rate
+                for c, ev in zip(coalitions[1:], evidence[1:], strict=True)
+            )
+        )
+        return Selection(
+            selected=selected,
+            gains=[ev.value - base.value for ev in evidence],
+            recovered=[ev.recovery == "yes" for ev in evidence],
+            admissible=admissible,
+            undecided=undecided,
+        )

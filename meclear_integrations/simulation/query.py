@@ -1,0 +1,93 @@
+"""One query's simulated agent and judge, run and paid for as a user would.
+
+:class:`SimulatedQuery` is an engine evaluator ``evaluate(coalition, trial) -> score``
+whose model calls go through the package's per-query :class:`~..core.dedup.AnswerCache`:
+a deterministic reader (:attr:`EvidenceWorld.deterministic`) answers each prompt once
+across trials, and the judge is asked once per distinct key of its signal
+(:meth:`SimulatedJudge.key`). ``agent_calls`` and ``judge_calls`` are what a user pays.
+
+A reference-free judge (``full``, ``coalition``) that accepts two different normalised
+answers to the query contradicts itself; from then on every evaluation raises
+:class:`~..core.errors.InconsistentVerdictsError` (reason ``"accepted_two_answers"``), as
+the package's task evaluator does, so the engine abstains. A reference judge (``reference``,
+``noisy``) never raises: it may rightly accept several phrasings of the reference, and its
+noise is for the verification rule to absorb.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from ..core.dedup import AnswerCache
+from ..core.errors import InconsistentVerdictsError
+from ..core.memory import Memory
+from .judging import JudgeSignal, SimulatedJudge
+from .world import EvidenceWorld, normalize_answer
+
+__all__ = ["SimulatedQuery"]
+
+
+class SimulatedQuery:
+    """Evaluator of one query on the simulated world with a simulated judge (simulated)."""
+
+    def __init__(
+        self,
+        world: EvidenceWorld,
+        reference: str,
+        *,
+        case_id: str,
+        context_ids: Iterable[str],
+        signal: JudgeSignal | None = None,
+    ) -> None:
+        self.world = world
+        self.reference = reference
+        self.case_id = case_id
+        self.signal = signal if signal is not None else JudgeSignal()
+        self.judge = SimulatedJudge(
+            world, reference, case_id=case_id, context_ids=context_ids, signal=self.signal
+        )
+        self.cache = AnswerCache(deterministic=world.deterministic)
+        self.accepted: set[str] = set()
+        """Normalised answers the judge has accepted."""
+        self._lock = threading.Lock()
+
+    def answer(self, ids: tuple[str, ...], trial: int) -> str:
+        """The agent's answer on the coalition ``ids`` (deduplicated)."""
+        prompt = "\x1f".join(sorted(ids))
+        return self.cache.answer(
+            prompt, trial, lambda: self.world.answer(ids, case_id=self.case_id, trial=trial)
+        )
+
+    def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        ids = tuple(m.id for m in coalition)
+        text = self.answer(ids, trial)
+        key = self.judge.key(text, ids, trial)
+        verdict = self.cache.judge(key, lambda: float(self.judge.accepts(text, ids, trial)))
+        if self.signal.reference_free:
+            self._check_consistent(text, verdict)
+        return verdict
+
+    def _check_consistent(self, answer: str, verdict: float) -> None:
+        with self._lock:
+            if verdict > 0:
+                self.accepted.add(normalize_answer(answer))
+            accepted = sorted(self.accepted)
+        if len(accepted) > 1:
+            raise InconsistentVerdictsError(
+                f"the judge accepted {len(accepted)} different answers to one query",
+                reason="accepted_two_answers",
+            )
+
+    @property
+    def agent_calls(self) -> int:
+        return self.cache.stats.agent_calls
+
+    @property
+    def judge_calls(self) -> int:
+        return self.cache.stats.judge_calls
+
+    @property
+    def model_calls(self) -> int:
+        """Agent plus judge calls made (what a user pays for this query)."""
+        return self.agent_calls + self.judge_calls
