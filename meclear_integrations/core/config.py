@@ -164,7 +164,7 @@ class ClearanceConfig(BaseModel):
     failed and whether the estimates made so far are usable; ``"closed"`` raises
     (``EvaluatorError``, ``BudgetExceededError``, ``TooManyMemoriesError``,
     ``EstimatorError``). Failures that retrying cannot heal (HTTP 400/401/403/404, an
-    exception from the evaluator's own code, a score outside [0, 1]) always raise
+    exception from the evaluator's own code) always raise
     (``core.failure_kind``). Cancellation always propagates."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""

@@ -11,13 +11,17 @@ provider error wrapped by the engine or redacted by an integration still counts)
 - ``"budget"``: ``max_evaluator_calls`` / ``max_wall_seconds`` ran out;
 - ``"capacity"``: the context holds more than ``max_memories`` memories;
 - ``"estimator"``: the attribution estimator failed numerically (``EstimatorError``);
+- ``"invalid_retrieval"``: the retriever returned an unusable item for this query
+  (``InvalidRetrievalError``: the items come back as they came);
+- ``"invalid_score"``: the evaluator returned a score outside [0, 1] (the engine's score
+  validation; the run fails open with reason ``invalid_score``);
 - ``"circuit_open"``: the provider circuit breaker is open (recent provider outage);
 - ``"unreadable"``: a model reply could not be read (a verdict that did not parse, a
   response body that is not JSON), after the retries the policy allows;
 - ``"transient"``: timeouts, connection errors, HTTP 408/409/425/429/5xx;
 - ``"permanent"``: everything else: HTTP 400/401/403/404/422 (bad request, credentials,
   permission, unknown model or URL), and exceptions raised by the caller's own agent,
-  judge or evaluator code (``AttributeError``, ``TypeError``, a score outside [0, 1]...).
+  judge or evaluator code (``AttributeError``, ``TypeError``...).
 
 :func:`fails_open` is True for every kind but ``"permanent"``. :func:`describe_permanent`
 turns a permanent failure into a message that names the cause and the setting to fix;
@@ -34,6 +38,7 @@ from .errors import (
     BudgetExceededError,
     EstimatorError,
     InconsistentVerdictsError,
+    InvalidRetrievalError,
     MeClearError,
     RedactedError,
     ScoreOutOfRangeError,
@@ -58,6 +63,8 @@ FailureKind = Literal[
     "budget",
     "capacity",
     "estimator",
+    "invalid_retrieval",
+    "invalid_score",
     "circuit_open",
     "unreadable",
     "transient",
@@ -104,10 +111,12 @@ def failure_kind(exc: BaseException) -> FailureKind:
             return "capacity"
         if isinstance(link, EstimatorError):
             return "estimator"
+        if isinstance(link, InvalidRetrievalError):
+            return "invalid_retrieval"
         if isinstance(link, CircuitOpenError):
             return "circuit_open"
         if isinstance(link, ScoreOutOfRangeError):
-            return "permanent"
+            return "invalid_score"
     if is_unreadable_reply(exc):
         return "unreadable"
     if is_transient(exc):

@@ -39,6 +39,7 @@ from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
+from ..core.tasks import gather_or_cancel  # noqa: E402
 from .model import as_text_model  # noqa: E402
 
 __all__ = [
@@ -125,7 +126,8 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
             await adispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
             return decision
 
-        return list(await asyncio.gather(*(one(*r) for r in self._requests(docs))))
+        # the first failure cancels the other candidates' decisions (no call outlives it)
+        return await gather_or_cancel(one(*r) for r in self._requests(docs))
 
     def invoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any

@@ -237,11 +237,9 @@ def test_too_many_memories_fails_open_or_raises() -> None:
         )
 
 
-def test_invalid_scores_are_a_bug_that_always_raises() -> None:
-    from meclear_integrations import ScoreOutOfRangeError
-
-    with pytest.raises(ScoreOutOfRangeError):
-        MeClearEngine(EXACT).clear(memories(2), lambda c, t: 3.0)
+def test_invalid_scores_fail_open_with_reason() -> None:
+    report = MeClearEngine(EXACT).clear(memories(2), lambda c, t: 3.0)
+    assert report.failed and report.failure.reason == "invalid_score"
 
 
 def test_bugs_are_never_swallowed() -> None:
