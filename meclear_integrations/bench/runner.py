@@ -70,7 +70,13 @@ def _verified(counter: CountingEvaluator, kept: Sequence[str], threshold: float)
     return all(s >= threshold for s in scores) if scores else None
 
 
-def run_case(case: BenchCase, method: BenchMethod, settings: BenchSettings) -> CaseOutcome:
+def run_case(
+    case: BenchCase,
+    method: BenchMethod,
+    settings: BenchSettings,
+    *,
+    matched_coalitions: int | None = None,
+) -> CaseOutcome:
     """One method on one case, scored; raises what the method raises."""
     world = case_world(case.world, settings)
     ids = [m.id for m in case.memories]
@@ -80,7 +86,14 @@ def run_case(case: BenchCase, method: BenchMethod, settings: BenchSettings) -> C
     counter = CountingEvaluator(query)
     t0 = time.perf_counter()
     try:
-        output = method.run(MethodContext(case=case, evaluate=counter, settings=settings))
+        output = method.run(
+            MethodContext(
+                case=case,
+                evaluate=counter,
+                settings=settings,
+                matched_coalitions=matched_coalitions,
+            )
+        )
     except InconsistentVerdictsError as exc:
         output = abstained(exc.reason)
     elapsed = time.perf_counter() - t0
@@ -105,6 +118,17 @@ def run_case(case: BenchCase, method: BenchMethod, settings: BenchSettings) -> C
         cost=cost,
         verified_recovery=_verified(counter, kept, settings.success_threshold),
     )
+
+
+def _reference(methods: Sequence[BenchMethod], settings: BenchSettings) -> BenchMethod | None:
+    """The method whose per-case coalitions the ablation baselines are matched to."""
+    wanted = settings.reference_method
+    for method in methods:
+        if wanted is not None and method.name == wanted:
+            return method
+        if wanted is None and method.name.split(":")[0] == "meclear":
+            return method
+    return None
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -136,13 +160,16 @@ def run_benchmark(
     not_run: dict[str, str] = {}
     per_case: dict[str, dict[str, CaseOutcome]] = {m.name: {} for m in chosen}
     failures: list[CaseFailure] = []
+    reference = _reference(chosen, settings)
+    order = sorted(chosen, key=lambda m: m is not reference)  # the reference runs first
     with _progress(len(cases), progress) as bar:
         for case in cases:
-            for method in chosen:
+            matched: int | None = None
+            for method in order:
                 if method.name in not_run:
                     continue
                 try:
-                    outcome = run_case(case, method, settings)
+                    outcome = run_case(case, method, settings, matched_coalitions=matched)
                 except MethodNotRunError as exc:
                     not_run[method.name] = str(exc)
                     continue
@@ -156,6 +183,8 @@ def run_benchmark(
                     )
                     continue
                 per_case[method.name][case.case_id] = outcome
+                if method is reference:
+                    matched = outcome.coalitions
                 if on_outcome is not None:
                     on_outcome(method.name, outcome)
             if bar is not None:

@@ -220,6 +220,8 @@ def stream_results(
     target_policy: str = "judge",
     review_min_queries: int = 2,
     command: str = "",
+    judge: str = "reference",
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """The results document of a stream benchmark run."""
     configs = {f"{r.method} / {r.policy}": _config_block(r, build, replicates, seed) for r in runs}
@@ -235,7 +237,9 @@ def stream_results(
         "real-model results",
         "command": command,
         "funnel": build.funnel,
-        "model_calls_per_evaluation": 2,
+        "judge": judge,
+        "temperature": temperature,
+        "cost": "agent + judge model calls a user pays (deduplicated per query)",
         "review_min_queries": review_min_queries,
         "configs": configs,
         "repeat_cost": repeat,
@@ -263,6 +267,10 @@ def render_stream_markdown(results: dict[str, Any]) -> str:
         "# Stream benchmark (SIMULATED)",
         "",
         results["note"] + ".",
+        "",
+        f"Judge: {results.get('judge', 'reference')}; world temperature: "
+        f"{results.get('temperature') if results.get('temperature') is not None else 'each query'}"
+        "'s own; costs: agent + judge model calls a user pays (deduplicated per query).",
         "",
         f"Command: `{results['command']}`" if results["command"] else "",
         "",
@@ -314,6 +322,8 @@ def _figure(runs: list[ConfigRun], results: dict[str, Any], path: Path) -> Path:
 
     plt = load_pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    policies = list(dict.fromkeys(r.policy for r in runs if r.method != "none"))
+    colors = {p: f"C{i % 10}" for i, p in enumerate(policies)}
     for run in runs:
         if run.method == "none":
             continue
@@ -326,9 +336,15 @@ def _figure(runs: list[ConfigRun], results: dict[str, Any], path: Path) -> Path:
             values = [np.mean(v[: t + 1]) for v in by_conv.values() if len(v) > t]
             curve.append(float(np.mean(values)))
         style = "-" if run.method == "meclear+ledger" else "--"
-        left.plot(range(1, longest + 1), curve, style, label=f"{run.method} / {run.policy}")
+        left.plot(
+            range(1, longest + 1),
+            curve,
+            style,
+            color=colors[run.policy],
+            label=f"{run.method} / {run.policy}",
+        )
     left.set_xlabel("query of the conversation's stream")
-    left.set_ylabel("model calls per query so far (mean over conversations)")
+    left.set_ylabel("model calls per query so far\n(online + offline, mean over conversations)")
     left.set_title("Cost over the stream (SIMULATED)")
     left.legend(fontsize=7)
     occ = results["cost_by_occurrence"]

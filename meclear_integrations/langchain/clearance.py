@@ -65,6 +65,7 @@ from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
+from ..gate import GatePlan
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode
 from ..payloads import (
@@ -79,7 +80,9 @@ from ..payloads import (
 from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
+from ..triggers.base import Trigger
 from .documents import annotate, document_ids, error_documents, to_memories
+from .gating import GatedClearance, prior_of
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
@@ -121,7 +124,7 @@ def default_agent(llm: Runnable) -> Runnable:
     return chain.with_config(run_name="meclear_agent")
 
 
-class ClearanceSettings(BaseModel):
+class ClearanceSettings(GatedClearance, BaseModel):
     """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -157,6 +160,13 @@ class ClearanceSettings(BaseModel):
     invalid request, a bug in your agent or judge) and configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
+    trigger: Trigger | None = None
+    """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
+    TokenBudget(2000)``); a declined query returns the documents unchanged with
+    ``status: "skipped"`` and no model call. None clears every query."""
+    ledger: Any = None
+    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
+    before are tried first (ledger-guided repeat clearances)."""
     tracing: TraceSettings = Field(default_factory=TraceSettings)
     """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
     when the application has a recording tracer provider; ``detail`` sets how much."""
@@ -278,12 +288,17 @@ class ClearanceSettings(BaseModel):
         run = manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
+        gate, plan = self._gate(), None
         try:
             if not documents:
                 self._skip_sync(run)
                 return []
             memories, _ = to_memories(documents)  # a bad item fails open or raises
-            report = self._engine_sync(run, query, documents, memories, reference)
+            if gate is not None:
+                plan = gate.plan(query, memories, self._engine_config())
+                if not plan.run:
+                    return self._decline_sync(run, gate, plan, documents, ids, reference)
+            report = self._engine_sync(run, query, documents, memories, reference, plan)
         except BaseException as exc:
             run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             self._absorb(exc)
@@ -295,7 +310,8 @@ class ClearanceSettings(BaseModel):
             return error_documents(documents, ids, exc, key=self.metadata_key)
         run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
         self._policy.report_warning(report)
-        return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        return self._finish_sync(gate, plan, report, kept, reference, run)
 
     def _skip_sync(self, run: CallbackManagerForChainRun) -> None:
         payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
@@ -311,6 +327,7 @@ class ClearanceSettings(BaseModel):
         documents: Sequence[Document],
         memories: list[Memory],
         reference: str | None,
+        plan: GatePlan | None = None,
     ):
         task = self._task(query, documents, memories, reference, asynchronous=False)
         assert isinstance(task, TaskEvaluator)
@@ -336,9 +353,10 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+        config = plan.config if plan is not None else self._engine_config()
+        engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
         with self._trace_scope(query, run):
-            return engine.clear(memories, evaluate)
+            return engine.clear(memories, evaluate, prior_harmful=prior_of(plan))
 
     # ------------------------------------------------------------------ async
     async def _aclear_documents(
@@ -350,12 +368,17 @@ class ClearanceSettings(BaseModel):
         run = await manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
+        gate, plan = self._gate(), None
         try:
             if not documents:
                 await self._askip(run)
                 return []
             memories, _ = to_memories(documents)  # a bad item fails open or raises
-            report = await self._engine_async(run, query, documents, memories, reference)
+            if gate is not None:
+                plan = await gate.aplan(query, memories, self._engine_config())
+                if not plan.run:
+                    return await self._adecline(run, gate, plan, documents, ids, reference)
+            report = await self._engine_async(run, query, documents, memories, reference, plan)
         except BaseException as exc:
             await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             self._absorb(exc)
@@ -367,7 +390,8 @@ class ClearanceSettings(BaseModel):
             return error_documents(documents, ids, exc, key=self.metadata_key)
         await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
         self._policy.report_warning(report)
-        return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        return await self._afinish(gate, plan, report, kept, reference, run)
 
     async def _askip(self, run: AsyncCallbackManagerForChainRun) -> None:
         payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
@@ -383,6 +407,7 @@ class ClearanceSettings(BaseModel):
         documents: Sequence[Document],
         memories: list[Memory],
         reference: str | None,
+        plan: GatePlan | None = None,
     ):
         task = self._task(query, documents, memories, reference, asynchronous=True)
         assert isinstance(task, AsyncTaskEvaluator)
@@ -409,6 +434,7 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+        config = plan.config if plan is not None else self._engine_config()
+        engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
         with self._trace_scope(query, run):
-            return await engine.aclear(memories, evaluate)
+            return await engine.aclear(memories, evaluate, prior_harmful=prior_of(plan))
