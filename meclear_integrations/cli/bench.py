@@ -92,6 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--out", type=Path, required=True, help="output directory")
+    from .bench_stream import add_stream_flags
+
+    add_stream_flags(p)
     p.set_defaults(handler=_handle)
 
 
@@ -232,6 +235,11 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
 
 def _handle(args: argparse.Namespace) -> int:
     try:
+        if args.stream:
+            from .bench_stream import run_stream_bench
+
+            run_stream_bench(args)
+            return 0
         run_bench(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

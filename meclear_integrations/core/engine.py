@@ -25,6 +25,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..telemetry.hooks import start_trace  # imports no OpenTelemetry
+from ..telemetry.settings import TraceSettings
 from .budget import Clock, RunBudget
 from .clearance import (
     GAIN_TIE_TOLERANCE,
@@ -198,11 +200,15 @@ class MeClearEngine:
         sleep: Sleep | None = None,
         asleep: AsyncSleep | None = None,
         clock: Clock | None = None,
+        tracing: TraceSettings | None = None,
     ) -> None:
         """``sleep`` / ``asleep`` replace the retry backoff waits and ``clock`` the
-        monotonic clock of the wall-time budget (inject them so tests never wait)."""
+        monotonic clock of the wall-time budget (inject them so tests never wait).
+        ``tracing``: the OpenTelemetry spans of each run (``meclear_integrations.telemetry``;
+        default: emitted when the application has a recording tracer provider)."""
         self.config = config if config is not None else ClearanceConfig()
         self.listener = listener
+        self.tracing = tracing
         self.sleep = sleep
         self.asleep = asleep
         self.clock = clock
@@ -240,29 +246,32 @@ class MeClearEngine:
                 "await aclear() instead"
             )
         game, run, algorithm = self._start(context, prior)
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = algorithm.send(None) if failure is None else algorithm.throw(failure)
-            except StopIteration as stop:
-                return stop.value
-            except Exception as exc:
-                return self._fail_open(exc, game, run)
-            failure = None
-            try:
-                if isinstance(step, _Evaluate):
-                    evaluate_sync(
-                        game,
-                        step.coalitions,
-                        evaluate,
-                        self.config.max_concurrency,
-                        retrier=run.retrier,
-                        failures=run.failures,
-                    )
-                else:
-                    self._emit_sync(step.event)
-            except BaseException as exc:
-                failure = exc
+        with start_trace(self.tracing, context, self.config) as trace:
+            evaluate = trace.evaluator(evaluate)
+            failure: BaseException | None = None
+            while True:
+                try:
+                    step = algorithm.send(None) if failure is None else algorithm.throw(failure)
+                except StopIteration as stop:
+                    return trace.done(stop.value)
+                except Exception as exc:
+                    return trace.done(self._fail_open(exc, game, run))
+                failure = None
+                try:
+                    if isinstance(step, _Evaluate):
+                        evaluate_sync(
+                            game,
+                            step.coalitions,
+                            evaluate,
+                            self.config.max_concurrency,
+                            retrier=run.retrier,
+                            failures=run.failures,
+                        )
+                    else:
+                        trace.stage(step.event)
+                        self._emit_sync(step.event)
+                except BaseException as exc:
+                    failure = exc
 
     async def aclear(
         self,
@@ -275,29 +284,32 @@ class MeClearEngine:
         ``prior_harmful`` as in :meth:`clear`."""
         context = freeze_context(memories)
         game, run, algorithm = self._start(context, tuple(prior_harmful))
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = algorithm.send(None) if failure is None else algorithm.throw(failure)
-            except StopIteration as stop:
-                return stop.value
-            except Exception as exc:
-                return self._fail_open(exc, game, run)
-            failure = None
-            try:
-                if isinstance(step, _Evaluate):
-                    await evaluate_async(
-                        game,
-                        step.coalitions,
-                        evaluate,
-                        self.config.max_concurrency,
-                        retrier=run.retrier,
-                        failures=run.failures,
-                    )
-                else:
-                    await self._emit_async(step.event)
-            except BaseException as exc:
-                failure = exc
+        with start_trace(self.tracing, context, self.config) as trace:
+            evaluate = trace.evaluator(evaluate)
+            failure: BaseException | None = None
+            while True:
+                try:
+                    step = algorithm.send(None) if failure is None else algorithm.throw(failure)
+                except StopIteration as stop:
+                    return trace.done(stop.value)
+                except Exception as exc:
+                    return trace.done(self._fail_open(exc, game, run))
+                failure = None
+                try:
+                    if isinstance(step, _Evaluate):
+                        await evaluate_async(
+                            game,
+                            step.coalitions,
+                            evaluate,
+                            self.config.max_concurrency,
+                            retrier=run.retrier,
+                            failures=run.failures,
+                        )
+                    else:
+                        trace.stage(step.event)
+                        await self._emit_async(step.event)
+                except BaseException as exc:
+                    failure = exc
 
     def _emit_sync(self, event: StageEvent) -> None:
         if self.listener is None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.memory import Memory
 from ..core.workers import check_call_allowed, in_worker
+from ..telemetry.hooks import judge_call
 from .base import Judge, JudgeVerdict
 
 __all__ = [
@@ -113,9 +114,11 @@ class TaskEvaluator(_TaskBase):
         else:
             answer = _text(self.answer(coalition))
         check_call_allowed()
-        verdict = self.judge.score(
-            self.question, answer, reference=self.reference, context=self._shown(coalition)
-        )
+        with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
+            verdict = self.judge.score(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
+            call.verdict(verdict)
         return self._record(coalition, trial, answer, verdict)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
@@ -133,9 +136,11 @@ class AsyncTaskEvaluator(_TaskBase):
         else:
             answer = _text(await in_worker(self.answer, coalition))
         check_call_allowed()
-        verdict = await self.judge.ascore(
-            self.question, answer, reference=self.reference, context=self._shown(coalition)
-        )
+        with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
+            verdict = await self.judge.ascore(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
+            call.verdict(verdict)
         return self._record(coalition, trial, answer, verdict)
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:

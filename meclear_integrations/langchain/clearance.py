@@ -68,6 +68,8 @@ from ..payloads import (
     stage_event_payload,
 )
 from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
+from ..telemetry import TraceSettings, clearance_scope
+from ..telemetry.parents import langchain_run_span
 from .documents import annotate, error_documents, to_memories
 from .judges import resolve_judge
 from .model import message_text
@@ -132,6 +134,9 @@ class ClearanceSettings(BaseModel):
     fails closed. Overrides ``clearance.on_failure``. Configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
+    tracing: TraceSettings = Field(default_factory=TraceSettings)
+    """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
+    when the application has a recording tracer provider; ``detail`` sets how much."""
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
@@ -215,6 +220,13 @@ class ClearanceSettings(BaseModel):
         return reference_from_metadata(metadata, self.reference_key)
 
     @staticmethod
+    def _trace_scope(query: str, run: Any):
+        """The clearance's tracing scope: its query, and (under OpenInference's LangChain
+        instrumentation) the span of the clearance run as the parent."""
+        parent = langchain_run_span(run.run_id, run.parent_run_id)
+        return clearance_scope(query=query, framework="langchain", parent=parent)
+
+    @staticmethod
     def _start_inputs(query: str, ids: list[str], reference: str | None) -> dict[str, Any]:
         return {"query": query, "memory_ids": ids, "reference_given": reference is not None}
 
@@ -285,7 +297,9 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        return MeClearEngine(self._engine_config(), listener=listener).clear(memories, evaluate)
+        engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+        with self._trace_scope(query, run):
+            return engine.clear(memories, evaluate)
 
     # ------------------------------------------------------------------ async
     async def _aclear_documents(
@@ -355,5 +369,6 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(self._engine_config(), listener=listener)
-        return await engine.aclear(memories, evaluate)
+        engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+        with self._trace_scope(query, run):
+            return await engine.aclear(memories, evaluate)

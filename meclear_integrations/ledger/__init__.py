@@ -17,8 +17,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the harm ledger needs SQLAlchemy: pip install 'meclear-integrations[ledger]'"
     ) from exc
 
+from ..hashing import content_hash, query_hash
 from .database import DEFAULT_LEDGER_URL, LEDGER_URL_ENV, display_url, ledger_url
-from .hashing import content_hash, query_hash
 from .migrations import SCHEMA_VERSION, SchemaVersionError
 from .records import (
     CandidateRecord,
@@ -30,6 +30,13 @@ from .records import (
     RunMode,
     RunRecord,
     SuccessSignal,
+)
+from .replay import (
+    ReplayError,
+    ReplayResult,
+    areplay_feedback,
+    replay_feedback,
+    replay_pending,
 )
 from .review import ReviewProposal, proposals_csv, proposals_json, wilson_lower_bound
 from .store import HarmLedger, LedgerLookupError
@@ -46,16 +53,21 @@ __all__ = [
     "MemoryHistory",
     "MemoryObservation",
     "MemoryRecord",
+    "ReplayError",
+    "ReplayResult",
     "ReviewProposal",
     "RunMode",
     "RunRecord",
     "SchemaVersionError",
     "SuccessSignal",
+    "areplay_feedback",
     "content_hash",
     "display_url",
     "ledger_url",
     "proposals_csv",
     "proposals_json",
     "query_hash",
+    "replay_feedback",
+    "replay_pending",
     "wilson_lower_bound",
 ]

@@ -32,6 +32,7 @@ from sqlalchemy.engine import Connection
 
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
+from ..hashing import content_hash, query_hash
 from . import schema as t
 from .database import (
     create_ledger_engine,
@@ -40,7 +41,6 @@ from .database import (
     read_transaction,
     write_transaction,
 )
-from .hashing import content_hash, query_hash
 from .migrations import check_version, migrate
 from .records import (
     CandidateRecord,
@@ -390,6 +390,18 @@ class HarmLedger:
             .order_by(f.c.id)
         )
         return self._feedback_records(query)
+
+    def get_feedback(self, feedback_id: str) -> FeedbackRecord:
+        """The feedback with id ``feedback_id``."""
+        f = t.feedback
+        found = self._feedback_records(
+            select(f).where(f.c.namespace == self.namespace, f.c.feedback_id == feedback_id)
+        )
+        if not found:
+            raise LedgerLookupError(
+                f"no feedback with id {feedback_id!r} in ledger namespace {self.namespace!r}"
+            )
+        return found[0]
 
     def latest_feedback(self, query_id: str) -> FeedbackRecord | None:
         """The most recent feedback on any run of ``query_id``."""

@@ -31,7 +31,6 @@ identical texts -> separate memories with distinct ids.
 
 from __future__ import annotations
 
-import contextvars
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
@@ -56,6 +55,8 @@ from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
+from ..telemetry import TraceSettings, clearance_scope
+from ..telemetry.parents import llama_index_span
 from .events import MeClearStageEvent, StageTracker, stage_events
 from .judges import resolve_judge
 from .model import as_text_model
@@ -130,6 +131,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     ``ClearingRetriever``). Configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload."""
+    tracing: TraceSettings = Field(default_factory=TraceSettings)
+    """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
+    when the application has a recording tracer provider; ``detail`` sets how much."""
 
     @classmethod
     def class_name(cls) -> str:
@@ -261,6 +265,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             StageTracker.end("clearance", query_id, {**base, "phase": "end"}),
         ]
 
+    @staticmethod
+    def _trace_scope(bundle: QueryBundle):
+        """The clearance's tracing scope: its query, and (under OpenInference's LlamaIndex
+        instrumentation) the postprocessor's span as the parent."""
+        return clearance_scope(
+            query=bundle.query_str, framework="llama_index", parent=llama_index_span()
+        )
+
     def _engine_config(self) -> ClearanceConfig:
         """``clearance`` with ``on_failure`` set by ``on_error`` (the integration's switch)."""
         mode = "closed" if self.on_error == "raise" else "open"
@@ -304,16 +316,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         try:
             task = self._task(bundle, nodes, memories, llm, asynchronous=False)
             assert isinstance(task, TaskEvaluator)
-            context = contextvars.copy_context()
-
-            def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-                # worker threads start with an empty context: carry the span over
-                return context.copy().run(task, coalition, trial)
-
+            # the engine runs its worker threads in a copy of this context (the span)
             engine = MeClearEngine(
-                self._engine_config(), listener=lambda e: dispatcher.event(convert(e))
+                self._engine_config(),
+                listener=lambda e: dispatcher.event(convert(e)),
+                tracing=self.tracing,
             )
-            report = engine.clear(memories, evaluate)
+            with self._trace_scope(bundle):
+                report = engine.clear(memories, task)
         except BaseException as exc:
             for event in tracker.closing(exc):
                 dispatcher.event(event)
@@ -339,9 +349,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
 
         try:
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-            report = await MeClearEngine(self._engine_config(), listener=listener).aclear(
-                memories, task
-            )
+            engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+            with self._trace_scope(bundle):
+                report = await engine.aclear(memories, task)
         except BaseException as exc:
             for event in tracker.closing(exc):
                 await dispatcher.aevent(event)

@@ -1,0 +1,49 @@
+"""The triggers' public surface; triggers and the gate load no framework or database."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import meclear_integrations.gate as gate
+import meclear_integrations.triggers as triggers
+
+EXPECTED = {
+    "AllOf",
+    "Always",
+    "AnyOf",
+    "BudgetFit",
+    "EveryN",
+    "EverySeconds",
+    "OnKnownHarm",
+    "OnNegativeFeedback",
+    "Sampling",
+    "TokenBudget",
+    "Trigger",
+    "TriggerContext",
+    "TriggerDecision",
+    "WhenJudgeFails",
+    "approximate_tokens",
+    "fit_to_budget",
+    "skipped_report",
+}
+
+
+def test_all() -> None:
+    assert set(triggers.__all__) == EXPECTED
+    assert set(gate.__all__) == {"ClearanceGate", "GateOutcome", "GatePlan", "LedgerLike"}
+    for module in (triggers, gate):
+        for name in module.__all__:
+            assert hasattr(module, name), name
+
+
+def test_no_framework_or_database_on_import() -> None:
+    code = (
+        "import sys, meclear_integrations.triggers, meclear_integrations.gate;"
+        "meclear_integrations.gate.ClearanceGate().query_id('q');"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in "
+        "('langchain_core', 'llama_index', 'sqlalchemy', 'psycopg', 'matplotlib')];"
+        "assert not heavy, heavy"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
