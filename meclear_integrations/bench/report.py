@@ -1,8 +1,10 @@
-"""``report.md``: the results as Markdown tables (labelled SIMULATED)."""
+"""``report.md``: the results as Markdown tables (labelled SIMULATED, or with the models)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from .labels import report_note
 
 __all__ = ["render_markdown", "table_accuracy", "table_by_group", "table_overall"]
 
@@ -161,8 +163,7 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
     parts = [
         "# MeClear benchmark report",
         "",
-        "**SIMULATED**: task values come from the simulated evidence world (a documented "
-        "stand-in for an LLM agent and judge), not from a real model.",
+        report_note(results),
         "",
         f"Cases: {results['n_cases']} (source: {results.get('source') or 'n/a'}); judge: "
         f"`{results.get('judge', 'reference')}`; world temperature: "
