@@ -65,9 +65,7 @@ def add_real_flags(p: argparse.ArgumentParser) -> None:
         help="response cache (SQLite; default ~/.cache/meclear/responses.sqlite)",
     )
     g.add_argument("--no-cache", action="store_true", help="keep replies in memory only")
-    g.add_argument(
-        "--concurrency", type=int, default=4, help="cases and model calls in flight (4)"
-    )
+    g.add_argument("--concurrency", type=int, default=4, help="cases and model calls in flight (4)")
     g.add_argument("--rps", type=float, default=None, help="model requests per second (no cap)")
     g.add_argument("--max-calls", type=int, default=None, help="stop after N provider calls")
     g.add_argument("--max-tokens", type=int, default=None, help="stop after N tokens")
@@ -76,9 +74,7 @@ def add_real_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="estimate calls and tokens with the offline stand-in; call no model",
     )
-    g.add_argument(
-        "--dry-run-cases", type=int, default=12, help="cases the dry run measures (12)"
-    )
+    g.add_argument("--dry-run-cases", type=int, default=12, help="cases the dry run measures (12)")
     g.add_argument("--shard", default=None, help="run shard i of n (i/n, 1-based)")
     g.add_argument("--resume", action="store_true", help="continue the run in --out")
     g.add_argument(
