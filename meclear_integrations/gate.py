@@ -130,10 +130,10 @@ def _failure(exc: BaseException) -> str:
 class ClearanceGate:
     """Trigger, ledger shortcut, token budget and ledger record around clearance (module
     docstring). ``trigger`` defaults to :class:`~meclear_integrations.triggers.Always`;
-    ``token_counter`` counts tokens for the budget fit (default: about 4 characters per
-    token); ``record_skipped`` also records declined queries (what feedback can refer to);
-    ``shortcut=False`` records to the ledger without offering its verified harm to the
-    engine (every clearance cold)."""
+    ``token_counter`` counts tokens for the budget fit when the deciding policy has no
+    counter of its own (default: about 4 characters per token); ``record_skipped`` also
+    records declined queries (what feedback can refer to); ``shortcut=False`` records to
+    the ledger without offering its verified harm to the engine (every clearance cold)."""
 
     def __init__(
         self,
@@ -255,7 +255,8 @@ class ClearanceGate:
         limit = plan.decision.max_tokens
         if limit is None or not plan.run:
             return None
-        return fit_to_budget(report, limit, counter=self.token_counter)
+        counter = plan.decision.counter or self.token_counter
+        return fit_to_budget(report, limit, counter=counter)
 
     def _records(self, report: ClearanceReport) -> bool:
         return self.ledger is not None and (self.record_skipped or report.status != "skipped")

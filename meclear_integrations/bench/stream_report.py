@@ -131,16 +131,10 @@ def _config_block(run: ConfigRun, build: StreamBuild, replicates: int, seed: int
     return block
 
 
-def _repeat_cost(
-    warm_run: ConfigRun, cold_run: ConfigRun, replicates: int, seed: int
+def _pair_block(
+    pairs: list[tuple[QueryOutcome, QueryOutcome]], replicates: int, seed: int
 ) -> dict[str, Any]:
-    cold = {(x.conversation, x.position): x for x in cold_run.outcomes}
-    pairs = [
-        (x, cold[(x.conversation, x.position)])
-        for x in warm_run.outcomes
-        if x.warm and x.failing and (x.conversation, x.position) in cold
-    ]
-    block: dict[str, Any] = {"policy": warm_run.policy, "pairs": len(pairs)}
+    block: dict[str, Any] = {"pairs": len(pairs)}
     if not pairs:
         return block
     rows = [w for w, _ in pairs]
@@ -153,8 +147,7 @@ def _repeat_cost(
     if replicates:
         boot = _bootstrap(rows, replicates, seed)
         ratio_ci = boot.interval(warm_calls, cold_calls)
-        diffs = boot.ratio(warm_ok - cold_ok, np.ones(len(rows)))
-        diff_ci = percentile_interval(diffs)
+        diff_ci = percentile_interval(boot.ratio(warm_ok - cold_ok, np.ones(len(rows))))
     block.update(
         ledger_calls_per_query=float(warm_calls.mean()),
         cold_calls_per_query=float(cold_calls.mean()),
@@ -164,13 +157,37 @@ def _repeat_cost(
         recovery_cold=float(cold_ok.mean()),
         recovery_difference=float((warm_ok - cold_ok).mean()),
         recovery_difference_ci=diff_ci,
-        target=REPEAT_COST_TARGET,
-        target_met=bool(
-            ratio_ci is not None
-            and ratio_ci[1] <= REPEAT_COST_TARGET
-            and diff_ci is not None
-            and diff_ci[0] >= -0.05
-        ),
+        ledger_guided_share=sum(w.mode == "ledger_guided" for w in rows) / len(rows),
+    )
+    return block
+
+
+def _repeat_cost(
+    warm_run: ConfigRun, cold_run: ConfigRun, replicates: int, seed: int
+) -> dict[str, Any]:
+    """Ledger-guided vs cold on the same failing queries after a verified clearance of one
+    of their faults: over those an oracle could fix (``recoverable``: the target) and over
+    all of them (a query whose gold memory was pushed out cannot be fixed by clearing; the
+    shortcut's failed attempt then adds its T calls to the cold run)."""
+    cold = {(x.conversation, x.position): x for x in cold_run.outcomes}
+    pairs = [
+        (x, cold[(x.conversation, x.position)])
+        for x in warm_run.outcomes
+        if x.warm and x.failing and (x.conversation, x.position) in cold
+    ]
+    fixable = [(w, c) for w, c in pairs if w.recoverable]
+    block: dict[str, Any] = {
+        "policy": warm_run.policy,
+        "target": REPEAT_COST_TARGET,
+        "recoverable": _pair_block(fixable, replicates, seed),
+        "all": _pair_block(pairs, replicates, seed),
+    }
+    main = block["recoverable"]
+    block["target_met"] = bool(
+        main.get("ratio_ci") is not None
+        and main["ratio_ci"][1] <= REPEAT_COST_TARGET
+        and main.get("recovery_difference_ci") is not None
+        and main["recovery_difference_ci"][0] >= 0.0
     )
     return block
 
@@ -265,19 +282,29 @@ def render_stream_markdown(results: dict[str, Any]) -> str:
             " |"
         )
     lines += ["", "## Repeat clearances (ledger-guided vs cold, same queries)", ""]
+    lines.append(
+        "Failing queries that come after a verified clearance of one of their faults; "
+        "`recoverable`: those an oracle removal of the faults fixes (the target), `all`: "
+        f"every one. Target: ratio <= {REPEAT_COST_TARGET} (upper 95% bound) at equal "
+        "recovery."
+    )
+    lines.append("")
     for policy, r in results["repeat_cost"].items():
-        if not r.get("pairs"):
-            lines.append(f"- {policy}: no failing query after a verified clearance")
-            continue
-        lines.append(
-            f"- {policy}: {r['pairs']} failing queries after a fault's first verified "
-            f"clearance: {_fmt(r['ledger_calls_per_query'])} vs "
-            f"{_fmt(r['cold_calls_per_query'])} model calls per query, ratio "
-            f"{_fmt(r['ratio'])}{_ci(r['ratio_ci'])} (target <= {r['target']}); recovery "
-            f"{_fmt(r['recovery_ledger'], True)} vs {_fmt(r['recovery_cold'], True)}, "
-            f"difference {_fmt(r['recovery_difference'], True)}"
-            f"{_ci(r['recovery_difference_ci'], True)}; target met: {r['target_met']}"
-        )
+        for scope in ("recoverable", "all"):
+            b = r[scope]
+            if not b.get("pairs"):
+                lines.append(f"- {policy} ({scope}): no such query")
+                continue
+            lines.append(
+                f"- {policy} ({scope}, {b['pairs']} queries, "
+                f"{_fmt(b['ledger_guided_share'], True)} ledger-guided): "
+                f"{_fmt(b['ledger_calls_per_query'])} vs {_fmt(b['cold_calls_per_query'])} "
+                f"model calls per query, ratio {_fmt(b['ratio'])}{_ci(b['ratio_ci'])}; "
+                f"recovery {_fmt(b['recovery_ledger'], True)} vs "
+                f"{_fmt(b['recovery_cold'], True)}, difference "
+                f"{_fmt(b['recovery_difference'], True)}{_ci(b['recovery_difference_ci'], True)}"
+            )
+        lines.append(f"  target met ({policy}): {r['target_met']}")
     lines += ["", "## Funnel", "", "```", json.dumps(results["funnel"], indent=2), "```", ""]
     return "\n".join(lines)
 

@@ -648,6 +648,7 @@ class MeClearEngine:
         except BaseException as exc:
             yield self._error("clearance", exc, run)
             raise
+        baseline = game.value(game.full)  # the verification may have added trials
         tried = [
             ClearanceCandidate(
                 size=len(c),
@@ -815,13 +816,12 @@ class MeClearEngine:
             and game.value(everything) >= 1.0 - GAIN_TIE_TOLERANCE
         )
 
-    def _prior_test(
-        self, game: CoalitionGame, coalition: Coalition
-    ) -> Generator[_Step, None, bool]:
+    def _prior_test(self, game: CoalitionGame, prior: list[int]) -> Generator[_Step, None, bool]:
         """Verify the prior candidate M minus C against M (Eq. 18-19) under the run's rule;
         True when it is admissible."""
         cfg = self.config
         everything = game.full
+        coalition = candidate_coalition(game.k, prior)
         if cfg.verification == "sequential":
             rule = verifier(cfg)
             while plan := rule.plan(game, [everything, coalition]):

@@ -235,13 +235,13 @@ class SequentialVerifier:
 
     # ------------------------------------------------------------------ early exit
     def exit_plan(self, game: CoalitionGame) -> list[tuple[Coalition, int]]:
-        """Trials the full context still needs before the early-exit decision. The first
-        batch asks for every trial a unanimous pass needs, so a context that passes exits
-        after one round (free under deduplication for a deterministic model)."""
+        """Trials the full context still needs before the early-exit decision: T first
+        (a failing context, what a clearance trigger sends, is settled there), then what a
+        unanimous pass needs (behind a deterministic answer cache these are cache hits)."""
         full = game.full
         have = game.trials_of(full)
-        if have == 0:
-            return [(full, self.verify_trials)]
+        if have < self.trials:
+            return [(full, self.trials)]
         ev = self.evidence(game, full, self.noisy(game))
         if ev.recovery != "open":
             return []

@@ -16,7 +16,7 @@ worker thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..core.memory import Memory
@@ -53,6 +53,8 @@ class TriggerDecision:
     """Force the engine's early exit on (True) or off (False); None keeps the config's."""
     max_tokens: int | None = None
     """A token budget to enforce after clearance (``token_budget.fit_to_budget``)."""
+    counter: Callable[[str], int] | None = field(default=None, compare=False, repr=False)
+    """How the budget's tokens are counted (the ``TokenBudget`` policy's counter)."""
     detail: str = ""
     """Human-readable detail (no query text)."""
     parts: tuple[TriggerDecision, ...] = field(default=())
@@ -100,9 +102,15 @@ def _merge_early_exit(decisions: Sequence[TriggerDecision]) -> bool | None:
     return None
 
 
-def _merge_budget(decisions: Sequence[TriggerDecision]) -> int | None:
-    budgets = [d.max_tokens for d in decisions if d.max_tokens is not None]
-    return min(budgets) if budgets else None
+def _merge_budget(
+    decisions: Sequence[TriggerDecision],
+) -> tuple[int | None, Callable[[str], int] | None]:
+    """The smallest budget asked for, with its counter."""
+    budgets = [d for d in decisions if d.max_tokens is not None]
+    if not budgets:
+        return None, None
+    tightest = min(budgets, key=lambda d: d.max_tokens or 0)
+    return tightest.max_tokens, tightest.counter
 
 
 class _Composite(Trigger):
@@ -126,12 +134,14 @@ class _Composite(Trigger):
         # the running children shape the run; without a run every child's reason is kept
         relevant = [d for d in decisions if d.run] if run else decisions
         first = relevant[0]
+        budget, counter = _merge_budget(relevant) if run else (None, None)
         return TriggerDecision(
             run=run,
             policy=first.policy if len(relevant) == 1 else self.name,
             reason="+".join(dict.fromkeys(d.reason for d in relevant)),
             early_exit=_merge_early_exit(relevant) if run else None,
-            max_tokens=_merge_budget(relevant) if run else None,
+            max_tokens=budget,
+            counter=counter,
             detail="; ".join(d.detail for d in relevant if d.detail),
             parts=tuple(decisions),
         )

@@ -59,6 +59,7 @@ class TokenBudget(Trigger):
             reason="over_token_budget" if over else "under_token_budget",
             early_exit=False if over else None,
             max_tokens=self.max_tokens if over else None,
+            counter=self.counter,
             detail=f"{tokens} tokens, budget {self.max_tokens}",
         )
 

@@ -12,9 +12,7 @@ from meclear_integrations.bench.outcomes import CaseCost, score_case
 from .cases_fixture import clean_case, direct_case, redundant_case
 
 
-def outcome(
-    case, ranking, flagged, cleared, recovered=True, calls=0, coalitions=0, accuracy=None
-):
+def outcome(case, ranking, flagged, cleared, recovered=True, calls=0, coalitions=0, accuracy=None):
     out = MethodOutput(scores={}, ranking=ranking, flagged=flagged, cleared=cleared)
     acc = (1.0 if recovered else 0.0) if accuracy is None else accuracy
     quality = ContextQuality(recovered=recovered, expected_recovery=acc**2, accuracy=acc)

@@ -26,9 +26,10 @@ def redundant(ids: frozenset[str]) -> float:
 @pytest.mark.parametrize("trials", [1, 2, 3, 5])
 @pytest.mark.parametrize("estimator", ["auto", "exact", "kernel", "permutation"])
 @pytest.mark.parametrize("verification", ["paper", "sequential"])
-def test_early_exit_costs_one_round(trials: int, estimator: str, verification: str) -> None:
-    """The paper's rule exits after T passing trials; the sequential rule after the passes
-    its recovery test needs (4 with the defaults, at least T), asked for in one batch."""
+def test_early_exit_costs(trials: int, estimator: str, verification: str) -> None:
+    """The paper's rule exits after T passing trials (one round); the sequential rule after
+    the passes its recovery test needs (4 with the defaults, at least T): T, then the rest
+    in a second round."""
     evaluate = CountingEvaluator(lambda ids: 1.0)
     events: list[StageEvent] = []
     config = ClearanceConfig(estimator=estimator, trials=trials, verification=verification)
@@ -37,7 +38,8 @@ def test_early_exit_costs_one_round(trials: int, estimator: str, verification: s
     assert len(evaluate.calls) == expected == report.cost.evaluator_calls
     assert {ids for ids, _ in evaluate.calls} == {frozenset(f"m{i}" for i in range(6))}
     assert report.early_exit and report.recovered and report.cleared == []
-    assert report.attributions == [] and report.cost.rounds == 1
+    rounds = 1 if verification == "paper" or trials >= 4 else 2
+    assert report.attributions == [] and report.cost.rounds == rounds
     assert [(e.stage, e.phase) for e in events] == [
         ("screening", "start"),
         ("screening", "end"),
@@ -247,7 +249,7 @@ class WaveClock:
     ],
 )
 async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> None:
-    clock = WaveClock(redundant)
+    clock = WaveClock(redundant, delay=0.1)  # robust to a loaded machine
     report = await MeClearEngine(config).aclear(make_memories(5), clock)
     assert clock.waves() == rounds == report.cost.rounds
     assert report.cleared_ids == ["m1", "m2"]

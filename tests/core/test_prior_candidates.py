@@ -7,7 +7,11 @@ import asyncio
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, StageEvent
+from meclear_integrations.core.engine import verifier
 from tests.core.games import CountingEvaluator, make_memories
+
+VERIFIED = verifier(ClearanceConfig()).verify_trials
+"""Trials the default (sequential) rule gives a context that passes every one (4)."""
 
 
 def direct_value(ids: frozenset[str]) -> float:
@@ -35,13 +39,14 @@ def test_verified_prior_is_the_clearance_at_two_t_calls() -> None:
     cold, cold_calls = run(direct_value)
     assert cold.cleared_ids == ["m3"] and cold.clearance_search != "prior"
     warm, warm_calls = run(direct_value, prior=["m3"])
-    trials = ClearanceConfig().trials
+    trials = VERIFIED
     assert warm.clearance_search == "prior"
     assert warm.cleared_ids == ["m3"] and warm.recovered
     assert warm.prior_ids == ["m3"]
     assert warm.attributions == []
-    assert len(warm_calls.calls) == 2 * trials  # the baseline and the prior candidate, T each
-    assert len(cold_calls.calls) > 4 * len(warm_calls.calls)
+    # the failing baseline's T trials and the prior candidate's recovery test
+    assert len(warm_calls.calls) == ClearanceConfig().trials + trials
+    assert len(cold_calls.calls) > 2 * len(warm_calls.calls)
     assert [c.memory_ids for c in warm.candidates] == [[], ["m3"]]
     assert warm.candidates[1].trials == trials and warm.candidates[1].gain == 1.0
     assert warm.final_value == 1.0 and warm.baseline_value == 0.0
@@ -55,8 +60,7 @@ def test_prior_that_does_not_recover_falls_back_to_the_full_algorithm() -> None:
     assert warm.cleared_ids == cold.cleared_ids == ["m1", "m3"]
     assert warm.prior_ids == ["m1"]
     assert warm.attributions  # attribution ran
-    trials = ClearanceConfig().trials
-    assert len(warm_calls.calls) <= len(cold_calls.calls) + trials
+    assert len(warm_calls.calls) <= len(cold_calls.calls) + VERIFIED
 
 
 def test_a_beneficial_prior_is_never_cleared() -> None:
@@ -77,7 +81,7 @@ def test_prior_ids_outside_the_context_change_nothing() -> None:
 def test_clean_context_exits_early_without_trying_the_prior() -> None:
     report, calls = run(clean_value, prior=["m3"])
     assert report.early_exit and report.cleared_ids == []
-    assert len(calls.calls) == ClearanceConfig().trials
+    assert len(calls.calls) == VERIFIED
     assert report.prior_ids == ["m3"]
 
 
@@ -86,7 +90,7 @@ def test_without_early_exit_baseline_and_prior_share_one_round() -> None:
     report, calls = run(direct_value, prior=["m3"], config=config)
     assert report.clearance_search == "prior"
     assert report.cost.rounds == 1
-    assert len(calls.calls) == 2 * config.trials
+    assert len(calls.calls) == config.trials + VERIFIED  # the baseline T, the prior its test
 
 
 def test_prior_shortcut_events_pair_up() -> None:

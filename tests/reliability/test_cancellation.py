@@ -37,7 +37,7 @@ async def test_cancel_async_evaluator_mid_run() -> None:
     events: list[StageEvent] = []
     await _cancel_mid_run(evaluate, events)
     assert asyncio.all_tasks() == {asyncio.current_task()}
-    assert len(started) > 2 and finished == [4, 4]  # only the quick baseline trials finished
+    assert len(started) > 2 and finished and set(finished) == {4}  # only baseline trials finished
     assert events[-1].phase == "error" and events[-1].payload["outcome"] == "cancelled"
 
 

@@ -167,7 +167,9 @@ def test_call_budget_is_never_exceeded() -> None:
 
 def test_call_budget_counts_retries() -> None:
     evaluate = ScriptedEvaluator(faults={n: TimeoutError() for n in range(1, 100)})
-    config = ClearanceConfig(max_evaluator_calls=2, retry={"max_attempts": 10})
+    config = ClearanceConfig(
+        max_evaluator_calls=2, retry={"max_attempts": 10}, verification="paper"
+    )  # the paper's rule: a first batch of T = 2 calls
     report = MeClearEngine(config, sleep=Sleeps()).clear(memories(3), evaluate)
     assert len(evaluate.calls) == 2 and report.failed and report.cost.attempts == 2
 

@@ -1,0 +1,107 @@
+"""Feedback from LangSmith users into the harm ledger, and replays through a retriever.
+
+:func:`langsmith_feedback` records a verdict on the ledger (found by the traced run id the
+ledger recorded for the query) and sends the same verdict to LangSmith as feedback on that
+run (``key``, score 1 / 0, the correction as ``{"answer": ...}``), so both hold one
+history. The ledger is written first: an unknown run or memory id fails before anything
+is sent, and a LangSmith outage after it leaves the ledger's record (with the LangSmith
+feedback id it was meant to have) for a retry of the send alone.
+
+:func:`replay_feedback` replays a negative feedback with its correction as reference using
+a ``ClearingRetriever``'s own agent and judge (``ledger.replay_feedback``), reading the
+memories back from your vector store by id (``get_by_ids``) and checking their texts
+against the recorded content hashes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+
+from ..core.redaction import redact
+
+__all__ = ["langsmith_feedback", "replay_feedback"]
+
+
+def langsmith_feedback(
+    ledger: Any,
+    run_id: str | uuid.UUID,
+    *,
+    correct: bool,
+    correction: str | None = None,
+    memory_ids: Sequence[str] = (),
+    comment: str | None = None,
+    key: str = "correctness",
+    session_id: str | uuid.UUID | None = None,
+    client: Any = None,
+) -> Any:
+    """Record feedback on ``ledger`` and send it to LangSmith; returns the ledger record.
+
+    ``run_id``: the LangSmith run the user judged (the ledger finds its query by the traced
+    run id it recorded). ``session_id``: the LangSmith project (tracing session) of the
+    run, which LangSmith asks for. ``client``: a ``langsmith.Client`` (default: one from
+    the environment, ``LANGSMITH_API_KEY`` / ``LANGSMITH_ENDPOINT``)."""
+    feedback_id = uuid.uuid4()
+    record = ledger.feedback(
+        str(run_id),
+        correct=correct,
+        correction=correction,
+        memory_ids=memory_ids,
+        source="langsmith",
+        source_id=str(feedback_id),
+        comment=comment,
+    )
+    if client is None:
+        from langsmith import Client
+
+        client = Client()
+    client.create_feedback(
+        run_id,
+        key=key,
+        score=1.0 if correct else 0.0,
+        correction={"answer": redact(correction)} if correction else None,
+        comment=redact(comment) if comment else None,
+        feedback_id=feedback_id,
+        source_info={"meclear_ledger_feedback_id": record.feedback_id},
+        **({"session_id": session_id} if session_id is not None else {}),
+    )
+    return record
+
+
+def replay_feedback(
+    retriever: Any,
+    ledger: Any,
+    feedback: Any,
+    *,
+    get_documents: Callable[[Sequence[str]], list[Document]],
+    query: str | None = None,
+) -> Any:
+    """Replay ``feedback`` (a record or its id) through ``retriever``'s agent and judge, the
+    correction as reference; ``get_documents(ids)`` reads the memories back from your store
+    (e.g. ``vector_store.get_by_ids``). Returns ``ledger.ReplayResult``."""
+    from ..ledger.replay import replay_feedback as replay
+    from .documents import to_memories
+
+    documents: dict[str, Document] = {}
+
+    def resolve(ids: Sequence[str]) -> dict[str, str]:
+        found = [d for d in get_documents(list(ids)) if d.id is not None]
+        documents.update({str(d.id): d for d in found})
+        return {str(d.id): d.page_content for d in found}
+
+    def evaluator_for(text: str, reference: str, memories: list[Any]) -> Any:
+        docs = [documents[m.id] for m in memories]
+        rebuilt, _ = to_memories(docs)
+        return retriever._task(text, docs, rebuilt, reference, asynchronous=False)
+
+    return replay(
+        ledger,
+        feedback,
+        evaluator_for=evaluator_for,
+        query=query,
+        resolve=resolve,
+        config=retriever._engine_config(),
+    )
