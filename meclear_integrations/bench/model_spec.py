@@ -141,6 +141,7 @@ class ModelSpec(BaseModel):
             "base_url": base_url,
             "api_key": SecretStr(key or "not-needed"),
             "timeout": self.timeout,
+            "max_retries": 0,  # the benchmark's call gate retries (and counts the retries)
         }
         if self.seed is not None:
             options["seed"] = self.seed

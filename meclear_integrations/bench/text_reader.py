@@ -10,7 +10,8 @@ Answering (:func:`read_answer`), for the question and the memories of an answer 
 1. *Question words*: the question's content words and their lemmas (``lemminflect``:
    "did Caroline go" matches "Caroline went").
 2. *Relevance* of a memory: how many question words it contains. Memories with at least
-   half the best relevance (and at least one word) are *matching statements*.
+   half the best relevance and a third of the question's words (at least one) are
+   *matching statements*.
 3. *Stated answer* of a matching statement, read from its text with negated phrases
    removed ("..., not 7 May 2023"): where the statement follows the question's declarative
    form (:func:`~.statements.statement`: "Caroline went to the support group ___", "___
@@ -35,6 +36,7 @@ the reader's answer 0.9, every other memory 0.1.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -137,6 +139,16 @@ def _forms(word: str) -> frozenset[str]:
     for lemmas in lemminflect.getAllLemmas(low).values():
         forms.update(lemmas)
     return frozenset(forms)
+
+
+def _question_words(question: str) -> list[frozenset[str]]:
+    """The question's content words, each as its set of forms (counted once)."""
+    words: list[frozenset[str]] = []
+    for word in _WORD.findall(question):
+        forms = _forms(word)
+        if _plain(word) and not forms & _STOP and not any(forms & w for w in words):
+            words.append(forms)
+    return words
 
 
 def _content(text: str) -> set[str]:
@@ -248,12 +260,19 @@ def _agree(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def _statements(question: str, memories: Sequence[ReadMemory]) -> list[_Statement]:
-    question_words = _content(question)
-    scored = [(i, m, len(_content(m.text) & question_words)) for i, m in enumerate(memories)]
+    asked = _question_words(question)
+    question_words = set().union(*asked) if asked else set()
+
+    def relevance(text: str) -> int:
+        present = _content(text)
+        return sum(1 for forms in asked if forms & present)
+
+    scored = [(i, m, relevance(m.text)) for i, m in enumerate(memories)]
     best = max((r for _, _, r in scored), default=0)
+    floor = max(1, math.ceil(len(asked) / 3), best / 2)
     statements: list[_Statement] = []
     for position, memory, relevance in scored:
-        if relevance < max(1, best / 2):
+        if relevance < floor:
             continue
         answer = _stated_answer(memory.text, question, question_words)
         key = tuple(normalize_answer(answer).split())

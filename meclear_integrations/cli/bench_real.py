@@ -67,6 +67,12 @@ def add_real_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-cache", action="store_true", help="keep replies in memory only")
     g.add_argument("--concurrency", type=int, default=4, help="cases and model calls in flight (4)")
     g.add_argument("--rps", type=float, default=None, help="model requests per second (no cap)")
+    g.add_argument(
+        "--retries",
+        type=int,
+        default=4,
+        help="attempts per model call on transient provider errors (4; backoff, retry-after)",
+    )
     g.add_argument("--max-calls", type=int, default=None, help="stop after N provider calls")
     g.add_argument("--max-tokens", type=int, default=None, help="stop after N tokens")
     g.add_argument(
@@ -211,6 +217,7 @@ def real_session(
     from ..bench.model_client import CallGate, CallLimits, ModelClient
     from ..bench.model_spec import TEXT_READER
     from ..bench.real_backend import RealModelBackend
+    from ..core.config import RetryPolicy
 
     mode = _check_simulated_flags(args)
     specs = _specs(args, seed)
@@ -233,7 +240,15 @@ def real_session(
             requests_per_second=args.rps, check_every_n_seconds=0.01, max_bucket_size=1
         )
     limits = CallLimits() if stand_in else CallLimits(args.max_calls, args.max_tokens)
-    gate = CallGate(cache, limits=limits, concurrency=args.concurrency, rate_limiter=limiter)
+    if not 1 <= args.retries <= 20:
+        raise ValueError("--retries must be between 1 and 20")
+    gate = CallGate(
+        cache,
+        limits=limits,
+        concurrency=args.concurrency,
+        rate_limiter=limiter,
+        retry=RetryPolicy(max_attempts=args.retries, retry_unreadable=False),
+    )
     structured = {"auto": None, "structured": True, "text": False}[args.judge_output]
     roles = ["agent", "judge"] + (["rater"] if "llm-direct" in methods else [])
     clients = {
