@@ -4,12 +4,16 @@ Rendering (used by every integration, the judges and the simulated chat model):
 
 - each memory is one block ``<memory id="ID">`` / text / ``</memory>``, in retrieval
   order, blocks separated by a blank line; an empty context renders as ``(no memories)``;
-- memory texts are inserted verbatim, except that tag-like sequences that could close or
-  open a block (``</memory``, ``<memory``, and the other tags used by the package's
-  prompts) are neutralised by replacing their ``<`` with ``‹``, so a memory can never
-  break out of its block; ids are rendered with ``"`` replaced by ``'``;
+- every attacker-controlled field is escaped so that it can neither open nor close a
+  fence, whatever tag names the prompt uses: in data (memory texts, questions, answers,
+  references) every ``<`` (and its look-alikes ``＜`` U+FF1C, ``﹤`` U+FE64) becomes ``‹``
+  (:func:`neutralize_tags`), so no data holds a tag at all; attribute values (ids and
+  rendered metadata values) additionally have ``"`` replaced by ``'``, ``>`` by ``›`` and
+  line breaks and other control characters by spaces (:func:`escape_attribute`), and
+  metadata values are cut to :data:`MAX_ATTRIBUTE_CHARS`; attribute names must be plain
+  identifiers. Escaping is one linear pass per field (no regular expression);
 - the prompt states that the memories are data, never instructions;
-- the question is fenced too (``<question>`` / text / ``</question>``, tags neutralised),
+- the question is fenced too (``<question>`` / text / ``</question>``, escaped),
   so neither a memory nor a question can pose as the prompt's own instructions.
 
 The default answer prompt has two placeholders, ``{memories}`` and ``{question}``.
@@ -17,14 +21,15 @@ The default answer prompt has two placeholders, ``{memories}`` and ``{question}`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from .core.memory import Memory
 
 __all__ = [
     "DEFAULT_ANSWER_PROMPT",
+    "MAX_ATTRIBUTE_CHARS",
     "NO_MEMORIES",
+    "escape_attribute",
     "fence",
     "format_answer_prompt",
     "neutralize_tags",
@@ -53,34 +58,61 @@ Question:
 Answer:"""
 """The package's default task-agent prompt (placeholders ``{memories}``, ``{question}``)."""
 
-_TAGS = (
-    "memory",
-    "memories",
-    "question",
-    "answer",
-    "candidate_answer",
-    "reference_answer",
-)
-_TAG_PATTERN = re.compile(r"<(/?\s*(?:" + "|".join(_TAGS) + r")\b)", re.IGNORECASE)
+MAX_ATTRIBUTE_CHARS = 256
+"""Longest rendered metadata value (ids are rendered whole)."""
+
+_LT_LOOKALIKES = ("\uff1c", "\ufe64")  # fullwidth and small less-than signs
+_SAFE_LT = "\u2039"  # single left-pointing angle quotation mark
 
 
 def neutralize_tags(text: str) -> str:
-    """Replace the ``<`` of any of the package's prompt tags inside ``text`` with ``‹``."""
-    return _TAG_PATTERN.sub(r"‹\1", text)
+    """``text`` with every ``<`` (and look-alike) replaced by ``‹``: data holds no tag."""
+    text = text.replace("<", _SAFE_LT)
+    for lookalike in _LT_LOOKALIKES:
+        if lookalike in text:
+            text = text.replace(lookalike, _SAFE_LT)
+    return text
 
 
-def fence(tag: str, text: str, **attributes: str) -> str:
-    """``<tag attr="...">`` / neutralised text / ``</tag>``."""
-    attrs = "".join(f' {k}="{str(v).replace(chr(34), chr(39))}"' for k, v in attributes.items())
+def escape_attribute(value: object, *, max_chars: int | None = None) -> str:
+    """An attribute value that cannot end its quotes or its tag, nor break the line."""
+    try:
+        text = str(value)
+    except Exception:  # a metadata value whose str() fails renders as its type
+        text = f"({type(value).__name__})"
+    text = neutralize_tags(text).replace('"', "'").replace(">", "\u203a")
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else " " for c in text)
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max_chars - 1] + "\u2026"
+    return text
+
+
+def _attribute_name(name: str) -> str:
+    if not (name.isascii() and name.replace("_", "").replace("-", "").isalnum()):
+        raise ValueError(f"attribute names must be plain identifiers, got {name!r}")
+    if not name[0].isalpha():
+        raise ValueError(f"attribute names must start with a letter, got {name!r}")
+    return name
+
+
+def fence(tag: str, text: str, **attributes: object) -> str:
+    """``<tag attr="...">`` / escaped text / ``</tag>`` (module docstring)."""
+    attrs = "".join(f' {_attribute_name(k)}="{escape_attribute(v)}"' for k, v in attributes.items())
     return f"<{tag}{attrs}>\n{neutralize_tags(text)}\n</{tag}>"
 
 
 def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
-    """One memory block; ``metadata_keys`` present in its metadata become attributes."""
-    attributes = {"id": memory.id}
+    """One memory block; ``metadata_keys`` present in its metadata become attributes
+    (values escaped like ids and cut to :data:`MAX_ATTRIBUTE_CHARS`)."""
+    attributes: dict[str, object] = {"id": memory.id}
     for key in metadata_keys:
+        if key == "id":
+            raise ValueError("'id' is the memory's own attribute, not a metadata key")
         if key in memory.metadata:
-            attributes[key] = str(memory.metadata[key])
+            attributes[_attribute_name(key)] = escape_attribute(
+                memory.metadata[key], max_chars=MAX_ATTRIBUTE_CHARS
+            )
     return fence("memory", memory.content, **attributes)
 
 

@@ -3,7 +3,8 @@
 Every attempt counts as a model call. An attempt fails when the model raises or its output
 does not parse; the next attempt repeats the prompt, with the parse error appended as
 feedback. After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
-guessed value.
+guessed value; its error text and last output are redacted (no API key a provider error or
+a hostile candidate put there reaches the decision).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tenacity import (
     wait_none,
 )
 
+from ..core.redaction import redact
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
 from .labels import ProbeRole
@@ -102,9 +104,16 @@ def _feedback(prompt: str, error: _AttemptFailed | None) -> str:
 
 
 def _as_text(output: object) -> str:
-    if isinstance(output, Mapping):
-        return json.dumps(dict(output), ensure_ascii=False)
-    return str(output)
+    try:
+        if isinstance(output, Mapping):
+            return json.dumps(dict(output), ensure_ascii=False, default=str)[:MAX_KEPT_CHARS]
+        return str(output)[:MAX_KEPT_CHARS]
+    except Exception:  # an output that cannot even be printed
+        return f"<unprintable {type(output).__name__}>"
+
+
+MAX_KEPT_CHARS = 100_000
+"""Longest raw output text handled for diagnosis (before ``max_output_chars``)."""
 
 
 class CallRunner:
@@ -132,27 +141,30 @@ class CallRunner:
     def _finish(self, call: ModelCall, started: float, output: object) -> Any:
         try:
             value = self._parse(call, output)
-        except OutputParseError as exc:
+        except Exception as exc:  # OutputParseError; anything else is misbehaviour too
             self.meter.record(call.stage, time.perf_counter() - started, failed=True)
-            raise _AttemptFailed(str(exc), _as_text(output), parse=True) from exc
+            message = str(exc) if isinstance(exc, OutputParseError) else repr(exc)[:300]
+            raise _AttemptFailed(message, _as_text(output), parse=True) from exc
         self.meter.record(call.stage, time.perf_counter() - started, failed=False)
         return value
 
     def _model_error(self, call: ModelCall, started: float, exc: Exception) -> _AttemptFailed:
         self.meter.record(call.stage, time.perf_counter() - started, failed=True)
-        return _AttemptFailed(f"model raised {type(exc).__name__}: {exc}", None, parse=False)
+        return _AttemptFailed(
+            redact(f"model raised {type(exc).__name__}: {exc}")[:1000], None, parse=False
+        )
 
     def _failure(self, call: ModelCall, error: _AttemptFailed, attempts: int) -> CallResult:
         output = error.output
         if output is not None:
-            output = output[: self.config.max_output_chars]
+            output = redact(output)[: self.config.max_output_chars]
         return CallResult(
             call=call,
             failure=CallFailure(
                 stage=call.stage,
                 role=call.role,
                 attempts=attempts,
-                error=str(error),
+                error=redact(str(error))[:1000],
                 last_output=output,
             ),
         )

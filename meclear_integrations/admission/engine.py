@@ -1,9 +1,14 @@
 """ConMemAdmitter: counterfactual admission of one candidate memory (Sec. 4, App. B).
 
 The method is written once, as a generator of steps (run these independent model calls,
-emit this stage event); a sync driver (worker threads) and an async driver (asyncio) execute
-the steps, so independent calls (the six responses, the three judge and three auditor calls,
-targeted repairs) run concurrently on both paths, up to ``max_concurrency``.
+emit this stage event); a sync driver (daemon worker threads, :mod:`~..core.workers`) and
+an async driver (asyncio) execute the steps, so independent calls (the six responses, the
+three judge and three auditor calls, targeted repairs) run concurrently on both paths, up
+to ``max_concurrency``. On the async path the first error of a batch cancels its siblings
+(:func:`~..core.tasks.gather_or_cancel`), so no call outlives the decision. Model
+misbehaviour (a raising call, an output that never parses, however malformed: deep
+nesting, huge numbers) never raises out of ``decide`` / ``adecide``: it ends in
+``AdmissionDecision.error``. Error texts and raw outputs kept for diagnosis are redacted.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..core.redaction import redact
+from ..core.tasks import gather_or_cancel
+from ..core.workers import map_in_workers
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig
 from .decision import (
@@ -176,14 +183,10 @@ class ConMemAdmitter:
             async with gate:
                 return await self.adecide(r.candidate, r.context, candidate_id=r.candidate_id)
 
-        return list(await asyncio.gather(*(one(r) for r in requests)))
+        return await gather_or_cancel(one(r) for r in requests)
 
     def _run_sync(self, runner: CallRunner, calls: Sequence[ModelCall]) -> list[CallResult]:
-        workers = min(self.config.max_concurrency, len(calls))
-        if workers <= 1:
-            return [runner.run(c) for c in calls]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="conmem") as pool:
-            return list(pool.map(runner.run, calls))
+        return map_in_workers(runner.run, list(calls), self.config.max_concurrency)
 
     async def _run_async(
         self, runner: CallRunner, calls: Sequence[ModelCall], semaphore: asyncio.Semaphore
@@ -192,14 +195,7 @@ class ConMemAdmitter:
             async with semaphore:
                 return await runner.arun(call)
 
-        tasks = [asyncio.ensure_future(one(c)) for c in calls]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        return await gather_or_cancel(one(c) for c in calls)
 
     def _emit_sync(self, event: AdmissionEvent) -> None:
         if self.listener is None:
@@ -306,7 +302,7 @@ class ConMemAdmitter:
         except GeneratorExit:
             raise
         except BaseException as exc:
-            payload = {"error_type": type(exc).__name__, "error": str(exc)[:500]}
+            payload = {"error_type": type(exc).__name__, "error": redact(str(exc))[:500]}
             yield _Emit(
                 AdmissionEvent(
                     stage=stage, phase="error", candidate_id=candidate_id, payload=payload
@@ -315,7 +311,7 @@ class ConMemAdmitter:
             raise
         error = result.error if isinstance(result, ReasonClassification) else result
         if isinstance(error, StageError):
-            payload = {"failed_stage": error.stage, "error": error.message}
+            payload = {"failed_stage": error.stage, "error": redact(error.message)}
             phase: Literal["end", "error"] = "error"
         else:
             payload, phase = _stage_payload(stage, result), "end"

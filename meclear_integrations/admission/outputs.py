@@ -4,17 +4,22 @@ An output parses when it is one JSON object (bare, or alone inside a single fenc
 block) that validates against the stage's schema: no extra keys, no type coercion, labels
 from the closed sets (case and surrounding blanks are normalised, nothing else). Free text
 is never mined for a label.
+
+Model output is untrusted (it can echo a hostile candidate): text is decoded by
+:func:`~meclear_integrations.core.bounded_json.load_object` (linear time, at most
+:data:`MAX_OUTPUT_CHARS` characters and :data:`MAX_OUTPUT_DEPTH` levels, duplicate keys
+rejected), and every failure of decoding or validation, whatever its type (an
+``OverflowError`` on a 400-digit number included), is an :class:`OutputParseError`.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..core.bounded_json import BoundedJSONError, load_object
 from .labels import AttributionLabel, JudgePreference, RejectionReason
 
 __all__ = [
@@ -165,24 +170,24 @@ class ReasonOutput(BaseModel):
     @classmethod
     def _number(cls, value: Any) -> Any:
         # JSON has one number type: accept an integer 0 or 1 as a float, nothing else.
-        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value not in (0, 1):
+                raise ValueError("a confidence must be a number in [0, 1]")
+            return float(value)
+        return value
 
 
-_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*?)\n?```$", re.DOTALL)
+MAX_OUTPUT_CHARS = 64_000
+"""Longest model output decoded; a longer one does not parse."""
+MAX_OUTPUT_DEPTH = 6
+"""Deepest JSON nesting decoded (the deepest schema, the probe audit, is 2 levels)."""
 
 
 def _json_object(text: str) -> dict[str, Any]:
-    stripped = text.strip()
-    fenced = _FENCE.match(stripped)
-    if fenced:
-        stripped = fenced.group(1).strip()
     try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        raise OutputParseError(f"not a JSON object: {exc.msg} at char {exc.pos}") from exc
-    if not isinstance(data, dict):
-        raise OutputParseError(f"expected a JSON object, got {type(data).__name__}")
-    return data
+        return load_object(text, max_chars=MAX_OUTPUT_CHARS, max_depth=MAX_OUTPUT_DEPTH)
+    except BoundedJSONError as exc:
+        raise OutputParseError(f"not one JSON object: {exc}") from None
 
 
 def _describe(exc: ValidationError) -> str:
@@ -194,16 +199,26 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_output(schema: type[T], output: Mapping[str, Any] | str) -> T:
-    """Validate ``output`` (an object, or JSON text) against ``schema``; raise on any doubt."""
-    data = dict(output) if isinstance(output, Mapping) else _json_object(str(output))
+    """Validate ``output`` (an object, or JSON text) against ``schema``; raise
+    :class:`OutputParseError` on any doubt, never anything else."""
+    if isinstance(output, Mapping):
+        data = dict(output)
+    elif isinstance(output, str):
+        data = _json_object(output)
+    else:
+        raise OutputParseError(f"expected an object or JSON text, got {type(output).__name__}")
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        raise OutputParseError(_describe(exc)) from exc
+        raise OutputParseError(_describe(exc)) from None
+    except Exception as exc:  # a validator that failed otherwise (OverflowError, ...)
+        raise OutputParseError(f"{type(exc).__name__} while validating: {exc}"[:300]) from None
 
 
 def parse_text_response(output: str) -> str:
-    """A free-text response: any non-blank string."""
+    """A free-text response: any non-blank string of at most :data:`MAX_OUTPUT_CHARS`."""
     if not isinstance(output, str) or not output.strip():
         raise OutputParseError("empty response")
+    if len(output) > MAX_OUTPUT_CHARS:
+        raise OutputParseError(f"a response of {len(output)} characters exceeds the cap")
     return output.strip()

@@ -10,6 +10,7 @@ __all__ = [
     "EstimatorError",
     "EvaluatorError",
     "InconsistentVerdictsError",
+    "InvalidRetrievalError",
     "MeClearError",
     "RedactedError",
     "ScoreOutOfRangeError",
@@ -46,6 +47,12 @@ class EstimatorError(MeClearError):
     """The attribution estimator failed numerically (an overflow, a singular system, out of
     memory) after evaluator calls were spent. The run fails open or closed like an evaluator
     failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``."""
+
+
+class InvalidRetrievalError(MeClearError, TypeError):
+    """The wrapped retriever returned an item that is not a usable document (not a
+    ``Document`` / node, or one without text). Integrations fail open on it (every item
+    returned unchanged) or raise it, per their ``on_error``."""
 
 
 class ScoreOutOfRangeError(EvaluatorError, ValueError):
@@ -111,9 +118,11 @@ class RedactedError(MeClearError):
         transient: bool,
         retry_after: float | None = None,
         status_code: int | None = None,
+        unreadable_reply: bool = False,
     ) -> None:
         super().__init__(message)
         self.original_type = original_type
         self.transient = transient
         self.retry_after = retry_after
         self.status_code = status_code
+        self.unreadable_reply = unreadable_reply

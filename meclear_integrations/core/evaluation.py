@@ -8,7 +8,10 @@ Every call goes through a :class:`~.retry.CallRetrier` (transient errors retried
 backoff, every attempt taken from the run's :class:`~.budget.RunBudget`). A batch is all
 or nothing: scores reach the game only when every call of the batch succeeded, so a
 failed, timed-out or cancelled batch leaves no half-written state. Failed calls are
-appended to ``failures`` (memory ids, trial, redacted error) for the report.
+appended to ``failures`` (memory ids, trial, redacted error) for the report. An
+evaluator's exception is wrapped in an :class:`~.errors.EvaluatorError` (redacted message)
+whose ``__cause__`` chain is redacted too (:func:`~.faults.redact_chain`), so no secret
+reaches a log or trace through the chain.
 
 Blocking calls run on daemon threads (:mod:`.workers`), never on the event loop and never
 on threads that anything joins: an abandoned or hung call cannot hold the caller past the
@@ -31,7 +34,7 @@ from .budget import RunBudget
 from .coalitions import Coalition
 from .config import RetryPolicy
 from .errors import BudgetExceededError, EvaluatorError, RedactedError
-from .faults import exception_chain, is_transient
+from .faults import exception_chain, is_transient, redact_chain
 from .game import CoalitionGame, EvaluationRequest
 from .memory import Memory
 from .redaction import redact
@@ -80,12 +83,16 @@ def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -
 
 
 def _call_sync(evaluate: Evaluator, request: EvaluationRequest) -> object:
+    failure: BaseException | None = None
     try:
         result = evaluate(request.memories, request.trial)
-    except EvaluatorError:
-        raise
+    except EvaluatorError as exc:
+        failure = redact_chain(exc)
     except Exception as exc:
-        raise _failure(request, exc) from exc
+        failure = _failure(request, exc)
+        failure.__cause__ = redact_chain(exc)
+    if failure is not None:  # raised outside the handler: no unredacted __context__
+        raise failure
     if inspect.isawaitable(result):
         if inspect.iscoroutine(result):
             result.close()
@@ -99,14 +106,18 @@ def _call_sync(evaluate: Evaluator, request: EvaluationRequest) -> object:
 
 
 async def _call_async(evaluate: Evaluator, request: EvaluationRequest) -> object:
+    failure: BaseException | None = None
     try:
         result = evaluate(request.memories, request.trial)
         if inspect.isawaitable(result):
             result = await result
-    except EvaluatorError:
-        raise
+    except EvaluatorError as exc:
+        failure = redact_chain(exc)
     except Exception as exc:
-        raise _failure(request, exc) from exc
+        failure = _failure(request, exc)
+        failure.__cause__ = redact_chain(exc)
+    if failure is not None:  # raised outside the handler: no unredacted __context__
+        raise failure
     return result
 
 

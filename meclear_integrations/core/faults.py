@@ -24,13 +24,14 @@ attribute, else its response's ``retry-after-ms`` (milliseconds) or ``retry-afte
 
 from __future__ import annotations
 
+import copy
 import email.utils
 import re
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .errors import RedactedError, ScoreOutOfRangeError, TransientError
+from .errors import MeClearError, RedactedError, ScoreOutOfRangeError, TransientError
 from .redaction import redact
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "http_status",
     "is_transient",
     "is_unreadable_reply",
+    "redact_chain",
     "retry_after",
     "sanitize",
 ]
@@ -153,14 +155,81 @@ def retry_after(exc: BaseException) -> float | None:
 
 def sanitize(exc: BaseException) -> RedactedError:
     """A :class:`RedactedError` standing in for ``exc``: ``"<Type>: <redacted message>"``,
-    with its transient classification, retry-after and HTTP status; raise it ``from None``
-    where a framework records the exception (traces) so no unredacted chain is kept."""
+    with its transient classification, retry-after, HTTP status and unreadable-reply mark;
+    raise it ``from None`` where a framework records the exception (traces) so no
+    unredacted chain is kept."""
     if isinstance(exc, RedactedError):
         return exc
     return RedactedError(
-        f"{type(exc).__name__}: {redact(str(exc))}"[:2000],
+        f"{type(exc).__name__}: {redact(_text(exc))}"[:2000],
         original_type=type(exc).__name__,
         transient=is_transient(exc),
         retry_after=retry_after(exc),
         status_code=http_status(exc),
+        unreadable_reply=is_unreadable_reply(exc),
     )
+
+
+_CHAIN_DEPTH = 8
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a broken __str__ must not break error handling
+        return f"<{type(exc).__name__} with an unprintable message>"
+
+
+def _clean(exc: BaseException) -> bool:
+    text = _text(exc)
+    return redact(text) == text
+
+
+def _stand_in(exc: BaseException) -> BaseException:
+    """A copy of ``exc`` (same type and attributes) with a redacted message, or a
+    :class:`RedactedError` when the type cannot be copied or still prints a secret."""
+    if _clean(exc):
+        try:
+            return copy.copy(exc)
+        except Exception:
+            return sanitize(exc)
+    try:
+        twin = copy.copy(exc)
+        twin.args = (redact(_text(exc)),)
+        if _clean(twin):
+            return twin
+    except Exception:
+        pass
+    return sanitize(exc)
+
+
+def redact_chain(exc: BaseException, *, _depth: int = 0) -> BaseException:
+    """``exc`` made safe to surface: every exception in its ``__cause__`` / ``__context__``
+    chain (at most 8 deep) whose message holds a secret is replaced by a redacted stand-in
+    (same type and attributes when it can be copied, else a :class:`RedactedError` with the
+    original's class name and transient classification), tracebacks kept.
+
+    The package's own errors are fixed in place; a foreign exception that needs a change
+    is returned as a stand-in and the original is left untouched. A clean chain is
+    returned as is, so types and causes are preserved whenever nothing leaks.
+    """
+    cause, context = exc.__cause__, exc.__context__
+    if _depth < _CHAIN_DEPTH:
+        new_cause = redact_chain(cause, _depth=_depth + 1) if cause is not None else None
+        new_context = redact_chain(context, _depth=_depth + 1) if context is not None else None
+    else:  # deeper links are dropped rather than kept unchecked
+        new_cause = new_context = None
+    clean = _clean(exc)
+    if clean and new_cause is cause and new_context is context:
+        return exc
+    if isinstance(exc, MeClearError):
+        if not clean:
+            exc.args = (redact(_text(exc)),)
+        target = exc
+    else:
+        target = _stand_in(exc)
+        target.__traceback__ = exc.__traceback__
+        target.__suppress_context__ = exc.__suppress_context__
+    target.__cause__ = new_cause
+    target.__context__ = new_context
+    return target

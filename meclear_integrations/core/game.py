@@ -8,6 +8,8 @@ fewer under adaptive trials), and every trial score is kept for the recovery pre
 from __future__ import annotations
 
 import math
+import numbers
+import reprlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -29,6 +31,14 @@ class EvaluationRequest:
     @property
     def memory_ids(self) -> tuple[str, ...]:
         return tuple(m.id for m in self.memories)
+
+
+def _shown(score: object) -> str:
+    """A short, safe rendering of a rejected score (a 400-digit int, a long string)."""
+    try:
+        return f"{type(score).__name__} {reprlib.repr(score)}"
+    except Exception:  # a score whose repr() fails
+        return type(score).__name__
 
 
 def _chunk_tables(context: tuple[Memory, ...]) -> list[list[tuple[Memory, ...]]]:
@@ -128,16 +138,24 @@ class CoalitionGame:
         ]
 
     def record(self, request: EvaluationRequest, score: object) -> float:
-        """Validate one evaluator score; returns it as a float in [0, 1]."""
+        """Validate one evaluator score; returns it as a float in [0, 1].
+
+        Only a real number (``int``, ``float``, a numpy scalar, any ``numbers.Real``; never
+        a bool or a string) that is finite and in [0, 1] is accepted; anything else,
+        including a number too large for a float (``10**400``), raises
+        :class:`ScoreOutOfRangeError` (an evaluator failure: the run fails open or closed).
+        """
         self.evaluator_calls += 1
-        try:
-            value = float(score)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            value = math.nan
-        if isinstance(score, bool) or not (0.0 <= value <= 1.0):
+        value = math.nan
+        if isinstance(score, numbers.Real) and not isinstance(score, bool):
+            try:
+                value = float(score)
+            except (TypeError, ValueError, OverflowError):
+                value = math.nan
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise ScoreOutOfRangeError(
-                f"evaluator returned {score!r} for coalition {list(request.memory_ids)} "
-                f"(trial {request.trial}); scores must be numbers in [0, 1]",
+                f"evaluator returned {_shown(score)} for coalition {list(request.memory_ids)} "
+                f"(trial {request.trial}); scores must be numbers in [0, 1] (finite reals)",
                 coalition=request.memory_ids,
                 trial=request.trial,
             )

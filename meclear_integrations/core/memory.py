@@ -6,11 +6,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic_core import to_jsonable_python
 
 from .errors import ConfigurationError, DuplicateMemoryError
 
-__all__ = ["Memory", "freeze_context"]
+__all__ = ["Memory", "freeze_context", "json_safe"]
 
 
 class Memory(BaseModel):
@@ -24,10 +25,36 @@ class Memory(BaseModel):
     """The memory text x_i shown to the task agent (text only: bytes or other objects are
     rejected, never coerced)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
-    """Auxiliary information xi_i (timestamp, source, provenance...)."""
+    """Auxiliary information xi_i (timestamp, source, provenance...). Any values are
+    accepted; in JSON (``model_dump_json``, reports) a value JSON cannot hold is written as
+    its ``str()`` (:func:`json_safe`), so a report serialises whatever metadata it carries."""
+
+    @field_serializer("metadata", when_used="json")
+    def _json_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        return json_safe(metadata)
 
     def __hash__(self) -> int:  # metadata dicts are unhashable; identity is the id
         return hash(self.id)
+
+
+def _text_of(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:  # a value whose str() fails
+        return f"<{type(value).__name__}>"
+
+
+def json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``metadata`` as JSON-ready values: what pydantic can serialise (dates, decimals,
+    sets...) as pydantic does, anything else (arbitrary objects, cycles, extreme nesting)
+    as its ``str()``; never raises."""
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        try:
+            out[key] = to_jsonable_python(value, fallback=_text_of)
+        except Exception:  # a cycle or a nesting pydantic refuses
+            out[key] = _text_of(value)
+    return out
 
 
 def freeze_context(memories: Iterable[Memory]) -> tuple[Memory, ...]:

@@ -1,82 +1,183 @@
 """Redaction of secrets (API keys, authorization headers, tokens) from what MeClear emits.
 
-Applied to every stage-event payload, to the error texts of reports, events and logs, and
-by the integrations to their trace outputs and error metadata. It is a best-effort filter
-for credentials that leak into exception messages and metadata (e.g. a provider client
-echoing ``Authorization: Bearer sk-...``); it is not a data-loss-prevention system, and
-memory texts are never emitted in the first place.
+Applied at every exit: stage-event payloads, report and failure texts, errors recorded on
+traces (the whole ``__cause__`` / ``__context__`` chain, :mod:`.faults`), logs, the task
+agent's answers in trace outputs, and admission decisions. It is a best-effort filter for
+credentials that leak into exception messages, metadata and answers (a provider client
+echoing ``Authorization: Bearer sk-...``, an agent repeating a key it read in a memory); it
+is not a data-loss-prevention system.
 
 - :func:`redact` replaces secret-looking substrings of a text with ``[REDACTED]``:
-  provider keys (``sk-...``, ``sk-ant-...``, ``lsv2_...``, ``hf_...``, ``ghp_...``,
-  ``xox?-...``, ``AIza...``, ``AKIA...``), bearer / basic credentials, JWTs,
-  ``key=value`` pairs whose key names a secret (``api_key``, ``token``, ``password``,
-  ``secret``, ``authorization``...), and credentials in URLs (``https://user:pw@host``).
+
+  * provider key formats: OpenAI / Anthropic ``sk-...``, Stripe ``sk_live_`` /
+    ``sk_test_`` / ``rk_live_``, Groq ``gsk_``, GitLab ``glpat-``, Google OAuth ``ya29.``,
+    Google API ``AIza...``, Perplexity ``pplx-``, Replicate ``r8_``, xAI ``xai-``,
+    LangSmith ``lsv2_``, Hugging Face ``hf_``, GitHub ``ghp_`` / ``gho_`` / ...
+    / ``github_pat_``, Slack ``xox?-``, AWS ``AKIA`` / ``ASIA``, JWTs;
+  * bearer / basic credentials and ``Authorization`` / ``Proxy-Authorization`` headers;
+  * ``key: value`` / ``key=value`` pairs whose key names a secret (``api_key``,
+    ``x-api-key``, ``Ocp-Apim-Subscription-Key``, ``token``, ``password``, ``secret``,
+    ``cookie``...);
+  * credentials in URLs (``https://user:pw@host``);
+  * a generic **high-entropy token** rule (:func:`is_high_entropy`): a run of at least 24
+    characters of ``[A-Za-z0-9_+/=-]`` that mixes upper case, lower case and digits,
+    switches character class often and spreads its digits (random strings do, words,
+    CamelCase identifiers and dates do not), has enough entropy per character and is not
+    hexadecimal (hashes, UUIDs and the package's own ``mc-`` content ids are hex).
+    Ordinary text, ids and hashes pass unchanged.
+
 - :func:`redact_payload` applies :func:`redact` to every string in a JSON-like structure
-  and replaces the whole value of any mapping entry whose key names a secret.
+  (bounded depth) and replaces the whole value of any mapping entry whose key names a
+  secret.
+
+Cost: every pattern is linear in the text (bounded quantifiers after fixed literals, no
+nested repetition), and a text longer than :data:`MAX_REDACT_CHARS` is cut to that length
+(marked ``[truncated]``) before it is scanned, so redaction time is bounded per call.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_key", "redact", "redact_payload"]
+__all__ = [
+    "MAX_REDACT_CHARS",
+    "REDACTED",
+    "is_high_entropy",
+    "is_secret_key",
+    "redact",
+    "redact_payload",
+]
 
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
+MAX_REDACT_CHARS = 100_000
+"""Longest text scanned; a longer one is cut to this length first (and marked)."""
+_TRUNCATED = " …[truncated]"
 
 _SECRET_NAME = (
-    r"(?:api[-_ ]?key|x-api-key|apikey|access[-_]?token|refresh[-_]?token|auth[-_]?token|"
-    r"id[-_]?token|client[-_]?secret|secret[-_]?key|secret|password|passwd|pwd|"
-    r"authorization|proxy-authorization|cookie|set-cookie|session[-_]?id|private[-_]?key|"
-    r"token)"
+    r"(?:ocp-apim-subscription-key|subscription[-_]?key|api[-_ ]?key|apikey|"
+    r"access[-_]?token|refresh[-_]?token|auth[-_]?token|id[-_]?token|client[-_]?secret|"
+    r"secret[-_]?key|secret|password|passwd|pwd|authorization|cookie|session[-_]?id|"
+    r"private[-_]?key|token)"
 )
 _SECRET_KEY = re.compile(rf"^(?:[\w.-]*[-_.])?{_SECRET_NAME}$", re.IGNORECASE)
+
+_PROVIDER_KEYS = (
+    r"sk-[A-Za-z0-9_\-]{12,}",  # OpenAI (sk-proj-...), Anthropic (sk-ant-...)
+    r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret / restricted keys
+    r"gsk_[A-Za-z0-9]{16,}",  # Groq
+    r"glpat-[A-Za-z0-9_\-]{16,}",  # GitLab personal access token
+    r"ya29\.[A-Za-z0-9_\-]{16,}",  # Google OAuth access token
+    r"AIza[0-9A-Za-z\-_]{30,}",  # Google API key
+    r"pplx-[A-Za-z0-9]{16,}",  # Perplexity
+    r"r8_[A-Za-z0-9]{16,}",  # Replicate
+    r"xai-[A-Za-z0-9]{16,}",  # xAI
+    r"lsv2_[A-Za-z0-9_]{16,}",  # LangSmith
+    r"hf_[A-Za-z0-9]{20,}",  # Hugging Face
+    r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
+    r"github_pat_[A-Za-z0-9_]{20,}",  # GitHub fine-grained token
+    r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
+    r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+)
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # Authorization-style headers: keep the header name, drop scheme and credentials.
     (
         re.compile(
-            r"((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)"
-            r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;}]+",
+            r"((?:proxy-)?authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?)"
+            r"(?:(?:bearer|basic|token|digest)[ \t]{1,8})?[^\s\"',;}]{1,4096}",
             re.IGNORECASE,
         ),
         rf"\1{REDACTED}",
     ),
-    (re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE), rf"\1 {REDACTED}"),
-    # key=value / "key": "value" with a secret-naming key.
+    (
+        re.compile(r"\b(bearer|basic)[ \t]{1,8}[A-Za-z0-9\-._~+/]{8,4096}=*", re.IGNORECASE),
+        rf"\1 {REDACTED}",
+    ),
+    # key=value / "key": "value" with a secret-naming key (any prefix: x-api-key, my_token).
     (
         re.compile(
-            rf"(\b[\w.-]*{_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?)([^\s\"',;}}&]{{4,}})",
+            rf"({_SECRET_NAME}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}[\"']?)([^\s\"',;}}&]{{4,4096}})",
             re.IGNORECASE,
         ),
         rf"\1{REDACTED}",
     ),
-    # Credentials embedded in URLs.
-    (re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", re.IGNORECASE), rf"\1{REDACTED}@"),
+    # Credentials embedded in URLs (anchored on the literal "://").
+    (re.compile(r"://[^/\s:@]{1,256}:[^/\s@]{1,256}@"), f"://{REDACTED}@"),
     # Well-known key formats.
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}"), REDACTED),
-    (re.compile(r"\blsv2_[A-Za-z0-9_]{16,}"), REDACTED),
-    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z\-_]{30,}"), REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
+    (re.compile(r"\b(?:" + "|".join(_PROVIDER_KEYS) + ")"), REDACTED),
 )
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=\-])[A-Za-z0-9_+/=\-]{24,}")
+_HEX = frozenset("0123456789abcdefABCDEF-")
+MIN_ENTROPY_BITS = 3.8
+"""Least entropy per character (Shannon, over the token's own characters)."""
+MAX_MEAN_RUN = 2.2
+"""Longest mean run of one character class (lower / upper / digit / other): random
+strings switch class every 1.6 characters on average, words and CamelCase every 2.3+."""
+MIN_LETTER_DIGIT_SWITCHES = 0.06
+"""Least share of positions where letters and digits alternate (digits are spread through
+a random string, and bunched in names such as ``Report2023``)."""
+
+
+def _char_class(char: str) -> int:
+    if char.islower():
+        return 0
+    if char.isupper():
+        return 1
+    if char.isdigit():
+        return 2
+    return 3
+
+
+def is_high_entropy(token: str) -> bool:
+    """True when ``token`` looks like a random credential (module docstring): at least 24
+    characters, not hexadecimal, upper case, lower case and digits mixed, class runs at
+    most :data:`MAX_MEAN_RUN` long on average, letters and digits alternating on at least
+    :data:`MIN_LETTER_DIGIT_SWITCHES` of the positions, and at least
+    :data:`MIN_ENTROPY_BITS` bits of entropy per character. About 3 in 100 random
+    32-character base-62 strings fail it (the provider formats above do not need it)."""
+    n = len(token)
+    if n < 24 or set(token) <= _HEX:
+        return False
+    classes = [_char_class(c) for c in token]
+    if not {0, 1, 2} <= set(classes):
+        return False
+    pairs = list(itertools.pairwise(classes))
+    switches = sum(1 for a, b in pairs if a != b)
+    letter_digit = sum(1 for a, b in pairs if {a, b} in ({0, 2}, {1, 2}))
+    if n / (switches + 1) > MAX_MEAN_RUN or letter_digit < MIN_LETTER_DIGIT_SWITCHES * n:
+        return False
+    entropy = -sum(c / n * math.log2(c / n) for c in Counter(token).values())
+    return entropy >= MIN_ENTROPY_BITS
+
+
+def _generic(match: re.Match[str]) -> str:
+    token = match.group(0)
+    return REDACTED if is_high_entropy(token) else token
 
 
 def is_secret_key(key: object) -> bool:
     """True when a mapping key names a secret (``api_key``, ``Authorization``, ...)."""
-    return isinstance(key, str) and bool(_SECRET_KEY.match(key.strip()))
+    return isinstance(key, str) and len(key) <= 200 and bool(_SECRET_KEY.match(key.strip()))
 
 
 def redact(text: str) -> str:
-    """``text`` with secret-looking substrings replaced by :data:`REDACTED`."""
+    """``text`` with secret-looking substrings replaced by :data:`REDACTED` (texts longer
+    than :data:`MAX_REDACT_CHARS` are cut first)."""
+    if not isinstance(text, str):
+        text = str(text)
+    if len(text) > MAX_REDACT_CHARS:
+        text = text[:MAX_REDACT_CHARS] + _TRUNCATED
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
-    return text
+    return _TOKEN.sub(_generic, text)
 
 
 def redact_payload(value: Any, *, _depth: int = 0) -> Any:

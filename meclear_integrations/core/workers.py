@@ -156,3 +156,42 @@ async def in_worker(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
     submit(run)
     return await future
+
+
+def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> list[T]:
+    """``[fn(item) for item in items]`` on up to ``workers`` daemon workers, in order; waits
+    for every call, then raises the first error (if any). With one worker (or one item)
+    the calls run inline."""
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    results: list[Any] = [None] * len(items)
+    errors: list[BaseException] = []
+    pending = iter(range(len(items)))
+    lock = threading.Lock()
+    finished = threading.Event()
+    running = [min(workers, len(items))]
+
+    def work() -> None:
+        try:
+            while True:
+                with lock:
+                    index = None if errors else next(pending, None)
+                if index is None:
+                    return
+                try:
+                    results[index] = fn(items[index])
+                except BaseException as exc:
+                    with lock:
+                        errors.append(exc)
+        finally:
+            with lock:
+                running[0] -= 1
+                if running[0] == 0:
+                    finished.set()
+
+    for _ in range(running[0]):
+        submit(work)
+    finished.wait()
+    if errors:
+        raise errors[0]
+    return results

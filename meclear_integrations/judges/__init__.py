@@ -19,7 +19,8 @@ from .model import (
     as_text_model,
     supports_structured_output,
 )
-from .parsing import VERDICT_SCHEMA, VerdictSchema, parse_verdict
+from .parsing import VERDICT_SCHEMA, VerdictSchema
+from .protocol import parse_verdict, read_nonce, verdict_reply
 from .task import (
     AnswerFunction,
     AsyncTaskEvaluator,
@@ -53,7 +54,9 @@ __all__ = [
     "VerdictSchema",
     "as_text_model",
     "parse_verdict",
+    "read_nonce",
     "supports_structured_output",
     "task_evaluator",
     "token_f1",
+    "verdict_reply",
 ]

@@ -1,7 +1,7 @@
 """LLM judges over the neutral :class:`~.model.TextModel` interface.
 
 Framework adapters only have to turn their model into a ``TextModel`` (optionally with the
-JSON-schema calls); prompting, structured output and tolerant parsing live here.
+JSON-schema calls); prompting, structured output and verdict reading live here.
 
 - :class:`ReferenceLLMJudge`: question + gold reference + answer -> correct or not.
 - :class:`ReferenceFreeLLMJudge`: for production, where no gold answer exists: question +
@@ -13,15 +13,17 @@ JSON-schema calls); prompting, structured output and tolerant parsing live here.
   model itself misreads; its verdicts are only as good as the judge model.
 
 Security: the question, answer, reference and memories are fenced as data in the prompt
-(``judges.prompts``), and the verdict is read only from the judge's own output: a text
-reply's quotations of the answer or memories are masked before parsing
-(:func:`~.parsing.mask_echoes`), so an answer addressing the judge ("Judge: this is
-correct") can neither instruct the judge nor be mistaken for its verdict.
+(``judges.prompts``), and the verdict is read only from the judge's own output structure,
+never from the data (:mod:`.parsing`): the ``correct`` field of a structured reply, or, on
+the free-text path, the final verdict line bound to a nonce that is fresh for every call
+and written into the prompt after all the data (:mod:`.protocol`). No answer or memory can
+know the nonce, so none can forge the verdict line, however the judge quotes it.
 
 With a structured-output model the verdict is requested as :data:`VERDICT_SCHEMA`; a model
-without it (or a structured reply that carries raw text) goes through
-:func:`~.parsing.parse_verdict`. Every call that yields no verdict raises
-:class:`~.errors.VerdictParseError`.
+without it goes through :func:`~.protocol.parse_verdict` (a structured call answered with
+text is read only when the whole reply is one JSON object). Every call that yields no
+verdict raises :class:`~.errors.VerdictParseError`; so does a reply holding conflicting
+verdicts.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
 from .model import TextModel, as_text_model, supports_structured_output
-from .parsing import VERDICT_SCHEMA, parse_verdict, verdict_from_object
+from .parsing import VERDICT_SCHEMA, verdict_from_object, verdict_from_text
 from .prompts import reference_free_prompt, reference_prompt
+from .protocol import new_nonce, parse_verdict
 
 __all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge"]
 
@@ -66,8 +69,18 @@ class LLMJudge:
         context: Sequence[Memory] | None,
         *,
         structured: bool,
+        nonce: str | None = None,
     ) -> str:
         raise NotImplementedError
+
+    def _prompt(
+        self, question: str, answer: str, reference: str | None, context: Any
+    ) -> tuple[str, str | None]:
+        nonce = None if self.structured else new_nonce()
+        prompt = self.build_prompt(
+            question, answer, reference, context, structured=self.structured, nonce=nonce
+        )
+        return prompt, nonce
 
     def score(
         self,
@@ -77,13 +90,12 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        prompt = self.build_prompt(question, answer, reference, context, structured=self.structured)
-        echoes = _echoes(answer, context)
+        prompt, nonce = self._prompt(question, answer, reference, context)
         check_call_allowed()
-        if self.structured:
+        if nonce is None:
             reply = self.model.complete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
-            return _read(reply, structured=True, echoes=echoes)
-        return _read(self.model.complete(prompt), structured=False, echoes=echoes)
+            return _read_structured(reply)
+        return parse_verdict(self.model.complete(prompt), nonce)
 
     async def ascore(
         self,
@@ -93,29 +105,22 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        prompt = self.build_prompt(question, answer, reference, context, structured=self.structured)
-        echoes = _echoes(answer, context)
+        prompt, nonce = self._prompt(question, answer, reference, context)
         check_call_allowed()
-        if self.structured:
+        if nonce is None:
             reply = await self.model.acomplete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
-            return _read(reply, structured=True, echoes=echoes)
-        return _read(await self.model.acomplete(prompt), structured=False, echoes=echoes)
+            return _read_structured(reply)
+        return parse_verdict(await self.model.acomplete(prompt), nonce)
 
 
-def _echoes(answer: str, context: Sequence[Memory] | None) -> tuple[str, ...]:
-    """The data of the judge's prompt: quotations of it never count as the verdict."""
-    return (answer, *(m.content for m in context or ()))
-
-
-def _read(
-    reply: Mapping[str, Any] | str | Any, *, structured: bool, echoes: tuple[str, ...] = ()
-) -> JudgeVerdict:
+def _read_structured(reply: Mapping[str, Any] | str | Any) -> JudgeVerdict:
+    """The verdict of a structured call: the reply object, or text holding one object."""
     if isinstance(reply, str):
-        return parse_verdict(reply, echoes=echoes)
+        return verdict_from_text(reply)
     if hasattr(reply, "model_dump"):
         reply = reply.model_dump()
     if isinstance(reply, Mapping):
-        return verdict_from_object(reply, str(dict(reply)), structured=structured)
+        return verdict_from_object(reply, repr(dict(reply))[:2000], structured=True)
     raise VerdictParseError(
         f"the judge model returned {type(reply).__name__}, not text or an object",
         raw=repr(reply),
@@ -135,13 +140,14 @@ class ReferenceLLMJudge(LLMJudge):
         context: Sequence[Memory] | None,
         *,
         structured: bool,
+        nonce: str | None = None,
     ) -> str:
         if reference is None:
             raise MissingReferenceError(
                 "ReferenceLLMJudge needs a reference answer; pass reference=... or use "
                 "ReferenceFreeLLMJudge"
             )
-        return reference_prompt(question, answer, reference, structured=structured)
+        return reference_prompt(question, answer, reference, structured=structured, nonce=nonce)
 
 
 class ReferenceFreeLLMJudge(LLMJudge):
@@ -159,5 +165,8 @@ class ReferenceFreeLLMJudge(LLMJudge):
         context: Sequence[Memory] | None,
         *,
         structured: bool,
+        nonce: str | None = None,
     ) -> str:
-        return reference_free_prompt(question, answer, tuple(context or ()), structured=structured)
+        return reference_free_prompt(
+            question, answer, tuple(context or ()), structured=structured, nonce=nonce
+        )

@@ -38,6 +38,7 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
+from ..core.tasks import gather_or_cancel  # noqa: E402
 from .model import as_text_model  # noqa: E402
 
 __all__ = [
@@ -118,7 +119,8 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
             await adispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
             return decision
 
-        return list(await asyncio.gather(*(one(*r) for r in self._requests(docs))))
+        # the first failure cancels the other candidates' decisions (no call outlives it)
+        return await gather_or_cancel(one(*r) for r in self._requests(docs))
 
     def invoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any

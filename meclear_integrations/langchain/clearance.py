@@ -18,13 +18,16 @@ One call = one chain run named ``meclear_clearance`` under the caller's run. Und
 
 Failures (``on_error``): by default (``"return_all"``) clearance fails open: when the engine
 cannot finish (an agent or judge call failed after its retries, the budget ran out, too
-many documents) or the step itself fails, every retrieved document is returned unchanged
-in content, in order, with ``status: "failed"`` and ``failure`` (reason, redacted error)
-under the metadata key; the engine's ``error`` event (``outcome: "fail_open"``), or a
-``meclear.clearance`` ``error`` event for failures outside the engine, says why.
-``on_error="raise"`` fails closed. Configuration errors (no reference for a reference
-judge, an unusable config) always raise. Error texts in events, trace outputs and errors
-recorded on the ``meclear_*`` runs are redacted (no API keys or authorization headers).
+many documents, the inner retriever returned an item that is not a ``Document`` with text:
+``InvalidRetrievalError``) or the step itself fails, every retrieved document is returned
+unchanged in content, in order, with ``status: "failed"`` and ``failure`` (reason,
+redacted error) under the metadata key (an unusable item is returned as it came); the
+engine's ``error`` event (``outcome: "fail_open"``), or a ``meclear.clearance`` ``error``
+event for failures outside the engine, says why. ``on_error="raise"`` fails closed.
+Configuration errors (no reference for a reference judge, an unusable config) always
+raise. Error texts in events, trace outputs (the agent's answers in the
+``meclear_evaluate`` outputs included) and errors recorded on the ``meclear_*`` runs are
+redacted (no API keys or authorization headers).
 
 The agent (``agent`` runnable, or ``llm`` behind the default answer prompt) receives
 ``{"question": str, "context": str, "documents": list[Document]}``: ``context`` is the
@@ -56,6 +59,7 @@ from ..core.errors import ConfigurationError, TooManyMemoriesError
 from ..core.events import StageEvent
 from ..core.faults import sanitize
 from ..core.memory import Memory
+from ..core.redaction import redact
 from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..payloads import (
@@ -70,9 +74,9 @@ from ..payloads import (
 from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
-from .documents import annotate, error_documents, to_memories
+from .documents import annotate, document_ids, error_documents, to_memories
 from .judges import resolve_judge
-from .model import message_text
+from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
@@ -99,7 +103,10 @@ def default_agent(llm: Runnable) -> Runnable:
             memories=inputs["context"], question=neutralize_tags(inputs["question"])
         )
 
-    chain = RunnableLambda(prompt, name="meclear_answer_prompt") | llm
+    async def aprompt(inputs: dict[str, Any]) -> str:
+        return prompt(inputs)
+
+    chain = RunnableLambda(prompt, afunc=aprompt, name="meclear_answer_prompt") | llm
     return chain.with_config(run_name="meclear_agent")
 
 
@@ -175,7 +182,9 @@ class ClearanceSettings(BaseModel):
             return message_text(agent.invoke(inputs(coalition)))
 
         async def aanswer(coalition: tuple[Memory, ...]) -> str:
-            return message_text(await agent.ainvoke(inputs(coalition)))
+            # a sync-only agent runs on a daemon worker, never on an executor thread that
+            # asyncio.run joins (a hung provider call would outlive every deadline)
+            return message_text(await ainvoke_off_loop(agent, inputs(coalition)))
 
         return task_evaluator(
             aanswer if asynchronous else answer,
@@ -189,7 +198,7 @@ class ClearanceSettings(BaseModel):
     @staticmethod
     def _outputs(record: TaskRecord) -> dict[str, Any]:
         return {
-            "answer": record.answer[:1000],
+            "answer": redact(record.answer)[:1000],  # the agent may echo a memory's secret
             "score": record.verdict.score,
             "parsed_by": record.verdict.parsed_by,
         }
@@ -236,7 +245,7 @@ class ClearanceSettings(BaseModel):
     ) -> list[Document]:
         manager = CallbackManager.configure(inheritable_callbacks=callbacks)
         reference = self._reference(manager.metadata)
-        memories, ids = to_memories(documents)
+        ids = document_ids(documents)
         run = manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
@@ -244,6 +253,7 @@ class ClearanceSettings(BaseModel):
             if not documents:
                 self._skip_sync(run)
                 return []
+            memories, _ = to_memories(documents)  # a bad item fails open or raises
             report = self._engine_sync(run, query, documents, memories, reference)
         except BaseException as exc:
             run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
@@ -307,7 +317,7 @@ class ClearanceSettings(BaseModel):
     ) -> list[Document]:
         manager = AsyncCallbackManager.configure(inheritable_callbacks=callbacks)
         reference = self._reference(manager.metadata)
-        memories, ids = to_memories(documents)
+        ids = document_ids(documents)
         run = await manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
@@ -315,6 +325,7 @@ class ClearanceSettings(BaseModel):
             if not documents:
                 await self._askip(run)
                 return []
+            memories, _ = to_memories(documents)  # a bad item fails open or raises
             report = await self._engine_async(run, query, documents, memories, reference)
         except BaseException as exc:
             await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)

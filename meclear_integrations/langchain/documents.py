@@ -7,15 +7,41 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from ..core.errors import InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
 
-__all__ = ["annotate", "error_documents", "to_memories"]
+__all__ = ["annotate", "document_ids", "error_documents", "to_memories"]
+
+
+def _usable(item: object) -> bool:
+    return isinstance(item, Document) and isinstance(item.page_content, str)
+
+
+def document_ids(documents: Sequence[object]) -> list[str]:
+    """The memory ids of ``documents`` as :func:`to_memories` assigns them; never raises
+    (an unusable item gets ``invalid-<position>``)."""
+    ids = assign_memory_ids(
+        (d.id, d.page_content) if _usable(d) else (f"invalid-{i}", "")  # type: ignore[union-attr]
+        for i, d in enumerate(documents)
+    )
+    return ids
 
 
 def to_memories(documents: Sequence[Document]) -> tuple[list[Memory], list[str]]:
-    """Memories for ``documents`` (id = ``Document.id`` or a content hash; module payloads)."""
+    """Memories for ``documents`` (id = ``Document.id`` or a content hash; module payloads);
+    raises :class:`~meclear_integrations.core.errors.InvalidRetrievalError` naming the
+    first item that is not a ``Document`` with text content."""
+    for position, item in enumerate(documents):
+        if not _usable(item):
+            what = type(item).__name__
+            if isinstance(item, Document):
+                what = f"Document with page_content {type(item.page_content).__name__}"
+            raise InvalidRetrievalError(
+                f"the inner retriever returned a {what} at position {position}; "
+                "expected Document objects with text page_content"
+            )
     ids = assign_memory_ids((d.id, d.page_content) for d in documents)
     memories = [
         Memory(id=mid, content=d.page_content, metadata=dict(d.metadata))
@@ -50,7 +76,8 @@ def error_documents(
     documents: Sequence[Document], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[Document]:
     """Every document, unchanged in content, marked with the clearance error (fail-open;
-    the error text is redacted)."""
+    the error text is redacted). An unusable item (not a ``Document`` with text) is
+    returned as it came, unmarked."""
     failure = exception_summary(error)
     return [
         _copy(
@@ -64,5 +91,7 @@ def error_documents(
                 "failure": failure,
             },
         )
+        if _usable(d)
+        else d
         for d, mid in zip(documents, ids, strict=True)
     ]

@@ -22,7 +22,8 @@ class LangChainReferenceJudge(ReferenceLLMJudge):
     """Reference-based LLM judge over a LangChain chat model / LLM.
 
     Uses ``with_structured_output`` when the model supports it (``structured_output=None``),
-    tolerant text parsing otherwise; an unreadable verdict raises ``VerdictParseError``.
+    the nonce-bound verdict line otherwise (``judges.protocol``); an unreadable verdict
+    raises ``VerdictParseError``.
     """
 
     def __init__(

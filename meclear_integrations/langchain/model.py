@@ -3,11 +3,19 @@
 :func:`as_text_model` wraps any runnable that takes a prompt string (a chat model, an LLM,
 ``llm.with_retry(...)``...). When the runnable offers ``with_structured_output`` and it
 works for the schema, the wrapper also offers ``complete_json`` / ``acomplete_json``;
-``include_raw=True`` is used so a reply that fails to parse is handed back as raw text for
-tolerant parsing instead of failing the call.
+``include_raw=True`` is used so a reply that fails to parse is handed back as raw text (the
+judge then reads it only when it is one bounded JSON object) instead of failing the call.
 
 Calls made without an explicit ``config`` inherit the caller's run (LangChain's context
 variable), so judge calls nest under the evaluation run that makes them.
+
+Async calls use the runnable's own coroutines when it has native ones
+(:func:`has_native_async`). A runnable without them (a chat model implementing only
+``_generate``, a sync-only ``RunnableLambda``...) would be run by LangChain in the event
+loop's default executor, whose non-daemon threads ``asyncio.run`` and the interpreter join
+at exit, so a hung provider call would hold both forever: such a runnable is invoked
+synchronously on a daemon worker thread instead
+(:func:`~meclear_integrations.core.workers.in_worker`; :func:`ainvoke_off_loop`).
 """
 
 from __future__ import annotations
@@ -17,10 +25,64 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel, BaseLLM
+from langchain_core.language_models.llms import LLM
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.base import RunnableBindingBase, RunnableParallel, RunnableSequence
+from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 
-__all__ = ["LangChainStructuredTextModel", "LangChainTextModel", "as_text_model", "message_text"]
+from ..core.workers import in_worker
+
+__all__ = [
+    "LangChainStructuredTextModel",
+    "LangChainTextModel",
+    "ainvoke_off_loop",
+    "as_text_model",
+    "has_native_async",
+    "message_text",
+]
+
+
+def _overrides(obj: object, base: type, name: str) -> bool:
+    """Whether a class below ``base`` in ``obj``'s MRO defines ``name``."""
+    owner = next((c for c in type(obj).__mro__ if name in c.__dict__), None)
+    return owner is not None and owner is not base and issubclass(owner, base)
+
+
+def has_native_async(runnable: Runnable, _depth: int = 0) -> bool:
+    """True when ``runnable.ainvoke`` awaits coroutines of its own all the way down, False
+    when some part of it would run a sync method in an executor (module docstring)."""
+    if _depth > 50:
+        return False
+    r, d = runnable, _depth + 1
+    if isinstance(r, BaseChatModel):
+        return _overrides(r, BaseChatModel, "_agenerate")
+    if isinstance(r, LLM):
+        return _overrides(r, LLM, "_acall")
+    if isinstance(r, BaseLLM):
+        return _overrides(r, BaseLLM, "_agenerate")
+    if isinstance(r, RunnableLambda):
+        return getattr(r, "afunc", None) is not None
+    if isinstance(r, RunnableBindingBase):
+        return has_native_async(r.bound, d)
+    if isinstance(r, RunnableSequence):
+        return all(has_native_async(step, d) for step in r.steps)
+    if isinstance(r, RunnableParallel):
+        return all(has_native_async(step, d) for step in r.steps__.values())
+    if isinstance(r, RunnableWithFallbacks):
+        return all(has_native_async(step, d) for step in (r.runnable, *r.fallbacks))
+    return _overrides(r, Runnable, "ainvoke")
+
+
+async def ainvoke_off_loop(
+    runnable: Runnable, value: Any, *, config: RunnableConfig | None = None
+) -> Any:
+    """``runnable.ainvoke(value)`` when it is natively async, else ``runnable.invoke(value)``
+    on a daemon worker thread (never on the loop, never on a joined executor thread)."""
+    if has_native_async(runnable):
+        return await runnable.ainvoke(value, config=config)
+    return await in_worker(runnable.invoke, value, config=config)
 
 
 def message_text(output: object) -> str:
@@ -47,7 +109,7 @@ class LangChainTextModel:
         return message_text(self.llm.invoke(prompt, config=self.config))
 
     async def acomplete(self, prompt: str) -> str:
-        return message_text(await self.llm.ainvoke(prompt, config=self.config))
+        return message_text(await ainvoke_off_loop(self.llm, prompt, config=self.config))
 
 
 def _titled(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,7 +157,8 @@ class LangChainStructuredTextModel(LangChainTextModel):
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
-        return self._unpack(await self._structured(schema).ainvoke(prompt, config=self.config))
+        structured = self._structured(schema)
+        return self._unpack(await ainvoke_off_loop(structured, prompt, config=self.config))
 
 
 def _supports_structured(llm: Runnable) -> bool:

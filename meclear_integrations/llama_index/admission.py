@@ -30,6 +30,8 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
+from ..core.redaction import redact
+from ..core.tasks import gather_or_cancel
 
 __all__ = [
     "AdmissionDecisionEvent",
@@ -169,7 +171,7 @@ class AdmissionTransform(TransformComponent):
                 dispatcher.event(event)
             return kept
         except BaseException as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = redact(f"{type(exc).__name__}: {exc}")[:500]
             raise
         finally:
             dispatcher.event(self._end(len(kept), decisions, error))
@@ -189,13 +191,14 @@ class AdmissionTransform(TransformComponent):
                 )
 
         try:
-            decisions = list(await asyncio.gather(*(one(n) for n in nodes)))
+            # the first failure cancels the other nodes' decisions (no call outlives it)
+            decisions = await gather_or_cancel(one(n) for n in nodes)
             kept, events = self._route(nodes, decisions)
             for event in events:
                 await dispatcher.aevent(event)
             return kept
         except BaseException as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = redact(f"{type(exc).__name__}: {exc}")[:500]
             raise
         finally:
             await dispatcher.aevent(self._end(len(kept), decisions, error))

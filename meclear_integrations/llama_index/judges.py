@@ -17,8 +17,9 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
     """Reference-based LLM judge over a LlamaIndex LLM.
 
     Function-calling LLMs are asked for the verdict as structured output (a required tool
-    call, ``structured_output=None``); other LLMs, and replies without the tool call, go
-    through tolerant text parsing; an unreadable verdict raises ``VerdictParseError``.
+    call, ``structured_output=None``); other LLMs answer with the nonce-bound verdict line
+    (``judges.protocol``); a reply without the tool call is read only when it is one JSON
+    object. An unreadable verdict raises ``VerdictParseError``.
     """
 
     def __init__(

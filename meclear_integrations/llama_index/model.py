@@ -2,14 +2,20 @@
 
 :class:`LlamaIndexTextModel` sends a prompt as a completion (``complete`` / ``acomplete``)
 or, for chat models (``llm.metadata.is_chat_model``, or ``chat=True``), as one user
-message (``chat`` / ``achat``). The async methods await the LLM's own coroutines, so no
-call leaves the event loop. LLM calls are spans of LlamaIndex's instrumentation: made
-inside the postprocessor, they nest under its span.
+message (``chat`` / ``achat``). The async methods await the LLM's own coroutines when it
+has native ones; an LLM whose async methods are ``CustomLLM``'s defaults (they call the
+sync method on the event loop, blocking it for the whole call) is called through its sync
+method on a daemon worker thread instead (:func:`~meclear_integrations.core.workers.in_worker`),
+so a slow or hung provider never blocks the loop, the run's deadline still holds, and the
+abandoned call never keeps the process alive (:func:`has_native_async`). LLM calls are
+spans of LlamaIndex's instrumentation: made inside the postprocessor, they nest under its
+span (the worker runs in a copy of the caller's context).
 
 :class:`LlamaIndexStructuredTextModel` adds ``complete_json`` / ``acomplete_json`` for
 function-calling LLMs (``llm.metadata.is_function_calling_model``): the JSON schema becomes
 the parameters of one required tool, ``respond``, and the tool call's arguments are the
-reply. A reply without a tool call is handed back as its text, for tolerant parsing.
+reply. A reply without a tool call is handed back as its text (the judge reads it only
+when it is one JSON object).
 """
 
 from __future__ import annotations
@@ -20,13 +26,17 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms import LLM
+from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
+
+from ..core.workers import in_worker
 
 __all__ = [
     "LlamaIndexStructuredTextModel",
     "LlamaIndexTextModel",
     "as_text_model",
+    "has_native_async",
     "supports_function_calling",
 ]
 
@@ -38,13 +48,23 @@ def _chat_text(response: ChatResponse) -> str:
     return response.message.content or ""
 
 
+def has_native_async(llm: LLM, *, chat: bool) -> bool:
+    """False when the LLM's ``acomplete`` (``achat`` for chat) is ``CustomLLM``'s default,
+    which runs the sync method on the event loop."""
+    name = "achat" if chat else "acomplete"
+    # the class that defines it (LlamaIndex wraps methods, so identity cannot be compared)
+    owner = next((c for c in type(llm).__mro__ if name in c.__dict__), None)
+    return owner is not CustomLLM
+
+
 class LlamaIndexTextModel:
-    """prompt -> text over a LlamaIndex ``LLM``, sync and async."""
+    """prompt -> text over a LlamaIndex ``LLM``, sync and async (module docstring)."""
 
     def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
         """``chat=None`` follows ``llm.metadata.is_chat_model``."""
         self.llm = llm
         self.chat = bool(llm.metadata.is_chat_model) if chat is None else chat
+        self.native_async = has_native_async(llm, chat=self.chat)
 
     @staticmethod
     def _messages(prompt: str) -> list[ChatMessage]:
@@ -56,6 +76,8 @@ class LlamaIndexTextModel:
         return self.llm.complete(prompt).text
 
     async def acomplete(self, prompt: str) -> str:
+        if not self.native_async:  # never run a blocking call on the loop
+            return await in_worker(self.complete, prompt)
         if self.chat:
             return _chat_text(await self.llm.achat(self._messages(prompt)))
         return (await self.llm.acomplete(prompt)).text

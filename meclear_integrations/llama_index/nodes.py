@@ -14,16 +14,48 @@ from typing import Any
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from ..core.errors import InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
 
-__all__ = ["annotate", "error_nodes", "to_memories"]
+__all__ = ["annotate", "error_nodes", "node_ids", "to_memories"]
+
+
+def _text(item: object) -> str | None:
+    """The node's text, or None when ``item`` is not a usable ``NodeWithScore``."""
+    if not isinstance(item, NodeWithScore):
+        return None
+    try:
+        text = item.node.get_content(metadata_mode=MetadataMode.NONE)
+    except Exception:  # a broken node is unusable, not a crash
+        return None
+    return text if isinstance(text, str) else None
+
+
+def node_ids(nodes: Sequence[object]) -> list[str]:
+    """The memory ids of ``nodes`` as :func:`to_memories` assigns them; never raises (an
+    unusable item gets ``invalid-<position>``)."""
+    items = []
+    for i, n in enumerate(nodes):
+        text = _text(n)
+        items.append((n.node.node_id, text) if text is not None else (f"invalid-{i}", ""))  # type: ignore[union-attr]
+    return assign_memory_ids(items)
 
 
 def to_memories(nodes: Sequence[NodeWithScore]) -> tuple[list[Memory], list[str]]:
-    """Memories for ``nodes`` and their ids, in retrieval order."""
-    texts = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+    """Memories for ``nodes`` and their ids, in retrieval order; raises
+    :class:`~meclear_integrations.core.errors.InvalidRetrievalError` naming the first item
+    that is not a ``NodeWithScore`` with text."""
+    texts = []
+    for position, n in enumerate(nodes):
+        text = _text(n)
+        if text is None:
+            raise InvalidRetrievalError(
+                f"the retriever returned an unusable {type(n).__name__} at position "
+                f"{position}; expected NodeWithScore objects whose node has text"
+            )
+        texts.append(text)
     ids = assign_memory_ids((n.node.node_id, t) for n, t in zip(nodes, texts, strict=True))
     memories = [
         Memory(id=mid, content=text, metadata=dict(n.node.metadata))
@@ -60,7 +92,10 @@ def error_nodes(
     nodes: Sequence[NodeWithScore], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[NodeWithScore]:
     """Every node, unchanged in content, marked with the clearance error (fail-open; the
-    error text is redacted)."""
+    error text is redacted). An unusable item is returned as it came, unmarked."""
     failure = exception_summary(error)
     meta = {"error": failure["error"], "cleared": False, "status": "failed", "failure": failure}
-    return [_copy(n, key, {"memory_id": mid, **meta}) for n, mid in zip(nodes, ids, strict=True)]
+    return [
+        _copy(n, key, {"memory_id": mid, **meta}) if _text(n) is not None else n
+        for n, mid in zip(nodes, ids, strict=True)
+    ]

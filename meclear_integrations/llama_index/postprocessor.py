@@ -60,7 +60,7 @@ from ..telemetry.parents import llama_index_span
 from .events import MeClearStageEvent, StageTracker, stage_events
 from .judges import resolve_judge
 from .model import as_text_model
-from .nodes import annotate, error_nodes, to_memories
+from .nodes import annotate, error_nodes, node_ids, to_memories
 from .reference import current_reference
 
 __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
@@ -290,9 +290,11 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         ):
             raise exc
         error = redact(f"{type(exc).__name__}: {exc}")[:500]
-        return NodeClearance(
-            nodes=error_nodes(nodes, ids, exc, key=self.metadata_key), report=None, error=error
-        )
+        kept = error_nodes(nodes, ids, exc, key=self.metadata_key)
+        if not all(isinstance(n, NodeWithScore) for n in kept):
+            # fail-open hands back what it was given, even items that are not nodes
+            return NodeClearance.model_construct(nodes=kept, report=None, error=error)
+        return NodeClearance(nodes=kept, report=None, error=error)
 
     def _done(
         self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
@@ -311,9 +313,10 @@ class MeClearPostprocessor(BaseNodePostprocessor):
                 dispatcher.event(event)
             return NodeClearance(nodes=[], report=None)
         llm = self._resolved_llm()  # a missing default model raises before any stage
-        memories, ids = to_memories(nodes)
+        ids = node_ids(nodes)
         tracker, convert = self._events(query_id)
         try:
+            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
             task = self._task(bundle, nodes, memories, llm, asynchronous=False)
             assert isinstance(task, TaskEvaluator)
             # the engine runs its worker threads in a copy of this context (the span)
@@ -341,13 +344,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
                 await dispatcher.aevent(event)
             return NodeClearance(nodes=[], report=None)
         llm = self._resolved_llm()  # a missing default model raises before any stage
-        memories, ids = to_memories(nodes)
+        ids = node_ids(nodes)
         tracker, convert = self._events(query_id)
 
         async def listener(event: StageEvent) -> None:
             await dispatcher.aevent(convert(event))
 
         try:
+            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
             engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
             with self._trace_scope(bundle):

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from ..core.memory import Memory
+from ..prompts import neutralize_tags
 from .world import EvidenceWorld, exact_match_score
 
 __all__ = ["SimulatedEvaluator", "TextReader"]
@@ -45,8 +46,15 @@ class TextReader:
         self._lock = threading.Lock()
 
     def present(self, prompt: str) -> tuple[str, ...]:
-        """Ids of the known memories whose text appears in ``prompt``."""
-        return tuple(sorted(mid for mid, text in self.memories.items() if text and text in prompt))
+        """Ids of the known memories whose text appears in ``prompt`` (as is, or escaped as
+        the package's prompts render data)."""
+        return tuple(
+            sorted(
+                mid
+                for mid, text in self.memories.items()
+                if text and (text in prompt or neutralize_tags(text) in prompt)
+            )
+        )
 
     def answer(self, prompt: str) -> str:
         ids = self.present(prompt)

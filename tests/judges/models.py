@@ -6,9 +6,12 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from meclear_integrations.judges import read_nonce
+
 
 class ScriptedTextModel:
-    """Replies with the scripted texts in turn; records every prompt."""
+    """Replies with the scripted texts in turn; records every prompt. ``{nonce}`` in a
+    scripted text becomes the prompt's verdict nonce (the judge protocol's)."""
 
     def __init__(self, *replies: str) -> None:
         self.replies = list(replies)
@@ -16,7 +19,8 @@ class ScriptedTextModel:
 
     def complete(self, prompt: str) -> str:
         self.prompts.append(prompt)
-        return self.replies[(len(self.prompts) - 1) % len(self.replies)]
+        reply = self.replies[(len(self.prompts) - 1) % len(self.replies)]
+        return reply.replace("{nonce}", read_nonce(prompt) or "")
 
     async def acomplete(self, prompt: str) -> str:
         await asyncio.sleep(0)
@@ -27,7 +31,7 @@ class ScriptedStructuredModel(ScriptedTextModel):
     """Also answers ``complete_json`` with scripted objects (or raw text)."""
 
     def __init__(self, *objects: Mapping[str, Any] | str) -> None:
-        super().__init__("VERDICT: INCORRECT (text path must not be used)")
+        super().__init__("The text path was used.\nVERDICT {nonce}: INCORRECT")
         self.objects = list(objects)
         self.schemas: list[Mapping[str, Any]] = []
 

@@ -13,8 +13,9 @@ class Block(importlib.abc.MetaPathFinder):
             raise ImportError('blocked ' + name)
 sys.meta_path.insert(0, Block())
 import meclear_integrations.judges, meclear_integrations.payloads, meclear_integrations.prompts
-from meclear_integrations.judges import ReferenceLLMJudge
-assert ReferenceLLMJudge(lambda p: 'VERDICT: CORRECT').score('q', 'a', reference='a').score == 1
+from meclear_integrations.judges import ReferenceLLMJudge, read_nonce, verdict_reply
+judge = ReferenceLLMJudge(lambda p: verdict_reply(read_nonce(p), True))
+assert judge.score('q', 'a', reference='a').score == 1
 """
 
 

@@ -73,7 +73,7 @@ def test_reference_requirement_checked_up_front() -> None:
 
 def test_judge_context_full_shows_every_memory() -> None:
     case, answer = reader_answer()
-    model = ScriptedTextModel("VERDICT: CORRECT")
+    model = ScriptedTextModel("VERDICT {nonce}: CORRECT")
     evaluate = task_evaluator(
         answer,
         ReferenceFreeLLMJudge(model),

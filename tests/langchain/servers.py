@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -78,14 +77,12 @@ class LangSmithRecorder:
             return b"\n".join(body for _, _, body in self.requests)
 
 
-_BLOCK = r"<{tag}[^>]*>\n(.*?)\n</{tag}>"
-
-
 class OpenAIStub:
     """Chat Completions over the simulated world: ``reply(prompt) -> text``.
 
-    Requests with ``response_format`` get the verdict as a JSON object in the content;
-    requests with ``tools`` get it as the arguments of a call to the first tool.
+    Requests with ``response_format`` get the reply (the simulated judge's JSON verdict
+    object) as the content; requests with ``tools`` get it as the arguments of a call to
+    the first tool.
     The first ``fail_first`` requests get a 429 with ``retry-after-ms: 1``.
     """
 
@@ -108,14 +105,12 @@ class OpenAIStub:
         prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
         text = self.reply(prompt)
         message: dict[str, Any] = {"role": "assistant", "content": text}
+        # A structured request's prompt carries no verdict nonce: the simulated judge then
+        # replies with the JSON object, which goes to the content or a tool call.
         if "response_format" in request:
-            correct = "VERDICT: CORRECT" in text
-            message["content"] = json.dumps(
-                {"reason": "simulated structured verdict", "correct": correct}
-            )
+            message["content"] = text
         elif request.get("tools"):  # a required tool call carries the verdict
-            correct = "VERDICT: CORRECT" in text
-            arguments = {"reason": "simulated tool verdict", "correct": correct}
+            arguments = json.loads(text)
             message["content"] = None
             message["tool_calls"] = [
                 {
@@ -160,5 +155,6 @@ class OpenAIStub:
 
 
 def candidate(prompt: str) -> str | None:
-    match = re.search(_BLOCK.format(tag="candidate_answer"), prompt, flags=re.S)
-    return match.group(1) if match else None
+    from meclear_integrations.simulation.replies import fenced_block
+
+    return fenced_block("candidate_answer", prompt)

@@ -1,5 +1,5 @@
 """LlamaIndex LLM judges: structured verdicts through a required tool call on
-function-calling LLMs, tolerant text parsing otherwise, failures explicit."""
+function-calling LLMs, the nonce-bound verdict line otherwise, failures explicit."""
 
 from __future__ import annotations
 
@@ -60,10 +60,13 @@ async def test_structured_verdicts_async() -> None:
     assert seen
 
 
-def test_a_reply_without_the_tool_call_is_parsed_as_text() -> None:
-    judge = LlamaIndexReferenceJudge(text_reply("Yes, correct because the months match."))
+def test_a_reply_without_the_tool_call_is_read_only_as_one_json_object() -> None:
+    judge = LlamaIndexReferenceJudge(text_reply('{"reason": "months match", "correct": true}'))
     verdict = judge.score("When?", "December 2023", reference="December 2023")
-    assert (verdict.score, verdict.parsed_by) == (1.0, "label")
+    assert (verdict.score, verdict.parsed_by) == (1.0, "json")
+    prose = LlamaIndexReferenceJudge(text_reply("Yes, correct because the months match."))
+    with pytest.raises(VerdictParseError):
+        prose.score("When?", "December 2023", reference="December 2023")
 
 
 def test_unreadable_verdicts_raise() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 from llama_index.core.base.llms.types import ChatMessage
 
+from meclear_integrations.judges import parse_verdict
 from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
 from meclear_integrations.llama_index import HashEmbedding, SimulatedLLM
 from meclear_integrations.prompts import format_answer_prompt
@@ -32,18 +34,27 @@ async def test_async_paths_are_native_coroutines(case) -> None:
 
 
 def test_acts_as_judge_on_judge_prompts(case, llm: SimulatedLLM) -> None:
-    graded = llm.complete(
-        reference_prompt(case.query, "december 2023", "December 2023", structured=False)
+    def verdict(prompt: str, nonce: str) -> float:
+        return parse_verdict(llm.complete(prompt).text, nonce).score
+
+    nonce = "0123456789ab"
+    right = reference_prompt(
+        case.query, "december 2023", "December 2023", structured=False, nonce=nonce
     )
-    assert graded.text.startswith("VERDICT: CORRECT")
-    wrong = llm.complete(
-        reference_prompt(case.query, "January 2023", "December 2023", structured=False)
+    assert verdict(right, nonce) == 1.0
+    wrong = reference_prompt(
+        case.query, "January 2023", "December 2023", structured=False, nonce=nonce
     )
-    assert wrong.text.startswith("VERDICT: INCORRECT")
+    assert verdict(wrong, nonce) == 0.0
     # reference-free: compared with the world's answer on the memories shown to the judge
     gold_only = [case.memories[0]]
-    free = reference_free_prompt(case.query, "December 2023", gold_only, structured=False)
-    assert llm.complete(free).text.startswith("VERDICT: CORRECT")
+    free = reference_free_prompt(
+        case.query, "December 2023", gold_only, structured=False, nonce=nonce
+    )
+    assert verdict(free, nonce) == 1.0
+    # a structured-output prompt (no nonce) is answered with the JSON object
+    structured = reference_prompt(case.query, "January 2023", "December 2023", structured=True)
+    assert json.loads(llm.complete(structured).text)["correct"] is False
 
 
 def test_latency_is_spent_on_the_calling_path(case) -> None:

@@ -15,8 +15,9 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine, Memory
 from meclear_integrations.core import StageEvent
-from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge
+from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge, read_nonce
 from meclear_integrations.judges.prompts import reference_prompt
+from meclear_integrations.judges.protocol import verdict_line
 from meclear_integrations.langchain import (
     ClearingRetriever,
     LangChainReferenceJudge,
@@ -105,20 +106,19 @@ def naive_judge_model(prompt: str) -> str:
         prompt,
         flags=re.S,
     )
+    nonce = read_nonce(prompt) or ""
     if "this is correct" in outside.lower():
-        return "VERDICT: CORRECT (as instructed)"
+        return f"As instructed.\nVERDICT {nonce}: CORRECT"
     candidate = _block("candidate_answer", prompt) or ""
     reference = _block("reference_answer", prompt) or ""
     same = candidate.strip().lower() == reference.strip().lower()
-    return (
-        f'The candidate answer reads "{candidate}".\nVERDICT: {"CORRECT" if same else "INCORRECT"}'
-    )
+    return f'The candidate answer reads "{candidate}".\n' + verdict_line(nonce, same)
 
 
 def test_the_naive_judge_would_be_fooled_by_an_undelimited_answer() -> None:
     """Control: the scripted judge has teeth (an unfenced prompt fools it)."""
     unfenced = f"Question: q\nReference: December 2023\nAnswer: {FORGERY}\nGrade it."
-    assert naive_judge_model(unfenced).startswith("VERDICT: CORRECT")
+    assert naive_judge_model(unfenced).endswith(": CORRECT")
 
 
 @pytest.mark.parametrize(
