@@ -8,6 +8,13 @@ sampled one (so trial t of a prompt is one draw, reused by every method and ever
 The reply is stored with the tokens it cost, so a cached reply is still charged to the
 method that uses it at its true price.
 
+A free-text judge prompt carries a verdict nonce that is fresh for every call
+(:mod:`meclear_integrations.judges.protocol`): the key is computed with the nonce replaced
+by a fixed slot, and the reply is stored with the nonce it answered, so that a cache hit is
+re-bound to the asking call's nonce (:meth:`CachedReply.for_nonce`). No data of a prompt can
+hold its nonce (the nonce is drawn after the data is written), so this merges exactly the
+calls that differ in their nonce alone.
+
 Every write is committed at once (an interrupted run loses nothing it paid for); the file
 is opened in WAL mode with a busy timeout, so shards on one machine may share it.
 """
@@ -24,7 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CachedReply", "ResponseCache", "cache_key", "default_cache_path"]
+__all__ = [
+    "NONCE_SLOT",
+    "CachedReply",
+    "ResponseCache",
+    "cache_key",
+    "default_cache_path",
+    "unbind_nonce",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -35,9 +49,12 @@ CREATE TABLE IF NOT EXISTS replies (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     estimated INTEGER NOT NULL,
+    nonce TEXT,
     created REAL NOT NULL
 )
 """
+NONCE_SLOT = "{verdict-nonce}"
+"""What a prompt's verdict nonce is replaced with in its cache key."""
 
 
 def default_cache_path() -> Path:
@@ -68,6 +85,15 @@ def cache_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def unbind_nonce(prompt: str) -> tuple[str, str | None]:
+    """(the prompt with its verdict nonce replaced by :data:`NONCE_SLOT`, the nonce) for a
+    free-text judge prompt; (prompt, None) for any other prompt."""
+    from ..judges.protocol import read_nonce
+
+    nonce = read_nonce(prompt)
+    return (prompt.replace(nonce, NONCE_SLOT), nonce) if nonce else (prompt, None)
+
+
 @dataclass(frozen=True)
 class CachedReply:
     """One stored reply and what it cost."""
@@ -78,6 +104,14 @@ class CachedReply:
     completion_tokens: int
     estimated: bool
     """The token counts are estimates (the provider reported no usage)."""
+    nonce: str | None = None
+    """The verdict nonce of the call this reply answered (free-text judge calls)."""
+
+    def for_nonce(self, nonce: str | None) -> Any:
+        """The reply as the answer to a call with ``nonce`` (its own nonce re-bound)."""
+        if nonce and self.nonce and isinstance(self.value, str):
+            return self.value.replace(self.nonce, nonce)
+        return self.value
 
 
 class ResponseCache:
@@ -100,7 +134,7 @@ class ResponseCache:
         """The stored reply for ``key``, or None."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT value, prompt_tokens, completion_tokens, estimated FROM replies "
+                "SELECT value, prompt_tokens, completion_tokens, estimated, nonce FROM replies "
                 "WHERE key = ?",
                 (key,),
             ).fetchone()
@@ -111,13 +145,14 @@ class ResponseCache:
             prompt_tokens=int(row[1]),
             completion_tokens=int(row[2]),
             estimated=bool(row[3]),
+            nonce=row[4],
         )
 
     def put(self, key: str, *, model: str, kind: str, reply: CachedReply) -> None:
         """Store ``reply`` under ``key`` and commit."""
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     model,
@@ -126,6 +161,7 @@ class ResponseCache:
                     int(reply.prompt_tokens),
                     int(reply.completion_tokens),
                     int(reply.estimated),
+                    reply.nonce,
                     time.time(),
                 ),
             )

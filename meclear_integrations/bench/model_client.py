@@ -6,7 +6,8 @@ LangChain adapter (:func:`meclear_integrations.langchain.model.as_text_model`), 
 benchmark's calls are the integrations' calls. One call:
 
 1. looks its reply up in the :class:`~.cache.ResponseCache` (a hit costs nothing and is
-   charged at its stored token count);
+   charged at its stored token count; a free-text judge reply is re-bound to the asking
+   call's verdict nonce);
 2. otherwise reserves a place under the run's :class:`CallLimits` (``--max-calls`` /
    ``--max-tokens``; :class:`~.stopping.BudgetReached` once spent), waits for the shared
    concurrency bound and rate limiter, and calls the model, retrying transient provider
@@ -38,7 +39,7 @@ from ..core.config import RetryPolicy
 from ..core.errors import RedactedError
 from ..core.faults import http_status, sanitize
 from ..core.workers import check_call_allowed, in_worker
-from .cache import CachedReply, ResponseCache, cache_key
+from .cache import CachedReply, ResponseCache, cache_key, unbind_nonce
 from .model_spec import ModelSpec
 from .reader_server import estimate_tokens
 from .stopping import BudgetReached, ProviderRejected, RunStopped
@@ -269,20 +270,26 @@ class ModelClient:
         return _StructuredFacade(self) if self.structured else _Facade(self)
 
     def _call(self, kind: str, prompt: str, schema: Mapping[str, Any] | None, draw: int) -> Any:
-        key = cache_key(self.identity, kind=kind, prompt=prompt, draw=draw, schema=schema)
+        keyed, nonce = unbind_nonce(prompt) if kind == "text" else (prompt, None)
+        key = cache_key(self.identity, kind=kind, prompt=keyed, draw=draw, schema=schema)
         reply = self.gate.cache.get(key)
         if reply is None:
-            reply = self._single_flight(key, kind, prompt, schema)
+            reply = self._single_flight(key, kind, prompt, schema, nonce)
         else:
             with self.gate.totals.lock:
                 self.gate.totals.cache_hits += 1
         meter = current_meter()
         if meter is not None:
             meter.charge(self.role, reply)
-        return reply.value
+        return reply.for_nonce(nonce)
 
     def _single_flight(
-        self, key: str, kind: str, prompt: str, schema: Mapping[str, Any] | None
+        self,
+        key: str,
+        kind: str,
+        prompt: str,
+        schema: Mapping[str, Any] | None,
+        nonce: str | None,
     ) -> CachedReply:
         with self._lock:
             pending = self._pending.get(key)
@@ -293,7 +300,7 @@ class ModelClient:
         if not owner:
             return pending.result()
         try:
-            reply = self._fetch(key, kind, prompt, schema)
+            reply = self._fetch(key, kind, prompt, schema, nonce)
         except BaseException as exc:
             pending.set_exception(exc)
             pending.exception()  # retrieved: waiters re-raise it themselves
@@ -305,7 +312,12 @@ class ModelClient:
         return reply
 
     def _fetch(
-        self, key: str, kind: str, prompt: str, schema: Mapping[str, Any] | None
+        self,
+        key: str,
+        kind: str,
+        prompt: str,
+        schema: Mapping[str, Any] | None,
+        nonce: str | None,
     ) -> CachedReply:
         gate = self.gate
         check_call_allowed()
@@ -328,7 +340,7 @@ class ModelClient:
                 finally:
                     with gate.totals.lock:
                         gate.totals.retries += max(0, attempts - 1)
-            reply = self._priced(value, usage, prompt)
+            reply = self._priced(value, usage, prompt, nonce)
             gate.cache.put(key, model=self.spec.label, kind=kind, reply=reply)
             with gate.totals.lock:
                 totals = gate.totals
@@ -357,11 +369,14 @@ class ModelClient:
         return value, _reported(handler)
 
     @staticmethod
-    def _priced(value: Any, usage: tuple[int, int] | None, prompt: str) -> CachedReply:
+    def _priced(
+        value: Any, usage: tuple[int, int] | None, prompt: str, nonce: str | None
+    ) -> CachedReply:
         if usage is not None:
-            return CachedReply(value, usage[0], usage[1], estimated=False)
+            return CachedReply(value, usage[0], usage[1], estimated=False, nonce=nonce)
         text = value if isinstance(value, str) else json.dumps(value)
-        return CachedReply(value, estimate_tokens(prompt), estimate_tokens(text), estimated=True)
+        prompt_tokens, completion_tokens = estimate_tokens(prompt), estimate_tokens(text)
+        return CachedReply(value, prompt_tokens, completion_tokens, estimated=True, nonce=nonce)
 
     def _failure(self, exc: Exception, attempts: int) -> Exception:
         """What a call that failed after its retries raises (module docstring)."""

@@ -26,11 +26,16 @@ Answering (:func:`read_answer`), for the question and the memories of an answer 
    ``date`` attribute, then its place in the prompt). The reply is the shortest stated
    answer of the winning group; with no matching statement, ``"I don't know"``.
 
-Judging (:func:`judge_reply`) is string comparison: with a reference, the candidate is
-correct when the normalised reference occurs in it word for word; without one, when the
-candidate and the reader's own answer on the memories shown contain one another. Harm
-rating (the ``llm-direct`` prompt) rates a matching statement whose answer disagrees with
-the reader's answer 0.9, every other memory 0.1.
+Judging is string comparison: with a reference, the candidate is correct when the
+normalised reference occurs in it word for word (:func:`judge_correct`); without one, when
+the candidate and the reader's own answer on the memories shown contain one another. The
+verdict is written in the judges' own protocol
+(:mod:`meclear_integrations.judges.protocol`): a reason, then the final ``VERDICT
+<nonce>: CORRECT`` line bound to the prompt's nonce; a structured-output judge prompt (no
+nonce) gets the JSON object ``{"reason", "correct"}``. Harm rating (the ``llm-direct``
+prompt) rates a matching statement whose answer disagrees with the reader's answer 0.9,
+every other memory 0.1. Prompt blocks are found with the package's
+:func:`~meclear_integrations.simulation.replies.fenced_block`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..judges.protocol import read_nonce, verdict_reply
+from ..simulation.replies import fenced_block
 from ..simulation.world import normalize_answer
 
 __all__ = [
@@ -96,18 +103,6 @@ class ReadMemory:
 
     attributes: dict[str, str]
     text: str
-
-
-def _block(tag: str, prompt: str) -> str | None:
-    """The text of the first ``<tag ...>`` / ``</tag>`` block (found with plain search)."""
-    start = prompt.find(f"<{tag}")
-    while start >= 0 and prompt[start + len(tag) + 1 : start + len(tag) + 2] not in (">", " "):
-        start = prompt.find(f"<{tag}", start + 1)
-    if start < 0:
-        return None
-    body = prompt.find(">\n", start)
-    end = prompt.find(f"\n</{tag}>", body + 1) if body >= 0 else -1
-    return prompt[body + 2 : end] if end >= 0 else None
 
 
 def parse_memories(block: str) -> list[ReadMemory]:
@@ -332,11 +327,11 @@ def harm_ratings(question: str, memories: Sequence[ReadMemory]) -> list[float]:
 
 
 def _judge(prompt: str, candidate: str) -> tuple[bool, str]:
-    reference = _block("reference_answer", prompt)
+    reference = fenced_block("reference_answer", prompt)
     if reference is not None:
         return judge_correct(candidate, reference), "the reference occurs in the answer"
-    question = _block("question", prompt) or ""
-    own = read_answer(question, parse_memories(_block("memories", prompt) or ""))
+    question = fenced_block("question", prompt) or ""
+    own = read_answer(question, parse_memories(fenced_block("memories", prompt) or ""))
     agree = own != ABSTAIN and _agree(_words(own), _words(candidate))
     return agree, "the answer agrees with what the memories state"
 
@@ -357,23 +352,19 @@ class Reply:
         return json.dumps({"reason": self.reason, "correct": bool(self.verdict)})
 
 
-def reply(prompt: str, *, verdict_text: object = None) -> Reply:
-    """The reader's reply to any of the package's prompts.
-
-    ``verdict_text(prompt, correct, reason) -> str`` writes a free-text verdict in the
-    judges' protocol (the caller passes the package's own helper); by default
-    ``"VERDICT: CORRECT"`` / ``"VERDICT: INCORRECT"`` followed by the reason.
-    """
-    candidate = _block("candidate_answer", prompt)
-    question = _block("question", prompt) or ""
+def reply(prompt: str) -> Reply:
+    """The reader's reply to any of the package's prompts (module docstring)."""
+    candidate = fenced_block("candidate_answer", prompt)
+    question = fenced_block("question", prompt) or ""
     if candidate is not None:
         correct, reason = _judge(prompt, candidate)
-        if callable(verdict_text):
-            text = str(verdict_text(prompt, correct, reason))
-        else:
-            text = f"VERDICT: {'CORRECT' if correct else 'INCORRECT'}\n{reason}"
+        answer = Reply(text="", verdict=correct, reason=reason)
+        nonce = read_nonce(prompt)
+        text = (
+            answer.structured() if nonce is None else verdict_reply(nonce, correct, reason=reason)
+        )
         return Reply(text=text, verdict=correct, reason=reason)
-    memories = parse_memories(_block("memories", prompt) or "")
+    memories = parse_memories(fenced_block("memories", prompt) or "")
     if "JSON list of" in prompt:
         return Reply(text=json.dumps(harm_ratings(question, memories)))
     return Reply(text=read_answer(question, memories))

@@ -211,7 +211,13 @@ def real_session(
 ) -> RealSession:
     """The run's models behind one gate. ``stand_in`` replaces every model by the offline
     text-reading stand-in with an in-memory cache and no limits (the dry run)."""
-    from langchain_core.rate_limiters import InMemoryRateLimiter
+    try:
+        from langchain_core.rate_limiters import InMemoryRateLimiter
+    except ImportError as exc:
+        raise ImportError(
+            "a real-model benchmark needs the 'langchain' extra: "
+            f"pip install 'meclear-integrations[langchain]' ({exc})"
+        ) from exc
 
     from ..bench.cache import ResponseCache, default_cache_path
     from ..bench.model_client import CallGate, CallLimits, ModelClient

@@ -22,7 +22,7 @@ from meclear_integrations.bench.reader_server import ReaderServer, serve_reader
 from meclear_integrations.bench.stopping import BudgetReached, ProviderRejected, stop_cause
 from meclear_integrations.core.errors import EvaluatorError, RedactedError
 from meclear_integrations.core.faults import is_transient
-from meclear_integrations.judges import VERDICT_SCHEMA
+from meclear_integrations.judges import VERDICT_SCHEMA, ReferenceLLMJudge
 from meclear_integrations.judges.prompts import reference_prompt
 
 PROMPT = reference_prompt("Where is Ana?", "Lisbon", "Lisbon", structured=True)
@@ -117,6 +117,19 @@ def test_a_cached_reply_costs_no_call_but_is_charged_at_its_price(server) -> Non
     assert gate.totals.provider_calls == 1 and gate.totals.cache_hits == 1
     assert first.judge_calls == second.judge_calls == 1
     assert first.prompt_tokens == second.prompt_tokens == -(-len(PROMPT) // 4)
+
+
+def test_free_text_verdicts_are_cached_across_nonces(server) -> None:
+    url, state = server
+    gate = CallGate(ResponseCache())
+    client = ModelClient(
+        "judge", ModelSpec(name="stub", base_url=url), gate, structured_output=False
+    )
+    judge = ReferenceLLMJudge(client.text_model())
+    verdicts = [judge.score("Where is Ana?", "Lisbon", reference="Lisbon") for _ in range(3)]
+    assert [v.score for v in verdicts] == [1.0, 1.0, 1.0]  # each read under its own nonce
+    assert state.calls == 1 and gate.totals.cache_hits == 2
+    assert judge.score("Where is Ana?", "Porto", reference="Lisbon").score == 0.0
 
 
 def test_sampled_draws_are_separate_calls(server) -> None:

@@ -94,6 +94,30 @@ def test_build_run_and_rerun_without_new_calls(server, tmp_path: Path) -> None:
     assert comparable(rerun) == comparable(results)
 
 
+def test_free_text_verdicts_match_structured_ones_and_hit_the_cache(
+    server, built: Path, tmp_path: Path
+) -> None:
+    url, state = server
+    flags = ["--cases", str(built), *model_flags(url, tmp_path / "c.db")]
+    flags += ["--methods", "meclear,loo,none"]
+    assert _bench(*flags, "--out", str(tmp_path / "structured")) == 0
+    text = [*flags, "--judge-output", "text"]
+    assert _bench(*text, "--out", str(tmp_path / "text")) == 0
+    before = state.calls
+    assert _bench(*text, "--out", str(tmp_path / "again")) == 0
+    assert state.calls == before  # fresh nonces, same cached verdicts
+    runs = [load_results(tmp_path / d)["methods"] for d in ("structured", "text", "again")]
+    assert comparable(runs[1]) == comparable(runs[2])
+    # The two verdict formats decide alike; only the judge prompts' lengths differ.
+    assert _without_tokens(runs[0]) == _without_tokens(runs[1])
+
+
+def _without_tokens(block: object) -> object:
+    if isinstance(block, dict):
+        return {k: _without_tokens(v) for k, v in block.items() if "tokens" not in k}
+    return comparable(block)
+
+
 def test_budget_stop_then_resume_equals_one_run(server, built: Path, tmp_path: Path) -> None:
     url, _ = server
     flags = ["--cases", str(built), *model_flags(url, tmp_path / "c.db")]

@@ -8,6 +8,7 @@ import json
 from meclear_integrations.bench.text_reader import ABSTAIN, judge_correct, reply
 from meclear_integrations.core.memory import Memory
 from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
+from meclear_integrations.judges.protocol import new_nonce, parse_verdict
 from meclear_integrations.prompts import format_answer_prompt
 
 Q = "When did Caroline go to the LGBTQ support group?"
@@ -70,10 +71,13 @@ def test_answer_first_statements_are_read_from_the_question_form() -> None:
     assert _answer("What is the name of John's child?", fault) == "Max"
 
 
-def test_reference_judge_is_string_containment() -> None:
-    prompt = reference_prompt(Q, "on 7 May 2023, I think", "7 May 2023", structured=False)
+def test_reference_judge_is_string_containment_in_the_verdict_protocol() -> None:
+    nonce = new_nonce()
+    prompt = reference_prompt(
+        Q, "on 7 May 2023, I think", "7 May 2023", structured=False, nonce=nonce
+    )
     answer = reply(prompt)
-    assert answer.verdict is True and answer.text.startswith("VERDICT: CORRECT")
+    assert answer.verdict is True and parse_verdict(answer.text, nonce).score == 1.0
     assert json.loads(answer.structured())["correct"] is True
     wrong = reply(reference_prompt(Q, "17 May 2023", "7 May 2023", structured=True))
     assert wrong.verdict is False
