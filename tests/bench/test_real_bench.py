@@ -114,7 +114,8 @@ def test_free_text_verdicts_match_structured_ones_and_hit_the_cache(
 
 def _without_tokens(block: object) -> object:
     if isinstance(block, dict):
-        return {k: _without_tokens(v) for k, v in block.items() if "tokens" not in k}
+        kept = comparable(block)
+        return {k: _without_tokens(v) for k, v in kept.items() if "tokens" not in k}
     return comparable(block)
 
 
