@@ -102,6 +102,8 @@ class RunJournal:
         self.manifest_path = self.dir / MANIFEST_FILE
         self.path = self.dir / JOURNAL_FILE
         self.manifest: dict[str, Any] = {}
+        self.previous: dict[str, Any] = {}
+        """The manifest of the run being resumed (empty for a new run)."""
         self._lock = threading.Lock()
 
     def start(
@@ -117,6 +119,7 @@ class RunJournal:
             if not self.manifest_path.exists():
                 raise ValueError(f"--resume: {self.dir} holds no run to resume ({MANIFEST_FILE})")
             old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            self.previous = old
             changed = _differences(old.get("identity", {}), manifest["identity"])
             if changed:
                 raise ValueError(

@@ -25,7 +25,7 @@ from .outcomes import CaseOutcome
 from .runner import BenchRun, CaseFailure, assemble_run
 from .settings import BenchSettings
 
-__all__ = ["MergedRun", "merge_runs", "parse_shard", "select_shard", "shard_of"]
+__all__ = ["MergedRun", "merge_runs", "parse_shard", "select_shard", "shard_of", "sum_calls"]
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -127,12 +127,13 @@ def merge_runs(dirs: Sequence[str | Path]) -> MergedRun:
     if stopped:
         run = run.model_copy(update={"stopped": "; ".join(str(s) for s in stopped)})
     merged = dict(first)
-    merged["calls"] = _sum_calls([m.get("calls") or {} for m in manifests])
+    merged["calls"] = sum_calls([m.get("calls") or {} for m in manifests])
     merged["shard"] = None
     return MergedRun(run=run, manifest=merged, shards=[str(p) for p in paths])
 
 
-def _sum_calls(totals: list[dict[str, Any]]) -> dict[str, Any]:
+def sum_calls(totals: list[dict[str, Any]]) -> dict[str, Any]:
+    """Call totals of several invocations or shards added up."""
     merged: dict[str, Any] = {}
     for total in totals:
         for key, value in total.items():

@@ -34,11 +34,14 @@ SETTINGS: dict[str, dict[str, Any]] = {
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "bench",
-        help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world)",
+        help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world "
+        "or real models)",
         description=(
             "Runs every method on the same frozen contexts with the same evaluator and the "
             "same cost counting, then writes results.json, report.md and PNG figures. "
-            "Task values come from the simulated evidence world (SIMULATED figures)."
+            "Task values come from the simulated evidence world (SIMULATED figures) or, "
+            "with --agent-model, from real chat models. 'meclear bench merge DIR...' "
+            "combines the outputs of --shard runs."
         ),
     )
     source = p.add_mutually_exclusive_group()
@@ -262,7 +265,7 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     from ..bench.outputs import write_outputs
     from ..bench.results import build_results
     from ..bench.runner import run_benchmark
-    from ..bench.shards import parse_shard, select_shard
+    from ..bench.shards import parse_shard, select_shard, sum_calls
     from .bench_long import ProgressBar, annotate_results, manifest, reverify, write_build
 
     shard = parse_shard(args.shard) if args.shard else None
@@ -302,7 +305,7 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
         ),
         resume=args.resume,
     )
-    done = len({cid for cid, _ in completed})
+    reused = len(completed)
     gate = real.gate if real is not None else None
     bar = ProgressBar(len(run_cases), enabled=not args.no_progress, gate=gate)
     try:
@@ -320,6 +323,8 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     finally:
         bar.close()
     calls = gate.totals.as_dict() if gate is not None else None
+    if calls is not None and journal.previous.get("calls"):
+        calls = sum_calls([journal.previous["calls"], calls])  # every invocation of the run
     results = build_results(run, funnel=funnel, skipped_lines=skipped, source=source)
     annotate_results(
         results, run, models=models, mode=real.mode if real else None, calls=calls, shard=shard
@@ -338,7 +343,7 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
         not_run=run.not_run,
         calls=calls,
         wall_seconds=run.wall_seconds,
-        reused_cases=done,
+        reused_outcomes=reused,
     )
     _print_summary(results, cases, skipped, source, written)
     return results
@@ -369,8 +374,9 @@ def _print_summary(
     if results.get("calls"):
         c = results["calls"]
         print(
-            f"model calls made: {c['provider_calls']} ({c['cache_hits']} answered from the "
-            f"cache); tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion"
+            f"model calls made by this run: {c['provider_calls']} ({c['cache_hits']} answered "
+            f"from the cache); tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} "
+            "completion"
         )
     if results.get("failures"):
         print(f"{len(results['failures'])} method failures (cases excluded; see report.md)")

@@ -117,7 +117,7 @@ def annotate_results(
 class ProgressBar:
     """tqdm over cases (ETA) whose postfix shows the run's calls, cache hits and tokens."""
 
-    def __init__(self, total: int, *, enabled: bool, gate: Any = None, done: int = 0) -> None:
+    def __init__(self, total: int, *, enabled: bool, gate: Any = None) -> None:
         self.gate = gate
         self.bar = None
         if enabled:
@@ -125,7 +125,7 @@ class ProgressBar:
                 from tqdm.auto import tqdm
             except ImportError:  # pragma: no cover - tqdm is in the bench extra
                 return
-            self.bar = tqdm(total=total, initial=done, desc="bench", unit="case")
+            self.bar = tqdm(total=total, desc="bench", unit="case")
 
     def update(self, n: int = 1) -> None:
         if self.bar is None:
