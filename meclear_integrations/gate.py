@@ -13,7 +13,8 @@
   that raises (e.g. its database is down) lets the query through to clearance and says so
   in ``notes``, since clearing is what the integration does without a trigger.
 - With a ledger, the memories it verified harmful before (and not restored since) are the
-  engine's prior candidate: a repeat clearance is verified in 2T calls instead of a cold
+  engine's prior candidate: a repeat clearance costs the baseline's trials and one
+  candidate's verification (6 evaluator calls at the defaults) instead of a cold
   run. The engine verifies it; the ledger's belief is never applied unverified.
 - A decision carrying a token budget is enforced after clearance (``fit_to_budget``).
 - Every decision, skips included, is appended to the ledger. A ledger that fails at run

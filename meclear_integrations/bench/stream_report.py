@@ -314,6 +314,8 @@ def _figure(runs: list[ConfigRun], results: dict[str, Any], path: Path) -> Path:
 
     plt = load_pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    policies = list(dict.fromkeys(r.policy for r in runs if r.method != "none"))
+    colors = {p: f"C{i % 10}" for i, p in enumerate(policies)}
     for run in runs:
         if run.method == "none":
             continue
@@ -326,9 +328,15 @@ def _figure(runs: list[ConfigRun], results: dict[str, Any], path: Path) -> Path:
             values = [np.mean(v[: t + 1]) for v in by_conv.values() if len(v) > t]
             curve.append(float(np.mean(values)))
         style = "-" if run.method == "meclear+ledger" else "--"
-        left.plot(range(1, longest + 1), curve, style, label=f"{run.method} / {run.policy}")
+        left.plot(
+            range(1, longest + 1),
+            curve,
+            style,
+            color=colors[run.policy],
+            label=f"{run.method} / {run.policy}",
+        )
     left.set_xlabel("query of the conversation's stream")
-    left.set_ylabel("model calls per query so far (mean over conversations)")
+    left.set_ylabel("model calls per query so far\n(online + offline, mean over conversations)")
     left.set_title("Cost over the stream (SIMULATED)")
     left.legend(fontsize=7)
     occ = results["cost_by_occurrence"]

@@ -222,6 +222,7 @@ def redact_chain(exc: BaseException, *, _depth: int = 0) -> BaseException:
     clean = _clean(exc)
     if clean and new_cause is cause and new_context is context:
         return exc
+    target: BaseException
     if isinstance(exc, MeClearError):
         if not clean:
             exc.args = (redact(_text(exc)),)

@@ -2,12 +2,12 @@
 
 A caller that remembers earlier verified clearances (e.g. a harm ledger) passes the ids of
 memories verified harmful for earlier queries as ``prior_harmful``. The engine keeps those
-present in this context as one candidate C_p and verifies it like any other (Eq. 18-19:
-T trials of M minus C_p, admissible when every trial passes the recovery threshold and the
-gain over v(M) is positive). When it is admissible the run stops there: C_p is the
-clearance, attribution is skipped (``report.clearance_search == "prior"``, attributions
-empty). Otherwise Algorithm 1 runs as usual on the same coalition cache, so the attempt
-costs at most T evaluator calls more than a cold run.
+present in this context as one candidate C_p and verifies it like any other (Eq. 18-19,
+with the configuration's verification rule: M minus C_p must pass its recovery test and
+gain over v(M)). When it is admissible the run stops there: C_p is the clearance,
+attribution is skipped (``report.clearance_search == "prior"``, attributions empty).
+Otherwise Algorithm 1 runs as usual on the same coalition cache, so the attempt costs at
+most the candidate's verification trials more than a cold run.
 
 The engine never trusts a prior: an id is only a candidate to verify. Which memories to
 offer (and which never to offer, e.g. memories a person restored) is the caller's policy.

@@ -10,7 +10,7 @@ task is cancelled and awaited before the error propagates, so nothing outlives t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sequence
 from typing import TypeVar
 
 __all__ = ["gather_or_cancel"]
@@ -18,7 +18,7 @@ __all__ = ["gather_or_cancel"]
 T = TypeVar("T")
 
 
-async def _cancel_all(tasks: list[asyncio.Future[T]]) -> None:
+async def _cancel_all(tasks: Sequence[asyncio.Future[T]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
+import numbers
+import reprlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -87,8 +90,14 @@ def _verdict(result: object) -> JudgeVerdict:
         return result
     if isinstance(result, bool):
         return JudgeVerdict(score=float(result), parsed_by="callable", raw=str(result))
-    if isinstance(result, int | float) and 0.0 <= float(result) <= 1.0:
-        return JudgeVerdict(score=float(result), parsed_by="callable", raw=str(result))
+    if isinstance(result, numbers.Real):
+        try:
+            value = float(result)
+        except (TypeError, ValueError, OverflowError):
+            value = math.nan
+        if math.isfinite(value) and 0.0 <= value <= 1.0:
+            return JudgeVerdict(score=value, parsed_by="callable", raw=str(value))
     raise JudgeError(
-        f"a judge function must return a number in [0, 1], a bool or a JudgeVerdict; got {result!r}"
+        "a judge function must return a finite number in [0, 1], a bool or a JudgeVerdict; "
+        f"got {type(result).__name__} {reprlib.repr(result)}"
     )

@@ -60,6 +60,7 @@ from ..core.events import StageEvent
 from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
+from ..gate import GatePlan
 from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..payloads import (
@@ -74,7 +75,9 @@ from ..payloads import (
 from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
+from ..triggers.base import Trigger
 from .documents import annotate, document_ids, error_documents, to_memories
+from .gating import GatedClearance, prior_of
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
@@ -110,7 +113,7 @@ def default_agent(llm: Runnable) -> Runnable:
     return chain.with_config(run_name="meclear_agent")
 
 
-class ClearanceSettings(BaseModel):
+class ClearanceSettings(GatedClearance, BaseModel):
     """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -141,6 +144,13 @@ class ClearanceSettings(BaseModel):
     fails closed. Overrides ``clearance.on_failure``. Configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
+    trigger: Trigger | None = None
+    """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
+    TokenBudget(2000)``); a declined query returns the documents unchanged with
+    ``status: "skipped"`` and no model call. None clears every query."""
+    ledger: Any = None
+    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
+    before are tried first (ledger-guided repeat clearances)."""
     tracing: TraceSettings = Field(default_factory=TraceSettings)
     """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
     when the application has a recording tracer provider; ``detail`` sets how much."""
@@ -249,12 +259,17 @@ class ClearanceSettings(BaseModel):
         run = manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
+        gate, plan = self._gate(), None
         try:
             if not documents:
                 self._skip_sync(run)
                 return []
             memories, _ = to_memories(documents)  # a bad item fails open or raises
-            report = self._engine_sync(run, query, documents, memories, reference)
+            if gate is not None:
+                plan = gate.plan(query, memories, self._engine_config())
+                if not plan.run:
+                    return self._decline_sync(run, gate, plan, documents, ids, reference)
+            report = self._engine_sync(run, query, documents, memories, reference, plan)
         except BaseException as exc:
             run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             if not self._fails_open(exc):
@@ -266,7 +281,8 @@ class ClearanceSettings(BaseModel):
             )
             return error_documents(documents, ids, exc, key=self.metadata_key)
         run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
-        return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        return self._finish_sync(gate, plan, report, kept, reference, run)
 
     def _skip_sync(self, run: CallbackManagerForChainRun) -> None:
         payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
@@ -282,6 +298,7 @@ class ClearanceSettings(BaseModel):
         documents: Sequence[Document],
         memories: list[Memory],
         reference: str | None,
+        plan: GatePlan | None = None,
     ):
         task = self._task(query, documents, memories, reference, asynchronous=False)
         assert isinstance(task, TaskEvaluator)
@@ -307,9 +324,10 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+        config = plan.config if plan is not None else self._engine_config()
+        engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
         with self._trace_scope(query, run):
-            return engine.clear(memories, evaluate)
+            return engine.clear(memories, evaluate, prior_harmful=prior_of(plan))
 
     # ------------------------------------------------------------------ async
     async def _aclear_documents(
@@ -321,12 +339,17 @@ class ClearanceSettings(BaseModel):
         run = await manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
+        gate, plan = self._gate(), None
         try:
             if not documents:
                 await self._askip(run)
                 return []
             memories, _ = to_memories(documents)  # a bad item fails open or raises
-            report = await self._engine_async(run, query, documents, memories, reference)
+            if gate is not None:
+                plan = await gate.aplan(query, memories, self._engine_config())
+                if not plan.run:
+                    return await self._adecline(run, gate, plan, documents, ids, reference)
+            report = await self._engine_async(run, query, documents, memories, reference, plan)
         except BaseException as exc:
             await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             if not self._fails_open(exc):
@@ -338,7 +361,8 @@ class ClearanceSettings(BaseModel):
             )
             return error_documents(documents, ids, exc, key=self.metadata_key)
         await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
-        return annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        return await self._afinish(gate, plan, report, kept, reference, run)
 
     async def _askip(self, run: AsyncCallbackManagerForChainRun) -> None:
         payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
@@ -354,6 +378,7 @@ class ClearanceSettings(BaseModel):
         documents: Sequence[Document],
         memories: list[Memory],
         reference: str | None,
+        plan: GatePlan | None = None,
     ):
         task = self._task(query, documents, memories, reference, asynchronous=True)
         assert isinstance(task, AsyncTaskEvaluator)
@@ -380,6 +405,7 @@ class ClearanceSettings(BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+        config = plan.config if plan is not None else self._engine_config()
+        engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
         with self._trace_scope(query, run):
-            return await engine.aclear(memories, evaluate)
+            return await engine.aclear(memories, evaluate, prior_harmful=prior_of(plan))

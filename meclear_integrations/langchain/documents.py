@@ -22,11 +22,13 @@ def _usable(item: object) -> bool:
 def document_ids(documents: Sequence[object]) -> list[str]:
     """The memory ids of ``documents`` as :func:`to_memories` assigns them; never raises
     (an unusable item gets ``invalid-<position>``)."""
-    ids = assign_memory_ids(
-        (d.id, d.page_content) if _usable(d) else (f"invalid-{i}", "")  # type: ignore[union-attr]
-        for i, d in enumerate(documents)
-    )
-    return ids
+    items: list[tuple[str | None, str]] = []
+    for i, d in enumerate(documents):
+        if isinstance(d, Document) and isinstance(d.page_content, str):
+            items.append((d.id, d.page_content))
+        else:
+            items.append((f"invalid-{i}", ""))
+    return assign_memory_ids(items)
 
 
 def to_memories(documents: Sequence[Document]) -> tuple[list[Memory], list[str]]:

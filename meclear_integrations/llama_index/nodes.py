@@ -36,10 +36,13 @@ def _text(item: object) -> str | None:
 def node_ids(nodes: Sequence[object]) -> list[str]:
     """The memory ids of ``nodes`` as :func:`to_memories` assigns them; never raises (an
     unusable item gets ``invalid-<position>``)."""
-    items = []
+    items: list[tuple[str | None, str]] = []
     for i, n in enumerate(nodes):
         text = _text(n)
-        items.append((n.node.node_id, text) if text is not None else (f"invalid-{i}", ""))  # type: ignore[union-attr]
+        if isinstance(n, NodeWithScore) and text is not None:
+            items.append((n.node.node_id, text))
+        else:
+            items.append((f"invalid-{i}", ""))
     return assign_memory_ids(items)
 
 

@@ -51,13 +51,16 @@ from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
+from ..gate import GateOutcome
 from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
+from ..triggers.base import Trigger
 from .events import MeClearStageEvent, StageTracker, stage_events
+from .gating import GatedPostprocessing, prior_of
 from .judges import resolve_judge
 from .model import as_text_model
 from .nodes import annotate, error_nodes, node_ids, to_memories
@@ -99,7 +102,7 @@ async def _aresponse_text(response: Any) -> str:
     return _response_text(response)
 
 
-class MeClearPostprocessor(BaseNodePostprocessor):
+class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     """Drops the retrieved nodes that verifiably hurt the answer to this query."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -134,6 +137,12 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     tracing: TraceSettings = Field(default_factory=TraceSettings)
     """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
     when the application has a recording tracer provider; ``detail`` sets how much."""
+    trigger: Trigger | None = Field(default=None, exclude=True)
+    """When to clear (``meclear_integrations.triggers``); a declined query returns its
+    nodes unchanged with ``status: "skipped"`` and no model call. None clears every query."""
+    ledger: Any = Field(default=None, exclude=True)
+    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
+    before are tried first (ledger-guided repeat clearances)."""
 
     @classmethod
     def class_name(cls) -> str:
@@ -304,6 +313,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         error = f"{failure.error_type}: {failure.error}" if failure is not None else None
         return NodeClearance(nodes=kept, report=report, error=error)
 
+    def _declined(
+        self, nodes: list[NodeWithScore], ids: list[str], outcome: GateOutcome
+    ) -> NodeClearance:
+        return NodeClearance(nodes=self._declined_nodes(nodes, ids, outcome), report=outcome.report)
+
+    def _gated(self, done: NodeClearance, outcome: GateOutcome) -> NodeClearance:
+        return done.model_copy(update={"nodes": self._with_outcome(done.nodes, outcome)})
+
     # ------------------------------------------------------------------ sync
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
         bundle = _require_query(bundle)
@@ -314,24 +331,36 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             return NodeClearance(nodes=[], report=None)
         llm = self._resolved_llm()  # a missing default model raises before any stage
         ids = node_ids(nodes)
+        gate, plan = self._gate(), None
+        fields = self._record_fields(llm, self._reference(), query_id)
         tracker, convert = self._events(query_id)
         try:
             memories, _ = to_memories(nodes)  # an unusable node fails open or raises
+            if gate is not None:
+                plan = gate.plan(bundle.query_str, memories, self._engine_config())
+                if not plan.run:
+                    for event in self._decline_events(plan, query_id):
+                        dispatcher.event(event)
+                    outcome = gate.finish(plan, gate.skipped(plan), **fields)
+                    return self._declined(nodes, ids, outcome)
             task = self._task(bundle, nodes, memories, llm, asynchronous=False)
             assert isinstance(task, TaskEvaluator)
             # the engine runs its worker threads in a copy of this context (the span)
             engine = MeClearEngine(
-                self._engine_config(),
+                plan.config if plan is not None else self._engine_config(),
                 listener=lambda e: dispatcher.event(convert(e)),
                 tracing=self.tracing,
             )
             with self._trace_scope(bundle):
-                report = engine.clear(memories, task)
+                report = engine.clear(memories, task, prior_harmful=prior_of(plan))
         except BaseException as exc:
             for event in tracker.closing(exc):
                 dispatcher.event(event)
             return self._failed(nodes, ids, exc)
-        return self._done(nodes, ids, report)
+        done = self._done(nodes, ids, report)
+        if gate is None or plan is None:
+            return done
+        return self._gated(done, gate.finish(plan, report, **fields))
 
     # ------------------------------------------------------------------ async
     async def _aclear(
@@ -345,6 +374,8 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             return NodeClearance(nodes=[], report=None)
         llm = self._resolved_llm()  # a missing default model raises before any stage
         ids = node_ids(nodes)
+        gate, plan = self._gate(), None
+        fields = self._record_fields(llm, self._reference(), query_id)
         tracker, convert = self._events(query_id)
 
         async def listener(event: StageEvent) -> None:
@@ -352,15 +383,26 @@ class MeClearPostprocessor(BaseNodePostprocessor):
 
         try:
             memories, _ = to_memories(nodes)  # an unusable node fails open or raises
+            if gate is not None:
+                plan = await gate.aplan(bundle.query_str, memories, self._engine_config())
+                if not plan.run:
+                    for event in self._decline_events(plan, query_id):
+                        await dispatcher.aevent(event)
+                    outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
+                    return self._declined(nodes, ids, outcome)
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-            engine = MeClearEngine(self._engine_config(), listener=listener, tracing=self.tracing)
+            config = plan.config if plan is not None else self._engine_config()
+            engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
             with self._trace_scope(bundle):
-                report = await engine.aclear(memories, task)
+                report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
         except BaseException as exc:
             for event in tracker.closing(exc):
                 await dispatcher.aevent(event)
             return self._failed(nodes, ids, exc)
-        return self._done(nodes, ids, report)
+        done = self._done(nodes, ids, report)
+        if gate is None or plan is None:
+            return done
+        return self._gated(done, await gate.afinish(plan, report, **fields))
 
 
 def _bundle(query: str | QueryBundle) -> QueryBundle:

@@ -135,3 +135,14 @@ def test_reports_serialise_any_metadata() -> None:
     assert meta["when"] == "2023-12-01T00:00:00" and meta["obj"] == "opaque"
     assert meta["tags"] == ["a"] and isinstance(meta["cycle"], str)
     assert report.kept[0].metadata["obj"].__class__ is Opaque  # the report keeps the objects
+
+
+@pytest.mark.parametrize(
+    "result", [10**400, float("nan"), "1", None], ids=["huge", "nan", "str", "none"]
+)
+def test_a_judge_function_returning_a_bad_number_is_a_judge_error(result: object) -> None:
+    from meclear_integrations.judges import CallableJudge, JudgeError
+
+    with pytest.raises(JudgeError):
+        CallableJudge(lambda answer: result).score("q", "a")
+    assert CallableJudge(lambda answer: np.float32(0.5)).score("q", "a").score == 0.5

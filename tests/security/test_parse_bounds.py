@@ -37,7 +37,7 @@ def assert_linear(parse: Callable[[str], object], make: Callable[[int], str]) ->
     """``parse`` on a 1 MB input costs at most LINEAR_SLACK x 1024 its cost on 1 KB."""
     small, large = make(KB), make(MB)
     per_small = _best(lambda: [parse(small) for _ in range(50)], 5) / 50
-    per_large = _best(lambda: parse(large), 3)
+    per_large = _best(lambda: parse(large), 2)
     floor = 2e-6  # timer resolution: below this the 1 KB call is "free"
     ratio = per_large / max(per_small, floor)
     assert ratio < LINEAR_SLACK * (MB / KB), f"1 MB / 1 KB cost ratio {ratio:.0f}"
@@ -66,7 +66,8 @@ HOSTILE = {
     "tags": _fill("</memory><memories><question"),
     "lt-spaces": _fill("<" + " " * 63),
     "secret-names": _fill("a-b.c_api_key-"),
-    "header-runs": lambda n: "authorization: " + "x" * (n - 15),
+    "headers": _fill("Authorization: Bearer " + "x" * 100 + "; "),
+    "one-run": lambda n: "x" * n,
     "url-runs": _fill("a://b:c"),
     "tokens": _fill("sk-" + "A1b2" * 10 + " "),
     "entropy": _fill("aZ3kQ9pL2mX7vB4nR8tY1wE6"),
