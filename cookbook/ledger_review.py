@@ -6,7 +6,8 @@ This script plays the whole loop offline (the task agent and judge are the SIMUL
 evidence world):
 
 1. three users ask about John's trip through ``ClearingRetriever`` with a ledger: the
-   first query pays a full clearance, the next ones are ledger-guided (the baseline and one verified candidate);
+   first query pays a full clearance, the next ones are ledger-guided (the baseline and
+   one verified candidate);
 2. ``ledger.review(min_queries=2)`` proposes the two stale records;
 3. a person approves each proposal (interactively when run in a terminal, otherwise every
    proposal whose text is unchanged is approved and the script says so);

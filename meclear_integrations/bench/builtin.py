@@ -3,7 +3,11 @@
 ``meclear bench`` runs on it when no case file and no LoCoMo data are given. The cases are
 written for this package (no LoCoMo text): short conversation-like memory banks about a few
 invented people, covering the direct, redundant, joint and clean structures, the three
-fault types, a max-aggregation plateau case and cases whose reader samples (temperature > 0).
+fault types, a max-aggregation plateau case (ties broken per trial: a coin flip) and cases
+whose reader samples (temperature > 0). As in the LoCoMo build, a background memory of
+every case weakly supports the right answer and the reader abstains unless an answer's
+support beats ``abstain_weight``; in four cases the gold memory alone is too thin and the
+two supporting memories are needed, so deleting them needlessly makes the answer wrong.
 Every case passes :func:`~meclear_integrations.bench.verify.verify_case`.
 """
 

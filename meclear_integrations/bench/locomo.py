@@ -15,14 +15,22 @@ Per conversation (one bootstrap cluster):
    their relevance earns them, pushing out the lowest-ranked memories; a proposal is dropped
    when a fault is not retrieved into the top-K or when no gold memory is left in it.
 5. **World** (simulated): every gold memory claims the reference with weight ~U(0.8, 1.2);
-   with G the gold weight in the context, a direct fault and each redundant paraphrase weigh
-   G x U(1.2, 2.0) (each alone outweighs the gold evidence), each joint record G x U(0.55,
-   0.9) (harmless alone, harmful together); other memories are background. Temperature 0,
-   sum aggregation.
+   every other memory of the bank, with probability 1/2, weakly supports the reference
+   (weight ~U(0.1, 0.35)): deleting it needlessly lowers the evidence for the right
+   answer. The reader abstains unless an answer's support beats ``abstain_weight``
+   ~U(0.5, 1.2) per query, so for some queries the gold memory alone is too thin and the
+   context around it is needed. With S the support of the reference in the faulted
+   context, a direct fault and each redundant paraphrase weigh S x U(0.8, 2.0), each joint
+   record S x U(0.35, 1.1): most proposals have their structure's signature, some do not
+   (a fault too weak to flip the answer, a joint record harmful alone, a pair that stays
+   harmless) and causal verification drops them. Temperature 0, ties broken once per
+   prompt (a deterministic reader), sum aggregation. All draws are per query, so a memory
+   weighs the same in every case of its query.
 6. **Causal verification** (:func:`.verify.verify_case`) keeps only cases with their
    structure's signature; the funnel counts every query, proposal and case dropped, and why.
-   By default the simulated world verifies; in real-model mode the real agent and judge do
-   (the world's claims are still written, so the cases also run in the simulated world).
+   Clean cases (the clean context of every used query) are built by default. By default
+   the simulated world verifies; in real-model mode the real agent and judge do (the
+   world's claims are still written, so the cases also run in the simulated world).
 
 Random draws are seeded from (seed, conversation, question, structure), so a case does not
 depend on which other conversations or queries are built.
@@ -61,13 +69,28 @@ from .locomo_data import (
 from .retrieval import BM25Retriever
 from .verify import Verifier, verify_each
 
-__all__ = ["STRUCTURES", "LocomoBuild", "LocomoDataError", "build_locomo_cases"]
+__all__ = [
+    "DEFAULT_STRUCTURES",
+    "STRUCTURES",
+    "LocomoBuild",
+    "LocomoDataError",
+    "build_locomo_cases",
+]
 
 STRUCTURES = ("direct", "redundant", "joint")
+"""The fault structures."""
 _ALL_STRUCTURES = (*STRUCTURES, "clean")
+DEFAULT_STRUCTURES = _ALL_STRUCTURES
+"""What :func:`build_locomo_cases` builds by default: every fault structure and the clean
+cases."""
 _CATEGORIES = (1, 2, 3, 4)
 _ABSTAIN = "I don't know"
-_FAULT_WEIGHT = {"direct": (1.2, 2.0), "redundant": (1.2, 2.0), "joint": (0.55, 0.9)}
+_FAULT_WEIGHT = {"direct": (0.8, 2.0), "redundant": (0.8, 2.0), "joint": (0.35, 1.1)}
+"""Fault weight ranges, as multiples of the reference's support in the faulted context."""
+_BACKGROUND_SHARE = 0.5
+"""Share of background memories that weakly support the reference."""
+_BACKGROUND_WEIGHT = (0.1, 0.35)
+_ABSTAIN_WEIGHT = (0.5, 1.2)
 
 
 class LocomoBuild(BaseModel):
@@ -192,6 +215,35 @@ class _ConversationBuilder:
             return b, a
         return a, b or a
 
+    def background_support(self, q: LocomoQuestion, index: int) -> float | None:
+        """Weight with which bank memory ``index`` weakly supports ``q``'s answer, or None
+        (seeded per query and memory, so the memory weighs the same in every case)."""
+        rng = _rng(self.seed, self.cid, q.index, f"background-{index}")
+        if rng.random() >= _BACKGROUND_SHARE:
+            return None
+        return round(float(rng.uniform(*_BACKGROUND_WEIGHT)), 3)
+
+    def abstain_weight(self, q: LocomoQuestion) -> float:
+        """The support an answer must beat for the reader to give it (per query)."""
+        return round(
+            float(_rng(self.seed, self.cid, q.index, "abstain").uniform(*_ABSTAIN_WEIGHT)), 3
+        )
+
+    def reference_support(
+        self, q: LocomoQuestion, ranked: list[tuple[int, float]], gold_weight: dict[int, float]
+    ) -> float:
+        """Support of the reference in a context: its gold and background claims."""
+        n = len(self.conv.facts)
+        total = 0.0
+        for index, _ in ranked:
+            if index >= n:
+                continue
+            weight = gold_weight.get(index)
+            if weight is None:
+                weight = self.background_support(q, index)
+            total += weight or 0.0
+        return total
+
     def _case(
         self,
         q: LocomoQuestion,
@@ -211,6 +263,8 @@ class _ConversationBuilder:
                 memory = _memory(self.cid, self.conv.facts[index], rank, score)
                 if index in gold_weight:
                     claims[memory.id] = Claim(answer=q.answer, weight=gold_weight[index])
+                elif (weak := self.background_support(q, index)) is not None:
+                    claims[memory.id] = Claim(answer=q.answer, weight=weak)
             else:
                 j = index - n
                 text, weight, meta = faults[j]
@@ -232,7 +286,14 @@ class _ConversationBuilder:
             fault_type=fault_type,
             memories=memories,
             targets=[t for t in targets if t is not None],
-            world=EvidenceWorld(claims=claims, temperature=0.0, abstain=_ABSTAIN, aggregate="sum"),
+            world=EvidenceWorld(
+                claims=claims,
+                temperature=0.0,
+                abstain=_ABSTAIN,
+                aggregate="sum",
+                abstain_weight=self.abstain_weight(q),
+                ties="prompt",
+            ),
         )
 
     def _fault_meta(self, speaker: str, rng: np.random.Generator) -> dict[str, Any]:
@@ -281,7 +342,7 @@ class _ConversationBuilder:
         if not present_gold:
             funnel.dropped["gold_displaced"][structure] += 1
             return None
-        total = sum(gold_weight[i] for i in present_gold)
+        total = self.reference_support(q, ranked, gold_weight)
         low, high = _FAULT_WEIGHT[structure]
         faults = [
             (text, round(total * float(rng.uniform(low, high)), 3), self._fault_meta(speaker, rng))
@@ -402,7 +463,7 @@ def build_locomo_cases(
     seed: int = 0,
     conversations: list[str] | None = None,
     max_queries_per_conversation: int | None = None,
-    structures: Sequence[str] = STRUCTURES,
+    structures: Sequence[str] = DEFAULT_STRUCTURES,
     progress: bool = False,
     verify: Verifier = verify_each,
     batch: int | None = None,
@@ -412,7 +473,8 @@ def build_locomo_cases(
 
     ``data_dir`` is ``locomo10.json`` or a directory holding it or one JSON file per
     conversation; ``conversations`` picks conversation ids ("26" or "conv-26");
-    ``structures`` may also contain ``"clean"`` (control cases without faults).
+    ``structures``: fault structures and ``"clean"`` (control cases without faults), all
+    by default.
     ``verify`` checks batches of cases (default: each case's simulated world); a real-model
     verifier (:func:`~meclear_integrations.bench.real_backend.real_verifier`) makes the
     funnel report what the real agent and judge did: pass ``verified_with`` (the models'

@@ -1,36 +1,53 @@
-"""The baselines' view of one case: v^(S) over the frozen context, T trials per coalition.
+"""The baselines' view of one case: v^(S) over the frozen context, under the engine's trial
+policy.
 
-Coalitions are sets of positions in retrieval order; values go through the run's
-:class:`~meclear_integrations.bench.counting.CountingEvaluator`, so a baseline's cost is
-counted exactly as the engine's.
+Every method gets the same trial policy options as the engine (the run's
+:class:`~meclear_integrations.core.ClearanceConfig`): ablation coalitions get one trial
+with adaptive trials (T otherwise), the early exit and the verification of clearance
+candidates follow the engine's rule (:class:`~meclear_integrations.core.verification.
+SequentialVerifier` or the paper's). Coalitions are sets of positions in retrieval order;
+scores live in a :class:`~meclear_integrations.core.game.CoalitionGame` and every call goes
+through the run's :class:`~meclear_integrations.bench.counting.CountingEvaluator`, so a
+baseline's cost is counted exactly as the engine's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..core import Memory
+from ..core import ClearanceConfig, Memory
+from ..core.clearance import GAIN_TIE_TOLERANCE, candidate_coalition, select_candidate
+from ..core.coalitions import Coalition
+from ..core.engine import verifier
+from ..core.game import CoalitionGame
 from .counting import CountingEvaluator
 
 __all__ = ["CaseOracle"]
 
 
+def _mask(positions: Iterable[int]) -> Coalition:
+    mask = 0
+    for i in positions:
+        mask |= 1 << i
+    return mask
+
+
 class CaseOracle:
-    """Values v^(S) (mean of T trials) and the recovery predicate over one frozen context."""
+    """Values v^(S) (mean of the trials a coalition has) and the verified clearance rule."""
 
     def __init__(
         self,
         context: Sequence[Memory],
         evaluate: CountingEvaluator,
         *,
-        trials: int,
-        success_threshold: float = 1.0,
+        config: ClearanceConfig,
     ) -> None:
         self.context = tuple(context)
         self.evaluate = evaluate
-        self.trials = trials
-        self.success_threshold = success_threshold
-        self._scores: dict[frozenset[int], tuple[float, ...]] = {}
+        self.config = config
+        self.game = CoalitionGame(context=self.context, trials=config.trials)
+        self.single = 1 if config.adaptive_trials else config.trials
+        """Trials of an ablation coalition."""
 
     @property
     def k(self) -> int:
@@ -40,23 +57,80 @@ class CaseOracle:
     def full(self) -> frozenset[int]:
         return frozenset(range(self.k))
 
-    def scores(self, coalition: Iterable[int]) -> tuple[float, ...]:
-        """The T trial scores of the coalition (positions), evaluated once."""
-        key = frozenset(coalition)
-        if key not in self._scores:
-            memories = tuple(self.context[i] for i in sorted(key))
-            self._scores[key] = tuple(self.evaluate(memories, t) for t in range(self.trials))
-        return self._scores[key]
+    def run(self, wanted: Iterable[tuple[Coalition, int]]) -> None:
+        """Bring each coalition (bit mask) to the given number of trials."""
+        for coalition, trials in wanted:
+            have = self.game.trials_of(coalition)
+            if have >= trials:
+                continue
+            memories = self.game.memories_of(coalition)
+            scores = [float(self.evaluate(memories, t)) for t in range(have, trials)]
+            self.game.store(coalition, scores)
+
+    def scores(self, coalition: Iterable[int], trials: int | None = None) -> tuple[float, ...]:
+        """The trial scores of the coalition (positions), evaluated on first use."""
+        mask = _mask(coalition)
+        self.run([(mask, self.single if trials is None else trials)])
+        return self.game.scores[mask]
 
     def value(self, coalition: Iterable[int]) -> float:
-        """v^(S): the mean of the coalition's T trial scores."""
+        """v^(S): the mean of the coalition's trial scores (one trial for an ablation under
+        adaptive trials, T otherwise)."""
         s = self.scores(coalition)
         return sum(s) / len(s)
-
-    def recovers(self, coalition: Iterable[int]) -> bool:
-        """nu(S) = 1: every trial scores at least the success threshold."""
-        return all(x >= self.success_threshold for x in self.scores(coalition))
 
     def without(self, positions: Iterable[int]) -> frozenset[int]:
         """M minus the given positions."""
         return self.full - frozenset(positions)
+
+    def exits(self) -> bool:
+        """The engine's early exit on the full context (when the configuration has it)."""
+        cfg = self.config
+        if not cfg.early_exit:
+            return False
+        full = self.game.full
+        if cfg.verification == "sequential":
+            rule = verifier(cfg)
+            while plan := rule.exit_plan(self.game):
+                self.run(plan)
+            return rule.exits(self.game)
+        self.run([(full, cfg.trials)])
+        return (
+            self.game.recovers(full, cfg.success_threshold)
+            and self.game.value(full) >= 1.0 - GAIN_TIE_TOLERANCE
+        )
+
+    def verified_clearance(self, order: Sequence[int]) -> tuple[list[int], list[dict], str]:
+        """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule
+        (Eq. 18-20). Returns the cleared positions, the candidates tried and the status
+        (``complete`` or ``unverified`` when the verdicts kept disagreeing)."""
+        cfg = self.config
+        candidates = [list(order[:j]) for j in range(len(order) + 1)]
+        coalitions = [candidate_coalition(self.k, c) for c in candidates]
+        status = "complete"
+        if cfg.verification == "sequential":
+            rule = verifier(cfg)
+            while plan := rule.plan(self.game, coalitions):
+                self.run(plan)
+            selection = rule.select(self.game, coalitions)
+            selected, gains = selection.selected, selection.gains
+            recovered, admissible = selection.recovered, selection.admissible
+            if selection.undecided:
+                selected, status = 0, "unverified"
+        else:
+            self.run((c, cfg.trials) for c in coalitions)
+            selected, gains, recovered, admissible = select_candidate(
+                self.game, candidates, cfg.success_threshold
+            )
+        tried = [
+            {
+                "size": len(c),
+                "value": self.game.value(coalitions[j]),
+                "gain": gains[j],
+                "recovered": recovered[j],
+                "admissible": admissible[j],
+                "trials": self.game.trials_of(coalitions[j]),
+            }
+            for j, c in enumerate(candidates)
+        ]
+        return list(order[:selected]), tried, status

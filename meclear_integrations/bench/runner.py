@@ -98,6 +98,8 @@ def run_case(
     method: BenchMethod,
     settings: BenchSettings,
     backend: CaseBackend = SIMULATED,
+    *,
+    matched_coalitions: int | None = None,
 ) -> CaseOutcome:
     """One method on one case, scored; raises what the method raises."""
     ids = [m.id for m in case.memories]
@@ -106,7 +108,14 @@ def run_case(
     t0 = time.perf_counter()
     try:
         with backend.session(query):
-            output = method.run(MethodContext(case=case, evaluate=counter, settings=settings))
+            output = method.run(
+                MethodContext(
+                    case=case,
+                    evaluate=counter,
+                    settings=settings,
+                    matched_coalitions=matched_coalitions,
+                )
+            )
     except InconsistentVerdictsError as exc:
         output = abstained(exc.reason)
     elapsed = time.perf_counter() - t0
@@ -133,6 +142,17 @@ def run_case(
     )
 
 
+def _reference(methods: Sequence[BenchMethod], settings: BenchSettings) -> BenchMethod | None:
+    """The method whose per-case coalitions the ablation baselines are matched to."""
+    wanted = settings.reference_method
+    for method in methods:
+        if wanted is not None and method.name == wanted:
+            return method
+        if wanted is None and method.name.split(":")[0] == "meclear":
+            return method
+    return None
+
+
 def _progress(total: int, enabled: bool) -> Any:
     if not enabled:
         return nullcontext(None)
@@ -157,20 +177,27 @@ class _Progress:
 def _run_one(
     case: BenchCase,
     methods: Sequence[BenchMethod],
+    reference: BenchMethod | None,
     settings: BenchSettings,
     backend: CaseBackend,
     state: _Progress,
     on_outcome: Callable[[str, CaseOutcome], None] | None,
     on_failure: Callable[[CaseFailure], None] | None,
 ) -> None:
-    for method in methods:
+    """Every method on one case, the reference first (its coalitions match the others'
+    budgets); outcomes already computed are reused."""
+    matched: int | None = None
+    for method in sorted(methods, key=lambda m: m is not reference):
         with state.lock:
             if state.stopped is not None or method.name in state.not_run:
                 continue
-            if case.case_id in state.per_case[method.name]:
-                continue  # already computed (resumed run)
+            done = state.per_case[method.name].get(case.case_id)
+        if done is not None:  # computed before (a resumed run)
+            if method is reference:
+                matched = done.coalitions
+            continue
         try:
-            outcome = run_case(case, method, settings, backend)
+            outcome = run_case(case, method, settings, backend, matched_coalitions=matched)
         except MethodNotRunError as exc:
             with state.lock:
                 state.not_run[method.name] = str(exc)
@@ -193,6 +220,8 @@ def _run_one(
             continue
         with state.lock:
             state.per_case[method.name][case.case_id] = outcome
+        if method is reference:
+            matched = outcome.coalitions
         if on_outcome is not None:
             on_outcome(method.name, outcome)
 
@@ -224,6 +253,7 @@ def run_benchmark(
         else [build_method(spec, settings, rater=rater) for spec in settings.methods]
     )
     state = _Progress(chosen)
+    reference = _reference(chosen, settings)
     for (case_id, name), outcome in (completed or {}).items():
         if name in state.per_case:
             state.per_case[name][case_id] = outcome
@@ -231,7 +261,7 @@ def run_benchmark(
     with display as shown:
 
         def one(case: BenchCase) -> None:
-            _run_one(case, chosen, settings, backend, state, on_outcome, on_failure)
+            _run_one(case, chosen, reference, settings, backend, state, on_outcome, on_failure)
             if shown is not None:
                 shown.update(1)
 

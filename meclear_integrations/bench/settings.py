@@ -1,4 +1,5 @@
-"""Settings of one benchmark run (methods, engine configuration, surrogate budgets, bootstrap)."""
+"""Settings of one benchmark run (methods, engine configuration, trial policy, budgets,
+flagging rules, judge, bootstrap)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core import ClearanceConfig
 from ..simulation import EvidenceWorld, JudgeSignal
 
-__all__ = ["DEFAULT_METHODS", "BenchSettings", "ClearanceMode", "case_world"]
+__all__ = [
+    "DEFAULT_METHODS",
+    "BenchSettings",
+    "ClearanceMode",
+    "FlagRule",
+    "SurrogateSettings",
+    "case_world",
+]
 
 ClearanceMode = Literal["paper", "verified", "direct"]
+FlagRule = Literal["tolerance", "relative"]
 
 DEFAULT_METHODS: tuple[str, ...] = (
     "oracle",
@@ -25,6 +34,20 @@ DEFAULT_METHODS: tuple[str, ...] = (
 """Methods ``meclear bench`` runs when ``--methods`` is not given."""
 
 
+class SurrogateSettings(BaseModel):
+    """The tunable settings of one surrogate baseline (ContextCite, ProxySPEX)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
+    """tau: a memory is flagged when its surrogate effect is below -tau."""
+    alpha: float = Field(default=0.01, gt=0.0)
+    """L1 penalty of the Lasso on standardised features."""
+    flag_rule: FlagRule = "tolerance"
+    """``tolerance``: w_i < -tau; ``relative``: also w_i <= min(w) / 2 (a negative weight at
+    least half the most negative one)."""
+
+
 class BenchSettings(BaseModel):
     """Everything that determines a benchmark run besides the cases."""
 
@@ -34,22 +57,29 @@ class BenchSettings(BaseModel):
     """Method specs in report order: ``name`` or ``name:preset`` (e.g. ``meclear:paper``)."""
     engine: ClearanceConfig = Field(default_factory=ClearanceConfig)
     """Engine configuration of the ``meclear`` method (its seed is mixed with each case id)."""
-    trials: int = Field(default=2, ge=1, le=100)
-    """T of the baselines: evaluator runs per coalition, v(S) their mean (as the engine)."""
+    policy: ClearanceConfig | None = None
+    """Trial policy of every baseline (T, adaptive trials, early exit, verification rule,
+    success threshold); None: the ``meclear`` method's configuration, so every method
+    gets the same policy."""
     loo_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
     """kappa of the LOO baseline: a memory is flagged when d_i < -kappa (Eq. 7)."""
-    harm_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
-    """tau of the surrogate baselines: flagged when the surrogate effect is below -tau."""
+    contextcite: SurrogateSettings = Field(default_factory=SurrogateSettings)
+    """Tolerance, Lasso alpha and flagging rule of ContextCite."""
+    proxyspex: SurrogateSettings = Field(default_factory=SurrogateSettings)
+    """Tolerance, Lasso alpha and flagging rule of ProxySPEX."""
+    match_budget: bool = True
+    """Give each ablation baseline, per case, as many distinct ablation coalitions as the
+    reference method (the first ``meclear*``) evaluated on that case; False (or no
+    reference method): ``surrogate_budget``."""
     surrogate_budget: int = Field(default=32, ge=2, le=100_000)
-    """B: random ablations of ContextCite and ProxySPEX."""
+    """B: distinct random ablations of ContextCite and ProxySPEX when budgets are not
+    matched."""
     keep_probability: float = Field(default=0.5, gt=0.0, lt=1.0)
     """Probability that a memory is kept in a random ablation."""
-    lasso_alpha: float = Field(default=0.01, gt=0.0)
-    """L1 penalty of the surrogates' Lasso on standardised features."""
-    clearance: ClearanceMode = "paper"
-    """What each method deletes. ``paper``: MeClear applies its verified rule (Eq. 17-20),
-    the baselines delete their flagged set as is (the paper's Table 1). ``verified``: every
-    method's flagged set goes through the same Eq. 17-20 rule along its own order.
+    clearance: ClearanceMode = "verified"
+    """What each method deletes. ``verified``: every method's flagged set goes through the
+    same verified rule (Eq. 17-20, the engine's) along its own order. ``paper``: MeClear
+    verifies, the baselines delete their flagged set as is (the paper's Table 1).
     ``direct``: every method deletes its flagged set."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """A trial passes when the judge scores it at least this (the engine's recovery
@@ -71,6 +101,10 @@ class BenchSettings(BaseModel):
     """Coverage of the percentile intervals."""
     reference_method: str | None = None
     """The method compared pairwise with every other; None: the first ``meclear`` method."""
+
+    def trial_policy(self) -> ClearanceConfig:
+        """The baselines' trial policy (see ``policy``)."""
+        return self.policy if self.policy is not None else self.engine
 
 
 def case_world(world: EvidenceWorld, settings: BenchSettings) -> EvidenceWorld:

@@ -57,9 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--clearance",
         choices=["paper", "verified", "direct"],
-        default="paper",
-        help="what methods delete: paper (MeClear verified, baselines delete their flagged "
-        "set), verified (Eq. 17-20 for every method), direct (every flagged set)",
+        default="verified",
+        help="what methods delete: verified (default: the engine's Eq. 17-20 rule for every "
+        "method), paper (MeClear verified, baselines delete their flagged set, the paper's "
+        "Table 1), direct (every flagged set)",
     )
     p.add_argument(
         "--judge",
@@ -87,9 +88,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=2,
         help="fresh trials behind unseen-trial Binary Task Recovery (default 2)",
     )
-    p.add_argument("--budget", type=int, default=32, help="B ablations of the surrogates")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="B distinct ablations of the surrogates (default: per case, as many distinct "
+        "coalitions as MeClear evaluated: matched budgets)",
+    )
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap replicates (0: none)")
     p.add_argument("--reference", default=None, help="method compared pairwise (default meclear)")
+    p.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="all",
+        help="LoCoMo conversations: dev (26, 30, 41: where settings are tuned), test (the "
+        "other seven: what the README reports) or all",
+    )
     p.add_argument("--k", type=int, default=5, help="retrieval budget K (with --locomo)")
     p.add_argument("--conversations", default=None, help="comma-separated ids (with --locomo)")
     p.add_argument("--max-queries", type=int, default=None, help="per conversation (--locomo)")
@@ -125,8 +139,10 @@ def _command(args: argparse.Namespace) -> str:
             parts += [f"--{flag}", str(value)]
     if args.recovery_trials != 2:
         parts += ["--recovery-trials", str(args.recovery_trials)]
+    if args.split != "all":
+        parts += ["--split", args.split]
     parts += ["--seed", str(args.seed), "--clearance", args.clearance]
-    if args.budget != 32:
+    if args.budget is not None:
         parts += ["--budget", str(args.budget)]
     if args.bootstrap != 2000:
         parts += ["--bootstrap", str(args.bootstrap)]
@@ -150,16 +166,23 @@ def _load(
     :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models."""
     if args.cases is not None:
         from ..bench import load_cases
+        from ..bench.split import split_cases
 
         parsed = load_cases(args.cases)
         skipped = [e.model_dump() for e in parsed.errors]
         for e in parsed.errors:
             print(f"{args.cases}: line {e.line}: {e.error} (skipped)", file=sys.stderr)
-        return parsed.cases, skipped, {}, str(args.cases), False
+        cases = split_cases(parsed.cases, args.split)
+        return cases, skipped, {}, str(args.cases), False
     if args.locomo is not None:
         from ..bench import build_locomo_cases  # type: ignore[attr-defined]
+        from ..bench.split import split_conversations
 
         conversations = args.conversations.split(",") if args.conversations else None
+        if args.split != "all":
+            if conversations is not None:
+                raise ValueError("give --split or --conversations, not both")
+            conversations = split_conversations(args.split)
         verification: dict[str, Any] = {}
         if real is not None:
             verification = {
@@ -179,7 +202,9 @@ def _load(
         funnel = build.funnel
         funnel = funnel.model_dump(mode="json") if hasattr(funnel, "model_dump") else dict(funnel)
         return list(build.cases), [], funnel, f"LoCoMo {args.locomo}", True
-    return builtin_cases(), [], {}, "built-in case set", False
+    from ..bench.split import split_cases
+
+    return split_cases(builtin_cases(), args.split), [], {}, "built-in case set", False
 
 
 def _rater(args: argparse.Namespace) -> Any:
@@ -224,10 +249,8 @@ def _settings(args: argparse.Namespace, real: bool) -> Any:
     return BenchSettings(
         methods=methods,
         engine=engine,
-        trials=args.trials if args.trials is not None else engine.trials,
-        loo_tolerance=engine.loo_tolerance,
-        harm_tolerance=engine.harm_tolerance,
-        surrogate_budget=args.budget,
+        match_budget=args.budget is None,
+        surrogate_budget=args.budget or 32,
         clearance=args.clearance,
         seed=args.seed,
         bootstrap_replicates=args.bootstrap,

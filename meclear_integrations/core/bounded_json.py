@@ -6,7 +6,8 @@ keys and raises ``ValueError`` (not ``JSONDecodeError``) on integers longer than
 digit limit. :func:`load_object` checks the text first and then decodes it:
 
 1. at most ``max_chars`` characters, else rejected before any scan;
-2. an optional single fenced code block (```` ```json ... ``` ````) is unwrapped;
+2. an optional single fenced code block (```` ```json ... ``` ````) is unwrapped, and what
+   remains must start with ``{`` and end with ``}``;
 3. one linear pass over the structural characters (no regular expression, no recursion)
    measures the nesting depth, stopping at the first level beyond ``max_depth``;
 4. ``json.loads`` then decodes a text whose depth is bounded (its recursion is bounded
@@ -101,6 +102,8 @@ def load_object(text: str, *, max_chars: int, max_depth: int = DEFAULT_MAX_DEPTH
     if len(text) > max_chars:
         raise BoundedJSONError(f"{len(text)} characters exceed the cap of {max_chars}")
     body = _unfence(text)
+    if not body.startswith("{") or not body.endswith("}"):
+        raise BoundedJSONError("not a JSON object (it must start with '{' and end with '}')")
     if nesting_depth(body, max_depth) > max_depth:
         raise BoundedJSONError(f"nested deeper than {max_depth} levels")
     try:

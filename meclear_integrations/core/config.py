@@ -124,7 +124,11 @@ class ClearanceConfig(BaseModel):
     max_trials: int = Field(default=8, ge=1, le=100)
     """Most trials the sequential rule gives one context (at least T)."""
     recovery_rate: float = Field(default=0.5, gt=0.0, le=1.0)
-    """Pass rate a context must verifiably reach to count as recovered (sequential rule)."""
+    """Pass rate a candidate must verifiably reach to count as recovered (Eq. 19 under the
+    sequential rule)."""
+    exit_rate: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Pass rate the full context must verifiably reach for an early exit (sequential
+    rule): a higher bar than recovery_rate guards against exiting on lucky passes."""
     verification_delta: float = Field(default=0.1, gt=0.0, lt=1.0)
     """Level of each one-sided Clopper-Pearson bound of the sequential rule: with the
     defaults a context passing every trial is verified after 4 trials."""

@@ -163,6 +163,7 @@ def verifier(cfg: ClearanceConfig) -> SequentialVerifier:
         success_threshold=cfg.success_threshold,
         recovery_rate=cfg.recovery_rate,
         delta=cfg.verification_delta,
+        exit_rate=cfg.exit_rate,
     )
 
 

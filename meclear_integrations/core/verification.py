@@ -182,16 +182,22 @@ class SequentialVerifier:
         success_threshold: float,
         recovery_rate: float,
         delta: float,
+        exit_rate: float | None = None,
     ) -> None:
         self.trials = trials
         self.max_trials = max(max_trials, trials)
         self.threshold = success_threshold
         self.rate = recovery_rate
+        self.exit_rate = recovery_rate if exit_rate is None else exit_rate
         self.delta = delta
-        self.verify_trials = max(
-            trials, min(self.max_trials, trials_to_verify(recovery_rate, delta, self.max_trials))
-        )
-        """Trials a context that passes every one needs before it verifiably recovers."""
+        self.verify_trials = self._unanimous(self.rate)
+        """Trials a candidate that passes every one needs before it verifiably recovers."""
+        self.exit_trials = self._unanimous(self.exit_rate)
+        """Trials the full context must pass, every one, before an early exit."""
+
+    def _unanimous(self, rate: float) -> int:
+        needed = trials_to_verify(rate, self.delta, self.max_trials)
+        return max(self.trials, min(self.max_trials, needed))
 
     # ------------------------------------------------------------------ evidence
     @staticmethod
@@ -207,16 +213,16 @@ class SequentialVerifier:
         value = sum(scores) / n
         mixed = len(set(scores)) > 1
         lower, upper = clopper_pearson(sum(scores), n, self.delta) if noisy else (value, value)
-        return CandidateEvidence(n, value, lower, upper, self._recovery(scores), mixed)
+        return CandidateEvidence(n, value, lower, upper, self._recovery(scores, self.rate), mixed)
 
-    def _recovery(self, scores: Sequence[float]) -> Recovery:
+    def _recovery(self, scores: Sequence[float], rate: float) -> Recovery:
         n = len(scores)
         passes = sum(1 for s in scores if s >= self.threshold)
-        if n >= self.trials and clopper_pearson(passes, n, self.delta)[0] >= self.rate:
+        if n >= self.trials and clopper_pearson(passes, n, self.delta)[0] >= rate:
             return "yes"
         horizon = max(n, self.max_trials)
         best = clopper_pearson(passes + horizon - n, horizon, self.delta)[0]
-        return "open" if best >= self.rate and n < self.max_trials else "no"
+        return "open" if best >= rate and n < self.max_trials else "no"
 
     def _pass_upper(self, game: CoalitionGame, coalition: Coalition) -> float:
         """Upper bound of the pass rate: below ``recovery_rate`` the context verifiably
@@ -225,12 +231,13 @@ class SequentialVerifier:
         passes = sum(1 for s in scores if s >= self.threshold)
         return clopper_pearson(passes, len(scores), self.delta)[1]
 
-    def _next_trials(self, have: int, noisy: bool) -> int:
+    def _next_trials(self, have: int, noisy: bool, unanimous: int | None = None) -> int:
         """The next step of trials: T, the recovery test, then (noisy) ``max_trials``."""
+        unanimous = self.verify_trials if unanimous is None else unanimous
         if have < self.trials:
             return self.trials
-        if have < self.verify_trials:
-            return self.verify_trials
+        if have < unanimous:
+            return unanimous
         return self.max_trials if noisy else have
 
     # ------------------------------------------------------------------ early exit
@@ -243,18 +250,19 @@ class SequentialVerifier:
         if have < self.trials:
             return [(full, self.trials)]
         ev = self.evidence(game, full, self.noisy(game))
-        if ev.recovery != "open":
+        if self._recovery(game.scores[full], self.exit_rate) != "open":
             return []
         if not ev.mixed and ev.value < 1.0 - GAIN_TOLERANCE:
             return []  # below the maximum: a candidate could gain, no exit possible
-        want = self._next_trials(have, ev.mixed)
+        want = self._next_trials(have, ev.mixed, self.exit_trials)
         return [(full, want)] if want > have else []
 
     def exits(self, game: CoalitionGame) -> bool:
-        """The full context verifiably recovers and no candidate could show a gain."""
+        """The full context verifiably recovers (at ``exit_rate``) and no candidate could
+        show a gain over it."""
         noisy = self.noisy(game)
         ev = self.evidence(game, game.full, noisy)
-        if ev.recovery != "yes":
+        if self._recovery(game.scores.get(game.full, ()), self.exit_rate) != "yes":
             return False
         if not noisy:
             return ev.value >= 1.0 - GAIN_TOLERANCE
@@ -272,7 +280,8 @@ class SequentialVerifier:
         C_j (``coalitions``, C_0 first), or [] once Eq. 20's choice is settled.
 
         Round by round: the full context gets T trials; a candidate new to the table gets
-        the trials a unanimous pass needs; one that may still be admissible gets the next
+        the trials a unanimous pass needs, one with fewer than T trials (attribution gave
+        it one) gets T; one that may still be admissible gets the next
         step (T, the recovery test, then ``max_trials`` in a noisy run); when a candidate
         has passed every trial so far and another one has too or is new, they may tie,
         so they go straight to ``max_trials``; in a noisy run a candidate that recovers
@@ -297,18 +306,26 @@ class SequentialVerifier:
                 fresh.append(j)
                 ask(j, self.verify_trials)
                 continue
-            if ev.recovery == "no" or ev.trials >= self.max_trials:
+            if ev.trials < self.trials and (ev.mixed or ev.value < self.threshold):
+                ask(j, self.trials)  # one failed attribution trial decides nothing
+                continue
+            if ev.recovery == "no":
                 continue
             if base.trials and ev.value <= base.value + GAIN_TOLERANCE:
                 continue  # cannot gain on the trials so far
+            if self._admissible(ev, base):
+                if not ev.mixed and ev.value >= 1.0 - GAIN_TOLERANCE:
+                    perfect.append(j)
+                continue
+            if ev.recovery == "yes" and base.trials < self.max_trials:
+                # recovers, but the gain is not verified: the full context needs trials
+                ask(0, self._next_trials(base.trials, True))
+            if ev.trials >= self.max_trials:
+                continue
             if not ev.mixed and ev.value >= 1.0 - GAIN_TOLERANCE:
                 perfect.append(j)
-            if self._admissible(ev, base):
-                continue
             passing = not ev.mixed and ev.value >= self.threshold and ev.trials < self.verify_trials
             ask(j, self.verify_trials if passing else self._next_trials(ev.trials, noisy))
-            if ev.recovery == "yes":  # recovers, gain not verified: the baseline needs trials
-                ask(0, self._next_trials(base.trials, True))
         if perfect and len(perfect) + len(fresh) > 1:
             for j in perfect + fresh:  # they would tie: settle it in this round
                 ask(j, self.max_trials)

@@ -6,7 +6,9 @@ and answers as the world's reader would, so demos and tests run the real retriev
 and chain path offline. Given one of the package's judge prompts it acts as the judge:
 reference prompts are graded by normalised exact match; reference-free prompts compare
 the candidate with the world's answer on the memories shown to the judge. Replies to
-judge prompts are ``VERDICT: CORRECT`` / ``VERDICT: INCORRECT``. Figures it produces are
+judge prompts follow the judges' protocol (a reason, then ``VERDICT <nonce>: CORRECT`` /
+``INCORRECT`` with the prompt's nonce; a JSON verdict object for a structured-output
+prompt; :mod:`meclear_integrations.simulation.replies`). Figures it produces are
 SIMULATED.
 """
 

@@ -7,7 +7,8 @@ would, so a ``VectorStoreIndex`` query engine, its response synthesizer and the
 postprocessor's own agent prompt all run their real path offline. Given one of the
 package's judge prompts it acts as the judge: reference prompts are graded by normalised
 exact match; reference-free prompts compare the candidate with the world's answer on the
-memories shown to the judge. Figures it produces are SIMULATED.
+memories shown to the judge; replies follow the judges' verdict protocol
+(:mod:`meclear_integrations.simulation.replies`). Figures it produces are SIMULATED.
 
 :class:`HashEmbedding` is a deterministic bag-of-words embedding (signed feature hashing of
 lower-cased word tokens, L2-normalised): texts that share words are close, so retrieval

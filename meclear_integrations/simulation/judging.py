@@ -19,8 +19,10 @@ case file runs under each. Normative semantics (seeded, so every run is reproduc
 
 A judge is consulted as a user would pay for it (:meth:`SimulatedJudge.key`): a judge whose
 input does not depend on the coalition (``reference``, ``full``) is asked once per distinct
-normalised answer; ``noisy`` once per (answer, trial), the trial being the call index, so
-that repeated trials are independent verdicts; ``coalition`` once per (answer, coalition).
+normalised answer; ``coalition`` once per (answer, coalition); ``noisy`` on every evaluation
+(caching a sampled judge's verdict would freeze its errors for the whole query: one flip on
+the right answer would fail every coalition that gives it), the n-th call about an answer
+being call n.
 """
 
 from __future__ import annotations
@@ -121,17 +123,19 @@ class SimulatedJudge:
         """``full``: this query's judge does not know the true answer."""
         return self._fooled_by is not None
 
-    def key(self, answer: str, coalition: Iterable[str], trial: int) -> Hashable:
-        """What the judge's verdict depends on: one model call per distinct key."""
+    def key(self, answer: str, coalition: Iterable[str], call: int) -> Hashable:
+        """What the judge's verdict depends on: one model call per distinct key (``call``:
+        the index of this call about the answer, which only ``noisy`` reads)."""
         norm = normalize_answer(answer)
         if self.signal.kind == "noisy":
-            return (norm, int(trial))
+            return (norm, int(call))
         if self.signal.kind == "coalition":
             return (norm, frozenset(coalition))
         return norm
 
-    def accepts(self, answer: str, coalition: Iterable[str], trial: int) -> bool:
-        """The verdict on ``answer`` given by the agent on ``coalition`` (call ``trial``)."""
+    def accepts(self, answer: str, coalition: Iterable[str], call: int) -> bool:
+        """The verdict on ``answer`` given by the agent on ``coalition`` (the ``call``-th
+        call about this answer)."""
         norm = normalize_answer(answer)
         kind = self.signal.kind
         if kind == "reference":
@@ -139,9 +143,8 @@ class SimulatedJudge:
         if kind == "full":
             return norm == (self._fooled_by if self._fooled_by is not None else self._truth)
         if kind == "noisy":
-            flip = _unit(self.case_id, norm, int(trial), "noisy-judge-flip") < (
-                self.signal.level or 0.0
-            )
+            draw = _unit(self.case_id, norm, int(call), "noisy-judge-flip")
+            flip = draw < (self.signal.level or 0.0)
             return (norm == self._truth) != flip
         present = sorted(set(coalition))
         if self._states_truth.intersection(present):

@@ -4,7 +4,8 @@
 whose model calls go through the package's per-query :class:`~..core.dedup.AnswerCache`:
 a deterministic reader (:attr:`EvidenceWorld.deterministic`) answers each prompt once
 across trials, and the judge is asked once per distinct key of its signal
-(:meth:`SimulatedJudge.key`). ``agent_calls`` and ``judge_calls`` are what a user pays.
+(:meth:`SimulatedJudge.key`; a ``noisy`` judge on every evaluation, its n-th call about an
+answer being call n). ``agent_calls`` and ``judge_calls`` are what a user pays.
 
 A reference-free judge (``full``, ``coalition``) that accepts two different normalised
 answers to the query contradicts itself; from then on every evaluation raises
@@ -50,6 +51,7 @@ class SimulatedQuery:
         self.cache = AnswerCache(deterministic=world.deterministic)
         self.accepted: set[str] = set()
         """Normalised answers the judge has accepted."""
+        self._calls: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def answer(self, ids: tuple[str, ...], trial: int) -> str:
@@ -62,11 +64,22 @@ class SimulatedQuery:
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         ids = tuple(m.id for m in coalition)
         text = self.answer(ids, trial)
-        key = self.judge.key(text, ids, trial)
-        verdict = self.cache.judge(key, lambda: float(self.judge.accepts(text, ids, trial)))
+        call = self._next_call(text)
+        key = self.judge.key(text, ids, call)
+        verdict = self.cache.judge(key, lambda: float(self.judge.accepts(text, ids, call)))
         if self.signal.reference_free:
             self._check_consistent(text, verdict)
         return verdict
+
+    def _next_call(self, answer: str) -> int:
+        """Index of this judge call about ``answer`` (counted only where it matters)."""
+        if self.signal.kind != "noisy":
+            return 0
+        norm = normalize_answer(answer)
+        with self._lock:
+            call = self._calls.get(norm, 0)
+            self._calls[norm] = call + 1
+        return call
 
     def _check_consistent(self, answer: str, verdict: float) -> None:
         with self._lock:

@@ -176,3 +176,21 @@ def test_explain_writes_a_png(case_file: Path, tmp_path: Path, capsys) -> None:
     assert "SIMULATED" in out and "clearance candidates" in out and "f1" in out
     missing = main(["explain", "--cases", str(case_file), "--case-id", "nope", "--out", str(fig)])
     assert missing == 2
+
+
+def test_split_selects_locomo_conversations(case_file: Path, tmp_path: Path, capsys) -> None:
+    from meclear_integrations.bench.split import LOCOMO_SPLITS, split_cases
+
+    assert not set(LOCOMO_SPLITS["dev"]) & set(LOCOMO_SPLITS["test"])
+    assert len(LOCOMO_SPLITS["dev"]) + len(LOCOMO_SPLITS["test"]) == 10
+    cases = [
+        direct_case(case_id="a", cluster="locomo-26"),
+        direct_case(case_id="b", cluster="locomo-42"),
+    ]
+    assert [c.case_id for c in split_cases(cases, "dev")] == ["a"]
+    assert [c.case_id for c in split_cases(cases, "test")] == ["b"]
+    assert len(split_cases(cases, "all")) == 2
+    code = main(
+        ["bench", "--cases", str(case_file), "--split", "dev", "--out", str(tmp_path / "s")]
+    )
+    assert code == 2 and "no case of the dev split" in capsys.readouterr().err

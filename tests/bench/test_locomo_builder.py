@@ -258,7 +258,16 @@ def test_real_locomo_conversation() -> None:
     assert f["conversations"] == 1 and f["qa_categories_1_4"] == 152
     assert f["clean_queries_used"] == 40
     assert len(build.cases) >= 60
-    assert {c.structure for c in build.cases} == {"direct", "redundant", "joint"}
+    assert {c.structure for c in build.cases} == {"direct", "redundant", "joint", "clean"}
+    assert sum(c.structure == "clean" for c in build.cases) == 40
+    # some proposals fail causal verification: the funnel says why
+    dropped = set(f["dropped"])
+    assert dropped & {"direct_not_failing", "redundant_fault_alone_harmless"}
+    assert dropped & {"joint_fault_alone_harmful", "joint_pair_harmless"}
     for case in build.cases:
         assert verify_case(case).ok
         assert case.cluster == "locomo-26"
+        assert case.world.deterministic and case.world.abstain_weight is not None
+        background = [m.id for m in case.memories if m.id not in case.targets]
+        gold = [mid for mid in background if mid in case.world.claims]
+        assert all(case.world.claims[mid].answer == case.reference for mid in gold)

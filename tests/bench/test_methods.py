@@ -47,7 +47,8 @@ def test_loo_is_blind_to_redundant_harm_and_meclear_is_not() -> None:
     loo, loo_cost = run("loo", case)
     assert loo.flagged == [] and loo.cleared == [] and loo.ranking == []
     assert set(loo.scores.values()) == {0.0}  # Theorem 1: d_i = 0 for both faults
-    assert (loo_cost.coalitions, loo_cost.calls) == (6, 12)  # K + 1 coalitions x T = 2
+    # K + 1 coalitions: the full context's T = 2 trials (no early exit), one per LOO
+    assert (loo_cost.coalitions, loo_cost.calls) == (6, 7)
     mc, _ = run("meclear", case)
     assert set(mc.flagged) == {"f1", "f2"} and set(mc.cleared) == {"f1", "f2"}
     assert set(mc.ranking[:2]) == {"f1", "f2"}
@@ -60,11 +61,45 @@ def test_loo_finds_direct_and_joint_faults() -> None:
 
 @pytest.mark.parametrize("name", ["contextcite", "proxyspex"])
 def test_surrogates_rank_redundant_faults_first_at_budget_32(name: str) -> None:
-    out, counter = run(name, redundant_case())
+    settings = SETTINGS.model_copy(update={"match_budget": False})
+    out, counter = run(name, redundant_case(), settings)
     assert set(out.ranking[:2]) == {"f1", "f2"}
     assert set(out.flagged) >= {"f1", "f2"}
-    assert counter.coalitions <= 32 and counter.calls == 2 * counter.coalitions
-    assert out.details["ablations"] == 32
+    # 32 distinct ablations (sampled without replacement: the whole table at K = 5), one
+    # trial each; the full context and the verified candidates get more
+    assert counter.coalitions == 32 and out.details["ablations"] == 32
+    assert 32 < counter.calls <= 32 + 20
+
+
+def test_ablations_are_distinct_and_budgets_can_be_matched() -> None:
+    from meclear_integrations.bench.methods.ablations import distinct_masks
+
+    masks = distinct_masks(5, 20, 0.5, np.random.default_rng(0))
+    assert masks.shape == (20, 5) and len({m.tobytes() for m in masks}) == 20
+    assert distinct_masks(3, 50, 0.5, np.random.default_rng(0)).shape == (8, 3)
+    counter = CountingEvaluator(redundant_case().evaluator())
+    method = build_method("contextcite", SETTINGS)
+    ctx = MethodContext(
+        case=redundant_case(), evaluate=counter, settings=SETTINGS, matched_coalitions=12
+    )
+    assert method.run(ctx).details["ablations"] == 12
+
+
+def test_baselines_share_the_early_exit() -> None:
+    for name in ("loo", "contextcite", "proxyspex"):
+        out, counter = run(name, clean_case())
+        assert out.details == {"early_exit": True} and out.cleared == []
+        assert counter.coalitions == 1  # the full context's trials only
+
+
+def test_relative_flag_rule() -> None:
+    from meclear_integrations.bench.methods import flag_order
+
+    weights = [-0.8, -0.1, 0.3, -0.5, -0.02]
+    assert flag_order(weights, 0.05) == [0, 3, 1]
+    assert flag_order(weights, 0.05, "relative") == [0, 3]
+    assert flag_order(weights, 0.0, "relative") == [0, 3]
+    assert flag_order([0.1, 0.2], 0.0, "relative") == []
 
 
 def test_contextcite_reports_negative_weights() -> None:
@@ -104,7 +139,8 @@ def test_llm_direct_is_not_run_offline_and_runs_with_a_rater() -> None:
         prompts.append(prompt)
         return "Scores: [0.1, 0.9, 0.2, 0.6, 0.0]"
 
-    out, counter = run("llm-direct", direct_case(), rater=prompt_rater(complete))
+    paper = SETTINGS.model_copy(update={"clearance": "paper"})
+    out, counter = run("llm-direct", direct_case(), paper, rater=prompt_rater(complete))
     assert out.flagged == ["f1", "b1"]  # >= 0.5, highest first; ids g, f1, b0, b1, b2
     assert out.cleared == ["f1", "b1"]  # the paper's baseline deletes its flagged set
     assert "Which month" in prompts[0] and counter.calls == 0
@@ -112,19 +148,26 @@ def test_llm_direct_is_not_run_offline_and_runs_with_a_rater() -> None:
         prompt_rater(lambda p: "[0.5]")("q", ["a"] * 5)
 
 
-def test_verified_rule_picks_the_smallest_maximum_gain_candidate() -> None:
+@pytest.mark.parametrize("rule", ["paper", "sequential"])
+def test_verified_rule_picks_the_smallest_maximum_gain_candidate(rule: str) -> None:
     case = joint_case()  # removing either joint fault recovers
-    oracle = CaseOracle(case.context(), CountingEvaluator(case.evaluator()), trials=2)
-    cleared, tried = verified_clearance(oracle, [1, 2])
-    assert cleared == [1]
+    config = ClearanceConfig(verification=rule)
+    oracle = CaseOracle(case.context(), CountingEvaluator(case.evaluator()), config=config)
+    cleared, tried, status = verified_clearance(oracle, [1, 2])
+    assert cleared == [1] and status == "complete"
     assert [t["admissible"] for t in tried] == [True, True, True]
+    # the sequential rule breaks the tie only after both got max_trials (all agree here)
+    expected = config.trials if rule == "paper" else config.max_trials
+    assert tried[1]["trials"] == tried[2]["trials"] == expected
 
 
 def test_clearance_modes_decide_what_a_baseline_deletes() -> None:
     # a background memory the LLM rater wrongly flags: deleting it alone changes nothing
     rater = prompt_rater(lambda p: "[0, 0.9, 0, 0, 0.8]")
     case = direct_case()
-    paper, _ = run("llm-direct", case, rater=rater)
+    paper, _ = run(
+        "llm-direct", case, SETTINGS.model_copy(update={"clearance": "paper"}), rater=rater
+    )
     assert paper.cleared == ["f1", "b2"]
     verified, _ = run(
         "llm-direct", case, BenchSettings(clearance="verified", engine=SETTINGS.engine), rater=rater

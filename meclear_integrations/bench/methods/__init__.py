@@ -1,7 +1,7 @@
 """Clearance methods compared by the benchmark, one per module."""
 
 from .base import BenchMethod, MethodContext, MethodNotRunError, MethodOutput, case_seed
-from .clearance import harm_ranking, settle_clearance, verified_clearance
+from .clearance import flag_order, harm_ranking, settle_clearance, verified_clearance
 from .contextcite import ContextCiteMethod
 from .llm_direct import HARM_PROMPT, LlmDirectMethod, Rater, prompt_rater
 from .loo import LooMethod
@@ -29,6 +29,7 @@ __all__ = [
     "TargetOracle",
     "build_method",
     "case_seed",
+    "flag_order",
     "harm_ranking",
     "method_names",
     "pairwise_features",

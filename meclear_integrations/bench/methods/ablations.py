@@ -1,7 +1,9 @@
 """Random ablations and the standardised Lasso shared by the surrogate baselines.
 
-Each of B ablations keeps every memory independently with probability p (ContextCite's
-sampling); the target is the [0, 1] task value v^(S) (mean of T trials), not a
+B distinct ablations, each keeping every memory independently with probability p
+(ContextCite's sampling) and drawn without replacement (a repeated coalition would cost
+nothing new and tell nothing new; at most 2^K); the target is the [0, 1] task value
+v^(S) (one trial under adaptive trials, as the engine's attribution coalitions), not a
 log-probability. The Lasso is fitted on standardised features and its coefficients are
 mapped back to the 0/1 scale, so a weight is the surrogate's change of task value when the
 feature switches on.
@@ -13,14 +15,32 @@ import numpy as np
 
 from ..oracle import CaseOracle
 
-__all__ = ["fit_standardised_lasso", "sample_ablations"]
+__all__ = ["distinct_masks", "fit_standardised_lasso", "sample_ablations"]
+
+
+def distinct_masks(
+    k: int, budget: int, keep_probability: float, rng: np.random.Generator
+) -> np.ndarray:
+    """min(budget, 2^K) distinct random masks (rows), in draw order."""
+    wanted = min(budget, 1 << k) if k < 62 else budget
+    seen: set[bytes] = set()
+    rows: list[np.ndarray] = []
+    while len(rows) < wanted:
+        for row in rng.random((max(8, wanted), k)) < keep_probability:
+            key = np.packbits(row).tobytes()
+            if key not in seen:
+                seen.add(key)
+                rows.append(row)
+                if len(rows) == wanted:
+                    break
+    return np.array(rows, dtype=bool).reshape(len(rows), k)
 
 
 def sample_ablations(
     oracle: CaseOracle, budget: int, keep_probability: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """B random masks (B, K) as 0/1 floats and their task values (B,)."""
-    masks = rng.random((budget, oracle.k)) < keep_probability
+    """B distinct random masks (B, K) as 0/1 floats and their task values (B,)."""
+    masks = distinct_masks(oracle.k, budget, keep_probability, rng)
     values = np.array([oracle.value(np.flatnonzero(row).tolist()) for row in masks])
     return masks.astype(float), values
 

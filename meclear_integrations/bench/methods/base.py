@@ -34,15 +34,19 @@ class MethodContext:
     case: BenchCase
     evaluate: CountingEvaluator
     settings: BenchSettings
+    matched_coalitions: int | None = None
+    """Distinct coalitions the reference method evaluated on this case (budget matching)."""
 
     def oracle(self) -> CaseOracle:
-        """A value oracle with the baselines' T trials, charged to ``evaluate``."""
-        return CaseOracle(
-            self.case.context(),
-            self.evaluate,
-            trials=self.settings.trials,
-            success_threshold=self.settings.success_threshold,
-        )
+        """A value oracle under the run's trial policy, charged to ``evaluate``."""
+        return CaseOracle(self.case.context(), self.evaluate, config=self.settings.trial_policy())
+
+    def ablation_budget(self) -> int:
+        """B: the matched budget when there is one, else ``surrogate_budget``."""
+        s = self.settings
+        if s.match_budget and self.matched_coalitions is not None:
+            return max(2, self.matched_coalitions)
+        return s.surrogate_budget
 
 
 class MethodOutput(BaseModel):

@@ -1,45 +1,36 @@
-"""The verified clearance rule (Eq. 17-20) along any method's order, and ranking helpers."""
+"""What a baseline deletes, and the flagging rules shared by the surrogate baselines."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from ..oracle import CaseOracle
 from ..settings import ClearanceMode
 
-__all__ = ["harm_ranking", "settle_clearance", "verified_clearance"]
+__all__ = ["FlagRule", "flag_order", "harm_ranking", "settle_clearance", "verified_clearance"]
 
-GAIN_TOLERANCE = 1e-12
+FlagRule = Literal["tolerance", "relative"]
+"""``tolerance``: flag w_i < -tau. ``relative``: also require w_i to be at least half the
+most negative weight (w_i <= min(w) / 2), so a small negative weight next to a large one
+is not flagged."""
 
 
-def verified_clearance(oracle: CaseOracle, order: Sequence[int]) -> tuple[list[int], list[dict]]:
-    """Nested candidates C_j (Eq. 17) along ``order``; j^ = min argmax of verified gain (Eq. 20).
+def flag_order(weights: Sequence[float], tau: float, rule: FlagRule = "tolerance") -> list[int]:
+    """Positions flagged harmful, most negative first (ties by retrieval order)."""
+    flagged = [i for i, w in enumerate(weights) if w < -tau]
+    if rule == "relative" and flagged:
+        floor = min(weights) / 2
+        flagged = [i for i in flagged if weights[i] <= floor]
+    return sorted(flagged, key=lambda i: (weights[i], i))
 
-    A candidate j > 0 is admissible when its gain over v^(M) is positive and the cleared
-    context satisfies the recovery predicate (Eq. 19). Returns the cleared positions and the
-    candidates tried (size, value, gain, recovered, admissible).
-    """
-    base = oracle.value(oracle.full)
-    tried: list[dict] = []
-    best_j, best_gain = 0, 0.0
-    for j in range(len(order) + 1):
-        coalition = oracle.without(order[:j])
-        value = oracle.value(coalition)
-        gain = value - base
-        recovered = oracle.recovers(coalition)
-        admissible = j == 0 or (gain > GAIN_TOLERANCE and recovered)
-        tried.append(
-            {
-                "size": j,
-                "value": value,
-                "gain": gain,
-                "recovered": recovered,
-                "admissible": admissible,
-            }
-        )
-        if admissible and gain > best_gain + GAIN_TOLERANCE:
-            best_j, best_gain = j, gain
-    return list(order[:best_j]), tried
+
+def verified_clearance(
+    oracle: CaseOracle, order: Sequence[int]
+) -> tuple[list[int], list[dict], str]:
+    """Nested candidates C_j (Eq. 17) along ``order``, verified by the run's rule
+    (Eq. 18-20, the engine's): cleared positions, candidates tried, status."""
+    return oracle.verified_clearance(order)
 
 
 def settle_clearance(
@@ -48,12 +39,13 @@ def settle_clearance(
     verifies_in_paper: bool,
     oracle: CaseOracle,
     order: Sequence[int],
-) -> tuple[list[int], list[dict]]:
-    """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``)."""
+) -> tuple[list[int], list[dict], str]:
+    """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``):
+    cleared positions, candidates tried, status."""
     verify = mode == "verified" or (mode == "paper" and verifies_in_paper)
     if verify:
         return verified_clearance(oracle, order)
-    return list(order), []
+    return list(order), [], "complete"
 
 
 def harm_ranking(ids: Sequence[str], harm: Mapping[str, float]) -> list[str]:

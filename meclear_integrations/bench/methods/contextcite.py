@@ -1,12 +1,14 @@
 """``contextcite``: a ContextCite-style linear surrogate (Cohen-Wang et al., 2024).
 
-B=32 random ablations (each memory kept with probability 0.5), the [0, 1] task value as
-target, Lasso (alpha=0.01) on standardised features. Scores: the surrogate weights w_i on
-the 0/1 scale (change of task value when m_i is present). A negative weight marks harm;
-ranking: w_i < 0, most negative first. Flagged: w_i < -tau (tau is the run's harm
-tolerance, the same threshold MeClear applies to Shapley values; ``--harm-tolerance 0``
-flags every negative weight). Deletes: the flagged set as is (``paper`` / ``direct``) or
-its verified nested selection (``verified``). Cost: the distinct ablated coalitions.
+B distinct random ablations (each memory kept with probability 0.5; B matched per case to
+MeClear's coalitions by default), the [0, 1] task value as target, Lasso on standardised
+features. Scores: the surrogate weights w_i on the 0/1 scale (change of task value when
+m_i is present). A negative weight marks harm; ranking: w_i < 0, most negative first.
+Flagged: w_i < -tau, or with the ``relative`` rule also w_i <= min(w) / 2 (tau, alpha and
+the rule are tuned on the dev split, ``BenchSettings.contextcite``). Deletes: its verified
+nested selection (``verified``) or the flagged set as is (``paper`` / ``direct``). The run's
+trial policy applies (early exit, one trial per ablation under adaptive trials). Cost: the
+distinct ablated coalitions (and the verified candidates).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 
 from .ablations import fit_standardised_lasso, sample_ablations
 from .base import BenchMethod, MethodContext, MethodOutput, case_seed
-from .clearance import harm_ranking, settle_clearance
+from .clearance import flag_order, harm_ranking, settle_clearance
+from .loo import exited
 
 __all__ = ["ContextCiteMethod"]
 
@@ -27,16 +30,17 @@ class ContextCiteMethod(BenchMethod):
 
     def run(self, ctx: MethodContext) -> MethodOutput:
         s = ctx.settings
+        tuned = s.contextcite
         oracle = ctx.oracle()
+        if oracle.exits():
+            return exited(ctx)
         ids = [m.id for m in ctx.case.memories]
         rng = np.random.default_rng(case_seed(s.seed, ctx.case.case_id, "ablations"))
-        masks, values = sample_ablations(oracle, s.surrogate_budget, s.keep_probability, rng)
-        w = fit_standardised_lasso(masks, values, s.lasso_alpha)
+        masks, values = sample_ablations(oracle, ctx.ablation_budget(), s.keep_probability, rng)
+        w = fit_standardised_lasso(masks, values, tuned.alpha)
         weights = {mid: float(w[i]) for i, mid in enumerate(ids)}
-        order = sorted(
-            (i for i in range(len(ids)) if w[i] < -s.harm_tolerance), key=lambda i: (w[i], i)
-        )
-        cleared, tried = settle_clearance(
+        order = flag_order([float(x) for x in w], tuned.tolerance, tuned.flag_rule)
+        cleared, tried, status = settle_clearance(
             s.clearance, verifies_in_paper=False, oracle=oracle, order=order
         )
         return MethodOutput(
@@ -49,4 +53,5 @@ class ContextCiteMethod(BenchMethod):
                 "ablations": int(masks.shape[0]),
                 "candidates": tried,
             },
+            status=status,
         )

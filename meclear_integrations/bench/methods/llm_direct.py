@@ -82,7 +82,7 @@ class LlmDirectMethod(BenchMethod):
             key=lambda i: (-ratings[i], i),
         )
         oracle = ctx.oracle()
-        cleared, tried = settle_clearance(
+        cleared, tried, status = settle_clearance(
             ctx.settings.clearance, verifies_in_paper=False, oracle=oracle, order=order
         )
         return MethodOutput(
@@ -91,4 +91,5 @@ class LlmDirectMethod(BenchMethod):
             flagged=[ids[i] for i in order],
             cleared=[ids[i] for i in cleared],
             details={"rater_calls": 1, "candidates": tried},
+            status=status,
         )

@@ -1,9 +1,10 @@
 """``loo``: leave-one-out screening as a clearance method (the paper's LOO baseline).
 
 Scores: d_i = v^(M) - v^(M minus m_i) (Eq. 7). Ranking: memories with d_i < 0, most negative
-first. Flagged: d_i < -kappa, most negative first. Deletes: the flagged set as is
-(``--clearance paper`` / ``direct``) or its verified nested selection (``verified``).
-Cost: K + 1 coalitions (plus the candidates under ``verified``).
+first. Flagged: d_i < -kappa, most negative first. Deletes: its verified nested selection
+(``--clearance verified``) or the flagged set as is (``paper`` / ``direct``). The run's trial
+policy applies (early exit on the full context, one trial per leave-one-out coalition under
+adaptive trials). Cost: K + 1 coalitions (plus the candidates under ``verified``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,18 @@ from __future__ import annotations
 from .base import BenchMethod, MethodContext, MethodOutput
 from .clearance import harm_ranking, settle_clearance
 
-__all__ = ["LooMethod"]
+__all__ = ["LooMethod", "exited"]
+
+
+def exited(ctx: MethodContext) -> MethodOutput:
+    """The output of a baseline whose full context passed the early-exit test."""
+    return MethodOutput(
+        scores={m.id: 0.0 for m in ctx.case.memories},
+        ranking=[],
+        flagged=[],
+        cleared=[],
+        details={"early_exit": True},
+    )
 
 
 class LooMethod(BenchMethod):
@@ -21,14 +33,16 @@ class LooMethod(BenchMethod):
 
     def run(self, ctx: MethodContext) -> MethodOutput:
         oracle = ctx.oracle()
+        if oracle.exits():
+            return exited(ctx)
         ids = [m.id for m in ctx.case.memories]
-        base = oracle.value(oracle.full)
+        base = sum(s := oracle.scores(oracle.full, ctx.settings.trial_policy().trials)) / len(s)
         d = {mid: base - oracle.value(oracle.without([i])) for i, mid in enumerate(ids)}
         kappa = ctx.settings.loo_tolerance
         order = sorted(
             (i for i, mid in enumerate(ids) if d[mid] < -kappa), key=lambda i: (d[ids[i]], i)
         )
-        cleared, tried = settle_clearance(
+        cleared, tried, status = settle_clearance(
             ctx.settings.clearance, verifies_in_paper=False, oracle=oracle, order=order
         )
         return MethodOutput(
@@ -37,4 +51,5 @@ class LooMethod(BenchMethod):
             flagged=[ids[i] for i in order],
             cleared=[ids[i] for i in cleared],
             details={"baseline_value": base, "candidates": tried},
+            status=status,
         )

@@ -1,12 +1,14 @@
 """``proxyspex``: a sparse second-order interaction surrogate (after ProxySPEX, Kang et al.).
 
 shapiq 1.4.1's ProxySPEX crashes at every budget <= 32 (see the project's NOTES), so this
-is our own implementation at the paper's budget: B=32 random ablations (keep probability
-0.5), a Lasso (alpha=0.01, standardised features) over the K main effects x_i and the
-K(K-1)/2 pairwise products x_i x_j. On the 0/1 scale its coefficients are a sparse Moebius
-expansion of order two, read out as Shapley values phi_i = a_i + 1/2 sum_j a_ij.
-Ranking: phi_i < 0, most negative first. Flagged: phi_i < -tau. Deletes: the flagged set
-as is (``paper`` / ``direct``) or its verified nested selection (``verified``).
+is our own implementation: B distinct random ablations (keep probability 0.5; B matched
+per case to MeClear's coalitions by default), a Lasso (standardised features) over the K
+main effects x_i and the K(K-1)/2 pairwise products x_i x_j. On the 0/1 scale its
+coefficients are a sparse Moebius expansion of order two, read out as Shapley values
+phi_i = a_i + 1/2 sum_j a_ij. Ranking: phi_i < 0, most negative first. Flagged:
+phi_i < -tau, or with the ``relative`` rule also phi_i <= min(phi) / 2 (tuned on the dev
+split, ``BenchSettings.proxyspex``). Deletes: its verified nested selection (``verified``)
+or the flagged set as is (``paper`` / ``direct``). The run's trial policy applies.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 from .ablations import fit_standardised_lasso, sample_ablations
 from .base import BenchMethod, MethodContext, MethodOutput, case_seed
-from .clearance import harm_ranking, settle_clearance
+from .clearance import flag_order, harm_ranking, settle_clearance
+from .loo import exited
 
 __all__ = ["ProxySpexMethod", "pairwise_features", "shapley_from_moebius"]
 
@@ -49,20 +52,21 @@ class ProxySpexMethod(BenchMethod):
 
     def run(self, ctx: MethodContext) -> MethodOutput:
         s = ctx.settings
+        tuned = s.proxyspex
         oracle = ctx.oracle()
+        if oracle.exits():
+            return exited(ctx)
         ids = [m.id for m in ctx.case.memories]
         k = len(ids)
         rng = np.random.default_rng(case_seed(s.seed, ctx.case.case_id, "ablations"))
-        masks, values = sample_ablations(oracle, s.surrogate_budget, s.keep_probability, rng)
+        masks, values = sample_ablations(oracle, ctx.ablation_budget(), s.keep_probability, rng)
         features, pairs = pairwise_features(masks)
-        coef = fit_standardised_lasso(features, values, s.lasso_alpha)
+        coef = fit_standardised_lasso(features, values, tuned.alpha)
         pair_terms = {p: float(coef[k + n]) for n, p in enumerate(pairs) if coef[k + n] != 0}
         phi = shapley_from_moebius(k, coef[:k], pair_terms)
         scores = {mid: float(phi[i]) for i, mid in enumerate(ids)}
-        order = sorted(
-            (i for i in range(k) if phi[i] < -s.harm_tolerance), key=lambda i: (phi[i], i)
-        )
-        cleared, tried = settle_clearance(
+        order = flag_order([float(x) for x in phi], tuned.tolerance, tuned.flag_rule)
+        cleared, tried, status = settle_clearance(
             s.clearance, verifies_in_paper=False, oracle=oracle, order=order
         )
         return MethodOutput(
@@ -75,4 +79,5 @@ class ProxySpexMethod(BenchMethod):
                 "ablations": int(masks.shape[0]),
                 "candidates": tried,
             },
+            status=status,
         )
