@@ -220,6 +220,8 @@ def stream_results(
     target_policy: str = "judge",
     review_min_queries: int = 2,
     command: str = "",
+    judge: str = "reference",
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """The results document of a stream benchmark run."""
     configs = {f"{r.method} / {r.policy}": _config_block(r, build, replicates, seed) for r in runs}
@@ -235,7 +237,9 @@ def stream_results(
         "real-model results",
         "command": command,
         "funnel": build.funnel,
-        "model_calls_per_evaluation": 2,
+        "judge": judge,
+        "temperature": temperature,
+        "cost": "agent + judge model calls a user pays (deduplicated per query)",
         "review_min_queries": review_min_queries,
         "configs": configs,
         "repeat_cost": repeat,
@@ -263,6 +267,10 @@ def render_stream_markdown(results: dict[str, Any]) -> str:
         "# Stream benchmark (SIMULATED)",
         "",
         results["note"] + ".",
+        "",
+        f"Judge: {results.get('judge', 'reference')}; world temperature: "
+        f"{results.get('temperature') if results.get('temperature') is not None else 'each query'}"
+        "'s own; costs: agent + judge model calls a user pays (deduplicated per query).",
         "",
         f"Command: `{results['command']}`" if results["command"] else "",
         "",

@@ -17,9 +17,13 @@ probability ``feedback_rate`` whether it was right, giving the reference as the 
 when it was not; a negative feedback is replayed at once (``ledger.replay_feedback``), its
 model calls counted as *offline* calls of that query.
 
-Costs are model calls: each evaluator call is one agent call and one judge call (no
-deduplication), so ``model_calls = 2 x evaluator calls``. Correctness and recovery are
-measured on the returned context with trials no method saw (uncounted).
+Costs are the model calls a user pays: the agent and judge calls of the query's simulated
+evaluator (:class:`~meclear_integrations.simulation.SimulatedQuery`, deduplicated per query
+as the package's answer cache does). The success signal is a simulated judge (``judge``:
+``reference``, ``noisy:E``, ``full:Q``, ``coalition``; see ``simulation.judging``), and
+``temperature`` makes the world's reader sample; feedback replays always judge against the
+person's correction. Correctness and recovery are measured against the reference on the
+returned context with trials no method saw (uncounted).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.memory import Memory
 from ..gate import ClearanceGate
+from ..simulation import JudgeSignal, SimulatedEvaluator, SimulatedQuery
 from ..triggers import (
     Always,
     EveryN,
@@ -44,12 +49,10 @@ from ..triggers import (
     Trigger,
     WhenJudgeFails,
 )
-from .counting import CountingEvaluator
 from .stream_build import ConversationStream, StreamBuild, StreamQuery
 
 __all__ = [
     "METHODS",
-    "MODEL_CALLS_PER_EVALUATION",
     "ConfigRun",
     "QueryOutcome",
     "ReviewOutcome",
@@ -58,8 +61,6 @@ __all__ = [
 ]
 
 METHODS = ("none", "meclear", "meclear+ledger")
-MODEL_CALLS_PER_EVALUATION = 2
-"""One agent call and one judge call per evaluator call."""
 UNSEEN_TRIAL = 1_000_003
 """First trial index of the correctness check (no method evaluates these)."""
 Method = Literal["none", "meclear", "meclear+ledger"]
@@ -141,17 +142,42 @@ class ConfigRun(BaseModel):
     ledger_path: str | None = None
 
 
-def _correct(query: StreamQuery, returned: Sequence[Memory], trials: int) -> bool:
-    evaluate = query.case.evaluator()
+def _world(query: StreamQuery, temperature: float | None) -> Any:
+    world = query.case.world
+    if temperature is None:
+        return world
+    return world.model_copy(update={"temperature": temperature})
+
+
+def _correct(
+    query: StreamQuery, returned: Sequence[Memory], trials: int, temperature: float | None
+) -> bool:
+    """The reference judges the returned context on trials no method saw."""
+    evaluate = SimulatedEvaluator(
+        _world(query, temperature), query.case.reference, case_id=query.case.case_id
+    )
     return all(evaluate(tuple(returned), UNSEEN_TRIAL + t) >= 1.0 for t in range(trials))
 
 
-def _world_flags(query: StreamQuery, trials: int) -> tuple[bool, bool]:
+def _world_flags(query: StreamQuery, trials: int, temperature: float | None) -> tuple[bool, bool]:
     context = query.case.context()
-    failing = not _correct(query, context, trials)
+    failing = not _correct(query, context, trials, temperature)
     faults = set(query.fault_ids)
-    recoverable = failing and _correct(query, [m for m in context if m.id not in faults], trials)
+    kept = [m for m in context if m.id not in faults]
+    recoverable = failing and _correct(query, kept, trials, temperature)
     return failing, recoverable
+
+
+def _evaluator(
+    query: StreamQuery, signal: JudgeSignal, temperature: float | None, reference: str
+) -> SimulatedQuery:
+    return SimulatedQuery(
+        _world(query, temperature),
+        reference,
+        case_id=query.case.case_id,
+        context_ids=[m.id for m in query.case.memories],
+        signal=signal,
+    )
 
 
 class _Runner:
@@ -165,7 +191,11 @@ class _Runner:
         feedback_rate: float,
         seed: int,
         check_trials: int,
+        judge: JudgeSignal,
+        temperature: float | None,
     ) -> None:
+        self.judge = judge
+        self.temperature = temperature
         self.method = method
         self.policy = policy
         self.engine = engine
@@ -191,7 +221,7 @@ class _Runner:
             return [self._query(stream, q, ledger, gate) for q in stream.queries]
 
     def _none(self, stream: ConversationStream, query: StreamQuery) -> QueryOutcome:
-        failing, recoverable = _world_flags(query, self.check_trials)
+        failing, recoverable = _world_flags(query, self.check_trials, self.temperature)
         return QueryOutcome(
             conversation=stream.conversation,
             position=query.position,
@@ -212,19 +242,20 @@ class _Runner:
         self, stream: ConversationStream, query: StreamQuery, ledger: Any, gate: ClearanceGate
     ) -> QueryOutcome:
         context = query.case.context()
-        failing, recoverable = _world_flags(query, self.check_trials)
+        failing, recoverable = _world_flags(query, self.check_trials, self.temperature)
         known = set(ledger.prior_harmful(context)) if query.fault_ids else set()
         plan = gate.plan(query.case.query, context, self.engine)
-        counter = CountingEvaluator(query.case.evaluator())
+        evaluator = _evaluator(query, self.judge, self.temperature, query.case.reference)
         if plan.run:
             engine = MeClearEngine(plan.config)
-            report = engine.clear(context, counter, prior_harmful=plan.prior_ids)
+            report = engine.clear(context, evaluator, prior_harmful=plan.prior_ids)
         else:
             report = gate.skipped(plan)
-        calls = counter.calls * MODEL_CALLS_PER_EVALUATION
-        outcome = gate.finish(plan, report, success_signal="reference", model_calls=calls)
+        calls = evaluator.model_calls
+        signal = "judge" if self.judge.reference_free else "reference"
+        outcome = gate.finish(plan, report, success_signal=signal, model_calls=calls)
         returned = [m for m in report.kept if m.id in set(outcome.returned_ids)]
-        correct = _correct(query, returned, self.check_trials)
+        correct = _correct(query, returned, self.check_trials, self.temperature)
         offline = 0
         if uses_feedback(self.policy) and outcome.ledger_run_id and self._gives_feedback():
             offline = self._feedback(ledger, query, outcome.ledger_run_id, correct)
@@ -239,7 +270,7 @@ class _Runner:
             warm=bool(known & set(query.fault_ids)),
             triggered=plan.run,
             mode=_mode(report),
-            evaluator_calls=counter.calls,
+            evaluator_calls=report.cost.evaluator_calls,
             model_calls=calls,
             offline_calls=offline,
             cleared=report.cleared_ids,
@@ -260,11 +291,11 @@ class _Runner:
         )
         if correct:
             return 0
-        counter: list[CountingEvaluator] = []
+        used: list[SimulatedQuery] = []
 
         def evaluator_for(text: str, reference: str, memories: list[Memory]) -> Callable:
-            counter.append(CountingEvaluator(query.case.evaluator()))
-            return counter[-1]
+            used.append(_evaluator(query, JudgeSignal(), self.temperature, reference))
+            return used[-1]
 
         texts = {m.id: m.text for m in query.case.memories}
         replay_feedback(
@@ -275,7 +306,7 @@ class _Runner:
             resolve=lambda ids: {i: texts[i] for i in ids},
             config=self.engine,
         )
-        return sum(c.calls for c in counter) * MODEL_CALLS_PER_EVALUATION
+        return sum(q.model_calls for q in used)
 
 
 def _mode(report: Any) -> str:
@@ -317,6 +348,8 @@ def run_config(
     review_min_queries: int = 2,
     seed: int = 0,
     check_trials: int = 3,
+    judge: JudgeSignal | None = None,
+    temperature: float | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ConfigRun:
     """Run ``method`` under ``policy`` over every stream (module docstring)."""
@@ -338,6 +371,8 @@ def run_config(
         feedback_rate=feedback_rate,
         seed=seed,
         check_trials=check_trials,
+        judge=judge if judge is not None else JudgeSignal(),
+        temperature=temperature,
     )
     outcomes: list[QueryOutcome] = []
     reviews: list[ReviewOutcome] = []

@@ -52,6 +52,10 @@ def _command(args: argparse.Namespace, methods: str) -> str:
     parts += ["--fault-share", f"{args.fault_share:g}"]
     parts += ["--feedback-rate", f"{args.feedback_rate:g}"]
     parts += ["--review-min-queries", str(args.review_min_queries), "--seed", str(args.seed)]
+    for flag in ("setting", "judge", "temperature"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            parts += [f"--{flag}", str(value)]
     if args.conversations:
         parts += ["--conversations", args.conversations]
     if args.max_queries is not None:
@@ -83,6 +87,9 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
         max_queries_per_conversation=args.max_queries,
     )
     engine = engine_config(args)
+    from .bench import signal_settings
+
+    signals = signal_settings(args)
     configs = [("none", "-")] if "none" in method_list else []
     configs += [(m, p) for m in method_list if m != "none" for p in policies]
     total = sum(len(s.queries) for s in build.streams) * len(configs)
@@ -102,6 +109,8 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
                     feedback_rate=args.feedback_rate,
                     review_min_queries=args.review_min_queries,
                     seed=args.seed,
+                    judge=signals["judge"],
+                    temperature=signals["temperature"],
                     progress=bar.update if bar is not None else None,
                 )
             )
@@ -112,6 +121,8 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
     results = stream_results(
         build,
         runs,
+        judge=str(signals["judge"]),
+        temperature=signals["temperature"],
         replicates=args.bootstrap,
         seed=args.seed,
         review_min_queries=args.review_min_queries,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .strict import reject_unknown
 
 __all__ = [
     "ClearanceConfig",
@@ -49,6 +51,12 @@ class RetryPolicy(BaseModel):
     """Also retry a model reply that could not be read (a judge verdict that does not
     parse): a sampled model's next reply usually does. Set False for deterministic
     (temperature 0) models, where the same prompt gives the same unreadable reply."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("RetryPolicy", data, cls.model_fields)
+        return data
 
 
 HarmRule = Literal["auto", "threshold", "interval"]
@@ -152,12 +160,16 @@ class ClearanceConfig(BaseModel):
     seed: int | None = 0
     """Seed of the samplers; None draws fresh randomness."""
     on_failure: FailureMode = "open"
-    """When attribution cannot finish (an evaluator call failed after its retries, the
-    budget ran out, K exceeds ``max_memories``, the estimator failed numerically):
-    ``"open"`` returns the full context unchanged in a report with ``status="failed"``
-    saying why, which coalitions failed and whether the estimates made so far are usable;
-    ``"closed"`` raises (``EvaluatorError``, ``BudgetExceededError``,
-    ``TooManyMemoriesError``, ``EstimatorError``). Cancellation always propagates."""
+    """The fail-open/closed switch (the same name on the integrations). When a run cannot
+    finish for a reason that waiting or retrying can heal (a transient evaluator error
+    after its retries, an unreadable reply, the budget ran out, K exceeds
+    ``max_memories``, the estimator failed numerically): ``"open"`` returns the full
+    context unchanged in a report with ``status="failed"`` saying why, which coalitions
+    failed and whether the estimates made so far are usable; ``"closed"`` raises
+    (``EvaluatorError``, ``BudgetExceededError``, ``TooManyMemoriesError``,
+    ``EstimatorError``). Failures that retrying cannot heal (HTTP 400/401/403/404, an
+    exception from the evaluator's own code) always raise
+    (``core.failure_kind``). Cancellation always propagates."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
     max_evaluator_calls: int | None = Field(default=None, ge=1, le=10_000_000)
@@ -171,6 +183,12 @@ class ClearanceConfig(BaseModel):
     default 256; the paper preset's calls grow as 2 L K); a larger one is not attributed
     (it fails open unchanged, reason ``too_many_memories``, or raises when failing
     closed)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("ClearanceConfig", data, cls.model_fields)
+        return data
 
     @classmethod
     def paper(cls, **overrides: object) -> ClearanceConfig:

@@ -63,6 +63,7 @@ from .evaluation import (
     is_async_evaluator,
 )
 from .events import Stage, StageEvent, StageListener
+from .failure_kind import failure_kind
 from .faults import exception_chain
 from .game import CoalitionGame
 from .interactions import (
@@ -351,7 +352,12 @@ class MeClearEngine:
 
     # ------------------------------------------------------------------ failures
     def _fails_open(self, exc: BaseException) -> bool:
-        return self.config.on_failure == "open" and isinstance(exc, _FAILS_OPEN)
+        """Only failures that retrying can heal fail open (``core.failure_kind``)."""
+        return (
+            self.config.on_failure == "open"
+            and isinstance(exc, _FAILS_OPEN)
+            and failure_kind(exc) != "permanent"
+        )
 
     def _fail_open(self, exc: Exception, game: CoalitionGame, run: _Run) -> ClearanceReport:
         """The fail-open report for ``exc`` (the full context, unchanged), or re-raise.

@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.failure_kind import Role, mark_role
 from ..core.memory import Memory
 from ..core.workers import check_call_allowed, in_worker
 from ..telemetry.hooks import judge_call
@@ -97,6 +99,16 @@ class _TaskBase:
         return record
 
 
+@contextmanager
+def _role(role: Role) -> Iterator[None]:
+    """Mark an exception raised inside the block with the call that raised it."""
+    try:
+        yield
+    except Exception as exc:
+        mark_role(exc, role)
+        raise
+
+
 def _text(answer: object) -> str:
     if not isinstance(answer, str):
         raise TypeError(f"the answer function must return text, got {type(answer).__name__}")
@@ -109,12 +121,16 @@ class TaskEvaluator(_TaskBase):
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
         check_call_allowed()  # no model call after the run's deadline
-        if _is_async(self.answer):
-            answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
-        else:
-            answer = _text(self.answer(coalition))
+        with _role("agent"):
+            if _is_async(self.answer):
+                answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
+            else:
+                answer = _text(self.answer(coalition))
         check_call_allowed()
-        with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
+        with (
+            _role("judge"),
+            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
+        ):
             verdict = self.judge.score(
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
             )
@@ -131,12 +147,16 @@ class AsyncTaskEvaluator(_TaskBase):
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``)."""
         check_call_allowed()  # no model call after the run's deadline
-        if _is_async(self.answer):
-            answer = _text(await self.answer(coalition))  # type: ignore[misc]
-        else:
-            answer = _text(await in_worker(self.answer, coalition))
+        with _role("agent"):
+            if _is_async(self.answer):
+                answer = _text(await self.answer(coalition))  # type: ignore[misc]
+            else:
+                answer = _text(await in_worker(self.answer, coalition))
         check_call_allowed()
-        with judge_call(self.judge, self.question, answer, reference=self.reference) as call:
+        with (
+            _role("judge"),
+            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
+        ):
             verdict = await self.judge.ascore(
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
             )

@@ -32,12 +32,13 @@ from langchain_core.callbacks import (  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, model_validator  # noqa: E402
 
 from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
+from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
 from ..core.tasks import gather_or_cancel  # noqa: E402
 from .model import as_text_model  # noqa: E402
 
@@ -75,6 +76,12 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
     """Context for documents without ``metadata[context_key]``."""
     max_concurrent_candidates: int = Field(default=4, ge=1)
     """Documents decided at once on the async path."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        reject_unknown(cls.__name__, data, accepted_names(cls))
+        return data
 
     def _requests(self, docs: Sequence[Document]) -> list[tuple[str, Context, str]]:
         if isinstance(docs, Document):
@@ -154,6 +161,7 @@ class AdmissionGate:
     :class:`~meclear_integrations.admission.errors.AdmissionFailedError`.
     """
 
+    @strict_init
     def __init__(
         self,
         vectorstore: VectorStore,

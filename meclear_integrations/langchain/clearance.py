@@ -16,18 +16,21 @@ One call = one chain run named ``meclear_clearance`` under the caller's run. Und
 - the run's outputs: the bounded :func:`~meclear_integrations.payloads.report_summary`
   (what LangSmith stores, since it does not store custom events).
 
-Failures (``on_error``): by default (``"return_all"``) clearance fails open: when the engine
-cannot finish (an agent or judge call failed after its retries, the budget ran out, too
-many documents, the inner retriever returned an item that is not a ``Document`` with text:
-``InvalidRetrievalError``) or the step itself fails, every retrieved document is returned
+Failures (``on_failure``, see ``meclear_integrations.live_policy``): by default
+(``"open"``) clearance fails open on what retrying can heal: when the engine cannot finish
+(an agent or judge call still failing transiently after its retries, an unreadable reply,
+the budget ran out, too many documents, the inner retriever returned an item that is not a
+``Document`` with text: ``InvalidRetrievalError``) every retrieved document is returned
 unchanged in content, in order, with ``status: "failed"`` and ``failure`` (reason,
 redacted error) under the metadata key (an unusable item is returned as it came); the
 engine's ``error`` event (``outcome: "fail_open"``), or a ``meclear.clearance`` ``error``
-event for failures outside the engine, says why. ``on_error="raise"`` fails closed.
-Configuration errors (no reference for a reference judge, an unusable config) always
-raise. Error texts in events, trace outputs (the agent's answers in the
-``meclear_evaluate`` outputs included) and errors recorded on the ``meclear_*`` runs are
-redacted (no API keys or authorization headers).
+event for failures outside the engine, says why, and a ``FailOpenWarning`` is issued once
+per reason per instance. ``on_failure="closed"`` fails closed. Failures retrying cannot
+heal (HTTP 400/401/403/404, a bug in the agent or judge) raise ``PermanentFailureError``
+on the first query, and configuration errors (no reference for a reference judge, an
+unusable config) always raise. Error texts in events, trace outputs (the agent's answers
+in the ``meclear_evaluate`` outputs included) and errors recorded on the ``meclear_*`` runs
+are redacted (no API keys or authorization headers).
 
 The agent (``agent`` runnable, or ``llm`` behind the default answer prompt) receives
 ``{"question": str, "context": str, "documents": list[Document]}``: ``context`` is the
@@ -51,18 +54,20 @@ from langchain_core.callbacks import (
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
-from ..core.errors import ConfigurationError, TooManyMemoriesError
+from ..core.errors import InconsistentVerdictsError
 from ..core.events import StageEvent
+from ..core.failure_kind import failure_role, mark_role
 from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
+from ..core.strict import accepted_names, reject_unknown
 from ..gate import GatePlan
-from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
+from ..live_policy import FailureSwitch, LivePolicy, failure_mode
 from ..payloads import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_METADATA_KEY,
@@ -88,14 +93,20 @@ CLEARANCE_RUN_NAME = "meclear_clearance"
 """Name of the chain run that holds one clearance."""
 EVALUATE_RUN_NAME = "meclear_evaluate"
 """Name of the chain run of one evaluator call (agent + judge)."""
-_ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+_ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evaluator": "agent="}
+"""Which setting supplies each role, for the messages of permanent failures."""
 
 
-def _always_raises(exc: BaseException) -> bool:
-    """Configuration errors and cancellation are never swallowed by fail-open."""
-    if not isinstance(exc, Exception):
-        return True
-    return isinstance(exc, _ALWAYS_RAISE) and not isinstance(exc, TooManyMemoriesError)
+def _redacted(exc: Exception) -> Exception:
+    """``sanitize(exc)``, keeping the role (agent or judge) recorded on ``exc`` and the
+    reason of an abstention."""
+    if isinstance(exc, InconsistentVerdictsError):
+        return InconsistentVerdictsError(redact(str(exc))[:2000], reason=exc.reason)
+    redacted = sanitize(exc)
+    role = failure_role(exc)
+    if role is not None:
+        mark_role(redacted, role)  # type: ignore[arg-type]
+    return redacted
 
 
 def default_agent(llm: Runnable) -> Runnable:
@@ -138,10 +149,15 @@ class ClearanceSettings(GatedClearance, BaseModel):
     """What the judge sees as context: the coalition the agent saw, or the full retrieval."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every document is cleared (see ``meclear_integrations.payloads``)."""
-    on_error: Literal["raise", "return_all"] = "return_all"
-    """When clearance cannot finish: ``"return_all"`` (default, fail-open) returns every
-    document unchanged with ``status``/``failure`` under the metadata key; ``"raise"``
-    fails closed. Overrides ``clearance.on_failure``. Configuration errors always raise."""
+    on_failure: FailureSwitch | None = None
+    """The fail-open/closed switch (same name as ``ClearanceConfig.on_failure``, which it
+    overrides when set; None follows ``clearance.on_failure``, ``"open"`` by default).
+    ``"open"``: when clearance cannot finish for a transient reason (provider timeouts,
+    429, 5xx, unreadable replies after retries, budgets) every document comes back
+    unchanged with ``status``/``failure`` under the metadata key, and a
+    ``FailOpenWarning`` is issued (once per reason per instance). ``"closed"``: those
+    failures raise. Failures retrying cannot heal (credentials, unknown URL or model,
+    invalid request, a bug in your agent or judge) and configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
     trigger: Trigger | None = None
@@ -154,6 +170,18 @@ class ClearanceSettings(GatedClearance, BaseModel):
     tracing: TraceSettings = Field(default_factory=TraceSettings)
     """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
     when the application has a recording tracer provider; ``detail`` sets how much."""
+
+    _policy: LivePolicy = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ClearanceConfig.model_fields)
+        return data
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
@@ -214,13 +242,14 @@ class ClearanceSettings(GatedClearance, BaseModel):
         }
 
     def _engine_config(self) -> ClearanceConfig:
-        mode = "closed" if self.on_error == "raise" else "open"
+        mode = failure_mode(self.clearance, self.on_failure)
         if self.clearance.on_failure == mode:
             return self.clearance
         return self.clearance.model_copy(update={"on_failure": mode})
 
-    def _fails_open(self, exc: BaseException) -> bool:
-        return self.on_error == "return_all" and not _always_raises(exc)
+    def _absorb(self, exc: BaseException) -> None:
+        """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""
+        self._policy.absorb(exc, failure_mode(self.clearance, self.on_failure))
 
     @staticmethod
     def _failure_event(exc: BaseException) -> dict[str, Any]:
@@ -272,8 +301,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
             report = self._engine_sync(run, query, documents, memories, reference, plan)
         except BaseException as exc:
             run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
-            if not self._fails_open(exc):
-                raise
+            self._absorb(exc)
             dispatch_custom_event(
                 event_name("clearance"),
                 self._failure_event(exc),
@@ -281,6 +309,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
             )
             return error_documents(documents, ids, exc, key=self.metadata_key)
         run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
+        self._policy.report_warning(report)
         kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
         return self._finish_sync(gate, plan, report, kept, reference, run)
 
@@ -309,7 +338,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
             try:
                 return self._outputs(task.run(coalition, inputs["trial"]))
             except Exception as exc:  # recorded on the run: redacted, no chained original
-                raise sanitize(exc) from None
+                raise _redacted(exc) from None
 
         evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
@@ -352,8 +381,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
             report = await self._engine_async(run, query, documents, memories, reference, plan)
         except BaseException as exc:
             await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
-            if not self._fails_open(exc):
-                raise
+            self._absorb(exc)
             await adispatch_custom_event(
                 event_name("clearance"),
                 self._failure_event(exc),
@@ -361,6 +389,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
             )
             return error_documents(documents, ids, exc, key=self.metadata_key)
         await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
+        self._policy.report_warning(report)
         kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
         return await self._afinish(gate, plan, report, kept, reference, run)
 
@@ -389,7 +418,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
             try:
                 return self._outputs(await task.arun(coalition, inputs["trial"]))
             except Exception as exc:  # recorded on the run: redacted, no chained original
-                raise sanitize(exc) from None
+                raise _redacted(exc) from None
 
         evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
 

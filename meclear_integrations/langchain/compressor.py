@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
+from pydantic import ConfigDict
 
 from .clearance import ClearanceSettings
 
@@ -19,6 +20,8 @@ __all__ = ["MeClearCompressor"]
 
 class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
     """Verified clearance of the retrieved documents (returns new documents, kept only)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None

@@ -20,7 +20,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from .clearance import ClearanceSettings
 
@@ -33,6 +33,8 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
     Sync and async are both native: ``ainvoke`` awaits the inner retriever, the agent and
     the judge on the event loop.
     """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     retriever: Runnable[str, list[Document]]
     """The wrapped retriever (any ``BaseRetriever`` or ``Runnable[str, list[Document]]``)."""

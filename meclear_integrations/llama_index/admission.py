@@ -24,13 +24,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "meclear_integrations.llama_index needs llama-index-core: "
         "pip install 'meclear-integrations[llama-index]'"
     ) from exc
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
 from ..core.redaction import redact
+from ..core.strict import accepted_names, reject_unknown
 from ..core.tasks import gather_or_cancel
 
 __all__ = [
@@ -107,6 +108,12 @@ class AdmissionTransform(TransformComponent):
     """Keep do-not-store nodes too (annotated) instead of dropping them."""
     max_concurrent_candidates: int = Field(default=4, ge=1)
     """Nodes decided at once by ``acall``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        reject_unknown(cls.__name__, data, [*accepted_names(cls), "class_name"])
+        return data
 
     @classmethod
     def class_name(cls) -> str:

@@ -42,7 +42,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
@@ -51,9 +51,10 @@ from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
+from ..core.strict import accepted_names, reject_unknown
 from ..gate import GateOutcome
-from ..judges.errors import MissingReferenceError
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
+from ..live_policy import FailureSwitch, LivePolicy, failure_mode
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
 from ..telemetry import TraceSettings, clearance_scope
@@ -71,7 +72,12 @@ __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
 dispatcher = get_dispatcher(__name__)
 """The dispatcher of the postprocessor's spans and stage events."""
 
-_ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+_ROLE_SETTINGS = {
+    "agent": "llm= or response_synthesizer=",
+    "judge": "judge= (or llm=)",
+    "evaluator": "response_synthesizer=",
+}
+"""Which setting supplies each role, for the messages of permanent failures."""
 
 
 class NodeClearance(BaseModel):
@@ -84,9 +90,9 @@ class NodeClearance(BaseModel):
     report: ClearanceReport | None
     """The engine's report; None when nothing ran (no nodes) or the run failed open."""
     error: str | None = None
-    """The failure that was absorbed: by ``on_error="return_all"`` (``report`` is None) or
-    by the engine failing open (``ClearanceConfig.on_failure="open"``: ``report.status`` is
-    ``"failed"`` and every node is kept)."""
+    """The transient failure that was absorbed (``on_failure="open"``): outside the engine
+    (``report`` is None) or by the engine failing open (``report.status`` is ``"failed"``
+    and every node is kept)."""
 
 
 def _response_text(response: Any) -> str:
@@ -127,11 +133,13 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     """What the judge sees as context: the coalition the agent saw, or all retrieved nodes."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every node is cleared (see ``meclear_integrations.payloads``)."""
-    on_error: Literal["raise", "return_all"] = "return_all"
-    """When clearance cannot finish: ``"return_all"`` (default, fail-open) returns every
-    node unchanged with the failure under the metadata key; ``"raise"`` fails closed.
-    Overrides ``clearance.on_failure`` (same contract as the LangChain
-    ``ClearingRetriever``). Configuration errors always raise."""
+    on_failure: FailureSwitch | None = None
+    """The fail-open/closed switch (same name and contract as ``ClearanceConfig.on_failure``
+    and the LangChain ``ClearingRetriever``; None follows ``clearance.on_failure``).
+    ``"open"``: a transient failure returns every node unchanged with the failure under
+    the metadata key and issues a ``FailOpenWarning`` (once per reason per instance);
+    ``"closed"``: it raises. Failures retrying cannot heal (credentials, unknown URL or
+    model, invalid request, a bug in your code) and configuration errors always raise."""
     max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
     """Size cap (JSON bytes) of each event payload."""
     tracing: TraceSettings = Field(default_factory=TraceSettings)
@@ -143,6 +151,19 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     ledger: Any = Field(default=None, exclude=True)
     """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
     before are tried first (ledger-guided repeat clearances)."""
+
+    _policy: LivePolicy = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        valid = [*accepted_names(cls), "class_name"]
+        reject_unknown(cls.__name__, data, valid, engine=ClearanceConfig.model_fields)
+        return data
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
 
     @classmethod
     def class_name(cls) -> str:
@@ -283,8 +304,8 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         )
 
     def _engine_config(self) -> ClearanceConfig:
-        """``clearance`` with ``on_failure`` set by ``on_error`` (the integration's switch)."""
-        mode = "closed" if self.on_error == "raise" else "open"
+        """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
+        mode = failure_mode(self.clearance, self.on_failure)
         if self.clearance.on_failure == mode:
             return self.clearance
         return self.clearance.model_copy(update={"on_failure": mode})
@@ -292,12 +313,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
     ) -> NodeClearance:
-        if (
-            self.on_error == "raise"
-            or isinstance(exc, _ALWAYS_RAISE)
-            or not isinstance(exc, Exception)
-        ):
-            raise exc
+        self._policy.absorb(exc, failure_mode(self.clearance, self.on_failure))
         error = redact(f"{type(exc).__name__}: {exc}")[:500]
         kept = error_nodes(nodes, ids, exc, key=self.metadata_key)
         if not all(isinstance(n, NodeWithScore) for n in kept):
@@ -308,6 +324,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     def _done(
         self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
     ) -> NodeClearance:
+        self._policy.report_warning(report)
         kept = annotate(nodes, ids, report, key=self.metadata_key, policy=self.edge_cases)
         failure = getattr(report, "failure", None)  # the engine failed open
         error = f"{failure.error_type}: {failure.error}" if failure is not None else None

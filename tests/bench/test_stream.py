@@ -66,11 +66,12 @@ def test_repeat_clearances_are_cheap_at_equal_recovery(build, tmp_path) -> None:
     ]
     assert len(pairs) >= 5
     for w, c in pairs:
-        # agent + judge per trial: the baseline's T, the prior candidate's recovery test
-        assert w.mode == "ledger_guided" and w.model_calls == 2 * (
-            ENGINE.trials + verifier(ENGINE).verify_trials
-        )
-        assert c.mode == "full" and c.model_calls > 4 * w.model_calls
+        # the baseline's T trials and the prior candidate's recovery test; model calls are
+        # what a user pays for them (agent and judge, deduplicated by the answer cache)
+        assert w.mode == "ledger_guided"
+        assert w.evaluator_calls == ENGINE.trials + verifier(ENGINE).verify_trials
+        assert 0 < w.model_calls <= 2 * w.evaluator_calls
+        assert c.mode == "full" and c.model_calls > 3 * w.model_calls
         assert w.correct == c.correct
     results = stream_results(build, [cold, warm], replicates=200)
     repeat = results["repeat_cost"]["judge"]

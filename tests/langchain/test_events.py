@@ -119,7 +119,7 @@ def test_error_path_closes_the_stage(case, inner, llm) -> None:
 
     handler = Events()
     retriever = ClearingRetriever(
-        retriever=inner, llm=llm, judge=RunnableLambda(lambda p: "??"), on_error="return_all"
+        retriever=inner, llm=llm, judge=RunnableLambda(lambda p: "??"), on_failure="open"
     )
     retriever.invoke(case.query, config=reference_config(case.reference, {"callbacks": [handler]}))
     phases = [(n, d["phase"]) for n, d, _ in handler.events]

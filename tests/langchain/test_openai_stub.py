@@ -71,7 +71,7 @@ def test_429_without_client_retries_fails_explicitly(case, inner) -> None:
             retriever=inner,
             llm=_chat(url, max_retries=0),
             clearance={"retry": {"max_attempts": 1}},
-            on_error="raise",
+            on_failure="closed",
         )
         with pytest.raises(Exception, match="RateLimitError"):
             retriever.invoke(case.query, config=reference_config(case.reference))

@@ -154,10 +154,10 @@ def test_identical_texts_without_ids(case) -> None:
 def test_unreadable_judge_raises_or_fails_open(case, inner, llm) -> None:
     mute = RunnableLambda(lambda prompt: "hmm")
     with pytest.raises(EvaluatorError, match="VerdictParseError"):
-        ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_error="raise").invoke(
+        ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_failure="closed").invoke(
             case.query, config=reference_config(case.reference)
         )
-    out = ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_error="return_all").invoke(
+    out = ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_failure="open").invoke(
         case.query, config=reference_config(case.reference)
     )
     assert len(out) == 6 and "VerdictParseError" in out[0].metadata["meclear"]["error"]
@@ -169,7 +169,7 @@ def test_configuration_errors(case, inner, llm) -> None:
     with pytest.raises(ValueError, match="judge"):
         ClearingRetriever(retriever=inner, agent=RunnableLambda(lambda x: "a"))
     retriever = ClearingRetriever(
-        retriever=inner, llm=llm, judge=ExactMatchJudge(), on_error="return_all"
+        retriever=inner, llm=llm, judge=ExactMatchJudge(), on_failure="open"
     )
     with pytest.raises(MissingReferenceError):
         retriever.invoke(case.query)  # a configuration error is never swallowed

@@ -115,7 +115,7 @@ class Failing(SimulatedLLM):
     def _count(self) -> None:
         self.calls += 1
         if self.calls > self.fail_after:
-            raise RuntimeError("provider down")
+            raise ConnectionError("provider down")
 
     def complete(self, prompt, formatted=False, **kwargs):
         self._count()
@@ -136,7 +136,7 @@ def check_error_run(events) -> None:
 
 def test_error_path_closes_every_stage_sync(case, nodes, events) -> None:
     pp = MeClearPostprocessor(
-        llm=Failing.from_case(case), reference=case.reference, on_error="raise"
+        llm=Failing.from_case(case), reference=case.reference, on_failure="closed"
     )
     with pytest.raises(EvaluatorError):
         pp.postprocess_nodes(nodes, query_str=case.query)
@@ -145,7 +145,7 @@ def test_error_path_closes_every_stage_sync(case, nodes, events) -> None:
 
 async def test_error_path_closes_every_stage_async(case, nodes, events) -> None:
     pp = MeClearPostprocessor(
-        llm=Failing.from_case(case), reference=case.reference, on_error="raise"
+        llm=Failing.from_case(case), reference=case.reference, on_failure="closed"
     )
     with pytest.raises(EvaluatorError):
         await pp.apostprocess_nodes(nodes, query_str=case.query)

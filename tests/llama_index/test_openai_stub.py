@@ -59,14 +59,14 @@ def test_throttled_openai_calls_are_retried(case, nodes) -> None:
     assert [n.node.node_id for n in out] == KEPT
 
 
-@pytest.mark.parametrize("on_error", ["return_all", "raise"])
-def test_a_dead_provider_fails_open_or_closed(case, nodes, on_error: str) -> None:
+@pytest.mark.parametrize("on_failure", ["open", "closed"])
+def test_a_dead_provider_fails_open_or_closed(case, nodes, on_failure: str) -> None:
     def always_500(method: str, path: str, body: bytes):
         return 500, {}, b'{"error": {"message": "boom", "type": "server_error"}}'
 
     with serve(always_500) as url:
-        pp = MeClearPostprocessor(llm=_llm(url), reference=case.reference, on_error=on_error)
-        if on_error == "raise":
+        pp = MeClearPostprocessor(llm=_llm(url), reference=case.reference, on_failure=on_failure)
+        if on_failure == "closed":
             with pytest.raises(Exception):  # noqa: B017 - the provider's error, typed by it
                 pp.postprocess_nodes(nodes, query_str=case.query)
             return

@@ -42,7 +42,7 @@ class Failing(SimulatedLLM):
     def complete(self, prompt, formatted=False, **kwargs):
         self.calls += 1
         if self.calls > self.fail_after:
-            raise RuntimeError("provider down")
+            raise ConnectionError("provider down")
         return super().complete(prompt, formatted=formatted, **kwargs)
 
     async def acomplete(self, prompt, formatted=False, **kwargs):
@@ -187,19 +187,19 @@ def test_needs_the_query(nodes, llm) -> None:
 
 
 def test_reference_judge_without_reference_always_raises(case, nodes, llm) -> None:
-    pp = MeClearPostprocessor(llm=llm, judge=ExactMatchJudge(), on_error="return_all")
+    pp = MeClearPostprocessor(llm=llm, judge=ExactMatchJudge(), on_failure="open")
     with pytest.raises(MissingReferenceError):
         pp.postprocess_nodes(nodes, query_str=case.query)
 
 
 def test_agent_failure_raises_or_fails_open(case, nodes) -> None:
-    """``on_error`` is the integration's switch: it overrides ``clearance.on_failure``."""
+    """``on_failure`` on the component overrides ``clearance.on_failure``."""
     failing = Failing.from_case(case, fail_after=3)
-    pp = MeClearPostprocessor(llm=failing, reference=case.reference, on_error="raise")
+    pp = MeClearPostprocessor(llm=failing, reference=case.reference, on_failure="closed")
     with pytest.raises(EvaluatorError, match="provider down"):
         pp.postprocess_nodes(nodes, query_str=case.query)
     failing = Failing.from_case(case, fail_after=3)
-    pp = pp.model_copy(update={"llm": failing, "on_error": "return_all", "clearance": CLOSED})
+    pp = pp.model_copy(update={"llm": failing, "on_failure": "open", "clearance": CLOSED})
     result = pp.clear_nodes(nodes, case.query)
     assert result.report is not None and result.report.status == "failed"
     assert "provider down" in (result.error or "")
@@ -220,7 +220,7 @@ def test_engine_failing_open_keeps_every_node(case, nodes) -> None:
 async def test_async_agent_failure_fails_open(case, nodes) -> None:
     failing = Failing.from_case(case, fail_after=3)
     pp = MeClearPostprocessor(
-        llm=failing, reference=case.reference, on_error="return_all", clearance=CLOSED
+        llm=failing, reference=case.reference, on_failure="open", clearance=CLOSED
     )
     out = await pp.apostprocess_nodes(nodes, query_str=case.query)
     assert ids(out) == ids(nodes)
@@ -231,7 +231,7 @@ def test_missing_default_model_always_raises(case, nodes) -> None:
     """No llm and no Settings.llm: LlamaIndex's own error, never swallowed by fail-open."""
     Settings._llm = None  # unset: resolving it asks for the OpenAI integration / key
     with pytest.raises((ImportError, ValueError)):
-        MeClearPostprocessor(on_error="return_all").postprocess_nodes(nodes, query_str=case.query)
+        MeClearPostprocessor(on_failure="open").postprocess_nodes(nodes, query_str=case.query)
 
 
 async def test_chat_models_are_called_through_achat(case, nodes) -> None:

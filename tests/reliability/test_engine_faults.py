@@ -101,13 +101,15 @@ async def test_async_retries_use_the_injected_sleep() -> None:
     assert report.status == "complete" and len(sleeps.waits) == 2
 
 
-def test_permanent_errors_are_not_retried() -> None:
-    sleeps = Sleeps()
-    evaluate = ScriptedEvaluator(faults={1: HTTPError(401, msg="bad key")})
-    report = MeClearEngine(EXACT, sleep=sleeps).clear(memories(3), evaluate)
-    assert sleeps.waits == [] and report.status == "failed"
-    failed = report.failure.failed_coalitions
-    assert len(failed) == 1 and failed[0].error_type == "HTTPError" and not failed[0].transient
+def test_permanent_errors_are_not_retried_and_never_fail_open() -> None:
+    """Retrying cannot heal a 401: it raises at once, whatever ``on_failure`` says."""
+    for on_failure in ("open", "closed"):
+        sleeps = Sleeps()
+        evaluate = ScriptedEvaluator(faults={1: HTTPError(401, msg="bad key")})
+        config = EXACT.model_copy(update={"on_failure": on_failure})
+        with pytest.raises(EvaluatorError, match="HTTPError"):
+            MeClearEngine(config, sleep=sleeps).clear(memories(3), evaluate)
+        assert sleeps.waits == [] and len(evaluate.calls) == 1
 
 
 def test_retries_exhausted_fail_open_with_the_full_context() -> None:
@@ -143,10 +145,10 @@ def test_failure_after_attribution_keeps_usable_estimates() -> None:
     class FailVerification(ScriptedEvaluator):
         def __call__(self, coalition, trial):  # type: ignore[no-untyped-def]
             if trial == 1 and {m.id for m in coalition} == {"m0"}:
-                raise ValueError("judge crashed")  # only the verification asks trial 1
+                raise TimeoutError("judge timed out")  # only the verification asks trial 1
             return super().__call__(coalition, trial)
 
-    report = MeClearEngine(EXACT).clear(memories(3), FailVerification())
+    report = MeClearEngine(EXACT, sleep=Sleeps()).clear(memories(3), FailVerification())
     assert report.status == "failed" and report.failure.stage == "clearance"
     assert report.failure.estimates_usable is True
     assert {a.memory_id for a in report.attributions if a.harmful} == {"m1", "m2"}

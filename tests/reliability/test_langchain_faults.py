@@ -15,6 +15,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from meclear_integrations import ClearanceConfig, EvaluatorError
 from meclear_integrations.core import BudgetExceededError
+from meclear_integrations.core.failure_kind import PermanentFailureError
 from meclear_integrations.judges import ExactMatchJudge
 from meclear_integrations.langchain import (
     ClearingRetriever,
@@ -102,10 +103,6 @@ PATHS = {
     ),
     "garbage-completions": ({"every": "%%% garbage %%%"}, {}),
     "provider-down": ({"every": HTTPError(503)}, {}),
-    "auth-error": (
-        {"every": HTTPError(401, msg="invalid api key sk-proj-abcdefghijklmnopqrstu")},
-        {},
-    ),
     "call-budget": ({}, {"max_evaluator_calls": 3}),
     "too-many-documents": ({}, {"max_memories": 4}),
 }
@@ -147,6 +144,26 @@ async def test_every_path_serves_the_context_and_changes_nothing(
     assert "sk-proj" not in json.dumps(handler.events)
 
 
+@pytest.mark.parametrize("on_failure", ["open", "closed"])
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_an_auth_error_raises_at_once_whatever_on_failure_says(
+    case, store, on_failure: str, asynchronous: bool
+) -> None:  # type: ignore[no-untyped-def]
+    watched = Watched(store)
+    model = _model(case, every=HTTPError(401, msg="invalid api key sk-proj-abcdefghijklmnopqrstu"))
+    retriever = ClearingRetriever(
+        retriever=watched.runnable, llm=model, clearance=FAST, on_failure=on_failure
+    )
+    with pytest.raises(PermanentFailureError, match="HTTP 401") as info:
+        if asynchronous:
+            await retriever.ainvoke(case.query, config=reference_config(case.reference))
+        else:
+            retriever.invoke(case.query, config=reference_config(case.reference))
+    assert "api_key" in str(info.value) and "sk-proj" not in str(info.value)
+    assert info.value.role == "agent" and info.value.kind_detail == "auth"
+    watched.assert_untouched()
+
+
 @pytest.mark.parametrize(
     ("model_kwargs", "config", "error"),
     [
@@ -160,7 +177,7 @@ def test_fail_closed_raises_and_changes_nothing(case, store, model_kwargs, confi
         retriever=watched.runnable,
         llm=_model(case, **model_kwargs),
         clearance=FAST.model_copy(update=config),
-        on_error="raise",
+        on_failure="closed",
     )
     with pytest.raises(error):
         retriever.invoke(case.query, config=reference_config(case.reference))

@@ -15,6 +15,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import Field
 
 from meclear_integrations import ClearanceConfig, EvaluatorError
+from meclear_integrations.core.failure_kind import PermanentFailureError
 from meclear_integrations.judges import ExactMatchJudge
 from meclear_integrations.llama_index import (
     HashEmbedding,
@@ -90,14 +91,32 @@ def _setup():  # type: ignore[no-untyped-def]
     return case, nodes, untouched
 
 
-@pytest.mark.parametrize("error", ["timeout", "rejected"])
 @pytest.mark.parametrize("asynchronous", [False, True])
-async def test_fail_open_by_default_keeps_every_node_and_changes_nothing(
-    collected, error: str, asynchronous: bool
+async def test_a_rejected_key_raises_at_once_and_changes_nothing(
+    collected, asynchronous: bool
 ) -> None:  # type: ignore[no-untyped-def]
     case, nodes, untouched = _setup()
     pp = MeClearPostprocessor(
-        llm=Faulty.from_case(case, error=error), reference=case.reference, clearance=FAST
+        llm=Faulty.from_case(case, error="rejected"), reference=case.reference, clearance=FAST
+    )
+    with pytest.raises(PermanentFailureError, match="RuntimeError") as info:
+        if asynchronous:
+            await pp.apostprocess_nodes(nodes, query_str=case.query)
+        else:
+            pp.postprocess_nodes(nodes, query_str=case.query)
+    untouched()
+    assert KEY not in str(info.value) and "judge= (or llm=)" in str(info.value)
+    ends = [e for e in collected.events if e.payload.get("phase") == "error"]
+    assert ends and KEY not in json.dumps([e.model_dump(mode="json") for e in collected.events])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_fail_open_by_default_keeps_every_node_and_changes_nothing(
+    collected, asynchronous: bool
+) -> None:  # type: ignore[no-untyped-def]
+    case, nodes, untouched = _setup()
+    pp = MeClearPostprocessor(
+        llm=Faulty.from_case(case, error="timeout"), reference=case.reference, clearance=FAST
     )
     if asynchronous:
         out = await pp.apostprocess_nodes(nodes, query_str=case.query)
@@ -118,7 +137,7 @@ async def test_fail_open_by_default_keeps_every_node_and_changes_nothing(
 def test_fail_closed_on_request_changes_nothing() -> None:
     case, nodes, untouched = _setup()
     pp = MeClearPostprocessor(
-        llm=Faulty.from_case(case), reference=case.reference, clearance=FAST, on_error="raise"
+        llm=Faulty.from_case(case), reference=case.reference, clearance=FAST, on_failure="closed"
     )
     with pytest.raises(EvaluatorError, match="timed out"):
         pp.postprocess_nodes(nodes, query_str=case.query)

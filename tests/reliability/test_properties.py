@@ -16,7 +16,9 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
 
 # Very long memories are built from a repeated character: large, but cheap for hypothesis.
-long_texts = st.builds(lambda n, c: c * n, st.integers(5000, 6000), st.characters())
+long_texts = st.builds(
+    lambda n, c: c * n, st.integers(5000, 6000), st.characters(exclude_categories=("Cs",))
+)
 texts = st.text(max_size=300) | st.just("") | long_texts
 contexts = st.lists(
     st.tuples(
@@ -54,8 +56,8 @@ def test_engine_never_crashes_and_never_returns_a_partial_context(
     config = ClearanceConfig(on_failure=on_failure, max_evaluator_calls=cap, **FAST)
     try:
         report = MeClearEngine(config, sleep=lambda s: None).clear(memories, evaluate)
-    except Exception as exc:  # fail-closed: only the documented errors
-        assert on_failure == "closed"
+    except Exception as exc:  # fail-closed, or a failure retrying cannot heal: documented errors
+        assert on_failure == "closed" or not transient
         assert type(exc).__name__ in {"EvaluatorError", "BudgetExceededError"}
         return
     finally:

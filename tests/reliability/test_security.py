@@ -15,6 +15,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine, Memory
 from meclear_integrations.core import StageEvent
+from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge, read_nonce
 from meclear_integrations.judges.prompts import reference_prompt
 from meclear_integrations.judges.protocol import verdict_line
@@ -175,11 +176,16 @@ def test_no_secret_in_events_reports_errors_or_logs(caplog: pytest.LogCaptureFix
     events: list[StageEvent] = []
 
     def evaluate(coalition, trial):  # type: ignore[no-untyped-def]
+        raise ConnectionError(f"503 from provider: Authorization: Bearer {KEY}; api_key={KEY}")
+
+    def permanent(coalition, trial):  # type: ignore[no-untyped-def]
         raise RuntimeError(f"401 from provider: Authorization: Bearer {KEY}; api_key={KEY}")
 
     memories = [Memory(id="a", content="x", metadata={"api_key": KEY}), Memory(id="b", content="y")]
     with caplog.at_level(logging.DEBUG):
-        report = MeClearEngine(listener=events.append).clear(memories, evaluate)
+        report = MeClearEngine(listener=events.append, sleep=lambda s: None).clear(
+            memories, evaluate
+        )
     assert report.failed
     dumped = report.failure.model_dump_json()
     assert KEY not in dumped and "[REDACTED]" in dumped
@@ -187,9 +193,10 @@ def test_no_secret_in_events_reports_errors_or_logs(caplog: pytest.LogCaptureFix
     assert KEY not in json.dumps([stage_event_payload(e) for e in events])
     assert KEY not in json.dumps(report_summary(report)) and KEY not in report.to_table()
     assert KEY not in caplog.text
-    with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(ClearanceConfig(on_failure="closed")).clear(memories, evaluate)
-    assert KEY not in str(info.value)
+    for config in (ClearanceConfig(on_failure="closed"), ClearanceConfig()):
+        with pytest.raises(EvaluatorError) as info:  # a permanent failure raises either way
+            MeClearEngine(config).clear(memories, permanent)
+        assert KEY not in str(info.value)
 
 
 def test_no_secret_from_document_metadata_or_errors_reaches_traces() -> None:
@@ -203,7 +210,7 @@ def test_no_secret_from_document_metadata_or_errors_reaches_traces() -> None:
     ]
 
     def failing_judge(prompt: str) -> str:
-        raise RuntimeError(f"upstream said: invalid key {KEY}")
+        raise ConnectionError(f"upstream said: invalid key {KEY}")
 
     collector = RunCollectorCallbackHandler()
     events: list = []
@@ -216,8 +223,11 @@ def test_no_secret_from_document_metadata_or_errors_reaches_traces() -> None:
         retriever=RunnableLambda(lambda q: docs),
         llm=RunnableLambda(lambda p: "December 2023"),
         judge=RunnableLambda(failing_judge),
+        clearance={"retry": {"max_attempts": 1}},
     )
-    out = retriever.invoke("When?", config={"callbacks": [collector, Capture()]})
+    with pytest.warns(FailOpenWarning) as warned:
+        out = retriever.invoke("When?", config={"callbacks": [collector, Capture()]})
+    assert all(KEY not in str(w.message) for w in warned)
     assert [d.metadata["api_key"] for d in out[:1]] == [KEY]  # user metadata untouched
     assert KEY not in json.dumps([d.metadata["meclear"] for d in out])
     assert KEY not in json.dumps(events, default=str)

@@ -1,5 +1,5 @@
 """Scores are finite real numbers in [0, 1] or an evaluator failure; unusable documents from
-the inner retriever fail open or raise per ``on_error``; reports serialise any metadata."""
+the inner retriever fail open or raise per ``on_failure``; reports serialise any metadata."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_langchain_unusable_documents_raise_when_asked() -> None:
         retriever=RunnableLambda(lambda q: _bad_documents()),
         llm=RunnableLambda(lambda p: "x"),
         judge=ExactMatchJudge(),
-        on_error="raise",
+        on_failure="closed",
     )
     with pytest.raises(InvalidRetrievalError, match="position 1"):
         retriever.invoke("q", config=reference_config("x"))
@@ -105,7 +105,7 @@ async def test_llama_index_unusable_nodes_fail_open_unchanged(asynchronous: bool
     from meclear_integrations.core import InvalidRetrievalError
 
     with pytest.raises(InvalidRetrievalError):
-        postprocessor.model_copy(update={"on_error": "raise"}).clear_nodes(items, "q")  # type: ignore[arg-type]
+        postprocessor.model_copy(update={"on_failure": "closed"}).clear_nodes(items, "q")  # type: ignore[arg-type]
 
 
 def test_reports_serialise_any_metadata() -> None:

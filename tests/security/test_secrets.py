@@ -173,7 +173,7 @@ def test_llama_index_fail_closed_error_and_its_cause_hold_no_secret(
 
     nodes = [NodeWithScore(node=TextNode(id_=f"n{i}", text=f"text {i}")) for i in range(2)]
     postprocessor = MeClearPostprocessor(
-        llm=MockLLM(), judge=CallableJudge(_leaking_judge), reference="x", on_error="raise"
+        llm=MockLLM(), judge=CallableJudge(_leaking_judge), reference="x", on_failure="closed"
     )
     with pytest.raises(Exception) as info:
         postprocessor.postprocess_nodes(nodes, query_str="q")
@@ -188,7 +188,7 @@ def test_langchain_fail_closed_error_holds_no_secret() -> None:
         retriever=RunnableLambda(lambda q: docs),
         llm=RunnableLambda(lambda p: "x"),
         judge=CallableJudge(_leaking_judge),
-        on_error="raise",
+        on_failure="closed",
     )
     with pytest.raises(Exception) as info:
         retriever.invoke("q", config=reference_config("x"))

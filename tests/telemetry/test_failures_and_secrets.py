@@ -59,7 +59,7 @@ def test_fail_open_marks_the_clearance_span(traces: Traces) -> None:
     case = redundant_harm_example()
 
     def broken(coalition: tuple[Memory, ...], trial: int) -> float:
-        raise RuntimeError(f"401 Unauthorized: invalid api key {KEY}")
+        raise ConnectionError(f"503 upstream unavailable; api key {KEY}")  # transient: fails open
 
     report = _engine(traces, "failures").clear(case.memories, broken)
     assert report.status == "failed"

@@ -1,0 +1,97 @@
+"""Strict settings: an unknown keyword raises, naming the closest valid setting.
+
+Pydantic models that a user configures by keyword (``ClearanceConfig``, the LangChain and
+LlamaIndex components) call :func:`reject_unknown` from a ``mode="before"`` validator, so
+``trials=1`` on a retriever, ``on_eror="raise"`` or ``config=ClearanceConfig(...)`` fail at
+construction instead of being ignored. The error says where the setting belongs: a valid
+field with a similar name, an engine setting that goes into ``clearance=ClearanceConfig(...)``,
+or the new name of a renamed setting.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from .errors import ConfigurationError
+
+__all__ = ["RENAMED", "UnknownSettingError", "accepted_names", "reject_unknown", "strict_init"]
+
+F = TypeVar("F", bound=Callable[..., None])
+
+RENAMED: dict[str, str] = {
+    "on_error": (
+        "on_error was renamed on_failure (one switch for the engine and the integrations): "
+        "use on_failure='open' (was 'return_all') or on_failure='closed' (was 'raise')"
+    ),
+    "config": "engine settings go into clearance=ClearanceConfig(...)",
+    "clearance_config": "engine settings go into clearance=ClearanceConfig(...)",
+    "engine_config": "engine settings go into clearance=ClearanceConfig(...)",
+}
+"""Hints for names a user is likely to try (old spellings, other libraries' names)."""
+
+
+class UnknownSettingError(ConfigurationError):
+    """A keyword argument that the component does not have (a ``ValueError``: pydantic
+    reports it as a ``ValidationError`` with the path of the setting)."""
+
+
+def _suggestion(name: str, valid: list[str], engine: list[str], renamed: Mapping[str, str]) -> str:
+    if name in renamed:
+        return renamed[name]
+    if name in engine:
+        return f"it is an engine setting: pass clearance=ClearanceConfig({name}=...)"
+    close = difflib.get_close_matches(name, [*valid, *renamed], n=1, cutoff=0.6)
+    if close and close[0] in renamed and close[0] not in valid:
+        return renamed[close[0]]
+    if close:
+        return f"did you mean {close[0]!r}?"
+    close = difflib.get_close_matches(name, engine, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean the engine setting clearance=ClearanceConfig({close[0]}=...)?"
+    return "valid settings: " + ", ".join(sorted(valid))
+
+
+def reject_unknown(
+    owner: str,
+    given: Any,
+    valid: Iterable[str],
+    *,
+    engine: Iterable[str] = (),
+    renamed: Mapping[str, str] = RENAMED,
+) -> None:
+    """Raise :class:`UnknownSettingError` for the first key of ``given`` (a mapping of
+    keyword arguments; anything else is left to the model's own validation) that is not
+    in ``valid``."""
+    if not isinstance(given, Mapping):
+        return
+    allowed = list(valid)
+    unknown = [k for k in given if isinstance(k, str) and k not in allowed]
+    if not unknown:
+        return
+    name = unknown[0]
+    hint = _suggestion(name, allowed, list(engine), renamed)
+    raise UnknownSettingError(f"{owner} has no setting {name!r}: {hint}")
+
+
+def accepted_names(model: Any) -> list[str]:
+    """Keyword arguments a pydantic model class accepts: its fields and their aliases."""
+    fields = model.model_fields
+    return [*fields, *(f.alias for f in fields.values() if f.alias)]
+
+
+def strict_init(init: F) -> F:
+    """Decorate a plain class's ``__init__`` so an unknown keyword raises
+    :class:`UnknownSettingError` naming the closest parameter (instead of Python's bare
+    ``TypeError``)."""
+    names = [p for p in inspect.signature(init).parameters if p != "self"]
+
+    @functools.wraps(init)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+        reject_unknown(type(self).__name__, kwargs, names)
+        init(self, *args, **kwargs)
+
+    return checked  # type: ignore[return-value]

@@ -1,0 +1,89 @@
+"""What the LangChain and LlamaIndex components do around one clearance (framework-free).
+
+- The fail-open/closed switch has one name everywhere: ``on_failure`` (``"open"`` or
+  ``"closed"``) on ``ClearanceConfig`` and on the components; a component's own
+  ``on_failure``, when given, overrides ``clearance.on_failure`` (:func:`failure_mode`).
+- Loud misconfiguration (:meth:`LivePolicy.absorb`): a failure that retrying cannot heal
+  (``core.failure_kind``: credentials, unknown URL or model, invalid request, a bug in the
+  user's agent / judge / evaluator code) raises :class:`PermanentFailureError` on the
+  first query, naming the cause and the setting to fix, whatever ``on_failure`` says.
+  Transient failures fail open (or raise under ``on_failure="closed"``) and warn: a
+  :class:`~.core.alerts.FailOpenWarning` once per reason per component instance, plus a
+  logger warning every time.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .core.alerts import FailOpenWarning, WarnOnce
+from .core.config import ClearanceConfig
+from .core.errors import ConfigurationError
+from .core.failure_kind import describe_permanent, failure_kind
+from .core.redaction import redact
+from .core.report import ClearanceReport
+from .judges.errors import MissingReferenceError
+
+__all__ = ["FailureSwitch", "LivePolicy", "failure_mode"]
+
+FailureSwitch = Literal["open", "closed"]
+_ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+
+
+def failure_mode(clearance: ClearanceConfig, on_failure: FailureSwitch | None) -> FailureSwitch:
+    """The effective switch: the component's ``on_failure`` when set, else the config's."""
+    return on_failure if on_failure is not None else clearance.on_failure
+
+
+def _reason_key(exc: BaseException) -> str:
+    return failure_kind(exc)
+
+
+class LivePolicy:
+    """Per component instance: the warn-once memory and the failure decisions."""
+
+    def __init__(self, component: str, settings: dict[str, str]) -> None:
+        """``settings`` maps a role (agent, judge, evaluator) to the setting supplying it."""
+        self.component = component
+        self.settings = settings
+        self.warn = WarnOnce()
+
+    def absorb(self, exc: BaseException, mode: FailureSwitch) -> None:
+        """Return when ``exc`` fails open (after warning); raise otherwise.
+
+        Cancellation and other ``BaseException``s propagate unchanged; configuration
+        errors (``ConfigurationError``, ``MissingReferenceError``) always raise; permanent
+        failures raise :class:`PermanentFailureError`; with ``mode="closed"`` every other
+        failure propagates unchanged."""
+        if not isinstance(exc, Exception):
+            raise exc
+        kind = failure_kind(exc)
+        if kind == "permanent":
+            if isinstance(exc, _ALWAYS_RAISE):
+                raise exc
+            raise describe_permanent(exc, settings=self.settings) from exc
+        if mode == "closed":
+            raise exc
+        error = redact(f"{type(exc).__name__}: {exc}")[:300]
+        self.fail_open_warning(kind, error)
+
+    def fail_open_warning(self, reason: str, detail: str) -> None:
+        """Warn (once per ``reason``) and log that a query failed open."""
+        self.warn(
+            reason,
+            f"{self.component}: clearance failed open ({reason}); the context was returned "
+            f"unchanged: {detail}",
+            FailOpenWarning,
+            stacklevel=5,
+        )
+
+    def report_warning(self, report: ClearanceReport) -> None:
+        """Warn when the engine's report says the run failed open."""
+        failure = report.failure
+        if report.status != "failed" or failure is None:
+            return
+        transient = [f for f in failure.failed_coalitions if f.transient]
+        reason = failure.reason
+        if reason == "evaluator_error":
+            reason = "transient" if transient else "unreadable"
+        self.fail_open_warning(reason, f"{failure.error_type}: {failure.error}"[:300])
