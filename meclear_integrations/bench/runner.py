@@ -178,6 +178,7 @@ def _run_one(
     case: BenchCase,
     methods: Sequence[BenchMethod],
     reference: BenchMethod | None,
+    given: int | None,
     settings: BenchSettings,
     backend: CaseBackend,
     state: _Progress,
@@ -185,15 +186,15 @@ def _run_one(
     on_failure: Callable[[CaseFailure], None] | None,
 ) -> None:
     """Every method on one case, the reference first (its coalitions match the others'
-    budgets); outcomes already computed are reused."""
-    matched: int | None = None
+    budgets unless ``given``); outcomes already computed are reused."""
+    matched = given
     for method in sorted(methods, key=lambda m: m is not reference):
         with state.lock:
             if state.stopped is not None or method.name in state.not_run:
                 continue
             done = state.per_case[method.name].get(case.case_id)
         if done is not None:  # computed before (a resumed run)
-            if method is reference:
+            if method is reference and given is None:
                 matched = done.coalitions
             continue
         try:
@@ -220,7 +221,7 @@ def _run_one(
             continue
         with state.lock:
             state.per_case[method.name][case.case_id] = outcome
-        if method is reference:
+        if method is reference and given is None:
             matched = outcome.coalitions
         if on_outcome is not None:
             on_outcome(method.name, outcome)
@@ -239,12 +240,15 @@ def run_benchmark(
     workers: int = 1,
     on_failure: Callable[[CaseFailure], None] | None = None,
     bar: Any = None,
+    matched: dict[str, int] | None = None,
 ) -> BenchRun:
     """Run ``settings.methods`` (or ``methods``) on ``cases``.
 
     ``completed`` maps (case id, method) to outcomes already computed (reused as they
     are); ``workers`` cases run at once; ``bar`` replaces the default progress bar (any
-    object with ``update(n)``).
+    object with ``update(n)``); ``matched``: case id -> distinct coalitions to match the
+    ablation baselines' budgets to (by default the reference method's, measured in this
+    run).
     """
     started = time.perf_counter()
     chosen = (
@@ -261,7 +265,10 @@ def run_benchmark(
     with display as shown:
 
         def one(case: BenchCase) -> None:
-            _run_one(case, chosen, reference, settings, backend, state, on_outcome, on_failure)
+            budget = None if matched is None else matched.get(case.case_id)
+            _run_one(
+                case, chosen, reference, budget, settings, backend, state, on_outcome, on_failure
+            )
             if shown is not None:
                 shown.update(1)
 
