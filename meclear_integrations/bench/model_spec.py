@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["TEXT_READER", "ModelSpec", "is_import_path"]
+__all__ = ["TEXT_READER", "ModelSpec", "is_import_path", "langchain_extra_missing"]
 
 TEXT_READER = "meclear-text-reader"
 """Model name of the offline text-reading stand-in."""
@@ -40,6 +40,14 @@ def is_import_path(name: str) -> bool:
     """``module.path:ClassName`` (a class name starts upper case, so Ollama-style names
     such as ``qwen2.5:7b`` or ``mistral:latest`` stay model names)."""
     return bool(_IMPORT_PATH.match(name))
+
+
+def langchain_extra_missing(exc: ImportError) -> ImportError:
+    """The error of a real-model run without the ``langchain`` extra."""
+    return ImportError(
+        "a real-model benchmark needs the 'langchain' extra: "
+        f"pip install 'meclear-integrations[langchain]' ({exc})"
+    )
 
 
 def _public(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -125,10 +133,7 @@ class ModelSpec(BaseModel):
             from langchain_openai import ChatOpenAI
             from pydantic import SecretStr
         except ImportError as exc:
-            raise ImportError(
-                "a real-model benchmark needs the 'langchain' extra: "
-                f"pip install 'meclear-integrations[langchain]' ({exc})"
-            ) from exc
+            raise langchain_extra_missing(exc) from exc
         key = os.environ.get(self.api_key_env)
         if not key and base_url is None:
             raise ValueError(

@@ -117,8 +117,9 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
+            headers: dict[str, str] = {}
             if not self.path.rstrip("/").endswith("/chat/completions"):
-                status, headers, payload = 404, {}, b'{"error": {"message": "not found"}}'
+                status, payload = 404, b'{"error": {"message": "not found"}}'
             else:
                 status, headers, payload = state.handle(body)
             self.send_response(status)

@@ -258,11 +258,11 @@ def _statements(question: str, memories: Sequence[ReadMemory]) -> list[_Statemen
     asked = _question_words(question)
     question_words = set().union(*asked) if asked else set()
 
-    def relevance(text: str) -> int:
+    def words_matched(text: str) -> int:
         present = _content(text)
         return sum(1 for forms in asked if forms & present)
 
-    scored = [(i, m, relevance(m.text)) for i, m in enumerate(memories)]
+    scored = [(i, m, words_matched(m.text)) for i, m in enumerate(memories)]
     best = max((r for _, _, r in scored), default=0)
     floor = max(1, math.ceil(len(asked) / 3), best / 2)
     statements: list[_Statement] = []

@@ -12,7 +12,10 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..bench.real_query import JudgeMode
 
 __all__ = ["RealSession", "add_real_flags", "real_mode", "real_session"]
 
@@ -119,7 +122,7 @@ class RealSession:
     gate: Any
     clients: dict[str, Any]
     backend: Any
-    mode: str
+    mode: JudgeMode
     metadata_keys: tuple[str, ...]
 
     def models(self) -> dict[str, Any]:
@@ -186,14 +189,14 @@ def _specs(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     return {"agent": agent, "judge": judge, "rater": rater}
 
 
-def _check_simulated_flags(args: argparse.Namespace) -> str:
+def _check_simulated_flags(args: argparse.Namespace) -> JudgeMode:
     """The judge mode of a real run; ValueError for the simulation's own flags."""
     if getattr(args, "setting", None) or getattr(args, "temperature", None) is not None:
         raise ValueError(
             "--setting and --temperature shape the simulated world; with --agent-model use "
             "--agent-temperature"
         )
-    mode = args.judge or "reference"
+    mode: JudgeMode = args.judge or "reference"
     if mode not in JUDGE_MODES:
         raise ValueError(
             f"--judge {mode!r}: with real models the judge is one of {', '.join(JUDGE_MODES)} "
@@ -211,13 +214,12 @@ def real_session(
 ) -> RealSession:
     """The run's models behind one gate. ``stand_in`` replaces every model by the offline
     text-reading stand-in with an in-memory cache and no limits (the dry run)."""
+    from ..bench.model_spec import langchain_extra_missing
+
     try:
         from langchain_core.rate_limiters import InMemoryRateLimiter
     except ImportError as exc:
-        raise ImportError(
-            "a real-model benchmark needs the 'langchain' extra: "
-            f"pip install 'meclear-integrations[langchain]' ({exc})"
-        ) from exc
+        raise langchain_extra_missing(exc) from exc
 
     from ..bench.cache import ResponseCache, default_cache_path
     from ..bench.model_client import CallGate, CallLimits, ModelClient
