@@ -149,8 +149,11 @@ def run_benchmark(
     methods: Sequence[BenchMethod] | None = None,
     progress: bool = False,
     on_outcome: Callable[[str, CaseOutcome], None] | None = None,
+    matched: dict[str, int] | None = None,
 ) -> BenchRun:
-    """Run ``settings.methods`` (or ``methods``) on ``cases``."""
+    """Run ``settings.methods`` (or ``methods``) on ``cases``. ``matched``: case id ->
+    distinct coalitions to match the ablation baselines' budgets to (by default the
+    reference method's, measured in this run)."""
     started = time.perf_counter()
     chosen = (
         list(methods)
@@ -164,12 +167,12 @@ def run_benchmark(
     order = sorted(chosen, key=lambda m: m is not reference)  # the reference runs first
     with _progress(len(cases), progress) as bar:
         for case in cases:
-            matched: int | None = None
+            budget: int | None = None if matched is None else matched.get(case.case_id)
             for method in order:
                 if method.name in not_run:
                     continue
                 try:
-                    outcome = run_case(case, method, settings, matched_coalitions=matched)
+                    outcome = run_case(case, method, settings, matched_coalitions=budget)
                 except MethodNotRunError as exc:
                     not_run[method.name] = str(exc)
                     continue
@@ -183,8 +186,8 @@ def run_benchmark(
                     )
                     continue
                 per_case[method.name][case.case_id] = outcome
-                if method is reference:
-                    matched = outcome.coalitions
+                if method is reference and matched is None:
+                    budget = outcome.coalitions
                 if on_outcome is not None:
                     on_outcome(method.name, outcome)
             if bar is not None:

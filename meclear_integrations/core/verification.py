@@ -16,8 +16,10 @@ won by luck. :class:`SequentialVerifier` keeps Eq. 18-20 and decides on evidence
   a value is an interval (Clopper-Pearson on the mean score): a gain counts only when
   the candidate's lower bound exceeds the full context's upper bound.
 - **Admissible** (Eq. 19): j = 0, or the candidate verifiably recovers with a (verified)
-  positive gain. **Selected** (Eq. 20): the smallest index among the admissible
-  candidates of maximum value.
+  positive gain. **Selected** (Eq. 20): the smallest admissible index that no admissible
+  candidate is verifiably better than; with exact values (a quiet run) that is the
+  smallest index of maximum value, the paper's choice, and under noise a larger
+  clearance wins only when it verifiably gains more.
 - **More trials where outcomes are open**: candidates get T trials, then those that may
   still be selected get trials up to the recovery test (and in a noisy run up to
   ``max_trials``) in rounds; when a larger admissible candidate ties with the selected
@@ -35,8 +37,8 @@ won by luck. :class:`SequentialVerifier` keeps Eq. 18-20 and decides on evidence
   ``undecided``, and the engine abstains.
 
 Theorem 2 holds for the estimates: the selected context's value is at least the full
-context's, a non-empty clearance verifiably recovers, and among the maximum-value
-admissible candidates the smallest index is chosen.
+context's (a non-empty clearance verifiably gains), a non-empty clearance verifiably
+recovers, and no smaller admissible candidate is as good (verifiably, under noise).
 """
 
 from __future__ import annotations
@@ -339,8 +341,8 @@ class SequentialVerifier:
         evidence: Sequence[CandidateEvidence],
         base: CandidateEvidence,
     ) -> list[tuple[Coalition, int]]:
-        """Both ends of a tie between the selected candidate and a larger one get
-        ``max_trials`` trials before the tie is broken by index."""
+        """Both ends of a tie between the selected candidate and a larger one that looks
+        at least as good get ``max_trials`` trials before the tie is broken by index."""
         selected = self._select_index(evidence, base)
         if selected == 0:
             return []
@@ -359,11 +361,16 @@ class SequentialVerifier:
         ]
 
     def _select_index(self, evidence: Sequence[CandidateEvidence], base: CandidateEvidence) -> int:
+        """Eq. 20 on evidence: the smallest admissible index that no admissible candidate
+        is verifiably better than (its lower end above this one's upper end). With exact
+        values this is min argmax of the value (the paper's choice); under noise a larger
+        clearance is chosen over a smaller one only when it verifiably gains more, so a
+        lucky trial never buys an extra deletion."""
         admissible = [0] + [
             j for j in range(1, len(evidence)) if self._admissible(evidence[j], base)
         ]
-        best = max(evidence[j].value for j in admissible)
-        return min(j for j in admissible if evidence[j].value >= best - GAIN_TOLERANCE)
+        best_lower = max(evidence[j].lower for j in admissible)
+        return min(j for j in admissible if evidence[j].upper >= best_lower - GAIN_TOLERANCE)
 
     def select(self, game: CoalitionGame, coalitions: Sequence[Coalition]) -> Selection:
         """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing)."""

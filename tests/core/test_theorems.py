@@ -188,7 +188,13 @@ def test_theorem2_on_random_games(
     admissible = [c for c in report.candidates if c.admissible]
     best = max(c.value for c in admissible)
     chosen = min(c.size for c in admissible if c.value >= best - 1e-12)
-    assert len(report.cleared) == chosen
+    if noise == 0.0 or config.verification == "paper":
+        assert len(report.cleared) == chosen  # Eq. 20: min argmax of the value
+    else:
+        # under noise a larger candidate wins only when verifiably better: the selection
+        # is admissible and no larger than the smallest maximum-value candidate
+        assert len(report.cleared) <= chosen
+        assert any(c.admissible and c.size == len(report.cleared) for c in report.candidates)
     if report.cleared:
         assert report.recovered  # Eq. 22
         assert set(report.cleared_ids) <= set(report.harmful_ids)

@@ -1,0 +1,122 @@
+"""``meclear bench-sweep KIND``: dev tuning, quality-versus-cost curve, L sensitivity,
+judge signals (SIMULATED figures, written to ``--out``).
+
+- ``tune``: every method's tunable settings chosen on the dev split (both standard
+  settings), written to ``tuning.json`` / ``tuning.md``;
+- ``budget``: recovery and Exact against model calls per case over a budget grid
+  (``budget.json``, ``budget.md``, ``budget.png``);
+- ``permutations``: the paper's configuration at L = 4, 8, 16 (``permutations.*``);
+- ``judges``: MeClear and no clearance under every success signal (``judges.*``), the
+  table of the README's "Without a reference answer".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..bench.cli_args import add_engine_flags, engine_config
+from .bench import SETTINGS, signal_settings
+
+__all__ = ["register", "run_sweep"]
+
+KINDS = ("tune", "budget", "permutations", "judges")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "bench-sweep",
+        help="benchmark sweeps: dev tuning, quality vs cost, L sensitivity, judge signals",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("kind", choices=KINDS)
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--cases", type=Path, help="JSONL case file")
+    source.add_argument("--locomo", type=Path, help="LoCoMo directory (locomo10 JSON files)")
+    p.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default=None,
+        help="LoCoMo split (default: dev for tune, test otherwise)",
+    )
+    p.add_argument("--k", type=int, default=5, help="retrieval budget K (with --locomo)")
+    add_engine_flags(p)
+    p.add_argument("--judge", default=None, help="success signal (not for tune / judges)")
+    p.add_argument("--temperature", type=float, default=None, help="world temperature")
+    p.add_argument("--setting", choices=sorted(SETTINGS), default=None)
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates")
+    p.add_argument("--no-figures", action="store_true", help="skip the PNG figure")
+    p.add_argument("--no-progress", action="store_true", help="quiet")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.set_defaults(handler=_handle, conversations=None, max_queries=None)
+
+
+def _command(args: argparse.Namespace) -> str:
+    parts = ["meclear", "bench-sweep", args.kind]
+    for flag in ("cases", "locomo", "split", "setting", "judge", "temperature"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            parts += [f"--{flag}", str(value)]
+    if args.locomo is not None:
+        parts += ["--k", str(args.k)]
+    parts += ["--seed", str(args.seed), "--out", str(args.out)]
+    return shlex.join(parts)
+
+
+def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
+    """Load the cases, run the sweep, write ``KIND.json``, ``KIND.md`` and the figure."""
+    from ..bench import sweeps
+    from ..bench.settings import BenchSettings
+    from ..bench.sweep_report import render_sweep, write_sweep_figure
+    from .bench import _load
+
+    if args.split is None:
+        args.split = "dev" if args.kind == "tune" else "test"
+    if args.cases is None and args.locomo is None and args.split != "all":
+        args.split = "all"  # the built-in cases are not LoCoMo: no split applies
+    cases, _, _, source, _ = _load(args)
+    if not cases:
+        raise SystemExit("error: no valid cases to run")
+    base = BenchSettings(
+        engine=engine_config(args),
+        bootstrap_replicates=args.bootstrap,
+        seed=args.seed,
+        **signal_settings(args),
+    )
+    say = None if args.no_progress else (lambda text: print(text, file=sys.stderr, flush=True))
+    if args.kind == "tune":
+        doc = sweeps.tune(cases, base=base, progress=say)
+    elif args.kind == "budget":
+        doc = sweeps.budget_sweep(cases, base=base, progress=say)
+    elif args.kind == "permutations":
+        doc = sweeps.permutation_sweep(cases, base=base, progress=say)
+    else:
+        doc = sweeps.judge_sweep(cases, base=base, progress=say)
+    doc["source"] = source
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = "tuning" if args.kind == "tune" else args.kind
+    command = _command(args)
+    doc["command"] = command
+    (out / f"{name}.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    report = render_sweep(args.kind, doc, command=command)
+    (out / f"{name}.md").write_text(report, encoding="utf-8")
+    if not args.no_figures:
+        write_sweep_figure(args.kind, doc, out / f"{args.kind}.png")
+    print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
+    print(report)
+    return doc
+
+
+def _handle(args: argparse.Namespace) -> int:
+    try:
+        run_sweep(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

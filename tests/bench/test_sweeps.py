@@ -1,0 +1,98 @@
+"""Sweeps on a few built-in cases: dev tuning, quality vs cost, L, judge signals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from meclear_integrations.bench import BenchSettings, load_builtin_cases
+from meclear_integrations.bench.settings import SurrogateSettings
+from meclear_integrations.bench.sweeps import (
+    budget_sweep,
+    judge_sweep,
+    permutation_sweep,
+    standard,
+    tune,
+)
+from meclear_integrations.cli import main
+from meclear_integrations.core import ClearanceConfig
+
+
+@pytest.fixture(scope="module")
+def cases():
+    chosen = [c for c in load_builtin_cases() if c.case_id.startswith("builtin-ana-ben")]
+    assert {c.structure for c in chosen} >= {"clean", "direct", "redundant", "joint"}
+    return chosen
+
+
+BASE = BenchSettings(engine=ClearanceConfig(max_concurrency=1), bootstrap_replicates=50)
+
+
+def test_standard_settings() -> None:
+    noisy = standard(BASE, "noisy")
+    assert noisy.temperature == 0.2 and str(noisy.judge) == "noisy:0.05"
+    assert standard(BASE, "deterministic").temperature is None
+
+
+def test_tune_chooses_every_method_on_one_objective(cases) -> None:
+    doc = tune(
+        cases,
+        base=BASE,
+        meclear_configs=[{"harm_tolerance": 0.05}, {"harm_tolerance": 0.5}],
+        surrogate_configs=[SurrogateSettings(), SurrogateSettings(flag_rule="relative")],
+        loo_tolerances=[0.05],
+    )
+    assert set(doc["chosen"]) == {"meclear", "loo", "contextcite", "proxyspex"}
+    rows = doc["methods"]["meclear"]["rows"]
+    # tau = 0.5 flags nothing: it cannot recover a faulted case
+    assert rows[0]["objective"] > rows[1]["objective"]
+    assert doc["chosen"]["meclear"] == {"harm_tolerance": 0.05}
+    for row in rows:
+        assert set(row["points"]) == {"deterministic", "noisy"}
+        mean = sum(p["recovery"] for p in row["points"].values()) / 2
+        assert row["objective"] == pytest.approx(mean)
+
+
+def test_budget_sweep_has_a_curve_per_method(cases) -> None:
+    doc = budget_sweep(cases, base=BASE, meclear_budgets=(3.0, 5.0), surrogate_budgets=(8, 32))
+    assert set(doc["curves"]) == {
+        "meclear",
+        "meclear (exact)",
+        "contextcite",
+        "proxyspex",
+        "loo",
+        "oracle",
+        "none",
+    }
+    cc = doc["curves"]["contextcite"]
+    assert cc[0]["model_calls_per_case"] < cc[1]["model_calls_per_case"]
+    assert doc["curves"]["oracle"][0]["recovery"] == 1.0
+
+
+def test_permutation_sweep_l(cases) -> None:
+    doc = permutation_sweep(cases, base=BASE, permutations=(4, 16))
+    assert [(r["preset"], r["permutations"]) for r in doc["rows"]] == [
+        ("paper", 4),
+        ("paper", 16),
+        ("default", 4),
+        ("default", 16),
+    ]
+
+
+def test_judge_sweep_safety_net(cases) -> None:
+    doc = judge_sweep(cases, base=BASE, signals=("reference", "coalition"))
+    reference, coalition = doc["rows"]
+    assert reference["accuracy_gain"] > 0.3 and reference["harm_rate"] == 0.0
+    # the coalition judge accepts whatever the coalition favours: MeClear abstains
+    assert coalition["unverified_rate"] > 0.5 and coalition["harm_rate"] == 0.0
+
+
+def test_cli_writes_the_sweep(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    assert main(["bench-sweep", "permutations", "--out", str(out), "--no-progress"]) == 0
+    doc = json.loads((out / "permutations.json").read_text())
+    assert doc["simulated"] and "bench-sweep permutations" in doc["command"]
+    assert (out / "permutations.png").read_bytes().startswith(b"\x89PNG")
+    assert "SIMULATED" in (out / "permutations.md").read_text()
