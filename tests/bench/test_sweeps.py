@@ -40,14 +40,17 @@ def test_tune_chooses_every_method_on_one_objective(cases) -> None:
     doc = tune(
         cases,
         base=BASE,
-        meclear_configs=[{"harm_tolerance": 0.05}, {"harm_tolerance": 0.99}],
+        meclear_configs=[
+            {"harm_tolerance": 0.05},
+            {"harm_tolerance": 0.99, "escalation": False},
+        ],
         surrogate_configs=[SurrogateSettings(), SurrogateSettings(flag_rule="relative")],
         loo_tolerances=[0.05],
         max_deleted_background=0.5,
     )
     assert set(doc["chosen"]) == {"meclear", "loo", "contextcite", "proxyspex"}
     rows = doc["methods"]["meclear"]["rows"]
-    # tau = 0.99 flags nothing: it cannot recover a faulted case
+    # tau = 0.99 flags nothing and, without escalation, cannot recover a faulted case
     assert rows[0]["objective"] > rows[1]["objective"]
     assert doc["chosen"]["meclear"] == {"harm_tolerance": 0.05}
     assert all(row["admissible"] for row in rows)  # within 0.5 deleted memories per case
