@@ -31,7 +31,7 @@ def draw_decision(
     for y, a in zip(ys, atts, strict=True):
         left.barh(
             y + h / 2,
-            a.loo_effect,
+            a.loo_effect if a.loo_effect is not None else 0.0,  # not measured: no bar
             h,
             color="#9aa5b1",
             label="LOO effect d_i" if y == ys[0] else None,

@@ -1,12 +1,15 @@
 """PNG figures of a results document (matplotlib, Agg backend, imported lazily).
 
-Every figure is titled SIMULATED: the task values come from the simulated evidence world.
+Every figure's title says where the task values come from (:mod:`.labels`): SIMULATED
+for the simulated evidence world, else the agent and judge models.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from .labels import figure_label, run_label
 
 __all__ = ["FIGURE_FILES", "load_pyplot", "write_figures"]
 
@@ -67,7 +70,7 @@ def _metrics_by_method(plt: Any, results: dict[str, Any], path: Path) -> None:
     ax.set_xticks([r + 0.4 - width / 2 for r in range(len(_RATES))], [lab for _, lab in _RATES])
     ax.set_ylim(0, 105)
     ax.set_ylabel("%")
-    ax.set_title("Metrics by method (SIMULATED evidence world; 95% cluster-bootstrap CI)")
+    ax.set_title(f"Metrics by method ({run_label(results)}; 95% cluster-bootstrap CI)")
     ax.legend(fontsize=8, ncol=min(3, max(1, len(names))))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -97,7 +100,9 @@ def _accuracy_vs_none(plt: Any, results: dict[str, Any], path: Path) -> None:
     left.invert_yaxis()
     right.invert_yaxis()
     judge = results.get("judge", "reference")
-    fig.suptitle(f"Answer accuracy vs no clearance, judge {judge} (SIMULATED; 95% CI)")
+    fig.suptitle(
+        f"Answer accuracy vs no clearance, judge {judge} ({figure_label(results)}; 95% CI)"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -120,7 +125,7 @@ def _metrics_by_structure(plt: Any, results: dict[str, Any], path: Path) -> None
     axes[0].set_ylabel("%")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, frameon=False)
-    fig.suptitle("Metrics by structure (SIMULATED evidence world)")
+    fig.suptitle(f"Metrics by structure ({run_label(results)})")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -145,9 +150,7 @@ def _risk_frontier(plt: Any, results: dict[str, Any], path: Path) -> None:
         )
     ax.set_xlabel("Residual-error risk, 1 - Complete Set Recall (pp)")
     ax.set_ylabel("Extra background memories flagged / case")
-    ax.set_title(
-        "Risk frontier (SIMULATED evidence world)\nlower-left is better; bubble = Recovery"
-    )
+    ax.set_title(f"Risk frontier ({run_label(results)})\nlower-left is better; bubble = Recovery")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -163,7 +166,7 @@ def _rank_ecdf(plt: Any, results: dict[str, Any], ecdf: dict[str, list[float]], 
     ax.set_xticks(range(1, longest + 1))
     ax.set_ylabel("Injected targets with rank <= k (%)")
     ax.set_ylim(0, 105)
-    ax.set_title("Target-memory rank ECDF (SIMULATED evidence world)")
+    ax.set_title(f"Target-memory rank ECDF ({run_label(results)})")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -28,7 +28,9 @@ Per conversation (one bootstrap cluster):
    weighs the same in every case of its query.
 6. **Causal verification** (:func:`.verify.verify_case`) keeps only cases with their
    structure's signature; the funnel counts every query, proposal and case dropped, and why.
-   Clean cases (the clean context of every used query) are built by default.
+   Clean cases (the clean context of every used query) are built by default. By default
+   the simulated world verifies; in real-model mode the real agent and judge do (the
+   world's claims are still written, so the cases also run in the simulated world).
 
 Random draws are seeded from (seed, conversation, question, structure), so a case does not
 depend on which other conversations or queries are built.
@@ -39,6 +41,7 @@ from __future__ import annotations
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,7 @@ from .locomo_data import (
     load_locomo,
 )
 from .retrieval import BM25Retriever
-from .verify import verify_case
+from .verify import Verifier, verify_each
 
 __all__ = [
     "DEFAULT_STRUCTURES",
@@ -151,6 +154,16 @@ def _memory(cid: str, fact: MemoryFact, rank: int, score: float) -> CaseMemory:
             "retrieval_score": round(score, 4),
         },
     )
+
+
+@dataclass(frozen=True)
+class _Query:
+    """A query whose clean top-K holds a gold memory, with its clean case."""
+
+    q: LocomoQuestion
+    gold: set[int]
+    gold_weight: dict[int, float]
+    clean: BenchCase
 
 
 class _ConversationBuilder:
@@ -337,11 +350,9 @@ class _ConversationBuilder:
         ]
         return self._case(q, structure, fault_type, ranked, gold_weight, faults, wrong)
 
-    def build(self, funnel: _Funnel, max_queries: int | None) -> list[BenchCase]:
-        cases: list[BenchCase] = []
-        stats = funnel.per_conversation.setdefault(self.cid, Counter())
-        stats["qa"] = len(self.questions)
-        used = 0
+    def _pending(self, funnel: _Funnel) -> list[_Query]:
+        """Queries with a gold memory retrieved in the clean top-K, and their clean cases."""
+        pending: list[_Query] = []
         for q in self.questions:
             gold = {f.index for f in self.conv.facts if f.dia_ids & q.evidence}
             if not gold or not q.answer:
@@ -355,32 +366,77 @@ class _ConversationBuilder:
             rng = _rng(self.seed, self.cid, q.index, "gold")
             gold_weight = {i: round(float(rng.uniform(0.8, 1.2)), 3) for i in sorted(gold)}
             clean = self._case(q, "clean", None, ranked, gold_weight, [], None)
-            if not verify_case(clean).ok:
-                funnel.dropped_queries["clean_incorrect"] += 1
-                continue
-            funnel.counts["clean_queries"] += 1
-            stats["clean_queries"] += 1
-            if max_queries is not None and used >= max_queries:
-                funnel.dropped_queries["beyond_max_queries"] += 1
-                continue
-            used += 1
-            funnel.counts["clean_queries_used"] += 1
+            pending.append(_Query(q, gold, gold_weight, clean))
+        return pending
+
+    def _clean_correct(
+        self,
+        pending: list[_Query],
+        funnel: _Funnel,
+        max_queries: int | None,
+        verify: Verifier,
+        batch: int | None,
+    ) -> list[_Query]:
+        """The queries used: clean-correct, in question order, at most ``max_queries``.
+        Clean cases are verified ``batch`` at a time (all at once when None); with a batch,
+        verification stops once ``max_queries`` are found and the queries not verified
+        count as beyond the maximum."""
+        stats = funnel.per_conversation[self.cid]
+        used: list[_Query] = []
+        size = max(1, batch or len(pending))
+        for start in range(0, len(pending), size):
+            if batch is not None and max_queries is not None and len(used) >= max_queries:
+                funnel.dropped_queries["beyond_max_queries"] += len(pending) - start
+                break
+            chunk = pending[start : start + size]
+            for item, verdict in zip(chunk, verify([i.clean for i in chunk]), strict=True):
+                if not verdict.ok:
+                    funnel.dropped_queries["clean_incorrect"] += 1
+                    continue
+                funnel.counts["clean_queries"] += 1
+                stats["clean_queries"] += 1
+                if max_queries is not None and len(used) >= max_queries:
+                    funnel.dropped_queries["beyond_max_queries"] += 1
+                    continue
+                used.append(item)
+                funnel.counts["clean_queries_used"] += 1
+        return used
+
+    def build(
+        self,
+        funnel: _Funnel,
+        max_queries: int | None,
+        verify: Verifier = verify_each,
+        batch: int | None = None,
+    ) -> list[BenchCase]:
+        stats = funnel.per_conversation.setdefault(self.cid, Counter())
+        stats["qa"] = len(self.questions)
+        used = self._clean_correct(self._pending(funnel), funnel, max_queries, verify, batch)
+        proposals: list[tuple[str, BenchCase]] = []
+        for item in used:
             for structure in self.structures:
                 if structure == "clean":
-                    funnel.verified["clean"]["none"] += 1
-                    cases.append(clean)
+                    proposals.append((structure, item.clean))
                     continue
                 funnel.candidates[structure] += 1
                 stats["candidates"] += 1
-                case = self.propose(q, structure, gold, gold_weight, funnel)
-                if case is None:
-                    continue
-                verdict = verify_case(case)
-                if not verdict.ok:
-                    funnel.dropped[verdict.reason or "unverified"][structure] += 1
-                    continue
-                funnel.verified[structure][case.fault_type or "none"] += 1
+                case = self.propose(item.q, structure, item.gold, item.gold_weight, funnel)
+                if case is not None:
+                    proposals.append((structure, case))
+        faulted = [case for structure, case in proposals if structure != "clean"]
+        verdicts = iter(verify(faulted))
+        cases: list[BenchCase] = []
+        for structure, case in proposals:
+            if structure == "clean":
+                funnel.verified["clean"]["none"] += 1
                 cases.append(case)
+                continue
+            verdict = next(verdicts)
+            if not verdict.ok:
+                funnel.dropped[verdict.reason or "unverified"][structure] += 1
+                continue
+            funnel.verified[structure][case.fault_type or "none"] += 1
+            cases.append(case)
         stats["cases"] = len(cases)
         return cases
 
@@ -409,6 +465,9 @@ def build_locomo_cases(
     max_queries_per_conversation: int | None = None,
     structures: Sequence[str] = DEFAULT_STRUCTURES,
     progress: bool = False,
+    verify: Verifier = verify_each,
+    batch: int | None = None,
+    verified_with: str | None = None,
 ) -> LocomoBuild:
     """Build causally verified cases from LoCoMo at ``data_dir`` (see the module docstring).
 
@@ -416,6 +475,11 @@ def build_locomo_cases(
     conversation; ``conversations`` picks conversation ids ("26" or "conv-26");
     ``structures``: fault structures and ``"clean"`` (control cases without faults), all
     by default.
+    ``verify`` checks batches of cases (default: each case's simulated world); a real-model
+    verifier (:func:`~meclear_integrations.bench.real_backend.real_verifier`) makes the
+    funnel report what the real agent and judge did: pass ``verified_with`` (the models'
+    names) and the clean-case ``batch`` it verifies at a time (then verification stops
+    once ``max_queries_per_conversation`` clean queries are found).
     Raises :class:`LocomoDataError` (a ``ValueError``) saying where to get LoCoMo when the
     path holds no LoCoMo data.
     """
@@ -444,7 +508,7 @@ def build_locomo_cases(
     cases: list[BenchCase] = []
     for conv in iterator:
         builder = _ConversationBuilder(conv, k=k, seed=seed, structures=tuple(structures))
-        cases.extend(builder.build(funnel, max_queries_per_conversation))
+        cases.extend(builder.build(funnel, max_queries_per_conversation, verify, batch))
     summary = funnel.as_dict(tuple(structures))
     summary.update(
         source="locomo",
@@ -452,7 +516,8 @@ def build_locomo_cases(
         k=k,
         seed=seed,
         retriever="BM25 (rank-bm25 BM25Okapi), faults injected into the bank and re-retrieved",
-        simulated=True,
+        simulated=verified_with is None,
+        verified_with=verified_with or "simulated evidence world",
         cases=len(cases),
         fault_records=sum(len(c.targets) for c in cases),
     )

@@ -14,7 +14,8 @@ Every metric is sum(numerator) / sum(denominator) over cases:
   ``unverified_rate`` (share of cases where the method abstained);
 - ``model_calls_per_case`` (agent + judge, deduplicated), ``agent_calls_per_case``,
   ``judge_calls_per_case``, ``evaluator_calls_per_case``, ``coalitions_per_case``,
-  ``wall_seconds_per_case``: means;
+  ``wall_seconds_per_case``: means; ``prompt_tokens_per_case``,
+  ``completion_tokens_per_case``: means over the cases a real model ran (None otherwise);
 - ``rank_ecdf@k``: targets ranked within k / all targets (the target-rank ECDF).
 """
 
@@ -68,6 +69,11 @@ METRICS: dict[str, _Pair] = {
     "model_calls_per_case": lambda o: (o.model_calls, 1.0),
     "agent_calls_per_case": lambda o: (o.agent_calls, 1.0),
     "judge_calls_per_case": lambda o: (o.judge_calls, 1.0),
+    "prompt_tokens_per_case": lambda o: (o.prompt_tokens or 0, float(o.prompt_tokens is not None)),
+    "completion_tokens_per_case": lambda o: (
+        o.completion_tokens or 0,
+        float(o.completion_tokens is not None),
+    ),
     "evaluator_calls_per_case": lambda o: (o.evaluator_calls, 1.0),
     "coalitions_per_case": lambda o: (o.coalitions, 1.0),
     "wall_seconds_per_case": lambda o: (o.wall_seconds, 1.0),

@@ -48,6 +48,10 @@ class CaseCost(BaseModel):
     """Distinct coalitions evaluated."""
     wall_seconds: float = 0.0
     """Wall time of the method (the measurement excluded)."""
+    prompt_tokens: int | None = None
+    """Prompt tokens of those model calls (None when no real model ran)."""
+    completion_tokens: int | None = None
+    """Completion tokens of those model calls (None when no real model ran)."""
 
 
 class CaseOutcome(BaseModel):
@@ -114,6 +118,10 @@ class CaseOutcome(BaseModel):
     """Agent calls."""
     judge_calls: int = 0
     """Judge calls."""
+    prompt_tokens: int | None = None
+    """Prompt tokens of the model calls (None when no real model ran)."""
+    completion_tokens: int | None = None
+    """Completion tokens of the model calls (None when no real model ran)."""
     wall_seconds: float
     """Wall time of the method on this case (excluding the recovery measurement)."""
     details: dict = {}
@@ -175,6 +183,8 @@ def score_case(
         model_calls=cost.model_calls,
         agent_calls=cost.agent_calls,
         judge_calls=cost.judge_calls,
+        prompt_tokens=cost.prompt_tokens,
+        completion_tokens=cost.completion_tokens,
         wall_seconds=cost.wall_seconds,
         details=output.details,
     )

@@ -1,10 +1,18 @@
-"""``report.md``: the results as Markdown tables (labelled SIMULATED)."""
+"""``report.md``: the results as Markdown tables (labelled SIMULATED, or with the models)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render_markdown", "table_accuracy", "table_by_group", "table_overall"]
+from .labels import report_note
+
+__all__ = [
+    "render_markdown",
+    "table_accuracy",
+    "table_by_group",
+    "table_cost",
+    "table_overall",
+]
 
 _RATES = [
     ("recall_at_m", "Recall@\\|M\\|"),
@@ -105,6 +113,50 @@ def table_accuracy(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def table_cost(results: dict[str, Any]) -> str:
+    """What one case costs a user of each method (real models: calls and tokens)."""
+    lines = [
+        "| method | n | model calls / case | agent | judge | prompt tokens / case | "
+        "completion tokens / case |",
+        "|" + "---|" * 7,
+    ]
+    for name, block in _ok(results).items():
+        o = block["overall"]
+        lines.append(
+            f"| {name} | {o['n_cases']} | {_num(o['model_calls_per_case'], 1)} | "
+            f"{_num(o['agent_calls_per_case'], 1)} | {_num(o['judge_calls_per_case'], 1)} | "
+            f"{_num(o.get('prompt_tokens_per_case'), 0)} | "
+            f"{_num(o.get('completion_tokens_per_case'), 0)} |"
+        )
+    return "\n".join(lines)
+
+
+def _cost_section(results: dict[str, Any]) -> list[str]:
+    if not any(
+        b["overall"].get("prompt_tokens_per_case") is not None for b in _ok(results).values()
+    ):
+        return []
+    parts = [
+        "",
+        "## Cost",
+        "",
+        "Per case, what a user running only that method pays (agent, judge and rater calls, "
+        "identical calls within a query made once; a cached reply counts at its price).",
+        "",
+        table_cost(results),
+    ]
+    calls = results.get("calls")
+    if calls:
+        parts += [
+            "",
+            f"This run made {calls['provider_calls']} model calls ({calls['cache_hits']} "
+            f"more were answered from the response cache; methods share it): "
+            f"{calls['prompt_tokens']} prompt and {calls['completion_tokens']} completion "
+            "tokens" + (" (partly estimated)" if calls.get("tokens_estimated") else "") + ".",
+        ]
+    return parts
+
+
 def table_by_group(results: dict[str, Any], group: str) -> str:
     """Rates per ``by_structure`` / ``by_fault_type`` group and method."""
     head = (
@@ -161,8 +213,7 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
     parts = [
         "# MeClear benchmark report",
         "",
-        "**SIMULATED**: task values come from the simulated evidence world (a documented "
-        "stand-in for an LLM agent and judge), not from a real model.",
+        report_note(results),
         "",
         f"Cases: {results['n_cases']} (source: {results.get('source') or 'n/a'}); judge: "
         f"`{results.get('judge', 'reference')}`; world temperature: "
@@ -197,6 +248,7 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
         "made wrong.",
         "",
         table_accuracy(results),
+        *_cost_section(results),
         "",
         "## By structure",
         "",

@@ -1,36 +1,53 @@
 """Run every method on every case: same frozen context, same evaluator, same cost counting.
 
-For each case and method the runner builds a fresh simulated query (agent and judge under
-the run's judge signal, model calls deduplicated as a user's cache would,
-:class:`~meclear_integrations.simulation.SimulatedQuery`) behind a fresh
-:class:`CountingEvaluator`, times the method, then measures the returned context on
-trials no method saw (:func:`~.measure.measure_context`), uncounted. A method that cannot
-run offline (:class:`MethodNotRunError`) is reported as not run; a method that fails on a
-case is recorded and that case leaves the common cohort of every method (so paired
-comparisons stay paired), as in the paper's exclusions.
+For each case and method the runner asks the run's backend (:mod:`.backend`) for a fresh
+evaluator: by default a simulated query (agent and judge under the run's judge signal,
+model calls deduplicated as a user's cache would,
+:class:`~meclear_integrations.simulation.SimulatedQuery`), or real chat models
+(:class:`~.real_backend.RealModelBackend`). It wraps the evaluator in a fresh
+:class:`CountingEvaluator`, times the method, then measures the returned context on trials
+no method saw (:meth:`~.backend.CaseBackend.measure`), uncounted. A method that cannot run
+(:class:`MethodNotRunError`) is reported as not run; a method that fails on a case is
+recorded and that case leaves the common cohort of every method (so paired comparisons
+stay paired), as in the paper's exclusions.
+
+Long runs: cases may run on ``workers`` threads; outcomes already computed
+(``completed``, e.g. from a resumed run's journal) are reused, not recomputed; a
+:class:`~.stopping.RunStopped` raised by a model call (budget spent, provider refusing)
+stops the run cleanly: no new case starts, every finished outcome is kept, and the run is
+labelled ``stopped``. The cohort is the cases every method finished.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.errors import InconsistentVerdictsError
-from ..simulation import SimulatedQuery
+from .backend import SIMULATED, CaseBackend
 from .cases import BenchCase
 from .counting import CountingEvaluator
-from .measure import measure_context
 from .methods.base import BenchMethod, MethodContext, MethodNotRunError, MethodOutput
 from .methods.llm_direct import Rater
 from .methods.registry import build_method
 from .outcomes import CaseCost, CaseOutcome, score_case
-from .settings import BenchSettings, case_world
+from .settings import BenchSettings
+from .stopping import RunStopped, stop_cause
 
-__all__ = ["BenchRun", "CaseFailure", "abstained", "run_benchmark", "run_case"]
+__all__ = [
+    "BenchRun",
+    "CaseFailure",
+    "abstained",
+    "assemble_run",
+    "run_benchmark",
+    "run_case",
+]
 
 
 class CaseFailure(BaseModel):
@@ -56,6 +73,12 @@ class BenchRun(BaseModel):
     """Method errors; their cases are excluded from every method's cohort."""
     wall_seconds: float = 0.0
     """Wall time of the whole run."""
+    stopped: str | None = None
+    """Why the run stopped before every case was done (None: it finished)."""
+    stopped_fatal: bool = False
+    """The stop was an error to fix (a provider refusing every call), not a budget."""
+    incomplete: list[str] = Field(default_factory=list)
+    """Cases left out of the cohort because some method did not finish them (stopped)."""
 
 
 def abstained(reason: str) -> MethodOutput:
@@ -74,34 +97,31 @@ def run_case(
     case: BenchCase,
     method: BenchMethod,
     settings: BenchSettings,
+    backend: CaseBackend = SIMULATED,
     *,
     matched_coalitions: int | None = None,
 ) -> CaseOutcome:
     """One method on one case, scored; raises what the method raises."""
-    world = case_world(case.world, settings)
     ids = [m.id for m in case.memories]
-    query = SimulatedQuery(
-        world, case.reference, case_id=case.case_id, context_ids=ids, signal=settings.judge
-    )
+    query = backend.query(case, settings)
     counter = CountingEvaluator(query)
     t0 = time.perf_counter()
     try:
-        output = method.run(
-            MethodContext(
-                case=case,
-                evaluate=counter,
-                settings=settings,
-                matched_coalitions=matched_coalitions,
+        with backend.session(query):
+            output = method.run(
+                MethodContext(
+                    case=case,
+                    evaluate=counter,
+                    settings=settings,
+                    matched_coalitions=matched_coalitions,
+                )
             )
-        )
     except InconsistentVerdictsError as exc:
         output = abstained(exc.reason)
     elapsed = time.perf_counter() - t0
     removed = set(output.cleared)
     kept = [mid for mid in ids if mid not in removed]
-    quality = measure_context(
-        world, case.reference, kept, case_id=case.case_id, trials=settings.recovery_trials
-    )
+    quality = backend.measure(case, kept, settings)
     cost = CaseCost(
         model_calls=query.model_calls,
         agent_calls=query.agent_calls,
@@ -109,12 +129,14 @@ def run_case(
         evaluator_calls=counter.calls,
         coalitions=counter.coalitions,
         wall_seconds=elapsed,
+        prompt_tokens=getattr(query, "prompt_tokens", None),
+        completion_tokens=getattr(query, "completion_tokens", None),
     )
     return score_case(
         case,
         output,
         quality=quality,
-        accuracy_none=world.correct_probability(ids, case.reference, case_id=case.case_id),
+        accuracy_none=backend.measure(case, ids, settings).accuracy,
         cost=cost,
         verified_recovery=_verified(counter, kept, settings.success_threshold),
     )
@@ -141,6 +163,70 @@ def _progress(total: int, enabled: bool) -> Any:
     return tqdm(total=total, desc="bench", unit="case")
 
 
+class _Progress:
+    """Shared state of a run: outcomes, failures, the stop reason (thread-safe)."""
+
+    def __init__(self, methods: Sequence[BenchMethod]) -> None:
+        self.per_case: dict[str, dict[str, CaseOutcome]] = {m.name: {} for m in methods}
+        self.not_run: dict[str, str] = {}
+        self.failures: list[CaseFailure] = []
+        self.stopped: RunStopped | None = None
+        self.lock = threading.Lock()
+
+
+def _run_one(
+    case: BenchCase,
+    methods: Sequence[BenchMethod],
+    reference: BenchMethod | None,
+    given: int | None,
+    settings: BenchSettings,
+    backend: CaseBackend,
+    state: _Progress,
+    on_outcome: Callable[[str, CaseOutcome], None] | None,
+    on_failure: Callable[[CaseFailure], None] | None,
+) -> None:
+    """Every method on one case, the reference first (its coalitions match the others'
+    budgets unless ``given``); outcomes already computed are reused."""
+    matched = given
+    for method in sorted(methods, key=lambda m: m is not reference):
+        with state.lock:
+            if state.stopped is not None or method.name in state.not_run:
+                continue
+            done = state.per_case[method.name].get(case.case_id)
+        if done is not None:  # computed before (a resumed run)
+            if method is reference and given is None:
+                matched = done.coalitions
+            continue
+        try:
+            outcome = run_case(case, method, settings, backend, matched_coalitions=matched)
+        except MethodNotRunError as exc:
+            with state.lock:
+                state.not_run[method.name] = str(exc)
+            continue
+        except Exception as exc:
+            stop = stop_cause(exc)
+            if stop is not None:
+                with state.lock:
+                    state.stopped = state.stopped or stop
+                return
+            failure = CaseFailure(
+                case_id=case.case_id,
+                method=method.name,
+                error=f"{type(exc).__name__}: {exc}"[:500],
+            )
+            with state.lock:
+                state.failures.append(failure)
+            if on_failure is not None:
+                on_failure(failure)
+            continue
+        with state.lock:
+            state.per_case[method.name][case.case_id] = outcome
+        if method is reference and given is None:
+            matched = outcome.coalitions
+        if on_outcome is not None:
+            on_outcome(method.name, outcome)
+
+
 def run_benchmark(
     cases: Sequence[BenchCase],
     settings: BenchSettings,
@@ -149,58 +235,90 @@ def run_benchmark(
     methods: Sequence[BenchMethod] | None = None,
     progress: bool = False,
     on_outcome: Callable[[str, CaseOutcome], None] | None = None,
+    backend: CaseBackend = SIMULATED,
+    completed: Mapping[tuple[str, str], CaseOutcome] | None = None,
+    workers: int = 1,
+    on_failure: Callable[[CaseFailure], None] | None = None,
+    bar: Any = None,
     matched: dict[str, int] | None = None,
 ) -> BenchRun:
-    """Run ``settings.methods`` (or ``methods``) on ``cases``. ``matched``: case id ->
-    distinct coalitions to match the ablation baselines' budgets to (by default the
-    reference method's, measured in this run)."""
+    """Run ``settings.methods`` (or ``methods``) on ``cases``.
+
+    ``completed`` maps (case id, method) to outcomes already computed (reused as they
+    are); ``workers`` cases run at once; ``bar`` replaces the default progress bar (any
+    object with ``update(n)``); ``matched``: case id -> distinct coalitions to match the
+    ablation baselines' budgets to (by default the reference method's, measured in this
+    run).
+    """
     started = time.perf_counter()
     chosen = (
         list(methods)
         if methods is not None
         else [build_method(spec, settings, rater=rater) for spec in settings.methods]
     )
-    not_run: dict[str, str] = {}
-    per_case: dict[str, dict[str, CaseOutcome]] = {m.name: {} for m in chosen}
-    failures: list[CaseFailure] = []
+    state = _Progress(chosen)
     reference = _reference(chosen, settings)
-    order = sorted(chosen, key=lambda m: m is not reference)  # the reference runs first
-    with _progress(len(cases), progress) as bar:
-        for case in cases:
-            budget: int | None = None if matched is None else matched.get(case.case_id)
-            for method in order:
-                if method.name in not_run:
-                    continue
-                try:
-                    outcome = run_case(case, method, settings, matched_coalitions=budget)
-                except MethodNotRunError as exc:
-                    not_run[method.name] = str(exc)
-                    continue
-                except Exception as exc:
-                    failures.append(
-                        CaseFailure(
-                            case_id=case.case_id,
-                            method=method.name,
-                            error=f"{type(exc).__name__}: {exc}"[:500],
-                        )
-                    )
-                    continue
-                per_case[method.name][case.case_id] = outcome
-                if method is reference and matched is None:
-                    budget = outcome.coalitions
-                if on_outcome is not None:
-                    on_outcome(method.name, outcome)
-            if bar is not None:
-                bar.update(1)
+    for (case_id, name), outcome in (completed or {}).items():
+        if name in state.per_case:
+            state.per_case[name][case_id] = outcome
+    display = nullcontext(bar) if bar is not None else _progress(len(cases), progress)
+    with display as shown:
+
+        def one(case: BenchCase) -> None:
+            budget = None if matched is None else matched.get(case.case_id)
+            _run_one(
+                case, chosen, reference, budget, settings, backend, state, on_outcome, on_failure
+            )
+            if shown is not None:
+                shown.update(1)
+
+        if workers <= 1:
+            for case in cases:
+                if state.stopped is not None:
+                    break
+                one(case)
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench") as pool:
+                for future in [pool.submit(one, case) for case in cases]:
+                    future.result()
+    return assemble_run(
+        settings,
+        [c.case_id for c in cases],
+        [m.name for m in chosen],
+        state.per_case,
+        failures=state.failures,
+        not_run=state.not_run,
+        wall_seconds=time.perf_counter() - started,
+        stopped=state.stopped,
+    )
+
+
+def assemble_run(
+    settings: BenchSettings,
+    case_ids: Sequence[str],
+    methods: Sequence[str],
+    per_case: Mapping[str, Mapping[str, CaseOutcome]],
+    *,
+    failures: Sequence[CaseFailure] = (),
+    not_run: Mapping[str, str] | None = None,
+    wall_seconds: float = 0.0,
+    stopped: RunStopped | None = None,
+) -> BenchRun:
+    """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order:
+    the cohort is the cases every method that ran finished without failing."""
+    not_run = dict(not_run or {})
     failed = {f.case_id for f in failures}
-    cohort = [c.case_id for c in cases if c.case_id not in failed]
-    outcomes = {
-        m.name: [per_case[m.name][cid] for cid in cohort] for m in chosen if m.name not in not_run
-    }
+    ran = [name for name in methods if name not in not_run]
+    finished = [cid for cid in case_ids if all(cid in per_case.get(n, {}) for n in ran)]
+    cohort = [cid for cid in finished if cid not in failed]
+    done = set(finished) | failed
     return BenchRun(
         settings=settings,
-        outcomes=outcomes,
+        outcomes={name: [per_case[name][cid] for cid in cohort] for name in ran},
         not_run=not_run,
-        failures=failures,
-        wall_seconds=time.perf_counter() - started,
+        failures=list(failures),
+        wall_seconds=wall_seconds,
+        stopped=str(stopped) if stopped is not None else None,
+        stopped_fatal=bool(stopped is not None and stopped.fatal),
+        incomplete=[cid for cid in case_ids if cid not in done],
     )

@@ -1,4 +1,5 @@
-"""Causal verification of a case (the paper's Appendix D protocol), on its own evaluator.
+"""Causal verification of a case (the paper's Appendix D protocol), on its own evaluator
+(the simulated world's) or on any evaluator given (real models).
 
 With ``G`` the context without the targets and two trials per coalition:
 
@@ -19,12 +20,14 @@ sees exactly the coalition.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.memory import Memory
 from .cases import BenchCase
 
-__all__ = ["VERIFY_TRIALS", "Verification", "verify_case"]
+__all__ = ["VERIFY_TRIALS", "Verification", "Verifier", "verify_case", "verify_each"]
 
 VERIFY_TRIALS = 2
 """Trials per coalition, as in the paper ("correct in both trials")."""
@@ -50,9 +53,15 @@ def _ambiguous_texts(case: BenchCase) -> bool:
     )
 
 
-def verify_case(case: BenchCase, *, trials: int = VERIFY_TRIALS) -> Verification:
-    """Check that ``case`` shows the causal signature of its ``structure``."""
-    evaluate = case.evaluator()
+def verify_case(
+    case: BenchCase,
+    *,
+    trials: int = VERIFY_TRIALS,
+    evaluate: Callable[[tuple[Memory, ...], int], float] | None = None,
+) -> Verification:
+    """Check that ``case`` shows the causal signature of its ``structure``, scored by
+    ``evaluate`` (default: the case's simulated world with the exact-match judge)."""
+    evaluate = evaluate if evaluate is not None else case.evaluator()
     context = case.context()
 
     def scores(drop: set[str]) -> list[float]:
@@ -96,3 +105,12 @@ def verify_case(case: BenchCase, *, trials: int = VERIFY_TRIALS) -> Verification
     if structure == "redundant":
         return verdict(None if not any(passes) else "redundant_fault_alone_harmless")
     return verdict(None if all(passes) else "joint_fault_alone_harmful")
+
+
+Verifier = Callable[[Sequence[BenchCase]], list[Verification]]
+"""Verifies a batch of cases (in order); a builder hands it as many cases as it can."""
+
+
+def verify_each(cases: Sequence[BenchCase]) -> list[Verification]:
+    """:func:`verify_case` on each case with its simulated world (the default verifier)."""
+    return [verify_case(case) for case in cases]

@@ -2,7 +2,14 @@
 
 Cases come from ``--cases FILE`` (the JSONL contract), from ``--locomo DIR`` (built from
 LoCoMo, saved as ``cases.jsonl``) or, with neither, from the built-in set. Task values come
-from the simulated evidence world: the figures are SIMULATED.
+from the simulated evidence world (the figures are SIMULATED) or, with ``--agent-model``,
+from real chat models (:mod:`.bench_real`; the figures name the models).
+
+Every run writes ``run.json`` and ``journal.jsonl`` (:mod:`meclear_integrations.bench.journal`)
+as it goes: ``--resume`` continues an interrupted run, ``--shard i/n`` runs a part of the
+cases and ``meclear bench merge DIR...`` assembles the parts into one run's report. Exit
+status: 0 complete, 3 stopped by ``--max-calls`` / ``--max-tokens`` (partial results written),
+2 an error (a provider refusing every call: partial results written).
 """
 
 from __future__ import annotations
@@ -27,11 +34,14 @@ SETTINGS: dict[str, dict[str, Any]] = {
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "bench",
-        help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world)",
+        help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world "
+        "or real models)",
         description=(
             "Runs every method on the same frozen contexts with the same evaluator and the "
             "same cost counting, then writes results.json, report.md and PNG figures. "
-            "Task values come from the simulated evidence world (SIMULATED figures)."
+            "Task values come from the simulated evidence world (SIMULATED figures) or, "
+            "with --agent-model, from real chat models. 'meclear bench merge DIR...' "
+            "combines the outputs of --shard runs."
         ),
     )
     source = p.add_mutually_exclusive_group()
@@ -105,11 +115,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--rater-base-url", default=None, help="OpenAI-compatible endpoint")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--out", type=Path, default=None, help="output directory (required)")
+    from .bench_real import add_real_flags
     from .bench_stream import add_stream_flags
 
+    add_real_flags(p)
     add_stream_flags(p)
     p.set_defaults(handler=_handle)
+    from .bench_merge import register_merge
+
+    register_merge(p)
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -137,12 +152,18 @@ def _command(args: argparse.Namespace) -> str:
             parts += ["--conversations", args.conversations]
         if args.max_queries is not None:
             parts += ["--max-queries", str(args.max_queries)]
+    from .bench_long import real_command_parts
+
+    parts += real_command_parts(args)
     parts += ["--out", str(args.out)]
     return shlex.join(parts)
 
 
-def _load(args: argparse.Namespace) -> tuple[list, list[dict], dict[str, Any], str, bool]:
-    """(cases, skipped lines, funnel, source label, built here)."""
+def _load(
+    args: argparse.Namespace, real: Any = None
+) -> tuple[list, list[dict], dict[str, Any], str, bool]:
+    """(cases, skipped lines, funnel, source label, built here); ``real`` (a
+    :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models."""
     if args.cases is not None:
         from ..bench import load_cases
         from ..bench.split import split_cases
@@ -162,6 +183,13 @@ def _load(args: argparse.Namespace) -> tuple[list, list[dict], dict[str, Any], s
             if conversations is not None:
                 raise ValueError("give --split or --conversations, not both")
             conversations = split_conversations(args.split)
+        verification: dict[str, Any] = {}
+        if real is not None:
+            verification = {
+                "verify": real.verifier(args.concurrency),
+                "batch": 2 * args.concurrency,
+                "verified_with": ", ".join(f"{r} {m}" for r, m in real.labels().items()),
+            }
         build = build_locomo_cases(
             args.locomo,
             k=args.k,
@@ -169,6 +197,7 @@ def _load(args: argparse.Namespace) -> tuple[list, list[dict], dict[str, Any], s
             conversations=conversations,
             max_queries_per_conversation=args.max_queries,
             progress=not args.no_progress,
+            **verification,
         )
         funnel = build.funnel
         funnel = funnel.model_dump(mode="json") if hasattr(funnel, "model_dump") else dict(funnel)
@@ -205,19 +234,19 @@ def signal_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"judge": JudgeSignal.parse(judge), "temperature": temperature}
 
 
-def run_bench(args: argparse.Namespace) -> dict[str, Any]:
-    """Load the cases, run the methods, write the outputs; returns results.json's content."""
-    from ..bench.outputs import write_outputs
-    from ..bench.results import build_results
-    from ..bench.runner import run_benchmark
-    from ..bench.settings import DEFAULT_METHODS, BenchSettings
+def _method_specs(args: argparse.Namespace) -> tuple[str, ...]:
+    from ..bench.settings import DEFAULT_METHODS
 
-    cases, skipped, funnel, source, built = _load(args)
-    if not cases:
-        raise SystemExit("error: no valid cases to run")
+    return tuple(m.strip() for m in args.methods.split(",")) if args.methods else DEFAULT_METHODS
+
+
+def _settings(args: argparse.Namespace, real: bool) -> Any:
+    from ..bench.settings import BenchSettings
+
     engine = engine_config(args)
-    methods = tuple(m.strip() for m in args.methods.split(",")) if args.methods else DEFAULT_METHODS
-    settings = BenchSettings(
+    methods = _method_specs(args)
+    signal = {} if real else signal_settings(args)
+    return BenchSettings(
         methods=methods,
         engine=engine,
         match_budget=args.budget is None,
@@ -227,23 +256,136 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         bootstrap_replicates=args.bootstrap,
         reference_method=args.reference,
         recovery_trials=args.recovery_trials,
-        **signal_settings(args),
+        **signal,
     )
-    run = run_benchmark(cases, settings, rater=_rater(args), progress=not args.no_progress)
-    results = build_results(run, funnel=funnel, skipped_lines=skipped, source=source)
+
+
+def run_bench(args: argparse.Namespace) -> dict[str, Any]:
+    """Load the cases, run the methods, write the outputs; returns results.json's content."""
+    from .bench_real import real_mode, real_session
+
+    if args.out is None:
+        raise ValueError("--out DIR is required")
+    if args.dry_run:
+        from .bench_dry_run import dry_run
+
+        return dry_run(args)
+    if (args.reverify or args.build_only) and not real_mode(args):
+        raise ValueError("--reverify and --build-only verify with real models: add --agent-model")
+    real = None
+    if real_mode(args):
+        real = real_session(args, seed=args.seed, methods=_method_specs(args))
+    try:
+        return _run(args, real)
+    finally:
+        if real is not None:
+            real.close()
+
+
+def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
+    from ..bench.backend import SIMULATED
+    from ..bench.journal import RunJournal, run_identity
+    from ..bench.outputs import write_outputs
+    from ..bench.results import build_results
+    from ..bench.runner import run_benchmark
+    from ..bench.shards import parse_shard, select_shard, sum_calls
+    from .bench_long import ProgressBar, annotate_results, manifest, reverify, write_build
+
+    shard = parse_shard(args.shard) if args.shard else None
+    cases, skipped, funnel, source, built = _load(args, real)
+    if real is not None and args.reverify:
+        label = ", ".join(f"{r} {m}" for r, m in real.labels().items())
+        cases, funnel = reverify(cases, real.verifier(args.concurrency), label)
+    if not cases:
+        raise SystemExit("error: no valid cases to run")
+    if args.build_only:
+        written = write_build(Path(args.out), cases, funnel, source)
+        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, written))}")
+        return {"cases": len(cases), "funnel": funnel}
+    settings = _settings(args, real is not None)
+    run_cases = select_shard(cases, *shard) if shard else cases
     command = _command(args)
+    models = real.models() if real is not None else None
+    identity = run_identity(
+        settings,
+        run_cases,
+        models=models,
+        mode=real.mode_identity() if real is not None else None,
+        shard=shard,
+    )
+    journal = RunJournal(args.out)
+    completed = journal.start(
+        manifest(
+            identity=identity,
+            settings=settings,
+            case_order=[c.case_id for c in cases],
+            shard=shard,
+            source=source,
+            funnel=funnel,
+            skipped=skipped,
+            command=command,
+            models=models,
+        ),
+        resume=args.resume,
+    )
+    reused = len(completed)
+    gate = real.gate if real is not None else None
+    bar = ProgressBar(len(run_cases), enabled=not args.no_progress, gate=gate)
+    try:
+        run = run_benchmark(
+            run_cases,
+            settings,
+            rater=real.rater() if real is not None and "rater" in real.clients else _rater(args),
+            backend=real.backend if real is not None else SIMULATED,
+            completed=completed,
+            workers=args.concurrency if real is not None else 1,
+            on_outcome=journal.record_outcome,
+            on_failure=journal.record_failure,
+            bar=bar,
+        )
+    finally:
+        bar.close()
+    calls = gate.totals.as_dict() if gate is not None else None
+    if calls is not None and journal.previous.get("calls"):
+        calls = sum_calls([journal.previous["calls"], calls])  # every invocation of the run
+    results = build_results(run, funnel=funnel, skipped_lines=skipped, source=source)
+    annotate_results(
+        results, run, models=models, mode=real.mode if real else None, calls=calls, shard=shard
+    )
     written = write_outputs(
         args.out,
         run,
         results,
-        cases=cases if built else None,
+        cases=cases if built or args.reverify else None,
         command=command,
         figures=not args.no_figures,
     )
+    journal.finish(
+        "stopped" if run.stopped else "complete",
+        stopped=run.stopped,
+        not_run=run.not_run,
+        calls=calls,
+        wall_seconds=run.wall_seconds,
+        reused_outcomes=reused,
+    )
+    _print_summary(results, cases, skipped, source, written)
+    return results
+
+
+def _print_summary(
+    results: dict[str, Any], cases: list, skipped: list, source: str, written: dict
+) -> None:
+    from ..bench.labels import run_label
     from ..bench.report import table_accuracy, table_by_group, table_overall
 
-    print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
+    label = run_label(results)
+    if results.get("simulated", True):
+        print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
+    else:
+        print(f"Real models: {label}")
     print(f"{len(cases)} cases from {source}; {len(skipped)} bad lines skipped")
+    if results.get("shard"):
+        print(f"shard {results['shard'][0]}/{results['shard'][1]}: {results['n_cases']} cases")
     print(table_overall(results))
     print()
     print(table_accuracy(results))
@@ -252,19 +394,47 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     for name, block in results["methods"].items():
         if block.get("status") != "ok":
             print(f"{name}: {block['reason']}")
+    if results.get("calls"):
+        c = results["calls"]
+        print(
+            f"model calls made by this run: {c['provider_calls']} ({c['cache_hits']} answered "
+            f"from the cache); tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} "
+            "completion"
+        )
+    if results.get("failures"):
+        print(f"{len(results['failures'])} method failures (cases excluded; see report.md)")
+    if results.get("stopped"):
+        print(
+            f"STOPPED: {results['stopped']}; partial results for {results['n_cases']} cases "
+            f"({len(results['incomplete'])} unfinished); --resume continues (cached calls "
+            "are free)"
+        )
     print(f"wrote {', '.join(str(p) for p in written.values())}")
-    return results
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from ..bench.stopping import RunStopped
+
     try:
         if args.stream:
             from .bench_stream import run_stream_bench
 
+            if args.out is None:
+                raise ValueError("--out DIR is required")
             run_stream_bench(args)
             return 0
-        run_bench(args)
-    except ValueError as exc:
+        results = run_bench(args)
+    except RunStopped as exc:
+        print(f"{'error' if exc.fatal else 'stopped'}: {exc}", file=sys.stderr)
+        return 2 if exc.fatal else 3
+    except (ValueError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if results.get("stopped"):
+        print(f"{'error' if _fatal(results) else 'stopped'}: {results['stopped']}", file=sys.stderr)
+        return 2 if _fatal(results) else 3
     return 0
+
+
+def _fatal(results: dict[str, Any]) -> bool:
+    return bool(results.get("stopped_fatal"))

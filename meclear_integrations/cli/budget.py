@@ -6,7 +6,9 @@
   time of one answer+judge round, the default preset (with the answer/judge dedup helper)
   against the paper preset (no dedup), plus rounds, evaluator calls and model calls.
 - ``meclear budget overhead``: a zero-latency evaluator, so the wall time is the engine's
-  own (K=20 with L=100 permutations, and sampled K=50).
+  own (K=20 with L=100 permutations, and K=50 and K=200).
+- ``meclear budget scale``: calls, recovery, wall time, engine overhead and peak memory
+  against K for the presets, on scale games with sparse harm (``cli.budget_scale``).
 
 Every figure comes from the SIMULATED evidence world or a synthetic game, not a real model.
 """
@@ -44,6 +46,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ovh = inner.add_parser("overhead", help="engine wall time with a zero-latency evaluator")
     ovh.add_argument("--repeats", type=int, default=9, help="runs per setting (median shown)")
     ovh.set_defaults(handler=_handle_overhead)
+    sc = inner.add_parser(
+        "scale", help="calls, recovery, wall time and overhead against K (simulated)"
+    )
+    sc.add_argument("--k", default="5,10,20,50,100,200", help="comma-separated context sizes")
+    sc.add_argument("--games", type=int, default=20, help="games per family and K (default 20)")
+    sc.add_argument(
+        "--families",
+        default="direct,redundant2,redundant3",
+        help="comma-separated: direct, redundant2, redundant3, redundant5, joint",
+    )
+    sc.add_argument("--presets", default="default,flat,paper", help="default, flat, paper")
+    sc.add_argument("--delay", type=float, default=0.05, help="seconds per model call")
+    sc.add_argument("--concurrency", type=int, default=64, help="model calls in flight")
+    sc.add_argument("--wall-games", type=int, default=1, help="games per cell timed with latency")
+    sc.add_argument("--temperature", type=float, default=0.0, help="reader temperature")
+    sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--out", type=Path, default=None, help="write scale.json and scale.png here")
+    sc.add_argument("--no-progress", action="store_true", help="no per-cell progress lines")
+    sc.set_defaults(handler=_handle_scale)
     p.set_defaults(handler=lambda args: p.print_help() or 2)
 
 
@@ -187,8 +208,10 @@ OVERHEAD_SETTINGS: list[tuple[str, int, ClearanceConfig]] = [
         20,
         ClearanceConfig(estimator="permutation", permutations=100),
     ),
-    ("default (auto: kernel)", 20, ClearanceConfig()),
-    ("default (auto: kernel)", 50, ClearanceConfig()),
+    ("default (auto: hierarchical)", 20, ClearanceConfig()),
+    ("default, estimator=kernel", 20, ClearanceConfig(estimator="kernel")),
+    ("default (auto: hierarchical)", 50, ClearanceConfig()),
+    ("default (auto: hierarchical)", 200, ClearanceConfig()),
     (
         "default, estimator=permutation, L=100",
         50,
@@ -221,4 +244,40 @@ def _handle_overhead(args: argparse.Namespace) -> int:
     print("|---|---|---|---|---|")
     for label, k, median, best, calls in measure_overhead(args.repeats):
         print(f"| {label} | {k} | {median:.1f} | {best:.1f} | {calls} |")
+    return 0
+
+
+# ----------------------------------------------------------------------------- scale
+def _handle_scale(args: argparse.Namespace) -> int:
+    import sys
+
+    from .budget_scale import FAMILIES, PRESETS, measure_scale, plot_scale, render_scale, write_json
+
+    ks = [int(x) for x in args.k.split(",") if x.strip()]
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    unknown = [f for f in families if f not in FAMILIES] + [p for p in presets if p not in PRESETS]
+    if unknown or not ks or min(ks) < 1:
+        print(f"unknown families/presets {unknown} or bad --k {args.k!r}", file=sys.stderr)
+        return 2
+    rows = measure_scale(
+        ks,
+        games=args.games,
+        families=families,
+        presets=presets,
+        delay=args.delay,
+        concurrency=args.concurrency,
+        wall_games=args.wall_games,
+        temperature=args.temperature,
+        seed=args.seed,
+        progress=None if args.no_progress else lambda line: print(line, file=sys.stderr),
+    )
+    print(render_scale(rows, delay=args.delay, concurrency=args.concurrency))
+    if args.out is not None:
+        settings = {k: v for k, v in vars(args).items() if k not in {"handler", "out"}}
+        written = [
+            write_json(rows, args.out / "scale.json", settings),
+            plot_scale(rows, args.out / "scale.png", delay=args.delay),
+        ]
+        print("wrote " + ", ".join(str(p) for p in written))
     return 0

@@ -61,7 +61,11 @@ def _handle(args: argparse.Namespace) -> int:
 def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
     """LOO next to MeClear for the demo case, as plain text."""
     kappa = report.config.loo_tolerance
-    loo_cleared = [a.memory_id for a in report.attributions if a.loo_effect < -kappa]
+    loo_cleared = [
+        a.memory_id
+        for a in report.attributions
+        if a.loo_effect is not None and a.loo_effect < -kappa
+    ]
     evaluate = case.evaluator()
     loo_kept = tuple(m for m in case.memories if m.id not in loo_cleared)
     loo_value = (

@@ -18,7 +18,7 @@ __all__ = [
     "VerificationRule",
 ]
 
-EstimatorName = Literal["auto", "permutation", "exact", "kernel"]
+EstimatorName = Literal["auto", "permutation", "exact", "kernel", "hierarchical"]
 ClearanceSearch = Literal["auto", "nested", "minimal"]
 StoppingRule = Literal["none", "bernstein"]
 PresetName = Literal["paper", "default"]
@@ -95,8 +95,25 @@ class ClearanceConfig(BaseModel):
     ``"threshold"`` (the permutation estimator's Hoeffding intervals are too wide)."""
     estimator: EstimatorName = "auto"
     """``"auto"``: exact enumeration (Eq. 3) when 2^K <= ``exact_budget``, else paired
-    KernelSHAP (budget below); ``"exact"``; ``"permutation"`` (Eq. 11, the paper's);
-    ``"kernel"`` (paired KernelSHAP regression)."""
+    KernelSHAP (budget below) up to ``hierarchical_from`` memories, hierarchical above;
+    ``"exact"``; ``"permutation"`` (Eq. 11, the paper's); ``"kernel"`` (paired KernelSHAP
+    regression); ``"hierarchical"`` (blocks, screening, an exact reduced game: calls grow
+    with the number of harmful memories times log K, not with K; see
+    ``core.estimators.hierarchical``)."""
+    hierarchical_from: int = Field(default=7, ge=2, le=4096)
+    """``estimator="auto"`` attributes contexts of at least this many memories
+    hierarchically."""
+    blocks: int = Field(default=5, ge=2, le=10)
+    """G: blocks of the hierarchical estimator's first level (2^G block unions, each
+    evaluated once)."""
+    branching: int = Field(default=4, ge=2, le=64)
+    """Sub-blocks per cut when the hierarchical estimator screens a block."""
+    partitions: int = Field(default=1, ge=1, le=10)
+    """Block partitions the hierarchical estimator tries to find a union of blocks that
+    recovers (an anchor)."""
+    anchor_samples: int = Field(default=32, ge=0, le=4096)
+    """Random coalitions the hierarchical estimator evaluates when no union of blocks
+    recovers (0: give up)."""
     exact_budget: int = Field(default=16, ge=1, le=1 << 20)
     """``estimator="auto"`` enumerates every coalition when 2^K is at most this."""
     coalitions_per_memory: float = Field(default=10.0, gt=0.0, le=1000.0)
@@ -147,6 +164,12 @@ class ClearanceConfig(BaseModel):
     """``"nested"``: candidates C_j of Eq. 17; ``"minimal"``: every subset of H^ (the ideal
     objective, Eq. 4-5, with verification); ``"auto"``: minimal when the coalition table
     already holds every M minus C for C within H^ (no extra cost), else nested."""
+    escalation: bool = True
+    """When no non-empty candidate verifies, search subsets of the memories with negative
+    contributions for a clearance that does (``core.escalation``: redundant copies whose
+    shares fall inside the tolerance); what it finds is verified like any candidate."""
+    escalation_pool: int = Field(default=12, ge=1, le=64)
+    """At most this many negative-valued memories (most negative first) are searched."""
     interactions: bool = False
     """Also estimate pairwise interactions omega_ij (Eq. 15); diagnostic only."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
@@ -194,7 +217,7 @@ class ClearanceConfig(BaseModel):
     def paper(cls, **overrides: object) -> ClearanceConfig:
         """The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
         estimator, nested clearance verified by the paper's rule, no early exit, T trials
-        everywhere, stage by stage)."""
+        everywhere, stage by stage, no escalation)."""
         settings: dict[str, object] = {
             "permutations": 16,
             "trials": 2,
@@ -205,6 +228,7 @@ class ClearanceConfig(BaseModel):
             "one_batch": False,
             "clearance": "nested",
             "harm_rule": "threshold",
+            "escalation": False,
             "verification": "paper",
         }
         settings.update(overrides)

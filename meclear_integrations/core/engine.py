@@ -48,8 +48,10 @@ from .errors import (
     ScoreOutOfRangeError,
     TooManyMemoriesError,
 )
+from .escalation import escalation_candidates, escalation_pool, wide_pool
 from .estimators import (
     ExactShapley,
+    HierarchicalShapley,
     KernelShapley,
     PermutationShapley,
     ShapleyEstimator,
@@ -66,6 +68,7 @@ from .events import Stage, StageEvent, StageListener
 from .failure_kind import failure_kind
 from .faults import exception_chain
 from .game import CoalitionGame
+from .grouping import Embedder, memory_similarity
 from .interactions import (
     exact_interactions,
     interaction_label,
@@ -76,6 +79,7 @@ from .memory import Memory, freeze_context
 from .prior import PriorCandidate, prior_positions
 from .redaction import redact
 from .report import (
+    CandidateFamily,
     ClearanceCandidate,
     ClearanceCost,
     ClearanceFailure,
@@ -86,7 +90,7 @@ from .report import (
     PairInteraction,
 )
 from .retry import AsyncSleep, CallRetrier, Sleep
-from .screening import loo_coalitions, loo_effects, loo_label
+from .screening import LooLabel, loo_coalitions, loo_label, measured_loo_effects
 from .verification import SequentialVerifier
 
 __all__ = ["MeClearEngine"]
@@ -157,6 +161,10 @@ def _error_text(exc: BaseException) -> str:
     return redact(str(exc))[:500]
 
 
+def _loo_label(effect: float | None, kappa: float) -> LooLabel | None:
+    return None if effect is None else loo_label(effect, kappa)
+
+
 def inconsistency(exc: BaseException) -> str | None:
     """The reason when ``exc`` (or what it wraps) says the judge's verdicts contradict
     each other (:class:`InconsistentVerdictsError`, also once redacted), else None."""
@@ -215,12 +223,18 @@ class MeClearEngine:
         asleep: AsyncSleep | None = None,
         clock: Clock | None = None,
         tracing: TraceSettings | None = None,
+        embed: Embedder | None = None,
     ) -> None:
         """``sleep`` / ``asleep`` replace the retry backoff waits and ``clock`` the
         monotonic clock of the wall-time budget (inject them so tests never wait).
         ``tracing``: the OpenTelemetry spans of each run (``meclear_integrations.telemetry``;
-        default: emitted when the application has a recording tracer provider)."""
+        default: emitted when the application has a recording tracer provider).
+        ``embed``: texts -> vectors (e.g. a LangChain ``Embeddings.embed_documents`` or a
+        lookup of the vectors the retriever already holds), called once per hierarchical
+        run on the memory texts; similarity decides only which memories are tested
+        together. Default: TF-IDF word similarity (``core.grouping``)."""
         self.config = config if config is not None else ClearanceConfig()
+        self.embed = embed
         self.listener = listener
         self.tracing = tracing
         self.sleep = sleep
@@ -480,7 +494,10 @@ class MeClearEngine:
         # Trials per coalition (see ClearanceConfig.adaptive_trials): the baseline and the
         # verified candidates get T; every other coalition gets `single`.
         single = 1 if cfg.adaptive_trials else cfg.trials
-        estimator = make_estimator(cfg, rng, k)
+        estimator = make_estimator(
+            cfg, rng, k, similarity=lambda: memory_similarity(game.context, self.embed)
+        )
+        memory_loo = getattr(estimator, "memory_loo", True)
         interaction_orders: list[np.ndarray] = []
 
         # Steps 2-4: baseline v(M), LOO effects (Eq. 7) and their kappa labels. With
@@ -500,15 +517,22 @@ class MeClearEngine:
             if prior and not exited:  # the prior candidate, verified before attribution
                 shortcut = yield from self._prior_search(game, prior, unproven)
             if not exited and shortcut is None:
-                batch = _want(([everything], cfg.trials), (loo_coalitions(k)[1:], single))
+                estimator = self._noise_aware(estimator, game)
+                memory_loo = getattr(estimator, "memory_loo", True)
+                loo = loo_coalitions(k)[1:] if memory_loo else []
+                batch = _want(([everything], cfg.trials), (loo, single))
                 if cfg.one_batch:
                     _merge(batch, guarded(estimator, estimator.plan, k), single)
-                    if cfg.interactions and k >= 2 and not _complete_plan(estimator, k):
+                    if (
+                        cfg.interactions
+                        and k >= 2
+                        and not _complete_plan(estimator, k)
+                        and memory_loo
+                    ):
                         interaction_orders = self._interaction_orders(estimator, rng, k)
                         _merge(batch, sampled_interaction_plan(interaction_orders, k), single)
                 yield _Evaluate(batch)
-                effects = loo_effects(game)
-                labels = [loo_label(d, cfg.loo_tolerance) for d in effects]
+                effects = measured_loo_effects(game)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -528,8 +552,9 @@ class MeClearEngine:
                     "baseline_recovered": game.recovers(everything, cfg.success_threshold),
                     "early_exit": False,
                     "loo": {
-                        i: {"effect": d, "label": lab}
-                        for i, d, lab in zip(ids, effects, labels, strict=True)
+                        i: {"effect": d, "label": _loo_label(d, cfg.loo_tolerance)}
+                        for i, d in zip(ids, effects, strict=True)
+                        if d is not None
                     },
                 },
             )
@@ -555,6 +580,7 @@ class MeClearEngine:
             yield self._error("attribution", exc, run)
             raise
         psi = [float(x) for x in estimate.values]
+        sampled = bool(np.any(estimate.lower < estimate.upper))
         use_interval = cfg.harm_rule == "interval" or (
             cfg.harm_rule == "auto" and estimator.name == "kernel"
         )
@@ -568,12 +594,13 @@ class MeClearEngine:
             else []
         )
         ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
+        effects = measured_loo_effects(game)  # attribution may have measured more of them
         run.attributions = [
             MemoryAttribution(
                 memory_id=ids[i],
                 position=i,
                 loo_effect=effects[i],
-                loo_label=labels[i],
+                loo_label=_loo_label(effects[i], cfg.loo_tolerance),
                 shapley=psi[i],
                 shapley_interval=(float(estimate.lower[i]), float(estimate.upper[i])),
                 rank=ranks[i],
@@ -595,6 +622,7 @@ class MeClearEngine:
                     },
                     "harmful_ids": [ids[i] for i in priority],
                     "coalitions": game.coalitions_evaluated,
+                    **self._hierarchy_payload(estimator, ids),
                 },
             )
         )
@@ -605,7 +633,9 @@ class MeClearEngine:
             run.stage = "interactions"
             yield _Emit(StageEvent(stage="interactions", phase="start", payload={}))
             try:
-                if _complete_plan(estimator, k):
+                if isinstance(estimator, HierarchicalShapley):
+                    omegas = self._reduced_interactions(estimator)
+                elif _complete_plan(estimator, k):
                     omegas = exact_interactions(game)
                 else:
                     if not interaction_orders:
@@ -659,19 +689,23 @@ class MeClearEngine:
                 },
             )
         )
-        coalitions = [candidate_coalition(k, c) for c in candidates]
+        families = self._families(candidates, search, len(candidates) - len(fallback))
         try:
-            yield from self._verify(game, coalitions)
-            undecided = False
-            if cfg.verification == "sequential":
-                selection = verifier(cfg).select(game, coalitions)
-                selected, gains = selection.selected, selection.gains
-                recovered, admissible = selection.recovered, selection.admissible
-                undecided = selection.undecided
-            else:
-                selected, gains, recovered, admissible = select_candidate(
-                    game, candidates, cfg.success_threshold
-                )
+            candidates, families = yield from self._verify_staged(game, candidates, families)
+            selected, gains, recovered, admissible, undecided = self._select(game, candidates)
+            if (
+                selected == 0
+                and not undecided
+                and cfg.escalation
+                and not game.recovers(everything, cfg.success_threshold)
+            ):
+                extra = yield from self._escalate(game, estimator, psi, sampled, candidates)
+                if extra:
+                    candidates = candidates + extra
+                    families += ["escalation"] * len(extra)
+                    selected, gains, recovered, admissible, undecided = self._select(
+                        game, candidates
+                    )
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -687,6 +721,7 @@ class MeClearEngine:
                 recovered=recovered[j],
                 admissible=admissible[j],
                 trials=game.trials_of(candidate_coalition(k, c)),
+                family=families[j],
             )
             for j, c in enumerate(candidates)
         ]
@@ -741,6 +776,111 @@ class MeClearEngine:
         )
         yield self._clearance_end(selected, report)
         return report
+
+    def _verify_staged(
+        self, game: CoalitionGame, candidates: list[list[int]], families: list[CandidateFamily]
+    ) -> Generator[_Step, None, tuple[list[list[int]], list[CandidateFamily]]]:
+        """Verify the candidates (Eq. 18-19); the fallback family only when it can matter.
+
+        Under the sequential rule in a quiet run (every context's trials agree), once a
+        nested/minimal candidate is admissible at the maximum value 1, no fallback
+        candidate (a superset, later in Eq. 20's order) can be selected, so the fallback
+        family is neither verified nor reported: it would only tie and cost trials. In a
+        noisy run, or under the paper's rule, the whole family is verified as before."""
+        cfg = self.config
+        k = game.k
+        core = sum(1 for f in families if f != "fallback")
+        if cfg.verification != "sequential" or core == len(candidates):
+            yield from self._verify(game, [candidate_coalition(k, c) for c in candidates])
+            return candidates, families
+        yield from self._verify(game, [candidate_coalition(k, c) for c in candidates[:core]])
+        selected = self._select(game, candidates[:core])[0]
+        best = candidate_coalition(k, candidates[selected])
+        if (
+            selected > 0
+            and not SequentialVerifier.noisy(game)
+            and game.value(best) >= 1.0 - GAIN_TIE_TOLERANCE
+        ):
+            return candidates[:core], families[:core]
+        yield from self._verify(game, [candidate_coalition(k, c) for c in candidates])
+        return candidates, families
+
+    @staticmethod
+    def _noise_aware(estimator: ShapleyEstimator, game: CoalitionGame) -> ShapleyEstimator:
+        """Hierarchical screening decides on single trials; when the baseline's trials
+        already disagree (a sampled agent or a noisy judge) and the context is small
+        enough for its flat fallback, attribute flat instead: KernelSHAP averages the
+        noise over many coalitions."""
+        if (
+            isinstance(estimator, HierarchicalShapley)
+            and estimator.fallback is not None
+            and SequentialVerifier.noisy(game)
+        ):
+            return estimator.fallback
+        return estimator
+
+    def _select(
+        self, game: CoalitionGame, candidates: list[list[int]]
+    ) -> tuple[int, list[float], list[bool], list[bool], bool]:
+        """Eq. 20 under the run's verification rule: (selected, gains, recovered,
+        admissible, undecided)."""
+        cfg = self.config
+        if cfg.verification == "sequential":
+            coalitions = [candidate_coalition(game.k, c) for c in candidates]
+            selection = verifier(cfg).select(game, coalitions)
+            return (
+                selection.selected,
+                selection.gains,
+                selection.recovered,
+                selection.admissible,
+                selection.undecided,
+            )
+        selected, gains, recovered, admissible = select_candidate(
+            game, candidates, cfg.success_threshold
+        )
+        return selected, gains, recovered, admissible, False
+
+    @staticmethod
+    def _families(candidates: list[list[int]], search: str, standard: int) -> list[CandidateFamily]:
+        """The family of each candidate: the searched family, then the fallback ones."""
+        main: CandidateFamily = "minimal" if search == "minimal" else "nested"
+        return [main if j < standard else "fallback" for j in range(len(candidates))]
+
+    def _escalate(
+        self,
+        game: CoalitionGame,
+        estimator: ShapleyEstimator,
+        psi: list[float],
+        sampled: bool,
+        tried: list[list[int]],
+    ) -> Generator[_Step, None, list[list[int]]]:
+        """Escalation (``core.escalation``): the search's new candidates verified one by
+        one under the run's rule, smallest first, up to the first admissible one (so a
+        larger candidate never ties with it); empty when the search finds nothing."""
+        cfg = self.config
+        suspects = getattr(estimator, "suspects", ())
+        pools = [escalation_pool(psi, cfg.escalation_pool, suspects)]
+        if sampled:  # a sampled estimate may put a harmful memory at or above zero
+            pools.append(wide_pool(psi, 2 * cfg.escalation_pool, suspects, cfg.harm_tolerance))
+        search = escalation_candidates(game, pools, cfg.success_threshold)
+        try:
+            batch = next(search)
+            while True:
+                yield _Evaluate(batch)
+                batch = search.send(None)
+        except StopIteration as done:
+            found: list[list[int]] = done.value or []
+        seen = {tuple(sorted(c)) for c in tried}
+        # never an empty context: an answer from no memories says nothing about them
+        found = [c for c in found if tuple(sorted(c)) not in seen and len(c) < game.k]
+        verified: list[list[int]] = []
+        for candidate in found:  # smallest first; the first that verifies ends the search
+            coalition = candidate_coalition(game.k, candidate)
+            yield from self._verify(game, [game.full, coalition])
+            verified.append(candidate)
+            if self._select(game, [[], candidate])[0] == 1:
+                break
+        return verified
 
     def _verify(
         self, game: CoalitionGame, coalitions: list[Coalition]
@@ -817,6 +957,39 @@ class MeClearEngine:
                 if game.trials_of(candidate_coalition(k, cleared)) == 0:
                     return "nested"
         return "minimal"
+
+    @staticmethod
+    def _hierarchy_payload(estimator: ShapleyEstimator, ids: list[str]) -> dict[str, object]:
+        """What hierarchical attribution did, with memory ids (empty for other estimators)."""
+        if not isinstance(estimator, HierarchicalShapley):
+            return {}
+        info = estimator.describe()
+        blocks = info.pop("blocks")
+        suspects = info.pop("suspects")
+        return {
+            "hierarchy": {
+                **info,
+                "blocks": [[ids[i] for i in b] for b in blocks],  # type: ignore[attr-defined]
+                "suspect_ids": [ids[i] for i in suspects],  # type: ignore[attr-defined]
+            }
+        }
+
+    @staticmethod
+    def _reduced_interactions(estimator: HierarchicalShapley) -> dict[tuple[int, int], float]:
+        """Eq. 15 exactly on the reduced game, for pairs of screened memories (the memories
+        not singled out are null players up to the screening, so their pairs are 0 and
+        omitted)."""
+        reduced = estimator.reduced
+        if reduced is None or not estimator.reduced_exact:
+            return {}
+        single = {
+            j: p.bit_length() - 1 for j, p in enumerate(reduced.players) if p.bit_count() == 1
+        }
+        return {
+            (single[a], single[b]): omega
+            for (a, b), omega in exact_interactions(reduced).items()  # type: ignore[arg-type]
+            if a in single and b in single
+        }
 
     @staticmethod
     def _interaction_orders(
@@ -927,6 +1100,7 @@ class MeClearEngine:
                 recovered=False,
                 admissible=True,
                 trials=game.trials_of(game.full),
+                family="nested",
             )
         ]
         for t in tried:
@@ -941,6 +1115,7 @@ class MeClearEngine:
                     recovered=t.recovered,
                     admissible=t.admissible,
                     trials=game.trials_of(coalition),
+                    family="prior",
                 )
             )
         report = ClearanceReport(
@@ -996,6 +1171,7 @@ class MeClearEngine:
                     recovered=True,
                     admissible=True,
                     trials=game.trials_of(game.full),
+                    family="nested",
                 )
             ],
             cost=self._cost(game, run),
@@ -1020,6 +1196,9 @@ class MeClearEngine:
                     "final_value": report.final_value,
                     "recovered": report.recovered,
                     "early_exit": report.early_exit,
+                    "escalation_ids": [
+                        c.memory_ids for c in report.candidates if c.family == "escalation"
+                    ],
                     "cost": report.cost.model_dump(),
                 },
             )

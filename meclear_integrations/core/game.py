@@ -41,13 +41,9 @@ def _shown(score: object) -> str:
         return type(score).__name__
 
 
-def _chunk_tables(context: tuple[Memory, ...]) -> list[list[tuple[Memory, ...]]]:
-    """For each block of 8 positions, the memories present for every byte value."""
-    tables = []
-    for start in range(0, len(context), 8):
-        block = context[start : start + 8]
-        tables.append([tuple(block[i] for i in members(byte)) for byte in range(1 << len(block))])
-    return tables
+def _chunk_tables(context: tuple[Memory, ...]) -> list[dict[int, tuple[Memory, ...]]]:
+    """For each block of 8 positions, a lazily filled map byte value -> memories present."""
+    return [{} for _ in range(0, len(context), 8)]
 
 
 @dataclass(slots=True)
@@ -60,7 +56,7 @@ class CoalitionGame:
     cache_hits: int = 0
     evaluator_calls: int = 0
     rounds: int = 0
-    _chunks: list[list[tuple[Memory, ...]]] = field(default_factory=list, repr=False)
+    _chunks: list[dict[int, tuple[Memory, ...]]] = field(default_factory=list, repr=False)
 
     @property
     def k(self) -> int:
@@ -71,17 +67,23 @@ class CoalitionGame:
         return full(self.k)
 
     def memories_of(self, coalition: Coalition) -> tuple[Memory, ...]:
-        """The memories of ``coalition`` in retrieval order (byte-wise lookup tables)."""
+        """The memories of ``coalition`` in retrieval order (byte-wise lookup tables, filled
+        as bytes occur)."""
         if not self._chunks:
             self._chunks = _chunk_tables(self.context)
-        out: tuple[Memory, ...] = ()
-        for table in self._chunks:
-            if coalition & 0xFF:
-                out += table[coalition & 0xFF]
+        out: list[Memory] = []
+        for start, table in enumerate(self._chunks):
+            byte = coalition & 0xFF
+            if byte:
+                present = table.get(byte)
+                if present is None:
+                    block = self.context[8 * start : 8 * start + 8]
+                    present = table[byte] = tuple(block[i] for i in members(byte))
+                out.extend(present)
             coalition >>= 8
             if not coalition:
                 break
-        return out
+        return tuple(out)
 
     def trials_of(self, coalition: Coalition) -> int:
         """How many trials of ``coalition`` are cached."""

@@ -23,7 +23,7 @@ def render_report(report: ClearanceReport) -> str:
     for a in report.attributions:
         lo, hi = a.shapley_interval
         lines.append(
-            f"{a.memory_id:<{width}}  {a.loo_effect:>+7.3f}  {a.loo_label:<12}  "
+            f"{a.memory_id:<{width}}  {_fmt(a.loo_effect):>7}  {a.loo_label or 'n/a':<12}  "
             f"{a.shapley:>+8.3f}  [{lo:+.2f}, {hi:+.2f}]  {a.rank:>4}  "
             f"{'yes' if a.harmful else 'no':<7}  {'yes' if a.cleared else 'no'}"
         )

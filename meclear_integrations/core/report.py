@@ -12,6 +12,7 @@ from .memory import Memory
 from .screening import LooLabel
 
 __all__ = [
+    "CandidateFamily",
     "ClearanceCandidate",
     "ClearanceCost",
     "ClearanceFailure",
@@ -23,6 +24,8 @@ __all__ = [
     "PairInteraction",
 ]
 
+CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior"]
+"""Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 FailureReason = Literal[
     "evaluator_error",
@@ -45,10 +48,13 @@ class MemoryAttribution(BaseModel):
     """Id of the memory."""
     position: int
     """Index in the frozen retrieval order."""
-    loo_effect: float
-    """d_i = v(M) - v(M minus m_i) (Eq. 7)."""
-    loo_label: LooLabel
-    """harmful (d_i < -kappa), inconclusive, or beneficial (d_i > kappa)."""
+    loo_effect: float | None
+    """d_i = v(M) - v(M minus m_i) (Eq. 7); None when M minus m_i was not evaluated
+    (hierarchical attribution screens memories in groups and measures d_i only for the
+    ones it singles out)."""
+    loo_label: LooLabel | None
+    """harmful (d_i < -kappa), inconclusive, or beneficial (d_i > kappa); None when d_i was
+    not measured."""
     shapley: float
     """psi_i, the estimated cooperative contribution (Eq. 3 / Eq. 11)."""
     shapley_interval: tuple[float, float]
@@ -95,6 +101,12 @@ class ClearanceCandidate(BaseModel):
     trials: int = Field(default=0, ge=0)
     """Evaluator trials behind ``value`` (T when verified; 1 for a candidate that adaptive
     trials ruled out on its first trial; 0 in reports written before this field)."""
+    family: CandidateFamily | None = None
+    """``nested`` (Eq. 17, C_0 included), ``minimal`` (a subset of H^, Eq. 5),
+    ``fallback`` (H^ plus memories below -tau whose interval reaches zero), ``escalation``
+    (found by the subset search over negative-valued memories after nothing else verified,
+    ``core.escalation``), ``prior`` (the caller's prior candidate); None in reports written
+    before this field."""
 
 
 class ClearanceCost(BaseModel):

@@ -7,7 +7,7 @@ from typing import Literal
 from .coalitions import Coalition, without
 from .game import CoalitionGame
 
-__all__ = ["LooLabel", "loo_coalitions", "loo_effects", "loo_label"]
+__all__ = ["LooLabel", "loo_coalitions", "loo_effects", "loo_label", "measured_loo_effects"]
 
 LooLabel = Literal["harmful", "inconclusive", "beneficial"]
 
@@ -22,6 +22,17 @@ def loo_effects(game: CoalitionGame) -> list[float]:
     """d_i = v^(M) - v^(M minus {m_i}) (Eq. 7)."""
     base = game.value(game.full)
     return [base - game.value(without(game.full, i)) for i in range(game.k)]
+
+
+def measured_loo_effects(game: CoalitionGame) -> list[float | None]:
+    """d_i (Eq. 7) for every memory whose leave-one-out coalition was evaluated, else None
+    (hierarchical attribution evaluates M minus {m_i} only for the memories it screens)."""
+    base = game.value(game.full)
+    out: list[float | None] = []
+    for i in range(game.k):
+        coalition = without(game.full, i)
+        out.append(base - game.value(coalition) if game.trials_of(coalition) else None)
+    return out
 
 
 def loo_label(effect: float, kappa: float) -> LooLabel:

@@ -40,13 +40,16 @@ def test_tune_chooses_every_method_on_one_objective(cases) -> None:
     doc = tune(
         cases,
         base=BASE,
-        meclear_configs=[{"harm_tolerance": 0.05}, {"harm_tolerance": 0.5}],
+        meclear_configs=[
+            {"harm_tolerance": 0.05},
+            {"harm_tolerance": 0.5, "escalation": False},
+        ],
         surrogate_configs=[SurrogateSettings(), SurrogateSettings(flag_rule="relative")],
         loo_tolerances=[0.05],
     )
     assert set(doc["chosen"]) == {"meclear", "loo", "contextcite", "proxyspex"}
     rows = doc["methods"]["meclear"]["rows"]
-    # tau = 0.5 flags nothing: it cannot recover a faulted case
+    # tau = 0.5 flags nothing and, without escalation, cannot recover a faulted case
     assert rows[0]["objective"] > rows[1]["objective"]
     assert doc["chosen"]["meclear"] == {"harm_tolerance": 0.05}
     for row in rows:

@@ -153,9 +153,8 @@ def test_default_costs_less_than_the_paper_on_the_redundant_example_k5() -> None
 @pytest.mark.parametrize("k", [8, 12, 20])
 def test_kernel_budget_is_respected_by_the_engine(k: int) -> None:
     evaluate = CountingEvaluator(redundant)
-    report = MeClearEngine(ClearanceConfig(coalitions_per_memory=4.0)).clear(
-        make_memories(k), evaluate
-    )
+    config = ClearanceConfig(estimator="kernel", coalitions_per_memory=4.0, escalation=False)
+    report = MeClearEngine(config).clear(make_memories(k), evaluate)
     budget = kernel_budget(k, 4.0, 0.75)
     coalitions = {ids for ids, _ in evaluate.calls}
     # Attribution coalitions plus at most one verified candidate outside the plan.

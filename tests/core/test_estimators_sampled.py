@@ -127,12 +127,15 @@ def test_bernstein_engine_run_matches_exact_harmful_set() -> None:
 
 def test_auto_resolves_by_budget() -> None:
     c = ClearanceConfig()
-    assert [resolve_estimator(c, k) for k in (3, 4, 5, 10)] == [
+    assert [resolve_estimator(c, k) for k in (3, 4, 5, 6, 7, 200)] == [
         "exact",
         "exact",
         "kernel",
         "kernel",
+        "hierarchical",
+        "hierarchical",
     ]
+    assert resolve_estimator(ClearanceConfig(hierarchical_from=12), 10) == "kernel"
     assert resolve_estimator(ClearanceConfig(exact_budget=32), 5) == "exact"
     assert resolve_estimator(ClearanceConfig.paper(), 5) == "permutation"
     assert kernel_budget(5, 8.0, 0.75) == 24 and kernel_budget(10, 8.0, 0.75) == 80

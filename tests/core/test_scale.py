@@ -7,6 +7,8 @@ import asyncio
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core import EstimatorError
@@ -98,3 +100,50 @@ def test_a_bug_in_an_estimator_is_not_swallowed(monkeypatch: pytest.MonkeyPatch)
         MeClearEngine(ClearanceConfig(estimator="kernel")).clear(
             make_memories(12), CountingEvaluator(direct_fault_value("m0", "m5"))
         )
+
+
+def copies_game(gold: str, copies: set[str]):
+    """The gold memory answers; each of the redundant copies alone overrides it."""
+
+    def value(ids: frozenset[str]) -> float:
+        return 1.0 if gold in ids and not ids & copies else 0.0
+
+    return value
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 19), st.integers(0, 2**32 - 1))
+def test_any_number_of_redundant_copies_is_cleared(r: int, extra: int, seed: int) -> None:
+    """r = 2..5 copies of one stale claim, each alone breaking the answer: the default
+    finds and verifies a clearance of every copy at every K up to 24 and never clears the
+    supporting memory. Exact enumeration (K <= 4) and hierarchical attribution (K >= 7)
+    clear exactly the copies; sampled flat KernelSHAP (K = 5, 6) can rank a neutral memory
+    between two copies, and the nested family then clears it too (verified)."""
+    k = r + 1 + extra
+    rng = np.random.default_rng(seed)
+    positions = rng.permutation(k)
+    gold = f"m{positions[0]}"
+    copies = {f"m{p}" for p in positions[1 : r + 1]}
+    evaluate = CountingEvaluator(copies_game(gold, copies))
+    config = ClearanceConfig(seed=seed % 1000)
+    report = MeClearEngine(config).clear(make_memories(k), evaluate)
+    cleared = set(report.cleared_ids)
+    assert report.recovered and copies <= cleared and gold not in cleared
+    if report.estimator != "kernel":
+        assert cleared == copies
+    verified = next(c for c in report.candidates if set(c.memory_ids) == cleared)
+    assert verified.recovered and verified.trials >= config.trials
+
+
+@pytest.mark.parametrize("k", [64, 200])
+@pytest.mark.parametrize("seed", range(3))
+def test_three_copies_at_scale_within_budget(k: int, seed: int) -> None:
+    rng = np.random.default_rng([k, seed])
+    positions = rng.permutation(k)
+    gold = f"m{positions[0]}"
+    copies = {f"m{p}" for p in positions[1:4]}
+    evaluate = CountingEvaluator(copies_game(gold, copies))
+    report = MeClearEngine(ClearanceConfig(seed=seed)).clear(make_memories(k), evaluate)
+    assert report.estimator == "hierarchical"
+    assert report.recovered and set(report.cleared_ids) == copies
+    assert report.cost.evaluator_calls <= (150 if k <= 64 else 300)

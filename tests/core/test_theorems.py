@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
+from meclear_integrations import (
+    ClearanceConfig,
+    ClearanceReport,
+    MeClearEngine,
+    Memory,
+    StageEvent,
+)
 from meclear_integrations.core.verification import clopper_pearson
 from tests.core.games import CountingEvaluator, make_memories
 
@@ -89,11 +97,50 @@ def test_sampled_interactions_converge_to_exact() -> None:
         assert b.omega == pytest.approx(a.omega, abs=0.06)
 
 
+def check_candidate_families(report: ClearanceReport, events: list[StageEvent]) -> None:
+    """The structure of every candidate family the engine may try (C_0 first)."""
+    candidates = report.candidates
+    assert candidates[0].size == 0 and candidates[0].family in {"nested", "minimal"}
+    start = next(e for e in events if e.stage == "clearance" and e.phase == "start")
+    fallback = start.payload.get("fallback_ids", [])
+    psi = {a.memory_id: a.shapley for a in report.attributions}
+    families = [c.family for c in candidates]
+    main = [c for c in candidates if c.family in {"nested", "minimal"}]
+    if main[0].family == "nested":
+        # Nested family (Eq. 17): each candidate extends the previous one.
+        for prev, nxt in pairwise(main):
+            assert nxt.memory_ids[: prev.size] == prev.memory_ids
+            assert nxt.size == prev.size + 1
+    else:
+        # Minimal search (Eq. 5): every subset of H^, smallest first.
+        assert len(main) == 2 ** len(main[-1].memory_ids)
+        assert [c.size for c in main] == sorted(c.size for c in main)
+    # Fallback (H^ plus the first j memories below -tau whose interval reaches 0).
+    top = set(main[-1].memory_ids)
+    for j, extra in enumerate([c for c in candidates if c.family == "fallback"], start=1):
+        assert set(extra.memory_ids) == top | set(fallback[:j])
+    # Escalation: only after every earlier non-empty candidate failed verification;
+    # subsets of the memories singled out or valued below +tau, smallest first.
+    escalated = [c for c in candidates if c.family == "escalation"]
+    if escalated:
+        first = families.index("escalation")
+        assert families[first:] == ["escalation"] * len(escalated)
+        assert not any(c.admissible for c in candidates[1:first])
+        assert [c.size for c in escalated] == sorted(c.size for c in escalated)
+        hierarchy = next(
+            e for e in events if e.stage == "attribution" and e.phase == "end"
+        ).payload.get("hierarchy", {})
+        singled = set(hierarchy.get("suspect_ids", []))
+        for c in escalated:
+            tau = report.config.harm_tolerance
+            assert all(psi[m] < tau or m in singled for m in c.memory_ids)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
-    st.integers(1, 6),
+    st.integers(1, 9),
     st.integers(0, 2**32 - 1),
-    st.sampled_from(["exact", "permutation", "kernel", "auto"]),
+    st.sampled_from(["exact", "permutation", "kernel", "hierarchical", "auto"]),
     st.integers(1, 3),
     st.sampled_from(["paper", "default"]),
     st.sampled_from([0.0, 0.15]),
@@ -103,8 +150,9 @@ def test_theorem2_on_random_games(
 ) -> None:
     """Non-degradation, verified recovery, minimal max-gain choice, unchanged fallback,
     for the paper preset and the budget-aware default (adaptive trials, early exit,
-    minimal clearance on complete tables, the sequential verification rule), on games
-    whose trials agree (noise 0) or disagree (each trial's score flipped with 15%)."""
+    minimal clearance on complete tables, the sequential verification rule, hierarchical
+    attribution, escalation), on games whose trials agree (noise 0) or disagree (each
+    trial's score flipped with 15%), and the structure of every candidate family."""
     rng = np.random.default_rng(seed)
     # Scores in {0, 0.5, 1} per coalition so recovery and gains both vary; with noise a
     # trial's score is flipped (s -> 1 - s), so trials of one coalition disagree.
@@ -126,6 +174,7 @@ def test_theorem2_on_random_games(
         seed=seed,
         exact_budget=16,
         coalitions_per_memory=3.0,
+        hierarchical_from=7,
     )
     events: list[StageEvent] = []
     report = MeClearEngine(config, listener=events.append).clear(memories, evaluate)
@@ -163,22 +212,7 @@ def test_theorem2_on_random_games(
         assert [m.id for m in report.kept] == [m.id for m in memories]
     if len(admissible) == 1:
         assert report.cleared == []
-    if report.clearance_search == "nested":
-        # Nested family (Eq. 17): each candidate extends the previous one.
-        for prev, nxt in zip(report.candidates, report.candidates[1:], strict=False):
-            assert nxt.memory_ids[: prev.size] == prev.memory_ids
-            assert nxt.size == prev.size + 1
-    else:
-        # Minimal search (Eq. 5): every subset of H^, smallest first, then the fallback
-        # candidates (H^ plus the first j memories below -tau whose interval reaches 0).
-        start = next(e for e in events if e.stage == "clearance" and e.phase == "start")
-        fallback = start.payload["fallback_ids"]
-        core = {a.memory_id for a in report.attributions if a.harmful} - set(fallback)
-        h = len(core)
-        assert len(report.candidates) == 2**h + len(fallback)
-        assert [c.size for c in report.candidates] == sorted(c.size for c in report.candidates)
-        for j, extra in enumerate(report.candidates[2**h :], start=1):
-            assert set(extra.memory_ids) == core | set(fallback[:j])
+    check_candidate_families(report, events)
     # Kept memories stay in retrieval order.
     kept_positions = [position[m.id] for m in report.kept]
     assert kept_positions == sorted(kept_positions)

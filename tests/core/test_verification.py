@@ -57,7 +57,9 @@ def test_agreeing_verdicts_select_what_the_papers_rule_selects(
     assert sequential.cleared_ids == paper.cleared_ids
     assert sequential.early_exit == paper.early_exit
     assert sequential.recovered == paper.recovered and sequential.status == "complete"
-    assert sequential.cost.coalitions == paper.cost.coalitions
+    # no more distinct coalitions (in a quiet run the sequential rule skips the fallback
+    # family when a candidate before it is admissible at value 1: it could not be selected)
+    assert sequential.cost.coalitions <= paper.cost.coalitions
 
 
 def redundant_scores(k: int, trials: int = 8) -> np.ndarray:
