@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
 from meclear_integrations.bench import BenchSettings, load_builtin_cases
+from meclear_integrations.bench.cli_args import engine_config
 from meclear_integrations.bench.settings import SurrogateSettings
 from meclear_integrations.bench.sweeps import (
     budget_sweep,
@@ -16,7 +18,7 @@ from meclear_integrations.bench.sweeps import (
     standard,
     tune,
 )
-from meclear_integrations.cli import main
+from meclear_integrations.cli import build_parser, main
 from meclear_integrations.core import ClearanceConfig
 
 
@@ -101,3 +103,16 @@ def test_cli_writes_the_sweep(tmp_path: Path) -> None:
     assert doc["simulated"] and "bench-sweep permutations" in doc["command"]
     assert (out / "permutations.png").read_bytes().startswith(b"\x89PNG")
     assert "SIMULATED" in (out / "permutations.md").read_text()
+
+
+def test_the_recorded_command_reproduces_the_engine_flags(tmp_path: Path) -> None:
+    """A sweep run with engine flags records them: its command parses back to the same
+    engine configuration."""
+    out = tmp_path / "sweep"
+    argv = ["bench-sweep", "permutations", "--preset", "default", "--trials", "3"]
+    argv += ["--no-figures", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    command = json.loads((out / "permutations.json").read_text())["command"]
+    recorded = build_parser().parse_args(shlex.split(command)[1:])
+    assert recorded.preset == "default" and recorded.trials == 3
+    assert engine_config(recorded) == engine_config(build_parser().parse_args(argv))
