@@ -52,16 +52,38 @@ logger = logging.getLogger(__name__)
 class LedgerLike(Protocol):
     """What the gate needs from a ledger (``meclear_integrations.ledger.HarmLedger``)."""
 
-    def query_id(self, query: str) -> str: ...
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]: ...
+    def query_id(self, query: str) -> str:
+        """The stable id of ``query`` (the ledger's when there is one).
+
+        Args:
+            query: The query text.
+
+        Returns:
+            The query id.
+        """
+        ...
+
+    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """The ids of ``context`` that the ledger verified harmful before.
+
+        Args:
+            context: The retrieved memories.
+
+        Returns:
+            The ids, most harmful first.
+        """
+        ...
 
     # A ledger may also offer ``prior_candidate(context) -> PriorCandidate`` (ids and the
     # members to put back); the gate uses it when present, else ``prior_harmful``.
 
     @property
     def record(self) -> Callable[..., Any]:
-        """``record(report, *, query, context, origin, trigger, trigger_reason, extra,
-        ...)``: append one decision."""
+        """The ledger's ``record`` callable, which appends one decision.
+
+        Its signature is ``record(report, *, query, context, origin, trigger,
+        trigger_reason, extra, ...)``.
+        """
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +106,7 @@ class GatePlan:
 
     @property
     def run(self) -> bool:
+        """Whether the trigger decided to clear this query."""
         return self.decision.run
 
     @property
@@ -143,12 +166,27 @@ def _failure(exc: BaseException) -> str:
 
 
 class ClearanceGate:
-    """Trigger, ledger shortcut, token budget and ledger record around clearance (module
-    docstring). ``trigger`` defaults to :class:`~meclear_integrations.triggers.Always`;
-    ``token_counter`` counts tokens for the budget fit when the deciding policy has no
-    counter of its own (default: about 4 characters per token); ``record_skipped`` also
-    records declined queries (what feedback can refer to); ``shortcut=False`` records to
-    the ledger without offering its verified harm to the engine (every clearance cold)."""
+    """Trigger, ledger shortcut, token budget and ledger record around clearance.
+
+    See the module docstring for the order of the decisions.
+
+    Args:
+        trigger: When to clear; defaults to
+            :class:`~meclear_integrations.triggers.Always`.
+        ledger: A ``HarmLedger`` (or any :class:`LedgerLike`) that records every decision
+            and offers the memories it verified harmful before; None records nothing.
+        token_counter: Counts tokens for the budget fit when the deciding policy has no
+            counter of its own (default: about 4 characters per token).
+        record_skipped: Also record declined queries (what feedback can refer to).
+        shortcut: False records to the ledger without offering its verified harm to the
+            engine (every clearance cold).
+        origin: The origin label written with each ledger record.
+
+    Example:
+        >>> from meclear_integrations.gate import ClearanceGate
+        >>> ClearanceGate()
+        ClearanceGate(trigger=Always(), ledger=None)
+    """
 
     def __init__(
         self,
@@ -172,6 +210,14 @@ class ClearanceGate:
 
     # ------------------------------------------------------------------ plan
     def query_id(self, query: str) -> str:
+        """The stable id of ``query`` (the ledger's when there is one).
+
+        Args:
+            query: The query text.
+
+        Returns:
+            The query id.
+        """
         return self.ledger.query_id(query) if self.ledger is not None else query_hash(query)
 
     def plan(self, query: str, memories: Sequence[Memory], config: ClearanceConfig) -> GatePlan:
@@ -259,7 +305,8 @@ class ClearanceGate:
 
         ``record``: the ledger fields the integration knows (``success_signal``,
         ``agent_model``, ``judge_model``, ``model_calls``, ``trace_run_id``,
-        ``trace_system``)."""
+        ``trace_system``).
+        """
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
         run_id = self._record(plan, report, budget, notes, record)

@@ -54,7 +54,8 @@ class LivePolicy:
         Cancellation and other ``BaseException``s propagate unchanged; configuration
         errors (``ConfigurationError``, ``MissingReferenceError``) always raise; permanent
         failures raise :class:`PermanentFailureError`; with ``mode="closed"`` every other
-        failure propagates unchanged."""
+        failure propagates unchanged.
+        """
         if not isinstance(exc, Exception):
             raise exc
         kind = failure_kind(exc)
@@ -83,7 +84,7 @@ class LivePolicy:
         if report.status != "failed" or failure is None:
             return
         transient = [f for f in failure.failed_coalitions if f.transient]
-        reason = failure.reason
+        reason: str = failure.reason
         if reason == "evaluator_error":
             reason = "transient" if transient else "unreadable"
         self.fail_open_warning(reason, f"{failure.error_type}: {failure.error}"[:300])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from .core.errors import ConfigurationError
 from .core.memory import Memory
 
 __all__ = [
@@ -90,9 +91,9 @@ def escape_attribute(value: object, *, max_chars: int | None = None) -> str:
 
 def _attribute_name(name: str) -> str:
     if not (name.isascii() and name.replace("_", "").replace("-", "").isalnum()):
-        raise ValueError(f"attribute names must be plain identifiers, got {name!r}")
+        raise ConfigurationError(f"attribute names must be plain identifiers, got {name!r}")
     if not name[0].isalpha():
-        raise ValueError(f"attribute names must start with a letter, got {name!r}")
+        raise ConfigurationError(f"attribute names must start with a letter, got {name!r}")
     return name
 
 
@@ -103,12 +104,23 @@ def fence(tag: str, text: str, **attributes: object) -> str:
 
 
 def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
-    """One memory block; ``metadata_keys`` present in its metadata become attributes
-    (values escaped like ids and cut to :data:`MAX_ATTRIBUTE_CHARS`)."""
+    """One fenced memory block.
+
+    Args:
+        memory: The memory to render.
+        metadata_keys: Metadata keys that, when present, become attributes (values
+            escaped like ids and cut to :data:`MAX_ATTRIBUTE_CHARS`).
+
+    Returns:
+        The ``<memory id="...">`` block.
+
+    Raises:
+        ConfigurationError: When a key is ``"id"`` or not a plain identifier.
+    """
     attributes: dict[str, object] = {"id": memory.id}
     for key in metadata_keys:
         if key == "id":
-            raise ValueError("'id' is the memory's own attribute, not a metadata key")
+            raise ConfigurationError("'id' is the memory's own attribute, not a metadata key")
         if key in memory.metadata:
             attributes[_attribute_name(key)] = escape_attribute(
                 memory.metadata[key], max_chars=MAX_ATTRIBUTE_CHARS

@@ -58,6 +58,7 @@ class CallResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the call produced a parsed value."""
         return self.failure is None
 
 
@@ -71,12 +72,27 @@ class CallMeter:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, stage: str, seconds: float, failed: bool) -> None:
+        """Count one model invocation.
+
+        Args:
+            stage: The admission stage that made the call.
+            seconds: Its latency.
+            failed: Whether the attempt failed.
+        """
         with self._lock:
             self.calls[stage] += 1
             self.latency_seconds += seconds
             self.failed_attempts += int(failed)
 
     def cost(self, wall_seconds: float) -> AdmissionCost:
+        """The admission cost so far.
+
+        Args:
+            wall_seconds: The decision's wall-clock time.
+
+        Returns:
+            The calls, failed attempts and latency, by stage.
+        """
         with self._lock:
             return AdmissionCost(
                 model_calls=sum(self.calls.values()),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..core.errors import ConfigurationError
 from .labels import REJECTION_REASONS, Decision, ReasonType
 
 __all__ = [
@@ -61,9 +62,9 @@ class AdmissionCase(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> AdmissionCase:
         if self.label == "store" and self.reason_type != "directly_relevant":
-            raise ValueError("a store case has reason_type 'directly_relevant'")
+            raise ConfigurationError("a store case has reason_type 'directly_relevant'")
         if self.label == "do_not_store" and self.reason_type not in REJECTION_REASONS:
-            raise ValueError("a do_not_store case needs a rejection reason_type")
+            raise ConfigurationError("a do_not_store case needs a rejection reason_type")
         return self
 
     def context(self) -> str | list[dict[str, str]]:

@@ -199,8 +199,18 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_output(schema: type[T], output: Mapping[str, Any] | str) -> T:
-    """Validate ``output`` (an object, or JSON text) against ``schema``; raise
-    :class:`OutputParseError` on any doubt, never anything else."""
+    """Validate ``output`` (an object, or JSON text) against ``schema``.
+
+    Args:
+        schema: The pydantic model the output must match.
+        output: A decoded object, or the model's JSON text.
+
+    Returns:
+        The validated ``schema`` instance.
+
+    Raises:
+        OutputParseError: On any doubt (never any other exception).
+    """
     if isinstance(output, Mapping):
         data = dict(output)
     elif isinstance(output, str):

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Literal
 
+from ..core.errors import ConfigurationError
 from .config import CMTEWeights
 from .decision import AttributionAudit, ProbeEvaluation
 from .labels import Effect, JudgePreference, Preference, ProbeRole
@@ -71,7 +72,7 @@ def contribution(
 def cmte(contributions: Sequence[float]) -> float:
     """CMTE(M) = (1/K) sum_i c_i with K = len(contributions) (= 3)."""
     if not contributions:
-        raise ValueError("CMTE needs at least one probe contribution")
+        raise ConfigurationError("CMTE needs at least one probe contribution")
     return sum(contributions) / len(contributions)
 
 

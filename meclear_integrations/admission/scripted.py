@@ -138,6 +138,7 @@ class Assessment:
 
     @property
     def severity(self) -> Literal["none", "soft", "hard"]:
+        """How bad the cue's problem is: ``none``, ``soft`` or ``hard``."""
         if self.problem is None:
             return "none"
         return "hard" if self.problem in HARD else "soft"
@@ -234,10 +235,26 @@ class ScriptedAdmissionModel:
         self.calls = 0
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         self.calls += 1
         return self._answer(prompt)
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         return self.complete(prompt)
 
     # -- stages ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import reprlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..core.errors import ConfigurationTypeError
 from ..core.memory import Memory
 from ..core.workers import in_worker
 from .base import JudgeVerdict
@@ -46,7 +47,7 @@ class CallableJudge:
             declared = {p.name for p in params}
             self._names = tuple(n for n in _ARGUMENTS if n in declared)
         if "answer" not in self._names:
-            raise TypeError("a judge function must accept an `answer` argument")
+            raise ConfigurationTypeError("a judge function must accept an `answer` argument")
 
     def _kwargs(self, question: str, answer: str, reference: str | None, context: Any) -> dict:
         values = {
@@ -65,6 +66,17 @@ class CallableJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         kwargs = self._kwargs(question, answer, reference, context)
         result = asyncio.run(self.fn(**kwargs)) if self._async else self.fn(**kwargs)  # type: ignore[arg-type]
         return _verdict(result)
@@ -77,6 +89,17 @@ class CallableJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question`` on the event loop.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         kwargs = self._kwargs(question, answer, reference, context)
         if self._async:
             result = await self.fn(**kwargs)  # type: ignore[misc]

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
@@ -58,7 +59,7 @@ class LLMJudge:
         self.model = as_text_model(model)
         supported = supports_structured_output(self.model)
         if structured_output and not supported:
-            raise ValueError("structured_output=True but the model has no complete_json")
+            raise ConfigurationError("structured_output=True but the model has no complete_json")
         self.structured = supported if structured_output is None else structured_output
 
     def build_prompt(
@@ -71,6 +72,19 @@ class LLMJudge:
         structured: bool,
         nonce: str | None = None,
     ) -> str:
+        """The judge prompt for one answer.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown.
+            structured: Whether the verdict comes back as structured output.
+            nonce: The free-text verdict nonce (a fresh one when None).
+
+        Returns:
+            The prompt text.
+        """
         raise NotImplementedError
 
     def _prompt(
@@ -90,6 +104,17 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         prompt, nonce = self._prompt(question, answer, reference, context)
         check_call_allowed()
         if nonce is None:
@@ -105,6 +130,17 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question`` on the event loop.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         prompt, nonce = self._prompt(question, answer, reference, context)
         check_call_allowed()
         if nonce is None:
@@ -142,6 +178,19 @@ class ReferenceLLMJudge(LLMJudge):
         structured: bool,
         nonce: str | None = None,
     ) -> str:
+        """The judge prompt for one answer.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown.
+            structured: Whether the verdict comes back as structured output.
+            nonce: The free-text verdict nonce (a fresh one when None).
+
+        Returns:
+            The prompt text.
+        """
         if reference is None:
             raise MissingReferenceError(
                 "ReferenceLLMJudge needs a reference answer; pass reference=... or use "
@@ -167,6 +216,19 @@ class ReferenceFreeLLMJudge(LLMJudge):
         structured: bool,
         nonce: str | None = None,
     ) -> str:
+        """The judge prompt for one answer.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown.
+            structured: Whether the verdict comes back as structured output.
+            nonce: The free-text verdict nonce (a fresh one when None).
+
+        Returns:
+            The prompt text.
+        """
         return reference_free_prompt(
             question, answer, tuple(context or ()), structured=structured, nonce=nonce
         )

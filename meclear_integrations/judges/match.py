@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..simulation.world import normalize_answer
 from .base import BaseJudge, JudgeVerdict
@@ -42,6 +43,17 @@ class ExactMatchJudge(BaseJudge):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         ref = normalize_answer(_require(reference, "ExactMatchJudge"))
         got = normalize_answer(answer)
         contained = bool(ref) and f" {ref} " in f" {got} "
@@ -68,7 +80,7 @@ class TokenF1Judge(BaseJudge):
 
     def __init__(self, *, threshold: float | None = None) -> None:
         if threshold is not None and not 0.0 <= threshold <= 1.0:
-            raise ValueError("threshold must lie in [0, 1]")
+            raise ConfigurationError("threshold must lie in [0, 1]")
         self.threshold = threshold
 
     def score(
@@ -79,6 +91,17 @@ class TokenF1Judge(BaseJudge):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         f1 = token_f1(answer, _require(reference, "TokenF1Judge"))
         if self.threshold is not None:
             f1 = 1.0 if f1 >= self.threshold else 0.0

@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.errors import ConfigurationTypeError
 from ..core.workers import in_worker
 
 __all__ = [
@@ -60,8 +61,18 @@ def supports_structured_output(model: object) -> bool:
 
 
 class FunctionTextModel:
-    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine); a
-    sync function runs on a daemon worker under ``acomplete`` (never on the loop)."""
+    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine).
+
+    A sync function runs on a daemon worker under ``acomplete`` (never on the loop).
+
+    Args:
+        fn: The function that answers a prompt (sync or ``async``).
+
+    Example:
+        >>> from meclear_integrations.judges import FunctionTextModel
+        >>> FunctionTextModel(lambda prompt: "Paris").complete("Capital of France?")
+        'Paris'
+    """
 
     def __init__(self, fn: Callable[[str], str | Awaitable[str]]) -> None:
         self._fn = fn
@@ -70,11 +81,27 @@ class FunctionTextModel:
         )
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if self._is_async:
             return asyncio.run(self._fn(prompt))  # type: ignore[arg-type]
         return self._fn(prompt)  # type: ignore[return-value]
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if self._is_async:
             return await self._fn(prompt)  # type: ignore[misc]
         return await in_worker(self._fn, prompt)  # type: ignore[arg-type]
@@ -86,7 +113,7 @@ def as_text_model(model: TextModel | Callable[[str], str | Awaitable[str]]) -> T
         return model
     if callable(model):
         return FunctionTextModel(model)
-    raise TypeError(
+    raise ConfigurationTypeError(
         f"expected a TextModel (complete/acomplete) or a function prompt -> str, "
         f"got {type(model).__name__}"
     )

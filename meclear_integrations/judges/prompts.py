@@ -39,8 +39,18 @@ def _format(structured: bool, nonce: str | None) -> str:
 def reference_prompt(
     question: str, answer: str, reference: str, *, structured: bool, nonce: str | None = None
 ) -> str:
-    """Grade ``answer`` against the gold ``reference``; ``nonce`` is the free-text verdict
-    nonce (a fresh one when None)."""
+    """The prompt that grades ``answer`` against the gold ``reference``.
+
+    Args:
+        question: The user's question.
+        answer: The agent's answer to grade.
+        reference: The gold answer.
+        structured: Whether the verdict comes back as structured output (no nonce line).
+        nonce: The free-text verdict nonce (a fresh one when None).
+
+    Returns:
+        The judge prompt.
+    """
     return "\n\n".join(
         [
             "You grade an answer to a question against a reference answer. " + _DATA_NOTICE,
@@ -64,8 +74,18 @@ def reference_free_prompt(
     structured: bool,
     nonce: str | None = None,
 ) -> str:
-    """Judge ``answer`` with no gold answer, given the memories the agent was shown;
-    ``nonce`` as in :func:`reference_prompt`."""
+    """The prompt that judges ``answer`` with no gold answer.
+
+    Args:
+        question: The user's question.
+        answer: The agent's answer to judge.
+        context: The memories the agent was shown.
+        structured: Whether the verdict comes back as structured output (no nonce line).
+        nonce: The free-text verdict nonce, as in :func:`reference_prompt`.
+
+    Returns:
+        The judge prompt.
+    """
     return "\n\n".join(
         [
             "You check an assistant's answer to a question, given the memories the assistant "

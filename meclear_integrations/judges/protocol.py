@@ -92,8 +92,15 @@ def verdict_instruction(nonce: str) -> str:
 
 
 def read_nonce(prompt: str) -> str | None:
-    """The nonce of a free-text judge prompt (its last verdict instruction), or None when
-    the prompt has none (a structured-output prompt, or not a judge prompt)."""
+    """The nonce of a free-text judge prompt (its last verdict instruction).
+
+    Args:
+        prompt: A judge prompt.
+
+    Returns:
+        The nonce, or None when the prompt has none (a structured-output prompt, or not a
+        judge prompt).
+    """
     at = prompt.rfind(_INSTRUCTION)
     if at < 0:
         return None
@@ -123,8 +130,18 @@ def _label(line: str, nonce: str) -> float | None:
 
 
 def parse_verdict(raw: str, nonce: str) -> JudgeVerdict:
-    """Read a free-text judge reply under the protocol (module docstring); raises
-    :class:`VerdictParseError` on anything else."""
+    """Read a free-text judge reply under the protocol (module docstring).
+
+    Args:
+        raw: The judge's reply.
+        nonce: The nonce of the prompt the reply answers.
+
+    Returns:
+        The verdict.
+
+    Raises:
+        VerdictParseError: When the reply does not follow the protocol.
+    """
     if not isinstance(raw, str):
         raise _unreadable(f"expected text, got {type(raw).__name__}", repr(raw))
     if len(raw) > MAX_REPLY_CHARS:

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.errors import ConfigurationError
 from ..core.failure_kind import Role, mark_role
 from ..core.memory import Memory
 from ..core.workers import check_call_allowed, in_worker
@@ -68,7 +69,7 @@ class _TaskBase:
         context: Sequence[Memory] | None = None,
     ) -> None:
         if judge_context == "full" and context is None:
-            raise ValueError("judge_context='full' needs the full retrieved context=...")
+            raise ConfigurationError("judge_context='full' needs the full retrieved context=...")
         if getattr(judge, "requires_reference", False) and reference is None:
             from .errors import MissingReferenceError
 
@@ -138,6 +139,15 @@ class TaskEvaluator(_TaskBase):
         return self._record(coalition, trial, answer, verdict)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` in ``trial``: the evaluator ``v(S)`` of Eq. 2.
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The judge's score in [0, 1].
+        """
         return self.run(coalition, trial).verdict.score
 
 
@@ -164,6 +174,15 @@ class AsyncTaskEvaluator(_TaskBase):
         return self._record(coalition, trial, answer, verdict)
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` in ``trial``: the evaluator ``v(S)`` of Eq. 2.
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The judge's score in [0, 1].
+        """
         return (await self.arun(coalition, trial)).verdict.score
 
 

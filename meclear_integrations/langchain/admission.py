@@ -38,6 +38,7 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
+from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
 from ..core.tasks import gather_or_cancel  # noqa: E402
 from .model import as_text_model  # noqa: E402
@@ -90,7 +91,7 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
         for i, doc in enumerate(docs):
             ctx = doc.metadata.get(self.context_key, self.context)
             if ctx is None:
-                raise ValueError(
+                raise ConfigurationError(
                     f"document {i} has no metadata[{self.context_key!r}] and no default "
                     "context was given"
                 )
@@ -132,11 +133,33 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
     def invoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[AdmissionDecision]:
+        """Decide every document of ``input`` (one ``admission`` run).
+
+        Args:
+            input: The candidate documents (their historical context under
+                ``metadata[context_key]``, else ``context``).
+            config: The runnable config.
+            **kwargs: Ignored (the ``Runnable`` signature).
+
+        Returns:
+            One decision per document, in order.
+        """
         return self._call_with_config(self._decide, input, config, run_type="chain")
 
     async def ainvoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[AdmissionDecision]:
+        """Decide every document of ``input`` concurrently (one ``admission`` run).
+
+        Args:
+            input: The candidate documents (their historical context under
+                ``metadata[context_key]``, else ``context``).
+            config: The runnable config.
+            **kwargs: Ignored (the ``Runnable`` signature).
+
+        Returns:
+            One decision per document, in order.
+        """
         return await self._acall_with_config(self._adecide, input, config, run_type="chain")
 
 

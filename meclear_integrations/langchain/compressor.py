@@ -26,9 +26,29 @@ class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
+        """Clear ``documents`` for ``query``: the kept ones, as new documents.
+
+        Args:
+            documents: The retrieved documents.
+            query: The query they were retrieved for.
+            callbacks: The callbacks of the enclosing run.
+
+        Returns:
+            The kept documents in their original order, results under ``metadata_key``.
+        """
         return self._clear_documents(query, list(documents), callbacks)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
+        """Async :meth:`compress_documents` (agent and judge awaited on the loop).
+
+        Args:
+            documents: The retrieved documents.
+            query: The query they were retrieved for.
+            callbacks: The callbacks of the enclosing run.
+
+        Returns:
+            The kept documents in their original order, results under ``metadata_key``.
+        """
         return await self._aclear_documents(query, list(documents), callbacks)

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from ..core.errors import InvalidRetrievalError
+from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
@@ -20,8 +20,16 @@ def _usable(item: object) -> bool:
 
 
 def document_ids(documents: Sequence[object]) -> list[str]:
-    """The memory ids of ``documents`` as :func:`to_memories` assigns them; never raises
-    (an unusable item gets ``invalid-<position>``)."""
+    """The memory ids of ``documents`` as :func:`to_memories` assigns them.
+
+    Never raises: an unusable item gets ``invalid-<position>``.
+
+    Args:
+        documents: The retrieved items.
+
+    Returns:
+        One id per item, in order.
+    """
     items: list[tuple[str | None, str]] = []
     for i, d in enumerate(documents):
         if isinstance(d, Document) and isinstance(d.page_content, str):
@@ -32,9 +40,18 @@ def document_ids(documents: Sequence[object]) -> list[str]:
 
 
 def to_memories(documents: Sequence[Document]) -> tuple[list[Memory], list[str]]:
-    """Memories for ``documents`` (id = ``Document.id`` or a content hash; module payloads);
-    raises :class:`~meclear_integrations.core.errors.InvalidRetrievalError` naming the
-    first item that is not a ``Document`` with text content."""
+    """Memories for ``documents`` (id = ``Document.id`` or a content hash).
+
+    Args:
+        documents: The retrieved documents, in retrieval order.
+
+    Returns:
+        The memories and their ids, in retrieval order.
+
+    Raises:
+        InvalidRetrievalError: Naming the first item that is not a ``Document`` with text
+            content.
+    """
     for position, item in enumerate(documents):
         if not _usable(item):
             what = type(item).__name__
@@ -70,16 +87,27 @@ def annotate(
 ) -> list[Document]:
     """The kept documents, original order, as new objects with metadata under ``key``."""
     if len(documents) != len(ids):
-        raise ValueError("one id per document is needed")
+        raise ConfigurationError("one id per document is needed")
     return [_copy(documents[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
 
 
 def error_documents(
     documents: Sequence[Document], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[Document]:
-    """Every document, unchanged in content, marked with the clearance error (fail-open;
-    the error text is redacted). An unusable item (not a ``Document`` with text) is
-    returned as it came, unmarked."""
+    """Every document, unchanged in content, marked with the clearance error (fail-open).
+
+    The error text is redacted. An unusable item (not a ``Document`` with text) is returned
+    as it came, unmarked.
+
+    Args:
+        documents: The retrieved documents.
+        ids: Their memory ids.
+        error: The failure that was absorbed.
+        key: The metadata key of the per-memory results.
+
+    Returns:
+        New documents in the original order.
+    """
     failure = exception_summary(error)
     return [
         _copy(

@@ -33,8 +33,7 @@ AnyRun = CallbackManagerForChainRun | AsyncCallbackManagerForChainRun
 
 
 def trace_id(run: AnyRun) -> str:
-    """The LangSmith trace (root run) id when a LangChain tracer follows this run, else the
-    run's own id."""
+    """The LangSmith trace (root run) id when a tracer follows ``run``, else its own id."""
     for handler in getattr(run, "handlers", []):
         tracked = getattr(handler, "run_map", {}).get(str(run.run_id))
         root = getattr(tracked, "trace_id", None)

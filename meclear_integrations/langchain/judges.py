@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..judges import (
     CallableJudge,
     Judge,
@@ -54,7 +55,7 @@ def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Ju
     if judge is None:
         judge = llm
     if judge is None:
-        raise ValueError("no judge: pass judge=... or llm=...")
+        raise ConfigurationError("no judge: pass judge=... or llm=...")
     if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
         return judge  # type: ignore[no-any-return]
     if isinstance(judge, Runnable):
@@ -64,4 +65,4 @@ def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Ju
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)
-    raise TypeError(f"cannot use {type(judge).__name__} as a judge")
+    raise ConfigurationTypeError(f"cannot use {type(judge).__name__} as a judge")

@@ -51,8 +51,15 @@ def _overrides(obj: object, base: type, name: str) -> bool:
 
 
 def has_native_async(runnable: Runnable, _depth: int = 0) -> bool:
-    """True when ``runnable.ainvoke`` awaits coroutines of its own all the way down, False
-    when some part of it would run a sync method in an executor (module docstring)."""
+    """Whether ``runnable.ainvoke`` awaits coroutines of its own all the way down.
+
+    Args:
+        runnable: The runnable to inspect.
+
+    Returns:
+        False when some part of it would run a sync method in an executor (module
+        docstring).
+    """
     if _depth > 50:
         return False
     r, d = runnable, _depth + 1
@@ -78,8 +85,17 @@ def has_native_async(runnable: Runnable, _depth: int = 0) -> bool:
 async def ainvoke_off_loop(
     runnable: Runnable, value: Any, *, config: RunnableConfig | None = None
 ) -> Any:
-    """``runnable.ainvoke(value)`` when it is natively async, else ``runnable.invoke(value)``
-    on a daemon worker thread (never on the loop, never on a joined executor thread)."""
+    """Await ``runnable`` without blocking the loop or a joined executor thread.
+
+    Args:
+        runnable: The runnable to call.
+        value: Its input.
+        config: Its runnable config.
+
+    Returns:
+        ``runnable.ainvoke(value)`` when it is natively async, else
+        ``runnable.invoke(value)`` run on a daemon worker thread.
+    """
     if has_native_async(runnable):
         return await runnable.ainvoke(value, config=config)
     return await in_worker(runnable.invoke, value, config=config)
@@ -106,9 +122,25 @@ class LangChainTextModel:
         self.config = config
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         return message_text(self.llm.invoke(prompt, config=self.config))
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         return message_text(await ainvoke_off_loop(self.llm, prompt, config=self.config))
 
 
@@ -152,11 +184,29 @@ class LangChainStructuredTextModel(LangChainTextModel):
         return parsed
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         return self._unpack(self._structured(schema).invoke(prompt, config=self.config))
 
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``, on the event loop.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         structured = self._structured(schema)
         return self._unpack(await ainvoke_off_loop(structured, prompt, config=self.config))
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from ..core.errors import ConfigurationTypeError
+
 __all__ = ["REFERENCE_METADATA_KEY", "reference_config", "reference_from_metadata"]
 
 REFERENCE_METADATA_KEY = "meclear_reference"
@@ -37,5 +39,6 @@ def reference_from_metadata(
     if value is None:
         return None
     if not isinstance(value, str):
-        raise TypeError(f"metadata[{key!r}] must be a string, got {type(value).__name__}")
+        kind = type(value).__name__
+        raise ConfigurationTypeError(f"metadata[{key!r}] must be a string, got {kind}")
     return value

@@ -44,6 +44,7 @@ class SimulatedChatModel(BaseChatModel):
     _reader: TextReader = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        """Build the simulated world the model answers from."""
         self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
 
     @classmethod

@@ -30,6 +30,7 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
+from ..core.errors import ConfigurationError
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
 from ..core.tasks import gather_or_cancel
@@ -52,6 +53,7 @@ class AdmissionStartEvent(BaseEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionStartEvent"
 
 
@@ -69,6 +71,7 @@ class AdmissionDecisionEvent(BaseEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionDecisionEvent"
 
 
@@ -86,6 +89,7 @@ class AdmissionEndEvent(BaseEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionEndEvent"
 
 
@@ -117,12 +121,13 @@ class AdmissionTransform(TransformComponent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionTransform"
 
     def _context(self, node: BaseNode) -> Context:
         ctx = node.metadata.get(self.context_key, self.context)
         if ctx is None:
-            raise ValueError(
+            raise ConfigurationError(
                 f"node {node.node_id} has no metadata[{self.context_key!r}] and no default "
                 "context was given"
             )
@@ -163,6 +168,19 @@ class AdmissionTransform(TransformComponent):
         )
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """Decide every node and return the ones to store.
+
+        Args:
+            nodes: The candidate nodes.
+            **kwargs: Ignored (the ``TransformComponent`` signature).
+
+        Returns:
+            The admitted nodes (and, with ``keep_rejected``, the rejected ones, annotated).
+
+        Raises:
+            ConfigurationError: A node has no historical context and no default is set.
+            AdmissionFailedError: A decision failed and ``on_error="raise"``.
+        """
         dispatcher.event(AdmissionStartEvent(n_candidates=len(nodes)))
         decisions: list[AdmissionDecision] = []
         kept: list[BaseNode] = []
@@ -184,6 +202,19 @@ class AdmissionTransform(TransformComponent):
             dispatcher.event(self._end(len(kept), decisions, error))
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """Async ``__call__``: up to ``max_concurrent_candidates`` nodes decided at once.
+
+        Args:
+            nodes: The candidate nodes.
+            **kwargs: Ignored (the ``TransformComponent`` signature).
+
+        Returns:
+            The admitted nodes (and, with ``keep_rejected``, the rejected ones, annotated).
+
+        Raises:
+            ConfigurationError: A node has no historical context and no default is set.
+            AdmissionFailedError: A decision failed and ``on_error="raise"``.
+        """
         await dispatcher.aevent(AdmissionStartEvent(n_candidates=len(nodes)))
         gate = asyncio.Semaphore(self.max_concurrent_candidates)
         decisions: list[AdmissionDecision] = []

@@ -54,6 +54,7 @@ class MeClearStageEvent(BaseEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageEvent"
 
 
@@ -62,6 +63,7 @@ class MeClearStageStartEvent(MeClearStageEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageStartEvent"
 
 
@@ -73,6 +75,7 @@ class MeClearStageEndEvent(MeClearStageEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageEndEvent"
 
 
@@ -84,6 +87,7 @@ class ScreeningStartEvent(MeClearStageStartEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearScreeningStartEvent"
 
 
@@ -95,6 +99,7 @@ class ScreeningEndEvent(MeClearStageEndEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearScreeningEndEvent"
 
 
@@ -106,6 +111,7 @@ class AttributionStartEvent(MeClearStageStartEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAttributionStartEvent"
 
 
@@ -117,6 +123,7 @@ class AttributionEndEvent(MeClearStageEndEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAttributionEndEvent"
 
 
@@ -128,6 +135,7 @@ class InteractionsStartEvent(MeClearStageStartEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearInteractionsStartEvent"
 
 
@@ -139,18 +147,22 @@ class InteractionsEndEvent(MeClearStageEndEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearInteractionsEndEvent"
 
 
 class ClearanceStartEvent(MeClearStageStartEvent):
-    """Verified clearance starts (Eq. 18-20); payload: ``candidates``, ``search``,
-    ``fallback_ids``."""
+    """Verified clearance starts (Eq. 18-20).
+
+    The payload holds ``candidates``, ``search`` and ``fallback_ids``.
+    """
 
     stage: Stage = "clearance"
     """Always ``clearance``."""
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearClearanceStartEvent"
 
 
@@ -169,6 +181,7 @@ class ClearanceEndEvent(MeClearStageEndEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearClearanceEndEvent"
 
 

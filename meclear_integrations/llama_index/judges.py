@@ -7,6 +7,7 @@ from typing import Any
 
 from llama_index.core.llms import LLM
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..judges import CallableJudge, Judge, ReferenceFreeLLMJudge, ReferenceLLMJudge
 from .model import as_text_model
 
@@ -30,9 +31,11 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
 
 
 class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
-    """Reference-free LLM judge over a LlamaIndex LLM (structured output as in
-    :class:`LlamaIndexReferenceJudge`; see ``ReferenceFreeLLMJudge`` for what it can and
-    cannot catch)."""
+    """Reference-free LLM judge over a LlamaIndex LLM.
+
+    Structured output as in :class:`LlamaIndexReferenceJudge`; see
+    ``ReferenceFreeLLMJudge`` for what it can and cannot catch.
+    """
 
     def __init__(
         self, llm: LLM, *, chat: bool | None = None, structured_output: bool | None = None
@@ -52,7 +55,7 @@ def resolve_judge(judge: Any, llm: LLM | None, reference: str | None) -> Judge:
     if judge is None:
         judge = llm
     if judge is None:
-        raise ValueError("no judge: pass judge=... or llm=... (or set Settings.llm)")
+        raise ConfigurationError("no judge: pass judge=... or llm=... (or set Settings.llm)")
     if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
         return judge  # type: ignore[no-any-return]
     if isinstance(judge, LLM):
@@ -62,4 +65,4 @@ def resolve_judge(judge: Any, llm: LLM | None, reference: str | None) -> Judge:
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)
-    raise TypeError(f"cannot use {type(judge).__name__} as a judge")
+    raise ConfigurationTypeError(f"cannot use {type(judge).__name__} as a judge")

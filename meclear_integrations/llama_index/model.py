@@ -30,6 +30,7 @@ from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.workers import in_worker
 
 __all__ = [
@@ -49,8 +50,10 @@ def _chat_text(response: ChatResponse) -> str:
 
 
 def has_native_async(llm: LLM, *, chat: bool) -> bool:
-    """False when the LLM's ``acomplete`` (``achat`` for chat) is ``CustomLLM``'s default,
-    which runs the sync method on the event loop."""
+    """Whether the LLM's ``acomplete`` (``achat`` for chat) is natively async.
+
+    False when it is ``CustomLLM``'s default, which runs the sync method on the event loop.
+    """
     name = "achat" if chat else "acomplete"
     # the class that defines it (LlamaIndex wraps methods, so identity cannot be compared)
     owner = next((c for c in type(llm).__mro__ if name in c.__dict__), None)
@@ -71,11 +74,27 @@ class LlamaIndexTextModel:
         return [ChatMessage(role=MessageRole.USER, content=prompt)]
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if self.chat:
             return _chat_text(self.llm.chat(self._messages(prompt)))
         return self.llm.complete(prompt).text
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if not self.native_async:  # never run a blocking call on the loop
             return await in_worker(self.complete, prompt)
         if self.chat:
@@ -120,6 +139,15 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
         return _chat_text(response)
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         tool = _schema_tool(schema)
         response = self.llm.chat_with_tools([tool], user_msg=prompt, tool_required=True)
         return self._unpack(response)
@@ -127,6 +155,15 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``, on the event loop.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         tool = _schema_tool(schema)
         response = await self.llm.achat_with_tools([tool], user_msg=prompt, tool_required=True)
         return self._unpack(response)
@@ -146,10 +183,10 @@ def as_text_model(
     calling; ``True`` requires it.
     """
     if not isinstance(llm, LLM):
-        raise TypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
+        raise ConfigurationTypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
     supported = supports_function_calling(llm)
     if structured_output and not supported:
-        raise ValueError("structured_output=True needs a function-calling LLM")
+        raise ConfigurationError("structured_output=True needs a function-calling LLM")
     if supported if structured_output is None else structured_output:
         return LlamaIndexStructuredTextModel(llm, chat=chat)
     return LlamaIndexTextModel(llm, chat=chat)

@@ -162,11 +162,13 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         return data
 
     def model_post_init(self, context: Any, /) -> None:
+        """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearPostprocessor"
 
     @field_validator("answer_prompt")
@@ -174,7 +176,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     def _has_placeholders(cls, template: str) -> str:
         missing = [p for p in ("{memories}", "{question}") if p not in template]
         if missing:
-            raise ValueError(f"answer_prompt lacks the placeholder(s) {', '.join(missing)}")
+            raise ConfigurationError(f"answer_prompt lacks the placeholder(s) {', '.join(missing)}")
         return template
 
     # ------------------------------------------------------------------ LlamaIndex hooks
@@ -297,8 +299,11 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
 
     @staticmethod
     def _trace_scope(bundle: QueryBundle):
-        """The clearance's tracing scope: its query, and (under OpenInference's LlamaIndex
-        instrumentation) the postprocessor's span as the parent."""
+        """The clearance's tracing scope: its query and the parent span.
+
+        Under OpenInference's LlamaIndex instrumentation the parent is the postprocessor's
+        span.
+        """
         return clearance_scope(
             query=bundle.query_str, framework="llama_index", parent=llama_index_span()
         )
@@ -430,7 +435,7 @@ def _require_query(bundle: QueryBundle | str | None) -> QueryBundle:
     if isinstance(bundle, str):  # some callers pass the query text as the bundle
         return QueryBundle(bundle)
     if bundle is None:
-        raise ValueError(
+        raise ConfigurationError(
             "MeClearPostprocessor needs the query: call postprocess_nodes(nodes, "
             "query_str=...) or use it inside a query engine"
         )

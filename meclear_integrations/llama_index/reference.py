@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from ..core.errors import ConfigurationTypeError
+
 __all__ = ["current_reference", "query_reference"]
 
 _REFERENCE: ContextVar[str | None] = ContextVar("meclear_reference", default=None)
@@ -23,7 +25,7 @@ _REFERENCE: ContextVar[str | None] = ContextVar("meclear_reference", default=Non
 def query_reference(reference: str) -> Iterator[None]:
     """Within the block, postprocessors judge against ``reference``."""
     if not isinstance(reference, str):
-        raise TypeError(f"a reference must be text, got {type(reference).__name__}")
+        raise ConfigurationTypeError(f"a reference must be text, got {type(reference).__name__}")
     token = _REFERENCE.set(reference)
     try:
         yield

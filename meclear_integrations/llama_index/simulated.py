@@ -66,6 +66,7 @@ class SimulatedLLM(CustomLLM):
     _reader: TextReader = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        """Build the simulated world the model answers from."""
         super().model_post_init(context)
         self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
 
@@ -76,10 +77,12 @@ class SimulatedLLM(CustomLLM):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearSimulatedLLM"
 
     @property
     def metadata(self) -> LLMMetadata:
+        """The LLM's metadata (a chat model with a large context window)."""
         return LLMMetadata(model_name="meclear-simulated-world", is_chat_model=False)
 
     def _reply(self, prompt: str) -> CompletionResponse:
@@ -87,6 +90,16 @@ class SimulatedLLM(CustomLLM):
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        """Answer ``prompt`` from the simulated world.
+
+        Args:
+            prompt: The prompt text.
+            formatted: Ignored (the ``LLM`` signature).
+            **kwargs: Ignored.
+
+        Returns:
+            The completion.
+        """
         if self.latency:
             time.sleep(self.latency)
         return self._reply(prompt)
@@ -95,6 +108,16 @@ class SimulatedLLM(CustomLLM):
     async def acomplete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponse:
+        """Async :meth:`complete`.
+
+        Args:
+            prompt: The prompt text.
+            formatted: Ignored (the ``LLM`` signature).
+            **kwargs: Ignored.
+
+        Returns:
+            The completion.
+        """
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._reply(prompt)
@@ -103,6 +126,16 @@ class SimulatedLLM(CustomLLM):
     def stream_complete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponseGen:
+        """:meth:`complete` as a one-chunk stream.
+
+        Args:
+            prompt: The prompt text.
+            formatted: Ignored (the ``LLM`` signature).
+            **kwargs: Ignored.
+
+        Returns:
+            A generator yielding the completion once.
+        """
         response = self.complete(prompt, formatted=formatted, **kwargs)
 
         def gen() -> CompletionResponseGen:
@@ -112,6 +145,15 @@ class SimulatedLLM(CustomLLM):
 
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        """Answer the last message from the simulated world.
+
+        Args:
+            messages: The chat messages.
+            **kwargs: Ignored.
+
+        Returns:
+            The assistant's reply.
+        """
         prompt = self.messages_to_prompt(messages)  # type: ignore[misc]
         response = await self.acomplete(prompt, formatted=True, **kwargs)
         return completion_response_to_chat_response(response)
@@ -135,6 +177,7 @@ class HashEmbedding(BaseEmbedding):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearHashEmbedding"
 
     def _get_query_embedding(self, query: str) -> list[float]:

@@ -44,6 +44,7 @@ class BaselineDecision(BaseModel):
 
     @property
     def ok(self) -> bool:
+        """Whether the baseline reached a decision."""
         return self.decision is not None
 
 
@@ -70,6 +71,15 @@ class FeatureBaseline:
     schema: type[BaseModel]
 
     def prompt(self, candidate: str, context: str) -> str:
+        """The feature-extraction prompt for one candidate memory.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            The prompt text.
+        """
         raise NotImplementedError
 
     def score(self, extracted: BaseModel, candidate: str, context: str) -> tuple[float, dict]:
