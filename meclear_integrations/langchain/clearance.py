@@ -109,7 +109,14 @@ def _redacted(exc: Exception) -> Exception:
 
 
 def default_agent(llm: Runnable) -> Runnable:
-    """The default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``) piped into ``llm``."""
+    """The default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``) piped into ``llm``.
+
+    Args:
+        llm: The task agent's model.
+
+    Returns:
+        A runnable named ``meclear_agent`` that takes ``{"question", "context", ...}``.
+    """
 
     def prompt(inputs: dict[str, Any]) -> str:
         return DEFAULT_ANSWER_PROMPT.format(
@@ -124,7 +131,11 @@ def default_agent(llm: Runnable) -> Runnable:
 
 
 class ClearanceSettings(GatedClearance, BaseModel):
-    """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor."""
+    """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor.
+
+    Not used directly: see :class:`~meclear_integrations.langchain.ClearingRetriever` and
+    :class:`~meclear_integrations.langchain.MeClearCompressor` for the fields.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 

@@ -102,7 +102,23 @@ async def ainvoke_off_loop(
 
 
 def message_text(output: object) -> str:
-    """Text of a model output: a string, a message (its text), or ``{"answer": ...}``."""
+    """The text of a model output.
+
+    Args:
+        output: A string, a message (its text), or a mapping with an ``answer`` entry.
+
+    Returns:
+        The text.
+
+    Raises:
+        TypeError: ``output`` is none of these (a bug in the agent chain, reported as a
+            permanent failure).
+
+    Example:
+        >>> from meclear_integrations.langchain import message_text
+        >>> message_text({"answer": "Paris"})
+        'Paris'
+    """
     if isinstance(output, str):
         return output
     if isinstance(output, BaseMessage):
@@ -115,7 +131,18 @@ def message_text(output: object) -> str:
 
 
 class LangChainTextModel:
-    """prompt -> text over a LangChain runnable."""
+    """prompt -> text over a LangChain runnable.
+
+    Args:
+        llm: Any runnable that takes a prompt string.
+        config: The runnable config of every call (None inherits the caller's run).
+
+    Example:
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> from meclear_integrations.langchain import LangChainTextModel
+        >>> LangChainTextModel(FakeListChatModel(responses=["Paris"])).complete("Capital?")
+        'Paris'
+    """
 
     def __init__(self, llm: Runnable, *, config: RunnableConfig | None = None) -> None:
         self.llm = llm
@@ -152,7 +179,16 @@ def _titled(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class LangChainStructuredTextModel(LangChainTextModel):
-    """Adds JSON-schema replies through ``with_structured_output``."""
+    """A :class:`LangChainTextModel` with JSON-schema replies (``with_structured_output``).
+
+    The structured runnable of each schema is built once and cached;
+    ``include_raw=True`` hands a reply that fails to parse back as raw text.
+
+    Args:
+        llm: A runnable that offers ``with_structured_output``.
+        config: The runnable config of every call (None inherits the caller's run).
+        method: The ``with_structured_output`` method (e.g. ``"json_schema"``), when set.
+    """
 
     def __init__(
         self, llm: Runnable, *, config: RunnableConfig | None = None, method: str | None = None
@@ -229,7 +265,30 @@ def as_text_model(
     method: str | None = None,
     config: RunnableConfig | None = None,
 ) -> LangChainTextModel:
-    """Wrap ``llm``; ``structured_output=None`` enables JSON replies when supported."""
+    """Wrap ``llm`` as the neutral :class:`~meclear_integrations.judges.TextModel`.
+
+    Args:
+        llm: Any runnable that takes a prompt string (a chat model, an LLM,
+            ``llm.with_retry(...)``...).
+        structured_output: None enables JSON replies (``complete_json``) when the model
+            supports ``with_structured_output``; True forces them, False disables them.
+        method: The ``with_structured_output`` method, when set.
+        config: The runnable config of every call (None inherits the caller's run).
+
+    Returns:
+        A :class:`LangChainStructuredTextModel` when JSON replies are used, else a
+        :class:`LangChainTextModel`.
+
+    Example:
+        ```python
+        from langchain_core.language_models import FakeListChatModel
+
+        from meclear_integrations.langchain import as_text_model
+
+        model = as_text_model(FakeListChatModel(responses=["Paris"]))
+        print(model.complete("Capital of France?"))  # Paris
+        ```
+    """
     use = _supports_structured(llm) if structured_output is None else structured_output
     if use:
         return LangChainStructuredTextModel(llm, config=config, method=method)
