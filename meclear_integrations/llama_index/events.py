@@ -45,12 +45,15 @@ __all__ = [
 class MeClearStageEvent(BaseEvent):
     """Base of every MeClear stage event."""
 
-    stage: Stage
-    """Which stage of Algorithm 1."""
-    query_id: str | None = None
-    """Id of the clearance run (the same on every event of one query)."""
-    payload: dict[str, Any] = Field(default_factory=dict)
-    """The ``meclear.<stage>`` payload shared with the LangChain integration."""
+    stage: Stage = Field(description="Which stage of Algorithm 1.")
+    query_id: str | None = Field(
+        default=None,
+        description="Id of the clearance run (the same on every event of one query).",
+    )
+    payload: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The ``meclear.<stage>`` payload shared with the LangChain integration.",
+    )
 
     @classmethod
     def class_name(cls) -> str:
@@ -70,8 +73,10 @@ class MeClearStageStartEvent(MeClearStageEvent):
 class MeClearStageEndEvent(MeClearStageEvent):
     """A stage ends; ``error`` is set when it failed or the clearance was aborted."""
 
-    error: str | None = None
-    """``"<ExceptionType>: message"`` when the stage did not complete, else None."""
+    error: str | None = Field(
+        default=None,
+        description='``"<ExceptionType>: message"`` when the stage did not complete, else None.',
+    )
 
     @classmethod
     def class_name(cls) -> str:
@@ -82,8 +87,7 @@ class MeClearStageEndEvent(MeClearStageEvent):
 class ScreeningStartEvent(MeClearStageStartEvent):
     """Leave-one-out screening starts (Eq. 7); payload: ``k``."""
 
-    stage: Stage = "screening"
-    """Always ``screening``."""
+    stage: Stage = Field(default="screening", description="Always ``screening``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -94,8 +98,7 @@ class ScreeningStartEvent(MeClearStageStartEvent):
 class ScreeningEndEvent(MeClearStageEndEvent):
     """Screening done; payload: ``baseline_value``, ``baseline_recovered``, ``loo``...."""
 
-    stage: Stage = "screening"
-    """Always ``screening``."""
+    stage: Stage = Field(default="screening", description="Always ``screening``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -106,8 +109,7 @@ class ScreeningEndEvent(MeClearStageEndEvent):
 class AttributionStartEvent(MeClearStageStartEvent):
     """Shapley attribution starts (Eq. 3 / 11); payload: ``estimator``."""
 
-    stage: Stage = "attribution"
-    """Always ``attribution``."""
+    stage: Stage = Field(default="attribution", description="Always ``attribution``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -118,8 +120,7 @@ class AttributionStartEvent(MeClearStageStartEvent):
 class AttributionEndEvent(MeClearStageEndEvent):
     """Attribution done; payload: ``shapley`` (value, interval, rank), ``harmful_ids``."""
 
-    stage: Stage = "attribution"
-    """Always ``attribution``."""
+    stage: Stage = Field(default="attribution", description="Always ``attribution``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -130,8 +131,7 @@ class AttributionEndEvent(MeClearStageEndEvent):
 class InteractionsStartEvent(MeClearStageStartEvent):
     """Pairwise interactions start (only when enabled in the config)."""
 
-    stage: Stage = "interactions"
-    """Always ``interactions``."""
+    stage: Stage = Field(default="interactions", description="Always ``interactions``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -142,8 +142,7 @@ class InteractionsStartEvent(MeClearStageStartEvent):
 class InteractionsEndEvent(MeClearStageEndEvent):
     """Pairwise interactions done."""
 
-    stage: Stage = "interactions"
-    """Always ``interactions``."""
+    stage: Stage = Field(default="interactions", description="Always ``interactions``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -157,8 +156,7 @@ class ClearanceStartEvent(MeClearStageStartEvent):
     The payload holds ``candidates``, ``search`` and ``fallback_ids``.
     """
 
-    stage: Stage = "clearance"
-    """Always ``clearance``."""
+    stage: Stage = Field(default="clearance", description="Always ``clearance``.")
 
     @classmethod
     def class_name(cls) -> str:
@@ -172,12 +170,17 @@ class ClearanceEndEvent(MeClearStageEndEvent):
     An empty retrieval is one start/end pair with ``payload["skipped"] == "empty"``.
     """
 
-    stage: Stage = "clearance"
-    """Always ``clearance``."""
-    cleared_ids: list[str] = Field(default_factory=list)
-    """Memory (node) ids removed for this query."""
-    recovered: bool | None = None
-    """Whether the kept context was verified to recover the answer (Eq. 19); None on error."""
+    stage: Stage = Field(default="clearance", description="Always ``clearance``.")
+    cleared_ids: list[str] = Field(
+        default_factory=list,
+        description="Memory (node) ids removed for this query.",
+    )
+    recovered: bool | None = Field(
+        default=None,
+        description=(
+            "Whether the kept context was verified to recover the answer (Eq. 19); None on error."
+        ),
+    )
 
     @classmethod
     def class_name(cls) -> str:

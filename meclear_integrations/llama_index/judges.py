@@ -21,6 +21,23 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
     call, ``structured_output=None``); other LLMs answer with the nonce-bound verdict line
     (``judges.protocol``); a reply without the tool call is read only when it is one JSON
     object. An unreadable verdict raises ``VerdictParseError``.
+
+    Args:
+        llm: The judge model.
+        chat: None follows ``llm.metadata.is_chat_model``.
+        structured_output: None uses structured output when the LLM supports function
+            calling; True requires it.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import LlamaIndexReferenceJudge, SimulatedLLM
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED
+        judge = LlamaIndexReferenceJudge(SimulatedLLM.from_case(case))
+        verdict = judge.score(case.query, "December 2023", reference=case.reference)
+        print(verdict.score)  # 1.0
+        ```
     """
 
     def __init__(
@@ -35,6 +52,12 @@ class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
 
     Structured output as in :class:`LlamaIndexReferenceJudge`; see
     ``ReferenceFreeLLMJudge`` for what it can and cannot catch.
+
+    Args:
+        llm: The judge model.
+        chat: None follows ``llm.metadata.is_chat_model``.
+        structured_output: None uses structured output when the LLM supports function
+            calling; True requires it.
     """
 
     def __init__(

@@ -61,10 +61,15 @@ def has_native_async(llm: LLM, *, chat: bool) -> bool:
 
 
 class LlamaIndexTextModel:
-    """prompt -> text over a LlamaIndex ``LLM``, sync and async (module docstring)."""
+    """prompt -> text over a LlamaIndex ``LLM``, sync and async (module docstring).
+
+    Args:
+        llm: The LlamaIndex LLM.
+        chat: Use ``chat`` / ``achat`` instead of ``complete`` / ``acomplete``; None follows
+            ``llm.metadata.is_chat_model``.
+    """
 
     def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
-        """``chat=None`` follows ``llm.metadata.is_chat_model``."""
         self.llm = llm
         self.chat = bool(llm.metadata.is_chat_model) if chat is None else chat
         self.native_async = has_native_async(llm, chat=self.chat)
@@ -127,7 +132,12 @@ def _schema_tool(schema: Mapping[str, Any]) -> FunctionTool:
 
 
 class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
-    """Adds JSON-schema replies through a required tool call (function-calling LLMs)."""
+    """Adds JSON-schema replies through a required tool call (function-calling LLMs).
+
+    Args:
+        llm: A function-calling LlamaIndex LLM.
+        chat: As in :class:`LlamaIndexTextModel`.
+    """
 
     llm: FunctionCallingLLM
 
@@ -170,7 +180,14 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
 
 
 def supports_function_calling(llm: LLM) -> bool:
-    """True for a ``FunctionCallingLLM`` that declares function calling."""
+    """Whether ``llm`` is a ``FunctionCallingLLM`` that declares function calling.
+
+    Args:
+        llm: The LlamaIndex LLM.
+
+    Returns:
+        True when structured output through a tool call is available.
+    """
     return isinstance(llm, FunctionCallingLLM) and bool(llm.metadata.is_function_calling_model)
 
 
@@ -179,8 +196,28 @@ def as_text_model(
 ) -> LlamaIndexTextModel:
     """Wrap ``llm`` as a :class:`~meclear_integrations.judges.TextModel`.
 
-    ``structured_output=None`` adds the JSON-schema calls when the LLM supports function
-    calling; ``True`` requires it.
+    Args:
+        llm: The LlamaIndex LLM.
+        chat: Use the chat methods; None follows ``llm.metadata.is_chat_model``.
+        structured_output: None adds the JSON-schema calls when the LLM supports function
+            calling; True requires it.
+
+    Returns:
+        A :class:`LlamaIndexStructuredTextModel` when JSON replies are used, else a
+        :class:`LlamaIndexTextModel`.
+
+    Raises:
+        ConfigurationTypeError: ``llm`` is not a LlamaIndex ``LLM``.
+        ConfigurationError: ``structured_output=True`` for an LLM without function calling.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import SimulatedLLM, as_text_model
+        from meclear_integrations.simulation import redundant_harm_example
+
+        model = as_text_model(SimulatedLLM.from_case(redundant_harm_example()))
+        print(type(model).__name__)  # LlamaIndexTextModel
+        ```
     """
     if not isinstance(llm, LLM):
         raise ConfigurationTypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")

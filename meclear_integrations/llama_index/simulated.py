@@ -52,27 +52,55 @@ class SimulatedLLM(CustomLLM):
     ``acomplete`` / ``achat`` are native coroutines (``CustomLLM``'s defaults call the sync
     method); ``latency`` adds a per-call delay (``asyncio.sleep`` on the async path,
     ``time.sleep`` on the sync one) to make concurrency observable in tests and demos.
+
+    Args:
+        world: The world whose reader answers.
+        memories: Known memory id -> text.
+        case_id: Seeds the world's randomness.
+        latency: Seconds each call takes.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import SimulatedLLM
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()
+        llm = SimulatedLLM.from_case(case)
+        shown = " ".join(m.content for m in case.memories if m.id == "g1")
+        print(llm.complete(f"Memories: {shown} Question: {case.query}"))  # December 2023
+        ```
     """
 
-    world: EvidenceWorld = Field(exclude=True)
-    """The world whose reader answers."""
-    memories: dict[str, str]
-    """Known memory id -> text; a memory counts as shown when its text occurs in the prompt."""
-    case_id: str = ""
-    """Seeds the world's randomness together with the coalition and trial."""
-    latency: float = Field(default=0.0, ge=0.0)
-    """Seconds each call takes."""
+    world: EvidenceWorld = Field(exclude=True, description="The world whose reader answers.")
+    memories: dict[str, str] = Field(
+        description=(
+            "Known memory id -> text; a memory counts as shown when its text occurs in the prompt."
+        ),
+    )
+    case_id: str = Field(
+        default="",
+        description="Seeds the world's randomness together with the coalition and trial.",
+    )
+    latency: float = Field(default=0.0, ge=0.0, description="Seconds each call takes.")
 
     _reader: TextReader = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        """Build the simulated world the model answers from."""
+        """Build the reader that finds the known memories in a prompt."""
         super().model_post_init(context)
         self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
 
     @classmethod
     def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedLLM:
-        """The LLM of a built-in simulated case (e.g. ``redundant_harm_example()``)."""
+        """The LLM of a built-in simulated case.
+
+        Args:
+            case: A case such as ``redundant_harm_example()``.
+            **kwargs: Further fields (e.g. ``latency``).
+
+        Returns:
+            The LLM.
+        """
         return cls(world=case.world, memories=case.texts, case_id=case.case_id, **kwargs)
 
     @classmethod
@@ -82,7 +110,7 @@ class SimulatedLLM(CustomLLM):
 
     @property
     def metadata(self) -> LLMMetadata:
-        """The LLM's metadata (a chat model with a large context window)."""
+        """The LLM's metadata (a completion model named ``meclear-simulated-world``)."""
         return LLMMetadata(model_name="meclear-simulated-world", is_chat_model=False)
 
     def _reply(self, prompt: str) -> CompletionResponse:
@@ -170,10 +198,20 @@ def _hash_vector(text: str, dim: int) -> list[float]:
 
 
 class HashEmbedding(BaseEmbedding):
-    """Deterministic bag-of-words embedding (feature hashing); no model, no network."""
+    """Deterministic bag-of-words embedding (feature hashing); no model, no network.
 
-    dim: int = Field(default=256, ge=8)
-    """Vector size."""
+    Args:
+        dim: The vector size.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import HashEmbedding
+
+        print(len(HashEmbedding(dim=8).get_text_embedding("John was in Italy")))  # 8
+        ```
+    """
+
+    dim: int = Field(default=256, ge=8, description="Vector size.")
 
     @classmethod
     def class_name(cls) -> str:
