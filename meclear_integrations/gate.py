@@ -132,7 +132,11 @@ class GateOutcome:
         return [i for i in self.report.kept_ids if i not in dropped]
 
     def metadata(self) -> dict[str, Any]:
-        """Run-level fields for every returned item's metadata (trigger, ledger, budget)."""
+        """Run-level fields for every returned item's metadata (trigger, ledger, budget).
+
+        Returns:
+            The fields, to merge into each item's per-memory metadata.
+        """
         meta: dict[str, Any] = {}
         if self.decision is not None:
             meta["trigger"] = {
@@ -221,7 +225,16 @@ class ClearanceGate:
         return self.ledger.query_id(query) if self.ledger is not None else query_hash(query)
 
     def plan(self, query: str, memories: Sequence[Memory], config: ClearanceConfig) -> GatePlan:
-        """Decide before any model call (sync: a ledger-backed trigger blocks briefly)."""
+        """Decide before any model call (sync: a ledger-backed trigger blocks briefly).
+
+        Args:
+            query: The query text.
+            memories: The retrieved memories.
+            config: The component's engine configuration.
+
+        Returns:
+            Whether to run, the configuration to run with and the ledger's prior candidate.
+        """
         context = self._context(query, memories)
         notes: dict[str, str] = {}
         try:
@@ -238,7 +251,16 @@ class ClearanceGate:
     async def aplan(
         self, query: str, memories: Sequence[Memory], config: ClearanceConfig
     ) -> GatePlan:
-        """:meth:`plan` for asyncio callers (database reads off the event loop)."""
+        """:meth:`plan` for asyncio callers (database reads off the event loop).
+
+        Args:
+            query: The query text.
+            memories: The retrieved memories.
+            config: The component's engine configuration.
+
+        Returns:
+            Whether to run, the configuration to run with and the ledger's prior candidate.
+        """
         context = self._context(query, memories)
         notes: dict[str, str] = {}
         try:
@@ -296,7 +318,14 @@ class ClearanceGate:
         )
 
     def skipped(self, plan: GatePlan) -> ClearanceReport:
-        """The report of a declined query: every memory kept, no model call."""
+        """The report of a declined query: every memory kept, no model call.
+
+        Args:
+            plan: The plan that declined the query.
+
+        Returns:
+            A ``status="skipped"`` report.
+        """
         return skipped_report(plan.memories, plan.config, plan.decision)
 
     # ------------------------------------------------------------------ finish
@@ -306,6 +335,14 @@ class ClearanceGate:
         ``record``: the ledger fields the integration knows (``success_signal``,
         ``agent_model``, ``judge_model``, ``model_calls``, ``trace_run_id``,
         ``trace_system``).
+
+        Args:
+            plan: The query's plan.
+            report: The engine's report (or :meth:`skipped`'s).
+            **record: The ledger fields the integration knows.
+
+        Returns:
+            The report after the budget fit and the ledger outcome.
         """
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
@@ -313,7 +350,16 @@ class ClearanceGate:
         return GateOutcome(report, budget, run_id, notes, plan.decision)
 
     async def afinish(self, plan: GatePlan, report: ClearanceReport, **record: Any) -> GateOutcome:
-        """:meth:`finish` with the ledger write off the event loop."""
+        """:meth:`finish` with the ledger write off the event loop.
+
+        Args:
+            plan: The query's plan.
+            report: The engine's report (or :meth:`skipped`'s).
+            **record: The ledger fields the integration knows.
+
+        Returns:
+            The report after the budget fit and the ledger outcome.
+        """
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
         run_id = None

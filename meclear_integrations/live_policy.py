@@ -31,7 +31,15 @@ _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
 
 
 def failure_mode(clearance: ClearanceConfig, on_failure: FailureSwitch | None) -> FailureSwitch:
-    """The effective switch: the component's ``on_failure`` when set, else the config's."""
+    """The effective switch: the component's ``on_failure`` when set, else the config's.
+
+    Args:
+        clearance: The component's engine configuration.
+        on_failure: The component's own switch, if set.
+
+    Returns:
+        ``"open"`` or ``"closed"``.
+    """
     return on_failure if on_failure is not None else clearance.on_failure
 
 
@@ -40,7 +48,13 @@ def _reason_key(exc: BaseException) -> str:
 
 
 class LivePolicy:
-    """Per component instance: the warn-once memory and the failure decisions."""
+    """Per component instance: the warn-once memory and the failure decisions.
+
+    Args:
+        component: The component's name, used in warnings.
+        settings: Maps a role (agent, judge, evaluator) to the setting supplying it, named
+            in the messages of permanent failures.
+    """
 
     def __init__(self, component: str, settings: dict[str, str]) -> None:
         """``settings`` maps a role (agent, judge, evaluator) to the setting supplying it."""
@@ -55,6 +69,14 @@ class LivePolicy:
         errors (``ConfigurationError``, ``MissingReferenceError``) always raise; permanent
         failures raise :class:`PermanentFailureError`; with ``mode="closed"`` every other
         failure propagates unchanged.
+
+        Args:
+            exc: The failure.
+            mode: The effective fail-open/closed switch.
+
+        Raises:
+            PermanentFailureError: A failure retrying cannot heal.
+            ConfigurationError: A configuration error (re-raised as is).
         """
         if not isinstance(exc, Exception):
             raise exc
@@ -69,7 +91,12 @@ class LivePolicy:
         self.fail_open_warning(kind, error)
 
     def fail_open_warning(self, reason: str, detail: str) -> None:
-        """Warn (once per ``reason``) and log that a query failed open."""
+        """Warn (once per ``reason``) and log that a query failed open.
+
+        Args:
+            reason: The failure kind (the warn-once key).
+            detail: The redacted error text.
+        """
         self.warn(
             reason,
             f"{self.component}: clearance failed open ({reason}); the context was returned "
@@ -79,7 +106,11 @@ class LivePolicy:
         )
 
     def report_warning(self, report: ClearanceReport) -> None:
-        """Warn when the engine's report says the run failed open."""
+        """Warn when the engine's report says the run failed open.
+
+        Args:
+            report: The engine's report.
+        """
         failure = report.failure
         if report.status != "failed" or failure is None:
             return
