@@ -35,6 +35,18 @@ class CallableJudge:
     them if it takes ``**kwargs``). It may be a plain or a coroutine function: a coroutine
     function is run on a private loop by ``score`` and awaited by ``ascore``; a plain one
     runs in a daemon worker thread under ``ascore``.
+
+    Args:
+        fn: The judge function.
+
+    Raises:
+        ConfigurationTypeError: ``fn`` does not accept an ``answer`` argument.
+
+    Example:
+        >>> from meclear_integrations.judges import CallableJudge
+        >>> judge = CallableJudge(lambda answer, reference: answer == reference)
+        >>> judge.score("When?", "December 2023", reference="December 2023").score
+        1.0
     """
 
     def __init__(self, fn: Callable[..., float | bool | JudgeVerdict | Awaitable[Any]]) -> None:

@@ -45,7 +45,16 @@ __all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge"]
 
 
 class LLMJudge:
-    """Shared core: build the prompt, ask the model, read the verdict."""
+    """Shared core: build the prompt, ask the model, read the verdict.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str``.
+        structured_output: None uses JSON-schema replies when the model offers them; True
+            requires them.
+
+    Raises:
+        ConfigurationError: ``structured_output=True`` for a model without ``complete_json``.
+    """
 
     requires_reference = False
 

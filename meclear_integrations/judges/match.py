@@ -28,6 +28,14 @@ class ExactMatchJudge(BaseJudge):
 
     ``mode="contains"`` instead scores 1 when the normalised reference occurs, on word
     boundaries, inside the normalised answer (for agents that answer in a sentence).
+
+    Args:
+        mode: ``"exact"`` or ``"contains"``.
+
+    Example:
+        >>> from meclear_integrations.judges import ExactMatchJudge
+        >>> ExactMatchJudge().score("When?", "December 2023.", reference="december 2023").score
+        1.0
     """
 
     requires_reference = True
@@ -62,7 +70,20 @@ class ExactMatchJudge(BaseJudge):
 
 
 def token_f1(answer: str, reference: str) -> float:
-    """SQuAD token F1 between the normalised answer and reference."""
+    """SQuAD token F1 between the normalised answer and reference.
+
+    Args:
+        answer: The agent's answer.
+        reference: The gold answer.
+
+    Returns:
+        The F1 in [0, 1].
+
+    Example:
+        >>> from meclear_integrations.judges import token_f1
+        >>> token_f1("in December 2023", "December 2023")
+        0.8
+    """
     got, ref = normalize_answer(answer).split(), normalize_answer(reference).split()
     if not got or not ref:
         return float(got == ref)
@@ -74,7 +95,19 @@ def token_f1(answer: str, reference: str) -> float:
 
 
 class TokenF1Judge(BaseJudge):
-    """Token F1 (SQuAD) as the score; ``threshold`` turns it into 0/1 when set."""
+    """Token F1 (SQuAD) as the score; ``threshold`` turns it into 0/1 when set.
+
+    Args:
+        threshold: Scores at or above it become 1, below it 0; None keeps the F1.
+
+    Raises:
+        ConfigurationError: ``threshold`` is outside [0, 1].
+
+    Example:
+        >>> from meclear_integrations.judges import TokenF1Judge
+        >>> TokenF1Judge().score("When?", "in December 2023", reference="December 2023").score
+        0.8
+    """
 
     requires_reference = True
 

@@ -32,11 +32,25 @@ class TextModel(Protocol):
     """prompt -> text, sync and async."""
 
     def complete(self, prompt: str) -> str:
-        """Answer ``prompt``."""
+        """Answer ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         ...
 
     async def acomplete(self, prompt: str) -> str:
-        """Answer ``prompt`` on the event loop."""
+        """Answer ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         ...
 
 
@@ -45,16 +59,39 @@ class StructuredTextModel(TextModel, Protocol):
     """A text model that can also answer with a JSON object conforming to a schema."""
 
     def complete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Answer with an object (or, when the model ignored the schema, its raw text)."""
+        """Answer with an object (or, when the model ignored the schema, its raw text).
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The decoded object, or the raw text.
+        """
         ...
 
     async def acomplete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Async ``complete_json``."""
+        """Async ``complete_json``.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The decoded object, or the raw text.
+        """
         ...
 
 
 def supports_structured_output(model: object) -> bool:
-    """True when ``model`` offers the JSON-schema calls."""
+    """True when ``model`` offers the JSON-schema calls.
+
+    Args:
+        model: Any model object.
+
+    Returns:
+        Whether it has ``complete_json`` and ``acomplete_json``.
+    """
     return callable(getattr(model, "complete_json", None)) and callable(
         getattr(model, "acomplete_json", None)
     )
@@ -108,7 +145,17 @@ class FunctionTextModel:
 
 
 def as_text_model(model: TextModel | Callable[[str], str | Awaitable[str]]) -> TextModel:
-    """``model`` itself when it implements :class:`TextModel`, else a function wrapper."""
+    """``model`` itself when it implements :class:`TextModel`, else a function wrapper.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (sync or coroutine).
+
+    Returns:
+        The text model.
+
+    Raises:
+        ConfigurationTypeError: ``model`` is neither.
+    """
     if isinstance(model, TextModel):
         return model
     if callable(model):

@@ -67,23 +67,57 @@ _HEX = frozenset("0123456789abcdef")
 
 
 def new_nonce() -> str:
-    """A fresh verdict nonce (lowercase hex)."""
+    """A fresh verdict nonce (lowercase hex).
+
+    Returns:
+        The nonce.
+    """
     return secrets.token_hex(NONCE_HEX // 2)
 
 
 def verdict_line(nonce: str, correct: bool) -> str:
-    """The protocol's verdict line."""
+    """The protocol's verdict line.
+
+    Args:
+        nonce: The prompt's nonce.
+        correct: The verdict.
+
+    Returns:
+        ``VERDICT <nonce>: CORRECT`` or ``... INCORRECT``.
+    """
     return f"{_KEYWORD} {nonce}: {'CORRECT' if correct else 'INCORRECT'}"
 
 
 def verdict_reply(nonce: str, correct: bool, *, reason: str = "") -> str:
-    """A well-formed reply: the reason (if any), then the verdict line."""
+    """A well-formed reply: the reason (if any), then the verdict line.
+
+    Args:
+        nonce: The prompt's nonce.
+        correct: The verdict.
+        reason: A short reason, written first.
+
+    Returns:
+        The reply text.
+
+    Example:
+        >>> from meclear_integrations.judges import verdict_reply
+        >>> print(verdict_reply("abc", True, reason="ok"))
+        ok
+        VERDICT abc: CORRECT
+    """
     line = verdict_line(nonce, correct)
     return f"{reason.strip()}\n{line}" if reason.strip() else line
 
 
 def verdict_instruction(nonce: str) -> str:
-    """The closing instruction of a free-text judge prompt (reason first, then the line)."""
+    """The closing instruction of a free-text judge prompt (reason first, then the line).
+
+    Args:
+        nonce: The prompt's nonce.
+
+    Returns:
+        The instruction text.
+    """
     return (
         "First give your reason in one or two sentences. "
         f"{_INSTRUCTION}, with CORRECT or INCORRECT:\n"

@@ -120,7 +120,15 @@ class TaskEvaluator(_TaskBase):
     """Sync evaluator; an async answer function is run on a private event loop per call."""
 
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
-        """One agent run and its judgement (also appended to ``records``)."""
+        """One agent run and its judgement (also appended to ``records``).
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The answer, the verdict and the coalition.
+        """
         check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
@@ -155,7 +163,15 @@ class AsyncTaskEvaluator(_TaskBase):
     """Coroutine evaluator; a sync answer function runs in a daemon worker thread."""
 
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
-        """One agent run and its judgement (also appended to ``records``)."""
+        """One agent run and its judgement (also appended to ``records``).
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The answer, the verdict and the coalition.
+        """
         check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
@@ -202,6 +218,35 @@ def task_evaluator(
     evaluator, for ``aclear``). ``judge_context`` chooses what the judge sees as context:
     the coalition the agent was given (default) or the full retrieved ``context``.
     A judge that requires a reference raises ``MissingReferenceError`` here when none is given.
+
+    Args:
+        answer: The task agent: coalition -> answer text (sync or coroutine function).
+        judge: The judge of each answer.
+        question: The query.
+        reference: The gold answer, when there is one.
+        asynchronous: Force the async (True) or sync (False) evaluator.
+        judge_context: ``"coalition"`` or ``"full"``.
+        context: The full retrieved context (needed by ``judge_context="full"``).
+
+    Returns:
+        A :class:`TaskEvaluator` or an :class:`AsyncTaskEvaluator`.
+
+    Raises:
+        MissingReferenceError: The judge requires a reference and none is given.
+        ConfigurationError: ``judge_context="full"`` without ``context``.
+
+    Example:
+        >>> from meclear_integrations.core import Memory
+        >>> from meclear_integrations.judges import ExactMatchJudge, task_evaluator
+        >>> memory = Memory(id="m1", content="John was in Italy in December 2023.")
+        >>> evaluate = task_evaluator(
+        ...     lambda coalition: "December 2023" if coalition else "I don't know",
+        ...     ExactMatchJudge(),
+        ...     question="Which month was John in Italy?",
+        ...     reference="December 2023",
+        ... )
+        >>> evaluate((memory,), 0), evaluate((), 0)
+        (1.0, 0.0)
     """
     use_async = _is_async(answer) if asynchronous is None else asynchronous
     cls = AsyncTaskEvaluator if use_async else TaskEvaluator
