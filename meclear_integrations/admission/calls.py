@@ -133,7 +133,13 @@ MAX_KEPT_CHARS = 100_000
 
 
 class CallRunner:
-    """Runs :class:`ModelCall` s against one model under one config, metering every attempt."""
+    """Runs :class:`ModelCall` s against one model under one config, metering every attempt.
+
+    Args:
+        model: The text model.
+        config: Retries, timeouts and output limits.
+        meter: Counts every attempt.
+    """
 
     def __init__(self, model: TextModel, config: AdmissionConfig, meter: CallMeter) -> None:
         self.model = model
@@ -186,7 +192,14 @@ class CallRunner:
         )
 
     def run(self, call: ModelCall) -> CallResult:
-        """Synchronous call with bounded retries."""
+        """Synchronous call with bounded retries.
+
+        Args:
+            call: The prompt and the parser of its reply.
+
+        Returns:
+            The parsed value, or the failure after every attempt.
+        """
         last: _AttemptFailed | None = None
         attempts = 0
         try:
@@ -216,7 +229,14 @@ class CallRunner:
         return self._failure(call, last, attempts)
 
     async def arun(self, call: ModelCall) -> CallResult:
-        """Async call with bounded retries."""
+        """Async call with bounded retries.
+
+        Args:
+            call: The prompt and the parser of its reply.
+
+        Returns:
+            The parsed value, or the failure after every attempt.
+        """
         last: _AttemptFailed | None = None
         attempts = 0
         try:

@@ -63,7 +63,19 @@ def _ratio(a: int, b: int) -> float:
 def admission_metrics(
     gold: Sequence[str], predicted: Sequence[str | None], reasons: Sequence[str]
 ) -> AdmissionMetrics:
-    """Metrics of ``predicted`` against ``gold`` (``None`` = no decision)."""
+    """Metrics of ``predicted`` against ``gold`` (``None`` = no decision).
+
+    Args:
+        gold: The gold decisions.
+        predicted: The predicted decisions.
+        reasons: The gold reason type of each case.
+
+    Returns:
+        Accuracy, balanced accuracy, macro-F1, per-class and per-reason recall.
+
+    Raises:
+        ConfigurationError: The sequences differ in length.
+    """
     if not (len(gold) == len(predicted) == len(reasons)):
         raise ConfigurationError("gold, predicted and reasons must have the same length")
     n = len(gold)

@@ -226,7 +226,17 @@ def parse_output(schema: type[T], output: Mapping[str, Any] | str) -> T:
 
 
 def parse_text_response(output: str) -> str:
-    """A free-text response: any non-blank string of at most :data:`MAX_OUTPUT_CHARS`."""
+    """A free-text response: any non-blank string of at most :data:`MAX_OUTPUT_CHARS`.
+
+    Args:
+        output: The model's reply.
+
+    Returns:
+        The reply.
+
+    Raises:
+        OutputParseError: The reply is blank or too long.
+    """
     if not isinstance(output, str) or not output.strip():
         raise OutputParseError("empty response")
     if len(output) > MAX_OUTPUT_CHARS:

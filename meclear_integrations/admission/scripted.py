@@ -172,7 +172,15 @@ def _has(text: str, cues: tuple[str, ...]) -> bool:
 
 
 def assess(candidate: str, context: str) -> Assessment:
-    """The scripted model's reading of ``candidate`` against the user's turns of ``context``."""
+    """The scripted model's reading of ``candidate`` against the user's turns of ``context``.
+
+    Args:
+        candidate: The candidate memory's text.
+        context: The historical context.
+
+    Returns:
+        The cues found: the problem, persistence and one-off evidence.
+    """
     sentences = _user_sentences(context)
     user_text = " ".join(sentences)
     mem = _tokens(candidate)
@@ -228,6 +236,10 @@ class ScriptedAdmissionModel:
 
     ``weak_first_draft`` makes about one candidate in ``weak_first_draft`` get a first risk
     probe with only hypothetical staleness, so the repair ladder runs (0 disables it).
+
+    Args:
+        weak_first_draft: About one candidate in this many gets a weak first risk probe (0
+            disables it).
     """
 
     def __init__(self, *, weak_first_draft: int = 8) -> None:

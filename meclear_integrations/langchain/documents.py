@@ -85,7 +85,21 @@ def annotate(
     key: str,
     policy: EdgeCasePolicy,
 ) -> list[Document]:
-    """The kept documents, original order, as new objects with metadata under ``key``."""
+    """The kept documents, original order, as new objects with metadata under ``key``.
+
+    Args:
+        documents: The retrieved documents.
+        ids: Their memory ids.
+        report: The engine's report.
+        key: The metadata key of the per-memory results.
+        policy: What to do when every document was cleared.
+
+    Returns:
+        The kept documents as new objects.
+
+    Raises:
+        ConfigurationError: ``ids`` and ``documents`` differ in length.
+    """
     if len(documents) != len(ids):
         raise ConfigurationError("one id per document is needed")
     return [_copy(documents[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]

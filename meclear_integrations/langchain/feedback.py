@@ -44,6 +44,20 @@ def langsmith_feedback(
     run id it recorded). ``session_id``: the LangSmith project (tracing session) of the
     run, which LangSmith asks for. ``client``: a ``langsmith.Client`` (default: one from
     the environment, ``LANGSMITH_API_KEY`` / ``LANGSMITH_ENDPOINT``).
+
+    Args:
+        ledger: The ``HarmLedger``.
+        run_id: The LangSmith run the user judged.
+        correct: Whether the answer was correct.
+        correction: The right answer, when the user gave one.
+        memory_ids: The memories the user blamed, if any.
+        comment: A free-text comment (redacted before it is sent).
+        key: The LangSmith feedback key.
+        session_id: The LangSmith project (tracing session) of the run.
+        client: A ``langsmith.Client`` (default: one from the environment).
+
+    Returns:
+        The ledger's feedback record.
     """
     feedback_id = uuid.uuid4()
     record = ledger.feedback(

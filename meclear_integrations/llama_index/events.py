@@ -205,7 +205,16 @@ _ENDS: dict[str, type[MeClearStageEndEvent]] = {
 def stage_events(
     event: StageEvent, *, query_id: str | None, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> MeClearStageEvent:
-    """The typed event for an engine stage event (``error`` phase -> end event with error)."""
+    """The typed event for an engine stage event (``error`` phase -> end event with error).
+
+    Args:
+        event: The engine's stage event.
+        query_id: The id of the clearance (the postprocessor's span).
+        max_bytes: The size cap of the payload's JSON.
+
+    Returns:
+        The start or end event of the stage.
+    """
     payload = stage_event_payload(event, query_id=query_id, max_bytes=max_bytes)
     if event.phase == "start":
         return _STARTS[event.stage](stage=event.stage, query_id=query_id, payload=payload)
@@ -224,7 +233,11 @@ def stage_events(
 
 
 class StageTracker:
-    """Remembers open stages so an aborted clearance can close each with an end event."""
+    """Remembers open stages so an aborted clearance can close each with an end event.
+
+    Args:
+        query_id: The id of the clearance.
+    """
 
     def __init__(self, query_id: str | None) -> None:
         self.query_id = query_id
@@ -232,14 +245,25 @@ class StageTracker:
         """Stages started and not yet ended, in start order."""
 
     def see(self, event: MeClearStageEvent) -> None:
-        """Record ``event``."""
+        """Record ``event``.
+
+        Args:
+            event: An event just emitted.
+        """
         if isinstance(event, MeClearStageStartEvent):
             self.open.append(event.stage)
         elif event.stage in self.open:
             self.open.remove(event.stage)
 
     def closing(self, error: BaseException) -> list[MeClearStageEndEvent]:
-        """End events (innermost first) for every stage still open, carrying ``error``."""
+        """End events (innermost first) for every stage still open, carrying ``error``.
+
+        Args:
+            error: Why the clearance was aborted.
+
+        Returns:
+            The end events to emit.
+        """
         text = redact(f"{type(error).__name__}: {error}")[:500]
         events = []
         for stage in reversed(self.open):
@@ -255,10 +279,28 @@ class StageTracker:
     def start(
         stage: Stage, query_id: str | None, payload: dict[str, Any]
     ) -> MeClearStageStartEvent:
-        """A start event built outside the engine (e.g. the empty-retrieval skip)."""
+        """A start event built outside the engine (e.g. the empty-retrieval skip).
+
+        Args:
+            stage: The stage.
+            query_id: The id of the clearance.
+            payload: The event's payload.
+
+        Returns:
+            The start event.
+        """
         return _STARTS[stage](stage=stage, query_id=query_id, payload=payload)
 
     @staticmethod
     def end(stage: Stage, query_id: str | None, payload: dict[str, Any]) -> MeClearStageEndEvent:
-        """An end event built outside the engine."""
+        """An end event built outside the engine.
+
+        Args:
+            stage: The stage.
+            query_id: The id of the clearance.
+            payload: The event's payload.
+
+        Returns:
+            The end event.
+        """
         return _ENDS[stage](stage=stage, query_id=query_id, payload=payload)

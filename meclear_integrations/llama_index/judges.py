@@ -74,6 +74,18 @@ def resolve_judge(judge: Any, llm: LLM | None, reference: str | None) -> Judge:
     ``score`` / ``ascore``), a LlamaIndex ``LLM``, a plain or coroutine function
     (:class:`~meclear_integrations.judges.CallableJudge`), or None (then ``llm``). An LLM
     becomes a reference judge when the query has a reference, reference-free otherwise.
+
+    Args:
+        judge: A judge, a LlamaIndex ``LLM``, a function, or None.
+        llm: The component's LLM, used when ``judge`` is None.
+        reference: The query's reference answer, if any.
+
+    Returns:
+        The judge.
+
+    Raises:
+        ConfigurationError: Neither ``judge`` nor ``llm`` is given.
+        ConfigurationTypeError: ``judge`` is none of the accepted kinds.
     """
     if judge is None:
         judge = llm

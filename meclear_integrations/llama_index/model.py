@@ -53,6 +53,13 @@ def has_native_async(llm: LLM, *, chat: bool) -> bool:
     """Whether the LLM's ``acomplete`` (``achat`` for chat) is natively async.
 
     False when it is ``CustomLLM``'s default, which runs the sync method on the event loop.
+
+    Args:
+        llm: The LlamaIndex LLM.
+        chat: Whether the chat methods are used.
+
+    Returns:
+        True when awaiting it never blocks the loop.
     """
     name = "achat" if chat else "acomplete"
     # the class that defines it (LlamaIndex wraps methods, so identity cannot be compared)

@@ -102,7 +102,21 @@ def annotate(
     key: str,
     policy: EdgeCasePolicy,
 ) -> list[NodeWithScore]:
-    """The kept nodes, original order, as new objects with metadata under ``key``."""
+    """The kept nodes, original order, as new objects with metadata under ``key``.
+
+    Args:
+        nodes: The retrieved nodes.
+        ids: Their memory ids.
+        report: The engine's report.
+        key: The metadata key of the per-memory results.
+        policy: What to do when every node was cleared.
+
+    Returns:
+        The kept nodes as new objects.
+
+    Raises:
+        ConfigurationError: ``ids`` and ``nodes`` differ in length.
+    """
     if len(nodes) != len(ids):
         raise ConfigurationError("one id per node is needed")
     return [_copy(nodes[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]

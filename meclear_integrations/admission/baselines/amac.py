@@ -33,7 +33,18 @@ DEFAULT_TYPE_PRIORS: Mapping[str, float] = {
 
 
 class AMACBaseline(FeatureBaseline):
-    """Five-feature linear admission with the published policy weights."""
+    """Five-feature linear admission with the published policy weights.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        weights: The weights of utility, confidence, novelty, recency and type prior.
+        threshold: The admission threshold of the weighted score.
+        type_priors: Content type -> prior.
+        existing_memories: The memories already stored (for novelty).
+        age_hours: The candidate's age.
+        half_life_hours: The recency half-life.
+        config: Retries and limits of the model call.
+    """
 
     name = "a-mac"
     schema = AMACFeatures

@@ -20,7 +20,16 @@ __all__ = ["AMEMBaseline"]
 
 
 class AMEMBaseline(FeatureBaseline):
-    """Normalised importance plus novelty."""
+    """Normalised importance plus novelty.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        importance_weight: The weight of the normalised importance.
+        novelty_weight: The weight of lexical novelty.
+        threshold: The admission threshold of the weighted score.
+        existing_memories: The memories already stored (for novelty).
+        config: Retries and limits of the model call.
+    """
 
     name = "a-mem"
     schema = AMEMFeatures

@@ -22,7 +22,16 @@ __all__ = ["MemoryBankBaseline"]
 
 
 class MemoryBankBaseline(FeatureBaseline):
-    """Recency, relevance and importance."""
+    """Recency, relevance and importance.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        weights: The weights of recency, relevance and importance.
+        threshold: The admission threshold of the weighted score.
+        age_hours: The candidate's age.
+        half_life_hours: The recency half-life.
+        config: Retries and limits of the model call.
+    """
 
     name = "memorybank"
     schema = MemoryBankFeatures
