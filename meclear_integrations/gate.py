@@ -6,7 +6,7 @@
     if not plan.run:
         report = gate.skipped(plan)                   # no model call, context unchanged
     else:
-        report = engine.clear(memories, evaluate, prior_harmful=plan.prior_ids)  # plan.config
+        report = engine.clear(memories, evaluate, prior_harmful=plan.prior)  # plan.config
     outcome = gate.finish(plan, report, success_signal=...)  # budget fit, ledger record
 
 - The trigger (``meclear_integrations.triggers``) decides before any model call; a policy
@@ -15,7 +15,9 @@
 - With a ledger, the memories it verified harmful before (and not restored since) are the
   engine's prior candidate: a repeat clearance costs the baseline's trials and one
   candidate's verification (6 evaluator calls at the defaults) instead of a cold
-  run. The engine verifies it; the ledger's belief is never applied unverified.
+  run, plus one put-back test for each member whose own harm was never proven (once per
+  memory; see ``core.prior`` and ``ledger.proof``). The engine verifies it; the ledger's
+  belief is never applied unverified.
 - A decision carrying a token budget is enforced after clearance (``fit_to_budget``).
 - Every decision, skips included, is appended to the ledger. A ledger that fails at run
   time (connection lost) never fails the query: the run goes on without the shortcut or
@@ -33,6 +35,7 @@ from typing import Any, Protocol
 
 from .core.config import ClearanceConfig
 from .core.memory import Memory
+from .core.prior import PriorCandidate
 from .core.redaction import redact
 from .core.report import ClearanceReport
 from .hashing import query_hash
@@ -52,6 +55,9 @@ class LedgerLike(Protocol):
     def query_id(self, query: str) -> str: ...
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]: ...
 
+    # A ledger may also offer ``prior_candidate(context) -> PriorCandidate`` (ids and the
+    # members to put back); the gate uses it when present, else ``prior_harmful``.
+
     @property
     def record(self) -> Callable[..., Any]:
         """``record(report, *, query, context, origin, trigger, trigger_reason, extra,
@@ -70,12 +76,20 @@ class GatePlan:
     """The engine configuration to run with (the decision's early-exit wish applied)."""
     prior_ids: tuple[str, ...] = ()
     """The ledger's prior candidate (memories of this context verified harmful before)."""
+    prior_unproven: tuple[str, ...] = ()
+    """Members of ``prior_ids`` whose own harm was never proven (the engine puts them back
+    one at a time; ``core.prior``)."""
     notes: dict[str, str] = field(default_factory=dict)
     """What went wrong on the side (a trigger or ledger failure), redacted."""
 
     @property
     def run(self) -> bool:
         return self.decision.run
+
+    @property
+    def prior(self) -> PriorCandidate:
+        """What to pass to the engine as ``prior_harmful``."""
+        return PriorCandidate(ids=self.prior_ids, unproven=self.prior_unproven)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +182,11 @@ class ClearanceGate:
             decision = self.trigger.decide(context)
         except Exception as exc:
             decision = self._trigger_failed(exc, notes)
-        prior = self._prior(context.memories, notes) if decision.run and context.memories else ()
+        prior = (
+            self._prior(context.memories, notes)
+            if decision.run and context.memories
+            else PriorCandidate()
+        )
         return self._plan(context, decision, config, prior, notes)
 
     async def aplan(
@@ -181,7 +199,7 @@ class ClearanceGate:
             decision = await self.trigger.adecide(context)
         except Exception as exc:
             decision = self._trigger_failed(exc, notes)
-        prior: tuple[str, ...] = ()
+        prior = PriorCandidate()
         if decision.run and context.memories and self.ledger is not None and self.shortcut:
             prior = await asyncio.to_thread(self._prior, context.memories, notes)
         return self._plan(context, decision, config, prior, notes)
@@ -196,22 +214,25 @@ class ClearanceGate:
         )
         return TriggerDecision(run=True, policy=self.trigger.name, reason="trigger_error")
 
-    def _prior(self, memories: Sequence[Memory], notes: dict[str, str]) -> tuple[str, ...]:
+    def _prior(self, memories: Sequence[Memory], notes: dict[str, str]) -> PriorCandidate:
         if self.ledger is None or not self.shortcut:
-            return ()
+            return PriorCandidate()
         try:
-            return tuple(self.ledger.prior_harmful(memories))
+            candidate = getattr(self.ledger, "prior_candidate", None)
+            if candidate is not None:
+                return PriorCandidate.of(candidate(memories))
+            return PriorCandidate.of(self.ledger.prior_harmful(memories))
         except Exception as exc:
             notes["ledger"] = f"prior lookup failed, cold clearance: {_failure(exc)}"
             logger.warning("MeClear ledger lookup failed; clearing cold: %s", _failure(exc))
-            return ()
+            return PriorCandidate()
 
     @staticmethod
     def _plan(
         context: TriggerContext,
         decision: TriggerDecision,
         config: ClearanceConfig,
-        prior: tuple[str, ...],
+        prior: PriorCandidate,
         notes: dict[str, str],
     ) -> GatePlan:
         wish = decision.early_exit
@@ -223,7 +244,8 @@ class ClearanceGate:
             memories=context.memories,
             decision=decision,
             config=config,
-            prior_ids=prior,
+            prior_ids=prior.ids,
+            prior_unproven=prior.unproven,
             notes=notes,
         )
 

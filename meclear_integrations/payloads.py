@@ -59,6 +59,7 @@ from pydantic import BaseModel, ConfigDict
 from .core.events import StageEvent
 from .core.redaction import redact, redact_payload
 from .core.report import ClearanceReport
+from .core.text import utf8_safe
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
@@ -103,7 +104,7 @@ def event_name(stage: str) -> str:
 
 def content_memory_id(text: str) -> str:
     """A stable id from the text: ``mc-`` + the first 16 hex digits of its SHA-256."""
-    return "mc-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return "mc-" + hashlib.sha256(utf8_safe(text).encode("utf-8")).hexdigest()[:16]
 
 
 def assign_memory_ids(items: Iterable[tuple[str | None, str]]) -> list[str]:
@@ -111,7 +112,7 @@ def assign_memory_ids(items: Iterable[tuple[str | None, str]]) -> list[str]:
     seen: Counter[str] = Counter()
     ids: list[str] = []
     for own, text in items:
-        base = own if own else content_memory_id(text)
+        base = utf8_safe(own) if own else content_memory_id(text)  # as Memory stores it
         seen[base] += 1
         ids.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
     taken = set()

@@ -248,7 +248,7 @@ class _Runner:
         evaluator = _evaluator(query, self.judge, self.temperature, query.case.reference)
         if plan.run:
             engine = MeClearEngine(plan.config)
-            report = engine.clear(context, evaluator, prior_harmful=plan.prior_ids)
+            report = engine.clear(context, evaluator, prior_harmful=plan.prior)
         else:
             report = gate.skipped(plan)
         calls = evaluator.model_calls

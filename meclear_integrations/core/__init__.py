@@ -38,6 +38,7 @@ from .evaluation import Evaluator
 from .events import StageEvent, StageListener
 from .faults import is_transient, retry_after, sanitize
 from .memory import Memory, freeze_context
+from .prior import PriorCandidate
 from .redaction import REDACTED, redact, redact_payload
 from .report import (
     ClearanceCandidate,
@@ -84,6 +85,7 @@ __all__ = [
     "MemoryAttribution",
     "PairInteraction",
     "PresetName",
+    "PriorCandidate",
     "RedactedError",
     "RetryPolicy",
     "RunBudget",

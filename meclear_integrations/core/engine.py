@@ -76,7 +76,7 @@ from .interactions import (
     sampled_interactions,
 )
 from .memory import Memory, freeze_context
-from .prior import prior_positions
+from .prior import PriorCandidate, prior_positions
 from .redaction import redact
 from .report import (
     CandidateFamily,
@@ -110,6 +110,18 @@ class _Emit:
 
 
 _Step = _Evaluate | _Emit
+
+
+@dataclass(frozen=True, slots=True)
+class _PriorTry:
+    """One prior candidate or put-back test verified: the positions it clears, its
+    verdict."""
+
+    cleared: list[int]
+    recovered: bool
+    admissible: bool
+
+
 _Algorithm = Generator[_Step, None, ClearanceReport]
 
 _FAILS_OPEN = (EvaluatorError, BudgetExceededError, TooManyMemoriesError, EstimatorError)
@@ -244,14 +256,16 @@ class MeClearEngine:
         memories: Iterable[Memory],
         evaluate: Evaluator,
         *,
-        prior_harmful: Iterable[str] = (),
+        prior_harmful: Iterable[str] | PriorCandidate = (),
     ) -> ClearanceReport:
         """Run Algorithm 1 synchronously; a coroutine evaluator is run on a private loop.
 
-        ``prior_harmful``: ids of memories verified harmful before (see ``core.prior``);
-        those in this context are verified first as one candidate."""
+        ``prior_harmful``: ids of memories verified harmful before, or a
+        :class:`~meclear_integrations.core.prior.PriorCandidate` that also names the
+        members to put back (see ``core.prior``); those in this context are verified
+        first as one candidate."""
         context = freeze_context(memories)
-        prior = tuple(prior_harmful)
+        prior = PriorCandidate.of(prior_harmful)
         if is_async_evaluator(evaluate):
             try:
                 asyncio.get_running_loop()
@@ -294,12 +308,12 @@ class MeClearEngine:
         memories: Iterable[Memory],
         evaluate: Evaluator,
         *,
-        prior_harmful: Iterable[str] = (),
+        prior_harmful: Iterable[str] | PriorCandidate = (),
     ) -> ClearanceReport:
         """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently.
         ``prior_harmful`` as in :meth:`clear`."""
         context = freeze_context(memories)
-        game, run, algorithm = self._start(context, tuple(prior_harmful))
+        game, run, algorithm = self._start(context, PriorCandidate.of(prior_harmful))
         with start_trace(self.tracing, context, self.config) as trace:
             evaluate = trace.evaluator(evaluate)
             failure: BaseException | None = None
@@ -358,11 +372,14 @@ class MeClearEngine:
         )
 
     def _start(
-        self, context: tuple[Memory, ...], prior: tuple[str, ...] = ()
+        self, context: tuple[Memory, ...], prior: PriorCandidate | None = None
     ) -> tuple[CoalitionGame, _Run, _Algorithm]:
         game = CoalitionGame(context=context, trials=self.config.trials)
         run = self._new_run()
-        return game, run, self._algorithm(game, run, prior_positions(context, prior))
+        prior = prior if prior is not None else PriorCandidate()
+        positions = prior_positions(context, prior.ids)
+        unproven = [i for i in prior_positions(context, prior.unproven) if i in positions]
+        return game, run, self._algorithm(game, run, positions, unproven)
 
     # ------------------------------------------------------------------ failures
     def _fails_open(self, exc: BaseException) -> bool:
@@ -450,14 +467,18 @@ class MeClearEngine:
         )
 
     # ------------------------------------------------------------------ algorithm
-    def _algorithm(self, game: CoalitionGame, run: _Run, prior: list[int]) -> _Algorithm:
-        report = yield from self._attribute_and_clear(game, run, prior)
+    def _algorithm(
+        self, game: CoalitionGame, run: _Run, prior: list[int], unproven: list[int]
+    ) -> _Algorithm:
+        report = yield from self._attribute_and_clear(game, run, prior, unproven)
         if prior:
             tried = [game.context[i].id for i in prior]
             report = report.model_copy(update={"prior_ids": tried})
         return report
 
-    def _attribute_and_clear(self, game: CoalitionGame, run: _Run, prior: list[int]) -> _Algorithm:
+    def _attribute_and_clear(
+        self, game: CoalitionGame, run: _Run, prior: list[int], unproven: list[int]
+    ) -> _Algorithm:
         cfg = self.config
         k = game.k
         if k == 0:
@@ -483,7 +504,8 @@ class MeClearEngine:
         # early_exit the baseline goes first alone; with one_batch the attribution (and
         # interaction) coalitions join the LOO batch.
         yield _Emit(StageEvent(stage="screening", phase="start", payload={"k": k}))
-        exited = shortcut = False
+        exited = False
+        shortcut: list[_PriorTry] | None = None
         try:
             if k > cfg.max_memories:
                 raise TooManyMemoriesError(
@@ -493,8 +515,8 @@ class MeClearEngine:
             if cfg.early_exit:
                 exited = yield from self._exit_test(game)
             if prior and not exited:  # the prior candidate, verified before attribution
-                shortcut = yield from self._prior_test(game, prior)
-            if not exited and not shortcut:
+                shortcut = yield from self._prior_search(game, prior, unproven)
+            if not exited and shortcut is None:
                 estimator = self._noise_aware(estimator, game)
                 memory_loo = getattr(estimator, "memory_loo", True)
                 loo = loo_coalitions(k)[1:] if memory_loo else []
@@ -519,8 +541,8 @@ class MeClearEngine:
         baseline = game.value(everything)
         if exited:
             return (yield from self._early_exit(game, baseline, run))
-        if shortcut:
-            return (yield from self._prior_clearance(game, prior, run))
+        if shortcut is not None:
+            return (yield from self._prior_clearance(game, shortcut, run))
         yield _Emit(
             StageEvent(
                 stage="screening",
@@ -996,26 +1018,55 @@ class MeClearEngine:
             and game.value(everything) >= 1.0 - GAIN_TIE_TOLERANCE
         )
 
-    def _prior_test(self, game: CoalitionGame, prior: list[int]) -> Generator[_Step, None, bool]:
-        """Verify the prior candidate M minus C against M (Eq. 18-19) under the run's rule;
-        True when it is admissible."""
+    def _prior_search(
+        self, game: CoalitionGame, prior: list[int], unproven: list[int]
+    ) -> Generator[_Step, None, list[_PriorTry] | None]:
+        """Verify the prior candidate, then test each unproven member by putting it back
+        (``core.prior``): the candidate first, then one test per member; None when the
+        candidate itself is not admissible."""
+        tried = [_PriorTry(list(prior), *(yield from self._prior_verify(game, prior)))]
+        if not tried[0].admissible:
+            return None
+        if len(prior) < 2:
+            return tried  # a single member's own contribution is the candidate's verdict
+        for u in unproven:
+            rest = [i for i in prior if i != u]
+            tried.append(_PriorTry(rest, *(yield from self._prior_verify(game, rest, True))))
+        if len(tried) > 1 and not (yield from self._prior_verify(game, prior))[1]:
+            return None  # the tests' trials of M overturned the candidate's gain
+        return tried
+
+    def _prior_verify(
+        self, game: CoalitionGame, cleared: list[int], trials_first: bool = False
+    ) -> Generator[_Step, None, tuple[bool, bool]]:
+        """Verify M minus ``cleared`` against M (Eq. 18-19) under the run's rule:
+        (recovered, admissible). ``trials_first``: T trials before the rule's first ask
+        (a put-back that fails is settled there; one that passes goes on to the rule's
+        recovery test)."""
         cfg = self.config
         everything = game.full
-        coalition = candidate_coalition(game.k, prior)
+        coalition = candidate_coalition(game.k, cleared)
         if cfg.verification == "sequential":
             rule = verifier(cfg)
+            if trials_first and game.trials_of(coalition) < cfg.trials:
+                yield _Evaluate([(coalition, cfg.trials)])
             while plan := rule.plan(game, [everything, coalition]):
                 yield _Evaluate(plan)
-            return rule.select(game, [everything, coalition]).selected == 1
+            selection = rule.select(game, [everything, coalition])
+            return selection.recovered[1], selection.selected == 1
         yield _Evaluate(_want(([everything, coalition], cfg.trials)))
-        return select_candidate(game, [[], prior], cfg.success_threshold)[0] == 1
+        _, _, recovered, admissible = select_candidate(game, [[], cleared], cfg.success_threshold)
+        return recovered[1], admissible[1]
 
-    def _prior_clearance(self, game: CoalitionGame, prior: list[int], run: _Run) -> _Algorithm:
-        """The prior candidate verified (Eq. 18-19): it is the clearance; no attribution."""
+    def _prior_clearance(
+        self, game: CoalitionGame, tried: list[_PriorTry], run: _Run
+    ) -> _Algorithm:
+        """The prior candidate verified (Eq. 18-19) is the clearance; no attribution. Its
+        put-back tests follow it in ``candidates``."""
         cfg = self.config
         ids = [m.id for m in game.context]
         baseline = game.value(game.full)
-        coalition = candidate_coalition(game.k, prior)
+        union = tried[0].cleared
         yield _Emit(
             StageEvent(
                 stage="screening",
@@ -1024,7 +1075,7 @@ class MeClearEngine:
                     "baseline_value": baseline,
                     "baseline_recovered": False,
                     "early_exit": False,
-                    "prior_ids": [ids[i] for i in prior],
+                    "prior_ids": [ids[i] for i in union],
                     "loo": {},
                 },
             )
@@ -1033,40 +1084,48 @@ class MeClearEngine:
             StageEvent(
                 stage="clearance",
                 phase="start",
-                payload={"candidates": [[], [ids[i] for i in prior]], "search": "prior"},
+                payload={
+                    "candidates": [[]] + [[ids[i] for i in t.cleared] for t in tried],
+                    "search": "prior",
+                },
             )
         )
-        cleared = set(prior)
-        value = game.value(coalition)
+        cleared = set(union)
+        candidates = [
+            ClearanceCandidate(
+                size=0,
+                memory_ids=[],
+                value=baseline,
+                gain=0.0,
+                recovered=False,
+                admissible=True,
+                trials=game.trials_of(game.full),
+                family="nested",
+            )
+        ]
+        for t in tried:
+            coalition = candidate_coalition(game.k, t.cleared)
+            value = game.value(coalition)
+            candidates.append(
+                ClearanceCandidate(
+                    size=len(t.cleared),
+                    memory_ids=[ids[i] for i in t.cleared],
+                    value=value,
+                    gain=value - baseline,
+                    recovered=t.recovered,
+                    admissible=t.admissible,
+                    trials=game.trials_of(coalition),
+                    family="prior",
+                )
+            )
         report = ClearanceReport(
             baseline_value=baseline,
-            final_value=value,
+            final_value=candidates[1].value,
             recovered=True,
             kept=[m for i, m in enumerate(game.context) if i not in cleared],
             cleared=[m for i, m in enumerate(game.context) if i in cleared],
             attributions=[],
-            candidates=[
-                ClearanceCandidate(
-                    size=0,
-                    memory_ids=[],
-                    value=baseline,
-                    gain=0.0,
-                    recovered=False,
-                    admissible=True,
-                    trials=game.trials_of(game.full),
-                    family="nested",
-                ),
-                ClearanceCandidate(
-                    size=len(prior),
-                    memory_ids=[ids[i] for i in prior],
-                    value=value,
-                    gain=value - baseline,
-                    recovered=True,
-                    admissible=True,
-                    trials=game.trials_of(coalition),
-                    family="prior",
-                ),
-            ],
+            candidates=candidates,
             cost=self._cost(game, run),
             config=cfg,
             clearance_search="prior",

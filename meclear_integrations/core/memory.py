@@ -6,10 +6,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 from pydantic_core import to_jsonable_python
 
 from .errors import ConfigurationError, DuplicateMemoryError
+from .text import utf8_safe
 
 __all__ = ["Memory", "freeze_context", "json_safe"]
 
@@ -28,6 +29,13 @@ class Memory(BaseModel):
     """Auxiliary information xi_i (timestamp, source, provenance...). Any values are
     accepted; in JSON (``model_dump_json``, reports) a value JSON cannot hold is written as
     its ``str()`` (:func:`json_safe`), so a report serialises whatever metadata it carries."""
+
+    @field_validator("id", "content", mode="before")
+    @classmethod
+    def _utf8_safe(cls, value: object) -> object:
+        """A lone surrogate (text no UTF-8 channel, provider, database or trace can carry)
+        is kept as its backslash escape, so hostile text serialises at every exit."""
+        return utf8_safe(value) if isinstance(value, str) else value
 
     @field_serializer("metadata", when_used="json")
     def _json_metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
@@ -51,10 +59,22 @@ def json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         try:
-            out[key] = to_jsonable_python(value, fallback=_text_of)
+            safe = to_jsonable_python(value, fallback=_text_of)
         except Exception:  # a cycle or a nesting pydantic refuses
-            out[key] = _text_of(value)
+            safe = _text_of(value)
+        out[utf8_safe(str(key))] = _utf8_safe_tree(safe)
     return out
+
+
+def _utf8_safe_tree(value: Any) -> Any:
+    """JSON-ready ``value`` with every string (keys included) made UTF-8 safe."""
+    if isinstance(value, str):
+        return utf8_safe(value)
+    if isinstance(value, dict):
+        return {utf8_safe(str(k)): _utf8_safe_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_utf8_safe_tree(v) for v in value]
+    return value
 
 
 def freeze_context(memories: Iterable[Memory]) -> tuple[Memory, ...]:

@@ -9,6 +9,22 @@ attribution is skipped (``report.clearance_search == "prior"``, attributions emp
 Otherwise Algorithm 1 runs as usual on the same coalition cache, so the attempt costs at
 most the candidate's verification trials more than a cold run.
 
+A verified union says that removing C_p recovers this query, not that every member had to
+go: a memory cleared together with others for an earlier query may be background here, and
+a caller that counted the union as evidence against each member would pile up evidence
+against memories that only rode along. A :class:`PriorCandidate` therefore names the
+members whose own contribution the caller has not established yet (``unproven``). Once
+C_p verifies, each of them present is *put back* in turn: the context M minus (C_p minus
+{u}) is verified the same way (T trials first, which settle a failing context, then what
+the rule asks). Its verdict is recorded after C_p in ``report.candidates``: a put-back that
+does not verifiably recover shows that u's own removal was needed; one that recovers shows
+this query did not need it. The tests are evidence, not a new choice: the clearance stays
+C_p, which verified as a whole (a smaller context that passes the recovery test on a few
+trials is not shown to answer as reliably under a sampled agent or a noisy judge), unless
+the tests' extra trials of the full context overturn C_p's gain, in which case Algorithm 1
+runs. Each test costs one context's verification; a caller that remembers the verdicts
+pays it once per memory.
+
 The engine never trusts a prior: an id is only a candidate to verify. Which memories to
 offer (and which never to offer, e.g. memories a person restored) is the caller's policy.
 """
@@ -17,9 +33,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from .memory import Memory
 
-__all__ = ["prior_positions"]
+__all__ = ["PriorCandidate", "prior_positions"]
+
+
+class PriorCandidate(BaseModel):
+    """What a caller offers as the prior candidate (module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ids: tuple[str, ...] = ()
+    """Memories verified harmful before; those in the context form one candidate."""
+    unproven: tuple[str, ...] = Field(default=())
+    """Members of ``ids`` whose own contribution the caller has not established: each is
+    put back once the candidate verifies, as a test recorded in the report."""
+
+    @classmethod
+    def of(cls, prior: Iterable[str] | PriorCandidate) -> PriorCandidate:
+        """``prior`` as a candidate (plain ids: every member counts as proven)."""
+        if isinstance(prior, PriorCandidate):
+            return prior
+        return cls(ids=tuple(str(i) for i in prior))
 
 
 def prior_positions(context: Sequence[Memory], prior_harmful: Iterable[str]) -> list[int]:

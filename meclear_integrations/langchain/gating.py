@@ -21,6 +21,7 @@ from langchain_core.callbacks import (
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
 
+from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
 from ..gate import ClearanceGate, GateOutcome, GatePlan
 from ..gating import model_name, skipped_metadata, with_outcome
@@ -165,6 +166,6 @@ class GatedClearance:
         return self._with_outcome(kept, outcome)
 
 
-def prior_of(plan: GatePlan | None) -> tuple[str, ...]:
+def prior_of(plan: GatePlan | None) -> PriorCandidate:
     """The ledger's prior candidate of a gated query (none without a gate)."""
-    return plan.prior_ids if plan is not None else ()
+    return plan.prior if plan is not None else PriorCandidate()

@@ -31,6 +31,7 @@ from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
 from ..core.memory import Memory
+from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
 from ..hashing import content_hash, query_hash
 from . import schema as t
@@ -42,6 +43,7 @@ from .database import (
     write_transaction,
 )
 from .migrations import check_version, migrate
+from .proof import load_harm_facts
 from .records import (
     CandidateRecord,
     FeedbackRecord,
@@ -221,17 +223,41 @@ class HarmLedger:
         return await asyncio.to_thread(lambda: self.record(report, **kwargs))
 
     # ------------------------------------------------------------------ prior candidates
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
-        """Ids of the context's memories that a verified clearance removed before (same id
-        and same text) and that were not restored since, in retrieval order.
+    def prior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
+        """The engine's prior candidate for ``context`` (``core.prior``): the memories that
+        a verified clearance removed before (same id and same text) and that were not
+        restored since, in retrieval order; ``unproven``: those whose own contribution no
+        verified run has tested yet (neither proven nor acquitted, see ``proof``), which
+        the engine puts back once to find out.
 
         A restored memory is offered again only after new verified evidence: a clearance
         recorded after the restore that removed it (the shortcut itself never offers it).
         """
-        return self._verified_harmful({m.id: content_hash(m.content) for m in context})
+        hashes = {m.id: content_hash(m.content) for m in context}
+        if not hashes:
+            return PriorCandidate()
+        with read_transaction(self.engine) as conn:
+            restored: dict[str, datetime] = {}
+            for chunk in _chunks(list(hashes)):
+                restored.update(self._restores(conn, chunk))
+            facts = load_harm_facts(conn, self.namespace, list(hashes), restored)
+        known = {i: facts[(i, h)] for i, h in hashes.items() if (i, h) in facts}
+        return PriorCandidate(
+            ids=tuple(known), unproven=tuple(i for i, f in known.items() if not f.tested)
+        )
+
+    async def aprior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
+        """:meth:`prior_candidate` in a worker thread."""
+        return await asyncio.to_thread(self.prior_candidate, list(context))
+
+    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """Ids of :meth:`prior_candidate` (the context's memories verified harmful before
+        and offered to the engine), in retrieval order."""
+        return list(self.prior_candidate(context).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
-        """:meth:`prior_harmful` over ``{memory id: content hash}``."""
+        """Ids of ``{memory id: content hash}`` that a verified clearance removed (same
+        text) after their last restore."""
         if not hashes:
             return []
         ids = list(hashes)
@@ -571,7 +597,10 @@ class HarmLedger:
     # ------------------------------------------------------------------ review
     def evidence(self) -> list[QueryEvidence]:
         """Per memory, content hash and distinct query: the latest verified evidence since
-        the memory's last restore (``review``)."""
+        the memory's last restore (``review``). A clearance counts against a memory when
+        the memory was attributed in it (a full run) or its own removal was proven in some
+        verified run (``proof``); a guided clearance that only carried it along with
+        others does not."""
         r, m, e = t.runs, t.run_memories, t.memory_events
         restored = (
             select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
@@ -580,6 +609,7 @@ class HarmLedger:
             .subquery()
         )
         harmful = m.c.cleared.is_(True)
+        attributed = and_(harmful, r.c.mode == "full")
         beneficial = and_(
             m.c.cleared.is_(False),
             m.c.shapley_lo > 0.0,
@@ -597,6 +627,8 @@ class HarmLedger:
                 ),
                 func.count(case((and_(harmful, m.c.shapley.is_not(None)), 1))).label("psi_n"),
                 func.max(case((harmful, r.c.run_id))).label("run_id"),
+                func.max(case((attributed, r.c.created_at))).label("attributed_at"),
+                func.max(case((attributed, r.c.run_id))).label("attributed_run_id"),
             )
             .join(r, m.c.run_pk == r.c.id)
             .outerjoin(restored, restored.c.memory_id == m.c.memory_id)
@@ -611,7 +643,15 @@ class HarmLedger:
         )
         with read_transaction(self.engine) as conn:
             rows = conn.execute(query).all()
-        return [_evidence(row) for row in rows]
+            restores = conn.execute(
+                select(e.c.memory_id, func.max(e.c.created_at))
+                .where(e.c.namespace == self.namespace, e.c.event == "restored")
+                .group_by(e.c.memory_id)
+            )
+            since = {memory_id: _utc(at) for memory_id, at in restores}
+            facts = load_harm_facts(conn, self.namespace, None, since)
+        proven = {key for key, f in facts.items() if f.proven_at is not None}
+        return [_evidence(row, proven) for row in rows]
 
     def review(
         self,
@@ -701,8 +741,12 @@ def _inserted_key(result: Any) -> int:
     return int(key[0])
 
 
-def _evidence(row: Row[Any]) -> QueryEvidence:
-    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id = tuple(row)
+def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
+    """One row of :meth:`HarmLedger.evidence`: every verified clearance of a proven memory
+    counts, otherwise only those of full runs (attribution)."""
+    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = row
+    if (memory_id, digest) not in proven:
+        harmful_at, run_id = full
     return QueryEvidence(
         memory_id=memory_id,
         content_hash=digest,

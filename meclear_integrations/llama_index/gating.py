@@ -15,6 +15,7 @@ from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
+from ..core.prior import PriorCandidate
 from ..gate import ClearanceGate, GateOutcome, GatePlan
 from ..gating import model_name, skipped_metadata, with_outcome
 from .events import MeClearStageEvent, StageTracker
@@ -23,9 +24,9 @@ from .nodes import _copy as copy_node
 __all__ = ["GatedPostprocessing", "prior_of"]
 
 
-def prior_of(plan: GatePlan | None) -> tuple[str, ...]:
+def prior_of(plan: GatePlan | None) -> PriorCandidate:
     """The ledger's prior candidate of a gated query (none without a gate)."""
-    return plan.prior_ids if plan is not None else ()
+    return plan.prior if plan is not None else PriorCandidate()
 
 
 class GatedPostprocessing:

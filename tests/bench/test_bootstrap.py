@@ -73,4 +73,6 @@ def test_two_thousand_replicates_are_fast() -> None:
     boot = ClusterBootstrap(clusters, queries, replicates=2000)
     for _ in range(10):
         boot.interval(np.ones(n), np.ones(n))
-    assert time.perf_counter() - t0 < 3.0
+    # vectorised: well under a second idle; a per-replicate Python loop takes tens of
+    # seconds, so a generous bound still tells them apart on a loaded machine
+    assert time.perf_counter() - t0 < 10.0

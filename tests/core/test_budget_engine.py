@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from itertools import combinations, pairwise
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -218,22 +218,28 @@ def test_auto_clearance_is_minimal_only_on_complete_tables() -> None:
 
 
 class WaveClock:
-    """A latency evaluator: every call sleeps ``delay``; call start times reveal the
-    number of model round trips (waves of calls separated by a full delay)."""
+    """A latency evaluator: every call sleeps ``delay``; the calls' start order reveals the
+    number of model round trips. A call's wave is the number of calls that had completed
+    when it started: the calls of one batch all start before any of them completes, so a
+    stalled scheduler (a loaded machine) cannot split or merge waves unless it stalls for a
+    full ``delay``."""
 
     def __init__(self, value, delay: float = 0.03) -> None:
         self.value = value
         self.delay = delay
         self.starts: list[float] = []
+        self.done_at_start: list[int] = []
+        self.done = 0
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         self.starts.append(time.perf_counter())
+        self.done_at_start.append(self.done)
         await asyncio.sleep(self.delay)
+        self.done += 1
         return self.value(frozenset(m.id for m in coalition))
 
     def waves(self) -> int:
-        starts = sorted(self.starts)
-        return 1 + sum(b - a > self.delay * 0.8 for a, b in pairwise(starts))
+        return len(set(self.done_at_start))
 
 
 @pytest.mark.parametrize(
@@ -248,22 +254,22 @@ class WaveClock:
     ],
 )
 async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> None:
-    clock = WaveClock(redundant, delay=0.1)  # robust to a loaded machine
+    clock = WaveClock(redundant, delay=0.2)  # robust to a loaded machine
     report = await MeClearEngine(config).aclear(make_memories(5), clock)
     assert clock.waves() == rounds == report.cost.rounds
     assert report.cleared_ids == ["m1", "m2"]
 
 
 async def test_one_batch_sends_screening_and_attribution_together() -> None:
-    clock = WaveClock(redundant, delay=0.1)
+    clock = WaveClock(redundant, delay=0.2)
     config = ClearanceConfig(estimator="exact", max_concurrency=64, early_exit=False)
     t0 = time.perf_counter()
     report = await MeClearEngine(config).aclear(make_memories(5), clock)
     elapsed = time.perf_counter() - t0
     # 32 coalitions (+ the baseline's second trial) in one wave, then one verification:
-    # two delays; sequential evaluation would take 33.
+    # two delays; sequential evaluation would take 33 (generous slack for a loaded machine).
     assert report.cost.rounds == 2 == clock.waves()
-    assert elapsed < 4 * clock.delay
+    assert elapsed < 10 * clock.delay
 
 
 def joint(ids: frozenset[str]) -> float:

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, StageEvent
+from meclear_integrations.core import PriorCandidate
 from meclear_integrations.core.engine import verifier
 from tests.core.games import CountingEvaluator, make_memories
 
@@ -129,3 +130,109 @@ def test_prior_run_round_trips_through_json() -> None:
     again = ClearanceReport.model_validate_json(report.model_dump_json())
     assert again.clearance_search == "prior" and again.prior_ids == ["m3"]
     assert "prior candidate [m3] verified" in report.to_table()
+
+
+# ---------------------------------------------------------------- put-backs (core.prior)
+T = ClearanceConfig().trials
+
+
+def summary(report):
+    return [(c.memory_ids, c.recovered, c.trials) for c in report.candidates]
+
+
+def test_a_background_member_put_back_still_recovers_and_the_union_stays_the_clearance() -> None:
+    """m1 is background here (only m3 hurts): its put-back test recovers, which is
+    recorded; the verified union remains the clearance."""
+    prior = PriorCandidate(ids=("m1", "m3"), unproven=("m1",))
+    warm, calls = run(direct_value, prior=prior)
+    assert warm.clearance_search == "prior" and warm.prior_ids == ["m1", "m3"]
+    assert warm.cleared_ids == ["m1", "m3"] and warm.final_value == 1.0
+    assert summary(warm) == [
+        ([], False, T),
+        (["m1", "m3"], True, VERIFIED),
+        (["m3"], True, VERIFIED),  # m1 back: still recovers, so m1 was not needed
+    ]
+    # baseline T, the union's recovery test, the put-back's recovery test
+    assert len(calls.calls) == T + 2 * VERIFIED
+
+
+def test_a_needed_member_put_back_fails_after_t_trials() -> None:
+    """Redundant harm: m1 and m3 each override the answer, so putting either back fails;
+    a failing put-back is settled by its first T trials."""
+    prior = PriorCandidate(ids=("m1", "m3"), unproven=("m1", "m3"))
+    warm, calls = run(redundant_value, prior=prior)
+    assert warm.clearance_search == "prior" and warm.cleared_ids == ["m1", "m3"]
+    assert summary(warm)[2:] == [(["m3"], False, T), (["m1"], False, T)]
+    assert len(calls.calls) == T + VERIFIED + 2 * T
+
+
+def test_proven_members_and_single_members_are_not_put_back() -> None:
+    proven, proven_calls = run(direct_value, prior=PriorCandidate(ids=("m1", "m3")))
+    assert proven.cleared_ids == ["m1", "m3"] and len(proven.candidates) == 2
+    single, single_calls = run(direct_value, prior=PriorCandidate(ids=("m3",), unproven=("m3",)))
+    assert single.cleared_ids == ["m3"] and len(single.candidates) == 2
+    assert len(proven_calls.calls) == len(single_calls.calls) == T + VERIFIED
+
+
+def test_plain_ids_are_a_prior_candidate_with_nothing_to_put_back() -> None:
+    plain, plain_calls = run(direct_value, prior=["m1", "m3"])
+    typed, typed_calls = run(direct_value, prior=PriorCandidate(ids=("m1", "m3")))
+    assert summary(plain) == summary(typed) and len(plain_calls.calls) == len(typed_calls.calls)
+
+
+def test_each_put_back_is_tested_against_the_whole_union() -> None:
+    """Joint harm: m1 and m3 mislead only together, so either one back still recovers."""
+
+    def joint(ids: frozenset[str]) -> float:
+        return 0.0 if {"m1", "m3"} <= ids else 1.0
+
+    prior = PriorCandidate(ids=("m3", "m1"), unproven=("m3", "m1"))
+    warm, _ = run(joint, prior=prior)
+    assert warm.cleared_ids == ["m1", "m3"]
+    assert [(c.memory_ids, c.recovered) for c in warm.candidates[2:]] == [
+        (["m3"], True),  # retrieval order: m1 back first
+        (["m1"], True),
+    ]
+
+
+def test_a_failing_union_skips_the_put_backs_and_runs_the_full_algorithm() -> None:
+    cold, cold_calls = run(redundant_value)
+    prior = PriorCandidate(ids=("m1",), unproven=("m1",))
+    warm, warm_calls = run(redundant_value, prior=prior)
+    assert warm.clearance_search != "prior" and warm.cleared_ids == cold.cleared_ids
+    assert len(warm_calls.calls) <= len(cold_calls.calls) + VERIFIED
+
+
+def test_unproven_ids_outside_the_candidate_are_ignored() -> None:
+    prior = PriorCandidate(ids=("m1", "m3"), unproven=("m0", "elsewhere"))
+    warm, calls = run(direct_value, prior=prior)
+    assert len(warm.candidates) == 2 and len(calls.calls) == T + VERIFIED
+
+
+def test_put_back_under_the_papers_rule() -> None:
+    config = ClearanceConfig.paper().model_copy(update={"early_exit": True})
+    prior = PriorCandidate(ids=("m1", "m3"), unproven=("m1", "m3"))
+    warm, _ = run(direct_value, prior=prior, config=config)
+    assert warm.clearance_search == "prior" and warm.cleared_ids == ["m1", "m3"]
+    assert [(c.memory_ids, c.recovered) for c in warm.candidates[2:]] == [
+        (["m3"], True),
+        (["m1"], False),  # m3 back: fails every trial, its removal was needed
+    ]
+
+
+def test_put_back_events_and_async_path() -> None:
+    prior = PriorCandidate(ids=("m1", "m3"), unproven=("m1",))
+    events: list[StageEvent] = []
+    sync, _ = run(direct_value, prior=prior, events=events.append)
+    start, end = events[2], events[3]
+    assert start.payload["candidates"] == [[], ["m1", "m3"], ["m3"]]
+    assert end.payload["selected_index"] == 1 and end.payload["cleared_ids"] == ["m1", "m3"]
+
+    async def evaluate(coalition, trial):
+        return direct_value(frozenset(m.id for m in coalition))
+
+    report = asyncio.run(
+        MeClearEngine(ClearanceConfig()).aclear(make_memories(5), evaluate, prior_harmful=prior)
+    )
+    assert summary(report) == summary(sync)
+    assert report.cost.evaluator_calls == sync.cost.evaluator_calls

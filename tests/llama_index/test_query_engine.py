@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.response_synthesizers import get_response_synthesizer
@@ -59,14 +58,24 @@ async def test_aquery_does_not_block_the_event_loop(case, index, monkeypatch) ->
     loop keeps running other tasks meanwhile, and evaluations run concurrently."""
     loop_thread = threading.get_ident()
     threads: list[int] = []
+    in_flight = 0
+    most_in_flight = 0
+    ticks_seen_by_calls: list[int] = []
 
     class Slow(SimulatedLLM):
         def complete(self, prompt, formatted=False, **kwargs):
             raise AssertionError("the sync LLM path ran under aquery")
 
         async def acomplete(self, prompt, formatted=False, **kwargs):
+            nonlocal in_flight, most_in_flight
             threads.append(threading.get_ident())
-            return await super().acomplete(prompt, formatted=formatted, **kwargs)
+            ticks_seen_by_calls.append(ticks)
+            in_flight += 1
+            most_in_flight = max(most_in_flight, in_flight)
+            try:
+                return await super().acomplete(prompt, formatted=formatted, **kwargs)
+            finally:
+                in_flight -= 1
 
     def no_sync(self, nodes, query_bundle=None):
         raise AssertionError("the sync postprocessor ran under aquery")
@@ -89,17 +98,16 @@ async def test_aquery_does_not_block_the_event_loop(case, index, monkeypatch) ->
             await asyncio.sleep(0.002)
 
     task = asyncio.create_task(ticker())
-    started = time.perf_counter()
     response = await engine.aquery(case.query)
-    elapsed = time.perf_counter() - started
     stop.set()
     await task
 
     assert str(response) == "December 2023"
     assert threads and set(threads) == {loop_thread}
-    sequential = len(threads) * latency
-    assert elapsed < sequential / 2, (elapsed, sequential)
-    assert ticks >= elapsed / 0.002 / 4, (ticks, elapsed)
+    # evaluations overlap (counted, not timed: robust on a loaded machine)
+    assert most_in_flight >= 4, most_in_flight
+    # the ticker kept running between the LLM calls: the loop was never held by the query
+    assert ticks_seen_by_calls[-1] - ticks_seen_by_calls[0] >= 3, ticks_seen_by_calls
 
 
 def test_a_synthesizer_agent_inside_the_query_engine(case, index, llm) -> None:

@@ -1,0 +1,162 @@
+"""What verified clearances established about each memory on its own.
+
+A verified clearance removes a set C and shows that M minus C recovers: evidence against
+the set. It is evidence against one member x only when x's own contribution was
+established. With D = C minus {x} (the clearance with x put back), a run that recorded a
+candidate clearing exactly D shows:
+
+- *proven* (any run): D did not verifiably recover, so x's removal was needed. For a
+  one-memory clearance D is C_0 (the failing full context); in a nested family (Eq. 17) it
+  is the predecessor of the last member added; in a ledger-guided run it is the put-back
+  test of ``core.prior``.
+- *acquitted* (a ledger- or feedback-guided run): D verifiably recovered, so this query
+  did not need x removed; x only rode along in the verified union.
+
+A full run (Algorithm 1) also *attributes* every member it clears: its attribution singled
+them out before the clearance verified.
+
+The ledger asks the engine to put back the offered members never proven nor acquitted
+(each is tested once), and review counts a clearance against x only when x was attributed
+in it or proven in some verified run: a memory that only rode along in guided unions earns
+no evidence. Only runs after the memory's last restore count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from . import schema as t
+
+__all__ = [
+    "GUIDED_MODES",
+    "HarmFacts",
+    "load_harm_facts",
+    "proven_members",
+    "split_members",
+]
+
+GUIDED_MODES = ("ledger_guided", "feedback_guided")
+"""Run modes whose clearance is a verified prior candidate rather than an attribution."""
+_CHUNK = 400
+
+Key = tuple[str, str]
+"""(memory id, content hash)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HarmFacts:
+    """The latest verified facts about one memory (id and text) since its last restore."""
+
+    cleared_at: datetime | None = None
+    """Latest verified clearance that removed it (any mode)."""
+    proven_at: datetime | None = None
+    """Latest verified run in which its own removal was shown necessary."""
+    acquitted_at: datetime | None = None
+    """Latest guided run whose put-back test showed its removal was not needed."""
+
+    @property
+    def tested(self) -> bool:
+        """Its own contribution was tested (proven or acquitted): no put-back needed."""
+        return self.proven_at is not None or self.acquitted_at is not None
+
+
+def split_members(
+    cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
+) -> tuple[set[str], set[str]]:
+    """(proven, put back and recovered): members x of ``cleared`` for which one of the
+    run's ``candidates`` ((memory ids, recovered) pairs) cleared exactly the others, and
+    whether that candidate verifiably recovered."""
+    removed = set(cleared)
+    verdicts = {frozenset(ids): recovered for ids, recovered in candidates}
+    proven, recovered = set(), set()
+    for x in removed:
+        verdict = verdicts.get(frozenset(removed - {x}))
+        if verdict is False:
+            proven.add(x)
+        elif verdict is True:
+            recovered.add(x)
+    return proven, recovered
+
+
+def proven_members(
+    cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
+) -> set[str]:
+    """Members of ``cleared`` whose removal the run showed necessary (``split_members``)."""
+    return split_members(cleared, candidates)[0]
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _chunks(items: Sequence[object]) -> Iterable[Sequence[object]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _latest(current: datetime | None, at: datetime) -> datetime:
+    return at if current is None or at > current else current
+
+
+def load_harm_facts(
+    conn: Connection,
+    namespace: str,
+    ids: Sequence[str] | None,
+    restored: dict[str, datetime],
+) -> dict[Key, HarmFacts]:
+    """:class:`HarmFacts` of ``ids`` (None: every memory) from verified runs recorded
+    after each memory's last restore (``restored``: memory id -> time)."""
+    r, m, c = t.runs, t.run_memories, t.candidates
+    cleared_rows = (
+        select(m.c.run_pk, m.c.memory_id, m.c.content_hash, r.c.created_at, r.c.mode)
+        .join(r, m.c.run_pk == r.c.id)
+        .where(
+            r.c.namespace == namespace,
+            r.c.status == "complete",
+            r.c.recovered.is_(True),
+            m.c.namespace == namespace,
+            m.c.cleared.is_(True),
+        )
+    )
+    rows: list[tuple[int, str, str, datetime, str]] = []
+    if ids is None:
+        rows = [tuple(x) for x in conn.execute(cleared_rows)]  # type: ignore[misc]
+    else:
+        other = m.alias("named")
+        for chunk in _chunks(list(ids)):
+            runs_clearing = select(other.c.run_pk).where(
+                other.c.namespace == namespace,
+                other.c.memory_id.in_(chunk),
+                other.c.cleared.is_(True),
+            )
+            selected = conn.execute(cleared_rows.where(m.c.run_pk.in_(runs_clearing)))
+            rows += [tuple(x) for x in selected]  # type: ignore[misc]
+    members: dict[int, set[str]] = {}
+    for run_pk, memory_id, *_ in rows:
+        members.setdefault(run_pk, set()).add(memory_id)
+    tried: dict[int, list[tuple[Sequence[str], bool]]] = {}
+    for chunk in _chunks(sorted(members)):
+        query = select(c.c.run_pk, c.c.memory_ids, c.c.recovered).where(c.c.run_pk.in_(chunk))
+        for run_pk, memory_ids, recovered in conn.execute(query):
+            tried.setdefault(run_pk, []).append((list(memory_ids or []), bool(recovered)))
+    verdicts = {pk: split_members(ids_, tried.get(pk, ())) for pk, ids_ in members.items()}
+    wanted = None if ids is None else set(ids)
+    facts: dict[Key, dict[str, datetime]] = {}
+    for run_pk, memory_id, digest, created, mode in rows:
+        at = _utc(created)
+        since = restored.get(memory_id)
+        if (wanted is not None and memory_id not in wanted) or (since is not None and at <= since):
+            continue
+        entry = facts.setdefault((memory_id, digest), {})
+        entry["cleared_at"] = _latest(entry.get("cleared_at"), at)
+        proven, put_back = verdicts[run_pk]
+        if memory_id in proven:
+            entry["proven_at"] = _latest(entry.get("proven_at"), at)
+        elif memory_id in put_back and mode in GUIDED_MODES:
+            entry["acquitted_at"] = _latest(entry.get("acquitted_at"), at)
+    return {key: HarmFacts(**values) for key, values in facts.items()}
