@@ -37,8 +37,9 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
 
 
 def engine_config(args: argparse.Namespace) -> ClearanceConfig:
-    """The engine configuration from the flags (the simulated evaluator runs in-process,
-    so concurrency is 1)."""
+    """The engine configuration from the flags: the settings tuned on the dev split
+    (:mod:`.tuned`), or ``--preset`` (``default``: the package default, ``paper``), with
+    the flags on top (the simulated evaluator runs in-process, so concurrency is 1)."""
     overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
     for flag in ("estimator", "permutations", "trials"):
         value = getattr(args, flag, None)
@@ -47,7 +48,9 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     preset = getattr(args, "preset", None)
     if preset is not None:
         return ClearanceConfig.preset(preset, **overrides)  # type: ignore[attr-defined]
-    return ClearanceConfig(**overrides)  # type: ignore[arg-type]
+    from .tuned import tuned_engine
+
+    return tuned_engine(**overrides)
 
 
 def builtin_cases() -> list:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import ClearanceConfig
 from ..simulation import EvidenceWorld, JudgeSignal
+from .tuned import TUNED_CONTEXTCITE, TUNED_LOO_TOLERANCE, TUNED_PROXYSPEX, tuned_engine
 
 __all__ = [
     "DEFAULT_METHODS",
@@ -55,18 +56,24 @@ class BenchSettings(BaseModel):
 
     methods: tuple[str, ...] = DEFAULT_METHODS
     """Method specs in report order: ``name`` or ``name:preset`` (e.g. ``meclear:paper``)."""
-    engine: ClearanceConfig = Field(default_factory=ClearanceConfig)
-    """Engine configuration of the ``meclear`` method (its seed is mixed with each case id)."""
+    engine: ClearanceConfig = Field(default_factory=tuned_engine)
+    """Engine configuration of the ``meclear`` method (its seed is mixed with each case
+    id); by default the settings tuned on the dev split (:mod:`.tuned`)."""
     policy: ClearanceConfig | None = None
     """Trial policy of every baseline (T, adaptive trials, early exit, verification rule,
     success threshold); None: the ``meclear`` method's configuration, so every method
     gets the same policy."""
-    loo_tolerance: float = Field(default=0.05, ge=0.0, le=1.0)
-    """kappa of the LOO baseline: a memory is flagged when d_i < -kappa (Eq. 7)."""
-    contextcite: SurrogateSettings = Field(default_factory=SurrogateSettings)
-    """Tolerance, Lasso alpha and flagging rule of ContextCite."""
-    proxyspex: SurrogateSettings = Field(default_factory=SurrogateSettings)
-    """Tolerance, Lasso alpha and flagging rule of ProxySPEX."""
+    loo_tolerance: float = Field(default=TUNED_LOO_TOLERANCE, ge=0.0, le=1.0)
+    """kappa of the LOO baseline: a memory is flagged when d_i < -kappa (Eq. 7); tuned on
+    dev by default."""
+    contextcite: SurrogateSettings = Field(
+        default_factory=lambda: SurrogateSettings(**TUNED_CONTEXTCITE)
+    )
+    """Tolerance, Lasso alpha and flagging rule of ContextCite (tuned on dev by default)."""
+    proxyspex: SurrogateSettings = Field(
+        default_factory=lambda: SurrogateSettings(**TUNED_PROXYSPEX)
+    )
+    """Tolerance, Lasso alpha and flagging rule of ProxySPEX (tuned on dev by default)."""
     match_budget: bool = True
     """Give each ablation baseline, per case, as many distinct ablation coalitions as the
     reference method (the first ``meclear*``) evaluated on that case; False (or no

@@ -56,9 +56,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=_handle, conversations=None, max_queries=None)
 
 
+_COMMAND_FLAGS = (
+    "cases",
+    "locomo",
+    "split",
+    "preset",
+    "estimator",
+    "permutations",
+    "trials",
+    "setting",
+    "judge",
+    "temperature",
+)
+"""Flags that change a sweep's figures, in the order the reproducing command gives them."""
+
+
 def _command(args: argparse.Namespace) -> str:
+    """The command that reproduces the sweep (every flag that changes its figures)."""
     parts = ["meclear", "bench-sweep", args.kind]
-    for flag in ("cases", "locomo", "split", "setting", "judge", "temperature"):
+    for flag in _COMMAND_FLAGS:
         value = getattr(args, flag, None)
         if value is not None:
             parts += [f"--{flag}", str(value)]

@@ -146,17 +146,20 @@ class ClearanceConfig(BaseModel):
     abstains (``status="unverified"``). See :mod:`~meclear_integrations.core.verification`.
     With a deterministic model and :class:`~meclear_integrations.core.AnswerCache` the
     extra trials cost no model call."""
-    max_trials: int = Field(default=8, ge=1, le=100)
+    max_trials: int = Field(default=12, ge=1, le=100)
     """Most trials the sequential rule gives one context (at least T)."""
-    recovery_rate: float = Field(default=0.5, gt=0.0, le=1.0)
+    recovery_rate: float = Field(default=0.3, gt=0.0, le=1.0)
     """Pass rate a candidate must verifiably reach to count as recovered (Eq. 19 under the
-    sequential rule)."""
+    sequential rule); with ``verification_delta=0.1`` two passes in two trials do. The
+    default and ``max_trials`` were chosen on the benchmark's dev split
+    (``meclear bench-sweep tune``)."""
     exit_rate: float = Field(default=0.5, gt=0.0, le=1.0)
     """Pass rate the full context must verifiably reach for an early exit (sequential
     rule): a higher bar than recovery_rate guards against exiting on lucky passes."""
     verification_delta: float = Field(default=0.1, gt=0.0, lt=1.0)
     """Level of each one-sided Clopper-Pearson bound of the sequential rule: with the
-    defaults a context passing every trial is verified after 4 trials."""
+    defaults a candidate passing every trial is verified after 2 trials, the full context
+    for an early exit after 4."""
     one_batch: bool = True
     """Send the LOO, attribution and interaction coalitions in one batch (bounded by
     ``max_concurrency``) instead of one batch per stage."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
 from meclear_integrations.bench import BenchSettings, load_builtin_cases
+from meclear_integrations.bench.cli_args import engine_config
 from meclear_integrations.bench.settings import SurrogateSettings
 from meclear_integrations.bench.sweeps import (
     budget_sweep,
@@ -16,7 +18,7 @@ from meclear_integrations.bench.sweeps import (
     standard,
     tune,
 )
-from meclear_integrations.cli import main
+from meclear_integrations.cli import build_parser, main
 from meclear_integrations.core import ClearanceConfig
 
 
@@ -42,16 +44,18 @@ def test_tune_chooses_every_method_on_one_objective(cases) -> None:
         base=BASE,
         meclear_configs=[
             {"harm_tolerance": 0.05},
-            {"harm_tolerance": 0.5, "escalation": False},
+            {"harm_tolerance": 0.99, "escalation": False},
         ],
         surrogate_configs=[SurrogateSettings(), SurrogateSettings(flag_rule="relative")],
         loo_tolerances=[0.05],
+        max_deleted_background=0.5,
     )
     assert set(doc["chosen"]) == {"meclear", "loo", "contextcite", "proxyspex"}
     rows = doc["methods"]["meclear"]["rows"]
-    # tau = 0.5 flags nothing and, without escalation, cannot recover a faulted case
+    # tau = 0.99 flags nothing and, without escalation, cannot recover a faulted case
     assert rows[0]["objective"] > rows[1]["objective"]
     assert doc["chosen"]["meclear"] == {"harm_tolerance": 0.05}
+    assert all(row["admissible"] for row in rows)  # within 0.5 deleted memories per case
     for row in rows:
         assert set(row["points"]) == {"deterministic", "noisy"}
         mean = sum(p["recovery"] for p in row["points"].values()) / 2
@@ -99,3 +103,16 @@ def test_cli_writes_the_sweep(tmp_path: Path) -> None:
     assert doc["simulated"] and "bench-sweep permutations" in doc["command"]
     assert (out / "permutations.png").read_bytes().startswith(b"\x89PNG")
     assert "SIMULATED" in (out / "permutations.md").read_text()
+
+
+def test_the_recorded_command_reproduces_the_engine_flags(tmp_path: Path) -> None:
+    """A sweep run with engine flags records them: its command parses back to the same
+    engine configuration."""
+    out = tmp_path / "sweep"
+    argv = ["bench-sweep", "permutations", "--preset", "default", "--trials", "3"]
+    argv += ["--no-figures", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    command = json.loads((out / "permutations.json").read_text())["command"]
+    recorded = build_parser().parse_args(shlex.split(command)[1:])
+    assert recorded.preset == "default" and recorded.trials == 3
+    assert engine_config(recorded) == engine_config(build_parser().parse_args(argv))

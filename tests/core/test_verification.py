@@ -45,7 +45,7 @@ def test_agreeing_verdicts_select_what_the_papers_rule_selects(
     deterministic answer cache) and selects exactly Eq. 20's candidate."""
     rng = np.random.default_rng(seed)
     values = rng.choice([0.0, 0.5, 1.0], size=(1 << k, 1), p=[0.4, 0.1, 0.5])
-    scores = np.repeat(values, 8, axis=1)
+    scores = np.repeat(values, 16, axis=1)
     memories = make_memories(k)
     reports = {
         rule: MeClearEngine(
@@ -62,7 +62,7 @@ def test_agreeing_verdicts_select_what_the_papers_rule_selects(
     assert sequential.cost.coalitions <= paper.cost.coalitions
 
 
-def redundant_scores(k: int, trials: int = 8) -> np.ndarray:
+def redundant_scores(k: int, trials: int = 16) -> np.ndarray:
     """m0 supports the answer, m1 and m2 each override it."""
     scores = np.zeros((1 << k, trials))
     for mask in range(1 << k):
@@ -94,13 +94,13 @@ def test_a_tie_won_by_luck_is_broken_by_more_trials() -> None:
     the later ones, clearing m1 and m2 always passes. Eq. 20's tie-break would keep the
     smaller one; the sequential rule gives both max_trials first and clears both."""
     memories = make_memories(4)
-    scores = np.zeros((1 << 4, 8))
+    scores = np.zeros((1 << 4, 16))
     for mask in range(1 << 4):
         has_gold, m1, m2 = mask & 1, mask & 2, mask & 4
         if has_gold and not (m1 and m2):
             scores[mask] = 1.0
-    partial = 0b1101  # m1 cleared
-    scores[partial, 4:] = [0.0, 1.0, 0.0, 1.0]
+    partial = 0b1101  # m1 cleared: right in its first four trials, then one time in three
+    scores[partial, 4:] = [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0]
     scores[0b1011, 1:] = 0.0  # m2 cleared: fails after its first (attribution) trial
     config = ClearanceConfig(estimator="exact", clearance="nested")
     paper = MeClearEngine(config.model_copy(update={"verification": "paper"})).clear(
@@ -118,9 +118,9 @@ def test_trials_that_keep_disagreeing_abstain() -> None:
     recovery can no longer be verified within max_trials, nor ruled out. The run returns
     the context unchanged, status unverified."""
     memories = make_memories(3)
-    scores = np.zeros((1 << 3, 8))
-    scores[0b101] = [1, 0, 1, 0, 1, 0, 1, 0]  # m1 cleared: right half the time
-    scores[0b001] = [1, 0, 1, 0, 1, 0, 1, 0]
+    scores = np.zeros((1 << 3, 16))
+    scores[0b101] = [1, 0, 0, 0] * 4  # m1 cleared: right one time in four
+    scores[0b001] = [1, 0, 0, 0] * 4
     events: list[StageEvent] = []
     report = MeClearEngine(ClearanceConfig(estimator="exact"), listener=events.append).clear(
         memories, table_evaluator(scores, memories)

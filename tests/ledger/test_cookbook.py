@@ -24,7 +24,9 @@ def test_review_cookbook() -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "SIMULATED" in out
-    assert out.count("ledger_guided, 6 evaluator calls") == 2
+    # T = 2 baseline trials, then the ledger's candidate verified in two more (recovery
+    # rate 0.3 at level 0.1: two passes in two trials)
+    assert out.count("ledger_guided, 4 evaluator calls") == 2
     assert "1. f1: harmful for 3 distinct queries" in out
     assert "deleted from the vector store: ['f1', 'f2']" in out
     assert "-> December 2023" in out
