@@ -51,6 +51,8 @@ class LLMJudge:
         model: A :class:`TextModel` or a function ``prompt -> str``.
         structured_output: None uses JSON-schema replies when the model offers them; True
             requires them.
+        metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
+            memory shown to the judge (``prompts.render_memory``).
 
     Raises:
         ConfigurationError: ``structured_output=True`` for a model without ``complete_json``.
@@ -63,9 +65,10 @@ class LLMJudge:
         model: TextModel | Callable[[str], str | Awaitable[str]],
         *,
         structured_output: bool | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        """``structured_output``: None uses it when the model supports it."""
         self.model = as_text_model(model)
+        self.metadata_keys = tuple(metadata_keys)
         supported = supports_structured_output(self.model)
         if structured_output and not supported:
             raise ConfigurationError("structured_output=True but the model has no complete_json")
@@ -211,8 +214,10 @@ class ReferenceLLMJudge(LLMJudge):
 class ReferenceFreeLLMJudge(LLMJudge):
     """Reference-free judge: is ``answer`` correct and consistent given ``context``?
 
-    ``context`` is the memories the agent was given (an empty context is allowed: then only
-    non-answers and self-contradictions can be caught). A reference, if passed, is ignored.
+    ``context`` is what the judge is shown: by default every retrieved memory (the task
+    evaluator's ``judge_context="full"``), so removing evidence cannot make an answer look
+    supported (an empty context is allowed: then only non-answers and self-contradictions
+    can be caught). A reference, if passed, is ignored.
     """
 
     def build_prompt(
@@ -239,5 +244,10 @@ class ReferenceFreeLLMJudge(LLMJudge):
             The prompt text.
         """
         return reference_free_prompt(
-            question, answer, tuple(context or ()), structured=structured, nonce=nonce
+            question,
+            answer,
+            tuple(context or ()),
+            structured=structured,
+            nonce=nonce,
+            metadata_keys=self.metadata_keys,
         )

@@ -73,24 +73,29 @@ def reference_free_prompt(
     *,
     structured: bool,
     nonce: str | None = None,
+    metadata_keys: Sequence[str] = (),
 ) -> str:
     """The prompt that judges ``answer`` with no gold answer.
+
+    The memories' ``metadata_keys`` (e.g. dates and source) are rendered as fenced
+    attributes.
 
     Args:
         question: The user's question.
         answer: The agent's answer to judge.
-        context: The memories the agent was shown.
+        context: The retrieved memories the judge is shown.
         structured: Whether the verdict comes back as structured output (no nonce line).
         nonce: The free-text verdict nonce, as in :func:`reference_prompt`.
+        metadata_keys: Metadata keys rendered as memory attributes.
 
     Returns:
         The judge prompt.
     """
     return "\n\n".join(
         [
-            "You check an assistant's answer to a question, given the memories the assistant "
-            "was shown. There is no reference answer. " + _DATA_NOTICE,
-            f"<memories>\n{render_memories(context)}\n</memories>",
+            "You check an assistant's answer to a question, given the memories retrieved for "
+            "it. There is no reference answer. " + _DATA_NOTICE,
+            f"<memories>\n{render_memories(context, metadata_keys=metadata_keys)}\n</memories>",
             fence("question", question),
             fence("candidate_answer", answer),
             "The answer is CORRECT when it answers the question, is supported by the memories "

@@ -10,7 +10,13 @@ from langchain_core.documents import Document
 from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
+from ..payloads import (
+    EdgeCasePolicy,
+    assign_memory_ids,
+    exception_summary,
+    kept_metadata,
+    shadow_metadata,
+)
 
 __all__ = ["annotate", "document_ids", "error_documents", "to_memories"]
 
@@ -84,6 +90,7 @@ def annotate(
     *,
     key: str,
     policy: EdgeCasePolicy,
+    shadow: bool = False,
 ) -> list[Document]:
     """The kept documents, original order, as new objects with metadata under ``key``.
 
@@ -93,16 +100,18 @@ def annotate(
         report: The engine's report.
         key: The metadata key of the per-memory results.
         policy: What to do when every document was cleared.
+        shadow: Return every document, marked with what clearance decided (shadow mode).
 
     Returns:
-        The kept documents as new objects.
+        The documents to return, as new objects.
 
     Raises:
         ConfigurationError: ``ids`` and ``documents`` differ in length.
     """
     if len(documents) != len(ids):
         raise ConfigurationError("one id per document is needed")
-    return [_copy(documents[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
+    chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
+    return [_copy(documents[i], key, meta) for i, meta in chosen]
 
 
 def error_documents(

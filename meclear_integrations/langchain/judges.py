@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -62,9 +62,17 @@ class LangChainReferenceJudge(ReferenceLLMJudge):
     """
 
     def __init__(
-        self, llm: Runnable, *, structured_output: bool | None = None, method: str | None = None
+        self,
+        llm: Runnable,
+        *,
+        structured_output: bool | None = None,
+        method: str | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        super().__init__(as_text_model(llm, structured_output=structured_output, method=method))
+        super().__init__(
+            as_text_model(llm, structured_output=structured_output, method=method),
+            metadata_keys=metadata_keys,
+        )
         self.llm = llm
 
 
@@ -97,17 +105,31 @@ class LangChainReferenceFreeJudge(ReferenceFreeLLMJudge):
     """
 
     def __init__(
-        self, llm: Runnable, *, structured_output: bool | None = None, method: str | None = None
+        self,
+        llm: Runnable,
+        *,
+        structured_output: bool | None = None,
+        method: str | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        super().__init__(as_text_model(llm, structured_output=structured_output, method=method))
+        super().__init__(
+            as_text_model(llm, structured_output=structured_output, method=method),
+            metadata_keys=metadata_keys,
+        )
         self.llm = llm
 
 
-def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Judge:
+def resolve_judge(
+    judge: Any,
+    llm: Runnable | None,
+    reference: str | None,
+    *,
+    metadata_keys: Sequence[str] = (),
+) -> Judge:
     """The judge of one query.
 
     A model becomes a reference judge when the query has a reference and a reference-free
-    judge otherwise.
+    judge otherwise, shown the memories' ``metadata_keys``.
 
     Args:
         judge: A :class:`~meclear_integrations.judges.Judge`, a LangChain runnable model, a
@@ -115,6 +137,7 @@ def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Ju
             (then ``llm``).
         llm: The component's model, used when ``judge`` is None.
         reference: The query's reference answer, if any.
+        metadata_keys: Metadata keys a reference-free model judge is shown.
 
     Returns:
         The judge.
@@ -132,7 +155,7 @@ def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Ju
     if isinstance(judge, Runnable):
         if reference is not None:
             return LangChainReferenceJudge(judge)
-        return LangChainReferenceFreeJudge(judge)
+        return LangChainReferenceFreeJudge(judge, metadata_keys=metadata_keys)
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)

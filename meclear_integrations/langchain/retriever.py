@@ -69,6 +69,10 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
             When to clear (``meclear_integrations.triggers``); None clears every query.
         ledger: HarmLedger | None
             Records every decision and offers the memories verified harmful before.
+        judge_context: "full" | "coalition"
+            What the judge sees: every retrieved document (default) or the coalition.
+        mode: "clear" | "shadow"
+            ``"shadow"`` annotates and emits events but drops nothing.
 
     Instantiate:
         ```python

@@ -17,7 +17,13 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
+from ..payloads import (
+    EdgeCasePolicy,
+    assign_memory_ids,
+    exception_summary,
+    kept_metadata,
+    shadow_metadata,
+)
 
 __all__ = ["annotate", "error_nodes", "node_ids", "to_memories"]
 
@@ -101,6 +107,7 @@ def annotate(
     *,
     key: str,
     policy: EdgeCasePolicy,
+    shadow: bool = False,
 ) -> list[NodeWithScore]:
     """The kept nodes, original order, as new objects with metadata under ``key``.
 
@@ -110,16 +117,18 @@ def annotate(
         report: The engine's report.
         key: The metadata key of the per-memory results.
         policy: What to do when every node was cleared.
+        shadow: Return every node, marked with what clearance decided (shadow mode).
 
     Returns:
-        The kept nodes as new objects.
+        The nodes to return, as new objects.
 
     Raises:
         ConfigurationError: ``ids`` and ``nodes`` differ in length.
     """
     if len(nodes) != len(ids):
         raise ConfigurationError("one id per node is needed")
-    return [_copy(nodes[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
+    chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
+    return [_copy(nodes[i], key, meta) for i, meta in chosen]
 
 
 def error_nodes(
