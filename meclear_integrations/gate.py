@@ -14,7 +14,7 @@
   in ``notes``, since clearing is what the integration does without a trigger.
 - With a ledger, the memories it verified harmful before (and not restored since) are the
   engine's prior candidate: a repeat clearance costs the baseline's trials and one
-  candidate's verification (6 evaluator calls at the defaults) instead of a cold
+  candidate's verification (4 evaluator calls at the defaults) instead of a cold
   run, plus one put-back test for each member whose own harm was never proven (once per
   memory; see ``core.prior`` and ``ledger.proof``). The engine verifies it; the ledger's
   belief is never applied unverified.

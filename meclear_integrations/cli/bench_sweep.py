@@ -93,6 +93,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.split is None:
         args.split = "dev" if args.kind == "tune" else "test"
+    if args.kind == "tune" and args.preset is None:
+        # tuning starts from the package default, not from what an earlier tuning chose
+        # (its grid's "auto" estimator then means what it means for a user)
+        args.preset = "default"
     if args.cases is None and args.locomo is None and args.split != "all":
         args.split = "all"  # the built-in cases are not LoCoMo: no split applies
     cases, _, _, source, _ = _load(args)
