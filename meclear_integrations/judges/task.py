@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.failure_kind import Role, mark_role
 from ..core.memory import Memory
+from ..core.tracing import judge_call
 from ..core.workers import check_call_allowed, in_worker
-from ..telemetry.hooks import judge_call
 from .base import Judge, JudgeVerdict
 
 __all__ = [

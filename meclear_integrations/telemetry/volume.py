@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from .settings import TraceDetail, TraceSettings
+from ..core.trace_settings import TraceDetail, TraceSettings
 
 __all__ = ["DETAILS", "count_spans", "main", "volume_table"]
 

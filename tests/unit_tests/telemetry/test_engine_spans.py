@@ -112,7 +112,7 @@ def test_disabled_and_non_recording_emit_nothing(traces: Traces) -> None:
     MeClearEngine(tracing=off).clear(case.memories, case.evaluator())
     assert traces.spans == []
     sampled_out = TracerProvider(sampler=ALWAYS_OFF)
-    from meclear_integrations.telemetry.hooks import NULL_TRACE, start_trace
+    from meclear_integrations.core.tracing import NULL_TRACE, start_trace
 
     settings = TraceSettings(tracer_provider=sampled_out)
     assert start_trace(settings, case.memories, ClearanceConfig()) is NULL_TRACE

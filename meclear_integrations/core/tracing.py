@@ -1,4 +1,4 @@
-"""The hook points of the engine and the task evaluator (no OpenTelemetry import here).
+"""The engine's tracing hook points (no OpenTelemetry import here).
 
 :func:`start_trace` is called once per clearance by the engine's drivers; it returns
 :data:`NULL_TRACE` (identity evaluator, no-op stage hook) unless tracing is enabled, the
@@ -24,14 +24,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..core.events import StageEvent
-from ..core.memory import Memory
-from .settings import TraceSettings
+from .events import StageEvent
+from .memory import Memory
+from .trace_settings import TraceSettings
 
 if TYPE_CHECKING:
-    from ..core.config import ClearanceConfig
-    from ..core.evaluation import Evaluator
-    from ..core.report import ClearanceReport
+    from .config import ClearanceConfig
+    from .evaluation import Evaluator
+    from .report import ClearanceReport
 
 __all__ = [
     "NULL_JUDGE",
@@ -147,7 +147,9 @@ def start_trace(
         return NULL_TRACE
     if settings.tracer_provider is None and "opentelemetry.trace" not in sys.modules:
         return NULL_TRACE
-    from .spans import open_clearance
+    # The one import of an outer layer from core: lazy, and only once the application
+    # has loaded OpenTelemetry (see the module docstring).
+    from ..telemetry.spans import open_clearance
 
     trace = open_clearance(settings, context, config, _SCOPE.get())
     return trace if trace is not None else NULL_TRACE
