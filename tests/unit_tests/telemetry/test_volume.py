@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from meclear_integrations.telemetry import CAPTURE_CONTENT_ENV
-from meclear_integrations.telemetry.volume import volume_table
+from meclear_integrations.cli.trace_volume import volume_table
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,5 +1,5 @@
 """Spans per clearance at each ``TraceSettings.detail`` (``python -m
-meclear_integrations.telemetry.volume``): the simulated redundant-harm case cleared by the
+meclear_integrations.cli.trace_volume``): the simulated redundant-harm case cleared by the
 bare engine, the LangChain ``ClearingRetriever`` and the LlamaIndex ``MeClearPostprocessor``
 (SIMULATED models), counted with the OpenTelemetry SDK's in-memory exporter (needs
 ``opentelemetry-sdk``, in the ``dev`` extra). Only MeClear's spans are counted; the model
