@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from meclear_integrations.telemetry import CAPTURE_CONTENT_ENV
 from meclear_integrations.cli.trace_volume import volume_table
+from meclear_integrations.telemetry import CAPTURE_CONTENT_ENV
 
 ROOT = Path(__file__).resolve().parents[3]
 
