@@ -47,7 +47,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
             overrides[flag] = value
     preset = getattr(args, "preset", None)
     if preset is not None:
-        return ClearanceConfig.preset(preset, **overrides)  # type: ignore[attr-defined]
+        return ClearanceConfig.preset(preset, **overrides)
     from .tuned import tuned_engine
 
     return tuned_engine(**overrides)
@@ -56,7 +56,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
 def builtin_cases() -> list:
     """The built-in case set shipped with the package."""
     try:
-        from . import load_builtin_cases  # type: ignore[attr-defined]
+        from . import load_builtin_cases
     except ImportError:
         print("error: the built-in case set is not available; pass --cases FILE", file=sys.stderr)
         raise SystemExit(2) from None

@@ -160,7 +160,7 @@ def _bm25_class() -> type:
         raise ImportError(
             "BM25 retrieval needs rank-bm25: pip install 'meclear-integrations[bench]'"
         ) from exc
-    return BM25Okapi  # type: ignore[no-any-return]
+    return BM25Okapi
 
 
 class BM25Retriever:

@@ -109,7 +109,7 @@ def _subject_length(tokens: list[str]) -> int:
     return i
 
 
-def _lemminflect():  # type: ignore[no-untyped-def]
+def _lemminflect():
     try:
         import lemminflect
     except ImportError as exc:  # pragma: no cover - depends on the environment

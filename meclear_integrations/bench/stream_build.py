@@ -197,7 +197,7 @@ class _StreamBuilder:
                 text = q.question if kind == "repeat" else _paraphrase(q.question, rng)
                 start = next(i for i, (o, k, _) in enumerate(stream) if o is q and k == "original")
                 at = int(rng.integers(start + 1, len(stream) + 1))
-                stream.insert(at, (q, kind, text))  # type: ignore[arg-type]
+                stream.insert(at, (q, kind, text))
         return stream
 
     def query(

@@ -227,17 +227,24 @@ def tune(
         "loo", list(loo_tolerances), lambda v: tuned_base.model_copy(update={"loo_tolerance": v})
     )
     for name in ("contextcite", "proxyspex"):
-        baseline(name, surrogates, lambda v, n=name: tuned_base.model_copy(update={n: v}))
+        baseline(name, surrogates, _override(tuned_base, name))
     out["chosen"] = {
         name: block["rows"][block["chosen"]]["settings"] for name, block in out["methods"].items()
     }
     return out
 
 
+def _override(base: BenchSettings, field: str) -> Callable[[Any], BenchSettings]:
+    return lambda value: base.model_copy(update={field: value})
+
+
 def _baseline_method(name: str) -> BenchMethod:
-    return {"loo": LooMethod, "contextcite": ContextCiteMethod, "proxyspex": ProxySpexMethod}[
-        name
-    ]()
+    methods: dict[str, Callable[[], BenchMethod]] = {
+        "loo": LooMethod,
+        "contextcite": ContextCiteMethod,
+        "proxyspex": ProxySpexMethod,
+    }
+    return methods[name]()
 
 
 def budget_sweep(
@@ -304,7 +311,7 @@ def permutation_sweep(
             extra: dict[str, Any] = {"permutations": count, "seed": base.engine.seed}
             if preset == "default":
                 extra["estimator"] = "permutation"
-            config = ClearanceConfig.preset(preset, **extra)  # type: ignore[arg-type]
+            config = ClearanceConfig.preset(preset, **extra)
             results, _ = _run(cases, settings, [MeClearMethod(config, name="meclear")])
             rows.append({"preset": preset, "permutations": count, **_summary(results, "meclear")})
             say(f"{preset} L={count}: recall {100 * (rows[-1]['recall_at_m'] or 0):.1f}")

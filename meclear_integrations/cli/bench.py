@@ -31,7 +31,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
 """The two standard settings: world temperature and judge signal."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
         help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world "
@@ -175,7 +175,7 @@ def _load(
         cases = split_cases(parsed.cases, args.split)
         return cases, skipped, {}, str(args.cases), False
     if args.locomo is not None:
-        from ..bench import build_locomo_cases  # type: ignore[attr-defined]
+        from ..bench import build_locomo_cases
         from ..bench.split import split_conversations
 
         conversations = args.conversations.split(",") if args.conversations else None
@@ -299,8 +299,8 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     if not cases:
         raise SystemExit("error: no valid cases to run")
     if args.build_only:
-        written = write_build(Path(args.out), cases, funnel, source)
-        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, written))}")
+        built_files = write_build(Path(args.out), cases, funnel, source)
+        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, built_files))}")
         return {"cases": len(cases), "funnel": funnel}
     settings = _settings(args, real is not None)
     run_cases = select_shard(cases, *shard) if shard else cases

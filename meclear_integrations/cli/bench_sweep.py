@@ -27,7 +27,7 @@ __all__ = ["register", "run_sweep"]
 KINDS = ("tune", "budget", "permutations", "judges")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench-sweep",
         help="benchmark sweeps: dev tuning, quality vs cost, L sensitivity, judge signals",

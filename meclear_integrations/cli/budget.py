@@ -29,7 +29,7 @@ from ..simulation import EvidenceWorld, exact_match_score
 __all__ = ["LatencyModel", "measure_latency", "measure_overhead", "register"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "budget",
         help="latency and engine-overhead budget of one clearance (simulated)",

@@ -11,7 +11,7 @@ from ..simulation import SimulatedCase, redundant_harm_example
 __all__ = ["register", "run_demo"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
         help="run the redundant-harm example (John in Italy) on the simulated world",

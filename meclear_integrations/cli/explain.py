@@ -11,7 +11,7 @@ from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
 __all__ = ["register", "run_explain"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "explain",
         help="draw one benchmark case's decision (LOO vs Shapley, candidates)",

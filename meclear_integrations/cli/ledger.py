@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["register"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ledger",
         help="review, show, restore and give feedback on the harm ledger",

@@ -58,7 +58,7 @@ class SoakResult:
     """Types of the errors surfaced."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "soak",
         help="concurrent queries through ClearingRetriever with injected model faults",

@@ -125,7 +125,7 @@ def load_harm_facts(
     )
     rows: list[tuple[int, str, str, datetime, str]] = []
     if ids is None:
-        rows = [tuple(x) for x in conn.execute(cleared_rows)]  # type: ignore[misc]
+        rows = [tuple(x) for x in conn.execute(cleared_rows)]
     else:
         other = m.alias("named")
         for chunk in _chunks(list(ids)):
@@ -135,7 +135,7 @@ def load_harm_facts(
                 other.c.cleared.is_(True),
             )
             selected = conn.execute(cleared_rows.where(m.c.run_pk.in_(runs_clearing)))
-            rows += [tuple(x) for x in selected]  # type: ignore[misc]
+            rows += [tuple(x) for x in selected]
     members: dict[int, set[str]] = {}
     for run_pk, memory_id, *_ in rows:
         members.setdefault(run_pk, set()).add(memory_id)

@@ -676,7 +676,7 @@ class HarmLedger:
         r, f, e = t.runs, t.feedback, t.memory_events
         with read_transaction(self.engine) as conn:
             modes: dict[str, int] = dict(
-                conn.execute(  # type: ignore[arg-type]
+                conn.execute(
                     select(r.c.mode, func.count())
                     .where(r.c.namespace == self.namespace)
                     .group_by(r.c.mode)
@@ -744,7 +744,8 @@ def _inserted_key(result: Any) -> int:
 def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
     """One row of :meth:`HarmLedger.evidence`: every verified clearance of a proven memory
     counts, otherwise only those of full runs (attribution)."""
-    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = row
+    fields: tuple[Any, ...] = tuple(row)
+    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields
     if (memory_id, digest) not in proven:
         harmful_at, run_id = full
     return QueryEvidence(

@@ -119,7 +119,7 @@ class _Composite(Trigger):
         for p in policies:
             if not isinstance(p, Trigger):
                 raise TypeError(f"expected Trigger policies, got {type(p).__name__}")
-            flat.extend(p.policies if type(p) is type(self) else [p])  # type: ignore[attr-defined]
+            flat.extend(p.policies if type(p) is type(self) else [p])
         if not flat:
             raise ValueError("a composite trigger needs at least one policy")
         self.policies: tuple[Trigger, ...] = tuple(flat)
