@@ -112,7 +112,8 @@ class RunJournal:
         """Begin (or, with ``resume``, continue) the run; returns the outcomes to reuse.
 
         Raises ValueError when there is nothing to resume or the directory holds a run with
-        another identity."""
+        another identity.
+        """
         self.dir.mkdir(parents=True, exist_ok=True)
         completed: dict[tuple[str, str], CaseOutcome] = {}
         if resume:

@@ -217,7 +217,8 @@ class _ConversationBuilder:
 
     def background_support(self, q: LocomoQuestion, index: int) -> float | None:
         """Weight with which bank memory ``index`` weakly supports ``q``'s answer, or None
-        (seeded per query and memory, so the memory weighs the same in every case)."""
+        (seeded per query and memory, so the memory weighs the same in every case).
+        """
         rng = _rng(self.seed, self.cid, q.index, f"background-{index}")
         if rng.random() >= _BACKGROUND_SHARE:
             return None
@@ -380,7 +381,8 @@ class _ConversationBuilder:
         """The queries used: clean-correct, in question order, at most ``max_queries``.
         Clean cases are verified ``batch`` at a time (all at once when None); with a batch,
         verification stops once ``max_queries`` are found and the queries not verified
-        count as beyond the maximum."""
+        count as beyond the maximum.
+        """
         stats = funnel.per_conversation[self.cid]
         used: list[_Query] = []
         size = max(1, batch or len(pending))

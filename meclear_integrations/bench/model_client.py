@@ -86,7 +86,8 @@ _METER: contextvars.ContextVar[CallMeter | None] = contextvars.ContextVar(
 @contextlib.contextmanager
 def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
     """Charge the model calls made inside the block (and in workers it starts) to ``meter``;
-    None charges nobody."""
+    None charges nobody.
+    """
     token = _METER.set(meter)
     try:
         yield meter
@@ -173,7 +174,8 @@ class _Reservations:
 
 class CallGate:
     """What every client of one run shares: cache, totals, limits, concurrency bound and
-    rate limiter (a langchain-core ``BaseRateLimiter``, e.g. ``InMemoryRateLimiter``)."""
+    rate limiter (a langchain-core ``BaseRateLimiter``, e.g. ``InMemoryRateLimiter``).
+    """
 
     def __init__(
         self,
@@ -233,7 +235,8 @@ class ModelClient:
         llm: Any = None,
     ) -> None:
         """``llm`` overrides ``spec.build()`` (tests); ``structured_output`` as in
-        :func:`~meclear_integrations.langchain.model.as_text_model` (None: when supported)."""
+        :func:`~meclear_integrations.langchain.model.as_text_model` (None: when supported).
+        """
         if role not in ("agent", "judge", "rater"):
             raise ValueError(f"unknown role {role!r}")
         from ..langchain.model import LangChainStructuredTextModel, as_text_model
@@ -266,7 +269,8 @@ class ModelClient:
 
     def text_model(self) -> Any:
         """This client as the judges' neutral text model (with the JSON-schema calls when
-        structured output is on)."""
+        structured output is on).
+        """
         return _StructuredFacade(self) if self.structured else _Facade(self)
 
     def _call(self, kind: str, prompt: str, schema: Mapping[str, Any] | None, draw: int) -> Any:

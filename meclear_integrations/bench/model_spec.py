@@ -38,7 +38,8 @@ Provider = Literal["openai", "langchain", "text-reader"]
 
 def is_import_path(name: str) -> bool:
     """``module.path:ClassName`` (a class name starts upper case, so Ollama-style names
-    such as ``qwen2.5:7b`` or ``mistral:latest`` stay model names)."""
+    such as ``qwen2.5:7b`` or ``mistral:latest`` stay model names).
+    """
     return bool(_IMPORT_PATH.match(name))
 
 
@@ -107,7 +108,8 @@ class ModelSpec(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What the model's replies depend on: the cache key's model part (no key, no
-        endpoint: the same model behind another URL shares the cache)."""
+        endpoint: the same model behind another URL shares the cache).
+        """
         identity: dict[str, Any] = {"provider": self.provider, "name": self.name}
         identity["kwargs"] = _public(self.kwargs)
         if self.provider != "langchain":

@@ -75,7 +75,8 @@ class CaseOracle:
 
     def value(self, coalition: Iterable[int]) -> float:
         """v^(S): the mean of the coalition's trial scores (one trial for an ablation under
-        adaptive trials, T otherwise)."""
+        adaptive trials, T otherwise).
+        """
         s = self.scores(coalition)
         return sum(s) / len(s)
 
@@ -103,7 +104,8 @@ class CaseOracle:
     def verified_clearance(self, order: Sequence[int]) -> tuple[list[int], list[dict], str]:
         """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule
         (Eq. 18-20). Returns the cleared positions, the candidates tried and the status
-        (``complete`` or ``unverified`` when the verdicts kept disagreeing)."""
+        (``complete`` or ``unverified`` when the verdicts kept disagreeing).
+        """
         cfg = self.config
         candidates = [list(order[:j]) for j in range(len(order) + 1)]
         coalitions = [candidate_coalition(self.k, c) for c in candidates]

@@ -133,7 +133,7 @@ class CaseOutcome(BaseModel):
 
     @property
     def gain(self) -> float:
-        """accuracy - accuracy_none."""
+        """Accuracy - accuracy_none."""
         return self.accuracy - self.accuracy_none
 
 

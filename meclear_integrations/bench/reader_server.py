@@ -140,7 +140,8 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
 @contextmanager
 def serve_reader(*, fail: Fail | None = None) -> Iterator[tuple[str, ReaderServer]]:
     """Serve the stand-in on 127.0.0.1 (a free port); yields (base URL ending in ``/v1``,
-    the server state)."""
+    the server state).
+    """
     state = ReaderServer(fail=fail)
     server = _http_server(state)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -158,7 +159,8 @@ _SHARED_LOCK = threading.Lock()
 
 def shared_reader_url() -> str:
     """The base URL of this process's stand-in server (started on first use, stopped at
-    exit)."""
+    exit).
+    """
     with _SHARED_LOCK:
         if "url" not in _SHARED:
             manager = serve_reader()

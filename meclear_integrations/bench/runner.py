@@ -186,7 +186,8 @@ def _run_one(
     on_failure: Callable[[CaseFailure], None] | None,
 ) -> None:
     """Every method on one case, the reference first (its coalitions match the others'
-    budgets unless ``given``); outcomes already computed are reused."""
+    budgets unless ``given``); outcomes already computed are reused.
+    """
     matched = given
     for method in sorted(methods, key=lambda m: m is not reference):
         with state.lock:
@@ -305,7 +306,8 @@ def assemble_run(
     stopped: RunStopped | None = None,
 ) -> BenchRun:
     """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order:
-    the cohort is the cases every method that ran finished without failing."""
+    the cohort is the cases every method that ran finished without failing.
+    """
     not_run = dict(not_run or {})
     failed = {f.case_id for f in failures}
     ran = [name for name in methods if name not in not_run]

@@ -29,7 +29,8 @@ class BudgetReached(RunStopped):
 
 class ProviderRejected(RunStopped):
     """The provider refused a call in a way no retry heals (bad key, unknown model,
-    permission denied): every later call would fail the same way."""
+    permission denied): every later call would fail the same way.
+    """
 
     fatal = True
 

@@ -185,7 +185,8 @@ class _StreamBuilder:
         self, answerable: list[LocomoQuestion], faulted: set[int]
     ) -> list[tuple[LocomoQuestion, QueryKind, str]]:
         """The stream: LoCoMo order, each faulted question's repeat and paraphrase inserted
-        at seeded random later positions."""
+        at seeded random later positions.
+        """
         stream: list[tuple[LocomoQuestion, QueryKind, str]] = [
             (q, "original", q.question) for q in answerable
         ]
@@ -285,7 +286,8 @@ def build_streams(
     max_queries_per_conversation: int | None = None,
 ) -> StreamBuild:
     """One stream per LoCoMo conversation (module docstring); ``fault_share`` of the
-    answerable questions are fault targets."""
+    answerable questions are fault targets.
+    """
     if k < 1:
         raise ValueError("k must be at least 1")
     if not 0.0 <= fault_share <= 1.0:

@@ -145,7 +145,8 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
 
 def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path | None:
     """The sweep's figure (budget: quality vs cost; permutations: metrics vs L; judges:
-    accuracy gain and harm per signal); None for ``tune``."""
+    accuracy gain and harm per signal); None for ``tune``.
+    """
     if kind == "tune":
         return None
     plt = load_pyplot()

@@ -109,7 +109,8 @@ def _label(values: dict[str, Any]) -> str:
 def meclear_grid() -> list[dict[str, Any]]:
     """MeClear's tunable settings searched on dev: the harm rule (with the estimator it
     applies to), the harm tolerance tau, and the verification rule's recovery rate and
-    trial cap."""
+    trial cap.
+    """
     rules = [
         {"estimator": "auto", "harm_rule": "auto"},
         {"estimator": "auto", "harm_rule": "threshold"},
@@ -158,7 +159,8 @@ def tune(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Choose every method's tunable settings on ``cases`` (the dev split); see the module
-    docstring for the objective."""
+    docstring for the objective.
+    """
     names = list(settings)
     say = progress or (lambda _: None)
     base = base.model_copy(update={"bootstrap_replicates": 0})
@@ -258,7 +260,8 @@ def budget_sweep(
     """Quality versus model calls per case. MeClear: paired KernelSHAP with
     ``coalitions_per_memory`` in ``meclear_budgets`` and exact enumeration; ContextCite and
     ProxySPEX: ``surrogate_budgets`` distinct ablations; LOO, the oracle and no clearance:
-    one point each."""
+    one point each.
+    """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": 0, "match_budget": False})
     curves: dict[str, list[dict[str, Any]]] = {}
@@ -302,7 +305,8 @@ def permutation_sweep(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The paper's configuration (``ClearanceConfig.paper()``) at each L, and the default
-    configuration's permutation estimator at the same L (the paper's Fig. 9)."""
+    configuration's permutation estimator at the same L (the paper's Fig. 9).
+    """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": min(base.bootstrap_replicates, 500)})
     rows = []

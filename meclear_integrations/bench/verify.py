@@ -60,7 +60,8 @@ def verify_case(
     evaluate: Callable[[tuple[Memory, ...], int], float] | None = None,
 ) -> Verification:
     """Check that ``case`` shows the causal signature of its ``structure``, scored by
-    ``evaluate`` (default: the case's simulated world with the exact-match judge)."""
+    ``evaluate`` (default: the case's simulated world with the exact-match judge).
+    """
     evaluate = evaluate if evaluate is not None else case.evaluator()
     context = case.context()
 

@@ -163,7 +163,8 @@ def _load(
     args: argparse.Namespace, real: Any = None
 ) -> tuple[list, list[dict], dict[str, Any], str, bool]:
     """(cases, skipped lines, funnel, source label, built here); ``real`` (a
-    :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models."""
+    :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models.
+    """
     if args.cases is not None:
         from ..bench import load_cases
         from ..bench.split import split_cases

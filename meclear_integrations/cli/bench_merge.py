@@ -1,5 +1,6 @@
 """``meclear bench merge DIR... --out OUT``: one report from the output directories of the
-shards of a run (``--shard i/n``), equal to the report of a single run."""
+shards of a run (``--shard i/n``), equal to the report of a single run.
+"""
 
 from __future__ import annotations
 

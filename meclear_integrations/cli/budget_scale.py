@@ -103,7 +103,8 @@ class ScaleRow:
 class _CountingModel:
     """Agent and judge calls of one query, with optional latency and a concurrency cap;
     ``busy`` is the CPU time spent inside the evaluator (simulated answers, verdicts and
-    their cache: the caller's side, not the engine's)."""
+    their cache: the caller's side, not the engine's).
+    """
 
     def __init__(self, delay: float, semaphore: asyncio.Semaphore | None) -> None:
         self.delay = delay
@@ -145,7 +146,8 @@ def _evaluator(case: SimulatedCase, model: _CountingModel) -> Any:
 async def _zero_latency(case: SimulatedCase, config: ClearanceConfig) -> tuple[Any, int, float]:
     """(report, model calls, engine seconds) with every model call instant: the CPU time
     of the run's thread (the async path runs on one thread; time other processes take
-    from it is not counted) minus the CPU time spent inside the evaluator."""
+    from it is not counted) minus the CPU time spent inside the evaluator.
+    """
     model = _CountingModel(0.0, None)
     evaluate = _evaluator(case, model)
     start = time.thread_time()

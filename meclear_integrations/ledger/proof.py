@@ -70,7 +70,8 @@ def split_members(
 ) -> tuple[set[str], set[str]]:
     """(proven, put back and recovered): members x of ``cleared`` for which one of the
     run's ``candidates`` ((memory ids, recovered) pairs) cleared exactly the others, and
-    whether that candidate verifiably recovered."""
+    whether that candidate verifiably recovered.
+    """
     removed = set(cleared)
     verdicts = {frozenset(ids): recovered for ids, recovered in candidates}
     proven, recovered = set(), set()
@@ -110,7 +111,8 @@ def load_harm_facts(
     restored: dict[str, datetime],
 ) -> dict[Key, HarmFacts]:
     """:class:`HarmFacts` of ``ids`` (None: every memory) from verified runs recorded
-    after each memory's last restore (``restored``: memory id -> time)."""
+    after each memory's last restore (``restored``: memory id -> time).
+    """
     r, m, c = t.runs, t.run_memories, t.candidates
     cleared_rows = (
         select(m.c.run_pk, m.c.memory_id, m.c.content_hash, r.c.created_at, r.c.mode)

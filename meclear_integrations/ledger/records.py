@@ -166,7 +166,8 @@ class FeedbackRecord(BaseModel):
 
 class MemoryEvent(BaseModel):
     """A restore: the memory must not be cleared by ledger shortcuts nor proposed by review
-    until new verified evidence."""
+    until new verified evidence.
+    """
 
     model_config = _FROZEN
 

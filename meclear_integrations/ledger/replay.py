@@ -181,7 +181,8 @@ async def areplay_feedback(
     **record_kwargs: object,
 ) -> ReplayResult:
     """:func:`replay_feedback` with the engine on the event loop (an async evaluator runs
-    natively) and the database work in worker threads."""
+    natively) and the database work in worker threads.
+    """
     record, original, text, memories, source = await asyncio.to_thread(
         _prepare, ledger, feedback, query, resolve
     )
@@ -201,7 +202,8 @@ def replay_pending(
     config: ClearanceConfig | None = None,
 ) -> list[ReplayResult | ReplayError]:
     """Replay every pending negative feedback (``HarmLedger.pending_replays``); a feedback
-    that cannot be replayed is returned as its :class:`ReplayError`, the others go on."""
+    that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
+    """
     results: list[ReplayResult | ReplayError] = []
     for record in ledger.pending_replays():
         try:

@@ -252,12 +252,14 @@ class HarmLedger:
 
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
         """Ids of :meth:`prior_candidate` (the context's memories verified harmful before
-        and offered to the engine), in retrieval order."""
+        and offered to the engine), in retrieval order.
+        """
         return list(self.prior_candidate(context).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
         """Ids of ``{memory id: content hash}`` that a verified clearance removed (same
-        text) after their last restore."""
+        text) after their last restore.
+        """
         if not hashes:
             return []
         ids = list(hashes)
@@ -386,7 +388,8 @@ class HarmLedger:
     ) -> MemoryEvent:
         """Mark ``memory_id`` as wrongly suppressed: ledger shortcuts never clear it and
         review never proposes it, until new verified evidence (a clearance recorded after
-        this restore that removed it)."""
+        this restore that removed it).
+        """
         row: dict[str, Any] = {
             "namespace": self.namespace,
             "created_at": self._now(),
@@ -467,7 +470,8 @@ class HarmLedger:
     # ------------------------------------------------------------------ lookups
     def find_run(self, ref: str) -> RunRecord:
         """The run with ledger id ``ref``, else the latest run with tracing run id ``ref``,
-        else the latest run of query id ``ref``."""
+        else the latest run of query id ``ref``.
+        """
         r = t.runs
         ref = str(ref)
         with read_transaction(self.engine) as conn:
@@ -600,7 +604,8 @@ class HarmLedger:
         the memory's last restore (``review``). A clearance counts against a memory when
         the memory was attributed in it (a full run) or its own removal was proven in some
         verified run (``proof``); a guided clearance that only carried it along with
-        others does not."""
+        others does not.
+        """
         r, m, e = t.runs, t.run_memories, t.memory_events
         restored = (
             select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
@@ -662,7 +667,8 @@ class HarmLedger:
         limit: int | None = None,
     ) -> list[ReviewProposal]:
         """Memories with consistently negative contributions across at least
-        ``min_queries`` distinct queries with verified recoveries, ranked (``review``)."""
+        ``min_queries`` distinct queries with verified recoveries, ranked (``review``).
+        """
         proposals = rank_proposals(
             self.evidence(),
             min_queries=min_queries,
@@ -743,7 +749,8 @@ def _inserted_key(result: Any) -> int:
 
 def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
     """One row of :meth:`HarmLedger.evidence`: every verified clearance of a proven memory
-    counts, otherwise only those of full runs (attribution)."""
+    counts, otherwise only those of full runs (attribution).
+    """
     fields: tuple[Any, ...] = tuple(row)
     memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields
     if (memory_id, digest) not in proven:

@@ -47,7 +47,8 @@ class TextReader:
 
     def present(self, prompt: str) -> tuple[str, ...]:
         """Ids of the known memories whose text appears in ``prompt`` (as is, or escaped as
-        the package's prompts render data)."""
+        the package's prompts render data).
+        """
         return tuple(
             sorted(
                 mid

@@ -81,7 +81,8 @@ class JudgeSignal(BaseModel):
     @property
     def reference_free(self) -> bool:
         """The judge decides what is true without the gold reference (``full``,
-        ``coalition``): accepting two different answers to one query contradicts itself."""
+        ``coalition``): accepting two different answers to one query contradicts itself.
+        """
         return self.kind in ("full", "coalition")
 
 
@@ -125,7 +126,8 @@ class SimulatedJudge:
 
     def key(self, answer: str, coalition: Iterable[str], call: int) -> Hashable:
         """What the judge's verdict depends on: one model call per distinct key (``call``:
-        the index of this call about the answer, which only ``noisy`` reads)."""
+        the index of this call about the answer, which only ``noisy`` reads).
+        """
         norm = normalize_answer(answer)
         if self.signal.kind == "noisy":
             return (norm, int(call))
@@ -135,7 +137,8 @@ class SimulatedJudge:
 
     def accepts(self, answer: str, coalition: Iterable[str], call: int) -> bool:
         """The verdict on ``answer`` given by the agent on ``coalition`` (the ``call``-th
-        call about this answer)."""
+        call about this answer).
+        """
         norm = normalize_answer(answer)
         kind = self.signal.kind
         if kind == "reference":

@@ -101,7 +101,8 @@ class EvidenceWorld(BaseModel):
 
     def _competing(self, memory_ids: Iterable[str]) -> dict[str, float]:
         """Support of every answer the reader may give (``abstain`` included when it
-        competes); empty when no present memory makes a claim."""
+        competes); empty when no present memory makes a claim.
+        """
         support = self.support(memory_ids)
         if support and self.abstain_weight is not None:
             support[self.abstain] = support.get(self.abstain, 0.0) + self.abstain_weight
@@ -122,14 +123,16 @@ class EvidenceWorld(BaseModel):
 
     def answer(self, memory_ids: Iterable[str], *, case_id: str = "", trial: int = 0) -> str:
         """One simulated agent answer, seeded by (case, coalition, trial) (by (case,
-        coalition) alone when the reader is :attr:`deterministic`)."""
+        coalition) alone when the reader is :attr:`deterministic`).
+        """
         ids = sorted(set(memory_ids))
         return _draw(self.distribution(ids), case_id, ids, None if self.deterministic else trial)
 
     def favoured(self, memory_ids: Iterable[str], *, case_id: str = "") -> str:
         """The answer the coalition's evidence favours under the world's rule: argmax
         support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
-        answer beats it), a tie broken once per coalition, whatever the temperature."""
+        answer beats it), a tie broken once per coalition, whatever the temperature.
+        """
         ids = sorted(set(memory_ids))
         support = self._competing(ids)
         dist = _argmax(support) if support else {self.abstain: 1.0}
@@ -145,7 +148,8 @@ class EvidenceWorld(BaseModel):
         self, memory_ids: Iterable[str], reference: str, *, case_id: str = ""
     ) -> float:
         """P(a fresh trial on the coalition answers ``reference``): :meth:`expected_score`,
-        or 0 / 1 for a deterministic reader, whose answer to a prompt is fixed."""
+        or 0 / 1 for a deterministic reader, whose answer to a prompt is fixed.
+        """
         ids = sorted(set(memory_ids))
         if self.deterministic:
             return exact_match_score(self.answer(ids, case_id=case_id), reference)

@@ -95,7 +95,8 @@ class OnKnownHarm(Trigger):
     """Clear when the context holds a memory the ledger verified harmful before (and that
     was not restored since): the cheap ledger-guided clearance then usually settles it in
     a few calls (the baseline and one candidate's verification), while contexts without
-    known harm cost nothing."""
+    known harm cost nothing.
+    """
 
     def __init__(self, ledger: HarmSource) -> None:
         self.ledger = ledger

@@ -15,7 +15,8 @@ __all__ = ["Always", "EveryN", "EverySeconds", "Sampling", "WhenJudgeFails"]
 class Always(Trigger):
     """Clear every query. ``early_exit``: None keeps the engine configuration's; False
     attributes every context, even one that already passes (what "always clear" costs, and
-    evidence for review on every query)."""
+    evidence for review on every query).
+    """
 
     name = "always"
 
@@ -33,7 +34,8 @@ class Always(Trigger):
 
 class WhenJudgeFails(Trigger):
     """Judge the full context first (T calls) and attribute only when it fails: the engine's
-    early exit, as an explicit policy. A context that passes costs T calls, no more."""
+    early exit, as an explicit policy. A context that passes costs T calls, no more.
+    """
 
     name = "when_judge_fails"
 
@@ -66,7 +68,8 @@ class Sampling(Trigger):
 
 class EveryN(Trigger):
     """Clear the first query and then every ``n``-th one (a counter shared by all callers
-    of this policy object; per process)."""
+    of this policy object; per process).
+    """
 
     def __init__(self, n: int) -> None:
         if n < 1:
@@ -94,7 +97,8 @@ class EveryN(Trigger):
 
 class EverySeconds(Trigger):
     """Clear the first query and then the first one at least ``seconds`` after the last
-    query this policy let through (per process; ``clock`` is monotonic seconds)."""
+    query this policy let through (per process; ``clock`` is monotonic seconds).
+    """
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         if seconds <= 0:

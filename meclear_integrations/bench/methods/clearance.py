@@ -29,7 +29,8 @@ def verified_clearance(
     oracle: CaseOracle, order: Sequence[int]
 ) -> tuple[list[int], list[dict], str]:
     """Nested candidates C_j (Eq. 17) along ``order``, verified by the run's rule
-    (Eq. 18-20, the engine's): cleared positions, candidates tried, status."""
+    (Eq. 18-20, the engine's): cleared positions, candidates tried, status.
+    """
     return oracle.verified_clearance(order)
 
 
@@ -41,7 +42,8 @@ def settle_clearance(
     order: Sequence[int],
 ) -> tuple[list[int], list[dict], str]:
     """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``):
-    cleared positions, candidates tried, status."""
+    cleared positions, candidates tried, status.
+    """
     verify = mode == "verified" or (mode == "paper" and verifies_in_paper)
     if verify:
         return verified_clearance(oracle, order)

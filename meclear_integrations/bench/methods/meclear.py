@@ -28,7 +28,8 @@ class MeClearMethod(BenchMethod):
 
     def case_config(self, ctx: MethodContext) -> ClearanceConfig:
         """The configuration with its seed mixed with the case id, failing closed: an
-        evaluator failure must surface as a failed case, not as a quiet no-op clearance."""
+        evaluator failure must surface as a failed case, not as a quiet no-op clearance.
+        """
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
         return self.config.model_copy(
             update={"seed": case_seed(seed, ctx.case.case_id), "on_failure": "closed"}
