@@ -1,5 +1,4 @@
-"""An on-disk cache of model replies (embedded SQLite), so a rerun or a resumed run repeats
-no call.
+"""An on-disk cache of model replies (embedded SQLite), so a rerun or a resumed run repeats no call.
 
 A reply is keyed by the SHA-256 of the model's identity (provider, model, settings such as
 temperature; never a key or the endpoint), the kind of call (``text``, or ``json`` with

@@ -37,9 +37,11 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
 
 
 def engine_config(args: argparse.Namespace) -> ClearanceConfig:
-    """The engine configuration from the flags: the settings tuned on the dev split
-    (:mod:`.tuned`), or ``--preset`` (``default``: the package default, ``paper``), with
-    the flags on top (the simulated evaluator runs in-process, so concurrency is 1).
+    """The engine configuration from the flags.
+
+    The settings tuned on the dev split (:mod:`.tuned`), or ``--preset`` (``default``: the package
+    default, ``paper``), with the flags on top (the simulated evaluator runs in-process, so
+    concurrency is 1).
     """
     overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
     for flag in ("estimator", "permutations", "trials"):

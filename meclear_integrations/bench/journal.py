@@ -1,5 +1,6 @@
-"""A run's journal: every outcome written as it is computed, so a run resumes where it
-stopped and shards can be merged.
+"""A run's journal.
+
+Every outcome written as it is computed, so a run resumes where it stopped and shards can be merged.
 
 An output directory holds ``run.json`` (the manifest: what determines the outcomes, the
 full case order, the shard, the status) and ``journal.jsonl``, one line per (case, method)

@@ -379,9 +379,10 @@ class _ConversationBuilder:
         batch: int | None,
     ) -> list[_Query]:
         """The queries used: clean-correct, in question order, at most ``max_queries``.
+
         Clean cases are verified ``batch`` at a time (all at once when None); with a batch,
-        verification stops once ``max_queries`` are found and the queries not verified
-        count as beyond the maximum.
+        verification stops once ``max_queries`` are found and the queries not verified count as
+        beyond the maximum.
         """
         stats = funnel.per_conversation[self.cid]
         used: list[_Query] = []

@@ -1,5 +1,4 @@
-"""Every model call of a real-model benchmark run: cached, budgeted, rate-limited, retried,
-counted.
+"""Every model call of a real-model benchmark run: cached, budgeted, rate-limited, retried, counted.
 
 A :class:`ModelClient` serves one role (agent, judge or rater) over the package's own
 LangChain adapter (:func:`meclear_integrations.langchain.model.as_text_model`), so the
@@ -173,8 +172,10 @@ class _Reservations:
 
 
 class CallGate:
-    """What every client of one run shares: cache, totals, limits, concurrency bound and
-    rate limiter (a langchain-core ``BaseRateLimiter``, e.g. ``InMemoryRateLimiter``).
+    """What every client of one run shares.
+
+    Cache, totals, limits, concurrency bound and rate limiter (a langchain-core ``BaseRateLimiter``,
+    e.g. ``InMemoryRateLimiter``).
     """
 
     def __init__(
@@ -234,8 +235,10 @@ class ModelClient:
         structured_output: bool | None = None,
         llm: Any = None,
     ) -> None:
-        """``llm`` overrides ``spec.build()`` (tests); ``structured_output`` as in
-        :func:`~meclear_integrations.langchain.model.as_text_model` (None: when supported).
+        """``llm`` overrides ``spec.build()`` (tests).
+
+        ``structured_output`` as in :func:`~meclear_integrations.langchain.model.as_text_model`
+        (None: when supported).
         """
         if role not in ("agent", "judge", "rater"):
             raise ValueError(f"unknown role {role!r}")

@@ -107,8 +107,10 @@ class ModelSpec(BaseModel):
         return self.name if temp == 0 else f"{self.name} (temperature {temp:g})"
 
     def identity(self) -> dict[str, Any]:
-        """What the model's replies depend on: the cache key's model part (no key, no
-        endpoint: the same model behind another URL shares the cache).
+        """What the model's replies depend on.
+
+        The cache key's model part (no key, no endpoint: the same model behind another URL shares
+        the cache).
         """
         identity: dict[str, Any] = {"provider": self.provider, "name": self.name}
         identity["kwargs"] = _public(self.kwargs)

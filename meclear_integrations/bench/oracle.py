@@ -1,5 +1,4 @@
-"""The baselines' view of one case: v^(S) over the frozen context, under the engine's trial
-policy.
+"""The baselines' view of one case: v^(S) over the frozen context, under the engine's trial policy.
 
 Every method gets the same trial policy options as the engine (the run's
 :class:`~meclear_integrations.core.ClearanceConfig`): ablation coalitions get one trial
@@ -102,9 +101,10 @@ class CaseOracle:
         )
 
     def verified_clearance(self, order: Sequence[int]) -> tuple[list[int], list[dict], str]:
-        """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule
-        (Eq. 18-20). Returns the cleared positions, the candidates tried and the status
-        (``complete`` or ``unverified`` when the verdicts kept disagreeing).
+        """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule (Eq. 18-20).
+
+        Returns the cleared positions, the candidates tried and the status (``complete`` or
+        ``unverified`` when the verdicts kept disagreeing).
         """
         cfg = self.config
         candidates = [list(order[:j]) for j in range(len(order) + 1)]

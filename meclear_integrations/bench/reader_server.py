@@ -139,8 +139,9 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
 
 @contextmanager
 def serve_reader(*, fail: Fail | None = None) -> Iterator[tuple[str, ReaderServer]]:
-    """Serve the stand-in on 127.0.0.1 (a free port); yields (base URL ending in ``/v1``,
-    the server state).
+    """Serve the stand-in on 127.0.0.1 (a free port).
+
+    Yields (base URL ending in ``/v1``, the server state).
     """
     state = ReaderServer(fail=fail)
     server = _http_server(state)
@@ -158,9 +159,7 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_reader_url() -> str:
-    """The base URL of this process's stand-in server (started on first use, stopped at
-    exit).
-    """
+    """The base URL of this process's stand-in server (started on first use, stopped at exit)."""
     with _SHARED_LOCK:
         if "url" not in _SHARED:
             manager = serve_reader()

@@ -305,8 +305,9 @@ def assemble_run(
     wall_seconds: float = 0.0,
     stopped: RunStopped | None = None,
 ) -> BenchRun:
-    """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order:
-    the cohort is the cases every method that ran finished without failing.
+    """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order.
+
+    The cohort is the cases every method that ran finished without failing.
     """
     not_run = dict(not_run or {})
     failed = {f.case_id for f in failures}

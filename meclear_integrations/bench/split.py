@@ -33,8 +33,9 @@ def split_conversations(split: SplitName) -> list[str] | None:
 
 
 def split_cases(cases: Sequence[BenchCase], split: SplitName) -> list[BenchCase]:
-    """The cases of LoCoMo conversations in ``split`` (cluster ``locomo-<id>``); ValueError
-    when ``split`` is not ``all`` and no case belongs to a LoCoMo conversation of it.
+    """The cases of LoCoMo conversations in ``split`` (cluster ``locomo-<id>``).
+
+    ValueError when ``split`` is not ``all`` and no case belongs to a LoCoMo conversation of it.
     """
     if split == "all":
         return list(cases)

@@ -285,8 +285,9 @@ def build_streams(
     conversations: list[str] | None = None,
     max_queries_per_conversation: int | None = None,
 ) -> StreamBuild:
-    """One stream per LoCoMo conversation (module docstring); ``fault_share`` of the
-    answerable questions are fault targets.
+    """One stream per LoCoMo conversation (module docstring).
+
+    ``fault_share`` of the answerable questions are fault targets.
     """
     if k < 1:
         raise ValueError("k must be at least 1")

@@ -107,9 +107,10 @@ def _label(values: dict[str, Any]) -> str:
 
 
 def meclear_grid() -> list[dict[str, Any]]:
-    """MeClear's tunable settings searched on dev: the harm rule (with the estimator it
-    applies to), the harm tolerance tau, and the verification rule's recovery rate and
-    trial cap.
+    """MeClear's tunable settings searched on dev.
+
+    The harm rule (with the estimator it applies to), the harm tolerance tau, and the verification
+    rule's recovery rate and trial cap.
     """
     rules = [
         {"estimator": "auto", "harm_rule": "auto"},
@@ -158,8 +159,9 @@ def tune(
     loo_tolerances: Sequence[float] = (0.0, 0.02, 0.05, 0.1),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Choose every method's tunable settings on ``cases`` (the dev split); see the module
-    docstring for the objective.
+    """Choose every method's tunable settings on ``cases`` (the dev split).
+
+    See the module docstring for the objective.
     """
     names = list(settings)
     say = progress or (lambda _: None)
@@ -257,10 +259,11 @@ def budget_sweep(
     surrogate_budgets: Sequence[int] = (8, 12, 16, 24, 32),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Quality versus model calls per case. MeClear: paired KernelSHAP with
-    ``coalitions_per_memory`` in ``meclear_budgets`` and exact enumeration; ContextCite and
-    ProxySPEX: ``surrogate_budgets`` distinct ablations; LOO, the oracle and no clearance:
-    one point each.
+    """Quality versus model calls per case.
+
+    MeClear: paired KernelSHAP with ``coalitions_per_memory`` in ``meclear_budgets`` and exact
+    enumeration; ContextCite and ProxySPEX: ``surrogate_budgets`` distinct ablations; LOO, the
+    oracle and no clearance: one point each.
     """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": 0, "match_budget": False})

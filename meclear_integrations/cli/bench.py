@@ -162,8 +162,9 @@ def _command(args: argparse.Namespace) -> str:
 def _load(
     args: argparse.Namespace, real: Any = None
 ) -> tuple[list, list[dict], dict[str, Any], str, bool]:
-    """(cases, skipped lines, funnel, source label, built here); ``real`` (a
-    :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models.
+    """(cases, skipped lines, funnel, source label, built here).
+
+    ``real`` (a :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models.
     """
     if args.cases is not None:
         from ..bench import load_cases
@@ -300,8 +301,8 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     if not cases:
         raise SystemExit("error: no valid cases to run")
     if args.build_only:
-        built_files = write_build(Path(args.out), cases, funnel, source)
-        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, built_files))}")
+        files = write_build(Path(args.out), cases, funnel, source)
+        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, files))}")
         return {"cases": len(cases), "funnel": funnel}
     settings = _settings(args, real is not None)
     run_cases = select_shard(cases, *shard) if shard else cases

@@ -75,8 +75,9 @@ def _tokens(outcome: Any) -> int:
 
 
 def dry_run(args: argparse.Namespace) -> dict[str, Any]:
-    """Estimate the run's calls and tokens (module docstring); prints and writes
-    ``dry_run.json`` into ``--out``.
+    """Estimate the run's calls and tokens (module docstring).
+
+    Prints and writes ``dry_run.json`` into ``--out``.
     """
     from ..bench.runner import run_benchmark
     from ..bench.shards import parse_shard, select_shard

@@ -212,8 +212,10 @@ def real_session(
     stand_in: bool = False,
     methods: tuple[str, ...] = (),
 ) -> RealSession:
-    """The run's models behind one gate. ``stand_in`` replaces every model by the offline
-    text-reading stand-in with an in-memory cache and no limits (the dry run).
+    """The run's models behind one gate.
+
+    ``stand_in`` replaces every model by the offline text-reading stand-in with an in-memory cache
+    and no limits (the dry run).
     """
     from ..bench.model_spec import langchain_extra_missing
 

@@ -101,9 +101,10 @@ class ScaleRow:
 
 
 class _CountingModel:
-    """Agent and judge calls of one query, with optional latency and a concurrency cap;
-    ``busy`` is the CPU time spent inside the evaluator (simulated answers, verdicts and
-    their cache: the caller's side, not the engine's).
+    """Agent and judge calls of one query, with optional latency and a concurrency cap.
+
+    ``busy`` is the CPU time spent inside the evaluator (simulated answers, verdicts and their
+    cache: the caller's side, not the engine's).
     """
 
     def __init__(self, delay: float, semaphore: asyncio.Semaphore | None) -> None:
@@ -144,8 +145,9 @@ def _evaluator(case: SimulatedCase, model: _CountingModel) -> Any:
 
 
 async def _zero_latency(case: SimulatedCase, config: ClearanceConfig) -> tuple[Any, int, float]:
-    """(report, model calls, engine seconds) with every model call instant: the CPU time
-    of the run's thread (the async path runs on one thread; time other processes take
+    """(report, model calls, engine seconds) with every model call instant.
+
+    The CPU time of the run's thread (the async path runs on one thread; time other processes take
     from it is not counted) minus the CPU time spent inside the evaluator.
     """
     model = _CountingModel(0.0, None)

@@ -129,9 +129,10 @@ def read_transaction(engine: Engine) -> Iterator[Connection]:
 
 
 def lock_for_migration(connection: Connection) -> None:
-    """Serialize schema migrations across processes and replicas (inside a write
-    transaction): PostgreSQL takes a transaction-scoped advisory lock; SQLite already holds
-    the write lock (``BEGIN IMMEDIATE``).
+    """Serialize schema migrations across processes and replicas (inside a write transaction).
+
+    PostgreSQL takes a transaction-scoped advisory lock; SQLite already holds the write lock
+    (``BEGIN IMMEDIATE``).
     """
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(7263401180093321)"))

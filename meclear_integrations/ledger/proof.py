@@ -68,9 +68,10 @@ class HarmFacts:
 def split_members(
     cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
 ) -> tuple[set[str], set[str]]:
-    """(proven, put back and recovered): members x of ``cleared`` for which one of the
-    run's ``candidates`` ((memory ids, recovered) pairs) cleared exactly the others, and
-    whether that candidate verifiably recovered.
+    """(proven, put back and recovered).
+
+    Members x of ``cleared`` for which one of the run's ``candidates`` ((memory ids, recovered)
+    pairs) cleared exactly the others, and whether that candidate verifiably recovered.
     """
     removed = set(cleared)
     verdicts = {frozenset(ids): recovered for ids, recovered in candidates}

@@ -201,8 +201,9 @@ def replay_pending(
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
 ) -> list[ReplayResult | ReplayError]:
-    """Replay every pending negative feedback (``HarmLedger.pending_replays``); a feedback
-    that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
+    """Replay every pending negative feedback (``HarmLedger.pending_replays``).
+
+    A feedback that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
     """
     results: list[ReplayResult | ReplayError] = []
     for record in ledger.pending_replays():

@@ -224,11 +224,12 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ prior candidates
     def prior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
-        """The engine's prior candidate for ``context`` (``core.prior``): the memories that
-        a verified clearance removed before (same id and same text) and that were not
-        restored since, in retrieval order; ``unproven``: those whose own contribution no
-        verified run has tested yet (neither proven nor acquitted, see ``proof``), which
-        the engine puts back once to find out.
+        """The engine's prior candidate for ``context`` (``core.prior``).
+
+        The memories that a verified clearance removed before (same id and same text) and that were
+        not restored since, in retrieval order; ``unproven``: those whose own contribution no
+        verified run has tested yet (neither proven nor acquitted, see ``proof``), which the engine
+        puts back once to find out.
 
         A restored memory is offered again only after new verified evidence: a clearance
         recorded after the restore that removed it (the shortcut itself never offers it).
@@ -386,9 +387,10 @@ class HarmLedger:
         feedback_id: str | None = None,
         run_id: str | None = None,
     ) -> MemoryEvent:
-        """Mark ``memory_id`` as wrongly suppressed: ledger shortcuts never clear it and
-        review never proposes it, until new verified evidence (a clearance recorded after
-        this restore that removed it).
+        """Mark ``memory_id`` as wrongly suppressed.
+
+        Ledger shortcuts never clear it and review never proposes it, until new verified evidence (a
+        clearance recorded after this restore that removed it).
         """
         row: dict[str, Any] = {
             "namespace": self.namespace,
@@ -600,11 +602,12 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ review
     def evidence(self) -> list[QueryEvidence]:
-        """Per memory, content hash and distinct query: the latest verified evidence since
-        the memory's last restore (``review``). A clearance counts against a memory when
-        the memory was attributed in it (a full run) or its own removal was proven in some
-        verified run (``proof``); a guided clearance that only carried it along with
-        others does not.
+        """Per memory, content hash and distinct query.
+
+        The latest verified evidence since the memory's last restore (``review``). A clearance
+        counts against a memory when the memory was attributed in it (a full run) or its own removal
+        was proven in some verified run (``proof``); a guided clearance that only carried it along
+        with others does not.
         """
         r, m, e = t.runs, t.run_memories, t.memory_events
         restored = (

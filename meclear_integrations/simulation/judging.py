@@ -80,8 +80,9 @@ class JudgeSignal(BaseModel):
 
     @property
     def reference_free(self) -> bool:
-        """The judge decides what is true without the gold reference (``full``,
-        ``coalition``): accepting two different answers to one query contradicts itself.
+        """The judge decides what is true without the gold reference (``full``, ``coalition``).
+
+        Accepting two different answers to one query contradicts itself.
         """
         return self.kind in ("full", "coalition")
 
@@ -125,8 +126,10 @@ class SimulatedJudge:
         return self._fooled_by is not None
 
     def key(self, answer: str, coalition: Iterable[str], call: int) -> Hashable:
-        """What the judge's verdict depends on: one model call per distinct key (``call``:
-        the index of this call about the answer, which only ``noisy`` reads).
+        """What the judge's verdict depends on.
+
+        One model call per distinct key (``call``: the index of this call about the answer, which
+        only ``noisy`` reads).
         """
         norm = normalize_answer(answer)
         if self.signal.kind == "noisy":

@@ -100,8 +100,9 @@ class EvidenceWorld(BaseModel):
         return support
 
     def _competing(self, memory_ids: Iterable[str]) -> dict[str, float]:
-        """Support of every answer the reader may give (``abstain`` included when it
-        competes); empty when no present memory makes a claim.
+        """Support of every answer the reader may give (``abstain`` included when it competes).
+
+        Empty when no present memory makes a claim.
         """
         support = self.support(memory_ids)
         if support and self.abstain_weight is not None:
@@ -129,8 +130,9 @@ class EvidenceWorld(BaseModel):
         return _draw(self.distribution(ids), case_id, ids, None if self.deterministic else trial)
 
     def favoured(self, memory_ids: Iterable[str], *, case_id: str = "") -> str:
-        """The answer the coalition's evidence favours under the world's rule: argmax
-        support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
+        """The answer the coalition's evidence favours under the world's rule.
+
+        Argmax support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
         answer beats it), a tie broken once per coalition, whatever the temperature.
         """
         ids = sorted(set(memory_ids))
@@ -147,8 +149,10 @@ class EvidenceWorld(BaseModel):
     def correct_probability(
         self, memory_ids: Iterable[str], reference: str, *, case_id: str = ""
     ) -> float:
-        """P(a fresh trial on the coalition answers ``reference``): :meth:`expected_score`,
-        or 0 / 1 for a deterministic reader, whose answer to a prompt is fixed.
+        """P(a fresh trial on the coalition answers ``reference``).
+
+        :meth:`expected_score`, or 0 / 1 for a deterministic reader, whose answer to a prompt is
+        fixed.
         """
         ids = sorted(set(memory_ids))
         if self.deterministic:

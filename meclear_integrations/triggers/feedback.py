@@ -33,9 +33,11 @@ class HarmSource(Protocol):
 
 
 class OnNegativeFeedback(Trigger):
-    """Clear a query whose latest feedback said its answer was wrong; with ``window``, also
-    clear every query while fewer than ``min_success_rate`` of the last ``window`` verdicts
-    were correct (task performance dropping below a threshold over the last N inferences).
+    """Clear a query whose latest feedback said its answer was wrong.
+
+    With ``window``, also clear every query while fewer than ``min_success_rate`` of the last
+    ``window`` verdicts were correct (task performance dropping below a threshold over the last N
+    inferences).
     """
 
     def __init__(

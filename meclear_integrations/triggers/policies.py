@@ -13,9 +13,10 @@ __all__ = ["Always", "EveryN", "EverySeconds", "Sampling", "WhenJudgeFails"]
 
 
 class Always(Trigger):
-    """Clear every query. ``early_exit``: None keeps the engine configuration's; False
-    attributes every context, even one that already passes (what "always clear" costs, and
-    evidence for review on every query).
+    """Clear every query.
+
+    ``early_exit``: None keeps the engine configuration's; False attributes every context, even one
+    that already passes (what "always clear" costs, and evidence for review on every query).
     """
 
     name = "always"
@@ -33,8 +34,9 @@ class Always(Trigger):
 
 
 class WhenJudgeFails(Trigger):
-    """Judge the full context first (T calls) and attribute only when it fails: the engine's
-    early exit, as an explicit policy. A context that passes costs T calls, no more.
+    """Judge the full context first (T calls) and attribute only when it fails.
+
+    The engine's early exit, as an explicit policy. A context that passes costs T calls, no more.
     """
 
     name = "when_judge_fails"

@@ -41,8 +41,9 @@ def settle_clearance(
     oracle: CaseOracle,
     order: Sequence[int],
 ) -> tuple[list[int], list[dict], str]:
-    """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``):
-    cleared positions, candidates tried, status.
+    """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``).
+
+    Cleared positions, candidates tried, status.
     """
     verify = mode == "verified" or (mode == "paper" and verifies_in_paper)
     if verify:

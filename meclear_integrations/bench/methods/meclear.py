@@ -27,8 +27,9 @@ class MeClearMethod(BenchMethod):
         self.name = name
 
     def case_config(self, ctx: MethodContext) -> ClearanceConfig:
-        """The configuration with its seed mixed with the case id, failing closed: an
-        evaluator failure must surface as a failed case, not as a quiet no-op clearance.
+        """The configuration with its seed mixed with the case id, failing closed.
+
+        An evaluator failure must surface as a failed case, not as a quiet no-op clearance.
         """
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
         return self.config.model_copy(
