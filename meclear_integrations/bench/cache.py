@@ -85,8 +85,11 @@ def cache_key(
 
 
 def unbind_nonce(prompt: str) -> tuple[str, str | None]:
-    """(the prompt with its verdict nonce replaced by :data:`NONCE_SLOT`, the nonce) for a
-    free-text judge prompt; (prompt, None) for any other prompt.
+    """Split a free-text judge prompt into its nonce-free form and its verdict nonce.
+
+    Returns:
+        (the prompt with its verdict nonce replaced by :data:`NONCE_SLOT`, the nonce) for a
+        free-text judge prompt; (prompt, None) for any other prompt.
     """
     from ..judges.protocol import read_nonce
 

@@ -216,8 +216,9 @@ class _ConversationBuilder:
         return a, b or a
 
     def background_support(self, q: LocomoQuestion, index: int) -> float | None:
-        """Weight with which bank memory ``index`` weakly supports ``q``'s answer, or None
-        (seeded per query and memory, so the memory weighs the same in every case).
+        """Weight with which bank memory ``index`` weakly supports ``q``'s answer, or None.
+
+        Seeded per query and memory, so the memory weighs the same in every case.
         """
         rng = _rng(self.seed, self.cid, q.index, f"background-{index}")
         if rng.random() >= _BACKGROUND_SHARE:

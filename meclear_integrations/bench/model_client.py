@@ -84,8 +84,9 @@ _METER: contextvars.ContextVar[CallMeter | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
-    """Charge the model calls made inside the block (and in workers it starts) to ``meter``;
-    None charges nobody.
+    """Charge the model calls made inside the block to ``meter``; None charges nobody.
+
+    Calls made in workers the block starts are charged too.
     """
     token = _METER.set(meter)
     try:
@@ -271,8 +272,9 @@ class ModelClient:
         return self._call("json", prompt, schema, draw)
 
     def text_model(self) -> Any:
-        """This client as the judges' neutral text model (with the JSON-schema calls when
-        structured output is on).
+        """This client as the judges' neutral text model.
+
+        The model makes JSON-schema calls when structured output is on.
         """
         return _StructuredFacade(self) if self.structured else _Facade(self)
 

@@ -37,8 +37,10 @@ Provider = Literal["openai", "langchain", "text-reader"]
 
 
 def is_import_path(name: str) -> bool:
-    """``module.path:ClassName`` (a class name starts upper case, so Ollama-style names
-    such as ``qwen2.5:7b`` or ``mistral:latest`` stay model names).
+    """Whether ``name`` reads as ``module.path:ClassName``.
+
+    A class name starts upper case, so Ollama-style names such as ``qwen2.5:7b`` or
+    ``mistral:latest`` stay model names.
     """
     return bool(_IMPORT_PATH.match(name))
 

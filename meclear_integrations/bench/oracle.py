@@ -73,8 +73,9 @@ class CaseOracle:
         return self.game.scores[mask]
 
     def value(self, coalition: Iterable[int]) -> float:
-        """v^(S): the mean of the coalition's trial scores (one trial for an ablation under
-        adaptive trials, T otherwise).
+        """v^(S): the mean of the coalition's trial scores.
+
+        One trial for an ablation under adaptive trials, T otherwise.
         """
         s = self.scores(coalition)
         return sum(s) / len(s)

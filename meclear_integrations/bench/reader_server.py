@@ -1,5 +1,6 @@
-"""The text-reading stand-in served as an OpenAI-compatible Chat Completions endpoint on
-127.0.0.1 (standard library only; offline; not a real model).
+"""The text-reading stand-in served as an OpenAI-compatible Chat Completions endpoint.
+
+It listens on 127.0.0.1 (standard library only; offline; not a real model).
 
 ``POST /v1/chat/completions`` answers with :func:`~.text_reader.reply` on the concatenated
 message contents. A request with ``response_format`` gets a judge's verdict as the JSON

@@ -85,8 +85,9 @@ class RealModelBackend:
 
 
 def real_verifier(backend: RealModelBackend, *, workers: int = 1) -> Verifier:
-    """The causal verification (:func:`~.verify.verify_case`) with the real agent and the
-    reference judge, ``workers`` cases at a time.
+    """The causal verification (:func:`~.verify.verify_case`) with the real models.
+
+    The real agent and the reference judge check ``workers`` cases at a time.
     """
 
     def one(case: BenchCase) -> Verification:

@@ -185,8 +185,9 @@ def _run_one(
     on_outcome: Callable[[str, CaseOutcome], None] | None,
     on_failure: Callable[[CaseFailure], None] | None,
 ) -> None:
-    """Every method on one case, the reference first (its coalitions match the others'
-    budgets unless ``given``); outcomes already computed are reused.
+    """Run every method on one case; outcomes already computed are reused.
+
+    The reference runs first: its coalitions match the others' budgets unless ``given``.
     """
     matched = given
     for method in sorted(methods, key=lambda m: m is not reference):

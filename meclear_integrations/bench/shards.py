@@ -1,5 +1,6 @@
-"""Shards: split a run's cases over machines (``--shard i/n``) and merge the outputs into
-the report of one run.
+"""Shards: split a run's cases over machines and merge the outputs into one run's report.
+
+A run is split with ``--shard i/n``.
 
 A case belongs to shard ``1 + SHA-256(query id) mod n`` (every case of a query in one
 shard; deterministic whatever the case order or the machine). Each shard writes its own

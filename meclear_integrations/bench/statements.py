@@ -179,7 +179,11 @@ def parse_question(question: str) -> Statement | None:
 
 
 def _wh_subject(tokens: list[str]) -> Statement | None:
-    """ "Which song motivates Caroline" -> wh-phrase "Which song", predicate "motivates ..."."""
+    """Split a wh-subject question into its wh-phrase and predicate.
+
+    Example:
+        "Which song motivates Caroline" -> wh-phrase "Which song", predicate "motivates ...".
+    """
     if tokens[0].lower() not in {"what", "which", "who"}:
         return None
     for at in range(1, min(4, len(tokens))):

@@ -184,8 +184,9 @@ class _StreamBuilder:
     def order(
         self, answerable: list[LocomoQuestion], faulted: set[int]
     ) -> list[tuple[LocomoQuestion, QueryKind, str]]:
-        """The stream: LoCoMo order, each faulted question's repeat and paraphrase inserted
-        at seeded random later positions.
+        """The stream in LoCoMo order, with the repeats and paraphrases inserted.
+
+        Each faulted question's repeat and paraphrase go to seeded random later positions.
         """
         stream: list[tuple[LocomoQuestion, QueryKind, str]] = [
             (q, "original", q.question) for q in answerable

@@ -307,8 +307,10 @@ def permutation_sweep(
     permutations: Sequence[int] = (4, 8, 16),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The paper's configuration (``ClearanceConfig.paper()``) at each L, and the default
-    configuration's permutation estimator at the same L (the paper's Fig. 9).
+    """Metrics against the number of permutations L (the paper's Fig. 9).
+
+    The paper's configuration (``ClearanceConfig.paper()``) at each L, and the default
+    configuration's permutation estimator at the same L.
     """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": min(base.bootstrap_replicates, 500)})

@@ -1,5 +1,6 @@
-"""``meclear bench ... --dry-run``: the calls and tokens a real-model run would cost, before
-spending any.
+"""``meclear bench ... --dry-run``: what a real-model run would cost, before spending any.
+
+It estimates the calls and tokens.
 
 The dry run replaces every model by the offline text-reading stand-in
 (:mod:`meclear_integrations.bench.text_reader`, served on 127.0.0.1, in-memory cache), runs

@@ -1,5 +1,6 @@
-"""The long-run parts of ``meclear bench``: manifest, progress bar, labelled results,
-re-verification and build-only output.
+"""The long-run parts of ``meclear bench``.
+
+Manifest, progress bar, labelled results, re-verification and build-only output.
 """
 
 from __future__ import annotations
@@ -147,8 +148,9 @@ class ProgressBar:
 
 
 def reverify(cases: list[Any], verifier: Any, label: str) -> tuple[list[Any], dict[str, Any]]:
-    """The cases that show their structure's signature under the run's models, and a
-    funnel of the others.
+    """Re-verify ``cases`` under the run's models.
+
+    Returns the cases that show their structure's signature, and a funnel of the others.
     """
     verdicts = verifier(cases)
     kept = [c for c, v in zip(cases, verdicts, strict=True) if v.ok]

@@ -1,5 +1,6 @@
-"""``meclear bench-sweep KIND``: dev tuning, quality-versus-cost curve, L sensitivity,
-judge signals (SIMULATED figures, written to ``--out``).
+"""``meclear bench-sweep KIND``: dev tuning, cost curve, L sensitivity, judge signals.
+
+SIMULATED figures, written to ``--out``.
 
 - ``tune``: every method's tunable settings chosen on the dev split (both standard
   settings), written to ``tuning.json`` / ``tuning.md``;

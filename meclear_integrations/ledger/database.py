@@ -45,8 +45,9 @@ _WRITE = "meclear_write"
 
 
 def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
-    """The SQLAlchemy URL for ``target``: a URL, a path (SQLite) or None (the environment
-    variable :data:`LEDGER_URL_ENV`, else :data:`DEFAULT_LEDGER_URL`).
+    """The SQLAlchemy URL for ``target``: a URL, a path (SQLite) or None.
+
+    None reads the environment variable :data:`LEDGER_URL_ENV`, else :data:`DEFAULT_LEDGER_URL`.
     """
     if target is None:
         target = os.environ.get(LEDGER_URL_ENV) or DEFAULT_LEDGER_URL

@@ -111,8 +111,10 @@ def load_harm_facts(
     ids: Sequence[str] | None,
     restored: dict[str, datetime],
 ) -> dict[Key, HarmFacts]:
-    """:class:`HarmFacts` of ``ids`` (None: every memory) from verified runs recorded
-    after each memory's last restore (``restored``: memory id -> time).
+    """:class:`HarmFacts` of ``ids`` (None: every memory) from verified runs.
+
+    Only runs recorded after each memory's last restore count (``restored``: memory id ->
+    time).
     """
     r, m, c = t.runs, t.run_memories, t.candidates
     cleared_rows = (

@@ -165,8 +165,10 @@ class FeedbackRecord(BaseModel):
 
 
 class MemoryEvent(BaseModel):
-    """A restore: the memory must not be cleared by ledger shortcuts nor proposed by review
-    until new verified evidence.
+    """A restore of a memory that was wrongly suppressed.
+
+    The memory must not be cleared by ledger shortcuts nor proposed by review until new
+    verified evidence.
     """
 
     model_config = _FROZEN

@@ -180,8 +180,9 @@ async def areplay_feedback(
     config: ClearanceConfig | None = None,
     **record_kwargs: object,
 ) -> ReplayResult:
-    """:func:`replay_feedback` with the engine on the event loop (an async evaluator runs
-    natively) and the database work in worker threads.
+    """:func:`replay_feedback` with the engine on the event loop.
+
+    An async evaluator runs natively; the database work runs in worker threads.
     """
     record, original, text, memories, source = await asyncio.to_thread(
         _prepare, ledger, feedback, query, resolve

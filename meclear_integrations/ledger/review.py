@@ -194,8 +194,10 @@ def _cell(value: Any) -> Any:
 
 
 def proposals_csv(proposals: Sequence[ReviewProposal]) -> str:
-    """The proposals as CSV (one row each, the main columns; memory ids are hostile text,
-    so cells that would start a spreadsheet formula are quoted with ``'``).
+    """The proposals as CSV, one row each with the main columns.
+
+    Memory ids are hostile text, so cells that would start a spreadsheet formula are quoted
+    with ``'``.
     """
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS, lineterminator="\n")

@@ -252,14 +252,16 @@ class HarmLedger:
         return await asyncio.to_thread(self.prior_candidate, list(context))
 
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
-        """Ids of :meth:`prior_candidate` (the context's memories verified harmful before
-        and offered to the engine), in retrieval order.
+        """Ids of :meth:`prior_candidate`, in retrieval order.
+
+        These are the context's memories verified harmful before and offered to the engine.
         """
         return list(self.prior_candidate(context).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
-        """Ids of ``{memory id: content hash}`` that a verified clearance removed (same
-        text) after their last restore.
+        """Ids of ``{memory id: content hash}`` that a verified clearance removed.
+
+        Only clearances of the same text after the memory's last restore count.
         """
         if not hashes:
             return []
@@ -471,8 +473,10 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ lookups
     def find_run(self, ref: str) -> RunRecord:
-        """The run with ledger id ``ref``, else the latest run with tracing run id ``ref``,
-        else the latest run of query id ``ref``.
+        """The run ``ref`` names.
+
+        The run with ledger id ``ref``, else the latest run with tracing run id ``ref``, else
+        the latest run of query id ``ref``.
         """
         r = t.runs
         ref = str(ref)
@@ -669,8 +673,10 @@ class HarmLedger:
         confidence: float = 0.95,
         limit: int | None = None,
     ) -> list[ReviewProposal]:
-        """Memories with consistently negative contributions across at least
-        ``min_queries`` distinct queries with verified recoveries, ranked (``review``).
+        """Memories with consistently negative contributions, ranked (``review``).
+
+        A memory qualifies across at least ``min_queries`` distinct queries with verified
+        recoveries.
         """
         proposals = rank_proposals(
             self.evidence(),
@@ -751,8 +757,10 @@ def _inserted_key(result: Any) -> int:
 
 
 def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
-    """One row of :meth:`HarmLedger.evidence`: every verified clearance of a proven memory
-    counts, otherwise only those of full runs (attribution).
+    """One row of :meth:`HarmLedger.evidence`.
+
+    Every verified clearance of a proven memory counts, otherwise only those of full runs
+    (attribution).
     """
     fields: tuple[Any, ...] = tuple(row)
     memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields

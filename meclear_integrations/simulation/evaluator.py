@@ -46,8 +46,9 @@ class TextReader:
         self._lock = threading.Lock()
 
     def present(self, prompt: str) -> tuple[str, ...]:
-        """Ids of the known memories whose text appears in ``prompt`` (as is, or escaped as
-        the package's prompts render data).
+        """Ids of the known memories whose text appears in ``prompt``.
+
+        A text counts as is, or escaped as the package's prompts render data.
         """
         return tuple(
             sorted(

@@ -139,8 +139,9 @@ class SimulatedJudge:
         return norm
 
     def accepts(self, answer: str, coalition: Iterable[str], call: int) -> bool:
-        """The verdict on ``answer`` given by the agent on ``coalition`` (the ``call``-th
-        call about this answer).
+        """The verdict on ``answer`` given by the agent on ``coalition``.
+
+        ``call`` is the index of this call about the answer.
         """
         norm = normalize_answer(answer)
         kind = self.signal.kind

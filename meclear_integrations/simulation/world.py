@@ -87,7 +87,14 @@ class EvidenceWorld(BaseModel):
         return self.temperature == 0 and self.ties == "prompt"
 
     def support(self, memory_ids: Iterable[str]) -> dict[str, float]:
-        """support(a) for every answer claimed by a present memory."""
+        """The support of every answer claimed by a present memory.
+
+        Args:
+            memory_ids: The ids of the memories present in the coalition.
+
+        Returns:
+            support(a) per answer a.
+        """
         support: dict[str, float] = {}
         for mid in memory_ids:
             claim = self.claims.get(mid)
@@ -123,8 +130,9 @@ class EvidenceWorld(BaseModel):
         return {a: float(p) for a, p in zip(answers, probs, strict=True)}
 
     def answer(self, memory_ids: Iterable[str], *, case_id: str = "", trial: int = 0) -> str:
-        """One simulated agent answer, seeded by (case, coalition, trial) (by (case,
-        coalition) alone when the reader is :attr:`deterministic`).
+        """One simulated agent answer, seeded by (case, coalition, trial).
+
+        The seed is (case, coalition) alone when the reader is :attr:`deterministic`.
         """
         ids = sorted(set(memory_ids))
         return _draw(self.distribution(ids), case_id, ids, None if self.deterministic else trial)

@@ -94,8 +94,10 @@ class OnNegativeFeedback(Trigger):
 
 
 class OnKnownHarm(Trigger):
-    """Clear when the context holds a memory the ledger verified harmful before (and that
-    was not restored since): the cheap ledger-guided clearance then usually settles it in
+    """Clear when the context holds a memory the ledger verified harmful before.
+
+    A memory restored since does not count. The cheap ledger-guided clearance then usually
+    settles it in
     a few calls (the baseline and one candidate's verification), while contexts without
     known harm cost nothing.
     """

@@ -69,8 +69,9 @@ class Sampling(Trigger):
 
 
 class EveryN(Trigger):
-    """Clear the first query and then every ``n``-th one (a counter shared by all callers
-    of this policy object; per process).
+    """Clear the first query and then every ``n``-th one.
+
+    The counter is shared by all callers of this policy object (per process).
     """
 
     def __init__(self, n: int) -> None:
@@ -98,8 +99,9 @@ class EveryN(Trigger):
 
 
 class EverySeconds(Trigger):
-    """Clear the first query and then the first one at least ``seconds`` after the last
-    query this policy let through (per process; ``clock`` is monotonic seconds).
+    """Clear the first query and then the first one ``seconds`` after the last one let through.
+
+    Per process; ``clock`` is monotonic seconds.
     """
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:

@@ -36,9 +36,10 @@ def approximate_tokens(text: str) -> int:
 
 
 class TokenBudget(Trigger):
-    """Clear when the retrieved context holds more than ``max_tokens`` tokens, then enforce
-    the budget (the decision carries it; attribution is forced so that contributions can
-    rank what to drop).
+    """Clear when the retrieved context holds more than ``max_tokens`` tokens.
+
+    The budget is then enforced: the decision carries it, and attribution is forced so that
+    contributions can rank what to drop.
     """
 
     def __init__(self, max_tokens: int, *, counter: TokenCounter | None = None) -> None:

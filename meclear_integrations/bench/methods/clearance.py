@@ -28,8 +28,10 @@ def flag_order(weights: Sequence[float], tau: float, rule: FlagRule = "tolerance
 def verified_clearance(
     oracle: CaseOracle, order: Sequence[int]
 ) -> tuple[list[int], list[dict], str]:
-    """Nested candidates C_j (Eq. 17) along ``order``, verified by the run's rule
-    (Eq. 18-20, the engine's): cleared positions, candidates tried, status.
+    """Verify the nested candidates C_j (Eq. 17) along ``order`` by the run's rule.
+
+    The rule is the engine's (Eq. 18-20). Returns the cleared positions, the candidates tried
+    and the status.
     """
     return oracle.verified_clearance(order)
 
