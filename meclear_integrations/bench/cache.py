@@ -175,6 +175,7 @@ class ResponseCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
 

@@ -144,6 +144,12 @@ class RunJournal:
             os.fsync(handle.fileno())
 
     def record_outcome(self, method: str, outcome: CaseOutcome) -> None:
+        """Append one finished (case, method) outcome to the journal.
+
+        Args:
+            method: The method's name.
+            outcome: Its scored outcome on the case.
+        """
         self._append(
             {
                 "type": "outcome",
@@ -154,6 +160,11 @@ class RunJournal:
         )
 
     def record_failure(self, failure: CaseFailure) -> None:
+        """Append one failed (case, method) to the journal.
+
+        Args:
+            failure: What failed and why.
+        """
         self._append({"type": "failure", **failure.model_dump(mode="json")})
 
     def finish(self, status: str, **extra: Any) -> None:

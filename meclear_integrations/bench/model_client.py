@@ -68,9 +68,16 @@ class CallMeter:
 
     @property
     def model_calls(self) -> int:
+        """Agent, judge and rater calls charged to this meter."""
         return self.agent_calls + self.judge_calls + self.rater_calls
 
     def charge(self, role: str, reply: CachedReply) -> None:
+        """Charge one call of ``role`` and its tokens to this meter.
+
+        Args:
+            role: ``agent``, ``judge`` or ``rater``.
+            reply: The reply, with its token counts.
+        """
         with self._lock:
             setattr(self, f"{role}_calls", getattr(self, f"{role}_calls") + 1)
             self.prompt_tokens += reply.prompt_tokens
@@ -96,6 +103,11 @@ def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
 
 
 def current_meter() -> CallMeter | None:
+    """The meter the current context charges calls to, if any.
+
+    Returns:
+        The meter set by :func:`metering`, or None.
+    """
     return _METER.get()
 
 
@@ -121,9 +133,15 @@ class CallTotals:
 
     @property
     def tokens(self) -> int:
+        """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
     def as_dict(self) -> dict[str, Any]:
+        """The totals as a JSON-ready dictionary (read under the lock).
+
+        Returns:
+            Provider calls, cache hits, tokens, failures, retries and calls per role.
+        """
         with self.lock:
             return {
                 "provider_calls": self.provider_calls,

@@ -80,6 +80,10 @@ class ModelSpec(BaseModel):
 
     @property
     def provider(self) -> Provider:
+        """How the model is reached: ``text-reader``, ``langchain`` or ``openai``.
+
+        ``langchain`` when the name is an import path (``module.path:ClassName``).
+        """
         if self.name == TEXT_READER:
             return "text-reader"
         return "langchain" if is_import_path(self.name) else "openai"

@@ -50,10 +50,12 @@ class CaseOracle:
 
     @property
     def k(self) -> int:
+        """The number of memories in the frozen context."""
         return len(self.context)
 
     @property
     def full(self) -> frozenset[int]:
+        """The full coalition (every position of the context)."""
         return frozenset(range(self.k))
 
     def run(self, wanted: Iterable[tuple[Coalition, int]]) -> None:

@@ -129,6 +129,7 @@ class CaseOutcome(BaseModel):
 
     @property
     def m(self) -> int:
+        """The number of verified targets, |F|."""
         return len(self.targets)
 
     @property

@@ -61,6 +61,14 @@ class ReaderServer:
             return len(self.requests)
 
     def handle(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request body.
+
+        Args:
+            body: The JSON request body of a Chat Completions call.
+
+        Returns:
+            (HTTP status, extra headers, response body); an injected failure carries an error body.
+        """
         request = json.loads(body or b"{}")
         prompt = _prompt(request)
         with self._lock:
@@ -75,6 +83,16 @@ class ReaderServer:
         return 200, {}, json.dumps(self.completion(request, prompt, number)).encode()
 
     def completion(self, request: dict[str, Any], prompt: str, number: int) -> dict[str, Any]:
+        """The Chat Completions response for one request.
+
+        Args:
+            request: The parsed request (``response_format`` and ``tools`` select the reply form).
+            prompt: The concatenated message contents.
+            number: The request's number (its id).
+
+        Returns:
+            The response object, with a ``usage`` of about 4 characters per token.
+        """
         answer = reply(prompt)
         message: dict[str, Any] = {"role": "assistant", "content": answer.text}
         if answer.verdict is not None and "response_format" in request:

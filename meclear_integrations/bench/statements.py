@@ -84,6 +84,7 @@ class Statement:
 
     @property
     def clause(self) -> str:
+        """The subject and predicate as one clause."""
         return f"{self.subject} {self.predicate}".strip()
 
 

@@ -17,6 +17,11 @@ __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear admission-bench`` subcommand (ConMem's gate against the baselines).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "admission-bench",
         help="ConMem admission gate vs A-MAC / A-MEM / MemoryBank on labelled cases",

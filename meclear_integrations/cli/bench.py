@@ -32,6 +32,11 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear bench`` subcommand (MeClear against the attribution baselines).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "bench",
         help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world "

@@ -130,6 +130,11 @@ class ProgressBar:
             self.bar = tqdm(total=total, desc="bench", unit="case")
 
     def update(self, n: int = 1) -> None:
+        """Advance the bar by ``n`` cases and refresh the calls, cache hits and tokens.
+
+        Args:
+            n: The number of cases just finished.
+        """
         if self.bar is None:
             return
         if self.gate is not None:
@@ -143,6 +148,7 @@ class ProgressBar:
         self.bar.update(n)
 
     def close(self) -> None:
+        """Close the bar (when one is shown)."""
         if self.bar is not None:
             self.bar.close()
 

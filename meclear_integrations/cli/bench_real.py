@@ -99,6 +99,14 @@ def add_real_flags(p: argparse.ArgumentParser) -> None:
 
 
 def real_mode(args: argparse.Namespace) -> bool:
+    """Whether the parsed flags ask for a real-model run (``--agent-model`` given).
+
+    Args:
+        args: The parsed ``meclear bench`` flags.
+
+    Returns:
+        True for a real-model run, False for the simulated world.
+    """
     return bool(getattr(args, "agent_model", None))
 
 
@@ -133,22 +141,46 @@ class RealSession:
         }
 
     def labels(self) -> dict[str, str]:
+        """Role -> model label (for progress and verification messages).
+
+        Returns:
+            The label of each role's model.
+        """
         return {role: spec.label for role, spec in self.specs.items()}
 
     def verifier(self, workers: int) -> Any:
+        """The causal verifier of LoCoMo cases under the real models.
+
+        Args:
+            workers: The number of cases verified at a time.
+
+        Returns:
+            A verifier for :func:`~meclear_integrations.bench.locomo.build_locomo_cases`.
+        """
         from ..bench.real_backend import real_verifier
 
         return real_verifier(self.backend, workers=workers)
 
     def rater(self) -> Any:
+        """The rater of the ``llm-direct`` baseline, over the rater model.
+
+        Returns:
+            A rater that asks the rater model for one score per memory.
+        """
         from ..bench.methods import prompt_rater
 
         return prompt_rater(self.clients["rater"].complete)
 
     def mode_identity(self) -> dict[str, Any]:
+        """The judge mode and metadata keys, recorded in the manifest.
+
+        Returns:
+            ``{"judge": mode, "memory_metadata": [keys]}``.
+        """
         return {"judge": self.mode, "memory_metadata": list(self.metadata_keys)}
 
     def close(self) -> None:
+        """Close the response cache."""
         self.gate.cache.close()
 
 

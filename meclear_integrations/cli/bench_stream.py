@@ -20,6 +20,11 @@ DEFAULT_POLICIES = "always,judge,sample:0.3,every:4,feedback,known+feedback"
 
 
 def add_stream_flags(p: argparse.ArgumentParser) -> None:
+    """Add the ``--stream`` benchmark's flags to the ``meclear bench`` parser.
+
+    Args:
+        p: The ``meclear bench`` parser.
+    """
     group = p.add_argument_group("stream benchmark (--stream)")
     group.add_argument(
         "--stream",

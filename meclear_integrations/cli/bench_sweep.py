@@ -29,6 +29,11 @@ KINDS = ("tune", "budget", "permutations", "judges")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear bench-sweep`` subcommand (dev tuning and the SIMULATED sweeps).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "bench-sweep",
         help="benchmark sweeps: dev tuning, quality vs cost, L sensitivity, judge signals",

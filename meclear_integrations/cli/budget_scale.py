@@ -87,10 +87,12 @@ class ScaleRow:
 
     @property
     def recovery(self) -> float:
+        """The share of games whose answer the clearance recovered."""
         return self.recovered / self.games if self.games else 0.0
 
     @property
     def mean_calls(self) -> float:
+        """The mean number of evaluator calls per game."""
         return statistics.fmean(self.calls) if self.calls else 0.0
 
     def overhead(self, delay: float) -> float:

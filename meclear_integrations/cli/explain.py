@@ -12,6 +12,11 @@ __all__ = ["register", "run_explain"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear explain`` subcommand (the figure of one case's decision).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "explain",
         help="draw one benchmark case's decision (LOO vs Shapley, candidates)",
@@ -30,6 +35,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_explain(args: argparse.Namespace) -> Path:
+    """Run the engine on one benchmark case and draw its decision.
+
+    Args:
+        args: The parsed ``meclear explain`` flags.
+
+    Returns:
+        The path of the written figure.
+
+    Raises:
+        KeyError: No case has the id ``--case-id``.
+    """
     from ..bench import load_cases
     from ..bench.counting import CountingEvaluator
     from ..bench.explain_figure import draw_decision

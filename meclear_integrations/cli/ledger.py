@@ -17,6 +17,11 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear ledger`` subcommand (review, show, restore, feedback).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "ledger",
         help="review, show, restore and give feedback on the harm ledger",

@@ -59,6 +59,11 @@ class SoakResult:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear soak`` subcommand (concurrent queries with injected model faults).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "soak",
         help="concurrent queries through ClearingRetriever with injected model faults",

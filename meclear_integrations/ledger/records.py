@@ -134,10 +134,12 @@ class RunRecord(BaseModel):
 
     @property
     def cleared_ids(self) -> list[str]:
+        """Ids of the memories this run cleared, in retrieval order."""
         return [m.memory_id for m in self.memories if m.cleared]
 
     @property
     def memory_ids(self) -> list[str]:
+        """Ids of every memory in the run's context, in retrieval order."""
         return [m.memory_id for m in self.memories]
 
 

@@ -73,6 +73,7 @@ class QueryEvidence(BaseModel):
 
     @property
     def verdict(self) -> str:
+        """``harmful``, ``beneficial`` or ``neutral``: the later of the two findings wins."""
         if self.harmful_at is not None and (
             self.beneficial_at is None or self.harmful_at >= self.beneficial_at
         ):

@@ -129,12 +129,14 @@ class ScaleFamily:
 
     @property
     def name(self) -> str:
+        """The family's label (``redundant xN`` for N redundant copies)."""
         if self.structure == "redundant":
             return f"redundant x{self.copies}"
         return self.structure
 
     @property
     def faults(self) -> int:
+        """The number of faulty memories a game of this family holds."""
         return 2 if self.structure == "joint" else self.copies
 
 

@@ -74,6 +74,17 @@ class Trigger:
     """True when :meth:`decide` does I/O (then :meth:`adecide` uses a worker thread)."""
 
     def decide(self, context: TriggerContext) -> TriggerDecision:  # pragma: no cover
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+
+        Raises:
+            NotImplementedError: A subclass does not implement it.
+        """
         raise NotImplementedError
 
     async def adecide(self, context: TriggerContext) -> TriggerDecision:
@@ -151,6 +162,14 @@ class AnyOf(_Composite):
     """Runs when any policy runs. Every policy is asked (so periodic counters keep count)."""
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         decisions = [p.decide(context) for p in self.policies]
         return self._combine(decisions, any(d.run for d in decisions))
 
@@ -159,6 +178,14 @@ class AllOf(_Composite):
     """Runs only when every policy runs. Every policy is asked."""
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         decisions = [p.decide(context) for p in self.policies]
         if all(d.run for d in decisions):
             return self._combine(decisions, True)

@@ -78,6 +78,14 @@ class OnNegativeFeedback(Trigger):
             return self._latest.get(query_id), list(self._recent) if self.window else []
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         latest, recent = self._state(context.query_id)
         if latest is False:
             return TriggerDecision(run=True, policy=self.name, reason="negative_feedback")
@@ -111,6 +119,14 @@ class OnKnownHarm(Trigger):
         return "OnKnownHarm(ledger)"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         known: list[Any] = self.ledger.prior_harmful(context.memories)
         return TriggerDecision(
             run=bool(known),

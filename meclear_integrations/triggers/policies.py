@@ -28,6 +28,14 @@ class Always(Trigger):
         return "Always()" if self.early_exit is None else f"Always(early_exit={self.early_exit})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         return TriggerDecision(
             run=True, policy=self.name, reason="always", early_exit=self.early_exit
         )
@@ -42,6 +50,14 @@ class WhenJudgeFails(Trigger):
     name = "when_judge_fails"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         return TriggerDecision(run=True, policy=self.name, reason="judge_first", early_exit=True)
 
 
@@ -60,6 +76,14 @@ class Sampling(Trigger):
         return f"Sampling({self.rate!r})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         with self._lock:
             draw = self._rng.random()
         run = draw < self.rate
@@ -86,6 +110,14 @@ class EveryN(Trigger):
         return f"EveryN({self.n})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         with self._lock:
             position = self._count
             self._count += 1
@@ -117,6 +149,14 @@ class EverySeconds(Trigger):
         return f"EverySeconds({self.seconds!r})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         with self._lock:
             now = self._clock()
             run = self._last is None or now - self._last >= self.seconds

@@ -53,6 +53,14 @@ class TokenBudget(Trigger):
         return f"TokenBudget({self.max_tokens})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         tokens = sum(self.counter(m.content) for m in context.memories)
         over = tokens > self.max_tokens
         return TriggerDecision(
@@ -84,6 +92,7 @@ class BudgetFit(BaseModel):
 
     @property
     def reason(self) -> str:
+        """Always ``token_budget``."""
         return "token_budget"
 
 

@@ -44,6 +44,14 @@ class MeClearMethod(BenchMethod):
         return engine.clear(ctx.case.context(), ctx.evaluate)
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
         events: list[StageEvent] = []
         report = self.report(ctx, events)
         ids = [m.id for m in ctx.case.memories]

@@ -60,6 +60,11 @@ def register_method(name: str, factory: MethodFactory) -> None:
 
 
 def method_names() -> list[str]:
+    """The names of every benchmark method, in registration order.
+
+    Returns:
+        The method names ``--methods`` accepts.
+    """
     return list(METHOD_FACTORIES)
 
 
