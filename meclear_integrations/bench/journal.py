@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
 from .cases import BenchCase
 from .outcomes import CaseOutcome
 from .runner import CaseFailure
@@ -119,12 +120,14 @@ class RunJournal:
         completed: dict[tuple[str, str], CaseOutcome] = {}
         if resume:
             if not self.manifest_path.exists():
-                raise ValueError(f"--resume: {self.dir} holds no run to resume ({MANIFEST_FILE})")
+                raise ConfigurationError(
+                    f"--resume: {self.dir} holds no run to resume ({MANIFEST_FILE})"
+                )
             old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
             self.previous = old
             changed = _differences(old.get("identity", {}), manifest["identity"])
             if changed:
-                raise ValueError(
+                raise ConfigurationError(
                     f"--resume: the run in {self.dir} differs in {', '.join(changed)}; "
                     "resume it with the same cases, settings and models, or use a new --out"
                 )

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..core.budget import RunBudget
 from ..core.config import RetryPolicy
-from ..core.errors import RedactedError
+from ..core.errors import ConfigurationError, RedactedError
 from ..core.faults import http_status, sanitize
 from ..core.workers import check_call_allowed, in_worker
 from .cache import CachedReply, ResponseCache, cache_key, unbind_nonce
@@ -260,7 +260,7 @@ class ModelClient:
         (None: when supported).
         """
         if role not in ("agent", "judge", "rater"):
-            raise ValueError(f"unknown role {role!r}")
+            raise ConfigurationError(f"unknown role {role!r}")
         from ..langchain.model import LangChainStructuredTextModel, as_text_model
 
         self.role = role

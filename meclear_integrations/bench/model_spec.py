@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["TEXT_READER", "ModelSpec", "is_import_path", "langchain_extra_missing"]
 
 TEXT_READER = "meclear-text-reader"
@@ -146,7 +148,7 @@ class ModelSpec(BaseModel):
             raise langchain_extra_missing(exc) from exc
         key = os.environ.get(self.api_key_env)
         if not key and base_url is None:
-            raise ValueError(
+            raise ConfigurationError(
                 f"model {self.name!r}: set {self.api_key_env} (or pass a base URL of an "
                 "OpenAI-compatible server)"
             )
@@ -174,13 +176,13 @@ class ModelSpec(BaseModel):
             ) from exc
         cls = getattr(module, class_name, None)
         if cls is None:
-            raise ValueError(f"{module_name!r} has no class {class_name!r}")
+            raise ConfigurationError(f"{module_name!r} has no class {class_name!r}")
         from langchain_core.runnables import Runnable
 
         if not (isinstance(cls, type) and issubclass(cls, Runnable)):
-            raise ValueError(f"{self.name!r} is not a LangChain chat model class")
+            raise ConfigurationError(f"{self.name!r} is not a LangChain chat model class")
         try:
             return cls(**self.kwargs)
         except Exception as exc:
             shown = _public(self.kwargs)
-            raise ValueError(f"cannot build {self.name} with {shown}: {exc}") from exc
+            raise ConfigurationError(f"cannot build {self.name} with {shown}: {exc}") from exc

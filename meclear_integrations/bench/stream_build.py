@@ -38,6 +38,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import ConfigurationError
 from ..simulation import Claim, EvidenceWorld
 from .cases import BenchCase, CaseMemory
 from .locomo import STRUCTURES, _ConversationBuilder, _Funnel, _memory, _rng, _select
@@ -291,9 +292,9 @@ def build_streams(
     ``fault_share`` of the answerable questions are fault targets.
     """
     if k < 1:
-        raise ValueError("k must be at least 1")
+        raise ConfigurationError("k must be at least 1")
     if not 0.0 <= fault_share <= 1.0:
-        raise ValueError("fault_share must be in [0, 1]")
+        raise ConfigurationError("fault_share must be in [0, 1]")
     funnel: dict[str, int] = {}
     streams = []
     for conv in _select(load_locomo(data_dir), conversations):

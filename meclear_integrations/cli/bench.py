@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
+from ..core.errors import ConfigurationError
 
 __all__ = ["SETTINGS", "register", "run_bench"]
 
@@ -188,7 +189,7 @@ def _load(
         conversations = args.conversations.split(",") if args.conversations else None
         if args.split != "all":
             if conversations is not None:
-                raise ValueError("give --split or --conversations, not both")
+                raise ConfigurationError("give --split or --conversations, not both")
             conversations = split_conversations(args.split)
         verification: dict[str, Any] = {}
         if real is not None:
@@ -272,13 +273,15 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     from .bench_real import real_mode, real_session
 
     if args.out is None:
-        raise ValueError("--out DIR is required")
+        raise ConfigurationError("--out DIR is required")
     if args.dry_run:
         from .bench_dry_run import dry_run
 
         return dry_run(args)
     if (args.reverify or args.build_only) and not real_mode(args):
-        raise ValueError("--reverify and --build-only verify with real models: add --agent-model")
+        raise ConfigurationError(
+            "--reverify and --build-only verify with real models: add --agent-model"
+        )
     real = None
     if real_mode(args):
         real = real_session(args, seed=args.seed, methods=_method_specs(args))
@@ -427,7 +430,7 @@ def _handle(args: argparse.Namespace) -> int:
             from .bench_stream import run_stream_bench
 
             if args.out is None:
-                raise ValueError("--out DIR is required")
+                raise ConfigurationError("--out DIR is required")
             run_stream_bench(args)
             return 0
         results = run_bench(args)

@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["dry_run"]
 
 
@@ -86,7 +88,7 @@ def dry_run(args: argparse.Namespace) -> dict[str, Any]:
     from .bench_real import real_mode, real_session
 
     if not real_mode(args):
-        raise ValueError("--dry-run estimates a real-model run: add --agent-model")
+        raise ConfigurationError("--dry-run estimates a real-model run: add --agent-model")
     session = real_session(args, seed=args.seed, stand_in=True, methods=_method_specs(args))
     try:
         cases, _, funnel, source, built = _load(args)  # simulated build: counts only

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from ..bench.real_query import JudgeMode
 
@@ -116,9 +118,9 @@ def _kwargs(text: str | None, flag: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{flag}: not JSON ({exc.msg})") from None
+        raise ConfigurationError(f"{flag}: not JSON ({exc.msg})") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{flag}: expected a JSON object")
+        raise ConfigurationError(f"{flag}: expected a JSON object")
     return value
 
 
@@ -224,13 +226,13 @@ def _specs(args: argparse.Namespace, seed: int) -> dict[str, Any]:
 def _check_simulated_flags(args: argparse.Namespace) -> JudgeMode:
     """The judge mode of a real run; ValueError for the simulation's own flags."""
     if getattr(args, "setting", None) or getattr(args, "temperature", None) is not None:
-        raise ValueError(
+        raise ConfigurationError(
             "--setting and --temperature shape the simulated world; with --agent-model use "
             "--agent-temperature"
         )
     mode: JudgeMode = args.judge or "reference"
     if mode not in JUDGE_MODES:
-        raise ValueError(
+        raise ConfigurationError(
             f"--judge {mode!r}: with real models the judge is one of {', '.join(JUDGE_MODES)} "
             "(simulated judges such as full:Q or noisy:E need the simulated world)"
         )
@@ -270,7 +272,7 @@ def real_session(
             for role, spec in specs.items()
         }
     if args.concurrency < 1:
-        raise ValueError("--concurrency must be at least 1")
+        raise ConfigurationError("--concurrency must be at least 1")
     if stand_in or args.no_cache:
         cache = ResponseCache()
     else:
@@ -278,13 +280,13 @@ def real_session(
     limiter = None
     if args.rps is not None and not stand_in:
         if args.rps <= 0:
-            raise ValueError("--rps must be positive")
+            raise ConfigurationError("--rps must be positive")
         limiter = InMemoryRateLimiter(
             requests_per_second=args.rps, check_every_n_seconds=0.01, max_bucket_size=1
         )
     limits = CallLimits() if stand_in else CallLimits(args.max_calls, args.max_tokens)
     if not 1 <= args.retries <= 20:
-        raise ValueError("--retries must be between 1 and 20")
+        raise ConfigurationError("--retries must be between 1 and 20")
     gate = CallGate(
         cache,
         limits=limits,

@@ -31,6 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import ConfigurationError
+
 __all__ = [
     "QueryEvidence",
     "ReviewProposal",
@@ -46,7 +48,7 @@ def wilson_lower_bound(successes: int, trials: int, confidence: float = 0.95) ->
     if trials <= 0:
         return 0.0
     if not 0.0 < confidence < 1.0:
-        raise ValueError("confidence must be in (0, 1)")
+        raise ConfigurationError("confidence must be in (0, 1)")
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     p = successes / trials
     denominator = 1 + z * z / trials
@@ -121,7 +123,7 @@ def rank_proposals(
 ) -> list[ReviewProposal]:
     """Aggregate per-query evidence into ranked proposals (module docstring)."""
     if min_queries < 1:
-        raise ValueError("min_queries must be at least 1")
+        raise ConfigurationError("min_queries must be at least 1")
     groups: dict[tuple[str, str], list[QueryEvidence]] = {}
     for item in evidence:
         groups.setdefault((item.memory_id, item.content_hash), []).append(item)

@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
@@ -105,7 +106,7 @@ class HarmLedger:
         **engine_kwargs: Any,
     ) -> None:
         if not namespace:
-            raise ValueError("namespace must be a non-empty string")
+            raise ConfigurationError("namespace must be a non-empty string")
         self.url = ledger_url(url)
         self.namespace = namespace
         self.store_text = store_text
@@ -337,7 +338,7 @@ class HarmLedger:
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
         if unknown:
-            raise ValueError(
+            raise ConfigurationError(
                 f"memory ids {unknown} were not in the context of run {run.run_id}; "
                 "feedback can only name memories the query retrieved"
             )

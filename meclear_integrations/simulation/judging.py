@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..core.errors import ConfigurationError
 from .world import EvidenceWorld, exact_match_score, normalize_answer
 
 __all__ = ["JUDGE_SIGNALS", "JudgeKind", "JudgeSignal", "SimulatedJudge"]
@@ -66,13 +67,17 @@ class JudgeSignal(BaseModel):
         """``reference``, ``full:q``, ``noisy:e`` or ``coalition``; ValueError otherwise."""
         kind, sep, level = text.strip().partition(":")
         if kind not in ("reference", "full", "noisy", "coalition"):
-            raise ValueError(f"unknown judge {text!r}; expected one of {', '.join(JUDGE_SIGNALS)}")
+            raise ConfigurationError(
+                f"unknown judge {text!r}; expected one of {', '.join(JUDGE_SIGNALS)}"
+            )
         if not sep:
             return cls(kind=kind)  # type: ignore[arg-type]
         try:
             value = float(level)
         except ValueError:
-            raise ValueError(f"judge {text!r}: {level!r} is not a number in [0, 1]") from None
+            raise ConfigurationError(
+                f"judge {text!r}: {level!r} is not a number in [0, 1]"
+            ) from None
         return cls(kind=kind, level=value)  # type: ignore[arg-type]
 
     def __str__(self) -> str:

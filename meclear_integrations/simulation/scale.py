@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .examples import SimulatedCase
 from .world import Claim, EvidenceWorld
@@ -174,7 +175,7 @@ def scale_game(
 ) -> SimulatedCase:
     """One reproducible game of ``k`` memories (see module docstring)."""
     if k < family.faults + 1:
-        raise ValueError(f"K={k} cannot hold the gold memory and {family.faults} faults")
+        raise ConfigurationError(f"K={k} cannot hold the gold memory and {family.faults} faults")
     rng = np.random.default_rng([seed, k, family.faults, family.structure == "joint"])
     topic = list(_TOPICS)[int(rng.integers(len(_TOPICS)))]
     answers, templates, question = _TOPICS[topic]

@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 
 __all__ = ["AllOf", "AnyOf", "Trigger", "TriggerContext", "TriggerDecision"]
@@ -132,7 +133,7 @@ class _Composite(Trigger):
                 raise TypeError(f"expected Trigger policies, got {type(p).__name__}")
             flat.extend(p.policies if type(p) is type(self) else [p])
         if not flat:
-            raise ValueError("a composite trigger needs at least one policy")
+            raise ConfigurationError("a composite trigger needs at least one policy")
         self.policies: tuple[Trigger, ...] = tuple(flat)
         self.blocking = any(p.blocking for p in flat)
         joiner = " | " if isinstance(self, AnyOf) else " & "

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .base import Trigger, TriggerContext, TriggerDecision
 
@@ -48,9 +49,9 @@ class OnNegativeFeedback(Trigger):
         min_success_rate: float = 0.8,
     ) -> None:
         if window is not None and window < 1:
-            raise ValueError("window must be at least 1")
+            raise ConfigurationError("window must be at least 1")
         if not 0.0 <= min_success_rate <= 1.0:
-            raise ValueError("min_success_rate must be in [0, 1]")
+            raise ConfigurationError("min_success_rate must be in [0, 1]")
         self.ledger = ledger
         self.window = window
         self.min_success_rate = min_success_rate

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..core.errors import ConfigurationError
 from .base import Trigger, TriggerContext, TriggerDecision
 
 __all__ = ["Always", "EveryN", "EverySeconds", "Sampling", "WhenJudgeFails"]
@@ -66,7 +67,7 @@ class Sampling(Trigger):
 
     def __init__(self, rate: float, *, seed: int | None = None) -> None:
         if not 0.0 <= rate <= 1.0:
-            raise ValueError("rate must be in [0, 1]")
+            raise ConfigurationError("rate must be in [0, 1]")
         self.rate = rate
         self.name = f"sampling({rate:g})"
         self._rng = random.Random(seed)
@@ -100,7 +101,7 @@ class EveryN(Trigger):
 
     def __init__(self, n: int) -> None:
         if n < 1:
-            raise ValueError("n must be at least 1")
+            raise ConfigurationError("n must be at least 1")
         self.n = n
         self.name = f"every_n({n})"
         self._count = 0
@@ -138,7 +139,7 @@ class EverySeconds(Trigger):
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         if seconds <= 0:
-            raise ValueError("seconds must be positive")
+            raise ConfigurationError("seconds must be positive")
         self.seconds = seconds
         self.name = f"every_seconds({seconds:g})"
         self._clock = clock

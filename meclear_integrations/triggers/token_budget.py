@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from .base import Trigger, TriggerContext, TriggerDecision
@@ -44,7 +45,7 @@ class TokenBudget(Trigger):
 
     def __init__(self, max_tokens: int, *, counter: TokenCounter | None = None) -> None:
         if max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
+            raise ConfigurationError("max_tokens must be at least 1")
         self.max_tokens = max_tokens
         self.counter = counter or approximate_tokens
         self.name = f"token_budget({max_tokens})"
