@@ -35,7 +35,7 @@ from typing import Any
 
 from ..core.budget import RunBudget
 from ..core.config import RetryPolicy
-from ..core.errors import ConfigurationError, RedactedError
+from ..core.errors import ConfigurationError, ConfigurationTypeError, RedactedError
 from ..core.faults import http_status, sanitize
 from ..core.workers import check_call_allowed, in_worker
 from .cache import CachedReply, ResponseCache, cache_key, unbind_nonce
@@ -286,7 +286,7 @@ class ModelClient:
     def complete_json(self, prompt: str, schema: Mapping[str, Any], *, draw: int = 0) -> Any:
         """A structured reply (an object, or raw text when the model ignored the schema)."""
         if not self.structured:
-            raise TypeError(f"the {self.role} model is used without structured output")
+            raise ConfigurationTypeError(f"the {self.role} model is used without structured output")
         return self._call("json", prompt, schema, draw)
 
     def text_model(self) -> Any:

@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
@@ -333,7 +333,7 @@ class HarmLedger:
         are restored when a verified clearance had removed them.
         """
         if not isinstance(correct, bool):
-            raise TypeError("correct must be True or False")
+            raise ConfigurationTypeError("correct must be True or False")
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))

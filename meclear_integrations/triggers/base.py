@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.memory import Memory
 
 __all__ = ["AllOf", "AnyOf", "Trigger", "TriggerContext", "TriggerDecision"]
@@ -130,7 +130,7 @@ class _Composite(Trigger):
         flat: list[Trigger] = []
         for p in policies:
             if not isinstance(p, Trigger):
-                raise TypeError(f"expected Trigger policies, got {type(p).__name__}")
+                raise ConfigurationTypeError(f"expected Trigger policies, got {type(p).__name__}")
             flat.extend(p.policies if type(p) is type(self) else [p])
         if not flat:
             raise ConfigurationError("a composite trigger needs at least one policy")
