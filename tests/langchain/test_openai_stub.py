@@ -14,7 +14,7 @@ from meclear_integrations.langchain import (
     reference_config,
 )
 
-from .servers import OpenAIStub, serve
+from .servers import OpenAIStub, candidate, serve
 
 KEPT = ["g1", "b1", "b2", "b3"]
 
@@ -39,7 +39,9 @@ def test_chat_openai_agent_and_structured_judge(case, inner) -> None:
     assert [d.id for d in out] == KEPT
     structured = stub.structured_requests()
     assert structured and structured[0]["response_format"]["type"] == "json_schema"
-    assert len(structured) == len(stub.requests) // 2  # one judge call per agent call
+    judged = [candidate(_prompt(r)) for r in structured]
+    assert len(judged) == len(set(judged))  # each distinct answer judged once
+    assert len(structured) < len(stub.requests) // 2  # fewer judge calls than agent calls
     assert _parsed_by(collector) == {"structured"}
 
 
@@ -98,3 +100,7 @@ async def test_async_chat_openai(case, inner) -> None:
         out = await retriever.ainvoke(case.query, config=reference_config(case.reference))
     assert [d.id for d in out] == KEPT
     assert stub.statuses[0] == 429 and stub.structured_requests()
+
+
+def _prompt(request: dict) -> str:
+    return "\n".join(str(m.get("content", "")) for m in request.get("messages", []))

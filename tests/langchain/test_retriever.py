@@ -110,13 +110,16 @@ def _always_wrong_with_context():
 
 
 def test_all_cleared_policy(case, inner, llm) -> None:
-    judge = _always_wrong_with_context()
-    out = ClearingRetriever(retriever=inner, llm=llm, judge=judge).invoke(case.query)
+    judge = _always_wrong_with_context()  # reads the coalition: an opt-in judge context
+    out = ClearingRetriever(
+        retriever=inner, llm=llm, judge=judge, judge_context="coalition"
+    ).invoke(case.query)
     assert out == []
     kept = ClearingRetriever(
         retriever=inner,
         llm=llm,
         judge=judge,
+        judge_context="coalition",
         edge_cases=EdgeCasePolicy(all_cleared="keep_all"),
     ).invoke(case.query)
     assert len(kept) == 6

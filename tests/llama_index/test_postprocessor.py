@@ -30,6 +30,7 @@ META_FIELDS = {
     "cleared",
     "recovered",
     "early_exit",
+    "model_calls",
 }
 
 
@@ -68,6 +69,8 @@ def test_clears_the_redundant_faults_with_the_same_metadata_as_langchain(case, n
         assert set(meta) == META_FIELDS
         assert meta == memory_metadata(result.report, out.node.node_id)
         assert meta["cleared"] is False and meta["recovered"] is True
+        calls = meta["model_calls"]
+        assert calls["total"] == calls["agent"] + calls["judge"] == result.report.cost.model_calls
         # hidden from the LLM and embedding views of the node
         assert DEFAULT_METADATA_KEY not in out.node.get_content(metadata_mode=MetadataMode.LLM)
         assert DEFAULT_METADATA_KEY not in out.node.get_content(metadata_mode=MetadataMode.EMBED)
@@ -155,7 +158,7 @@ def test_all_cleared_policy(case, nodes, llm) -> None:
     """A judge that only accepts answers given no memories makes the verified clearance
     remove everything; the policy decides what is returned."""
     judge = CallableJudge(lambda answer, context: float(len(context) == 0))
-    pp = MeClearPostprocessor(llm=llm, judge=judge)
+    pp = MeClearPostprocessor(llm=llm, judge=judge, judge_context="coalition")  # opt-in
     result = pp.clear_nodes(nodes, case.query)
     assert result.report is not None and sorted(result.report.cleared_ids) == sorted(ids(nodes))
     assert result.nodes == []

@@ -121,7 +121,9 @@ def _evaluate(asynchronous: bool):  # type: ignore[no-untyped-def]
         return answer(coalition)
 
     judge = ReferenceFreeLLMJudge(HonestJudgeModel())
-    return task_evaluator(aanswer if asynchronous else answer, judge, question=QUESTION)
+    return task_evaluator(
+        aanswer if asynchronous else answer, judge, question=QUESTION, judge_context="coalition"
+    )
 
 
 def _memories() -> list[Memory]:

@@ -195,7 +195,8 @@ def test_judge_spans_of_a_task_evaluator(traces: Traces, asynchronous: bool) -> 
     else:
         report = engine.clear(case.memories, task)
     judges = traces.named("meclear.judge")
-    assert len(judges) == report.cost.evaluator_calls
+    assert len(judges) == task.calls.judge_calls  # judge calls made (a cached verdict is none)
+    assert task.calls.judge_calls + task.calls.judge_hits == report.cost.evaluator_calls
     assert {traces.parent_name(s) for s in judges} == {"meclear.evaluate"}
     scores = {s.attributes["gen_ai.evaluation.score.value"] for s in judges}
     assert scores == {0.0, 1.0}

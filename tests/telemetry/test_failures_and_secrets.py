@@ -101,7 +101,9 @@ def _judged(capture: bool | None, traces: Traces):
         return f"It was January 2023 (key {KEY})"
 
     judge = CallableJudge(lambda answer: 0.0)
-    task = task_evaluator(answer, judge, question=f"When was John in Italy? token={KEY}")
+    task = task_evaluator(
+        answer, judge, question=f"When was John in Italy? token={KEY}", context=memories
+    )
     tracing = TraceSettings(
         detail="evaluations", capture_content=capture, tracer_provider=traces.provider
     )
