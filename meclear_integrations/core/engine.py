@@ -25,8 +25,6 @@ from typing import Literal
 
 import numpy as np
 
-from ..telemetry.hooks import start_trace  # imports no OpenTelemetry
-from ..telemetry.settings import TraceSettings
 from .budget import Clock, RunBudget
 from .clearance import (
     GAIN_TIE_TOLERANCE,
@@ -91,6 +89,8 @@ from .report import (
 )
 from .retry import AsyncSleep, CallRetrier, Sleep
 from .screening import LooLabel, loo_coalitions, loo_label, measured_loo_effects
+from .trace_settings import TraceSettings
+from .tracing import start_trace  # imports no OpenTelemetry
 from .verification import SequentialVerifier
 
 __all__ = ["MeClearEngine"]

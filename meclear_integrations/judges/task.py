@@ -46,11 +46,11 @@ from ..core.errors import InconsistentVerdictsError
 from ..core.failure_kind import mark_role
 from ..core.memory import Memory
 from ..core.redaction import redact
+from ..core.tracing import judge_call
 from ..core.workers import check_call_allowed, in_worker
-from ..simulation.world import normalize_answer
-from ..telemetry.hooks import judge_call
 from ..usage import model_role
 from .base import Judge, JudgeVerdict
+from .normalize import normalize_answer
 
 __all__ = [
     "ACCEPTED",
