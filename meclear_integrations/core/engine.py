@@ -32,7 +32,7 @@ from ..telemetry.settings import TraceSettings
 from .budget import Clock, RunBudget
 from .config import ClearanceConfig
 from .errors import ConfigurationError
-from .estimators import make_estimator
+from .estimators import ExactShapley, make_estimator
 from .evaluation import (
     Evaluator,
     evaluate_async,
@@ -252,15 +252,16 @@ class MeClearEngine:
         k = game.k
         if k == 0:
             return empty_report(run)
-        if cfg.estimator == "exact" and k > cfg.max_exact_memories:
-            raise ConfigurationError(
-                f"estimator='exact' enumerates 2^K coalitions; K={k} exceeds "
-                f"max_exact_memories={cfg.max_exact_memories}"
-            )
         rng = np.random.default_rng(cfg.seed)
         estimator = make_estimator(
             cfg, rng, k, similarity=lambda: memory_similarity(game.context, run.embed)
         )
+        bound = estimator.max_memories if isinstance(estimator, ExactShapley) else None
+        if bound is not None and k > bound:
+            raise ConfigurationError(
+                f"estimator='exact' enumerates 2^K coalitions; K={k} exceeds "
+                f"max_exact_memories={bound}"
+            )
         screened = yield from screening(run, estimator, rng, prior, unproven)  # steps 2-4
         if screened.exited:
             return (yield from early_exit(run))

@@ -13,12 +13,17 @@ bound shrinks with the variance of the marginals, so low-variance games stop ear
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..coalitions import Coalition
+from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from .base import ShapleyEstimate, ShapleyEstimator
+from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
+
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig
 
 __all__ = ["BernsteinPermutationShapley", "empirical_bernstein_radius"]
 
@@ -34,27 +39,94 @@ def empirical_bernstein_radius(samples: np.ndarray, delta: float, width: float =
 
 
 class BernsteinPermutationShapley(ShapleyEstimator):
-    """Antithetic permutation sampling that stops when H^ is settled (see module docstring)."""
+    """Antithetic permutation sampling that stops when H^ is settled (see module docstring).
+
+    Args:
+        max_permutations: the most permutations it samples (pairs of two).
+        tau: the harm tolerance its intervals must clear; in a run, the configuration's
+            ``harm_tolerance``.
+        delta: the overall level of the intervals; in a run, ``confidence_delta``.
+        initial: permutations of the first round.
+        seed: seed of the permutations (None: the run's generator).
+        rng: the generator to draw from (overrides ``seed``).
+
+    Raises:
+        ConfigurationError: ``max_permutations`` is not positive.
+
+    Example:
+        >>> from meclear_integrations.core import BernsteinPermutationShapley, ClearanceConfig
+        >>> estimator = BernsteinPermutationShapley(max_permutations=4096)
+        >>> ClearanceConfig(estimator=estimator).estimator_name
+        'bernstein'
+    """
 
     name = "bernstein"
 
     def __init__(
         self,
         *,
-        max_permutations: int,
-        tau: float,
+        max_permutations: int = 16,
+        tau: float = 0.05,
         delta: float = 0.05,
         initial: int = 8,
+        seed: int | None = None,
         rng: np.random.Generator | None = None,
     ) -> None:
+        if not 1 <= max_permutations <= 100_000:
+            raise ConfigurationError(
+                f"max_permutations must be in [1, 100000], got {max_permutations}"
+            )
+        self.max_permutations = max_permutations
+        self.initial = initial
+        self.seed = seed
         self.max_pairs = max(1, max_permutations // 2)
         self.tau = tau
         self.delta = delta
         self.initial_pairs = max(2, initial // 2)
-        self.rng = rng if rng is not None else np.random.default_rng()
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.orders: list[np.ndarray] = []
         self._k = 0
         self._looks = max(1, math.ceil(math.log2(max(1, self.max_pairs / self.initial_pairs))) + 1)
+
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> BernsteinPermutationShapley:
+        """A fresh estimator for one run (see :class:`~.base.Estimator`).
+
+        Args:
+            k: the number of memories.
+            config: the run's settings (``harm_tolerance``, ``confidence_delta``).
+            rng: the run's generator (used unless ``seed`` is set).
+            similarity: unused.
+
+        Returns:
+            An estimator with nothing sampled yet.
+        """
+        return BernsteinPermutationShapley(
+            max_permutations=self.max_permutations,
+            tau=config.harm_tolerance,
+            delta=config.confidence_delta,
+            initial=self.initial,
+            rng=run_rng(self.seed, rng),
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings (see :class:`~.base.Estimator`).
+
+        Returns:
+            ``{"name": "bernstein", "max_permutations": ..., ...}``.
+        """
+        return {
+            "name": self.name,
+            "max_permutations": self.max_permutations,
+            "initial": self.initial,
+            "seed": self.seed,
+        }
 
     def _draw(self, pairs: int) -> list[Coalition]:
         coalitions: list[Coalition] = []

@@ -49,14 +49,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..coalitions import Coalition, from_positions, full, members
 from ..game import CoalitionGame
 from ..grouping import similarity_order, spread_partition
-from .base import ShapleyEstimate, ShapleyEstimator
+from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
+
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig
 from .exact import exact_shapley
 from .kernel import KernelShapley, kernel_budget
 
@@ -128,7 +131,32 @@ round that finds no anchor makes many faults likelier, so the next one keeps few
 
 
 class HierarchicalShapley(ShapleyEstimator):
-    """Blocks, screening and a reduced game (see module docstring)."""
+    """Blocks, screening and a reduced game (see module docstring).
+
+    Args:
+        similarity: the K x K similarity between memories, or a callable computing it
+            when attribution starts (None: blocks formed at random).
+        threshold: the recovery predicate's score threshold; in a run, the
+            configuration's ``success_threshold``.
+        tau: the harm tolerance; in a run, ``harm_tolerance``.
+        blocks: G, blocks of the first level.
+        branching: sub-blocks per cut when a block is screened.
+        attempts: block partitions tried to find an anchor.
+        samples: random coalitions evaluated when no union of blocks recovers (0: none).
+        exact_players: the reduced game is enumerated up to this many players.
+        kernel_per_player: coalitions per player of a sampled reduced game.
+        fallback: the flat KernelSHAP run when no anchor is found (in a run: only for K
+            up to :data:`FLAT_FALLBACK_MAX`; None: no flat fallback).
+        seed: seed of the partitions and samples (None: the run's generator).
+        rng: the generator to draw from (overrides ``seed``).
+
+    Example:
+        >>> from meclear_integrations.core import ClearanceConfig, HierarchicalShapley
+        >>> from meclear_integrations.core import KernelShapley
+        >>> estimator = HierarchicalShapley(blocks=4, fallback=KernelShapley())
+        >>> ClearanceConfig(estimator=estimator).estimator_name
+        'hierarchical'
+    """
 
     name = "hierarchical"
     memory_loo = False
@@ -138,8 +166,8 @@ class HierarchicalShapley(ShapleyEstimator):
         self,
         *,
         similarity: np.ndarray | Callable[[], np.ndarray] | None = None,
-        threshold: float,
-        tau: float,
+        threshold: float = 1.0,
+        tau: float = 0.05,
         blocks: int = 5,
         branching: int = 4,
         attempts: int = 1,
@@ -147,8 +175,10 @@ class HierarchicalShapley(ShapleyEstimator):
         exact_players: int = 5,
         kernel_per_player: float = 6.0,
         fallback: KernelShapley | None = None,
+        seed: int | None = None,
         rng: np.random.Generator | None = None,
     ) -> None:
+        self.seed = seed
         self._similarity_source = similarity
         self.similarity = np.zeros((0, 0))
         """K x K similarity between memories (computed when attribution starts)."""
@@ -163,7 +193,7 @@ class HierarchicalShapley(ShapleyEstimator):
         self.fallback = fallback
         """Flat KernelSHAP over every memory, run when no anchor is found (small K)."""
         self.used_fallback = False
-        self.rng = rng if rng is not None else np.random.default_rng()
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.k = 0
         self.partitions: list[list[Coalition]] = []
         """Every block partition tried, in order (the last one is in use)."""
@@ -177,6 +207,62 @@ class HierarchicalShapley(ShapleyEstimator):
         self._kernel: KernelShapley | None = None
         self._sampled: list[Coalition] = []
         self._rounds = 0
+
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> HierarchicalShapley:
+        """A fresh estimator for one run (see :class:`~.base.Estimator`).
+
+        Args:
+            k: the number of memories (a flat fallback only up to
+                :data:`FLAT_FALLBACK_MAX`).
+            config: the run's settings (``success_threshold``, ``harm_tolerance``).
+            rng: the run's generator (used unless ``seed`` is set).
+            similarity: the memories' similarity (overrides this one's).
+
+        Returns:
+            An estimator with nothing evaluated yet.
+        """
+        drawn = run_rng(self.seed, rng)
+        size = k or 1
+        return HierarchicalShapley(
+            similarity=similarity if similarity is not None else self._similarity_source,
+            threshold=config.success_threshold,
+            tau=config.harm_tolerance,
+            blocks=self.n_blocks,
+            branching=self.branching,
+            attempts=self.attempts,
+            samples=self.samples,
+            exact_players=self.exact_players,
+            kernel_per_player=self.kernel_per_player,
+            fallback=self.fallback.for_context(size, config=config, rng=drawn)
+            if self.fallback is not None and size <= FLAT_FALLBACK_MAX
+            else None,
+            rng=drawn,
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings (see :class:`~.base.Estimator`).
+
+        Returns:
+            ``{"name": "hierarchical", "blocks": G, ...}``.
+        """
+        return {
+            "name": self.name,
+            "blocks": self.n_blocks,
+            "branching": self.branching,
+            "attempts": self.attempts,
+            "samples": self.samples,
+            "exact_players": self.exact_players,
+            "kernel_per_player": self.kernel_per_player,
+            "fallback": None if self.fallback is None else self.fallback.settings(),
+            "seed": self.seed,
+        }
 
     # ------------------------------------------------------------------ blocks
     @property
