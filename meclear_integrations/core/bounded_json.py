@@ -36,8 +36,11 @@ class BoundedJSONError(ValueError):
 
 
 def nesting_depth(text: str, limit: int) -> int:
-    """The deepest nesting of brackets outside JSON strings, or ``limit + 1`` as soon as
-    it exceeds ``limit`` (one linear pass; unbalanced text is measured, not rejected)."""
+    """The bracket nesting depth of ``text``, bounded by ``limit``.
+
+    The deepest nesting of brackets outside JSON strings, or ``limit + 1`` as soon as
+    it exceeds ``limit`` (one linear pass; unbalanced text is measured, not rejected).
+    """
     depth = deepest = 0
     in_string = False
     quote = -1  # the next '"' at or after position, once looked up

@@ -78,8 +78,11 @@ class RunBudget:
                 self.retries += 1
 
     def check_open(self) -> None:
-        """Raise ``BudgetExceededError`` when the run was stopped or its deadline passed
-        (the gate of every model call inside an evaluator call; takes no attempt)."""
+        """Raise when the run was stopped or its deadline passed.
+
+        Raise ``BudgetExceededError`` when the run was stopped or its deadline passed
+        (the gate of every model call inside an evaluator call; takes no attempt).
+        """
         with self._lock:
             self._check(0)
 

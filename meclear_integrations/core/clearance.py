@@ -42,7 +42,9 @@ def nested_candidates(priority: Sequence[int]) -> list[list[int]]:
 
 
 def fallback_candidates(core: Sequence[int], fallback: Sequence[int]) -> list[list[int]]:
-    """core + {f(1), ..., f(j)} for j = 1..|fallback|: the nested family (Eq. 17)
+    """The fallback candidates: H^ plus the fallback memories, nested.
+
+    Core + {f(1), ..., f(j)} for j = 1..|fallback|: the nested family (Eq. 17)
     continued past the interval-confirmed set H^ into the memories that pass Eq. 14's
     threshold but whose interval still reaches zero (``fallback``, most negative first).
 

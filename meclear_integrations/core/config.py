@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
+from .errors import ConfigurationError
 from .estimators.base import Estimator
 from .strict import RENAMED, reject_unknown
 
@@ -27,8 +28,11 @@ VerificationRule = Literal["paper", "sequential"]
 
 
 class RetryPolicy(BaseModel):
-    """Retries of one evaluator call on a transient error (``core.faults``), with
-    exponential backoff and jitter (tenacity); permanent errors are never retried."""
+    """Retries of one evaluator call on a transient error.
+
+    Retries of one evaluator call on a transient error (``core.faults``), with
+    exponential backoff and jitter (tenacity); permanent errors are never retried.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -78,7 +82,7 @@ MOVED: dict[str, str] = {
 class ClearanceConfig(BaseModel):
     """Settings of one MeClear run.
 
-    ``ClearanceConfig()`` is the budget-aware default (measured in issue 6: exact or paired
+    ``ClearanceConfig()`` is the budget-aware default (measured on the benchmark: exact or paired
     KernelSHAP attribution, adaptive trials, early exit, one batch of coalitions).
     ``ClearanceConfig.paper()`` is the paper's configuration exactly: L=16 sampled
     permutations, T=2 trials on every coalition, nested clearance (Eq. 17-20) verified by
@@ -234,9 +238,12 @@ class ClearanceConfig(BaseModel):
 
     @classmethod
     def paper(cls, **overrides: object) -> ClearanceConfig:
-        """The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
+        """The MeClear paper's configuration.
+
+        The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
         estimator, nested clearance verified by the paper's rule, no early exit, T trials
-        everywhere, stage by stage, no escalation)."""
+        everywhere, stage by stage, no escalation).
+        """
         settings: dict[str, object] = {
             "trials": 2,
             "estimator": "permutation",
@@ -258,4 +265,4 @@ class ClearanceConfig(BaseModel):
             return cls.paper(**overrides)
         if name == "default":
             return cls(**overrides)  # type: ignore[arg-type]
-        raise ValueError(f"unknown preset {name!r}; expected 'paper' or 'default'")
+        raise ConfigurationError(f"unknown preset {name!r}; expected 'paper' or 'default'")

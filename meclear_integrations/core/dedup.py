@@ -152,9 +152,29 @@ class AnswerCache:
         return self.normalize(key) if isinstance(key, str) else key
 
     def answer(self, prompt: str, trial: int, call: Callable[[], str]) -> str:
+        """The agent's answer for ``(prompt, trial)``, calling the model only on a miss.
+
+        Args:
+            prompt: the rendered prompt.
+            trial: the trial index (trials are cached separately).
+            call: produces the answer on a miss.
+
+        Returns:
+            The cached or fresh answer.
+        """
         return self.answers.get(self._answer_key(prompt, trial), call)
 
     async def aanswer(self, prompt: str, trial: int, call: Callable[[], Awaitable[str]]) -> str:
+        """The async :meth:`answer`; concurrent misses of one key share one call.
+
+        Args:
+            prompt: the rendered prompt.
+            trial: the trial index.
+            call: produces the answer on a miss.
+
+        Returns:
+            The cached or fresh answer.
+        """
         return await self.answers.aget(self._answer_key(prompt, trial), call)
 
     def judge(self, key: Hashable, call: Callable[[], float]) -> float:
@@ -162,10 +182,20 @@ class AnswerCache:
         return self.judgements.get(self._judge_key(key), call)
 
     async def ajudge(self, key: Hashable, call: Callable[[], Awaitable[float]]) -> float:
+        """The async judge verdict for ``key``; concurrent misses share one call.
+
+        Args:
+            key: what the verdict depends on.
+            call: produces the verdict on a miss.
+
+        Returns:
+            The cached or fresh score.
+        """
         return await self.judgements.aget(self._judge_key(key), call)
 
     @property
     def stats(self) -> DedupStats:
+        """Model calls made and saved so far."""
         return DedupStats(
             agent_calls=self.answers.calls,
             agent_hits=self.answers.hits,
@@ -175,8 +205,11 @@ class AnswerCache:
 
 
 def render_prompt(coalition: tuple[Memory, ...]) -> str:
-    """A plain rendering of a coalition (memory texts in retrieval order) used as the
-    agent cache key when the caller gives no prompt renderer."""
+    """A plain rendering of a coalition, the default cache key.
+
+    A plain rendering of a coalition (memory texts in retrieval order) used as the
+    agent cache key when the caller gives no prompt renderer.
+    """
     return "\n".join(f"[{m.id}] {m.content}" for m in coalition)
 
 

@@ -85,14 +85,17 @@ class MeClearEngine:
         tracing: TraceSettings | None = None,
         embed: Embedder | None = None,
     ) -> None:
-        """``sleep`` / ``asleep`` replace the retry backoff waits and ``clock`` the
+        """Configure the engine; nothing runs until :meth:`clear` or :meth:`aclear`.
+
+        ``sleep`` / ``asleep`` replace the retry backoff waits and ``clock`` the
         monotonic clock of the wall-time budget (inject them so tests never wait).
         ``tracing``: the OpenTelemetry spans of each run (``meclear_integrations.telemetry``;
         default: emitted when the application has a recording tracer provider).
         ``embed``: texts -> vectors (e.g. a LangChain ``Embeddings.embed_documents`` or a
         lookup of the vectors the retriever already holds), called once per hierarchical
         run on the memory texts; similarity decides only which memories are tested
-        together. Default: TF-IDF word similarity (``core.grouping``)."""
+        together. Default: TF-IDF word similarity (``core.grouping``).
+        """
         self.config = config if config is not None else ClearanceConfig()
         self.embed = embed
         self.listener = listener
@@ -114,7 +117,8 @@ class MeClearEngine:
         ``prior_harmful``: ids of memories verified harmful before, or a
         :class:`~meclear_integrations.core.prior.PriorCandidate` that also names the
         members to put back (see ``core.prior``); those in this context are verified
-        first as one candidate."""
+        first as one candidate.
+        """
         context = freeze_context(memories)
         prior = PriorCandidate.of(prior_harmful)
         if is_async_evaluator(evaluate):
@@ -162,7 +166,9 @@ class MeClearEngine:
         prior_harmful: Iterable[str] | PriorCandidate = (),
     ) -> ClearanceReport:
         """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently.
-        ``prior_harmful`` as in :meth:`clear`."""
+
+        ``prior_harmful`` as in :meth:`clear`.
+        """
         context = freeze_context(memories)
         game, run, algorithm = self._start(context, PriorCandidate.of(prior_harmful))
         with start_trace(self.tracing, context, self.config) as trace:

@@ -44,15 +44,21 @@ class EvaluatorError(MeClearError):
 
 
 class EstimatorError(MeClearError):
-    """The attribution estimator failed numerically (an overflow, a singular system, out of
+    """The attribution estimator failed numerically.
+
+    The attribution estimator failed numerically (an overflow, a singular system, out of
     memory) after evaluator calls were spent. The run fails open or closed like an evaluator
-    failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``."""
+    failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``.
+    """
 
 
 class InvalidRetrievalError(MeClearError, TypeError):
-    """The wrapped retriever returned an item that is not a usable document (not a
+    """The wrapped retriever returned an item that is not a usable document.
+
+    The wrapped retriever returned an item that is not a usable document (not a
     ``Document`` / node, or one without text). Integrations fail open on it (every item
-    returned unchanged) or raise it, per their ``on_error``."""
+    returned unchanged) or raise it, per their ``on_error``.
+    """
 
 
 class ScoreOutOfRangeError(EvaluatorError, ValueError):
@@ -60,10 +66,13 @@ class ScoreOutOfRangeError(EvaluatorError, ValueError):
 
 
 class InconsistentVerdictsError(MeClearError):
-    """The judge's verdicts within one query contradict each other (e.g. it accepted two
-    different answers to the same question, or repeated trials of the same context keep
-    disagreeing), so no clearance can be verified: the run abstains (``status="unverified"``)
-    and returns the context unchanged. ``reason`` names the inconsistency."""
+    """The judge's verdicts within one query contradict each other (e.g.
+
+    it accepted two different answers to the same question, or repeated trials of the same
+    context keep disagreeing), so no clearance can be verified: the run abstains
+    (``status="unverified"``) and returns the context unchanged. ``reason`` names the
+    inconsistency.
+    """
 
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
@@ -97,8 +106,10 @@ class BudgetExceededError(MeClearError):
 
 
 class ClearanceFailedError(MeClearError):
-    """Raised by integrations that fail closed when the engine reported a failed run
-    (e.g. a report produced by a fail-open engine run); ``failure`` describes it."""
+    """Raised by integrations that fail closed when the engine reported a failed run (e.g.
+
+    a report produced by a fail-open engine run); ``failure`` describes it.
+    """
 
     def __init__(self, message: str, *, failure: object = None) -> None:
         super().__init__(message)
@@ -106,9 +117,12 @@ class ClearanceFailedError(MeClearError):
 
 
 class RedactedError(MeClearError):
-    """Stands in for an error whose message may hold secrets (see ``faults.sanitize``):
+    """Stands in for an error whose message may hold secrets.
+
+    Stands in for an error whose message may hold secrets (see ``faults.sanitize``):
     the message is redacted, the original's class name, transient classification,
-    retry-after and HTTP status are kept, and no traceback chain is attached."""
+    retry-after and HTTP status are kept, and no traceback chain is attached.
+    """
 
     def __init__(
         self,

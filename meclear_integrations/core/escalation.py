@@ -48,8 +48,10 @@ def escalation_pool(
     psi: Sequence[float], pool_size: int, suspects: Sequence[int] = ()
 ) -> list[int]:
     """``suspects`` (memories an estimator singled out as harmful by a direct test, e.g.
-    the hierarchical estimator's screening), then the other positions with psi_i < 0;
-    each part most negative first (ties by position), at most ``pool_size`` in all."""
+
+    the hierarchical estimator's screening), then the other positions with psi_i < 0; each
+    part most negative first (ties by position), at most ``pool_size`` in all.
+    """
     return _pool(psi, pool_size, suspects, 0.0)
 
 
@@ -73,8 +75,11 @@ def _pool(psi: Sequence[float], size: int, suspects: Sequence[int], below: float
 def escalation_candidates(
     game: CoalitionGame, pools: Sequence[Sequence[int]], threshold: float
 ) -> EscalationSearch:
-    """The search of the module docstring: the first of ``pools`` (positions in priority
-    order, each wider than the last) whose removal recovers is shrunk."""
+    """The escalation search as a generator of batches (module docstring).
+
+    The search of the module docstring: the first of ``pools`` (positions in priority
+    order, each wider than the last) whose removal recovers is shrunk.
+    """
     k = game.k
 
     def passes(cleared: Sequence[int]) -> bool:

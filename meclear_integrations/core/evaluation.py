@@ -121,7 +121,9 @@ async def _call_async(evaluate: Evaluator, request: EvaluationRequest) -> object
     return result
 
 
-def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: Sequence[object]):
+def _store(
+    game: CoalitionGame, requests: Sequence[EvaluationRequest], results: Sequence[object]
+) -> None:
     grouped: dict[Coalition, list[float]] = defaultdict(list)
     for request, result in zip(requests, results, strict=True):
         grouped[request.coalition].append(game.record(request, result))
@@ -132,7 +134,9 @@ def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: 
 class _Calls:
     """The retried calls of one batch and the failures they produced."""
 
-    def __init__(self, evaluate: Evaluator, retrier: CallRetrier, failures: list) -> None:
+    def __init__(
+        self, evaluate: Evaluator, retrier: CallRetrier, failures: list[FailedCoalition]
+    ) -> None:
         self.evaluate = evaluate
         self.retrier = retrier
         self.failures: list[FailedCoalition] = failures
@@ -195,13 +199,16 @@ INLINE_BELOW_SECONDS = 0.0005
 def _call_threaded(
     calls: _Calls, requests: Sequence[EvaluationRequest], workers: int
 ) -> list[object]:
-    """Run ``requests`` on ``workers`` daemon threads (:mod:`.workers`) that pull from one
+    """Run ``requests`` on daemon worker threads.
+
+    Run ``requests`` on ``workers`` daemon threads (:mod:`.workers`) that pull from one
     shared queue; the first failure stops the workers from taking new requests and is
     raised once every worker has stopped. At the run's deadline the batch is abandoned:
     the budget is closed, so workers take nothing new and the calls in flight start no
     further model call (:func:`~.workers.check_call_allowed`); they finish in their
     daemon threads, which never delay the caller or the interpreter's exit, and their
-    results are discarded."""
+    results are discarded.
+    """
     budget = calls.retrier.budget
     results: list[object] = [None] * len(requests)
     pending = iter(range(len(requests)))
@@ -259,10 +266,13 @@ def evaluate_sync(
     retrier: CallRetrier | None = None,
     failures: list[FailedCoalition] | None = None,
 ) -> None:
-    """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
+    """Evaluate ``coalitions`` up to ``trials`` trials each (sync).
+
+    Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
     worker threads up to ``max_concurrency``. When the run has a deadline the batch always
     goes to threads (never inline), so that the caller's thread can stop waiting at the
-    deadline; calls already in flight then finish in their threads, discarded."""
+    deadline; calls already in flight then finish in their threads, discarded.
+    """
     requests = game.pending(coalitions, trials)
     if not requests:
         return
@@ -305,7 +315,9 @@ async def evaluate_async(
     retrier: CallRetrier | None = None,
     failures: list[FailedCoalition] | None = None,
 ) -> None:
-    """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
+    """Evaluate ``coalitions`` up to ``trials`` trials each (async).
+
+    Brings ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
     at most ``max_concurrency`` calls at once.
 
     A sync evaluator runs in daemon worker threads (:func:`~.workers.in_worker`), never on

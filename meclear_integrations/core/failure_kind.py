@@ -81,11 +81,14 @@ class CircuitOpenError(MeClearError):
 
 
 class PermanentFailureError(MeClearError):
-    """A failure that retrying cannot heal (credentials, unknown model or URL, invalid
+    """A failure that retrying cannot heal.
+
+    A failure that retrying cannot heal (credentials, unknown model or URL, invalid
     request, a bug in user code): raised on the first query whatever the fail-open switch
     says. ``kind_detail`` is a short label (``auth``, ``not_found``, ``invalid_request``,
     ``bad_endpoint``, ``user_code``), ``role`` the call that failed (agent, judge or
-    evaluator) when known."""
+    evaluator) when known.
+    """
 
     def __init__(self, message: str, *, kind_detail: str, role: str | None) -> None:
         super().__init__(message)

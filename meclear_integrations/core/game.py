@@ -30,6 +30,7 @@ class EvaluationRequest:
 
     @property
     def memory_ids(self) -> tuple[str, ...]:
+        """The ids of the coalition's memories."""
         return tuple(m.id for m in self.memories)
 
 
@@ -60,15 +61,20 @@ class CoalitionGame:
 
     @property
     def k(self) -> int:
+        """K, the number of memories in the frozen context."""
         return len(self.context)
 
     @property
     def full(self) -> Coalition:
+        """The full context M as a coalition."""
         return full(self.k)
 
     def memories_of(self, coalition: Coalition) -> tuple[Memory, ...]:
-        """The memories of ``coalition`` in retrieval order (byte-wise lookup tables, filled
-        as bytes occur)."""
+        """The memories of ``coalition`` in retrieval order.
+
+        The memories of ``coalition`` in retrieval order (byte-wise lookup tables, filled
+        as bytes occur).
+        """
         if not self._chunks:
             self._chunks = _chunk_tables(self.context)
         out: list[Memory] = []
@@ -94,10 +100,13 @@ class CoalitionGame:
         coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
         trials: int | None = None,
     ) -> list[EvaluationRequest]:
-        """Evaluator calls still needed so that each coalition has ``trials`` trials (T by
+        """Evaluator calls still needed to bring each coalition to ``trials``.
+
+        Evaluator calls still needed so that each coalition has ``trials`` trials (T by
         default; ``(coalition, trials)`` pairs give each coalition its own count, the
         largest one wins), deduplicated in first-seen order. Every requested occurrence
-        that needs no new call is a cache hit."""
+        that needs no new call is a cache hit.
+        """
         default = self.trials if trials is None else trials
         want: dict[Coalition, int] = {}
         occurrences = 0
@@ -178,4 +187,5 @@ class CoalitionGame:
 
     @property
     def coalitions_evaluated(self) -> int:
+        """Distinct coalitions with at least one trial."""
         return len(self.scores)

@@ -120,7 +120,7 @@ def memory_similarity(memories: Sequence[Memory], embed: Embedder | None = None)
     try:
         matrix = np.asarray(vectors, dtype=float)
         if matrix.ndim != 2 or len(matrix) != len(texts):
-            raise ValueError(f"expected {len(texts)} vectors, got shape {matrix.shape}")
+            raise ConfigurationError(f"expected {len(texts)} vectors, got shape {matrix.shape}")
         return cosine_similarity(matrix)
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(f"the embed function returned unusable vectors: {exc}") from exc
@@ -130,7 +130,9 @@ def cosine_similarity(vectors: np.ndarray | Sequence[Sequence[float]]) -> np.nda
     """Cosine similarity of the rows of ``vectors`` (zero rows are similar to nothing)."""
     matrix = np.asarray(vectors, dtype=float)
     if matrix.ndim != 2 or not np.all(np.isfinite(matrix)):
-        raise ValueError("embedding vectors must be a finite 2-D array (one row per memory)")
+        raise ConfigurationError(
+            "embedding vectors must be a finite 2-D array (one row per memory)"
+        )
     norms = np.linalg.norm(matrix, axis=1)
     unit = matrix / np.where(norms > 0, norms, 1.0)[:, None]
     similarity = np.clip(unit @ unit.T, -1.0, 1.0)
@@ -145,7 +147,9 @@ def spread_partition(
     *,
     penalty: np.ndarray | None = None,
 ) -> list[list[int]]:
-    """Split positions 0..K-1 into ``n_blocks`` blocks of near-equal size (sizes differ by
+    """Split positions 0..K-1 into ``n_blocks`` blocks, similar memories apart.
+
+    Split positions 0..K-1 into ``n_blocks`` blocks of near-equal size (sizes differ by
     at most one) so that similar memories land in different blocks.
 
     Greedy anti-clustering: memories are placed most-similar-to-something first (ties in a
@@ -178,9 +182,12 @@ def spread_partition(
 
 
 def similarity_order(positions: Sequence[int], similarity: np.ndarray) -> list[int]:
-    """``positions`` as a nearest-neighbour chain: start from the member with the most
+    """``positions`` ordered as a nearest-neighbour chain.
+
+    ``positions`` as a nearest-neighbour chain: start from the member with the most
     similar partner, then repeatedly append the unvisited member most similar to the last
-    one (ties by position), so near-duplicates end up adjacent."""
+    one (ties by position), so near-duplicates end up adjacent.
+    """
     remaining = sorted(positions)
     if len(remaining) <= 2:
         return remaining

@@ -33,8 +33,11 @@ class Memory(BaseModel):
     @field_validator("id", "content", mode="before")
     @classmethod
     def _utf8_safe(cls, value: object) -> object:
-        """A lone surrogate (text no UTF-8 channel, provider, database or trace can carry)
-        is kept as its backslash escape, so hostile text serialises at every exit."""
+        """Keep lone surrogates in memory texts as backslash escapes.
+
+        A lone surrogate (text no UTF-8 channel, provider, database or trace can carry)
+        is kept as its backslash escape, so hostile text serialises at every exit.
+        """
         return utf8_safe(value) if isinstance(value, str) else value
 
     @field_serializer("metadata", when_used="json")
@@ -53,9 +56,12 @@ def _text_of(value: object) -> str:
 
 
 def json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
-    """``metadata`` as JSON-ready values: what pydantic can serialise (dates, decimals,
+    """``metadata`` as JSON-ready values.
+
+    ``metadata`` as JSON-ready values: what pydantic can serialise (dates, decimals,
     sets...) as pydantic does, anything else (arbitrary objects, cycles, extreme nesting)
-    as its ``str()``; never raises."""
+    as its ``str()``; never raises.
+    """
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         try:

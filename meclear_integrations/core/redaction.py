@@ -137,12 +137,15 @@ def _char_class(char: str) -> int:
 
 
 def is_high_entropy(token: str) -> bool:
-    """True when ``token`` looks like a random credential (module docstring): at least 24
+    """Whether ``token`` looks like a random credential.
+
+    True when ``token`` looks like a random credential (module docstring): at least 24
     characters, not hexadecimal, upper case, lower case and digits mixed, class runs at
     most :data:`MAX_MEAN_RUN` long on average, letters and digits alternating on at least
     :data:`MIN_LETTER_DIGIT_SWITCHES` of the positions, and at least
     :data:`MIN_ENTROPY_BITS` bits of entropy per character. About 3 in 100 random
-    32-character base-62 strings fail it (the provider formats above do not need it)."""
+    32-character base-62 strings fail it (the provider formats above do not need it).
+    """
     n = len(token)
     if n < 24 or set(token) <= _HEX:
         return False
@@ -169,8 +172,11 @@ def is_secret_key(key: object) -> bool:
 
 
 def redact(text: str) -> str:
-    """``text`` with secret-looking substrings replaced by :data:`REDACTED` (texts longer
-    than :data:`MAX_REDACT_CHARS` are cut first)."""
+    """``text`` with secret-looking substrings replaced.
+
+    ``text`` with secret-looking substrings replaced by :data:`REDACTED` (texts longer
+    than :data:`MAX_REDACT_CHARS` are cut first).
+    """
     if not isinstance(text, str):
         text = str(text)
     if len(text) > MAX_REDACT_CHARS:
@@ -181,8 +187,11 @@ def redact(text: str) -> str:
 
 
 def redact_payload(value: Any, *, _depth: int = 0) -> Any:
-    """A copy of a JSON-like ``value`` with every string redacted and every secret-named
-    mapping entry replaced by :data:`REDACTED` (other leaf types are returned as is)."""
+    """A copy of a JSON-like ``value`` with secrets redacted.
+
+    A copy of a JSON-like ``value`` with every string redacted and every secret-named
+    mapping entry replaced by :data:`REDACTED` (other leaf types are returned as is).
+    """
     if _depth > 50:
         return REDACTED
     if isinstance(value, str):

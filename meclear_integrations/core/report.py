@@ -238,14 +238,17 @@ class ClearanceReport(BaseModel):
 
     @property
     def cleared_ids(self) -> list[str]:
+        """Ids of the cleared memories, in retrieval order."""
         return [m.id for m in self.cleared]
 
     @property
     def kept_ids(self) -> list[str]:
+        """Ids of the kept memories, in retrieval order."""
         return [m.id for m in self.kept]
 
     @property
     def harmful_ids(self) -> list[str]:
+        """Ids of the memories flagged harmful (H^, Eq. 14)."""
         return [a.memory_id for a in self.attributions if a.harmful]
 
     def attribution(self, memory_id: str) -> MemoryAttribution:

@@ -25,8 +25,11 @@ def loo_effects(game: CoalitionGame) -> list[float]:
 
 
 def measured_loo_effects(game: CoalitionGame) -> list[float | None]:
-    """d_i (Eq. 7) for every memory whose leave-one-out coalition was evaluated, else None
-    (hierarchical attribution evaluates M minus {m_i} only for the memories it screens)."""
+    """d_i (Eq.
+
+    7) for every memory whose leave-one-out coalition was evaluated, else None (hierarchical
+    attribution evaluates M minus {m_i} only for the memories it screens).
+    """
     base = game.value(game.full)
     out: list[float | None] = []
     for i in range(game.k):

@@ -67,8 +67,11 @@ def call_gate(gate: _Gate) -> Iterator[None]:
 
 
 def check_call_allowed() -> None:
-    """Raise ``BudgetExceededError`` when the current run's deadline has passed or the run
-    was stopped; a no-op outside an engine run."""
+    """Raise when the current run's deadline has passed or it was stopped.
+
+    Raise ``BudgetExceededError`` when the current run's deadline has passed or the run
+    was stopped; a no-op outside an engine run.
+    """
     gate = _GATE.get()
     if gate is not None:
         gate.check_open()
@@ -121,8 +124,10 @@ _POOL = _DaemonPool("meclear-worker")
 
 
 def submit(fn: Callable[[], Any]) -> None:
-    """Run ``fn()`` on a daemon worker, in a copy of the caller's context; exceptions are
-    the caller's to catch inside ``fn``."""
+    """Run ``fn()`` on a daemon worker, in a copy of the caller's context.
+
+    exceptions are the caller's to catch inside ``fn``.
+    """
     context = contextvars.copy_context()
     _POOL.submit(lambda: context.run(fn))
 
@@ -159,9 +164,11 @@ async def in_worker(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
 
 def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> list[T]:
-    """``[fn(item) for item in items]`` on up to ``workers`` daemon workers, in order; waits
-    for every call, then raises the first error (if any). With one worker (or one item)
-    the calls run inline."""
+    """``[fn(item) for item in items]`` on up to ``workers`` daemon workers, in order.
+
+    waits for every call, then raises the first error (if any). With one worker (or one
+    item) the calls run inline.
+    """
     if workers <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
     results: list[Any] = [None] * len(items)

@@ -35,7 +35,8 @@ def empirical_bernstein_radius(samples: np.ndarray, delta: float, width: float =
         return np.full(samples.shape[1], width)
     variance = samples.var(axis=0, ddof=1)
     log_term = math.log(2.0 / delta)
-    return np.sqrt(2.0 * variance * log_term / n) + 7.0 * width * log_term / (3.0 * (n - 1))
+    radius = np.sqrt(2.0 * variance * log_term / n) + 7.0 * width * log_term / (3.0 * (n - 1))
+    return np.asarray(radius, dtype=float)
 
 
 class BernsteinPermutationShapley(ShapleyEstimator):
@@ -142,6 +143,14 @@ class BernsteinPermutationShapley(ShapleyEstimator):
         return coalitions
 
     def plan(self, k: int) -> list[Coalition]:
+        """The first round of antithetic permutation pairs.
+
+        Args:
+            k: the number of memories.
+
+        Returns:
+            The prefix coalitions of the first round.
+        """
         self._k = k
         self.orders = []
         return self._draw(min(self.initial_pairs, self.max_pairs))
@@ -156,7 +165,7 @@ class BernsteinPermutationShapley(ShapleyEstimator):
                 after = game.value(prefix)
                 marginals[row, int(position)] = after - before
                 before = after
-        return marginals.reshape(-1, 2, game.k).mean(axis=1)
+        return np.asarray(marginals.reshape(-1, 2, game.k).mean(axis=1), dtype=float)
 
     def _interval(self, game: CoalitionGame) -> tuple[np.ndarray, np.ndarray]:
         samples = self._pair_marginals(game)
@@ -164,6 +173,14 @@ class BernsteinPermutationShapley(ShapleyEstimator):
         return samples.mean(axis=0), radius
 
     def extend(self, game: CoalitionGame) -> list[Coalition]:
+        """The next round, doubling the sample, until H^ is settled or the budget is spent.
+
+        Args:
+            game: the coalition table with the rounds so far evaluated.
+
+        Returns:
+            More prefix coalitions; empty when sampling stops.
+        """
         pairs = len(self.orders) // 2
         if pairs >= self.max_pairs:
             return []
@@ -174,6 +191,14 @@ class BernsteinPermutationShapley(ShapleyEstimator):
         return self._draw(min(pairs, self.max_pairs - pairs))
 
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
+        """Psi by Eq. 11 with empirical-Bernstein intervals.
+
+        Args:
+            game: the coalition table with every round evaluated.
+
+        Returns:
+            The sampled contributions and their intervals.
+        """
         psi, radius = self._interval(game)
         return ShapleyEstimate(
             values=psi,

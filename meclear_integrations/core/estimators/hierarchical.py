@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ..coalitions import Coalition, from_positions, full, members
+from ..errors import ConfigurationError
 from ..game import CoalitionGame
 from ..grouping import similarity_order, spread_partition
 from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
@@ -96,8 +97,11 @@ class _Job:
 
 
 class ReducedGame:
-    """The game over ``players`` (disjoint memory coalitions) read from a memory game:
-    reduced coalition bit j stands for ``players[j]``."""
+    """The game over ``players`` (disjoint memory coalitions).
+
+    The game over ``players`` (disjoint memory coalitions) read from a memory game:
+    reduced coalition bit j stands for ``players[j]``.
+    """
 
     def __init__(self, game: CoalitionGame, players: Sequence[Coalition]) -> None:
         self.game = game
@@ -105,19 +109,37 @@ class ReducedGame:
 
     @property
     def k(self) -> int:
+        """The number of players."""
         return len(self.players)
 
     @property
     def full(self) -> Coalition:
+        """The coalition of every player."""
         return full(self.k)
 
     def to_memories(self, coalition: Coalition) -> Coalition:
+        """The memory coalition a player coalition stands for.
+
+        Args:
+            coalition: a coalition of players.
+
+        Returns:
+            The union of their memories.
+        """
         out = 0
         for j in members(coalition):
             out |= self.players[j]
         return out
 
     def value(self, coalition: Coalition) -> float:
+        """The value of the players' memories, read from the memory game.
+
+        Args:
+            coalition: a coalition of players.
+
+        Returns:
+            The mean score of the memory coalition.
+        """
         return self.game.value(self.to_memories(coalition))
 
 
@@ -267,6 +289,7 @@ class HierarchicalShapley(ShapleyEstimator):
     # ------------------------------------------------------------------ blocks
     @property
     def blocks(self) -> list[Coalition]:
+        """The blocks of the partition in use."""
         return self.partitions[-1] if self.partitions else []
 
     def _partition(self) -> list[Coalition]:
@@ -290,12 +313,20 @@ class HierarchicalShapley(ShapleyEstimator):
         return out
 
     def plan(self, k: int) -> list[Coalition]:
+        """The first level: every union of the blocks.
+
+        Args:
+            k: the number of memories.
+
+        Returns:
+            The 2^G unions of blocks.
+        """
         self.k = k
         source = self._similarity_source
         similarity = source() if callable(source) else source
         self.similarity = np.zeros((k, k)) if similarity is None else np.asarray(similarity)
         if self.similarity.shape != (k, k):
-            raise ValueError(f"similarity must be {k} x {k}, got {self.similarity.shape}")
+            raise ConfigurationError(f"similarity must be {k} x {k}, got {self.similarity.shape}")
         self.partitions, self.suspects, self._jobs = [], [], []
         self.anchor, self.reduced, self._kernel, self._stage = None, None, None, "blocks"
         self._sampled, self._rounds = [], 0
@@ -332,9 +363,12 @@ class HierarchicalShapley(ShapleyEstimator):
 
     # ------------------------------------------------------------------ screening
     def _split(self, job: _Job, parts: int | None = None) -> _Job:
-        """Cut the job's block: contiguous runs of the similarity order (copies of one
+        """Cut the job's block into sub-blocks along the similarity order.
+
+        Cut the job's block: contiguous runs of the similarity order (copies of one
         claim together) for screening, spread blocks (look-alikes apart: the evidence
-        beside its partner fault) for the partner search."""
+        beside its partner fault) for the partner search.
+        """
         positions = list(members(job.block))
         parts = min(parts or self.branching, len(positions))
         if job.mode == "partner":
@@ -348,11 +382,14 @@ class HierarchicalShapley(ShapleyEstimator):
         return job
 
     def _blockmates(self, positions: Sequence[int]) -> np.ndarray:
-        """1 for pairs of ``positions`` that share a block of the partition in use (the
-        partner of joint harm hides in the evidence's block: split them apart)."""
+        """Which pairs of ``positions`` share a block (a 0/1 matrix).
+
+        1 for pairs of ``positions`` that share a block of the partition in use (the
+        partner of joint harm hides in the evidence's block: split them apart).
+        """
         block_of = {i: b for b, block in enumerate(self.blocks) for i in members(block)}
         labels = np.array([block_of.get(i, -1 - n) for n, i in enumerate(positions)])
-        return (labels[:, None] == labels[None, :]).astype(float)
+        return np.asarray(labels[:, None] == labels[None, :], dtype=float)
 
     def _advance(self, game: CoalitionGame, job: _Job) -> list[_Job]:
         """Read one job's tests; the jobs that follow from them."""
@@ -384,12 +421,15 @@ class HierarchicalShapley(ShapleyEstimator):
         return out
 
     def _partner_job(self) -> list[_Job]:
-        """Joint harm whose partner sits inside the anchor (in the evidence's block): with
+        """Jobs that look for a suspect's partner inside the anchor.
+
+        Joint harm whose partner sits inside the anchor (in the evidence's block): with
         a single suspect d, the context anchor + d fails; a part of the anchor whose
         absence makes it recover holds a partner of d (step 2, last rounds). The first
         cut is twice as fine as screening cuts, blockmates apart, so that the partner
         rarely shares a part with the evidence. (With several suspects the search is
-        skipped: a partner of one hides behind the others.)"""
+        skipped: a partner of one hides behind the others.)
+        """
         if self.anchor is None or len(set(self.suspects)) != 1 or self.anchor.bit_count() < 2:
             return []
         context = self.anchor | from_positions(self.suspects)
@@ -414,8 +454,11 @@ class HierarchicalShapley(ShapleyEstimator):
 
     # ------------------------------------------------------------------ protocol
     def _draw_samples(self) -> list[Coalition]:
-        """Random coalitions, each memory kept with probability p cycling through
-        ``SAMPLE_KEEP`` (no single p suits every number of faults and supporting memories)."""
+        """Random coalitions for the anchor search.
+
+        Random coalitions, each memory kept with probability p cycling through
+        ``SAMPLE_KEEP`` (no single p suits every number of faults and supporting memories).
+        """
         everything = full(self.k)
         out: list[Coalition] = []
         schedule = SAMPLE_KEEP[min(self._rounds, len(SAMPLE_KEEP)) - 1]
@@ -437,6 +480,14 @@ class HierarchicalShapley(ShapleyEstimator):
         return [t for job in self._jobs for t in job.tests()]
 
     def extend(self, game: CoalitionGame) -> list[Coalition]:
+        """The next round: more partitions, samples, screening cuts or the reduced game.
+
+        Args:
+            game: the coalition table with the rounds so far evaluated.
+
+        Returns:
+            More coalitions; empty when the estimate is final.
+        """
         stage = self._stage
         if stage == "blocks":
             self._jobs = self._screening_jobs(game)
@@ -481,6 +532,14 @@ class HierarchicalShapley(ShapleyEstimator):
         return fresh
 
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
+        """Psi from the reduced game, shared out to the memories (module docstring).
+
+        Args:
+            game: the coalition table with every round evaluated.
+
+        Returns:
+            The contributions and their intervals.
+        """
         if self.used_fallback and self.fallback is not None:
             return self.fallback.estimate(game)
         k = game.k

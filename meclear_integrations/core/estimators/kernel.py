@@ -42,8 +42,11 @@ __all__ = [
 
 
 def kernel_budget(k: int, coalitions_per_memory: float, max_table_fraction: float = 1.0) -> int:
-    """Distinct coalitions the kernel estimator plans: min(ceil(c K), floor(f 2^K)), at least
-    2K + 2 and at most 2^K."""
+    """Distinct coalitions the kernel estimator plans at context size ``k``.
+
+    Distinct coalitions the kernel estimator plans: min(ceil(c K), floor(f 2^K)), at least
+    2K + 2 and at most 2^K.
+    """
     cap = math.floor(max_table_fraction * (1 << k))
     return min(1 << k, max(2 * k + 2, min(cap, math.ceil(coalitions_per_memory * k))))
 
@@ -64,7 +67,7 @@ def _reduce(x: np.ndarray, y: np.ndarray, total: float) -> tuple[np.ndarray, np.
 
 def solve_constrained(x: np.ndarray, y: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
     """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total."""
-    return solve_constrained_batch(x, y, w[None, :], total)[0]
+    return np.asarray(solve_constrained_batch(x, y, w[None, :], total)[0], dtype=float)
 
 
 def solve_constrained_batch(
@@ -107,10 +110,13 @@ instead of re-solved: each exact replicate costs a fresh n x (K-1)^2 Gram produc
 def linearized_batch(
     x: np.ndarray, y: np.ndarray, base: np.ndarray, weights: np.ndarray, total: float
 ) -> np.ndarray:
-    """First-order (influence-function) approximation of :func:`solve_constrained_batch`
+    """First-order approximation of :func:`solve_constrained_batch` (bootstrap).
+
+    First-order (influence-function) approximation of :func:`solve_constrained_batch`
     around the solution with row weights ``base``: phi_b = phi + G^-1 D' W_b e, with
     G = D' W D and e the residuals at phi (D' W e = 0 there). One Gram matrix and one
-    (B x n) (n x K) product instead of B Gram matrices."""
+    (B x n) (n x K) product instead of B Gram matrices.
+    """
     n_batch, k = weights.shape[0], x.shape[1]
     if k == 1:
         return np.full((n_batch, 1), total)
@@ -129,7 +135,7 @@ def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.solve(regularised, rhs)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(regularised, rhs, rcond=None)[0]
+        return np.asarray(np.linalg.lstsq(regularised, rhs, rcond=None)[0])
 
 
 class KernelShapley(ShapleyEstimator):

@@ -24,16 +24,16 @@ __all__ = [
 
 
 def hoeffding_epsilon(permutations: int, k: int, delta: float = 0.05) -> float:
-    """epsilon with Pr(max_i |psi^_i - psi~_i| >= epsilon) <= delta (Eq. 13 solved for epsilon)."""
+    """Epsilon with Pr(max_i |psi^_i - psi~_i| >= epsilon) <= delta (Eq. 13 solved for epsilon)."""
     if permutations < 1 or k < 1:
-        raise ValueError("permutations and k must be positive")
+        raise ConfigurationError("permutations and k must be positive")
     return math.sqrt(2.0 * math.log(2.0 * k / delta) / permutations)
 
 
 def sufficient_permutations(epsilon: float, delta: float, k: int) -> int:
     """Smallest L with L >= (2 / epsilon^2) log(2K / delta) (Eq. 40)."""
     if not (epsilon > 0 and 0 < delta < 1 and k >= 1):
-        raise ValueError("need epsilon > 0, 0 < delta < 1 and k >= 1")
+        raise ConfigurationError("need epsilon > 0, 0 < delta < 1 and k >= 1")
     return math.ceil(2.0 / epsilon**2 * math.log(2.0 * k / delta))
 
 
@@ -44,7 +44,9 @@ def sufficient_permutations_for_gap(
     psi = np.asarray(contributions, dtype=float)
     gamma = float(np.min(np.abs(psi + tau)))
     if gamma <= 0:
-        raise ValueError("a contribution lies exactly on the threshold -tau: no finite L suffices")
+        raise ConfigurationError(
+            "a contribution lies exactly on the threshold -tau: no finite L suffices"
+        )
     return sufficient_permutations(gamma, delta, len(psi))
 
 

@@ -80,12 +80,13 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     )
     ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
     effects = measured_loo_effects(game)  # attribution may have measured more of them
+    labels = [None if d is None else loo_label(d, cfg.loo_tolerance) for d in effects]
     run.attributions = [
         MemoryAttribution(
             memory_id=ids[i],
             position=i,
             loo_effect=effects[i],
-            loo_label=None if effects[i] is None else loo_label(effects[i], cfg.loo_tolerance),
+            loo_label=labels[i],
             shapley=psi[i],
             shapley_interval=(float(estimate.lower[i]), float(estimate.upper[i])),
             rank=ranks[i],
