@@ -10,13 +10,20 @@
   Transient failures fail open (or raise under ``on_failure="closed"``) and warn: a
   :class:`~.core.alerts.FailOpenWarning` once per reason per component instance, plus a
   logger warning every time.
+- A likely reference answer under a key the component does not read (``reference``,
+  ``answer``, ``ground_truth``, ``expected``, ``gold``...) makes the query run reference-free;
+  :meth:`LivePolicy.check_reference_keys` warns once per component instance
+  (:class:`~.core.alerts.ReferenceKeyWarning`).
+- :func:`is_deterministic` tells whether a model declares temperature 0 (the agent then
+  answers each coalition once across trials).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from .core.alerts import FailOpenWarning, WarnOnce
+from .core.alerts import FailOpenWarning, ReferenceKeyWarning, WarnOnce
 from .core.config import ClearanceConfig
 from .core.errors import ConfigurationError
 from .core.failure_kind import describe_permanent, failure_kind
@@ -24,7 +31,14 @@ from .core.redaction import redact
 from .core.report import ClearanceReport
 from .judges.errors import MissingReferenceError
 
-__all__ = ["FailureSwitch", "LivePolicy", "failure_mode"]
+__all__ = [
+    "LIKELY_REFERENCE_KEYS",
+    "FailureSwitch",
+    "LivePolicy",
+    "failure_mode",
+    "is_deterministic",
+    "likely_reference_keys",
+]
 
 FailureSwitch = Literal["open", "closed"]
 _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
@@ -35,8 +49,49 @@ def failure_mode(clearance: ClearanceConfig, on_failure: FailureSwitch | None) -
     return on_failure if on_failure is not None else clearance.on_failure
 
 
-def _reason_key(exc: BaseException) -> str:
-    return failure_kind(exc)
+LIKELY_REFERENCE_KEYS = frozenset(
+    {
+        "reference",
+        "reference_answer",
+        "answer",
+        "gold",
+        "gold_answer",
+        "ground_truth",
+        "groundtruth",
+        "ground_truth_answer",
+        "expected",
+        "expected_answer",
+        "expected_output",
+        "target",
+        "label",
+        "correct_answer",
+    }
+)
+"""Keys under which users commonly put a gold answer (compared case-insensitively)."""
+
+
+def likely_reference_keys(metadata: Mapping[str, Any] | None, read_key: str) -> list[str]:
+    """Keys of ``metadata`` other than ``read_key`` that look like a reference answer (a
+    text value under a name of :data:`LIKELY_REFERENCE_KEYS`)."""
+    found = []
+    for key, value in (metadata or {}).items():
+        if not isinstance(key, str) or key == read_key or not isinstance(value, str):
+            continue
+        if key.lower().replace("-", "_") in LIKELY_REFERENCE_KEYS:
+            found.append(key)
+    return found
+
+
+def is_deterministic(model: object) -> bool:
+    """The model declares temperature 0 (or is a simulated world whose every trial of a
+    prompt gets the same answer)."""
+    if model is None:
+        return False
+    temperature = getattr(model, "temperature", None)
+    if isinstance(temperature, int | float) and not isinstance(temperature, bool):
+        return float(temperature) == 0.0
+    world = getattr(model, "world", None)
+    return bool(getattr(world, "deterministic", False))
 
 
 class LivePolicy:
@@ -87,3 +142,20 @@ class LivePolicy:
         if reason == "evaluator_error":
             reason = "transient" if transient else "unreadable"
         self.fail_open_warning(reason, f"{failure.error_type}: {failure.error}"[:300])
+
+    def check_reference_keys(
+        self, metadata: Mapping[str, Any] | None, read_key: str, *, where: str
+    ) -> None:
+        """Warn (once per instance) when ``metadata`` carries a likely reference under a
+        key other than ``read_key`` while the query has no reference."""
+        keys = likely_reference_keys(metadata, read_key)
+        if not keys:
+            return
+        self.warn(
+            "reference_key",
+            f"{self.component}: the query's {where} carries {keys[0]!r}, which looks like a "
+            f"reference answer, but the component reads {read_key!r}; the query ran "
+            f"reference-free (see the README, 'Without a reference answer')",
+            ReferenceKeyWarning,
+            stacklevel=5,
+        )

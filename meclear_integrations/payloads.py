@@ -74,7 +74,9 @@ __all__ = [
     "failure_summary",
     "kept_metadata",
     "memory_metadata",
+    "model_calls_summary",
     "report_summary",
+    "shadow_metadata",
     "stage_event_payload",
 ]
 
@@ -154,7 +156,9 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
 
     When the run stopped before attribution (the full context already succeeded: early
     exit) the numeric fields are None, ``harmful`` and ``cleared`` are False and
-    ``early_exit`` is True. A failed run (fail-open) adds ``status`` and ``failure``.
+    ``early_exit`` is True. A failed run (fail-open) adds ``status`` and ``failure``; an
+    abstaining (``unverified``) or declined (``skipped``) run adds ``status`` and
+    ``status_reason`` (the context is unchanged).
     """
     meta = _memory_metadata(report, memory_id)
     failure = failure_summary(report)
@@ -162,7 +166,45 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
         meta["status"] = "failed"
         meta["error"] = failure["error"]
         meta["failure"] = failure
+    elif report.status in ("unverified", "skipped"):
+        meta["status"] = report.status
+        meta["status_reason"] = report.status_reason
+    calls = model_calls_summary(report)
+    if calls is not None:
+        meta["model_calls"] = calls
     return meta
+
+
+def model_calls_summary(report: ClearanceReport) -> dict[str, Any] | None:
+    """``{"agent", "judge", "total"}`` model calls of the run (and ``tokens`` per role when
+    the provider reported usage); None when the evaluator was not a task evaluator."""
+    cost = report.cost
+    total = cost.model_calls
+    if total is None:
+        return None
+    out: dict[str, Any] = {"agent": cost.agent_calls, "judge": cost.judge_calls, "total": total}
+    tokens = {
+        role: usage.model_dump()
+        for role, usage in (("agent", cost.agent_tokens), ("judge", cost.judge_tokens))
+        if usage is not None
+    }
+    if tokens:
+        out["tokens"] = tokens
+    return out
+
+
+def shadow_metadata(
+    ids: Sequence[str], report: ClearanceReport
+) -> list[tuple[int, dict[str, Any]]]:
+    """(position, metadata) of every memory in shadow mode: nothing is dropped; each
+    memory's metadata says what clearance decided (``cleared`` is the decision: the memory
+    would have been removed) and carries ``mode: "shadow"``."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for position, mid in enumerate(ids):
+        meta = memory_metadata(report, mid)
+        meta["mode"] = "shadow"
+        out.append((position, meta))
+    return out
 
 
 def kept_metadata(
@@ -299,6 +341,8 @@ def report_summary(
         "estimator": getattr(report, "estimator", None) or report.config.estimator_name,
         "early_exit": bool(getattr(report, "early_exit", False)),
         "status": getattr(report, "status", "complete"),
+        "status_reason": getattr(report, "status_reason", None),
+        "model_calls": model_calls_summary(report),
     }
     failure = failure_summary(report)
     if failure is not None:

@@ -27,8 +27,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..telemetry.hooks import start_trace  # imports no OpenTelemetry
-from ..telemetry.settings import TraceSettings
 from .budget import Clock, RunBudget
 from .config import ClearanceConfig
 from .errors import ConfigurationError
@@ -61,6 +59,8 @@ from .stages.clearance import verifier as verifier
 from .stages.failures import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
+from .trace_settings import TraceSettings
+from .tracing import start_trace  # imports no OpenTelemetry
 
 __all__ = ["MeClearEngine"]
 

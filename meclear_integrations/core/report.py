@@ -22,6 +22,7 @@ __all__ = [
     "FailureReason",
     "MemoryAttribution",
     "PairInteraction",
+    "TokenUsage",
 ]
 
 CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior"]
@@ -109,6 +110,19 @@ class ClearanceCandidate(BaseModel):
     before this field."""
 
 
+class TokenUsage(BaseModel):
+    """Tokens of a set of model calls, as the provider reported them."""
+
+    model_config = _FROZEN
+
+    input_tokens: int = 0
+    """Prompt tokens."""
+    output_tokens: int = 0
+    """Completion tokens."""
+    calls_reported: int = 0
+    """Model calls whose usage the provider reported (the sums cover these calls)."""
+
+
 class ClearanceCost(BaseModel):
     """What the run cost in evaluator work."""
 
@@ -130,6 +144,23 @@ class ClearanceCost(BaseModel):
     ``max_evaluator_calls`` counts)."""
     retries: int = 0
     """Attempts that retried a transient failure."""
+    agent_calls: int | None = None
+    """Model calls the task agent made (what a user pays: deduplicated per query, failed
+    calls included); None when the evaluator is the caller's own function."""
+    judge_calls: int | None = None
+    """Model calls the judge made (one per distinct answer when its input does not depend
+    on the coalition); None when unknown."""
+    agent_tokens: TokenUsage | None = None
+    """Tokens of the agent's model calls, when the provider reports usage."""
+    judge_tokens: TokenUsage | None = None
+    """Tokens of the judge's model calls, when the provider reports usage."""
+
+    @property
+    def model_calls(self) -> int | None:
+        """Agent plus judge model calls (None when unknown)."""
+        if self.agent_calls is None and self.judge_calls is None:
+            return None
+        return (self.agent_calls or 0) + (self.judge_calls or 0)
 
 
 class FailedCoalition(BaseModel):

@@ -53,9 +53,13 @@ class LLMJudge:
         model: TextModel | Callable[[str], str | Awaitable[str]],
         *,
         structured_output: bool | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        """``structured_output``: None uses it when the model supports it."""
+        """``structured_output``: None uses it when the model supports it.
+        ``metadata_keys``: memory metadata (dates, source) rendered, fenced as data, with
+        each memory shown to the judge (``prompts.render_memory``)."""
         self.model = as_text_model(model)
+        self.metadata_keys = tuple(metadata_keys)
         supported = supports_structured_output(self.model)
         if structured_output and not supported:
             raise ValueError("structured_output=True but the model has no complete_json")
@@ -153,8 +157,10 @@ class ReferenceLLMJudge(LLMJudge):
 class ReferenceFreeLLMJudge(LLMJudge):
     """Reference-free judge: is ``answer`` correct and consistent given ``context``?
 
-    ``context`` is the memories the agent was given (an empty context is allowed: then only
-    non-answers and self-contradictions can be caught). A reference, if passed, is ignored.
+    ``context`` is what the judge is shown: by default every retrieved memory (the task
+    evaluator's ``judge_context="full"``), so removing evidence cannot make an answer look
+    supported (an empty context is allowed: then only non-answers and self-contradictions
+    can be caught). A reference, if passed, is ignored.
     """
 
     def build_prompt(
@@ -168,5 +174,10 @@ class ReferenceFreeLLMJudge(LLMJudge):
         nonce: str | None = None,
     ) -> str:
         return reference_free_prompt(
-            question, answer, tuple(context or ()), structured=structured, nonce=nonce
+            question,
+            answer,
+            tuple(context or ()),
+            structured=structured,
+            nonce=nonce,
+            metadata_keys=self.metadata_keys,
         )

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..core.memory import Memory
-from ..simulation.world import normalize_answer
 from .base import BaseJudge, JudgeVerdict
 from .errors import MissingReferenceError
+from .normalize import normalize_answer
 
 __all__ = ["ExactMatchJudge", "TokenF1Judge", "token_f1"]
 

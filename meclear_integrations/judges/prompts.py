@@ -63,14 +63,16 @@ def reference_free_prompt(
     *,
     structured: bool,
     nonce: str | None = None,
+    metadata_keys: Sequence[str] = (),
 ) -> str:
-    """Judge ``answer`` with no gold answer, given the memories the agent was shown;
-    ``nonce`` as in :func:`reference_prompt`."""
+    """Judge ``answer`` with no gold answer, given the retrieved memories (their
+    ``metadata_keys``, e.g. dates and source, rendered as fenced attributes); ``nonce`` as
+    in :func:`reference_prompt`."""
     return "\n\n".join(
         [
-            "You check an assistant's answer to a question, given the memories the assistant "
-            "was shown. There is no reference answer. " + _DATA_NOTICE,
-            f"<memories>\n{render_memories(context)}\n</memories>",
+            "You check an assistant's answer to a question, given the memories retrieved for "
+            "it. There is no reference answer. " + _DATA_NOTICE,
+            f"<memories>\n{render_memories(context, metadata_keys=metadata_keys)}\n</memories>",
             fence("question", question),
             fence("candidate_answer", answer),
             "The answer is CORRECT when it answers the question, is supported by the memories "

@@ -4,6 +4,29 @@
 v^(S), Eq. 2) = the judge's score of the agent's answer to ``question`` given only the
 coalition's memories. The answer function receives the coalition (memories in retrieval
 order) and returns the answer text; it may be a plain or a coroutine function.
+
+What the judge sees (``judge_context``): by default the **whole frozen retrieved context**
+(``"full"``), whatever coalition the agent was shown. A judge that only saw the coalition
+(``"coalition"``, opt-in) scores an answer against the memories it was shown, so deleting
+the evidence against an answer makes that answer "supported": without a reference that
+success signal rewards harm. With the full context the judge's input does not depend on
+the coalition, so each distinct (normalised) answer is judged once per query.
+
+Deduplication (per query, single-flight: concurrent requests wait for the first call):
+
+- the judge is asked once per distinct normalised answer (``judge_once=True``; with
+  ``judge_context="coalition"`` once per answer and coalition);
+- with ``deterministic_agent=True`` the agent answers each coalition once across trials
+  (a temperature-0 model gives the same answer to the same prompt); otherwise once per
+  (coalition, trial). Either way a retried evaluator call reuses the agent's answer when
+  only the judge failed (an unreadable verdict retries the judge only).
+
+Consistency (``abstain_on_conflict=True``): when the judge accepts two different answers to
+the question within one query (neither answer's words contain the other's), the verdicts
+cannot all be right, so the evaluator raises
+:class:`~meclear_integrations.core.errors.InconsistentVerdictsError` (reason
+``accepted_two_answers``) and the engine abstains: ``status="unverified"``, the context
+unchanged.
 """
 
 from __future__ import annotations
@@ -11,28 +34,65 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.failure_kind import Role, mark_role
+from ..core.dedup import SingleFlightCache
+from ..core.errors import InconsistentVerdictsError
+from ..core.failure_kind import mark_role
 from ..core.memory import Memory
+from ..core.redaction import redact
+from ..core.tracing import judge_call
 from ..core.workers import check_call_allowed, in_worker
-from ..telemetry.hooks import judge_call
+from ..usage import model_role
 from .base import Judge, JudgeVerdict
+from .normalize import normalize_answer
 
 __all__ = [
+    "ACCEPTED",
     "AnswerFunction",
     "AsyncTaskEvaluator",
+    "TaskCalls",
     "TaskEvaluator",
     "TaskRecord",
+    "answers_agree",
     "task_evaluator",
 ]
 
 AnswerFunction = Callable[[tuple[Memory, ...]], str | Awaitable[str]]
 JudgeContext = Literal["coalition", "full"]
+ACCEPTED = 0.5
+"""A verdict scoring at least this accepts the answer (for the consistency check)."""
+
+
+def answers_agree(first: str, second: str) -> bool:
+    """Two answers state the same thing: equal once normalised, or the words of one are
+    all among the other's ("December 2023" and "John was in Italy in December 2023")."""
+    a, b = normalize_answer(first), normalize_answer(second)
+    if a == b:
+        return True
+    words_a, words_b = set(a.split()), set(b.split())
+    return bool(words_a and words_b) and (words_a <= words_b or words_b <= words_a)
+
+
+@dataclass(frozen=True)
+class TaskCalls:
+    """Agent and judge invocations of one query: made (cache misses, failed ones included)
+    and answered from the per-query caches."""
+
+    agent_calls: int
+    agent_hits: int
+    judge_calls: int
+    judge_hits: int
+
+    @property
+    def calls(self) -> int:
+        """Agent plus judge invocations actually made."""
+        return self.agent_calls + self.judge_calls
 
 
 class TaskRecord(BaseModel):
@@ -48,11 +108,33 @@ class TaskRecord(BaseModel):
     """The agent's answer."""
     verdict: JudgeVerdict
     """The judge's verdict."""
+    agent_cached: bool = False
+    """The answer came from the per-query cache (no agent call)."""
+    judge_cached: bool = False
+    """The verdict came from the per-query cache (no judge call)."""
 
 
 def _is_async(fn: Callable[..., object]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004
+    )
+
+
+def _judge_context(
+    judge_context: JudgeContext | None, context: Sequence[Memory] | None, reference: str | None
+) -> JudgeContext:
+    if judge_context == "full" and context is None:
+        raise ValueError("judge_context='full' needs the full retrieved context=...")
+    if judge_context is not None:
+        return judge_context
+    if context is not None:
+        return "full"
+    if reference is not None:
+        return "coalition"  # a reference anchors the verdict; there is no full context
+    raise ValueError(
+        "without a reference the judge must see the whole retrieved context: pass "
+        "context=<every retrieved memory> (or judge_context='coalition' to opt into a judge "
+        "that only sees the coalition, whose verdicts deleting evidence can satisfy)"
     )
 
 
@@ -64,35 +146,98 @@ class _TaskBase:
         *,
         question: str,
         reference: str | None = None,
-        judge_context: JudgeContext = "coalition",
+        judge_context: JudgeContext | None = None,
         context: Sequence[Memory] | None = None,
+        deterministic_agent: bool = False,
+        judge_once: bool = True,
+        abstain_on_conflict: bool = True,
     ) -> None:
-        if judge_context == "full" and context is None:
-            raise ValueError("judge_context='full' needs the full retrieved context=...")
         if getattr(judge, "requires_reference", False) and reference is None:
             from .errors import MissingReferenceError
 
             raise MissingReferenceError(
                 f"{type(judge).__name__} needs a reference answer for this query"
             )
+        self.judge_context = _judge_context(judge_context, context, reference)
         self.answer = answer
         self.judge = judge
         self.question = question
         self.reference = reference
-        self.judge_context = judge_context
         self.context = tuple(context) if context is not None else None
+        self.deterministic_agent = deterministic_agent
+        self.judge_once = judge_once
+        self.abstain_on_conflict = abstain_on_conflict
         self.records: list[TaskRecord] = []
         """Every run, in completion order."""
+        self.conflict: tuple[str, str] | None = None
+        """The first two different answers the judge accepted, if any."""
+        self._answers: SingleFlightCache[str] = SingleFlightCache()
+        self._verdicts: SingleFlightCache[JudgeVerdict] = SingleFlightCache()
+        self._accepted: list[str] = []
         self._lock = threading.Lock()
+
+    @property
+    def calls(self) -> TaskCalls:
+        """Agent and judge invocations so far (made and answered from the caches)."""
+        return TaskCalls(
+            agent_calls=self._answers.calls,
+            agent_hits=self._answers.hits,
+            judge_calls=self._verdicts.calls,
+            judge_hits=self._verdicts.hits,
+        )
 
     def _shown(self, coalition: tuple[Memory, ...]) -> tuple[Memory, ...]:
         return self.context if self.judge_context == "full" and self.context else coalition
 
+    def _answer_key(self, coalition: tuple[Memory, ...], trial: int) -> Hashable:
+        ids = tuple(m.id for m in coalition)
+        return ids if self.deterministic_agent else (ids, trial)
+
+    def _judge_key(self, coalition: tuple[Memory, ...], answer: str, trial: int) -> Hashable:
+        norm = normalize_answer(answer)
+        if not self.judge_once:
+            return (norm, tuple(m.id for m in coalition), trial)
+        if self.judge_context == "full":
+            return norm
+        return (norm, tuple(m.id for m in coalition))
+
+    def _check(self, answer: str, verdict: JudgeVerdict) -> None:
+        """Raise when the judge has now accepted two answers that disagree."""
+        if not self.abstain_on_conflict or verdict.score < ACCEPTED:
+            return
+        with self._lock:
+            other = next((a for a in self._accepted if not answers_agree(a, answer)), None)
+            if other is None:
+                if not any(normalize_answer(a) == normalize_answer(answer) for a in self._accepted):
+                    self._accepted.append(answer)
+                return
+            if self.conflict is None:
+                self.conflict = (other, answer)
+        raise InconsistentVerdictsError(
+            redact(
+                f"the judge accepted two different answers to one question: "
+                f"{other[:200]!r} and {answer[:200]!r}"
+            ),
+            reason="accepted_two_answers",
+        )
+
     def _record(
-        self, coalition: tuple[Memory, ...], trial: int, answer: str, verdict: JudgeVerdict
+        self,
+        coalition: tuple[Memory, ...],
+        trial: int,
+        answer: str,
+        verdict: JudgeVerdict,
+        *,
+        agent_cached: bool,
+        judge_cached: bool,
     ) -> TaskRecord:
         record = TaskRecord(
-            memory_ids=tuple(m.id for m in coalition), trial=trial, answer=answer, verdict=verdict
+            memory_ids=tuple(m.id for m in coalition),
+            trial=trial,
+            answer=answer,
+            verdict=verdict,
+            agent_cached=agent_cached,
+            judge_cached=judge_cached,
         )
         with self._lock:
             self.records.append(record)
@@ -100,10 +245,12 @@ class _TaskBase:
 
 
 @contextmanager
-def _role(role: Role) -> Iterator[None]:
-    """Mark an exception raised inside the block with the call that raised it."""
+def _role(role: Literal["agent", "judge"]) -> Iterator[None]:
+    """Model calls inside the block are the ``role``'s (``usage.model_role``); an exception
+    raised inside it is marked with the role."""
     try:
-        yield
+        with model_role(role):
+            yield
     except Exception as exc:
         mark_role(exc, role)
         raise
@@ -118,14 +265,14 @@ def _text(answer: object) -> str:
 class TaskEvaluator(_TaskBase):
     """Sync evaluator; an async answer function is run on a private event loop per call."""
 
-    def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
-        """One agent run and its judgement (also appended to ``records``)."""
+    def _call_agent(self, coalition: tuple[Memory, ...]) -> str:
         check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
-                answer = _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
-            else:
-                answer = _text(self.answer(coalition))
+                return _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
+            return _text(self.answer(coalition))
+
+    def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
         check_call_allowed()
         with (
             _role("judge"),
@@ -135,7 +282,30 @@ class TaskEvaluator(_TaskBase):
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
             )
             call.verdict(verdict)
-        return self._record(coalition, trial, answer, verdict)
+        return verdict
+
+    def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
+        """One agent run and its judgement (also appended to ``records``)."""
+        made = self._answers.calls
+        answer = self._answers.get(
+            self._answer_key(coalition, trial), lambda: self._call_agent(coalition)
+        )
+        agent_cached = self._answers.calls == made
+        judged = self._verdicts.calls
+        verdict = self._verdicts.get(
+            self._judge_key(coalition, answer, trial),
+            lambda: self._call_judge(coalition, answer),
+        )
+        record = self._record(
+            coalition,
+            trial,
+            answer,
+            verdict,
+            agent_cached=agent_cached,
+            judge_cached=self._verdicts.calls == judged,
+        )
+        self._check(answer, verdict)
+        return record
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         return self.run(coalition, trial).verdict.score
@@ -144,14 +314,14 @@ class TaskEvaluator(_TaskBase):
 class AsyncTaskEvaluator(_TaskBase):
     """Coroutine evaluator; a sync answer function runs in a daemon worker thread."""
 
-    async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
-        """One agent run and its judgement (also appended to ``records``)."""
+    async def _call_agent(self, coalition: tuple[Memory, ...]) -> str:
         check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
-                answer = _text(await self.answer(coalition))  # type: ignore[misc]
-            else:
-                answer = _text(await in_worker(self.answer, coalition))
+                return _text(await self.answer(coalition))  # type: ignore[misc]
+            return _text(await in_worker(self.answer, coalition))
+
+    async def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
         check_call_allowed()
         with (
             _role("judge"),
@@ -161,7 +331,30 @@ class AsyncTaskEvaluator(_TaskBase):
                 self.question, answer, reference=self.reference, context=self._shown(coalition)
             )
             call.verdict(verdict)
-        return self._record(coalition, trial, answer, verdict)
+        return verdict
+
+    async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
+        """One agent run and its judgement (also appended to ``records``)."""
+        made = self._answers.calls
+        answer = await self._answers.aget(
+            self._answer_key(coalition, trial), lambda: self._call_agent(coalition)
+        )
+        agent_cached = self._answers.calls == made
+        judged = self._verdicts.calls
+        verdict = await self._verdicts.aget(
+            self._judge_key(coalition, answer, trial),
+            lambda: self._call_judge(coalition, answer),
+        )
+        record = self._record(
+            coalition,
+            trial,
+            answer,
+            verdict,
+            agent_cached=agent_cached,
+            judge_cached=self._verdicts.calls == judged,
+        )
+        self._check(answer, verdict)
+        return record
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         return (await self.arun(coalition, trial)).verdict.score
@@ -174,14 +367,18 @@ def task_evaluator(
     question: str,
     reference: str | None = None,
     asynchronous: bool | None = None,
-    judge_context: JudgeContext = "coalition",
+    judge_context: JudgeContext | None = None,
     context: Sequence[Memory] | None = None,
+    deterministic_agent: bool = False,
+    judge_once: bool = True,
+    abstain_on_conflict: bool = True,
 ) -> TaskEvaluator | AsyncTaskEvaluator:
-    """The engine's ``evaluate(coalition, trial)`` for one query.
+    """The engine's ``evaluate(coalition, trial)`` for one query (module docstring).
 
     ``asynchronous=None`` follows the answer function (coroutine function -> async
-    evaluator, for ``aclear``). ``judge_context`` chooses what the judge sees as context:
-    the coalition the agent was given (default) or the full retrieved ``context``.
+    evaluator, for ``aclear``). ``judge_context=None`` shows the judge the full retrieved
+    ``context`` when it is given; without it, a query with a reference judges against the
+    coalition (the reference anchors the verdict) and one without raises ``ValueError``.
     A judge that requires a reference raises ``MissingReferenceError`` here when none is given.
     """
     use_async = _is_async(answer) if asynchronous is None else asynchronous
@@ -193,4 +390,7 @@ def task_evaluator(
         reference=reference,
         judge_context=judge_context,
         context=context,
+        deterministic_agent=deterministic_agent,
+        judge_once=judge_once,
+        abstain_on_conflict=abstain_on_conflict,
     )

@@ -65,9 +65,11 @@ from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
+from ..cost import with_event_cost, with_model_calls
 from ..gate import GatePlan
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
-from ..live_policy import FailureSwitch, LivePolicy, failure_mode
+from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..memory_metadata import present_keys
 from ..payloads import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_METADATA_KEY,
@@ -77,15 +79,17 @@ from ..payloads import (
     report_summary,
     stage_event_payload,
 )
-from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
+from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags, render_memories
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
 from ..triggers.base import Trigger
+from ..usage import UsageMeter, metering
 from .documents import annotate, document_ids, error_documents, to_memories
 from .gating import GatedClearance, prior_of
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
+from .usage import USAGE_CALLBACK
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
 
@@ -145,8 +149,22 @@ class ClearanceSettings(GatedClearance, BaseModel):
     """Metadata key of the per-memory results on returned documents."""
     reference_key: str = REFERENCE_METADATA_KEY
     """Config-metadata key holding the query's reference answer."""
-    judge_context: Literal["coalition", "full"] = "coalition"
-    """What the judge sees as context: the coalition the agent saw, or the full retrieval."""
+    judge_context: Literal["full", "coalition"] = "full"
+    """What the judge sees as context: every retrieved document (default; removing
+    evidence then cannot make an answer look supported, and each distinct answer is judged
+    once per query), or only the coalition the agent saw (opt-in; without a reference its
+    verdicts reward deleting the evidence against an answer)."""
+    metadata_keys: tuple[str, ...] | None = None
+    """Document metadata rendered, fenced as data, with each memory for the agent and the
+    reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time and
+    source keys: ``date``, ``timestamp``, ``created_at``, ``source``, ``speaker``...);
+    ``()``: none."""
+    deterministic_agent: bool | None = None
+    """The agent gives the same answer to the same prompt, so it is asked once per coalition
+    across trials. None: when the model declares temperature 0."""
+    mode: Literal["clear", "shadow"] = "clear"
+    """``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing
+    (each document's ``cleared`` says whether clearance would have removed it)."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every document is cleared (see ``meclear_integrations.payloads``)."""
     on_failure: FailureSwitch | None = None
@@ -206,13 +224,12 @@ class ClearanceSettings(GatedClearance, BaseModel):
     ) -> TaskEvaluator | AsyncTaskEvaluator:
         agent = self._agent()
         by_id = {m.id: d for m, d in zip(memories, documents, strict=True)}
+        keys = present_keys(self.metadata_keys, memories)
 
         def inputs(coalition: tuple[Memory, ...]) -> dict[str, Any]:
-            from ..prompts import render_memories
-
             return {
                 "question": query,
-                "context": render_memories(coalition),
+                "context": render_memories(coalition, metadata_keys=keys),
                 "documents": [by_id[m.id] for m in coalition],
             }
 
@@ -226,12 +243,18 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
         return task_evaluator(
             aanswer if asynchronous else answer,
-            resolve_judge(self.judge, self.llm, reference),
+            resolve_judge(self.judge, self.llm, reference, metadata_keys=keys),
             question=query,
             reference=reference,
             judge_context=self.judge_context,
             context=memories,
+            deterministic_agent=self._deterministic(),
         )
+
+    def _deterministic(self) -> bool:
+        if self.deterministic_agent is not None:
+            return self.deterministic_agent
+        return self.agent is None and is_deterministic(self.llm)
 
     @staticmethod
     def _outputs(record: TaskRecord) -> dict[str, Any]:
@@ -265,7 +288,10 @@ class ClearanceSettings(GatedClearance, BaseModel):
         return stage_event_payload(event, query_id=run_id, max_bytes=self.max_event_bytes)
 
     def _reference(self, metadata: dict[str, Any] | None) -> str | None:
-        return reference_from_metadata(metadata, self.reference_key)
+        reference = reference_from_metadata(metadata, self.reference_key)
+        if reference is None:
+            self._policy.check_reference_keys(metadata, self.reference_key, where="config metadata")
+        return reference
 
     @staticmethod
     def _trace_scope(query: str, run: Any):
@@ -283,6 +309,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
         manager = CallbackManager.configure(inheritable_callbacks=callbacks)
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
         reference = self._reference(manager.metadata)
         ids = document_ids(documents)
         run = manager.on_chain_start(
@@ -310,7 +337,14 @@ class ClearanceSettings(GatedClearance, BaseModel):
             return error_documents(documents, ids, exc, key=self.metadata_key)
         run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
         self._policy.report_warning(report)
-        kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(
+            documents,
+            ids,
+            report,
+            key=self.metadata_key,
+            policy=self.edge_cases,
+            shadow=self.mode == "shadow",
+        )
         return self._finish_sync(gate, plan, report, kept, reference, run)
 
     def _skip_sync(self, run: CallbackManagerForChainRun) -> None:
@@ -346,7 +380,10 @@ class ClearanceSettings(GatedClearance, BaseModel):
             inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
             return evaluation.invoke(inputs, config={"callbacks": run.get_child()})["score"]
 
+        meter = UsageMeter()
+
         def listener(event: StageEvent) -> None:
+            event = with_event_cost(event, task.calls, meter)
             dispatch_custom_event(
                 event_name(event.stage),
                 self._payload(event, str(run.run_id)),
@@ -355,14 +392,16 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
         config = plan.config if plan is not None else self._engine_config()
         engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run):
-            return engine.clear(memories, evaluate, prior_harmful=prior_of(plan))
+        with self._trace_scope(query, run), metering(meter):
+            report = engine.clear(memories, evaluate, prior_harmful=prior_of(plan))
+        return with_model_calls(report, task.calls, meter)
 
     # ------------------------------------------------------------------ async
     async def _aclear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
         manager = AsyncCallbackManager.configure(inheritable_callbacks=callbacks)
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
         reference = self._reference(manager.metadata)
         ids = document_ids(documents)
         run = await manager.on_chain_start(
@@ -390,7 +429,14 @@ class ClearanceSettings(GatedClearance, BaseModel):
             return error_documents(documents, ids, exc, key=self.metadata_key)
         await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
         self._policy.report_warning(report)
-        kept = annotate(documents, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(
+            documents,
+            ids,
+            report,
+            key=self.metadata_key,
+            policy=self.edge_cases,
+            shadow=self.mode == "shadow",
+        )
         return await self._afinish(gate, plan, report, kept, reference, run)
 
     async def _askip(self, run: AsyncCallbackManagerForChainRun) -> None:
@@ -427,7 +473,10 @@ class ClearanceSettings(GatedClearance, BaseModel):
             result = await evaluation.ainvoke(inputs, config={"callbacks": run.get_child()})
             return result["score"]
 
+        meter = UsageMeter()
+
         async def listener(event: StageEvent) -> None:
+            event = with_event_cost(event, task.calls, meter)
             await adispatch_custom_event(
                 event_name(event.stage),
                 self._payload(event, str(run.run_id)),
@@ -436,5 +485,6 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
         config = plan.config if plan is not None else self._engine_config()
         engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run):
-            return await engine.aclear(memories, evaluate, prior_harmful=prior_of(plan))
+        with self._trace_scope(query, run), metering(meter):
+            report = await engine.aclear(memories, evaluate, prior_harmful=prior_of(plan))
+        return with_model_calls(report, task.calls, meter)

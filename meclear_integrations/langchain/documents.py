@@ -10,7 +10,13 @@ from langchain_core.documents import Document
 from ..core.errors import InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
+from ..payloads import (
+    EdgeCasePolicy,
+    assign_memory_ids,
+    exception_summary,
+    kept_metadata,
+    shadow_metadata,
+)
 
 __all__ = ["annotate", "document_ids", "error_documents", "to_memories"]
 
@@ -67,11 +73,14 @@ def annotate(
     *,
     key: str,
     policy: EdgeCasePolicy,
+    shadow: bool = False,
 ) -> list[Document]:
-    """The kept documents, original order, as new objects with metadata under ``key``."""
+    """The kept documents, original order, as new objects with metadata under ``key``
+    (``shadow=True``: every document, marked with what clearance decided)."""
     if len(documents) != len(ids):
         raise ValueError("one id per document is needed")
-    return [_copy(documents[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
+    chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
+    return [_copy(documents[i], key, meta) for i, meta in chosen]
 
 
 def error_documents(

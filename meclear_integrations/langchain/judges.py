@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -27,9 +27,17 @@ class LangChainReferenceJudge(ReferenceLLMJudge):
     """
 
     def __init__(
-        self, llm: Runnable, *, structured_output: bool | None = None, method: str | None = None
+        self,
+        llm: Runnable,
+        *,
+        structured_output: bool | None = None,
+        method: str | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        super().__init__(as_text_model(llm, structured_output=structured_output, method=method))
+        super().__init__(
+            as_text_model(llm, structured_output=structured_output, method=method),
+            metadata_keys=metadata_keys,
+        )
         self.llm = llm
 
 
@@ -37,19 +45,33 @@ class LangChainReferenceFreeJudge(ReferenceFreeLLMJudge):
     """Reference-free LLM judge over a LangChain model (see ``ReferenceFreeLLMJudge``)."""
 
     def __init__(
-        self, llm: Runnable, *, structured_output: bool | None = None, method: str | None = None
+        self,
+        llm: Runnable,
+        *,
+        structured_output: bool | None = None,
+        method: str | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        super().__init__(as_text_model(llm, structured_output=structured_output, method=method))
+        super().__init__(
+            as_text_model(llm, structured_output=structured_output, method=method),
+            metadata_keys=metadata_keys,
+        )
         self.llm = llm
 
 
-def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Judge:
+def resolve_judge(
+    judge: Any,
+    llm: Runnable | None,
+    reference: str | None,
+    *,
+    metadata_keys: Sequence[str] = (),
+) -> Judge:
     """The judge of one query.
 
     ``judge`` may be a :class:`~meclear_integrations.judges.Judge`, a LangChain runnable
     model, a plain function (:class:`~meclear_integrations.judges.CallableJudge`), or None
     (then ``llm``). A model becomes a reference judge when the query has a reference and a
-    reference-free judge otherwise.
+    reference-free judge otherwise, shown the memories' ``metadata_keys``.
     """
     if judge is None:
         judge = llm
@@ -60,7 +82,7 @@ def resolve_judge(judge: Any, llm: Runnable | None, reference: str | None) -> Ju
     if isinstance(judge, Runnable):
         if reference is not None:
             return LangChainReferenceJudge(judge)
-        return LangChainReferenceFreeJudge(judge)
+        return LangChainReferenceFreeJudge(judge, metadata_keys=metadata_keys)
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)

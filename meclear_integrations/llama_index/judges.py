@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.llms import LLM
@@ -23,9 +23,17 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
     """
 
     def __init__(
-        self, llm: LLM, *, chat: bool | None = None, structured_output: bool | None = None
+        self,
+        llm: LLM,
+        *,
+        chat: bool | None = None,
+        structured_output: bool | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        super().__init__(as_text_model(llm, chat=chat, structured_output=structured_output))
+        super().__init__(
+            as_text_model(llm, chat=chat, structured_output=structured_output),
+            metadata_keys=metadata_keys,
+        )
         self.llm = llm
 
 
@@ -35,13 +43,23 @@ class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
     cannot catch)."""
 
     def __init__(
-        self, llm: LLM, *, chat: bool | None = None, structured_output: bool | None = None
+        self,
+        llm: LLM,
+        *,
+        chat: bool | None = None,
+        structured_output: bool | None = None,
+        metadata_keys: Sequence[str] = (),
     ) -> None:
-        super().__init__(as_text_model(llm, chat=chat, structured_output=structured_output))
+        super().__init__(
+            as_text_model(llm, chat=chat, structured_output=structured_output),
+            metadata_keys=metadata_keys,
+        )
         self.llm = llm
 
 
-def resolve_judge(judge: Any, llm: LLM | None, reference: str | None) -> Judge:
+def resolve_judge(
+    judge: Any, llm: LLM | None, reference: str | None, *, metadata_keys: Sequence[str] = ()
+) -> Judge:
     """The judge of one query.
 
     ``judge`` may be a :class:`~meclear_integrations.judges.Judge` (anything with
@@ -58,7 +76,7 @@ def resolve_judge(judge: Any, llm: LLM | None, reference: str | None) -> Judge:
     if isinstance(judge, LLM):
         if reference is not None:
             return LlamaIndexReferenceJudge(judge)
-        return LlamaIndexReferenceFreeJudge(judge)
+        return LlamaIndexReferenceFreeJudge(judge, metadata_keys=metadata_keys)
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)

@@ -17,7 +17,13 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from ..core.errors import InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import EdgeCasePolicy, assign_memory_ids, exception_summary, kept_metadata
+from ..payloads import (
+    EdgeCasePolicy,
+    assign_memory_ids,
+    exception_summary,
+    kept_metadata,
+    shadow_metadata,
+)
 
 __all__ = ["annotate", "error_nodes", "node_ids", "to_memories"]
 
@@ -84,11 +90,14 @@ def annotate(
     *,
     key: str,
     policy: EdgeCasePolicy,
+    shadow: bool = False,
 ) -> list[NodeWithScore]:
-    """The kept nodes, original order, as new objects with metadata under ``key``."""
+    """The kept nodes, original order, as new objects with metadata under ``key``
+    (``shadow=True``: every node, marked with what clearance decided)."""
     if len(nodes) != len(ids):
         raise ValueError("one id per node is needed")
-    return [_copy(nodes[i], key, meta) for i, meta in kept_metadata(ids, report, policy)]
+    chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
+    return [_copy(nodes[i], key, meta) for i, meta in chosen]
 
 
 def error_nodes(

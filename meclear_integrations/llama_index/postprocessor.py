@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from llama_index.core import Settings
 from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.dispatcher import active_instrument_tags
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -52,20 +53,24 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
+from ..cost import with_event_cost, with_model_calls
 from ..gate import GateOutcome
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
-from ..live_policy import FailureSwitch, LivePolicy, failure_mode
+from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
+from ..usage import UsageMeter, metering
 from .events import MeClearStageEvent, StageTracker, stage_events
 from .gating import GatedPostprocessing, prior_of
 from .judges import resolve_judge
 from .model import as_text_model
 from .nodes import annotate, error_nodes, node_ids, to_memories
 from .reference import current_reference
+from .usage import install_usage_handler
 
 __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
 
@@ -129,8 +134,22 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     """Default agent's prompt template (placeholders ``{memories}``, ``{question}``)."""
     metadata_key: str = DEFAULT_METADATA_KEY
     """Metadata key of the per-memory results on returned nodes."""
-    judge_context: Literal["coalition", "full"] = "coalition"
-    """What the judge sees as context: the coalition the agent saw, or all retrieved nodes."""
+    judge_context: Literal["full", "coalition"] = "full"
+    """What the judge sees as context: every retrieved node (default; removing evidence
+    then cannot make an answer look supported, and each distinct answer is judged once per
+    query), or only the coalition the agent saw (opt-in; without a reference its verdicts
+    reward deleting the evidence against an answer)."""
+    metadata_keys: tuple[str, ...] | None = None
+    """Node metadata rendered, fenced as data, with each memory for the default agent and
+    the reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time
+    and source keys: ``date``, ``timestamp``, ``created_at``, ``creation_date``,
+    ``source``, ``file_name``...); ``()``: none."""
+    deterministic_agent: bool | None = None
+    """The agent gives the same answer to the same prompt, so it is asked once per coalition
+    across trials. None: when the LLM declares temperature 0."""
+    mode: Literal["clear", "shadow"] = "clear"
+    """``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing
+    (each node's ``cleared`` says whether clearance would have removed it)."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every node is cleared (see ``meclear_integrations.payloads``)."""
     on_failure: FailureSwitch | None = None
@@ -225,16 +244,27 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         asynchronous: bool,
     ) -> TaskEvaluator | AsyncTaskEvaluator:
         reference = self._reference()
-        answer = self._answer(bundle, nodes, memories, llm, asynchronous=asynchronous)
+        if reference is None:
+            tags = active_instrument_tags.get()
+            self._policy.check_reference_keys(tags, "reference", where="instrument tags")
+        install_usage_handler()
+        keys = present_keys(self.metadata_keys, memories)
+        answer = self._answer(bundle, nodes, memories, llm, keys, asynchronous=asynchronous)
         return task_evaluator(
             answer,
-            resolve_judge(self.judge, llm, reference),
+            resolve_judge(self.judge, llm, reference, metadata_keys=keys),
             question=bundle.query_str,
             reference=reference,
             asynchronous=asynchronous,
             judge_context=self.judge_context,
             context=memories,
+            deterministic_agent=self._deterministic(llm),
         )
+
+    def _deterministic(self, llm: LLM | None) -> bool:
+        if self.deterministic_agent is not None:
+            return self.deterministic_agent
+        return self.response_synthesizer is None and is_deterministic(llm)
 
     def _answer(
         self,
@@ -242,6 +272,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         nodes: Sequence[NodeWithScore],
         memories: list[Memory],
         llm: LLM | None,
+        keys: tuple[str, ...],
         *,
         asynchronous: bool,
     ) -> Callable[[tuple[Memory, ...]], str | Awaitable[str]]:
@@ -266,7 +297,9 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         model = as_text_model(llm)
 
         def prompt(coalition: tuple[Memory, ...]) -> str:
-            return format_answer_prompt(bundle.query_str, coalition, template=self.answer_prompt)
+            return format_answer_prompt(
+                bundle.query_str, coalition, template=self.answer_prompt, metadata_keys=keys
+            )
 
         def complete(coalition: tuple[Memory, ...]) -> str:
             return model.complete(prompt(coalition))
@@ -325,7 +358,14 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
     ) -> NodeClearance:
         self._policy.report_warning(report)
-        kept = annotate(nodes, ids, report, key=self.metadata_key, policy=self.edge_cases)
+        kept = annotate(
+            nodes,
+            ids,
+            report,
+            key=self.metadata_key,
+            policy=self.edge_cases,
+            shadow=self.mode == "shadow",
+        )
         failure = getattr(report, "failure", None)  # the engine failed open
         error = f"{failure.error_type}: {failure.error}" if failure is not None else None
         return NodeClearance(nodes=kept, report=report, error=error)
@@ -362,14 +402,16 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
                     return self._declined(nodes, ids, outcome)
             task = self._task(bundle, nodes, memories, llm, asynchronous=False)
             assert isinstance(task, TaskEvaluator)
+            meter = UsageMeter()
             # the engine runs its worker threads in a copy of this context (the span)
             engine = MeClearEngine(
                 plan.config if plan is not None else self._engine_config(),
-                listener=lambda e: dispatcher.event(convert(e)),
+                listener=lambda e: dispatcher.event(convert(with_event_cost(e, task.calls, meter))),
                 tracing=self.tracing,
             )
-            with self._trace_scope(bundle):
+            with self._trace_scope(bundle), metering(meter):
                 report = engine.clear(memories, task, prior_harmful=prior_of(plan))
+            report = with_model_calls(report, task.calls, meter)
         except BaseException as exc:
             for event in tracker.closing(exc):
                 dispatcher.event(event)
@@ -395,7 +437,12 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         fields = self._record_fields(llm, self._reference(), query_id)
         tracker, convert = self._events(query_id)
 
+        meter = UsageMeter()
+        calls: list[TaskEvaluator | AsyncTaskEvaluator] = []
+
         async def listener(event: StageEvent) -> None:
+            if calls:
+                event = with_event_cost(event, calls[0].calls, meter)
             await dispatcher.aevent(convert(event))
 
         try:
@@ -408,10 +455,12 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
                     outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
                     return self._declined(nodes, ids, outcome)
             task = self._task(bundle, nodes, memories, llm, asynchronous=True)
+            calls.append(task)
             config = plan.config if plan is not None else self._engine_config()
             engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-            with self._trace_scope(bundle):
+            with self._trace_scope(bundle), metering(meter):
                 report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
+            report = with_model_calls(report, task.calls, meter)
         except BaseException as exc:
             for event in tracker.closing(exc):
                 await dispatcher.aevent(event)

@@ -23,25 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
-import string
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..judges.normalize import normalize_answer
+
 __all__ = ["Claim", "EvidenceWorld", "exact_match_score", "normalize_answer"]
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """Lower-case, drop punctuation and articles, collapse white space (SQuAD-style)."""
-    text = text.lower().translate(_PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def exact_match_score(answer: str, reference: str) -> float:

@@ -1,6 +1,6 @@
 """The OpenTelemetry side: the clearance span, its stage spans, evaluation and judge spans.
 
-Imported only by :func:`~meclear_integrations.telemetry.hooks.start_trace` once the
+Imported only by :func:`~meclear_integrations.core.tracing.start_trace` once the
 application has loaded OpenTelemetry. Spans are started with explicit parents (no
 context is attached across the engine's steps); an evaluation attaches its span (or, when
 evaluations are not traced, the stage span) as the current span only for the duration of
@@ -35,10 +35,10 @@ from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
+from ..core.trace_settings import TraceSettings
+from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope
 from ..payloads import stage_event_payload
 from . import attributes as A
-from .hooks import _EVALUATION, _SCOPE, ClearanceScope
-from .settings import TraceSettings
 
 __all__ = ["ClearanceTrace", "open_clearance"]
 

@@ -1,0 +1,31 @@
+"""Answer normalisation shared by the rule judges and the simulated world."""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = ["normalize_answer"]
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """Normalise an answer for exact-match scoring (SQuAD-style).
+
+    Lower-cases, drops punctuation and the articles a/an/the, and collapses white space.
+
+    Args:
+        text: An answer or a reference.
+
+    Returns:
+        The normalised text.
+
+    Example:
+        >>> normalize_answer("  The December, 2023! ")
+        'december 2023'
+    """
+    text = text.lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())

@@ -1,0 +1,8 @@
+"""``tests/unit_tests/ledger/test_migrations.py`` again, on a real PostgreSQL server.
+
+Importing the tests collects them here, where ``ledger_url`` is a PostgreSQL database
+(``conftest.py``); without a server they skip and say so (and fail under ``bash .ci/run``).
+Tests that do not take ``ledger_url`` are deselected (they ran in the unit tier).
+"""
+
+from tests.unit_tests.ledger.test_migrations import *  # noqa: F403

@@ -1,0 +1,293 @@
+"""Budget levers of the default configuration: early exit, adaptive trials, budgets,
+exact minimal clearance (Eq. 5) and one-batch concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
+from meclear_integrations.core.estimators import kernel_budget
+from tests.unit_tests.core.games import CountingEvaluator, make_memories
+
+
+def redundant(ids: frozenset[str]) -> float:
+    """m0 supports the answer; m1 and m2 each override it."""
+    return 1.0 if "m0" in ids and not ids & {"m1", "m2"} else 0.0
+
+
+@pytest.mark.parametrize("trials", [1, 2, 3, 5])
+@pytest.mark.parametrize("estimator", ["auto", "exact", "kernel", "permutation"])
+@pytest.mark.parametrize("verification", ["paper", "sequential"])
+def test_early_exit_costs(trials: int, estimator: str, verification: str) -> None:
+    """The paper's rule exits after T passing trials (one round); the sequential rule after
+    the passes its recovery test needs (4 with the defaults, at least T): T, then the rest
+    in a second round."""
+    evaluate = CountingEvaluator(lambda ids: 1.0)
+    events: list[StageEvent] = []
+    config = ClearanceConfig(estimator=estimator, trials=trials, verification=verification)
+    report = MeClearEngine(config, listener=events.append).clear(make_memories(6), evaluate)
+    expected = trials if verification == "paper" else max(trials, 4)
+    assert len(evaluate.calls) == expected == report.cost.evaluator_calls
+    assert {ids for ids, _ in evaluate.calls} == {frozenset(f"m{i}" for i in range(6))}
+    assert report.early_exit and report.recovered and report.cleared == []
+    rounds = 1 if verification == "paper" or trials >= 4 else 2
+    assert report.attributions == [] and report.cost.rounds == rounds
+    assert [(e.stage, e.phase) for e in events] == [
+        ("screening", "start"),
+        ("screening", "end"),
+        ("clearance", "start"),
+        ("clearance", "end"),
+    ]
+    assert events[1].payload["early_exit"] is True
+    assert "early exit" in report.to_table()
+
+
+def test_paper_preset_never_exits_early() -> None:
+    evaluate = CountingEvaluator(lambda ids: 1.0)
+    report = MeClearEngine(ClearanceConfig.paper()).clear(make_memories(4), evaluate)
+    assert not report.early_exit and len(report.attributions) == 4
+    assert report.cost.evaluator_calls == 2 * report.cost.coalitions > 2
+
+
+def test_early_exit_needs_the_maximum_score_below_a_threshold_of_one() -> None:
+    """Eq. 20: with success_threshold < 1 a context that recovers but scores below 1 can
+    still gain, so it is not an early exit; the clearance that reaches 1 is selected."""
+
+    def graded(ids: frozenset[str]) -> float:
+        return 0.8 if "m1" in ids else 1.0
+
+    for verification in ("paper", "sequential"):
+        config = ClearanceConfig(
+            estimator="exact", success_threshold=0.7, verification=verification
+        )
+        report = MeClearEngine(config).clear(make_memories(4), CountingEvaluator(graded))
+        assert not report.early_exit, verification
+        assert report.cleared_ids == ["m1"] and report.final_value == 1.0, verification
+        assert report.baseline_value == pytest.approx(0.8)
+
+
+def test_adaptive_trials_follow_the_documented_policy() -> None:
+    """The paper's rule with adaptive trials. Baseline: T trials; LOO and attribution
+    coalitions: 1; candidates whose first trial passes: T, the first alone and (as it
+    reaches value 1) no other."""
+    evaluate = CountingEvaluator(redundant)
+    config = ClearanceConfig(estimator="exact", trials=3, verification="paper")
+    report = MeClearEngine(config).clear(make_memories(5), evaluate)
+    per_coalition = Counter(ids for ids, _ in evaluate.calls)
+    everything = frozenset(f"m{i}" for i in range(5))
+    chosen = everything - {"m1", "m2"}
+    assert per_coalition[everything] == 3
+    assert per_coalition[chosen] == 3
+    assert all(n == 1 for ids, n in per_coalition.items() if ids not in (everything, chosen))
+    assert len(per_coalition) == 32 and sum(per_coalition.values()) == 32 + 4
+    assert report.cleared_ids == ["m1", "m2"] and report.recovered
+    selected = next(c for c in report.candidates if c.memory_ids == ["m1", "m2"])
+    assert selected.trials == 3 and selected.recovered and selected.admissible
+    # Candidates ruled out by their first trial keep one trial and are not admissible.
+    for c in report.candidates:
+        if c.memory_ids and c.memory_ids != ["m1", "m2"]:
+            assert c.trials == 1 and not c.admissible
+
+
+def test_a_candidate_failing_a_later_trial_is_not_selected() -> None:
+    """Verification uses all T trials: a candidate that passes trial 0 only is refused.
+
+    This is also the documented price of adaptive trials: attribution sees one trial, so
+    harm expressed only in a later trial (m2 here) is not attributed and nothing is
+    cleared (non-degradation holds); the paper preset (T trials everywhere) finds it."""
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        ids = {m.id for m in coalition}
+        if "m1" in ids:
+            return 0.0
+        if "m2" in ids:  # clearing m1 alone passes trial 0 only
+            return 1.0 if trial == 0 else 0.0
+        return 1.0
+
+    report = MeClearEngine(
+        ClearanceConfig(estimator="exact", trials=2, verification="paper")
+    ).clear(make_memories(3), evaluate)
+    by_ids = {tuple(c.memory_ids): c for c in report.candidates}
+    assert report.harmful_ids == ["m1"]
+    assert not by_ids[("m1",)].recovered and by_ids[("m1",)].trials == 2
+    assert report.cleared == [] and not report.recovered
+    # The sequential rule sees the disagreement, asks for more trials, and refuses too.
+    sequential = MeClearEngine(ClearanceConfig(estimator="exact", trials=2)).clear(
+        make_memories(3), evaluate
+    )
+    cleared_m1 = {tuple(c.memory_ids): c for c in sequential.candidates}[("m1",)]
+    assert not cleared_m1.recovered and cleared_m1.trials > 2
+    assert sequential.cleared == [] and not sequential.recovered
+    paper = MeClearEngine(ClearanceConfig.paper(estimator="exact", trials=2)).clear(
+        make_memories(3), evaluate
+    )
+    assert paper.cleared_ids == ["m1", "m2"] and paper.recovered
+
+
+def test_default_costs_less_than_the_paper_on_the_redundant_example_k5() -> None:
+    """Fewer evaluator calls, and fewer distinct coalitions (what a deterministic model
+    behind the answer cache is paid for); the paper's rule with adaptive trials costs
+    half the paper's evaluator calls."""
+    paper_eval, default_eval = CountingEvaluator(redundant), CountingEvaluator(redundant)
+    paper = MeClearEngine(ClearanceConfig.paper()).clear(make_memories(5), paper_eval)
+    assert paper.cost.evaluator_calls == len(paper_eval.calls)  # (L=16 may miss the pair)
+    default = MeClearEngine().clear(make_memories(5), default_eval)
+    assert default.estimator == "kernel"
+    assert default.cost.coalitions <= kernel_budget(5, 8.0, 0.75)
+    assert default.cost.coalitions <= paper.cost.coalitions
+    assert len(default_eval.calls) < len(paper_eval.calls)
+    assert default.cleared_ids == ["m1", "m2"] and default.recovered
+    adaptive_eval = CountingEvaluator(redundant)
+    MeClearEngine(ClearanceConfig(verification="paper")).clear(make_memories(5), adaptive_eval)
+    assert len(adaptive_eval.calls) <= 0.5 * len(paper_eval.calls)
+
+
+@pytest.mark.parametrize("k", [8, 12, 20])
+def test_kernel_budget_is_respected_by_the_engine(k: int) -> None:
+    evaluate = CountingEvaluator(redundant)
+    config = ClearanceConfig(estimator="kernel", coalitions_per_memory=4.0, escalation=False)
+    report = MeClearEngine(config).clear(make_memories(k), evaluate)
+    budget = kernel_budget(k, 4.0, 0.75)
+    coalitions = {ids for ids, _ in evaluate.calls}
+    # Attribution coalitions plus at most one verified candidate outside the plan.
+    assert len(coalitions) <= budget + len(report.candidates)
+    assert report.cost.coalitions == len(coalitions)
+
+
+def brute_force_eq5(table: np.ndarray, trials: np.ndarray, harmful: list[int], k: int):
+    """Eq. 4-5 with verification: max admissible gain over all subsets of H^, then the
+    minimum cardinality; returns (gain, size)."""
+    full = (1 << k) - 1
+    base = table[full]
+    best_gain, best_size = 0.0, 0
+    for size in range(1, len(harmful) + 1):
+        for cleared in combinations(harmful, size):
+            mask = full
+            for i in cleared:
+                mask &= ~(1 << i)
+            gain = table[mask] - base
+            if gain > 1e-12 and trials[mask].min() >= 1.0 and gain > best_gain + 1e-12:
+                best_gain, best_size = gain, size
+    return best_gain, best_size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 7), st.integers(0, 2**32 - 1), st.integers(1, 2))
+def test_exact_minimal_clearance_equals_brute_force_eq5(k: int, seed: int, t: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.choice([0.0, 1.0], size=(1 << k, t), p=[0.5, 0.5])
+    memories = make_memories(k)
+    position = {m.id: i for i, m in enumerate(memories)}
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        return float(scores[sum(1 << position[m.id] for m in coalition), trial])
+
+    config = ClearanceConfig.paper(
+        estimator="exact", trials=t, clearance="minimal", max_exact_memories=8
+    )
+    report = MeClearEngine(config).clear(memories, evaluate)
+    assert report.clearance_search == "minimal"
+    harmful = [position[mid] for mid in report.harmful_ids]
+    gain, size = brute_force_eq5(scores.mean(axis=1), scores, harmful, k)
+    assert len(report.cleared) == size
+    assert (report.final_value or 0.0) - (report.baseline_value or 0.0) == pytest.approx(gain)
+    nested = MeClearEngine(config.model_copy(update={"clearance": "nested"})).clear(
+        memories, evaluate
+    )
+    nested_gain = (nested.final_value or 0.0) - (nested.baseline_value or 0.0)
+    assert nested_gain <= gain + 1e-12  # the nested family is a subset of all subsets
+
+
+def test_auto_clearance_is_minimal_only_on_complete_tables() -> None:
+    exact = MeClearEngine(ClearanceConfig(estimator="exact")).clear(
+        make_memories(5), CountingEvaluator(redundant)
+    )
+    assert exact.clearance_search == "minimal"
+    sampled = MeClearEngine(ClearanceConfig(estimator="kernel", coalitions_per_memory=3)).clear(
+        make_memories(9), CountingEvaluator(redundant)
+    )
+    assert sampled.clearance_search == "nested"
+
+
+class WaveClock:
+    """A latency evaluator: every call sleeps ``delay``; the calls' start order reveals the
+    number of model round trips. A call's wave is the number of calls that had completed
+    when it started: the calls of one batch all start before any of them completes, so a
+    stalled scheduler (a loaded machine) cannot split or merge waves unless it stalls for a
+    full ``delay``."""
+
+    def __init__(self, value, delay: float = 0.03) -> None:
+        self.value = value
+        self.delay = delay
+        self.starts: list[float] = []
+        self.done_at_start: list[int] = []
+        self.done = 0
+
+    async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        self.starts.append(time.perf_counter())
+        self.done_at_start.append(self.done)
+        await asyncio.sleep(self.delay)
+        self.done += 1
+        return self.value(frozenset(m.id for m in coalition))
+
+    def waves(self) -> int:
+        return len(set(self.done_at_start))
+
+
+@pytest.mark.parametrize(
+    ("config", "rounds"),
+    [
+        # baseline (early exit check), one attribution batch, one verification batch
+        (ClearanceConfig(max_concurrency=64), 3),
+        # no early exit, one batch: attribution batch, then verification
+        (ClearanceConfig(max_concurrency=64, early_exit=False), 2),
+        # the paper's stage-by-stage evaluation: screening, attribution (candidates cached)
+        (ClearanceConfig.paper(max_concurrency=64, estimator="exact"), 2),
+    ],
+)
+async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> None:
+    clock = WaveClock(redundant, delay=0.2)  # robust to a loaded machine
+    report = await MeClearEngine(config).aclear(make_memories(5), clock)
+    assert clock.waves() == rounds == report.cost.rounds
+    assert report.cleared_ids == ["m1", "m2"]
+
+
+async def test_one_batch_sends_screening_and_attribution_together() -> None:
+    clock = WaveClock(redundant, delay=0.2)
+    config = ClearanceConfig(estimator="exact", max_concurrency=64, early_exit=False)
+    t0 = time.perf_counter()
+    report = await MeClearEngine(config).aclear(make_memories(5), clock)
+    elapsed = time.perf_counter() - t0
+    # 32 coalitions (+ the baseline's second trial) in one wave, then one verification:
+    # two delays; sequential evaluation would take 33 (generous slack for a loaded machine).
+    assert report.cost.rounds == 2 == clock.waves()
+    assert elapsed < 10 * clock.delay
+
+
+def joint(ids: frozenset[str]) -> float:
+    """m0 supports the answer; m1 and m2 override it only together."""
+    return 1.0 if "m0" in ids and not {"m1", "m2"} <= ids else 0.0
+
+
+@pytest.mark.parametrize("k", [5, 8])
+async def test_verification_is_one_round_when_a_known_candidate_recovers(k: int) -> None:
+    """Joint harm: clearing m1 alone (a leave-one-out coalition, already evaluated once)
+    recovers, and the nested candidate {m1, m2} is new to the table. Both get their
+    trials in the same verification batch (the sequential rule: the two would tie, so
+    both go straight to max_trials before the tie is broken by index), so the clearance
+    costs three round-trips."""
+    clock = WaveClock(joint, delay=0.1)
+    config = ClearanceConfig(max_concurrency=256, estimator="kernel")
+    report = await MeClearEngine(config).aclear(make_memories(k), clock)
+    assert report.harmful_ids[:2] in (["m1", "m2"], ["m2", "m1"])
+    assert len(report.cleared) == 1 and report.cleared_ids[0] in {"m1", "m2"}
+    assert report.recovered and report.candidates[1].trials == config.max_trials
+    assert clock.waves() == 3 == report.cost.rounds

@@ -1,0 +1,142 @@
+"""The max_concurrency limit holds on the async and the threaded sync paths.
+
+These use the paper preset (no early exit) so that every coalition is evaluated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
+from tests.unit_tests.core.games import make_memories
+
+
+class InFlight:
+    def __init__(self) -> None:
+        self.now = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+@pytest.mark.parametrize("limit", [1, 3, 8])
+async def test_async_concurrency_limit(limit: int) -> None:
+    meter = InFlight()
+
+    async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        meter.enter()
+        await asyncio.sleep(0.002)
+        meter.leave()
+        return 1.0
+
+    config = ClearanceConfig.paper(estimator="exact", max_concurrency=limit)
+    await MeClearEngine(config).aclear(make_memories(5), evaluate)
+    assert meter.peak == limit
+
+
+@pytest.mark.parametrize("limit", [1, 4])
+def test_threaded_sync_concurrency_limit(limit: int) -> None:
+    meter = InFlight()
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        meter.enter()
+        time.sleep(0.002)
+        meter.leave()
+        return 1.0
+
+    config = ClearanceConfig.paper(estimator="exact", max_concurrency=limit)
+    MeClearEngine(config).clear(make_memories(4), evaluate)
+    assert meter.peak == limit
+
+
+async def test_sync_evaluator_on_async_path_runs_in_threads() -> None:
+    meter = InFlight()
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        meter.enter()
+        time.sleep(0.002)
+        meter.leave()
+        return 0.0
+
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.001)
+
+    task = asyncio.create_task(ticker())
+    await MeClearEngine(ClearanceConfig.paper(max_concurrency=2)).aclear(make_memories(4), evaluate)
+    task.cancel()
+    assert meter.peak == 2
+    assert ticks > 3  # the event loop kept running while the evaluator worked
+
+
+async def test_failure_cancels_calls_in_flight() -> None:
+    started: list[int] = []
+    finished: list[int] = []
+
+    async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        started.append(len(coalition))
+        if len(coalition) == 4:
+            raise RuntimeError("boom")
+        await asyncio.sleep(0.5)
+        finished.append(len(coalition))
+        return 1.0
+
+    with pytest.raises(Exception, match="boom"):
+        await MeClearEngine(ClearanceConfig.paper(max_concurrency=16, on_failure="closed")).aclear(
+            make_memories(4), evaluate
+        )
+    await asyncio.sleep(0.6)
+    assert started and not finished
+
+
+def test_threaded_evaluator_sees_the_callers_context_variables() -> None:
+    import contextvars
+
+    span: contextvars.ContextVar[str] = contextvars.ContextVar("span", default="none")
+    seen: set[str] = set()
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        seen.add(span.get())
+        return 1.0
+
+    token = span.set("query-42")
+    try:
+        MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
+    finally:
+        span.reset(token)
+    assert seen == {"query-42"}
+
+
+def test_instant_sync_evaluator_runs_inline_and_slow_one_in_threads() -> None:
+    caller = threading.get_ident()
+
+    def run(delay: float) -> set[int]:
+        threads: set[int] = set()
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            threads.add(threading.get_ident())
+            if delay:
+                time.sleep(delay)
+            return 1.0
+
+        MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
+        return threads
+
+    assert run(0.0) == {caller}  # no thread hand-off for a local function
+    assert len(run(0.002) - {caller}) >= 2  # a slow evaluator fans out to worker threads

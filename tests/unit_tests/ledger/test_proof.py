@@ -1,0 +1,72 @@
+"""Evidence-only harm: a guided clearance counts against a member only once that member's
+own removal was proven; members that only rode along in a verified union earn nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from meclear_integrations.core import PriorCandidate
+from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger.proof import proven_members, split_members
+from tests.unit_tests.ledger.helpers import StepClock, clear, memories
+
+
+@pytest.fixture
+def ledger(ledger_url: str):
+    with HarmLedger(ledger_url, clock=StepClock()) as led:
+        yield led
+
+
+def test_split_members_reads_each_put_back_verdict() -> None:
+    tried = [(["a"], False), (["a", "b"], False), (["a", "c"], True), (["a", "b", "c"], True)]
+    assert split_members(["a", "b", "c"], tried) == ({"c"}, {"b"})  # a: never put back
+    assert proven_members(["a"], [([], False), (["a"], True)]) == {"a"}  # C_0 failed
+    assert split_members(["a"], [(["a"], True)]) == (set(), set())  # C_0 not recorded
+
+
+def test_a_rider_is_put_back_once_acquitted_and_never_reviewed(ledger: HarmLedger) -> None:
+    context = memories("g", "f", "c", "bg")
+    # a guided union {f, c} verified with nothing put back: neither member proven
+    unproven_union = clear(context, {"g"}, {"f"}, prior=["f", "c"])
+    assert unproven_union.clearance_search == "prior"
+    ledger.record(unproven_union, query="q1", context=context)
+    assert ledger.prior_candidate(context) == PriorCandidate(ids=("f", "c"), unproven=("f", "c"))
+    assert ledger.review(min_queries=1) == []  # a union alone is evidence against no one
+
+    # the next query gets the union with both members to put back: f back fails (proven),
+    # c back still recovers (acquitted: it only rode along)
+    prior = ledger.prior_candidate(context)
+    tested = clear(context, {"g"}, {"f"}, prior=prior)
+    assert tested.cleared_ids == ["f", "c"]  # the verified union stays the clearance
+    assert [(c.memory_ids, c.recovered) for c in tested.candidates[2:]] == [
+        (["c"], False),
+        (["f"], True),
+    ]
+    ledger.record(tested, query="q2", context=context)
+    assert ledger.prior_candidate(context) == PriorCandidate(ids=("f", "c"), unproven=())
+
+    # f is proven, so both of its verified clearances count; c has no evidence
+    [proposal] = ledger.review(min_queries=2)
+    assert proposal.memory_id == "f" and proposal.harmful_queries == 2
+    assert {e.memory_id for e in ledger.evidence() if e.harmful_at is not None} == {"f"}
+
+    # a third repeat pays no put-back: both members' contributions are known
+    third = clear(context, {"g"}, {"f"}, prior=ledger.prior_candidate(context))
+    assert len(third.candidates) == 2 and third.cleared_ids == ["f", "c"]
+
+
+def test_full_runs_attribute_and_a_restore_resets_the_proof(ledger: HarmLedger) -> None:
+    context = memories("g", "f", "bg")
+    for q in ("q1", "q2"):
+        ledger.record(clear(context, {"g"}, {"f"}), query=q, context=context)
+    assert [p.memory_id for p in ledger.review()] == ["f"]  # attributed in full runs
+    assert ledger.prior_candidate(context) == PriorCandidate(ids=("f",), unproven=())
+
+    ledger.restore("f", reason="a person checked it")
+    assert ledger.prior_candidate(context) == PriorCandidate()
+    assert ledger.review(min_queries=1) == []
+    # new evidence after the restore: a guided union whose members were never tested since
+    union = clear(memories("g", "f", "x", "bg"), {"g"}, {"f"}, prior=["f", "x"])
+    ledger.record(union, query="q3", context=memories("g", "f", "x", "bg"))
+    assert ledger.prior_candidate(context) == PriorCandidate(ids=("f",), unproven=("f",))
+    assert ledger.review(min_queries=1) == []  # proof before the restore does not count

@@ -1,0 +1,51 @@
+"""The README's spans-per-clearance table is what the volume command measures now, and the
+console cookbook prints the clearance span tree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from meclear_integrations.cli.trace_volume import volume_table
+from meclear_integrations.telemetry import CAPTURE_CONTENT_ENV
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_readme_table_is_the_measured_one() -> None:
+    table = volume_table()
+    assert table in (ROOT / "README.md").read_text(), table
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    engine = [int(c) for c in rows["engine"].split("|")[2:5]]
+    assert engine[0] > engine[1] == engine[2] == 4  # the root and three stage spans
+
+
+def test_console_cookbook() -> None:
+    env = {k: v for k, v in os.environ.items() if k != CAPTURE_CONTENT_ENV}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "cookbook" / "otel_console.py"), "--detail", "evaluations"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "SIMULATED" in out and "kept for this query: g1, b1, b2, b3" in out
+    assert "meclear.clearance" in out and "meclear.judge" in out
+    assert "gen_ai.evaluation.score.label=correct" in out
+    assert "meclear.cleared_ids=['f1', 'f2']" in out
+
+
+def test_public_surface() -> None:
+    import meclear_integrations.telemetry as telemetry
+
+    assert sorted(telemetry.__all__) == [
+        "CAPTURE_CONTENT_ENV",
+        "ClearanceScope",
+        "TraceDetail",
+        "TraceSettings",
+        "clearance_scope",
+    ]
