@@ -5,6 +5,7 @@ from __future__ import annotations
 import meclear_integrations
 import meclear_integrations.core
 import meclear_integrations.simulation
+from meclear_integrations.core import AutoShapley, PermutationShapley
 
 EXPECTED_TOP = {
     "ClearanceCandidate",
@@ -43,22 +44,25 @@ def test_subpackages_export_what_they_list() -> None:
 
 
 def test_config_defaults_are_the_budget_aware_default() -> None:
-    """Issue 6 changed the default deliberately; the paper's settings are a preset."""
+    """The default is the budget-aware configuration; the paper's settings are a preset."""
     c = meclear_integrations.ClearanceConfig()
-    assert (c.permutations, c.trials, c.loo_tolerance, c.harm_tolerance) == (16, 2, 0.05, 0.05)
-    assert c.estimator == "auto" and c.exact_budget == 16 and c.coalitions_per_memory == 10.0
+    assert (c.trials, c.loo_tolerance, c.harm_tolerance) == (2, 0.05, 0.05)
+    assert c.estimator == "auto" and c.estimator_name == "auto"
+    auto = AutoShapley().settings()
+    assert auto["exact_budget"] == 16 and auto["coalitions_per_memory"] == 10.0
+    assert auto["max_table_fraction"] == 0.75
+    assert PermutationShapley().permutations == 16
     assert c.harm_rule == "auto"
     assert meclear_integrations.ClearanceConfig.paper().harm_rule == "threshold"
-    assert c.max_table_fraction == 0.75
     assert c.adaptive_trials and c.early_exit and c.one_batch
-    assert c.clearance == "auto" and c.stopping == "none"
+    assert c.clearance == "auto"
     assert c.interactions is False and c.success_threshold == 1.0
 
 
 def test_paper_preset_is_the_papers_configuration() -> None:
     p = meclear_integrations.ClearanceConfig.paper()
-    assert (p.permutations, p.trials, p.loo_tolerance, p.harm_tolerance) == (16, 2, 0.05, 0.05)
-    assert p.estimator == "permutation" and p.stopping == "none"
+    assert (p.trials, p.loo_tolerance, p.harm_tolerance) == (2, 0.05, 0.05)
+    assert p.estimator == "permutation"  # L = 16, no adaptive stopping
     assert p.clearance == "nested"
     assert not (p.adaptive_trials or p.early_exit or p.one_batch)
     assert p.interactions is False and p.success_threshold == 1.0
