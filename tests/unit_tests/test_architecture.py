@@ -67,11 +67,7 @@ def _part(relative: Path) -> str:
 def _imports(path: Path) -> list[str]:
     """Absolute module names imported by ``path`` (relative imports resolved)."""
     relative = path.relative_to(PACKAGE.parent)
-    package = list(relative.with_suffix("").parts)
-    if package[-1] == "__init__":
-        package = package[:-1]
-    else:
-        package = package[:-1]
+    package = list(relative.with_suffix("").parts)[:-1]  # the package holding the file
     names: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -110,10 +106,7 @@ def test_imports_respect_the_layers(path: Path) -> None:
             if RANK.get(source, 0) < RANK["langchain"] and top in FRAMEWORKS:
                 wrong.append(f"{name} (a framework, below the integrations)")
             continue
-        if not rest:
-            target = "__init__"
-        else:
-            target = rest[0]
+        target = rest[0] if rest else "__init__"
         if target == source or target == "__init__":
             if target == "__init__" and source == "core":
                 wrong.append(f"{name} (core imports nothing of the package outside core)")
