@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import meclear_integrations
 import meclear_integrations.core
+import meclear_integrations.core.estimators
 import meclear_integrations.simulation
-from meclear_integrations.core import AutoShapley, PermutationShapley
+from meclear_integrations.core import AutoShapley, Estimator, PermutationShapley, ShapleyEstimator
 
 EXPECTED_TOP = {
     "ClearanceCandidate",
@@ -31,10 +34,125 @@ EXPECTED_TOP = {
 }
 
 
+EXPECTED_CORE = [
+    "REDACTED",
+    "AnswerCache",
+    "AutoShapley",
+    "BernsteinPermutationShapley",
+    "BudgetExceededError",
+    "CallRetrier",
+    "ClearanceCandidate",
+    "ClearanceConfig",
+    "ClearanceCost",
+    "ClearanceFailedError",
+    "ClearanceFailure",
+    "ClearanceReport",
+    "ClearanceSearch",
+    "ClearanceStatus",
+    "ConfigurationError",
+    "DedupStats",
+    "DuplicateMemoryError",
+    "Estimator",
+    "EstimatorError",
+    "EstimatorName",
+    "Evaluator",
+    "EvaluatorError",
+    "ExactShapley",
+    "FailedCoalition",
+    "FailureMode",
+    "FailureReason",
+    "HarmRule",
+    "HierarchicalShapley",
+    "InvalidRetrievalError",
+    "KernelShapley",
+    "MeClearEngine",
+    "MeClearError",
+    "Memory",
+    "MemoryAttribution",
+    "PairInteraction",
+    "PermutationShapley",
+    "PresetName",
+    "PriorCandidate",
+    "RedactedError",
+    "RetryPolicy",
+    "RunBudget",
+    "ScoreOutOfRangeError",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "SingleFlightCache",
+    "StageEvent",
+    "StageListener",
+    "TooManyMemoriesError",
+    "TransientError",
+    "adedup_evaluator",
+    "dedup_evaluator",
+    "exact_shapley",
+    "freeze_context",
+    "hoeffding_epsilon",
+    "is_transient",
+    "redact",
+    "redact_payload",
+    "retry_after",
+    "sanitize",
+    "sufficient_permutations",
+    "sufficient_permutations_for_gap",
+]
+
+EXPECTED_ESTIMATORS = [
+    "NUMERICAL_FAILURES",
+    "AutoShapley",
+    "BernsteinPermutationShapley",
+    "Estimator",
+    "ExactShapley",
+    "HierarchicalShapley",
+    "KernelShapley",
+    "PermutationShapley",
+    "ReducedGame",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "SimilaritySource",
+    "configured_estimator",
+    "empirical_bernstein_radius",
+    "exact_shapley",
+    "guarded",
+    "hoeffding_epsilon",
+    "kernel_budget",
+    "make_estimator",
+    "named_estimator",
+    "resolve_estimator",
+    "shapley_weights",
+    "solve_constrained",
+    "sufficient_permutations",
+    "sufficient_permutations_for_gap",
+]
+
+
 def test_top_level_all() -> None:
-    assert set(meclear_integrations.__all__) == EXPECTED_TOP
+    assert sorted(meclear_integrations.__all__) == sorted(EXPECTED_TOP)
+    assert len(meclear_integrations.__all__) == len(EXPECTED_TOP)
     for name in meclear_integrations.__all__:
         assert hasattr(meclear_integrations, name), name
+
+
+def test_core_all_is_exactly_the_expected_list() -> None:
+    assert meclear_integrations.core.__all__ == EXPECTED_CORE
+    assert meclear_integrations.core.estimators.__all__ == EXPECTED_ESTIMATORS
+    for module in (meclear_integrations.core, meclear_integrations.core.estimators):
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_every_concrete_estimator_is_exported() -> None:
+    def concrete(cls: type) -> list[type]:
+        ours = cls.__module__.startswith("meclear_integrations.")
+        found = [] if inspect.isabstract(cls) or not ours else [cls]
+        return found + [c for sub in cls.__subclasses__() for c in concrete(sub)]
+
+    classes = concrete(ShapleyEstimator)
+    assert {c.__name__ for c in classes} >= {"ExactShapley", "KernelShapley"}
+    for cls in classes:
+        assert cls.__name__ in meclear_integrations.core.__all__, cls.__name__
+        assert isinstance(cls(), Estimator), cls.__name__  # keyword-only settings, defaults
 
 
 def test_subpackages_export_what_they_list() -> None:
