@@ -162,4 +162,5 @@ def judge_call(
     evaluation = _EVALUATION.get()
     if evaluation is None:
         return NULL_JUDGE
-    return evaluation.judge(judge, question, answer, reference)
+    call: JudgeCall = evaluation.judge(judge, question, answer, reference)
+    return call
