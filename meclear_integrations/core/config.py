@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigurationError
-from .estimators.base import Estimator
+from .estimators import Estimator, estimator_from_settings
 from .strict import RENAMED, reject_unknown
 
 __all__ = [
@@ -222,6 +230,13 @@ class ClearanceConfig(BaseModel):
     def _known_settings(cls, data: object) -> object:
         reject_unknown("ClearanceConfig", data, cls.model_fields, renamed={**RENAMED, **MOVED})
         return data
+
+    @field_validator("estimator", mode="before")
+    @classmethod
+    def _estimator_from_settings(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            return estimator_from_settings(value)  # a configuration read back from JSON
+        return value
 
     @field_serializer("estimator")
     def _estimator_settings(self, estimator: EstimatorName | Estimator) -> object:

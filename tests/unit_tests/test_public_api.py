@@ -113,6 +113,7 @@ EXPECTED_ESTIMATORS = [
     "SimilaritySource",
     "configured_estimator",
     "empirical_bernstein_radius",
+    "estimator_from_settings",
     "exact_shapley",
     "guarded",
     "hoeffding_epsilon",

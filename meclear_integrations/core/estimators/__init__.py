@@ -11,7 +11,8 @@ References:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +49,7 @@ __all__ = [
     "SimilaritySource",
     "configured_estimator",
     "empirical_bernstein_radius",
+    "estimator_from_settings",
     "exact_shapley",
     "guarded",
     "hoeffding_epsilon",
@@ -89,6 +91,39 @@ def named_estimator(name: EstimatorName, config: ClearanceConfig) -> Estimator:
     if name == "hierarchical":
         return hierarchical_of(config, KernelShapley())
     raise ConfigurationError(f"unknown estimator {name!r}")
+
+
+def estimator_from_settings(settings: Mapping[str, Any]) -> Estimator:
+    """The estimator that :meth:`Estimator.settings` describes (a JSON round trip).
+
+    Args:
+        settings: ``{"name": ..., <setting>: <value>, ...}`` as ``settings()`` returns it.
+
+    Returns:
+        An equal estimator.
+
+    Raises:
+        ConfigurationError: an unknown name or setting.
+    """
+    data = dict(settings)
+    name = data.pop("name", None)
+    kinds: dict[str, type[Any]] = {
+        "auto": AutoShapley,
+        "exact": ExactShapley,
+        "kernel": KernelShapley,
+        "permutation": PermutationShapley,
+        "bernstein": BernsteinPermutationShapley,
+        "hierarchical": HierarchicalShapley,
+    }
+    if not isinstance(name, str) or name not in kinds:
+        raise ConfigurationError(f"unknown estimator {name!r}; expected one of {sorted(kinds)}")
+    if name == "hierarchical" and isinstance(data.get("fallback"), Mapping):
+        data["fallback"] = estimator_from_settings(data["fallback"])
+    try:
+        estimator: Estimator = kinds[name](**data)
+    except TypeError as exc:
+        raise ConfigurationError(f"invalid settings for the {name} estimator: {exc}") from exc
+    return estimator
 
 
 def configured_estimator(config: ClearanceConfig) -> Estimator:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigurationError
-from .base import ShapleyEstimator, SimilaritySource, run_rng
+from .base import ShapleyEstimator, SimilaritySource, run_rng, same_settings, settings_hash
 from .exact import ExactShapley
 from .hierarchical import HierarchicalShapley
 from .kernel import KernelShapley
@@ -140,5 +140,12 @@ class AutoShapley:
             "seed": self.seed,
         }
 
+    def __eq__(self, other: object) -> bool:
+        return same_settings(self, other)
+
+    def __hash__(self) -> int:
+        return settings_hash(self)
+
     def __repr__(self) -> str:
-        return f"AutoShapley(exact_budget={self.exact_budget}, seed={self.seed})"
+        settings = {k: v for k, v in self.settings().items() if k != "name"}
+        return f"AutoShapley({', '.join(f'{k}={v!r}' for k, v in settings.items())})"

@@ -12,6 +12,7 @@ References:
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,15 @@ from ..game import CoalitionGame
 if TYPE_CHECKING:
     from ..config import ClearanceConfig
 
-__all__ = ["Estimator", "ShapleyEstimate", "ShapleyEstimator", "SimilaritySource", "run_rng"]
+__all__ = [
+    "Estimator",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "SimilaritySource",
+    "run_rng",
+    "same_settings",
+    "settings_hash",
+]
 
 SimilaritySource = Callable[[], np.ndarray]
 """Computes the K x K similarity between memories when an estimator needs it."""
@@ -105,10 +114,49 @@ def run_rng(seed: int | None, rng: np.random.Generator) -> np.random.Generator:
     return np.random.default_rng(seed) if seed is not None else rng
 
 
+def same_settings(a: Estimator, b: object) -> bool:
+    """Whether two estimators are of one kind with equal settings.
+
+    Args:
+        a: an estimator.
+        b: anything.
+
+    Returns:
+        True when ``b`` is an estimator of ``a``'s class with equal :meth:`~Estimator.settings`.
+    """
+    return type(a) is type(b) and a.settings() == b.settings()
+
+
+def settings_hash(estimator: Estimator) -> int:
+    """A hash consistent with :func:`same_settings`.
+
+    Args:
+        estimator: an estimator.
+
+    Returns:
+        The hash of its class and settings.
+    """
+    return hash((type(estimator).__name__, json.dumps(estimator.settings(), sort_keys=True)))
+
+
 class ShapleyEstimator(ABC):
-    """An estimator of psi (Eq. 3) whose cost is counted in distinct coalitions."""
+    """An estimator of psi (Eq. 3) whose cost is counted in distinct coalitions.
+
+    Two estimators are equal when they are of one class with equal settings (run state
+    does not count), so configurations holding them compare and hash by value.
+    """
 
     name: str
+
+    def __eq__(self, other: object) -> bool:
+        return same_settings(self, other)
+
+    def __hash__(self) -> int:
+        return settings_hash(self)
+
+    def __repr__(self) -> str:
+        settings = {k: v for k, v in self.settings().items() if k != "name"}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in settings.items())})"
 
     @abstractmethod
     def plan(self, k: int) -> list[Coalition]:

@@ -105,6 +105,17 @@ def test_an_instance_config_serialises_with_its_settings() -> None:
     hash(config)  # the configuration stays hashable
 
 
+@pytest.mark.parametrize("estimator", [*DEFAULTS.values(), AutoShapley(exact_budget=32, seed=4)])
+def test_a_configuration_round_trips_through_json(estimator: object) -> None:
+    config = ClearanceConfig(estimator=estimator)  # type: ignore[arg-type]
+    again = ClearanceConfig.model_validate_json(config.model_dump_json())
+    assert again == config and hash(again) == hash(config)
+    assert again.estimator is not estimator and again.estimator == estimator
+    assert ClearanceConfig(estimator=PermutationShapley(permutations=8)) != ClearanceConfig(
+        estimator=PermutationShapley(permutations=9)
+    )
+
+
 def test_moved_settings_say_where_they_went() -> None:
     for name, hint in [
         ("exact_budget", "AutoShapley"),
