@@ -1,4 +1,8 @@
-"""Engine configuration: the budget-aware default and the paper's configuration (presets)."""
+"""Engine configuration: the budget-aware default and the paper's configuration (presets).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 4-5, 7, 11, 13-15, 17-20.
+"""
 
 from __future__ import annotations
 
@@ -258,6 +262,17 @@ class ClearanceConfig(BaseModel):
         The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
         estimator, nested clearance verified by the paper's rule, no early exit, T trials
         everywhere, stage by stage, no escalation).
+
+        Args:
+            **overrides: settings that replace the paper's.
+
+        Returns:
+            The configuration.
+
+        Example:
+            >>> from meclear_integrations import ClearanceConfig
+            >>> ClearanceConfig.paper().estimator, ClearanceConfig.paper().trials
+            ('permutation', 2)
         """
         settings: dict[str, object] = {
             "trials": 2,
@@ -275,7 +290,18 @@ class ClearanceConfig(BaseModel):
 
     @classmethod
     def preset(cls, name: PresetName, **overrides: object) -> ClearanceConfig:
-        """``"paper"`` (:meth:`paper`) or ``"default"`` (``ClearanceConfig()``)."""
+        """``"paper"`` (:meth:`paper`) or ``"default"`` (``ClearanceConfig()``).
+
+        Args:
+            name: ``"paper"`` or ``"default"``.
+            **overrides: settings that replace the preset's.
+
+        Returns:
+            The configuration.
+
+        Raises:
+            ConfigurationError: an unknown preset name.
+        """
         if name == "paper":
             return cls.paper(**overrides)
         if name == "default":

@@ -54,7 +54,15 @@ class SingleFlightCache(Generic[V]):
         """Requests answered without a computation."""
 
     def get(self, key: Hashable, compute: Callable[[], V]) -> V:
-        """The value for ``key``, computing it with ``compute()`` at most once."""
+        """The value for ``key``, computing it with ``compute()`` at most once.
+
+        Args:
+            key: the cache key.
+            compute: produces the value on a miss.
+
+        Returns:
+            The cached or computed value.
+        """
         with self._lock:
             if key in self._values:
                 self.hits += 1
@@ -83,7 +91,15 @@ class SingleFlightCache(Generic[V]):
         return value
 
     async def aget(self, key: Hashable, compute: Callable[[], Awaitable[V]]) -> V:
-        """Async :meth:`get`: ``await compute()`` at most once per key on this event loop."""
+        """Async :meth:`get`: ``await compute()`` at most once per key on this event loop.
+
+        Args:
+            key: the cache key.
+            compute: produces the value on a miss (awaited).
+
+        Returns:
+            The cached or computed value.
+        """
         with self._lock:
             if key in self._values:
                 self.hits += 1
@@ -178,7 +194,15 @@ class AnswerCache:
         return await self.answers.aget(self._answer_key(prompt, trial), call)
 
     def judge(self, key: Hashable, call: Callable[[], float]) -> float:
-        """The judgement for ``key`` (an answer, or a tuple with whatever else it reads)."""
+        """The judgement for ``key`` (an answer, or a tuple with whatever else it reads).
+
+        Args:
+            key: what the verdict depends on.
+            call: produces the verdict on a miss.
+
+        Returns:
+            The cached or fresh score.
+        """
         return self.judgements.get(self._judge_key(key), call)
 
     async def ajudge(self, key: Hashable, call: Callable[[], Awaitable[float]]) -> float:
@@ -209,6 +233,12 @@ def render_prompt(coalition: tuple[Memory, ...]) -> str:
 
     A plain rendering of a coalition (memory texts in retrieval order) used as the
     agent cache key when the caller gives no prompt renderer.
+
+    Args:
+        coalition: the memories shown to the agent.
+
+    Returns:
+        ``[id] content`` per memory, one per line.
     """
     return "\n".join(f"[{m.id}] {m.content}" for m in coalition)
 
@@ -220,7 +250,25 @@ def dedup_evaluator(
     *,
     prompt: Callable[[tuple[Memory, ...]], str] = render_prompt,
 ) -> Callable[[tuple[Memory, ...], int], float]:
-    """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``."""
+    """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``.
+
+    Args:
+        answer: ``answer(coalition, trial) -> str``, the agent.
+        judge: ``judge(answer) -> score``.
+        cache: the shared answer and verdict cache.
+        prompt: renders a coalition as the agent's cache key (default:
+            :func:`render_prompt`).
+
+    Returns:
+        An evaluator for :meth:`MeClearEngine.clear`.
+
+    Example:
+        >>> from meclear_integrations.core import AnswerCache, Memory, dedup_evaluator
+        >>> cache = AnswerCache(deterministic=True)
+        >>> evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, cache)
+        >>> evaluate((Memory(id="a", content="x"),), 0)
+        1.0
+    """
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = cache.answer(prompt(coalition), trial, lambda: answer(coalition, trial))
@@ -236,7 +284,17 @@ def adedup_evaluator(
     *,
     prompt: Callable[[tuple[Memory, ...]], str] = render_prompt,
 ) -> Callable[[tuple[Memory, ...], int], Awaitable[float]]:
-    """Async :func:`dedup_evaluator` (coroutine ``answer`` and ``judge``)."""
+    """Async :func:`dedup_evaluator` (coroutine ``answer`` and ``judge``).
+
+    Args:
+        answer: ``async answer(coalition, trial) -> str``, the agent.
+        judge: ``async judge(answer) -> score``.
+        cache: the shared answer and verdict cache.
+        prompt: renders a coalition as the agent's cache key.
+
+    Returns:
+        An async evaluator for :meth:`MeClearEngine.aclear`.
+    """
 
     async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = await cache.aanswer(prompt(coalition), trial, lambda: answer(coalition, trial))

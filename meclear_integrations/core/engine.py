@@ -72,6 +72,25 @@ class MeClearEngine:
 
     ``clear`` / ``aclear`` never modify the memories they are given; the report lists what
     to keep for this query only.
+
+    Args:
+        config: the run's settings (default: ``ClearanceConfig()``).
+        listener: receives every stage event (a function or a coroutine function).
+        sleep: replaces the retry backoff waits (sync path).
+        asleep: replaces the retry backoff waits (async path).
+        clock: replaces the monotonic clock of the wall-time budget.
+        tracing: the OpenTelemetry spans of each run.
+        embed: texts -> vectors, deciding which memories hierarchical attribution tests
+            together (default: TF-IDF word similarity).
+
+    Example:
+        >>> from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
+        >>> memories = [Memory(id="a", content="Paris"), Memory(id="b", content="Rome")]
+        >>> def evaluate(coalition, trial):
+        ...     return 0.0 if any(m.id == "b" for m in coalition) else 1.0
+        >>> report = MeClearEngine(ClearanceConfig()).clear(memories, evaluate)
+        >>> report.cleared_ids, report.kept_ids
+        (['b'], ['a'])
     """
 
     def __init__(
@@ -118,6 +137,20 @@ class MeClearEngine:
         :class:`~meclear_integrations.core.prior.PriorCandidate` that also names the
         members to put back (see ``core.prior``); those in this context are verified
         first as one candidate.
+
+        Args:
+            memories: the retrieved context M (frozen; never modified).
+            evaluate: ``evaluate(coalition, trial) -> score in [0, 1]``, a function or a
+                coroutine function.
+            prior_harmful: ids of memories verified harmful before, or a prior candidate.
+
+        Returns:
+            The report: what to keep for this query, attributions, candidates, cost.
+
+        Raises:
+            ConfigurationError: a coroutine evaluator inside a running event loop, or a
+                context too large for exact enumeration.
+            MeClearError: with ``on_failure="closed"``, the failure that stopped the run.
         """
         context = freeze_context(memories)
         prior = PriorCandidate.of(prior_harmful)
@@ -168,6 +201,19 @@ class MeClearEngine:
         """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently.
 
         ``prior_harmful`` as in :meth:`clear`.
+
+        Args:
+            memories: the retrieved context M (frozen; never modified).
+            evaluate: ``evaluate(coalition, trial) -> score in [0, 1]``, a function or a
+                coroutine function (a sync one runs in worker threads).
+            prior_harmful: ids of memories verified harmful before, or a prior candidate.
+
+        Returns:
+            The report, as :meth:`clear` returns it.
+
+        Raises:
+            ConfigurationError: a context too large for exact enumeration.
+            MeClearError: with ``on_failure="closed"``, the failure that stopped the run.
         """
         context = freeze_context(memories)
         game, run, algorithm = self._start(context, PriorCandidate.of(prior_harmful))

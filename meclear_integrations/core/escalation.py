@@ -27,6 +27,9 @@ memories misled it) for the engine's verification
 (Eq. 18-19: T trials) and selection (Eq. 20). The search only proposes: nothing is cleared
 unless it is verified, so Theorem 2 holds for these candidates as for the nested ones.
 Search tests use one trial each; the ranking only orders the search.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 14, 17-20.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ def utf8_safe(text: str) -> str:
         A string that encodes to UTF-8.
 
     Example:
-        >>> utf8_safe("ok\\ud800")
-        'ok\\\\ud800'
+        >>> utf8_safe("ok\ud800")
+        'ok\\ud800'
     """
     try:
         text.encode("utf-8")

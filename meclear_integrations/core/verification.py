@@ -39,6 +39,9 @@ won by luck. :class:`SequentialVerifier` keeps Eq. 18-20 and decides on evidence
 Theorem 2 holds for the estimates: the selected context's value is at least the full
 context's (a non-empty clearance verifiably gains), a non-empty clearance verifiably
 recovers, and no smaller admissible candidate is as good (verifiably, under noise).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2, 18-20.
 """
 
 from __future__ import annotations
@@ -122,6 +125,14 @@ def clopper_pearson(successes: float, n: int, delta: float) -> tuple[float, floa
     One-sided Clopper-Pearson bounds (lower, upper), each at level ``delta``, on a
     success rate from ``successes`` out of ``n`` trials. A fractional ``successes`` (the
     sum of scores in [0, 1]) uses the same beta quantiles.
+
+    Args:
+        successes: passes (may be fractional: a mean score times n).
+        n: trials.
+        delta: the level of each bound.
+
+    Returns:
+        (lower, upper).
     """
     if n <= 0:
         return 0.0, 1.0
@@ -136,6 +147,14 @@ def trials_to_verify(rate: float, delta: float, at_most: int) -> int:
 
     Passing trials in a row needed for the pass-rate lower bound to reach ``rate``
     (``at_most`` + 1 when ``at_most`` trials cannot get there).
+
+    Args:
+        rate: the pass rate to verify.
+        delta: the level of the lower bound.
+        at_most: the most trials allowed.
+
+    Returns:
+        The number of passes in a row (``at_most + 1`` when unreachable).
     """
     for n in range(1, at_most + 1):
         if clopper_pearson(n, n, delta)[0] >= rate:
@@ -210,7 +229,14 @@ class SequentialVerifier:
     # ------------------------------------------------------------------ evidence
     @staticmethod
     def noisy(game: CoalitionGame) -> bool:
-        """Some context's trials disagree."""
+        """Some context's trials disagree.
+
+        Args:
+            game: the coalition table.
+
+        Returns:
+            True once any coalition's trials disagree.
+        """
         return any(len(set(scores)) > 1 for scores in game.scores.values())
 
     def evidence(self, game: CoalitionGame, coalition: Coalition, noisy: bool) -> CandidateEvidence:
@@ -268,6 +294,12 @@ class SequentialVerifier:
         Trials the full context still needs before the early-exit decision: T first
         (a failing context, what a clearance trigger sends, is settled there), then what a
         unanimous pass needs (behind a deterministic answer cache these are cache hits).
+
+        Args:
+            game: the coalition table.
+
+        Returns:
+            (M, trials) while the decision is open; empty once it is made.
         """
         full = game.full
         have = game.trials_of(full)
@@ -286,6 +318,12 @@ class SequentialVerifier:
 
         The full context verifiably recovers (at ``exit_rate``) and no candidate could
         show a gain over it.
+
+        Args:
+            game: the coalition table with the exit plan evaluated.
+
+        Returns:
+            True when the run exits early.
         """
         noisy = self.noisy(game)
         ev = self.evidence(game, game.full, noisy)
@@ -316,6 +354,13 @@ class SequentialVerifier:
         so they go straight to ``max_trials``; in a noisy run a candidate that recovers
         without a verified gain takes the full context with it to more trials; finally
         both ends of a remaining tie get ``max_trials``.
+
+        Args:
+            game: the coalition table.
+            coalitions: M minus C_j for each candidate, M first.
+
+        Returns:
+            (coalition, trials) pairs; empty once every verdict is settled.
         """
         noisy = self.noisy(game)
         evidence = [self.evidence(game, c, noisy) for c in coalitions]
@@ -407,7 +452,15 @@ class SequentialVerifier:
         return min(j for j in admissible if evidence[j].upper >= best_lower - GAIN_TOLERANCE)
 
     def select(self, game: CoalitionGame, coalitions: Sequence[Coalition]) -> Selection:
-        """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing)."""
+        """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing).
+
+        Args:
+            game: the coalition table with the plan evaluated.
+            coalitions: M minus C_j for each candidate, M first.
+
+        Returns:
+            The selection: index, gains, recovered and admissible flags, undecided.
+        """
         noisy = self.noisy(game)
         evidence = [self.evidence(game, c, noisy) for c in coalitions]
         base = evidence[0]

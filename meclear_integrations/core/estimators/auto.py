@@ -1,4 +1,8 @@
-"""The automatic choice of estimator by context size (``estimator="auto"``)."""
+"""The automatic choice of estimator by context size (``estimator="auto"``).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
+"""
 
 from __future__ import annotations
 

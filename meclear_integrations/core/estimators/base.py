@@ -97,7 +97,11 @@ class Estimator(Protocol):
         ...
 
     def settings(self) -> dict[str, Any]:
-        """The estimator's settings, JSON-serialisable (recorded in reports)."""
+        """The estimator's settings, JSON-serialisable (recorded in reports).
+
+        Returns:
+            ``{"name": ..., <setting>: <value>, ...}``; the keys are the constructor's keywords.
+        """
         ...
 
 

@@ -8,6 +8,9 @@ for every memory and every look with d = delta / (K * looks). Sampling stops onc
 interval lies wholly below or wholly above -tau: then H^ (Eq. 14) equals the harmful set of
 the exact empirical game with probability >= 1 - delta. Unlike Hoeffding (Eq. 13, 40) the
 bound shrinks with the variance of the marginals, so low-variance games stop early.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 11, 13-14.
 """
 
 from __future__ import annotations
@@ -29,7 +32,16 @@ __all__ = ["BernsteinPermutationShapley", "empirical_bernstein_radius"]
 
 
 def empirical_bernstein_radius(samples: np.ndarray, delta: float, width: float = 2.0) -> np.ndarray:
-    """Per-column radius of the empirical-Bernstein interval for samples of range ``width``."""
+    """Per-column radius of the empirical-Bernstein interval for samples of range ``width``.
+
+    Args:
+        samples: observations (n x K).
+        delta: the failure probability of each interval.
+        width: the range of one observation.
+
+    Returns:
+        The radius by column.
+    """
     n = samples.shape[0]
     if n < 2:
         return np.full(samples.shape[1], width)

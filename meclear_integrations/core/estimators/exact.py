@@ -1,4 +1,8 @@
-"""Exact Shapley values by enumerating every coalition (Eq. 3)."""
+"""Exact Shapley values by enumerating every coalition (Eq. 3).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +23,35 @@ __all__ = ["ExactShapley", "exact_shapley", "shapley_weights"]
 
 
 def shapley_weights(k: int) -> np.ndarray:
-    """w[s] = s! (K - s - 1)! / K!, the probability that a given S of size s precedes m_i."""
+    """w[s] = s! (K - s - 1)! / K!, the probability that a given S of size s precedes m_i.
+
+    Args:
+        k: the number of memories.
+
+    Returns:
+        w[s] for s = 0..K-1.
+    """
     return np.array(
         [factorial(s) * factorial(k - s - 1) / factorial(k) for s in range(k)], dtype=float
     )
 
 
 def exact_shapley(table: np.ndarray, k: int) -> np.ndarray:
-    """psi_i = sum_S w(|S|) [v(S u {i}) - v(S)] for a full value table indexed by bitmask."""
+    """psi_i = sum_S w(|S|) [v(S u {i}) - v(S)] for a full value table indexed by bitmask.
+
+    Args:
+        table: v(S) for every coalition S, indexed by bitmask.
+        k: the number of memories.
+
+    Returns:
+        psi by position (Eq. 3).
+
+    Example:
+        >>> import numpy as np
+        >>> from meclear_integrations import exact_shapley
+        >>> exact_shapley(np.array([0.0, 1.0, 0.0, 1.0]), 2).tolist()
+        [1.0, 0.0]
+    """
     masks = np.arange(1 << k)
     sizes = np.array([int(m).bit_count() for m in masks])
     weights = shapley_weights(k) if k else np.zeros(0)

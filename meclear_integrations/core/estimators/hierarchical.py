@@ -42,6 +42,9 @@ that union's members treated as symmetric): REST's share, or, when no suspect wa
 its block's share. Intervals are points for exact tables. When no anchor is found at all
 (partitions, samples, no flat fallback) the block values are reported; the engine's
 escalation may still search.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
 """
 
 from __future__ import annotations
@@ -573,7 +576,11 @@ class HierarchicalShapley(ShapleyEstimator):
         return self.reduced is not None and self._kernel is None
 
     def describe(self) -> dict[str, object]:
-        """What the estimator did, for the attribution event (positions, not ids)."""
+        """What the estimator did, for the attribution event (positions, not ids).
+
+        Returns:
+            Partitions and samples tried, blocks, anchor size, suspects, reduced game.
+        """
         return {
             "partitions": len(self.partitions),
             "samples": len(self._sampled),

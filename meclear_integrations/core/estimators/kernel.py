@@ -15,6 +15,9 @@ not Hoeffding bounds. For large designs (n (K-1)^2 above 2^20, K > 47 at the def
 budget) each replicate is the first-order linearisation of the weighted least squares
 around the full-sample solution instead of a fresh solve, so the bootstrap costs one Gram
 matrix rather than 400.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 7, 40.
 """
 
 from __future__ import annotations
@@ -46,6 +49,14 @@ def kernel_budget(k: int, coalitions_per_memory: float, max_table_fraction: floa
 
     Distinct coalitions the kernel estimator plans: min(ceil(c K), floor(f 2^K)), at least
     2K + 2 and at most 2^K.
+
+    Args:
+        k: the number of memories.
+        coalitions_per_memory: c.
+        max_table_fraction: f.
+
+    Returns:
+        The budget in distinct coalitions.
     """
     cap = math.floor(max_table_fraction * (1 << k))
     return min(1 << k, max(2 * k + 2, min(cap, math.ceil(coalitions_per_memory * k))))
@@ -66,7 +77,17 @@ def _reduce(x: np.ndarray, y: np.ndarray, total: float) -> tuple[np.ndarray, np.
 
 
 def solve_constrained(x: np.ndarray, y: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
-    """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total."""
+    """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total.
+
+    Args:
+        x: the design (n x K, 0/1).
+        y: the targets.
+        w: the row weights.
+        total: the sum the solution must have (efficiency).
+
+    Returns:
+        phi.
+    """
     return np.asarray(solve_constrained_batch(x, y, w[None, :], total)[0], dtype=float)
 
 
@@ -78,6 +99,15 @@ def solve_constrained_batch(
     Small designs form every Gram matrix in one vectorised product; above
     ``_VECTORISED_LIMIT`` elements of the n x (K-1)^2 outer-product tensor the Gram matrices
     are formed and solved one weight row at a time, so memory stays O(n K + K^2).
+
+    Args:
+        x: the design (n x K, 0/1).
+        y: the targets.
+        weights: row weights, one row per problem (B x n).
+        total: the sum every solution must have.
+
+    Returns:
+        The solutions (B x K).
     """
     n_batch, k = weights.shape[0], x.shape[1]
     if k == 1:
@@ -116,6 +146,16 @@ def linearized_batch(
     around the solution with row weights ``base``: phi_b = phi + G^-1 D' W_b e, with
     G = D' W D and e the residuals at phi (D' W e = 0 there). One Gram matrix and one
     (B x n) (n x K) product instead of B Gram matrices.
+
+    Args:
+        x: the design (n x K, 0/1).
+        y: the targets.
+        base: the row weights of the solution linearised around.
+        weights: row weights, one row per problem (B x n).
+        total: the sum every solution must have.
+
+    Returns:
+        The approximate solutions (B x K).
     """
     n_batch, k = weights.shape[0], x.shape[1]
     if k == 1:

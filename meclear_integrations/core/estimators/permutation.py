@@ -1,4 +1,8 @@
-"""Permutation-sampled Shapley values (Eq. 11) with Hoeffding intervals (Eq. 13, 40, 42)."""
+"""Permutation-sampled Shapley values (Eq. 11) with Hoeffding intervals (Eq. 13, 40, 42).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 11, 13, 40, 42.
+"""
 
 from __future__ import annotations
 
@@ -24,14 +28,38 @@ __all__ = [
 
 
 def hoeffding_epsilon(permutations: int, k: int, delta: float = 0.05) -> float:
-    """Epsilon with Pr(max_i |psi^_i - psi~_i| >= epsilon) <= delta (Eq. 13 solved for epsilon)."""
+    """Epsilon with Pr(max_i |psi^_i - psi~_i| >= epsilon) <= delta (Eq. 13 solved for epsilon).
+
+    Args:
+        permutations: L.
+        k: the number of memories.
+        delta: the failure probability.
+
+    Returns:
+        epsilon.
+
+    Raises:
+        ConfigurationError: L or K not positive.
+    """
     if permutations < 1 or k < 1:
         raise ConfigurationError("permutations and k must be positive")
     return math.sqrt(2.0 * math.log(2.0 * k / delta) / permutations)
 
 
 def sufficient_permutations(epsilon: float, delta: float, k: int) -> int:
-    """Smallest L with L >= (2 / epsilon^2) log(2K / delta) (Eq. 40)."""
+    """Smallest L with L >= (2 / epsilon^2) log(2K / delta) (Eq. 40).
+
+    Args:
+        epsilon: the accuracy wanted.
+        delta: the failure probability.
+        k: the number of memories.
+
+    Returns:
+        L.
+
+    Raises:
+        ConfigurationError: epsilon, delta or K out of range.
+    """
     if not (epsilon > 0 and 0 < delta < 1 and k >= 1):
         raise ConfigurationError("need epsilon > 0, 0 < delta < 1 and k >= 1")
     return math.ceil(2.0 / epsilon**2 * math.log(2.0 * k / delta))
@@ -40,7 +68,19 @@ def sufficient_permutations(epsilon: float, delta: float, k: int) -> int:
 def sufficient_permutations_for_gap(
     contributions: np.ndarray | list[float], tau: float, delta: float
 ) -> int:
-    """L of Eq. 42: enough permutations that no estimate crosses -tau, gamma = min |psi + tau|."""
+    """L of Eq. 42: enough permutations that no estimate crosses -tau, gamma = min |psi + tau|.
+
+    Args:
+        contributions: psi by position.
+        tau: the harm tolerance.
+        delta: the failure probability.
+
+    Returns:
+        L.
+
+    Raises:
+        ConfigurationError: a contribution lies exactly on -tau.
+    """
     psi = np.asarray(contributions, dtype=float)
     gamma = float(np.min(np.abs(psi + tau)))
     if gamma <= 0:

@@ -334,6 +334,14 @@ def verify(
     after one that already recovers at 1.0 can never be selected (Eq. 20 breaks ties
     by the smaller index), so it gets no further trials; Eq. 20's choice is unchanged
     by any of this.
+
+    Args:
+        config: the run's settings.
+        game: the coalition table.
+        coalitions: M minus C_j for each candidate.
+
+    Returns:
+        Nothing; the steps evaluate the trials the rule asks for.
     """
     cfg = config
     if cfg.verification == "sequential":
