@@ -60,7 +60,7 @@ class WarnOnce:
     ) -> bool:
         """Log ``message`` (always, unless ``log=False``) and warn on the first ``key``.
 
-        returns True when the warning was issued now.
+        Returns True when the warning was issued now.
         """
         if log:
             logger.warning(message)

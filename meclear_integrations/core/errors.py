@@ -66,10 +66,11 @@ class ScoreOutOfRangeError(EvaluatorError, ValueError):
 
 
 class InconsistentVerdictsError(MeClearError):
-    """The judge's verdicts within one query contradict each other (e.g.
+    """The judge's verdicts within one query contradict each other.
 
-    it accepted two different answers to the same question, or repeated trials of the same
-    context keep disagreeing), so no clearance can be verified: the run abstains
+    For example it accepted two different answers to the same question, or repeated
+    trials of the same context keep disagreeing, so no clearance can be verified: the run
+    abstains
     (``status="unverified"``) and returns the context unchanged. ``reason`` names the
     inconsistency.
     """
@@ -106,9 +107,9 @@ class BudgetExceededError(MeClearError):
 
 
 class ClearanceFailedError(MeClearError):
-    """Raised by integrations that fail closed when the engine reported a failed run (e.g.
+    """Raised by integrations that fail closed when the engine reported a failed run.
 
-    a report produced by a fail-open engine run); ``failure`` describes it.
+    For example a report produced by a fail-open engine run); ``failure`` describes it.
     """
 
     def __init__(self, message: str, *, failure: object = None) -> None:

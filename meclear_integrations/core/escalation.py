@@ -50,10 +50,19 @@ EscalationSearch = Generator[Batch, None, list[list[int]]]
 def escalation_pool(
     psi: Sequence[float], pool_size: int, suspects: Sequence[int] = ()
 ) -> list[int]:
-    """``suspects`` (memories an estimator singled out as harmful by a direct test, e.g.
+    """The memories escalation searches: the suspects, then negative contributions.
 
-    the hierarchical estimator's screening), then the other positions with psi_i < 0; each
+    ``suspects`` (memories an estimator singled out as harmful by a direct test, e.g. the
+    hierarchical estimator's screening), then the other positions with psi_i < 0; each
     part most negative first (ties by position), at most ``pool_size`` in all.
+
+    Args:
+        psi: contributions by position.
+        pool_size: the most memories searched.
+        suspects: positions an estimator singled out.
+
+    Returns:
+        The pool, in priority order.
     """
     return _pool(psi, pool_size, suspects, 0.0)
 
@@ -61,7 +70,17 @@ def escalation_pool(
 def wide_pool(
     psi: Sequence[float], pool_size: int, suspects: Sequence[int], tau: float
 ) -> list[int]:
-    """As :func:`escalation_pool` with every psi_i < tau, at most ``pool_size``."""
+    """As :func:`escalation_pool` with every psi_i < tau, at most ``pool_size``.
+
+    Args:
+        psi: contributions by position.
+        pool_size: the most memories searched.
+        suspects: positions an estimator singled out.
+        tau: the harm tolerance.
+
+    Returns:
+        The pool, in priority order.
+    """
     return _pool(psi, pool_size, suspects, tau)
 
 
@@ -82,6 +101,14 @@ def escalation_candidates(
 
     The search of the module docstring: the first of ``pools`` (positions in priority
     order, each wider than the last) whose removal recovers is shrunk.
+
+    Args:
+        game: the coalition table.
+        pools: pools in priority order, each wider than the last.
+        threshold: the recovery predicate's score threshold.
+
+    Returns:
+        A generator that yields batches to evaluate and returns the candidates found.
     """
     k = game.k
 

@@ -48,7 +48,14 @@ Evaluator = Callable[[tuple[Memory, ...], int], float | Awaitable[float]]
 
 
 def is_async_evaluator(evaluate: Callable[..., Any]) -> bool:
-    """True when ``evaluate`` is a coroutine function (or an object whose ``__call__`` is)."""
+    """True when ``evaluate`` is a coroutine function (or an object whose ``__call__`` is).
+
+    Args:
+        evaluate: an evaluator.
+
+    Returns:
+        True for coroutine evaluators.
+    """
     return inspect.iscoroutinefunction(evaluate) or inspect.iscoroutinefunction(
         getattr(evaluate, "__call__", None)  # noqa: B004
     )
@@ -70,7 +77,16 @@ def _root(exc: BaseException) -> BaseException:
 
 
 def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -> FailedCoalition:
-    """The report entry of one failed evaluator call (error text redacted)."""
+    """The report entry of one failed evaluator call (error text redacted).
+
+    Args:
+        request: the failed evaluation.
+        exc: what it raised.
+        attempts: attempts made.
+
+    Returns:
+        The entry.
+    """
     root = _root(exc)
     return FailedCoalition(
         memory_ids=list(request.memory_ids),
@@ -272,6 +288,19 @@ def evaluate_sync(
     worker threads up to ``max_concurrency``. When the run has a deadline the batch always
     goes to threads (never inline), so that the caller's thread can stop waiting at the
     deadline; calls already in flight then finish in their threads, discarded.
+
+    Args:
+        game: the coalition table (filled in place).
+        coalitions: coalitions, or (coalition, trials) pairs.
+        evaluate: the evaluator.
+        max_concurrency: evaluator calls in flight at once.
+        trials: trials each coalition needs (None: T, or the pair's).
+        retrier: retries and budget of the run (None: one attempt, no budget).
+        failures: collects the calls that failed.
+
+    Raises:
+        EvaluatorError: a call failed after its retries.
+        BudgetExceededError: the run's budget ran out.
     """
     requests = game.pending(coalitions, trials)
     if not requests:
@@ -325,6 +354,19 @@ async def evaluate_async(
     cancelled and awaited before the error propagates, so no task of the batch outlives
     it; a sync call abandoned that way finishes in its daemon thread, starts no further
     model call (the run's budget is closed) and is discarded.
+
+    Args:
+        game: the coalition table (filled in place).
+        coalitions: coalitions, or (coalition, trials) pairs.
+        evaluate: the evaluator.
+        max_concurrency: evaluator calls in flight at once.
+        trials: trials each coalition needs (None: T, or the pair's).
+        retrier: retries and budget of the run (None: one attempt, no budget).
+        failures: collects the calls that failed.
+
+    Raises:
+        EvaluatorError: a call failed after its retries.
+        BudgetExceededError: the run's budget ran out.
     """
     requests = game.pending(coalitions, trials)
     if not requests:

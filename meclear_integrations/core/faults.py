@@ -60,6 +60,13 @@ def exception_chain(exc: BaseException, depth: int = 8) -> Iterator[BaseExceptio
 
     ``exc`` and the exceptions it was raised from (cause, then context), at most
     ``depth``, each once.
+
+    Args:
+        exc: an exception.
+        depth: the most links followed.
+
+    Returns:
+        ``exc``, then its causes and contexts.
     """
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -74,6 +81,12 @@ def http_status(exc: BaseException) -> int | None:
 
     The HTTP status an exception carries (``status_code``, ``status``, or its
     response's), if any.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        The status code, or None.
     """
     for holder in (exc, getattr(exc, "response", None)):
         for name in ("status_code", "status"):
@@ -105,6 +118,12 @@ def is_unreadable_reply(exc: BaseException) -> bool:
     chain sets ``unreadable_reply = True``, as the judges' ``VerdictParseError`` does): a
     sampled model's next reply may parse, so :class:`RetryPolicy.retry_unreadable` can
     retry it.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        True for an unreadable reply.
     """
     return any(getattr(link, "unreadable_reply", False) is True for link in exception_chain(exc))
 
@@ -112,8 +131,14 @@ def is_unreadable_reply(exc: BaseException) -> bool:
 def is_transient(exc: BaseException) -> bool:
     """True when retrying the call may succeed (module docstring).
 
-    the first exception in the chain that carries a decision (a known type or an HTTP
+    The first exception in the chain that carries a decision (a known type or an HTTP
     status) decides.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        True when a retry may succeed.
     """
     for link in exception_chain(exc):
         decision = _one_is_transient(link)
@@ -148,7 +173,14 @@ def _seconds(value: object) -> float | None:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asked to wait before retrying, or None (module docstring)."""
+    """Seconds the server asked to wait before retrying, or None (module docstring).
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        Seconds, or None.
+    """
     for link in exception_chain(exc):
         explicit = _seconds(getattr(link, "retry_after", None))
         if explicit is not None:
@@ -172,6 +204,12 @@ def sanitize(exc: BaseException) -> RedactedError:
     with its transient classification, retry-after, HTTP status and unreadable-reply mark;
     raise it ``from None`` where a framework records the exception (traces) so no
     unredacted chain is kept.
+
+    Args:
+        exc: an exception whose message may hold secrets.
+
+    Returns:
+        The stand-in.
     """
     if isinstance(exc, RedactedError):
         return exc
@@ -232,6 +270,12 @@ def redact_chain(exc: BaseException, *, _depth: int = 0) -> BaseException:
     The package's own errors are fixed in place; a foreign exception that needs a change
     is returned as a stand-in and the original is left untouched. A clean chain is
     returned as is, so types and causes are preserved whenever nothing leaks.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        ``exc`` itself when nothing in its chain holds a secret, else a stand-in.
     """
     cause, context = exc.__cause__, exc.__context__
     if _depth < _CHAIN_DEPTH:

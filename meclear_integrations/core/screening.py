@@ -43,9 +43,9 @@ def loo_effects(game: CoalitionGame) -> list[float]:
 
 
 def measured_loo_effects(game: CoalitionGame) -> list[float | None]:
-    """d_i (Eq.
+    """The measured leave-one-out effects d_i (Eq. 7).
 
-    7) for every memory whose leave-one-out coalition was evaluated, else None (hierarchical
+    d_i for every memory whose leave-one-out coalition was evaluated, else None (hierarchical
     attribution evaluates M minus {m_i} only for the memories it screens).
 
     Args:

@@ -71,6 +71,17 @@ def reject_unknown(
     Raise :class:`UnknownSettingError` for the first key of ``given`` (a mapping of
     keyword arguments; anything else is left to the model's own validation) that is not
     in ``valid``.
+
+    Args:
+        owner: the component's name, for the message.
+        given: the keyword arguments.
+        valid: the accepted names.
+        engine: engine settings the component does not take (the hint names
+            ``ClearanceConfig``).
+        renamed: hints for old or likely names.
+
+    Raises:
+        UnknownSettingError: a key is not a valid setting.
     """
     if not isinstance(given, Mapping):
         return
@@ -84,7 +95,14 @@ def reject_unknown(
 
 
 def accepted_names(model: Any) -> list[str]:
-    """Keyword arguments a pydantic model class accepts: its fields and their aliases."""
+    """Keyword arguments a pydantic model class accepts: its fields and their aliases.
+
+    Args:
+        model: a pydantic model class.
+
+    Returns:
+        The names.
+    """
     fields = model.model_fields
     return [*fields, *(f.alias for f in fields.values() if f.alias)]
 
@@ -95,6 +113,12 @@ def strict_init(init: F) -> F:
     Decorate a plain class's ``__init__`` so an unknown keyword raises
     :class:`UnknownSettingError` naming the closest parameter (instead of Python's bare
     ``TypeError``).
+
+    Args:
+        init: the ``__init__`` to wrap.
+
+    Returns:
+        The checked ``__init__``.
     """
     names = [p for p in inspect.signature(init).parameters if p != "self"]
 

@@ -437,9 +437,9 @@ class SequentialVerifier:
         ]
 
     def _select_index(self, evidence: Sequence[CandidateEvidence], base: CandidateEvidence) -> int:
-        """Eq.
+        """Eq. 20 on evidence: the index selected.
 
-        20 on evidence: the smallest admissible index that no admissible candidate is
+        Eq. 20 on evidence: the smallest admissible index that no admissible candidate is
         verifiably better than (its lower end above this one's upper end). With exact values
         this is min argmax of the value (the paper's choice); under noise a larger clearance
         is chosen over a smaller one only when it verifiably gains more, so a lucky trial
