@@ -151,6 +151,16 @@ class AnswerCache:
     ``deterministic=True`` keys answers by prompt alone (every trial of a prompt gets the
     first answer); otherwise by (prompt, trial), which only removes exact repeats.
     ``normalize`` maps an answer to its judge key (default: strip surrounding space).
+
+    Args:
+        deterministic: key answers by prompt alone (a temperature-0 agent).
+        normalize: an answer -> its judge key (default: ``str.strip``).
+
+    Example:
+        >>> from meclear_integrations.core import AnswerCache
+        >>> cache = AnswerCache(deterministic=True)
+        >>> cache.answer("prompt", 0, lambda: "Paris"), cache.answer("prompt", 1, lambda: "Rome")
+        ('Paris', 'Paris')
     """
 
     def __init__(

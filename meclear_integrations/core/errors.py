@@ -35,6 +35,11 @@ class EvaluatorError(MeClearError):
     """The caller's evaluator raised or misbehaved on a coalition.
 
     ``coalition`` holds the memory ids of the coalition, ``trial`` the trial index.
+
+    Args:
+        message: what failed.
+        coalition: ids of the coalition whose evaluation failed.
+        trial: the trial that failed.
     """
 
     def __init__(self, message: str, *, coalition: tuple[str, ...], trial: int) -> None:
@@ -73,6 +78,10 @@ class InconsistentVerdictsError(MeClearError):
     abstains
     (``status="unverified"``) and returns the context unchanged. ``reason`` names the
     inconsistency.
+
+    Args:
+        message: what contradicted what.
+        reason: the run's ``status_reason``.
     """
 
     def __init__(self, message: str, *, reason: str) -> None:
@@ -88,6 +97,10 @@ class TransientError(MeClearError):
     """Raise from an evaluator to mark a failure as transient (retried with backoff).
 
     ``retry_after`` (seconds), when given, is honoured as the wait before the next attempt.
+
+    Args:
+        message: what failed.
+        retry_after: seconds the server asked to wait, if it said.
     """
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
@@ -99,6 +112,10 @@ class BudgetExceededError(MeClearError):
     """The per-query budget (``max_evaluator_calls`` or ``max_wall_seconds``) ran out.
 
     ``reason`` is ``"call_budget"`` or ``"time_budget"``.
+
+    Args:
+        message: which budget ran out.
+        reason: ``"time_budget"`` or ``"call_budget"``.
     """
 
     def __init__(self, message: str, *, reason: str) -> None:
@@ -110,6 +127,10 @@ class ClearanceFailedError(MeClearError):
     """Raised by integrations that fail closed when the engine reported a failed run.
 
     For example a report produced by a fail-open engine run); ``failure`` describes it.
+
+    Args:
+        message: what failed.
+        failure: the failed run's description.
     """
 
     def __init__(self, message: str, *, failure: object = None) -> None:
@@ -123,6 +144,14 @@ class RedactedError(MeClearError):
     Stands in for an error whose message may hold secrets (see ``faults.sanitize``):
     the message is redacted, the original's class name, transient classification,
     retry-after and HTTP status are kept, and no traceback chain is attached.
+
+    Args:
+        message: ``"<Type>: <redacted message>"``.
+        original_type: the original exception's class name.
+        transient: whether retrying may heal it.
+        retry_after: seconds the server asked to wait, if any.
+        status_code: the HTTP status, if any.
+        unreadable_reply: whether it was a model reply that could not be read.
     """
 
     def __init__(

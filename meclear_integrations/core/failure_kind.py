@@ -88,6 +88,11 @@ class PermanentFailureError(MeClearError):
     says. ``kind_detail`` is a short label (``auth``, ``not_found``, ``invalid_request``,
     ``bad_endpoint``, ``user_code``), ``role`` the call that failed (agent, judge or
     evaluator) when known.
+
+    Args:
+        message: the cause and the setting to fix.
+        kind_detail: what kind of permanent failure (e.g. ``"bad_endpoint"``, ``"user_code"``).
+        role: the call that raised it (``agent``, ``judge``, ``evaluator``), if known.
     """
 
     def __init__(self, message: str, *, kind_detail: str, role: str | None) -> None:

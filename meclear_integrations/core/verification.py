@@ -199,6 +199,14 @@ class SequentialVerifier:
     Stateless: every decision is read from the game's trial scores, so the engine and any
     other caller (the benchmark's baselines) share it by evaluating what :meth:`plan`
     asks for until it asks for nothing.
+
+    Args:
+        trials: T, the trials every candidate gets first.
+        max_trials: the most trials one context gets.
+        success_threshold: the score a trial must reach to pass.
+        recovery_rate: the pass rate a candidate must verifiably reach (Eq. 19).
+        delta: the level of each one-sided Clopper-Pearson bound.
+        exit_rate: the pass rate the full context must verifiably reach for an early exit.
     """
 
     def __init__(

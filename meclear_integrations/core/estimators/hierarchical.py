@@ -104,6 +104,10 @@ class ReducedGame:
 
     The game over ``players`` (disjoint memory coalitions) read from a memory game:
     reduced coalition bit j stands for ``players[j]``.
+
+    Args:
+        game: the memory game.
+        players: disjoint memory coalitions, one per player.
     """
 
     def __init__(self, game: CoalitionGame, players: Sequence[Coalition]) -> None:
