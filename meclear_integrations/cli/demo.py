@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, get_args
 
 from ..bench.cli_args import estimator_flag
-from ..core import ClearanceConfig, ClearanceReport, EstimatorName, MeClearEngine
+from ..core import (
+    ClearanceConfig,
+    ClearanceReport,
+    ConfigurationError,
+    EstimatorName,
+    MeClearEngine,
+)
 from ..simulation import SimulatedCase, redundant_harm_example
 
 __all__ = ["register", "run_demo"]
@@ -46,7 +53,11 @@ def _handle(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {
         name: getattr(args, name) for name in ("trials", "seed") if getattr(args, name) is not None
     }
-    estimator = estimator_flag(args.estimator, args.permutations, args.preset)
+    try:
+        estimator = estimator_flag(args.estimator, args.permutations, args.preset)
+    except ConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if estimator is not None:
         overrides["estimator"] = estimator
     if args.interactions:
