@@ -67,9 +67,12 @@ def estimator_flag(
 
 
 def engine_config(args: argparse.Namespace) -> ClearanceConfig:
-    """The engine configuration from the flags: the settings tuned on the dev split
-    (:mod:`.tuned`), or ``--preset`` (``default``: the package default, ``paper``), with
-    the flags on top (the simulated evaluator runs in-process, so concurrency is 1)."""
+    """The engine configuration from the flags.
+
+    The settings tuned on the dev split (:mod:`.tuned`), or ``--preset`` (``default``: the package
+    default, ``paper``), with the flags on top (the simulated evaluator runs in-process, so
+    concurrency is 1).
+    """
     overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
     preset = getattr(args, "preset", None)
     estimator = estimator_flag(args.estimator, getattr(args, "permutations", None), preset)
@@ -78,7 +81,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     if getattr(args, "trials", None) is not None:
         overrides["trials"] = args.trials
     if preset is not None:
-        return ClearanceConfig.preset(preset, **overrides)  # type: ignore[attr-defined]
+        return ClearanceConfig.preset(preset, **overrides)
     from .tuned import tuned_engine
 
     return tuned_engine(**overrides)
@@ -87,7 +90,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
 def builtin_cases() -> list:
     """The built-in case set shipped with the package."""
     try:
-        from . import load_builtin_cases  # type: ignore[attr-defined]
+        from . import load_builtin_cases
     except ImportError:
         print("error: the built-in case set is not available; pass --cases FILE", file=sys.stderr)
         raise SystemExit(2) from None
