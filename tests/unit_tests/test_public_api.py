@@ -50,6 +50,7 @@ EXPECTED_CORE = [
     "ClearanceSearch",
     "ClearanceStatus",
     "ConfigurationError",
+    "ConfigurationTypeError",
     "DedupStats",
     "DuplicateMemoryError",
     "Estimator",
