@@ -296,9 +296,9 @@ def test_fault_records_are_dated_by_their_type() -> None:
                 continue
             assert m.metadata["date"] is not None
             if case.fault_type == "explicit_conflict" and max(gold) < sessions[-1]:
-                assert m.metadata["session"] > max(gold), (case.case_id, case.fault_type, m.metadata, gold)
+                assert m.metadata["session"] > max(gold), (case.case_id, m.metadata, gold)
                 checked["later"] += 1
             elif case.fault_type != "explicit_conflict" and min(gold) > sessions[0]:
-                assert m.metadata["session"] < min(gold), (case.case_id, case.fault_type, m.metadata, gold)
+                assert m.metadata["session"] < min(gold), (case.case_id, m.metadata, gold)
                 checked["earlier"] += 1
     assert checked["later"] and checked["earlier"]
