@@ -25,16 +25,28 @@ __all__ = ["SIMULATED", "CaseBackend", "QueryEvaluator", "SimulatedBackend"]
 class QueryEvaluator(Protocol):
     """``evaluate(coalition, trial) -> score`` of one (case, method), with its model calls."""
 
-    def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float: ...
+    def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` on trial ``trial``.
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index (seeds the sampled answer).
+
+        Returns:
+            The judge's score in [0, 1].
+        """
 
     @property
-    def model_calls(self) -> int: ...
+    def model_calls(self) -> int:
+        """Agent plus judge calls made so far (what a user pays)."""
 
     @property
-    def agent_calls(self) -> int: ...
+    def agent_calls(self) -> int:
+        """Agent calls made so far."""
 
     @property
-    def judge_calls(self) -> int: ...
+    def judge_calls(self) -> int:
+        """Judge calls made so far."""
 
 
 class CaseBackend(Protocol):
@@ -64,6 +76,15 @@ class SimulatedBackend:
     simulated = True
 
     def query(self, case: BenchCase, settings: BenchSettings) -> SimulatedQuery:
+        """A fresh simulated evaluator for one method on ``case``.
+
+        Args:
+            case: The benchmark case.
+            settings: The run's settings (world options and success signal).
+
+        Returns:
+            The case's simulated query, counting its agent and judge calls.
+        """
         return SimulatedQuery(
             case_world(case.world, settings),
             case.reference,
@@ -73,11 +94,29 @@ class SimulatedBackend:
         )
 
     def session(self, query: Any) -> AbstractContextManager[Any]:
+        """The context in which a method runs against ``query`` (nothing to set up here).
+
+        Args:
+            query: The evaluator from :meth:`query`.
+
+        Returns:
+            A context manager yielding ``query``.
+        """
         return nullcontext(query)
 
     def measure(
         self, case: BenchCase, kept: Sequence[str], settings: BenchSettings
     ) -> ContextQuality:
+        """What the context ``kept`` achieves on fresh trials (uncharged).
+
+        Args:
+            case: The benchmark case.
+            kept: The ids of the memories left in the context.
+            settings: The run's settings (``recovery_trials``).
+
+        Returns:
+            The context's accuracy and recovery on trials no method saw.
+        """
         return measure_context(
             case_world(case.world, settings),
             case.reference,

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["ClusterBootstrap", "percentile_interval"]
 
 
@@ -29,7 +31,7 @@ class ClusterBootstrap:
         seed: int = 0,
     ) -> None:
         if len(clusters) != len(queries):
-            raise ValueError("clusters and queries must have one entry per case")
+            raise ConfigurationError("clusters and queries must have one entry per case")
         self.n_cases = len(clusters)
         self.replicates = replicates
         rng = np.random.default_rng(seed)

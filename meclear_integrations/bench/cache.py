@@ -1,5 +1,4 @@
-"""An on-disk cache of model replies (embedded SQLite), so a rerun or a resumed run repeats
-no call.
+"""An on-disk cache of model replies (embedded SQLite), so a rerun or a resumed run repeats no call.
 
 A reply is keyed by the SHA-256 of the model's identity (provider, model, settings such as
 temperature; never a key or the endpoint), the kind of call (``text``, or ``json`` with
@@ -86,8 +85,12 @@ def cache_key(
 
 
 def unbind_nonce(prompt: str) -> tuple[str, str | None]:
-    """(the prompt with its verdict nonce replaced by :data:`NONCE_SLOT`, the nonce) for a
-    free-text judge prompt; (prompt, None) for any other prompt."""
+    """Split a free-text judge prompt into its nonce-free form and its verdict nonce.
+
+    Returns:
+        (the prompt with its verdict nonce replaced by :data:`NONCE_SLOT`, the nonce) for a
+        free-text judge prompt; (prompt, None) for any other prompt.
+    """
     from ..judges.protocol import read_nonce
 
     nonce = read_nonce(prompt)
@@ -172,6 +175,7 @@ class ResponseCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
 

@@ -109,6 +109,7 @@ class CaseParseResult(BaseModel):
 
     @property
     def ok(self) -> bool:
+        """True when no line of the file was rejected."""
         return not self.errors
 
 

@@ -37,9 +37,12 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
 
 
 def engine_config(args: argparse.Namespace) -> ClearanceConfig:
-    """The engine configuration from the flags: the settings tuned on the dev split
-    (:mod:`.tuned`), or ``--preset`` (``default``: the package default, ``paper``), with
-    the flags on top (the simulated evaluator runs in-process, so concurrency is 1)."""
+    """The engine configuration from the flags.
+
+    The settings tuned on the dev split (:mod:`.tuned`), or ``--preset`` (``default``: the package
+    default, ``paper``), with the flags on top (the simulated evaluator runs in-process, so
+    concurrency is 1).
+    """
     overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
     for flag in ("estimator", "permutations", "trials"):
         value = getattr(args, flag, None)
@@ -47,7 +50,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
             overrides[flag] = value
     preset = getattr(args, "preset", None)
     if preset is not None:
-        return ClearanceConfig.preset(preset, **overrides)  # type: ignore[attr-defined]
+        return ClearanceConfig.preset(preset, **overrides)
     from .tuned import tuned_engine
 
     return tuned_engine(**overrides)
@@ -56,7 +59,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
 def builtin_cases() -> list:
     """The built-in case set shipped with the package."""
     try:
-        from . import load_builtin_cases  # type: ignore[attr-defined]
+        from . import load_builtin_cases
     except ImportError:
         print("error: the built-in case set is not available; pass --cases FILE", file=sys.stderr)
         raise SystemExit(2) from None

@@ -45,6 +45,15 @@ class CountingEvaluator:
             ]
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` on trial ``trial``, once per distinct (coalition, trial).
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index.
+
+        Returns:
+            The wrapped evaluator's score (cached for a repeated request).
+        """
         key = (frozenset(m.id for m in coalition), int(trial))
         with self._lock:
             if key in self._cache:

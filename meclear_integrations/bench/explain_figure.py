@@ -18,9 +18,12 @@ def draw_decision(
     targets: Sequence[str] = (),
     title: str = "",
 ) -> Path:
-    """Left: per memory, LOO d_i (Eq. 7) beside psi_i (Eq. 3/11) with its interval; harmful
+    """Draw the explanation figure of one clearance.
+
+    Left: per memory, LOO d_i (Eq. 7) beside psi_i (Eq. 3/11) with its interval; harmful
     (psi_i < -tau) outlined red, cleared hatched, verified targets starred. Right: the nested
-    candidates (Eq. 17) with v^(M minus C_j), admissible ones green, the selected one bold."""
+    candidates (Eq. 17) with v^(M minus C_j), admissible ones green, the selected one bold.
+    """
     plt = load_pyplot()
     atts = report.attributions
     fig, (left, right) = plt.subplots(

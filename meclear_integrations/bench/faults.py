@@ -23,6 +23,7 @@ from datetime import date
 
 import numpy as np
 
+from ..core.errors import ConfigurationError
 from ..simulation.world import normalize_answer
 from .statements import AUX_VERBS, lower_first, statement
 
@@ -224,7 +225,7 @@ def fault_texts(
         return [first, second]
     if structure == "joint":
         return list(hedged)
-    raise ValueError(f"no fault records for structure {structure!r}")
+    raise ConfigurationError(f"no fault records for structure {structure!r}")
 
 
 def _tail(fault_type: str) -> str:

@@ -1,5 +1,6 @@
-"""A run's journal: every outcome written as it is computed, so a run resumes where it
-stopped and shards can be merged.
+"""A run's journal.
+
+Every outcome written as it is computed, so a run resumes where it stopped and shards can be merged.
 
 An output directory holds ``run.json`` (the manifest: what determines the outcomes, the
 full case order, the shard, the status) and ``journal.jsonl``, one line per (case, method)
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
 from .cases import BenchCase
 from .outcomes import CaseOutcome
 from .runner import CaseFailure
@@ -112,17 +114,20 @@ class RunJournal:
         """Begin (or, with ``resume``, continue) the run; returns the outcomes to reuse.
 
         Raises ValueError when there is nothing to resume or the directory holds a run with
-        another identity."""
+        another identity.
+        """
         self.dir.mkdir(parents=True, exist_ok=True)
         completed: dict[tuple[str, str], CaseOutcome] = {}
         if resume:
             if not self.manifest_path.exists():
-                raise ValueError(f"--resume: {self.dir} holds no run to resume ({MANIFEST_FILE})")
+                raise ConfigurationError(
+                    f"--resume: {self.dir} holds no run to resume ({MANIFEST_FILE})"
+                )
             old = json.loads(self.manifest_path.read_text(encoding="utf-8"))
             self.previous = old
             changed = _differences(old.get("identity", {}), manifest["identity"])
             if changed:
-                raise ValueError(
+                raise ConfigurationError(
                     f"--resume: the run in {self.dir} differs in {', '.join(changed)}; "
                     "resume it with the same cases, settings and models, or use a new --out"
                 )
@@ -142,6 +147,12 @@ class RunJournal:
             os.fsync(handle.fileno())
 
     def record_outcome(self, method: str, outcome: CaseOutcome) -> None:
+        """Append one finished (case, method) outcome to the journal.
+
+        Args:
+            method: The method's name.
+            outcome: Its scored outcome on the case.
+        """
         self._append(
             {
                 "type": "outcome",
@@ -152,6 +163,11 @@ class RunJournal:
         )
 
     def record_failure(self, failure: CaseFailure) -> None:
+        """Append one failed (case, method) to the journal.
+
+        Args:
+            failure: What failed and why.
+        """
         self._append({"type": "failure", **failure.model_dump(mode="json")})
 
     def finish(self, status: str, **extra: Any) -> None:

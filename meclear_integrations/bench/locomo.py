@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ..core.errors import ConfigurationError
 from ..simulation import Claim, EvidenceWorld
 from .cases import BenchCase, CaseMemory
 from .faults import (
@@ -216,8 +217,10 @@ class _ConversationBuilder:
         return a, b or a
 
     def background_support(self, q: LocomoQuestion, index: int) -> float | None:
-        """Weight with which bank memory ``index`` weakly supports ``q``'s answer, or None
-        (seeded per query and memory, so the memory weighs the same in every case)."""
+        """Weight with which bank memory ``index`` weakly supports ``q``'s answer, or None.
+
+        Seeded per query and memory, so the memory weighs the same in every case.
+        """
         rng = _rng(self.seed, self.cid, q.index, f"background-{index}")
         if rng.random() >= _BACKGROUND_SHARE:
             return None
@@ -378,9 +381,11 @@ class _ConversationBuilder:
         batch: int | None,
     ) -> list[_Query]:
         """The queries used: clean-correct, in question order, at most ``max_queries``.
+
         Clean cases are verified ``batch`` at a time (all at once when None); with a batch,
-        verification stops once ``max_queries`` are found and the queries not verified
-        count as beyond the maximum."""
+        verification stops once ``max_queries`` are found and the queries not verified count as
+        beyond the maximum.
+        """
         stats = funnel.per_conversation[self.cid]
         used: list[_Query] = []
         size = max(1, batch or len(pending))
@@ -451,7 +456,9 @@ def _select(
     for name in wanted:
         key = str(name).removeprefix("conv-")
         if key not in by_id:
-            raise ValueError(f"unknown LoCoMo conversation {name!r}; available: {sorted(by_id)}")
+            raise ConfigurationError(
+                f"unknown LoCoMo conversation {name!r}; available: {sorted(by_id)}"
+            )
         chosen.append(by_id[key])
     return chosen
 
@@ -484,12 +491,14 @@ def build_locomo_cases(
     path holds no LoCoMo data.
     """
     if k < 1:
-        raise ValueError("k must be at least 1")
+        raise ConfigurationError("k must be at least 1")
     unknown = sorted(set(structures) - set(_ALL_STRUCTURES))
     if unknown:
-        raise ValueError(f"unknown structures {unknown}; choose from {list(_ALL_STRUCTURES)}")
+        raise ConfigurationError(
+            f"unknown structures {unknown}; choose from {list(_ALL_STRUCTURES)}"
+        )
     if max_queries_per_conversation is not None and max_queries_per_conversation < 0:
-        raise ValueError("max_queries_per_conversation must be non-negative")
+        raise ConfigurationError("max_queries_per_conversation must be non-negative")
     chosen = _select(load_locomo(data_dir), conversations)
     funnel = _Funnel()
     funnel.counts.update(conversations=len(chosen))

@@ -109,7 +109,7 @@ def metric_value(outcomes: Sequence[CaseOutcome], metric: str) -> float | None:
 
 
 def per_case_values(outcomes: Sequence[CaseOutcome], metric: str) -> np.ndarray:
-    """num / den per case (NaN where den = 0): the case-level values behind wins and losses."""
+    """Num / den per case (NaN where den = 0): the case-level values behind wins and losses."""
     num, den = metric_arrays(outcomes, metric)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)

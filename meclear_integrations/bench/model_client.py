@@ -1,5 +1,4 @@
-"""Every model call of a real-model benchmark run: cached, budgeted, rate-limited, retried,
-counted.
+"""Every model call of a real-model benchmark run: cached, budgeted, rate-limited, retried, counted.
 
 A :class:`ModelClient` serves one role (agent, judge or rater) over the package's own
 LangChain adapter (:func:`meclear_integrations.langchain.model.as_text_model`), so the
@@ -36,7 +35,7 @@ from typing import Any
 
 from ..core.budget import RunBudget
 from ..core.config import RetryPolicy
-from ..core.errors import RedactedError
+from ..core.errors import ConfigurationError, ConfigurationTypeError, RedactedError
 from ..core.faults import http_status, sanitize
 from ..core.workers import check_call_allowed, in_worker
 from .cache import CachedReply, ResponseCache, cache_key, unbind_nonce
@@ -69,9 +68,16 @@ class CallMeter:
 
     @property
     def model_calls(self) -> int:
+        """Agent, judge and rater calls charged to this meter."""
         return self.agent_calls + self.judge_calls + self.rater_calls
 
     def charge(self, role: str, reply: CachedReply) -> None:
+        """Charge one call of ``role`` and its tokens to this meter.
+
+        Args:
+            role: ``agent``, ``judge`` or ``rater``.
+            reply: The reply, with its token counts.
+        """
         with self._lock:
             setattr(self, f"{role}_calls", getattr(self, f"{role}_calls") + 1)
             self.prompt_tokens += reply.prompt_tokens
@@ -85,8 +91,10 @@ _METER: contextvars.ContextVar[CallMeter | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
-    """Charge the model calls made inside the block (and in workers it starts) to ``meter``;
-    None charges nobody."""
+    """Charge the model calls made inside the block to ``meter``; None charges nobody.
+
+    Calls made in workers the block starts are charged too.
+    """
     token = _METER.set(meter)
     try:
         yield meter
@@ -95,6 +103,11 @@ def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
 
 
 def current_meter() -> CallMeter | None:
+    """The meter the current context charges calls to, if any.
+
+    Returns:
+        The meter set by :func:`metering`, or None.
+    """
     return _METER.get()
 
 
@@ -120,9 +133,15 @@ class CallTotals:
 
     @property
     def tokens(self) -> int:
+        """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
     def as_dict(self) -> dict[str, Any]:
+        """The totals as a JSON-ready dictionary (read under the lock).
+
+        Returns:
+            Provider calls, cache hits, tokens, failures, retries and calls per role.
+        """
         with self.lock:
             return {
                 "provider_calls": self.provider_calls,
@@ -172,8 +191,11 @@ class _Reservations:
 
 
 class CallGate:
-    """What every client of one run shares: cache, totals, limits, concurrency bound and
-    rate limiter (a langchain-core ``BaseRateLimiter``, e.g. ``InMemoryRateLimiter``)."""
+    """What every client of one run shares.
+
+    Cache, totals, limits, concurrency bound and rate limiter (a langchain-core ``BaseRateLimiter``,
+    e.g. ``InMemoryRateLimiter``).
+    """
 
     def __init__(
         self,
@@ -232,10 +254,13 @@ class ModelClient:
         structured_output: bool | None = None,
         llm: Any = None,
     ) -> None:
-        """``llm`` overrides ``spec.build()`` (tests); ``structured_output`` as in
-        :func:`~meclear_integrations.langchain.model.as_text_model` (None: when supported)."""
+        """``llm`` overrides ``spec.build()`` (tests).
+
+        ``structured_output`` as in :func:`~meclear_integrations.langchain.model.as_text_model`
+        (None: when supported).
+        """
         if role not in ("agent", "judge", "rater"):
-            raise ValueError(f"unknown role {role!r}")
+            raise ConfigurationError(f"unknown role {role!r}")
         from ..langchain.model import LangChainStructuredTextModel, as_text_model
 
         self.role = role
@@ -261,12 +286,14 @@ class ModelClient:
     def complete_json(self, prompt: str, schema: Mapping[str, Any], *, draw: int = 0) -> Any:
         """A structured reply (an object, or raw text when the model ignored the schema)."""
         if not self.structured:
-            raise TypeError(f"the {self.role} model is used without structured output")
+            raise ConfigurationTypeError(f"the {self.role} model is used without structured output")
         return self._call("json", prompt, schema, draw)
 
     def text_model(self) -> Any:
-        """This client as the judges' neutral text model (with the JSON-schema calls when
-        structured output is on)."""
+        """This client as the judges' neutral text model.
+
+        The model makes JSON-schema calls when structured output is on.
+        """
         return _StructuredFacade(self) if self.structured else _Facade(self)
 
     def _call(self, kind: str, prompt: str, schema: Mapping[str, Any] | None, draw: int) -> Any:

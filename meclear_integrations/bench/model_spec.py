@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["TEXT_READER", "ModelSpec", "is_import_path", "langchain_extra_missing"]
 
 TEXT_READER = "meclear-text-reader"
@@ -37,8 +39,11 @@ Provider = Literal["openai", "langchain", "text-reader"]
 
 
 def is_import_path(name: str) -> bool:
-    """``module.path:ClassName`` (a class name starts upper case, so Ollama-style names
-    such as ``qwen2.5:7b`` or ``mistral:latest`` stay model names)."""
+    """Whether ``name`` reads as ``module.path:ClassName``.
+
+    A class name starts upper case, so Ollama-style names such as ``qwen2.5:7b`` or
+    ``mistral:latest`` stay model names.
+    """
     return bool(_IMPORT_PATH.match(name))
 
 
@@ -77,6 +82,10 @@ class ModelSpec(BaseModel):
 
     @property
     def provider(self) -> Provider:
+        """How the model is reached: ``text-reader``, ``langchain`` or ``openai``.
+
+        ``langchain`` when the name is an import path (``module.path:ClassName``).
+        """
         if self.name == TEXT_READER:
             return "text-reader"
         return "langchain" if is_import_path(self.name) else "openai"
@@ -106,8 +115,11 @@ class ModelSpec(BaseModel):
         return self.name if temp == 0 else f"{self.name} (temperature {temp:g})"
 
     def identity(self) -> dict[str, Any]:
-        """What the model's replies depend on: the cache key's model part (no key, no
-        endpoint: the same model behind another URL shares the cache)."""
+        """What the model's replies depend on.
+
+        The cache key's model part (no key, no endpoint: the same model behind another URL shares
+        the cache).
+        """
         identity: dict[str, Any] = {"provider": self.provider, "name": self.name}
         identity["kwargs"] = _public(self.kwargs)
         if self.provider != "langchain":
@@ -136,7 +148,7 @@ class ModelSpec(BaseModel):
             raise langchain_extra_missing(exc) from exc
         key = os.environ.get(self.api_key_env)
         if not key and base_url is None:
-            raise ValueError(
+            raise ConfigurationError(
                 f"model {self.name!r}: set {self.api_key_env} (or pass a base URL of an "
                 "OpenAI-compatible server)"
             )
@@ -164,13 +176,13 @@ class ModelSpec(BaseModel):
             ) from exc
         cls = getattr(module, class_name, None)
         if cls is None:
-            raise ValueError(f"{module_name!r} has no class {class_name!r}")
+            raise ConfigurationError(f"{module_name!r} has no class {class_name!r}")
         from langchain_core.runnables import Runnable
 
         if not (isinstance(cls, type) and issubclass(cls, Runnable)):
-            raise ValueError(f"{self.name!r} is not a LangChain chat model class")
+            raise ConfigurationError(f"{self.name!r} is not a LangChain chat model class")
         try:
             return cls(**self.kwargs)
         except Exception as exc:
             shown = _public(self.kwargs)
-            raise ValueError(f"cannot build {self.name} with {shown}: {exc}") from exc
+            raise ConfigurationError(f"cannot build {self.name} with {shown}: {exc}") from exc

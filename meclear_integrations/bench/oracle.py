@@ -1,5 +1,4 @@
-"""The baselines' view of one case: v^(S) over the frozen context, under the engine's trial
-policy.
+"""The baselines' view of one case: v^(S) over the frozen context, under the engine's trial policy.
 
 Every method gets the same trial policy options as the engine (the run's
 :class:`~meclear_integrations.core.ClearanceConfig`): ablation coalitions get one trial
@@ -51,10 +50,12 @@ class CaseOracle:
 
     @property
     def k(self) -> int:
+        """The number of memories in the frozen context."""
         return len(self.context)
 
     @property
     def full(self) -> frozenset[int]:
+        """The full coalition (every position of the context)."""
         return frozenset(range(self.k))
 
     def run(self, wanted: Iterable[tuple[Coalition, int]]) -> None:
@@ -74,8 +75,10 @@ class CaseOracle:
         return self.game.scores[mask]
 
     def value(self, coalition: Iterable[int]) -> float:
-        """v^(S): the mean of the coalition's trial scores (one trial for an ablation under
-        adaptive trials, T otherwise)."""
+        """v^(S): the mean of the coalition's trial scores.
+
+        One trial for an ablation under adaptive trials, T otherwise.
+        """
         s = self.scores(coalition)
         return sum(s) / len(s)
 
@@ -101,9 +104,11 @@ class CaseOracle:
         )
 
     def verified_clearance(self, order: Sequence[int]) -> tuple[list[int], list[dict], str]:
-        """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule
-        (Eq. 18-20). Returns the cleared positions, the candidates tried and the status
-        (``complete`` or ``unverified`` when the verdicts kept disagreeing)."""
+        """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule (Eq. 18-20).
+
+        Returns the cleared positions, the candidates tried and the status (``complete`` or
+        ``unverified`` when the verdicts kept disagreeing).
+        """
         cfg = self.config
         candidates = [list(order[:j]) for j in range(len(order) + 1)]
         coalitions = [candidate_coalition(self.k, c) for c in candidates]

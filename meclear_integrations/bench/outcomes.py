@@ -6,7 +6,7 @@ verification, D = what it deleted):
 - hits: |{r_1..r_m} ∩ F| over the method's harm ranking (Eq. 47's numerator);
 - complete / exact: F ⊆ H^ / H^ = F (the paper's "Exact H = M"), on the flagged set;
 - deleted_complete / deleted_exact: the same on D;
-- extra_background: |H^ \\ F|; cleared_extra_background: |D \\ F|;
+- extra_background: |H^ minus F|; cleared_extra_background: |D minus F|;
 - recovered: every fresh trial on M minus D answers correctly (Binary Task Recovery on
   trials no method saw); expected_recovery: its exact probability;
 - verified_recovery: every trial the method itself ran on M minus D passed its judge (None
@@ -129,11 +129,12 @@ class CaseOutcome(BaseModel):
 
     @property
     def m(self) -> int:
+        """The number of verified targets, |F|."""
         return len(self.targets)
 
     @property
     def gain(self) -> float:
-        """accuracy - accuracy_none."""
+        """Accuracy - accuracy_none."""
         return self.accuracy - self.accuracy_none
 
 

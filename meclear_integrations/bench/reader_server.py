@@ -1,5 +1,6 @@
-"""The text-reading stand-in served as an OpenAI-compatible Chat Completions endpoint on
-127.0.0.1 (standard library only; offline; not a real model).
+"""The text-reading stand-in served as an OpenAI-compatible Chat Completions endpoint.
+
+It listens on 127.0.0.1 (standard library only; offline; not a real model).
 
 ``POST /v1/chat/completions`` answers with :func:`~.text_reader.reply` on the concatenated
 message contents. A request with ``response_format`` gets a judge's verdict as the JSON
@@ -60,6 +61,14 @@ class ReaderServer:
             return len(self.requests)
 
     def handle(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request body.
+
+        Args:
+            body: The JSON request body of a Chat Completions call.
+
+        Returns:
+            (HTTP status, extra headers, response body); an injected failure carries an error body.
+        """
         request = json.loads(body or b"{}")
         prompt = _prompt(request)
         with self._lock:
@@ -74,6 +83,16 @@ class ReaderServer:
         return 200, {}, json.dumps(self.completion(request, prompt, number)).encode()
 
     def completion(self, request: dict[str, Any], prompt: str, number: int) -> dict[str, Any]:
+        """The Chat Completions response for one request.
+
+        Args:
+            request: The parsed request (``response_format`` and ``tools`` select the reply form).
+            prompt: The concatenated message contents.
+            number: The request's number (its id).
+
+        Returns:
+            The response object, with a ``usage`` of about 4 characters per token.
+        """
         answer = reply(prompt)
         message: dict[str, Any] = {"role": "assistant", "content": answer.text}
         if answer.verdict is not None and "response_format" in request:
@@ -139,8 +158,10 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
 
 @contextmanager
 def serve_reader(*, fail: Fail | None = None) -> Iterator[tuple[str, ReaderServer]]:
-    """Serve the stand-in on 127.0.0.1 (a free port); yields (base URL ending in ``/v1``,
-    the server state)."""
+    """Serve the stand-in on 127.0.0.1 (a free port).
+
+    Yields (base URL ending in ``/v1``, the server state).
+    """
     state = ReaderServer(fail=fail)
     server = _http_server(state)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -157,8 +178,7 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_reader_url() -> str:
-    """The base URL of this process's stand-in server (started on first use, stopped at
-    exit)."""
+    """The base URL of this process's stand-in server (started on first use, stopped at exit)."""
     with _SHARED_LOCK:
         if "url" not in _SHARED:
             manager = serve_reader()

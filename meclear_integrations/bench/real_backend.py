@@ -53,6 +53,15 @@ class RealModelBackend:
         self.metadata_keys = tuple(metadata_keys)
 
     def query(self, case: BenchCase, settings: BenchSettings | None = None) -> RealQuery:
+        """A fresh real-model evaluator for one method on ``case``.
+
+        Args:
+            case: The benchmark case.
+            settings: Unused (the real models carry their own settings).
+
+        Returns:
+            The case's query, graded in the backend's judge mode.
+        """
         return RealQuery(
             case, self.agent, self.judge, mode=self.mode, metadata_keys=self.metadata_keys
         )
@@ -65,12 +74,30 @@ class RealModelBackend:
 
     @contextmanager
     def session(self, query: Any) -> Iterator[Any]:
+        """Charge the model calls made inside the block to ``query``'s meter.
+
+        Args:
+            query: The evaluator from :meth:`query`.
+
+        Yields:
+            ``query``.
+        """
         with metering(query.meter):
             yield query
 
     def measure(
         self, case: BenchCase, kept: Sequence[str], settings: BenchSettings
     ) -> ContextQuality:
+        """What the context ``kept`` achieves on fresh trials (uncharged).
+
+        Args:
+            case: The benchmark case.
+            kept: The ids of the memories left in the context.
+            settings: The run's settings (``recovery_trials``).
+
+        Returns:
+            The context's accuracy and recovery, judged against the gold reference.
+        """
         trials = settings.recovery_trials
         draws = 1 if self.agent.spec.deterministic else trials
         keep = set(kept)
@@ -85,8 +112,10 @@ class RealModelBackend:
 
 
 def real_verifier(backend: RealModelBackend, *, workers: int = 1) -> Verifier:
-    """The causal verification (:func:`~.verify.verify_case`) with the real agent and the
-    reference judge, ``workers`` cases at a time."""
+    """The causal verification (:func:`~.verify.verify_case`) with the real models.
+
+    The real agent and the reference judge check ``workers`` cases at a time.
+    """
 
     def one(case: BenchCase) -> Verification:
         with metering(None):

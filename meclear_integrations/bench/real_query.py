@@ -94,6 +94,15 @@ class RealQuery:
         return verdict.score
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` on trial ``trial``.
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index (seeds the sampled answer).
+
+        Returns:
+            The judge's score in [0, 1] (both calls cached).
+        """
         text = self.answer(coalition, trial)
         key = self._judge_key(text, coalition)
         score = self.cache.judge(key, lambda: self._verdict(text, coalition))
@@ -114,10 +123,12 @@ class RealQuery:
 
     @property
     def agent_calls(self) -> int:
+        """Agent calls this method made."""
         return self.meter.agent_calls
 
     @property
     def judge_calls(self) -> int:
+        """Judge calls this method made."""
         return self.meter.judge_calls
 
     @property
@@ -127,8 +138,10 @@ class RealQuery:
 
     @property
     def prompt_tokens(self) -> int:
+        """Prompt tokens this method used."""
         return self.meter.prompt_tokens
 
     @property
     def completion_tokens(self) -> int:
+        """Completion tokens this method used."""
         return self.meter.completion_tokens

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["BM25Retriever", "tokenize"]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -160,7 +162,7 @@ def _bm25_class() -> type:
         raise ImportError(
             "BM25 retrieval needs rank-bm25: pip install 'meclear-integrations[bench]'"
         ) from exc
-    return BM25Okapi  # type: ignore[no-any-return]
+    return BM25Okapi
 
 
 class BM25Retriever:
@@ -168,7 +170,7 @@ class BM25Retriever:
 
     def __init__(self, texts: Sequence[str]) -> None:
         if not texts:
-            raise ValueError("cannot index an empty memory bank")
+            raise ConfigurationError("cannot index an empty memory bank")
         self.texts = list(texts)
         # Empty token lists would break BM25's length normalisation; a placeholder keeps
         # the document (it matches nothing).

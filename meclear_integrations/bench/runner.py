@@ -185,8 +185,10 @@ def _run_one(
     on_outcome: Callable[[str, CaseOutcome], None] | None,
     on_failure: Callable[[CaseFailure], None] | None,
 ) -> None:
-    """Every method on one case, the reference first (its coalitions match the others'
-    budgets unless ``given``); outcomes already computed are reused."""
+    """Run every method on one case; outcomes already computed are reused.
+
+    The reference runs first: its coalitions match the others' budgets unless ``given``.
+    """
     matched = given
     for method in sorted(methods, key=lambda m: m is not reference):
         with state.lock:
@@ -304,8 +306,10 @@ def assemble_run(
     wall_seconds: float = 0.0,
     stopped: RunStopped | None = None,
 ) -> BenchRun:
-    """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order:
-    the cohort is the cases every method that ran finished without failing."""
+    """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order.
+
+    The cohort is the cases every method that ran finished without failing.
+    """
     not_run = dict(not_run or {})
     failed = {f.case_id for f in failures}
     ran = [name for name in methods if name not in not_run]

@@ -1,5 +1,7 @@
-"""Settings of one benchmark run (methods, engine configuration, trial policy, budgets,
-flagging rules, judge, bootstrap)."""
+"""Settings of one benchmark run.
+
+Methods, engine configuration, trial policy, budgets, flagging rules, judge, bootstrap.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Shards: split a run's cases over machines (``--shard i/n``) and merge the outputs into
-the report of one run.
+"""Shards: split a run's cases over machines and merge the outputs into one run's report.
+
+A run is split with ``--shard i/n``.
 
 A case belongs to shard ``1 + SHA-256(query id) mod n`` (every case of a query in one
 shard; deterministic whatever the case order or the machine). Each shard writes its own
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
 from .cases import BenchCase
 from .journal import JOURNAL_FILE, MANIFEST_FILE, read_journal
 from .outcomes import CaseOutcome
@@ -36,7 +38,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     except ValueError:
         index = count = 0
     if not sep or count < 1 or not 1 <= index <= count:
-        raise ValueError(f"--shard {text!r}: expected i/n with 1 <= i <= n (e.g. 2/4)")
+        raise ConfigurationError(f"--shard {text!r}: expected i/n with 1 <= i <= n (e.g. 2/4)")
     return index, count
 
 
@@ -64,7 +66,9 @@ class MergedRun:
 def _load(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_FILE
     if not path.exists():
-        raise ValueError(f"{directory}: no {MANIFEST_FILE} (not a benchmark output directory)")
+        raise ConfigurationError(
+            f"{directory}: no {MANIFEST_FILE} (not a benchmark output directory)"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -72,24 +76,28 @@ def _same(manifests: list[dict[str, Any]], dirs: Sequence[Path], key: str, what:
     first = manifests[0].get(key)
     for directory, manifest in zip(dirs[1:], manifests[1:], strict=True):
         if manifest.get(key) != first:
-            raise ValueError(f"{directory}: {what} differ from {dirs[0]}'s; not shards of one run")
+            raise ConfigurationError(
+                f"{directory}: {what} differ from {dirs[0]}'s; not shards of one run"
+            )
 
 
 def _check(manifests: list[dict[str, Any]], dirs: Sequence[Path]) -> int:
     """The shard count; ValueError unless the directories are shards 1..n of one run."""
     for key in ("settings", "models", "mode"):
         if len({json.dumps(m["identity"].get(key), sort_keys=True) for m in manifests}) > 1:
-            raise ValueError(f"the shards differ in {key}; they are not shards of one run")
+            raise ConfigurationError(f"the shards differ in {key}; they are not shards of one run")
     _same(manifests, dirs, "case_order", "the case sets")
     shards = [tuple(m.get("shard") or (1, 1)) for m in manifests]
     counts = {n for _, n in shards}
     if len(counts) != 1:
-        raise ValueError(f"the directories come from different shard counts {sorted(counts)}")
+        raise ConfigurationError(
+            f"the directories come from different shard counts {sorted(counts)}"
+        )
     count = counts.pop()
     seen = sorted(i for i, _ in shards)
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing or len(seen) != len(set(seen)):
-        raise ValueError(
+        raise ConfigurationError(
             f"expected shards 1..{count} once each; got {seen}"
             + (f" (missing {missing})" if missing else "")
         )
@@ -100,7 +108,7 @@ def merge_runs(dirs: Sequence[str | Path]) -> MergedRun:
     """Merge the output directories of shards 1..n of one run (module docstring)."""
     paths = [Path(d) for d in dirs]
     if not paths:
-        raise ValueError("merge needs at least one output directory")
+        raise ConfigurationError("merge needs at least one output directory")
     manifests = [_load(p) for p in paths]
     _check(manifests, paths)
     first = manifests[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ..core.errors import ConfigurationError
 from .cases import BenchCase
 
 __all__ = ["LOCOMO_SPLITS", "SplitName", "split_cases", "split_conversations"]
@@ -33,14 +34,16 @@ def split_conversations(split: SplitName) -> list[str] | None:
 
 
 def split_cases(cases: Sequence[BenchCase], split: SplitName) -> list[BenchCase]:
-    """The cases of LoCoMo conversations in ``split`` (cluster ``locomo-<id>``); ValueError
-    when ``split`` is not ``all`` and no case belongs to a LoCoMo conversation of it."""
+    """The cases of LoCoMo conversations in ``split`` (cluster ``locomo-<id>``).
+
+    ValueError when ``split`` is not ``all`` and no case belongs to a LoCoMo conversation of it.
+    """
     if split == "all":
         return list(cases)
     clusters = {f"locomo-{cid}" for cid in LOCOMO_SPLITS[split]}
     chosen = [c for c in cases if c.cluster in clusters]
     if not chosen:
-        raise ValueError(
+        raise ConfigurationError(
             f"no case of the {split} split (LoCoMo conversations "
             f"{', '.join(LOCOMO_SPLITS[split])}); --split applies to LoCoMo cases only"
         )

@@ -84,6 +84,7 @@ class Statement:
 
     @property
     def clause(self) -> str:
+        """The subject and predicate as one clause."""
         return f"{self.subject} {self.predicate}".strip()
 
 
@@ -109,7 +110,7 @@ def _subject_length(tokens: list[str]) -> int:
     return i
 
 
-def _lemminflect():  # type: ignore[no-untyped-def]
+def _lemminflect():
     try:
         import lemminflect
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -179,7 +180,11 @@ def parse_question(question: str) -> Statement | None:
 
 
 def _wh_subject(tokens: list[str]) -> Statement | None:
-    """ "Which song motivates Caroline" -> wh-phrase "Which song", predicate "motivates ..."."""
+    """Split a wh-subject question into its wh-phrase and predicate.
+
+    Example:
+        "Which song motivates Caroline" -> wh-phrase "Which song", predicate "motivates ...".
+    """
     if tokens[0].lower() not in {"what", "which", "who"}:
         return None
     for at in range(1, min(4, len(tokens))):

@@ -28,8 +28,10 @@ class BudgetReached(RunStopped):
 
 
 class ProviderRejected(RunStopped):
-    """The provider refused a call in a way no retry heals (bad key, unknown model,
-    permission denied): every later call would fail the same way."""
+    """The provider refused a call in a way no retry heals.
+
+    A bad key, an unknown model, a permission denied: every later call would fail the same way.
+    """
 
     fatal = True
 

@@ -38,6 +38,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import ConfigurationError
 from ..simulation import Claim, EvidenceWorld
 from .cases import BenchCase, CaseMemory
 from .locomo import STRUCTURES, _ConversationBuilder, _Funnel, _memory, _rng, _select
@@ -184,8 +185,10 @@ class _StreamBuilder:
     def order(
         self, answerable: list[LocomoQuestion], faulted: set[int]
     ) -> list[tuple[LocomoQuestion, QueryKind, str]]:
-        """The stream: LoCoMo order, each faulted question's repeat and paraphrase inserted
-        at seeded random later positions."""
+        """The stream in LoCoMo order, with the repeats and paraphrases inserted.
+
+        Each faulted question's repeat and paraphrase go to seeded random later positions.
+        """
         stream: list[tuple[LocomoQuestion, QueryKind, str]] = [
             (q, "original", q.question) for q in answerable
         ]
@@ -197,7 +200,7 @@ class _StreamBuilder:
                 text = q.question if kind == "repeat" else _paraphrase(q.question, rng)
                 start = next(i for i, (o, k, _) in enumerate(stream) if o is q and k == "original")
                 at = int(rng.integers(start + 1, len(stream) + 1))
-                stream.insert(at, (q, kind, text))  # type: ignore[arg-type]
+                stream.insert(at, (q, kind, text))
         return stream
 
     def query(
@@ -284,12 +287,14 @@ def build_streams(
     conversations: list[str] | None = None,
     max_queries_per_conversation: int | None = None,
 ) -> StreamBuild:
-    """One stream per LoCoMo conversation (module docstring); ``fault_share`` of the
-    answerable questions are fault targets."""
+    """One stream per LoCoMo conversation (module docstring).
+
+    ``fault_share`` of the answerable questions are fault targets.
+    """
     if k < 1:
-        raise ValueError("k must be at least 1")
+        raise ConfigurationError("k must be at least 1")
     if not 0.0 <= fault_share <= 1.0:
-        raise ValueError("fault_share must be in [0, 1]")
+        raise ConfigurationError("fault_share must be in [0, 1]")
     funnel: dict[str, int] = {}
     streams = []
     for conv in _select(load_locomo(data_dir), conversations):

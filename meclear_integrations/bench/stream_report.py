@@ -165,10 +165,13 @@ def _pair_block(
 def _repeat_cost(
     warm_run: ConfigRun, cold_run: ConfigRun, replicates: int, seed: int
 ) -> dict[str, Any]:
-    """Ledger-guided vs cold on the same failing queries after a verified clearance of one
-    of their faults: over those an oracle could fix (``recoverable``: the target) and over
+    """Compare ledger-guided and cold clearance on the same failing queries.
+
+    The queries failed after a verified clearance of one of their faults. The comparison runs
+    over those an oracle could fix (``recoverable``: the target) and over
     all of them (a query whose gold memory was pushed out cannot be fixed by clearing; the
-    shortcut's failed attempt then adds its T calls to the cold run)."""
+    shortcut's failed attempt then adds its T calls to the cold run).
+    """
     cold = {(x.conversation, x.position): x for x in cold_run.outcomes}
     pairs = [
         (x, cold[(x.conversation, x.position)])

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..gate import ClearanceGate
 from ..simulation import JudgeSignal, SimulatedEvaluator, SimulatedQuery
@@ -81,7 +82,7 @@ def make_trigger(spec: str, ledger: Any, *, seed: int) -> Trigger:
         return OnNegativeFeedback(ledger)
     if name == "known+feedback":
         return OnKnownHarm(ledger) | OnNegativeFeedback(ledger)
-    raise ValueError(
+    raise ConfigurationError(
         f"unknown trigger policy {spec!r}: always, judge, sample:R, every:N, feedback, "
         "known+feedback"
     )
@@ -354,7 +355,7 @@ def run_config(
 ) -> ConfigRun:
     """Run ``method`` under ``policy`` over every stream (module docstring)."""
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+        raise ConfigurationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     if method != "none":
         make_trigger(policy, None, seed=seed)  # validate the spec up front
     path: Path | None = None

@@ -144,8 +144,11 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
 
 
 def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path | None:
-    """The sweep's figure (budget: quality vs cost; permutations: metrics vs L; judges:
-    accuracy gain and harm per signal); None for ``tune``."""
+    """Write the sweep's figure; None for ``tune``.
+
+    budget: quality vs cost; permutations: metrics vs L; judges: accuracy gain and harm per
+    signal.
+    """
     if kind == "tune":
         return None
     plt = load_pyplot()

@@ -107,9 +107,11 @@ def _label(values: dict[str, Any]) -> str:
 
 
 def meclear_grid() -> list[dict[str, Any]]:
-    """MeClear's tunable settings searched on dev: the harm rule (with the estimator it
-    applies to), the harm tolerance tau, and the verification rule's recovery rate and
-    trial cap."""
+    """MeClear's tunable settings searched on dev.
+
+    The harm rule (with the estimator it applies to), the harm tolerance tau, and the verification
+    rule's recovery rate and trial cap.
+    """
     rules = [
         {"estimator": "auto", "harm_rule": "auto"},
         {"estimator": "auto", "harm_rule": "threshold"},
@@ -157,8 +159,10 @@ def tune(
     loo_tolerances: Sequence[float] = (0.0, 0.02, 0.05, 0.1),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Choose every method's tunable settings on ``cases`` (the dev split); see the module
-    docstring for the objective."""
+    """Choose every method's tunable settings on ``cases`` (the dev split).
+
+    See the module docstring for the objective.
+    """
     names = list(settings)
     say = progress or (lambda _: None)
     base = base.model_copy(update={"bootstrap_replicates": 0})
@@ -227,17 +231,24 @@ def tune(
         "loo", list(loo_tolerances), lambda v: tuned_base.model_copy(update={"loo_tolerance": v})
     )
     for name in ("contextcite", "proxyspex"):
-        baseline(name, surrogates, lambda v, n=name: tuned_base.model_copy(update={n: v}))
+        baseline(name, surrogates, _override(tuned_base, name))
     out["chosen"] = {
         name: block["rows"][block["chosen"]]["settings"] for name, block in out["methods"].items()
     }
     return out
 
 
+def _override(base: BenchSettings, field: str) -> Callable[[Any], BenchSettings]:
+    return lambda value: base.model_copy(update={field: value})
+
+
 def _baseline_method(name: str) -> BenchMethod:
-    return {"loo": LooMethod, "contextcite": ContextCiteMethod, "proxyspex": ProxySpexMethod}[
-        name
-    ]()
+    methods: dict[str, Callable[[], BenchMethod]] = {
+        "loo": LooMethod,
+        "contextcite": ContextCiteMethod,
+        "proxyspex": ProxySpexMethod,
+    }
+    return methods[name]()
 
 
 def budget_sweep(
@@ -248,10 +259,12 @@ def budget_sweep(
     surrogate_budgets: Sequence[int] = (8, 12, 16, 24, 32),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Quality versus model calls per case. MeClear: paired KernelSHAP with
-    ``coalitions_per_memory`` in ``meclear_budgets`` and exact enumeration; ContextCite and
-    ProxySPEX: ``surrogate_budgets`` distinct ablations; LOO, the oracle and no clearance:
-    one point each."""
+    """Quality versus model calls per case.
+
+    MeClear: paired KernelSHAP with ``coalitions_per_memory`` in ``meclear_budgets`` and exact
+    enumeration; ContextCite and ProxySPEX: ``surrogate_budgets`` distinct ablations; LOO, the
+    oracle and no clearance: one point each.
+    """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": 0, "match_budget": False})
     curves: dict[str, list[dict[str, Any]]] = {}
@@ -294,8 +307,11 @@ def permutation_sweep(
     permutations: Sequence[int] = (4, 8, 16),
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The paper's configuration (``ClearanceConfig.paper()``) at each L, and the default
-    configuration's permutation estimator at the same L (the paper's Fig. 9)."""
+    """Metrics against the number of permutations L (the paper's Fig. 9).
+
+    The paper's configuration (``ClearanceConfig.paper()``) at each L, and the default
+    configuration's permutation estimator at the same L.
+    """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": min(base.bootstrap_replicates, 500)})
     rows = []
@@ -304,7 +320,7 @@ def permutation_sweep(
             extra: dict[str, Any] = {"permutations": count, "seed": base.engine.seed}
             if preset == "default":
                 extra["estimator"] = "permutation"
-            config = ClearanceConfig.preset(preset, **extra)  # type: ignore[arg-type]
+            config = ClearanceConfig.preset(preset, **extra)
             results, _ = _run(cases, settings, [MeClearMethod(config, name="meclear")])
             rows.append({"preset": preset, "permutations": count, **_summary(results, "meclear")})
             say(f"{preset} L={count}: recall {100 * (rows[-1]['recall_at_m'] or 0):.1f}")

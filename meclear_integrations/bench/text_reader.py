@@ -208,9 +208,11 @@ def _plain(word: str) -> bool:
 
 
 def _from_template(words: list[str], question: str) -> list[str]:
-    """The words in the blank of the question's declarative form, when the statement
-    follows it: before its (last) right context back to a clause boundary, or after its
-    left context up to a clause boundary or a comma."""
+    """The words in the blank of the question's declarative form, when the statement follows it.
+
+    Before its (last) right context back to a clause boundary, or after its left context up to a
+    clause boundary or a comma.
+    """
     left, right = _template(question)
     content = sum(1 for w in right if not _forms(w) & _STOP)
     if content >= 2 and (at := _find_last(words, right)) > 0:

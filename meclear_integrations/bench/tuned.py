@@ -42,4 +42,4 @@ TUNED_PROXYSPEX: dict[str, Any] = {"tolerance": 0.1, "alpha": 0.001, "flag_rule"
 
 def tuned_engine(**overrides: object) -> ClearanceConfig:
     """The engine configuration of the benchmark's ``meclear`` method."""
-    return ClearanceConfig(**{**TUNED_MECLEAR, **overrides})  # type: ignore[arg-type]
+    return ClearanceConfig(**{**TUNED_MECLEAR, **overrides})

@@ -1,5 +1,7 @@
-"""Causal verification of a case (the paper's Appendix D protocol), on its own evaluator
-(the simulated world's) or on any evaluator given (real models).
+"""Causal verification of a case (the paper's Appendix D protocol).
+
+A case is verified on its own evaluator (the simulated world's) or on any evaluator given
+(real models).
 
 With ``G`` the context without the targets and two trials per coalition:
 
@@ -59,8 +61,11 @@ def verify_case(
     trials: int = VERIFY_TRIALS,
     evaluate: Callable[[tuple[Memory, ...], int], float] | None = None,
 ) -> Verification:
-    """Check that ``case`` shows the causal signature of its ``structure``, scored by
-    ``evaluate`` (default: the case's simulated world with the exact-match judge)."""
+    """Check that ``case`` shows the causal signature of its ``structure``.
+
+    Coalitions are scored by ``evaluate`` (default: the case's simulated world with the
+    exact-match judge).
+    """
     evaluate = evaluate if evaluate is not None else case.evaluator()
     context = case.context()
 

@@ -24,6 +24,11 @@ COMMANDS: list[str] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``meclear`` argument parser with every subcommand registered.
+
+    Returns:
+        The parser; each subcommand sets ``handler`` on the parsed namespace.
+    """
     parser = argparse.ArgumentParser(
         prog="meclear",
         description=(
@@ -38,6 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``meclear`` command line.
+
+    Args:
+        argv: The arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: the subcommand's (0 when it returns None); 0 with no command (the
+        help is printed).
+
+    Example:
+        >>> from meclear_integrations.cli import main
+        >>> main(["demo"])  # doctest: +SKIP
+        0
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

@@ -1,3 +1,5 @@
+"""``python -m meclear_integrations.cli``: the ``meclear`` command."""
+
 import sys
 
 from . import main

@@ -16,7 +16,12 @@ from ._openai import chat_openai
 __all__ = ["register", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear admission-bench`` subcommand (ConMem's gate against the baselines).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "admission-bench",
         help="ConMem admission gate vs A-MAC / A-MEM / MemoryBank on labelled cases",
@@ -88,7 +93,7 @@ def run(args: argparse.Namespace) -> AdmissionBenchResult:
     result = run_admission_bench(
         parsed.cases,
         model,
-        methods=methods,  # type: ignore[arg-type]
+        methods=methods,
         config=AdmissionConfig(seed=args.seed, max_concurrency=args.max_concurrency),
         max_concurrent_cases=args.concurrent_cases,
         model_name=name,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
+from ..core.errors import ConfigurationError
 
 __all__ = ["SETTINGS", "register", "run_bench"]
 
@@ -31,7 +32,12 @@ SETTINGS: dict[str, dict[str, Any]] = {
 """The two standard settings: world temperature and judge signal."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear bench`` subcommand (MeClear against the attribution baselines).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "bench",
         help="benchmark MeClear against LOO, ContextCite, ProxySPEX, ... (simulated world "
@@ -162,8 +168,10 @@ def _command(args: argparse.Namespace) -> str:
 def _load(
     args: argparse.Namespace, real: Any = None
 ) -> tuple[list, list[dict], dict[str, Any], str, bool]:
-    """(cases, skipped lines, funnel, source label, built here); ``real`` (a
-    :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models."""
+    """(cases, skipped lines, funnel, source label, built here).
+
+    ``real`` (a :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models.
+    """
     if args.cases is not None:
         from ..bench import load_cases
         from ..bench.split import split_cases
@@ -175,13 +183,13 @@ def _load(
         cases = split_cases(parsed.cases, args.split)
         return cases, skipped, {}, str(args.cases), False
     if args.locomo is not None:
-        from ..bench import build_locomo_cases  # type: ignore[attr-defined]
+        from ..bench import build_locomo_cases
         from ..bench.split import split_conversations
 
         conversations = args.conversations.split(",") if args.conversations else None
         if args.split != "all":
             if conversations is not None:
-                raise ValueError("give --split or --conversations, not both")
+                raise ConfigurationError("give --split or --conversations, not both")
             conversations = split_conversations(args.split)
         verification: dict[str, Any] = {}
         if real is not None:
@@ -265,13 +273,15 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     from .bench_real import real_mode, real_session
 
     if args.out is None:
-        raise ValueError("--out DIR is required")
+        raise ConfigurationError("--out DIR is required")
     if args.dry_run:
         from .bench_dry_run import dry_run
 
         return dry_run(args)
     if (args.reverify or args.build_only) and not real_mode(args):
-        raise ValueError("--reverify and --build-only verify with real models: add --agent-model")
+        raise ConfigurationError(
+            "--reverify and --build-only verify with real models: add --agent-model"
+        )
     real = None
     if real_mode(args):
         real = real_session(args, seed=args.seed, methods=_method_specs(args))
@@ -299,8 +309,8 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     if not cases:
         raise SystemExit("error: no valid cases to run")
     if args.build_only:
-        written = write_build(Path(args.out), cases, funnel, source)
-        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, written))}")
+        files = write_build(Path(args.out), cases, funnel, source)
+        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, files))}")
         return {"cases": len(cases), "funnel": funnel}
     settings = _settings(args, real is not None)
     run_cases = select_shard(cases, *shard) if shard else cases
@@ -420,7 +430,7 @@ def _handle(args: argparse.Namespace) -> int:
             from .bench_stream import run_stream_bench
 
             if args.out is None:
-                raise ValueError("--out DIR is required")
+                raise ConfigurationError("--out DIR is required")
             run_stream_bench(args)
             return 0
         results = run_bench(args)

@@ -1,5 +1,6 @@
-"""``meclear bench ... --dry-run``: the calls and tokens a real-model run would cost, before
-spending any.
+"""``meclear bench ... --dry-run``: what a real-model run would cost, before spending any.
+
+It estimates the calls and tokens.
 
 The dry run replaces every model by the offline text-reading stand-in
 (:mod:`meclear_integrations.bench.text_reader`, served on 127.0.0.1, in-memory cache), runs
@@ -19,6 +20,8 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+from ..core.errors import ConfigurationError
 
 __all__ = ["dry_run"]
 
@@ -75,15 +78,17 @@ def _tokens(outcome: Any) -> int:
 
 
 def dry_run(args: argparse.Namespace) -> dict[str, Any]:
-    """Estimate the run's calls and tokens (module docstring); prints and writes
-    ``dry_run.json`` into ``--out``."""
+    """Estimate the run's calls and tokens (module docstring).
+
+    Prints and writes ``dry_run.json`` into ``--out``.
+    """
     from ..bench.runner import run_benchmark
     from ..bench.shards import parse_shard, select_shard
     from .bench import _load, _method_specs, _settings
     from .bench_real import real_mode, real_session
 
     if not real_mode(args):
-        raise ValueError("--dry-run estimates a real-model run: add --agent-model")
+        raise ConfigurationError("--dry-run estimates a real-model run: add --agent-model")
     session = real_session(args, seed=args.seed, stand_in=True, methods=_method_specs(args))
     try:
         cases, _, funnel, source, built = _load(args)  # simulated build: counts only

@@ -1,5 +1,7 @@
-"""The long-run parts of ``meclear bench``: manifest, progress bar, labelled results,
-re-verification and build-only output."""
+"""The long-run parts of ``meclear bench``.
+
+Manifest, progress bar, labelled results, re-verification and build-only output.
+"""
 
 from __future__ import annotations
 
@@ -128,6 +130,11 @@ class ProgressBar:
             self.bar = tqdm(total=total, desc="bench", unit="case")
 
     def update(self, n: int = 1) -> None:
+        """Advance the bar by ``n`` cases and refresh the calls, cache hits and tokens.
+
+        Args:
+            n: The number of cases just finished.
+        """
         if self.bar is None:
             return
         if self.gate is not None:
@@ -141,13 +148,16 @@ class ProgressBar:
         self.bar.update(n)
 
     def close(self) -> None:
+        """Close the bar (when one is shown)."""
         if self.bar is not None:
             self.bar.close()
 
 
 def reverify(cases: list[Any], verifier: Any, label: str) -> tuple[list[Any], dict[str, Any]]:
-    """The cases that show their structure's signature under the run's models, and a
-    funnel of the others."""
+    """Re-verify ``cases`` under the run's models.
+
+    Returns the cases that show their structure's signature, and a funnel of the others.
+    """
     verdicts = verifier(cases)
     kept = [c for c, v in zip(cases, verdicts, strict=True) if v.ok]
     dropped: dict[str, dict[str, int]] = {}

@@ -1,5 +1,8 @@
-"""``meclear bench merge DIR... --out OUT``: one report from the output directories of the
-shards of a run (``--shard i/n``), equal to the report of a single run."""
+"""``meclear bench merge DIR... --out OUT``: one report from the shards of a run.
+
+The output directories of the shards (``--shard i/n``) give a report equal to that of a
+single run.
+"""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from ..bench.real_query import JudgeMode
 
@@ -99,6 +101,14 @@ def add_real_flags(p: argparse.ArgumentParser) -> None:
 
 
 def real_mode(args: argparse.Namespace) -> bool:
+    """Whether the parsed flags ask for a real-model run (``--agent-model`` given).
+
+    Args:
+        args: The parsed ``meclear bench`` flags.
+
+    Returns:
+        True for a real-model run, False for the simulated world.
+    """
     return bool(getattr(args, "agent_model", None))
 
 
@@ -108,9 +118,9 @@ def _kwargs(text: str | None, flag: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{flag}: not JSON ({exc.msg})") from None
+        raise ConfigurationError(f"{flag}: not JSON ({exc.msg})") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{flag}: expected a JSON object")
+        raise ConfigurationError(f"{flag}: expected a JSON object")
     return value
 
 
@@ -133,22 +143,46 @@ class RealSession:
         }
 
     def labels(self) -> dict[str, str]:
+        """Role -> model label (for progress and verification messages).
+
+        Returns:
+            The label of each role's model.
+        """
         return {role: spec.label for role, spec in self.specs.items()}
 
     def verifier(self, workers: int) -> Any:
+        """The causal verifier of LoCoMo cases under the real models.
+
+        Args:
+            workers: The number of cases verified at a time.
+
+        Returns:
+            A verifier for :func:`~meclear_integrations.bench.locomo.build_locomo_cases`.
+        """
         from ..bench.real_backend import real_verifier
 
         return real_verifier(self.backend, workers=workers)
 
     def rater(self) -> Any:
+        """The rater of the ``llm-direct`` baseline, over the rater model.
+
+        Returns:
+            A rater that asks the rater model for one score per memory.
+        """
         from ..bench.methods import prompt_rater
 
         return prompt_rater(self.clients["rater"].complete)
 
     def mode_identity(self) -> dict[str, Any]:
+        """The judge mode and metadata keys, recorded in the manifest.
+
+        Returns:
+            ``{"judge": mode, "memory_metadata": [keys]}``.
+        """
         return {"judge": self.mode, "memory_metadata": list(self.metadata_keys)}
 
     def close(self) -> None:
+        """Close the response cache."""
         self.gate.cache.close()
 
 
@@ -192,13 +226,13 @@ def _specs(args: argparse.Namespace, seed: int) -> dict[str, Any]:
 def _check_simulated_flags(args: argparse.Namespace) -> JudgeMode:
     """The judge mode of a real run; ValueError for the simulation's own flags."""
     if getattr(args, "setting", None) or getattr(args, "temperature", None) is not None:
-        raise ValueError(
+        raise ConfigurationError(
             "--setting and --temperature shape the simulated world; with --agent-model use "
             "--agent-temperature"
         )
     mode: JudgeMode = args.judge or "reference"
     if mode not in JUDGE_MODES:
-        raise ValueError(
+        raise ConfigurationError(
             f"--judge {mode!r}: with real models the judge is one of {', '.join(JUDGE_MODES)} "
             "(simulated judges such as full:Q or noisy:E need the simulated world)"
         )
@@ -212,8 +246,11 @@ def real_session(
     stand_in: bool = False,
     methods: tuple[str, ...] = (),
 ) -> RealSession:
-    """The run's models behind one gate. ``stand_in`` replaces every model by the offline
-    text-reading stand-in with an in-memory cache and no limits (the dry run)."""
+    """The run's models behind one gate.
+
+    ``stand_in`` replaces every model by the offline text-reading stand-in with an in-memory cache
+    and no limits (the dry run).
+    """
     from ..bench.model_spec import langchain_extra_missing
 
     try:
@@ -235,7 +272,7 @@ def real_session(
             for role, spec in specs.items()
         }
     if args.concurrency < 1:
-        raise ValueError("--concurrency must be at least 1")
+        raise ConfigurationError("--concurrency must be at least 1")
     if stand_in or args.no_cache:
         cache = ResponseCache()
     else:
@@ -243,13 +280,13 @@ def real_session(
     limiter = None
     if args.rps is not None and not stand_in:
         if args.rps <= 0:
-            raise ValueError("--rps must be positive")
+            raise ConfigurationError("--rps must be positive")
         limiter = InMemoryRateLimiter(
             requests_per_second=args.rps, check_every_n_seconds=0.01, max_bucket_size=1
         )
     limits = CallLimits() if stand_in else CallLimits(args.max_calls, args.max_tokens)
     if not 1 <= args.retries <= 20:
-        raise ValueError("--retries must be between 1 and 20")
+        raise ConfigurationError("--retries must be between 1 and 20")
     gate = CallGate(
         cache,
         limits=limits,

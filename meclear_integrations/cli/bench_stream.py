@@ -13,6 +13,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["DEFAULT_POLICIES", "add_stream_flags", "run_stream_bench"]
 
 DEFAULT_METHODS = "none,meclear,meclear+ledger"
@@ -20,6 +22,11 @@ DEFAULT_POLICIES = "always,judge,sample:0.3,every:4,feedback,known+feedback"
 
 
 def add_stream_flags(p: argparse.ArgumentParser) -> None:
+    """Add the ``--stream`` benchmark's flags to the ``meclear bench`` parser.
+
+    Args:
+        p: The ``meclear bench`` parser.
+    """
     group = p.add_argument_group("stream benchmark (--stream)")
     group.add_argument(
         "--stream",
@@ -74,7 +81,7 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
     from ..bench.stream_run import run_config
 
     if args.locomo is None:
-        raise ValueError("--stream needs --locomo DIR (the LoCoMo conversations)")
+        raise ConfigurationError("--stream needs --locomo DIR (the LoCoMo conversations)")
     methods = args.methods or DEFAULT_METHODS
     method_list = [m.strip() for m in methods.split(",") if m.strip()]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]

@@ -1,5 +1,6 @@
-"""``meclear bench-sweep KIND``: dev tuning, quality-versus-cost curve, L sensitivity,
-judge signals (SIMULATED figures, written to ``--out``).
+"""``meclear bench-sweep KIND``: dev tuning, cost curve, L sensitivity, judge signals.
+
+SIMULATED figures, written to ``--out``.
 
 - ``tune``: every method's tunable settings chosen on the dev split (both standard
   settings), written to ``tuning.json`` / ``tuning.md``;
@@ -27,7 +28,12 @@ __all__ = ["register", "run_sweep"]
 KINDS = ("tune", "budget", "permutations", "judges")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear bench-sweep`` subcommand (dev tuning and the SIMULATED sweeps).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "bench-sweep",
         help="benchmark sweeps: dev tuning, quality vs cost, L sensitivity, judge signals",

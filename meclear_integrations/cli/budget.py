@@ -29,7 +29,12 @@ from ..simulation import EvidenceWorld, exact_match_score
 __all__ = ["LatencyModel", "measure_latency", "measure_overhead", "register"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear budget`` subcommand (latency and engine overhead of one clearance).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "budget",
         help="latency and engine-overhead budget of one clearance (simulated)",
@@ -78,6 +83,7 @@ class LatencyModel:
         self.calls = 0
 
     async def call(self) -> None:
+        """Make one model call: wait ``delay`` seconds under the concurrency cap."""
         async with self.semaphore:
             self.calls += 1
             await asyncio.sleep(self.delay)

@@ -87,10 +87,12 @@ class ScaleRow:
 
     @property
     def recovery(self) -> float:
+        """The share of games whose answer the clearance recovered."""
         return self.recovered / self.games if self.games else 0.0
 
     @property
     def mean_calls(self) -> float:
+        """The mean number of evaluator calls per game."""
         return statistics.fmean(self.calls) if self.calls else 0.0
 
     def overhead(self, delay: float) -> float:
@@ -101,9 +103,11 @@ class ScaleRow:
 
 
 class _CountingModel:
-    """Agent and judge calls of one query, with optional latency and a concurrency cap;
-    ``busy`` is the CPU time spent inside the evaluator (simulated answers, verdicts and
-    their cache: the caller's side, not the engine's)."""
+    """Agent and judge calls of one query, with optional latency and a concurrency cap.
+
+    ``busy`` is the CPU time spent inside the evaluator (simulated answers, verdicts and their
+    cache: the caller's side, not the engine's).
+    """
 
     def __init__(self, delay: float, semaphore: asyncio.Semaphore | None) -> None:
         self.delay = delay
@@ -143,9 +147,11 @@ def _evaluator(case: SimulatedCase, model: _CountingModel) -> Any:
 
 
 async def _zero_latency(case: SimulatedCase, config: ClearanceConfig) -> tuple[Any, int, float]:
-    """(report, model calls, engine seconds) with every model call instant: the CPU time
-    of the run's thread (the async path runs on one thread; time other processes take
-    from it is not counted) minus the CPU time spent inside the evaluator."""
+    """(report, model calls, engine seconds) with every model call instant.
+
+    The CPU time of the run's thread (the async path runs on one thread; time other processes take
+    from it is not counted) minus the CPU time spent inside the evaluator.
+    """
     model = _CountingModel(0.0, None)
     evaluate = _evaluator(case, model)
     start = time.thread_time()

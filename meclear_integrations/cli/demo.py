@@ -11,7 +11,12 @@ from ..simulation import SimulatedCase, redundant_harm_example
 __all__ = ["register", "run_demo"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear demo`` subcommand (the paper's redundant-harm example).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "demo",
         help="run the redundant-harm example (John in Italy) on the simulated world",
@@ -37,6 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run_demo(config: ClearanceConfig) -> tuple[SimulatedCase, ClearanceReport]:
+    """Run the engine on the paper's redundant-harm example (John in Italy).
+
+    Args:
+        config: The engine configuration.
+
+    Returns:
+        The simulated case and the clearance report.
+    """
     case = redundant_harm_example()
     return case, MeClearEngine(config).clear(case.memories, case.evaluator())
 

@@ -11,7 +11,12 @@ from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
 __all__ = ["register", "run_explain"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear explain`` subcommand (the figure of one case's decision).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "explain",
         help="draw one benchmark case's decision (LOO vs Shapley, candidates)",
@@ -30,6 +35,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run_explain(args: argparse.Namespace) -> Path:
+    """Run the engine on one benchmark case and draw its decision.
+
+    Args:
+        args: The parsed ``meclear explain`` flags.
+
+    Returns:
+        The path of the written figure.
+
+    Raises:
+        KeyError: No case has the id ``--case-id``.
+    """
     from ..bench import load_cases
     from ..bench.counting import CountingEvaluator
     from ..bench.explain_figure import draw_decision

@@ -13,10 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["register"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear ledger`` subcommand (review, show, restore, feedback).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "ledger",
         help="review, show, restore and give feedback on the harm ledger",
@@ -95,7 +102,9 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
     if not create and url.startswith("sqlite:///") and url != "sqlite:///:memory:":
         path = Path(url.removeprefix("sqlite:///"))
         if not path.exists():
-            raise ValueError(f"no ledger at {path} (pass --ledger or set MECLEAR_LEDGER_URL)")
+            raise ConfigurationError(
+                f"no ledger at {path} (pass --ledger or set MECLEAR_LEDGER_URL)"
+            )
     return HarmLedger(url, namespace=args.namespace, create=create)
 
 

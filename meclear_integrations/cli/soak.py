@@ -25,6 +25,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..core.errors import ConfigurationError
+
 __all__ = ["SoakResult", "register", "run_soak"]
 
 
@@ -58,7 +60,12 @@ class SoakResult:
     """Types of the errors surfaced."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear soak`` subcommand (concurrent queries with injected model faults).
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
     p = sub.add_parser(
         "soak",
         help="concurrent queries through ClearingRetriever with injected model faults",
@@ -117,9 +124,11 @@ def run_soak(
     query: all its model calls fault, so it must fail open.
     """
     if queries < 1 or concurrency < 1 or not 0.0 <= fault_rate <= 1.0 or seconds <= 0:
-        raise ValueError("need queries >= 1, concurrency >= 1, 0 <= fault_rate <= 1, seconds > 0")
+        raise ConfigurationError(
+            "need queries >= 1, concurrency >= 1, 0 <= fault_rate <= 1, seconds > 0"
+        )
     if not 0.0 <= outage_share <= 1.0:
-        raise ValueError("need 0 <= outage_share <= 1")
+        raise ConfigurationError("need 0 <= outage_share <= 1")
     return asyncio.run(
         _soak(queries, concurrency, fault_rate, seconds, query_seconds, outage_share, seed)
     )

@@ -6,6 +6,7 @@ __all__ = [
     "BudgetExceededError",
     "ClearanceFailedError",
     "ConfigurationError",
+    "ConfigurationTypeError",
     "DuplicateMemoryError",
     "EstimatorError",
     "EvaluatorError",
@@ -25,6 +26,10 @@ class MeClearError(Exception):
 
 class ConfigurationError(MeClearError, ValueError):
     """A configuration value or an input is not usable."""
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """A setting or an input has the wrong type (also a ``TypeError``)."""
 
 
 class DuplicateMemoryError(MeClearError, ValueError):

@@ -45,8 +45,10 @@ _WRITE = "meclear_write"
 
 
 def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
-    """The SQLAlchemy URL for ``target``: a URL, a path (SQLite) or None (the environment
-    variable :data:`LEDGER_URL_ENV`, else :data:`DEFAULT_LEDGER_URL`)."""
+    """The SQLAlchemy URL for ``target``: a URL, a path (SQLite) or None.
+
+    None reads the environment variable :data:`LEDGER_URL_ENV`, else :data:`DEFAULT_LEDGER_URL`.
+    """
     if target is None:
         target = os.environ.get(LEDGER_URL_ENV) or DEFAULT_LEDGER_URL
     if isinstance(target, os.PathLike) or "://" not in str(target):
@@ -128,8 +130,10 @@ def read_transaction(engine: Engine) -> Iterator[Connection]:
 
 
 def lock_for_migration(connection: Connection) -> None:
-    """Serialize schema migrations across processes and replicas (inside a write
-    transaction): PostgreSQL takes a transaction-scoped advisory lock; SQLite already holds
-    the write lock (``BEGIN IMMEDIATE``)."""
+    """Serialize schema migrations across processes and replicas (inside a write transaction).
+
+    PostgreSQL takes a transaction-scoped advisory lock; SQLite already holds the write lock
+    (``BEGIN IMMEDIATE``).
+    """
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(7263401180093321)"))

@@ -68,9 +68,11 @@ class HarmFacts:
 def split_members(
     cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
 ) -> tuple[set[str], set[str]]:
-    """(proven, put back and recovered): members x of ``cleared`` for which one of the
-    run's ``candidates`` ((memory ids, recovered) pairs) cleared exactly the others, and
-    whether that candidate verifiably recovered."""
+    """(proven, put back and recovered).
+
+    Members x of ``cleared`` for which one of the run's ``candidates`` ((memory ids, recovered)
+    pairs) cleared exactly the others, and whether that candidate verifiably recovered.
+    """
     removed = set(cleared)
     verdicts = {frozenset(ids): recovered for ids, recovered in candidates}
     proven, recovered = set(), set()
@@ -109,8 +111,11 @@ def load_harm_facts(
     ids: Sequence[str] | None,
     restored: dict[str, datetime],
 ) -> dict[Key, HarmFacts]:
-    """:class:`HarmFacts` of ``ids`` (None: every memory) from verified runs recorded
-    after each memory's last restore (``restored``: memory id -> time)."""
+    """:class:`HarmFacts` of ``ids`` (None: every memory) from verified runs.
+
+    Only runs recorded after each memory's last restore count (``restored``: memory id ->
+    time).
+    """
     r, m, c = t.runs, t.run_memories, t.candidates
     cleared_rows = (
         select(m.c.run_pk, m.c.memory_id, m.c.content_hash, r.c.created_at, r.c.mode)
@@ -125,7 +130,7 @@ def load_harm_facts(
     )
     rows: list[tuple[int, str, str, datetime, str]] = []
     if ids is None:
-        rows = [tuple(x) for x in conn.execute(cleared_rows)]  # type: ignore[misc]
+        rows = [tuple(x) for x in conn.execute(cleared_rows)]
     else:
         other = m.alias("named")
         for chunk in _chunks(list(ids)):
@@ -135,7 +140,7 @@ def load_harm_facts(
                 other.c.cleared.is_(True),
             )
             selected = conn.execute(cleared_rows.where(m.c.run_pk.in_(runs_clearing)))
-            rows += [tuple(x) for x in selected]  # type: ignore[misc]
+            rows += [tuple(x) for x in selected]
     members: dict[int, set[str]] = {}
     for run_pk, memory_id, *_ in rows:
         members.setdefault(run_pk, set()).add(memory_id)

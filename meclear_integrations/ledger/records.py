@@ -134,10 +134,12 @@ class RunRecord(BaseModel):
 
     @property
     def cleared_ids(self) -> list[str]:
+        """Ids of the memories this run cleared, in retrieval order."""
         return [m.memory_id for m in self.memories if m.cleared]
 
     @property
     def memory_ids(self) -> list[str]:
+        """Ids of every memory in the run's context, in retrieval order."""
         return [m.memory_id for m in self.memories]
 
 
@@ -165,8 +167,11 @@ class FeedbackRecord(BaseModel):
 
 
 class MemoryEvent(BaseModel):
-    """A restore: the memory must not be cleared by ledger shortcuts nor proposed by review
-    until new verified evidence."""
+    """A restore of a memory that was wrongly suppressed.
+
+    The memory must not be cleared by ledger shortcuts nor proposed by review until new
+    verified evidence.
+    """
 
     model_config = _FROZEN
 

@@ -180,8 +180,10 @@ async def areplay_feedback(
     config: ClearanceConfig | None = None,
     **record_kwargs: object,
 ) -> ReplayResult:
-    """:func:`replay_feedback` with the engine on the event loop (an async evaluator runs
-    natively) and the database work in worker threads."""
+    """:func:`replay_feedback` with the engine on the event loop.
+
+    An async evaluator runs natively; the database work runs in worker threads.
+    """
     record, original, text, memories, source = await asyncio.to_thread(
         _prepare, ledger, feedback, query, resolve
     )
@@ -200,8 +202,10 @@ def replay_pending(
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
 ) -> list[ReplayResult | ReplayError]:
-    """Replay every pending negative feedback (``HarmLedger.pending_replays``); a feedback
-    that cannot be replayed is returned as its :class:`ReplayError`, the others go on."""
+    """Replay every pending negative feedback (``HarmLedger.pending_replays``).
+
+    A feedback that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
+    """
     results: list[ReplayResult | ReplayError] = []
     for record in ledger.pending_replays():
         try:

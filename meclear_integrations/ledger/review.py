@@ -31,6 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.errors import ConfigurationError
+
 __all__ = [
     "QueryEvidence",
     "ReviewProposal",
@@ -46,7 +48,7 @@ def wilson_lower_bound(successes: int, trials: int, confidence: float = 0.95) ->
     if trials <= 0:
         return 0.0
     if not 0.0 < confidence < 1.0:
-        raise ValueError("confidence must be in (0, 1)")
+        raise ConfigurationError("confidence must be in (0, 1)")
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     p = successes / trials
     denominator = 1 + z * z / trials
@@ -73,6 +75,7 @@ class QueryEvidence(BaseModel):
 
     @property
     def verdict(self) -> str:
+        """``harmful``, ``beneficial`` or ``neutral``: the later of the two findings wins."""
         if self.harmful_at is not None and (
             self.beneficial_at is None or self.harmful_at >= self.beneficial_at
         ):
@@ -120,7 +123,7 @@ def rank_proposals(
 ) -> list[ReviewProposal]:
     """Aggregate per-query evidence into ranked proposals (module docstring)."""
     if min_queries < 1:
-        raise ValueError("min_queries must be at least 1")
+        raise ConfigurationError("min_queries must be at least 1")
     groups: dict[tuple[str, str], list[QueryEvidence]] = {}
     for item in evidence:
         groups.setdefault((item.memory_id, item.content_hash), []).append(item)
@@ -194,8 +197,11 @@ def _cell(value: Any) -> Any:
 
 
 def proposals_csv(proposals: Sequence[ReviewProposal]) -> str:
-    """The proposals as CSV (one row each, the main columns; memory ids are hostile text,
-    so cells that would start a spreadsheet formula are quoted with ``'``)."""
+    """The proposals as CSV, one row each with the main columns.
+
+    Memory ids are hostile text, so cells that would start a spreadsheet formula are quoted
+    with ``'``.
+    """
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS, lineterminator="\n")
     writer.writeheader()

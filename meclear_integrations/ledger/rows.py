@@ -17,7 +17,7 @@ __all__ = ["candidate_rows", "memory_rows", "run_mode"]
 def run_mode(report: ClearanceReport, guided_by: str = "ledger") -> RunMode:
     """How the report's decision was reached (``records.RunMode``)."""
     if report.status != "complete":
-        return report.status  # type: ignore[return-value]
+        return report.status
     if not report.kept and not report.cleared:
         return "empty"
     if report.early_exit:

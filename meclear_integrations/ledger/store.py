@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
@@ -105,7 +106,7 @@ class HarmLedger:
         **engine_kwargs: Any,
     ) -> None:
         if not namespace:
-            raise ValueError("namespace must be a non-empty string")
+            raise ConfigurationError("namespace must be a non-empty string")
         self.url = ledger_url(url)
         self.namespace = namespace
         self.store_text = store_text
@@ -224,11 +225,12 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ prior candidates
     def prior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
-        """The engine's prior candidate for ``context`` (``core.prior``): the memories that
-        a verified clearance removed before (same id and same text) and that were not
-        restored since, in retrieval order; ``unproven``: those whose own contribution no
-        verified run has tested yet (neither proven nor acquitted, see ``proof``), which
-        the engine puts back once to find out.
+        """The engine's prior candidate for ``context`` (``core.prior``).
+
+        The memories that a verified clearance removed before (same id and same text) and that were
+        not restored since, in retrieval order; ``unproven``: those whose own contribution no
+        verified run has tested yet (neither proven nor acquitted, see ``proof``), which the engine
+        puts back once to find out.
 
         A restored memory is offered again only after new verified evidence: a clearance
         recorded after the restore that removed it (the shortcut itself never offers it).
@@ -251,13 +253,17 @@ class HarmLedger:
         return await asyncio.to_thread(self.prior_candidate, list(context))
 
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
-        """Ids of :meth:`prior_candidate` (the context's memories verified harmful before
-        and offered to the engine), in retrieval order."""
+        """Ids of :meth:`prior_candidate`, in retrieval order.
+
+        These are the context's memories verified harmful before and offered to the engine.
+        """
         return list(self.prior_candidate(context).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
-        """Ids of ``{memory id: content hash}`` that a verified clearance removed (same
-        text) after their last restore."""
+        """Ids of ``{memory id: content hash}`` that a verified clearance removed.
+
+        Only clearances of the same text after the memory's last restore count.
+        """
         if not hashes:
             return []
         ids = list(hashes)
@@ -327,12 +333,12 @@ class HarmLedger:
         are restored when a verified clearance had removed them.
         """
         if not isinstance(correct, bool):
-            raise TypeError("correct must be True or False")
+            raise ConfigurationTypeError("correct must be True or False")
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
         if unknown:
-            raise ValueError(
+            raise ConfigurationError(
                 f"memory ids {unknown} were not in the context of run {run.run_id}; "
                 "feedback can only name memories the query retrieved"
             )
@@ -384,9 +390,11 @@ class HarmLedger:
         feedback_id: str | None = None,
         run_id: str | None = None,
     ) -> MemoryEvent:
-        """Mark ``memory_id`` as wrongly suppressed: ledger shortcuts never clear it and
-        review never proposes it, until new verified evidence (a clearance recorded after
-        this restore that removed it)."""
+        """Mark ``memory_id`` as wrongly suppressed.
+
+        Ledger shortcuts never clear it and review never proposes it, until new verified evidence (a
+        clearance recorded after this restore that removed it).
+        """
         row: dict[str, Any] = {
             "namespace": self.namespace,
             "created_at": self._now(),
@@ -466,8 +474,11 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ lookups
     def find_run(self, ref: str) -> RunRecord:
-        """The run with ledger id ``ref``, else the latest run with tracing run id ``ref``,
-        else the latest run of query id ``ref``."""
+        """The run ``ref`` names.
+
+        The run with ledger id ``ref``, else the latest run with tracing run id ``ref``, else
+        the latest run of query id ``ref``.
+        """
         r = t.runs
         ref = str(ref)
         with read_transaction(self.engine) as conn:
@@ -596,11 +607,13 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ review
     def evidence(self) -> list[QueryEvidence]:
-        """Per memory, content hash and distinct query: the latest verified evidence since
-        the memory's last restore (``review``). A clearance counts against a memory when
-        the memory was attributed in it (a full run) or its own removal was proven in some
-        verified run (``proof``); a guided clearance that only carried it along with
-        others does not."""
+        """Per memory, content hash and distinct query.
+
+        The latest verified evidence since the memory's last restore (``review``). A clearance
+        counts against a memory when the memory was attributed in it (a full run) or its own removal
+        was proven in some verified run (``proof``); a guided clearance that only carried it along
+        with others does not.
+        """
         r, m, e = t.runs, t.run_memories, t.memory_events
         restored = (
             select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
@@ -661,8 +674,11 @@ class HarmLedger:
         confidence: float = 0.95,
         limit: int | None = None,
     ) -> list[ReviewProposal]:
-        """Memories with consistently negative contributions across at least
-        ``min_queries`` distinct queries with verified recoveries, ranked (``review``)."""
+        """Memories with consistently negative contributions, ranked (``review``).
+
+        A memory qualifies across at least ``min_queries`` distinct queries with verified
+        recoveries.
+        """
         proposals = rank_proposals(
             self.evidence(),
             min_queries=min_queries,
@@ -676,7 +692,7 @@ class HarmLedger:
         r, f, e = t.runs, t.feedback, t.memory_events
         with read_transaction(self.engine) as conn:
             modes: dict[str, int] = dict(
-                conn.execute(  # type: ignore[arg-type]
+                conn.execute(
                     select(r.c.mode, func.count())
                     .where(r.c.namespace == self.namespace)
                     .group_by(r.c.mode)
@@ -742,9 +758,13 @@ def _inserted_key(result: Any) -> int:
 
 
 def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
-    """One row of :meth:`HarmLedger.evidence`: every verified clearance of a proven memory
-    counts, otherwise only those of full runs (attribution)."""
-    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = row
+    """One row of :meth:`HarmLedger.evidence`.
+
+    Every verified clearance of a proven memory counts, otherwise only those of full runs
+    (attribution).
+    """
+    fields: tuple[Any, ...] = tuple(row)
+    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields
     if (memory_id, digest) not in proven:
         harmful_at, run_id = full
     return QueryEvidence(

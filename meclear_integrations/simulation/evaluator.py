@@ -22,9 +22,27 @@ class SimulatedEvaluator:
         self.case_id = case_id
 
     def answer(self, coalition: tuple[Memory, ...], trial: int) -> str:
+        """The world's answer on ``coalition`` at trial ``trial``.
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index (seeds the sampled answer).
+
+        Returns:
+            The simulated reader's answer.
+        """
         return self.world.answer((m.id for m in coalition), case_id=self.case_id, trial=trial)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` on trial ``trial``.
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index (seeds the sampled answer).
+
+        Returns:
+            1.0 when the answer matches the reference exactly (normalised), else 0.0.
+        """
         return exact_match_score(self.answer(coalition, trial), self.reference)
 
 
@@ -46,8 +64,10 @@ class TextReader:
         self._lock = threading.Lock()
 
     def present(self, prompt: str) -> tuple[str, ...]:
-        """Ids of the known memories whose text appears in ``prompt`` (as is, or escaped as
-        the package's prompts render data)."""
+        """Ids of the known memories whose text appears in ``prompt``.
+
+        A text counts as is, or escaped as the package's prompts render data.
+        """
         return tuple(
             sorted(
                 mid
@@ -57,6 +77,14 @@ class TextReader:
         )
 
     def answer(self, prompt: str) -> str:
+        """Answer a rendered prompt as the world's reader would on the memories it holds.
+
+        Args:
+            prompt: The rendered prompt.
+
+        Returns:
+            The answer; repeated prompts with the same memories count as later trials.
+        """
         ids = self.present(prompt)
         with self._lock:
             trial = self._seen[ids]
@@ -64,4 +92,13 @@ class TextReader:
         return self.world.answer(ids, case_id=self.case_id, trial=trial)
 
     def score(self, prompt: str, reference: str) -> float:
+        """Answer ``prompt`` and score the answer against ``reference``.
+
+        Args:
+            prompt: The rendered prompt.
+            reference: The gold answer.
+
+        Returns:
+            1.0 for an exact (normalised) match, else 0.0.
+        """
         return exact_match_score(self.answer(prompt), reference)

@@ -25,10 +25,16 @@ class SimulatedCase(BaseModel):
     """Ids of the verified harmful memories."""
 
     def evaluator(self) -> SimulatedEvaluator:
+        """The case's simulated evaluator (the exact-match judge).
+
+        Returns:
+            A :class:`SimulatedEvaluator` for the case's world and reference.
+        """
         return SimulatedEvaluator(self.world, self.reference, case_id=self.case_id)
 
     @property
     def texts(self) -> dict[str, str]:
+        """Memory id -> text."""
         return {m.id: m.content for m in self.memories}
 
 

@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..core.errors import ConfigurationError
 from .world import EvidenceWorld, exact_match_score, normalize_answer
 
 __all__ = ["JUDGE_SIGNALS", "JudgeKind", "JudgeSignal", "SimulatedJudge"]
@@ -66,13 +67,17 @@ class JudgeSignal(BaseModel):
         """``reference``, ``full:q``, ``noisy:e`` or ``coalition``; ValueError otherwise."""
         kind, sep, level = text.strip().partition(":")
         if kind not in ("reference", "full", "noisy", "coalition"):
-            raise ValueError(f"unknown judge {text!r}; expected one of {', '.join(JUDGE_SIGNALS)}")
+            raise ConfigurationError(
+                f"unknown judge {text!r}; expected one of {', '.join(JUDGE_SIGNALS)}"
+            )
         if not sep:
             return cls(kind=kind)  # type: ignore[arg-type]
         try:
             value = float(level)
         except ValueError:
-            raise ValueError(f"judge {text!r}: {level!r} is not a number in [0, 1]") from None
+            raise ConfigurationError(
+                f"judge {text!r}: {level!r} is not a number in [0, 1]"
+            ) from None
         return cls(kind=kind, level=value)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
@@ -80,8 +85,10 @@ class JudgeSignal(BaseModel):
 
     @property
     def reference_free(self) -> bool:
-        """The judge decides what is true without the gold reference (``full``,
-        ``coalition``): accepting two different answers to one query contradicts itself."""
+        """The judge decides what is true without the gold reference (``full``, ``coalition``).
+
+        Accepting two different answers to one query contradicts itself.
+        """
         return self.kind in ("full", "coalition")
 
 
@@ -124,8 +131,11 @@ class SimulatedJudge:
         return self._fooled_by is not None
 
     def key(self, answer: str, coalition: Iterable[str], call: int) -> Hashable:
-        """What the judge's verdict depends on: one model call per distinct key (``call``:
-        the index of this call about the answer, which only ``noisy`` reads)."""
+        """What the judge's verdict depends on.
+
+        One model call per distinct key (``call``: the index of this call about the answer, which
+        only ``noisy`` reads).
+        """
         norm = normalize_answer(answer)
         if self.signal.kind == "noisy":
             return (norm, int(call))
@@ -134,8 +144,10 @@ class SimulatedJudge:
         return norm
 
     def accepts(self, answer: str, coalition: Iterable[str], call: int) -> bool:
-        """The verdict on ``answer`` given by the agent on ``coalition`` (the ``call``-th
-        call about this answer)."""
+        """The verdict on ``answer`` given by the agent on ``coalition``.
+
+        ``call`` is the index of this call about the answer.
+        """
         norm = normalize_answer(answer)
         kind = self.signal.kind
         if kind == "reference":

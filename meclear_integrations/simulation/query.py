@@ -62,6 +62,15 @@ class SimulatedQuery:
         )
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` on trial ``trial``.
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index (seeds the sampled answer).
+
+        Returns:
+            The success signal's verdict, 0.0 or 1.0 (agent and judge calls counted).
+        """
         ids = tuple(m.id for m in coalition)
         text = self.answer(ids, trial)
         call = self._next_call(text)
@@ -94,10 +103,12 @@ class SimulatedQuery:
 
     @property
     def agent_calls(self) -> int:
+        """Agent calls made (distinct agent prompts)."""
         return self.cache.stats.agent_calls
 
     @property
     def judge_calls(self) -> int:
+        """Judge calls made (distinct verdict keys)."""
         return self.cache.stats.judge_calls
 
     @property

@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .examples import SimulatedCase
 from .world import Claim, EvidenceWorld
@@ -129,12 +130,14 @@ class ScaleFamily:
 
     @property
     def name(self) -> str:
+        """The family's label (``redundant xN`` for N redundant copies)."""
         if self.structure == "redundant":
             return f"redundant x{self.copies}"
         return self.structure
 
     @property
     def faults(self) -> int:
+        """The number of faulty memories a game of this family holds."""
         return 2 if self.structure == "joint" else self.copies
 
 
@@ -172,7 +175,7 @@ def scale_game(
 ) -> SimulatedCase:
     """One reproducible game of ``k`` memories (see module docstring)."""
     if k < family.faults + 1:
-        raise ValueError(f"K={k} cannot hold the gold memory and {family.faults} faults")
+        raise ConfigurationError(f"K={k} cannot hold the gold memory and {family.faults} faults")
     rng = np.random.default_rng([seed, k, family.faults, family.structure == "joint"])
     topic = list(_TOPICS)[int(rng.integers(len(_TOPICS)))]
     answers, templates, question = _TOPICS[topic]

@@ -78,7 +78,14 @@ class EvidenceWorld(BaseModel):
         return self.temperature == 0 and self.ties == "prompt"
 
     def support(self, memory_ids: Iterable[str]) -> dict[str, float]:
-        """support(a) for every answer claimed by a present memory."""
+        """The support of every answer claimed by a present memory.
+
+        Args:
+            memory_ids: The ids of the memories present in the coalition.
+
+        Returns:
+            support(a) per answer a.
+        """
         support: dict[str, float] = {}
         for mid in memory_ids:
             claim = self.claims.get(mid)
@@ -91,8 +98,10 @@ class EvidenceWorld(BaseModel):
         return support
 
     def _competing(self, memory_ids: Iterable[str]) -> dict[str, float]:
-        """Support of every answer the reader may give (``abstain`` included when it
-        competes); empty when no present memory makes a claim."""
+        """Support of every answer the reader may give (``abstain`` included when it competes).
+
+        Empty when no present memory makes a claim.
+        """
         support = self.support(memory_ids)
         if support and self.abstain_weight is not None:
             support[self.abstain] = support.get(self.abstain, 0.0) + self.abstain_weight
@@ -112,15 +121,19 @@ class EvidenceWorld(BaseModel):
         return {a: float(p) for a, p in zip(answers, probs, strict=True)}
 
     def answer(self, memory_ids: Iterable[str], *, case_id: str = "", trial: int = 0) -> str:
-        """One simulated agent answer, seeded by (case, coalition, trial) (by (case,
-        coalition) alone when the reader is :attr:`deterministic`)."""
+        """One simulated agent answer, seeded by (case, coalition, trial).
+
+        The seed is (case, coalition) alone when the reader is :attr:`deterministic`.
+        """
         ids = sorted(set(memory_ids))
         return _draw(self.distribution(ids), case_id, ids, None if self.deterministic else trial)
 
     def favoured(self, memory_ids: Iterable[str], *, case_id: str = "") -> str:
-        """The answer the coalition's evidence favours under the world's rule: argmax
-        support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
-        answer beats it), a tie broken once per coalition, whatever the temperature."""
+        """The answer the coalition's evidence favours under the world's rule.
+
+        Argmax support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
+        answer beats it), a tie broken once per coalition, whatever the temperature.
+        """
         ids = sorted(set(memory_ids))
         support = self._competing(ids)
         dist = _argmax(support) if support else {self.abstain: 1.0}
@@ -135,8 +148,11 @@ class EvidenceWorld(BaseModel):
     def correct_probability(
         self, memory_ids: Iterable[str], reference: str, *, case_id: str = ""
     ) -> float:
-        """P(a fresh trial on the coalition answers ``reference``): :meth:`expected_score`,
-        or 0 / 1 for a deterministic reader, whose answer to a prompt is fixed."""
+        """P(a fresh trial on the coalition answers ``reference``).
+
+        :meth:`expected_score`, or 0 / 1 for a deterministic reader, whose answer to a prompt is
+        fixed.
+        """
         ids = sorted(set(memory_ids))
         if self.deterministic:
             return exact_match_score(self.answer(ids, case_id=case_id), reference)

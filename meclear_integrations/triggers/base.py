@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.memory import Memory
 
 __all__ = ["AllOf", "AnyOf", "Trigger", "TriggerContext", "TriggerDecision"]
@@ -74,6 +75,17 @@ class Trigger:
     """True when :meth:`decide` does I/O (then :meth:`adecide` uses a worker thread)."""
 
     def decide(self, context: TriggerContext) -> TriggerDecision:  # pragma: no cover
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+
+        Raises:
+            NotImplementedError: A subclass does not implement it.
+        """
         raise NotImplementedError
 
     async def adecide(self, context: TriggerContext) -> TriggerDecision:
@@ -118,10 +130,10 @@ class _Composite(Trigger):
         flat: list[Trigger] = []
         for p in policies:
             if not isinstance(p, Trigger):
-                raise TypeError(f"expected Trigger policies, got {type(p).__name__}")
-            flat.extend(p.policies if type(p) is type(self) else [p])  # type: ignore[attr-defined]
+                raise ConfigurationTypeError(f"expected Trigger policies, got {type(p).__name__}")
+            flat.extend(p.policies if type(p) is type(self) else [p])
         if not flat:
-            raise ValueError("a composite trigger needs at least one policy")
+            raise ConfigurationError("a composite trigger needs at least one policy")
         self.policies: tuple[Trigger, ...] = tuple(flat)
         self.blocking = any(p.blocking for p in flat)
         joiner = " | " if isinstance(self, AnyOf) else " & "
@@ -151,6 +163,14 @@ class AnyOf(_Composite):
     """Runs when any policy runs. Every policy is asked (so periodic counters keep count)."""
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         decisions = [p.decide(context) for p in self.policies]
         return self._combine(decisions, any(d.run for d in decisions))
 
@@ -159,6 +179,14 @@ class AllOf(_Composite):
     """Runs only when every policy runs. Every policy is asked."""
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         decisions = [p.decide(context) for p in self.policies]
         if all(d.run for d in decisions):
             return self._combine(decisions, True)

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .base import Trigger, TriggerContext, TriggerDecision
 
@@ -33,9 +34,11 @@ class HarmSource(Protocol):
 
 
 class OnNegativeFeedback(Trigger):
-    """Clear a query whose latest feedback said its answer was wrong; with ``window``, also
-    clear every query while fewer than ``min_success_rate`` of the last ``window`` verdicts
-    were correct (task performance dropping below a threshold over the last N inferences).
+    """Clear a query whose latest feedback said its answer was wrong.
+
+    With ``window``, also clear every query while fewer than ``min_success_rate`` of the last
+    ``window`` verdicts were correct (task performance dropping below a threshold over the last N
+    inferences).
     """
 
     def __init__(
@@ -46,9 +49,9 @@ class OnNegativeFeedback(Trigger):
         min_success_rate: float = 0.8,
     ) -> None:
         if window is not None and window < 1:
-            raise ValueError("window must be at least 1")
+            raise ConfigurationError("window must be at least 1")
         if not 0.0 <= min_success_rate <= 1.0:
-            raise ValueError("min_success_rate must be in [0, 1]")
+            raise ConfigurationError("min_success_rate must be in [0, 1]")
         self.ledger = ledger
         self.window = window
         self.min_success_rate = min_success_rate
@@ -76,6 +79,14 @@ class OnNegativeFeedback(Trigger):
             return self._latest.get(query_id), list(self._recent) if self.window else []
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         latest, recent = self._state(context.query_id)
         if latest is False:
             return TriggerDecision(run=True, policy=self.name, reason="negative_feedback")
@@ -92,10 +103,13 @@ class OnNegativeFeedback(Trigger):
 
 
 class OnKnownHarm(Trigger):
-    """Clear when the context holds a memory the ledger verified harmful before (and that
-    was not restored since): the cheap ledger-guided clearance then usually settles it in
+    """Clear when the context holds a memory the ledger verified harmful before.
+
+    A memory restored since does not count. The cheap ledger-guided clearance then usually
+    settles it in
     a few calls (the baseline and one candidate's verification), while contexts without
-    known harm cost nothing."""
+    known harm cost nothing.
+    """
 
     def __init__(self, ledger: HarmSource) -> None:
         self.ledger = ledger
@@ -106,6 +120,14 @@ class OnKnownHarm(Trigger):
         return "OnKnownHarm(ledger)"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         known: list[Any] = self.ledger.prior_harmful(context.memories)
         return TriggerDecision(
             run=bool(known),

@@ -7,15 +7,18 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..core.errors import ConfigurationError
 from .base import Trigger, TriggerContext, TriggerDecision
 
 __all__ = ["Always", "EveryN", "EverySeconds", "Sampling", "WhenJudgeFails"]
 
 
 class Always(Trigger):
-    """Clear every query. ``early_exit``: None keeps the engine configuration's; False
-    attributes every context, even one that already passes (what "always clear" costs, and
-    evidence for review on every query)."""
+    """Clear every query.
+
+    ``early_exit``: None keeps the engine configuration's; False attributes every context, even one
+    that already passes (what "always clear" costs, and evidence for review on every query).
+    """
 
     name = "always"
 
@@ -26,18 +29,36 @@ class Always(Trigger):
         return "Always()" if self.early_exit is None else f"Always(early_exit={self.early_exit})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         return TriggerDecision(
             run=True, policy=self.name, reason="always", early_exit=self.early_exit
         )
 
 
 class WhenJudgeFails(Trigger):
-    """Judge the full context first (T calls) and attribute only when it fails: the engine's
-    early exit, as an explicit policy. A context that passes costs T calls, no more."""
+    """Judge the full context first (T calls) and attribute only when it fails.
+
+    The engine's early exit, as an explicit policy. A context that passes costs T calls, no more.
+    """
 
     name = "when_judge_fails"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         return TriggerDecision(run=True, policy=self.name, reason="judge_first", early_exit=True)
 
 
@@ -46,7 +67,7 @@ class Sampling(Trigger):
 
     def __init__(self, rate: float, *, seed: int | None = None) -> None:
         if not 0.0 <= rate <= 1.0:
-            raise ValueError("rate must be in [0, 1]")
+            raise ConfigurationError("rate must be in [0, 1]")
         self.rate = rate
         self.name = f"sampling({rate:g})"
         self._rng = random.Random(seed)
@@ -56,6 +77,14 @@ class Sampling(Trigger):
         return f"Sampling({self.rate!r})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         with self._lock:
             draw = self._rng.random()
         run = draw < self.rate
@@ -65,12 +94,14 @@ class Sampling(Trigger):
 
 
 class EveryN(Trigger):
-    """Clear the first query and then every ``n``-th one (a counter shared by all callers
-    of this policy object; per process)."""
+    """Clear the first query and then every ``n``-th one.
+
+    The counter is shared by all callers of this policy object (per process).
+    """
 
     def __init__(self, n: int) -> None:
         if n < 1:
-            raise ValueError("n must be at least 1")
+            raise ConfigurationError("n must be at least 1")
         self.n = n
         self.name = f"every_n({n})"
         self._count = 0
@@ -80,6 +111,14 @@ class EveryN(Trigger):
         return f"EveryN({self.n})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         with self._lock:
             position = self._count
             self._count += 1
@@ -93,12 +132,14 @@ class EveryN(Trigger):
 
 
 class EverySeconds(Trigger):
-    """Clear the first query and then the first one at least ``seconds`` after the last
-    query this policy let through (per process; ``clock`` is monotonic seconds)."""
+    """Clear the first query and then the first one ``seconds`` after the last one let through.
+
+    Per process; ``clock`` is monotonic seconds.
+    """
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         if seconds <= 0:
-            raise ValueError("seconds must be positive")
+            raise ConfigurationError("seconds must be positive")
         self.seconds = seconds
         self.name = f"every_seconds({seconds:g})"
         self._clock = clock
@@ -109,6 +150,14 @@ class EverySeconds(Trigger):
         return f"EverySeconds({self.seconds!r})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         with self._lock:
             now = self._clock()
             run = self._last is None or now - self._last >= self.seconds

@@ -15,8 +15,10 @@ __all__ = ["skipped_report"]
 def skipped_report(
     memories: Sequence[Memory], config: ClearanceConfig, decision: TriggerDecision
 ) -> ClearanceReport:
-    """``status="skipped"``, every memory kept, nothing evaluated; ``status_reason`` says
-    which policy declined and why (``TriggerDecision.status_reason``)."""
+    """``status="skipped"``, every memory kept, nothing evaluated.
+
+    ``status_reason`` says which policy declined and why (``TriggerDecision.status_reason``).
+    """
     context = freeze_context(memories)
     return ClearanceReport(
         baseline_value=None,

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from .base import Trigger, TriggerContext, TriggerDecision
@@ -36,13 +37,15 @@ def approximate_tokens(text: str) -> int:
 
 
 class TokenBudget(Trigger):
-    """Clear when the retrieved context holds more than ``max_tokens`` tokens, then enforce
-    the budget (the decision carries it; attribution is forced so that contributions can
-    rank what to drop)."""
+    """Clear when the retrieved context holds more than ``max_tokens`` tokens.
+
+    The budget is then enforced: the decision carries it, and attribution is forced so that
+    contributions can rank what to drop.
+    """
 
     def __init__(self, max_tokens: int, *, counter: TokenCounter | None = None) -> None:
         if max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
+            raise ConfigurationError("max_tokens must be at least 1")
         self.max_tokens = max_tokens
         self.counter = counter or approximate_tokens
         self.name = f"token_budget({max_tokens})"
@@ -51,6 +54,14 @@ class TokenBudget(Trigger):
         return f"TokenBudget({self.max_tokens})"
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
+        """Decide whether this query's context is cleared.
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision: run or skip, the policy and the reason.
+        """
         tokens = sum(self.counter(m.content) for m in context.memories)
         over = tokens > self.max_tokens
         return TriggerDecision(
@@ -82,6 +93,7 @@ class BudgetFit(BaseModel):
 
     @property
     def reason(self) -> str:
+        """Always ``token_budget``."""
         return "token_budget"
 
 

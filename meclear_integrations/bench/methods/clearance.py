@@ -28,8 +28,11 @@ def flag_order(weights: Sequence[float], tau: float, rule: FlagRule = "tolerance
 def verified_clearance(
     oracle: CaseOracle, order: Sequence[int]
 ) -> tuple[list[int], list[dict], str]:
-    """Nested candidates C_j (Eq. 17) along ``order``, verified by the run's rule
-    (Eq. 18-20, the engine's): cleared positions, candidates tried, status."""
+    """Verify the nested candidates C_j (Eq. 17) along ``order`` by the run's rule.
+
+    The rule is the engine's (Eq. 18-20). Returns the cleared positions, the candidates tried
+    and the status.
+    """
     return oracle.verified_clearance(order)
 
 
@@ -40,8 +43,10 @@ def settle_clearance(
     oracle: CaseOracle,
     order: Sequence[int],
 ) -> tuple[list[int], list[dict], str]:
-    """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``):
-    cleared positions, candidates tried, status."""
+    """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``).
+
+    Cleared positions, candidates tried, status.
+    """
     verify = mode == "verified" or (mode == "paper" and verifies_in_paper)
     if verify:
         return verified_clearance(oracle, order)

@@ -29,6 +29,14 @@ class ContextCiteMethod(BenchMethod):
     name = "contextcite"
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
         s = ctx.settings
         tuned = s.contextcite
         oracle = ctx.oracle()

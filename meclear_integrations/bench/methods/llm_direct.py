@@ -68,6 +68,17 @@ class LlmDirectMethod(BenchMethod):
         self.threshold = threshold
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+
+        Raises:
+            MethodNotRunError: No rater is configured (offline run).
+        """
         if self.rater is None:
             raise MethodNotRunError("needs a real chat model (pass a rater); not run offline")
         ids = [m.id for m in ctx.case.memories]

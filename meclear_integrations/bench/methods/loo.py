@@ -32,6 +32,14 @@ class LooMethod(BenchMethod):
     name = "loo"
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
         oracle = ctx.oracle()
         if oracle.exits():
             return exited(ctx)

@@ -27,8 +27,10 @@ class MeClearMethod(BenchMethod):
         self.name = name
 
     def case_config(self, ctx: MethodContext) -> ClearanceConfig:
-        """The configuration with its seed mixed with the case id, failing closed: an
-        evaluator failure must surface as a failed case, not as a quiet no-op clearance."""
+        """The configuration with its seed mixed with the case id, failing closed.
+
+        An evaluator failure must surface as a failed case, not as a quiet no-op clearance.
+        """
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
         return self.config.model_copy(
             update={"seed": case_seed(seed, ctx.case.case_id), "on_failure": "closed"}
@@ -42,6 +44,14 @@ class MeClearMethod(BenchMethod):
         return engine.clear(ctx.case.context(), ctx.evaluate)
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
         events: list[StageEvent] = []
         report = self.report(ctx, events)
         ids = [m.id for m in ctx.case.memories]

@@ -51,6 +51,14 @@ class ProxySpexMethod(BenchMethod):
     name = "proxyspex"
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
         s = ctx.settings
         tuned = s.proxyspex
         oracle = ctx.oracle()

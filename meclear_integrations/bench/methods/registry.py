@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...core import ClearanceConfig
+from ...core.errors import ConfigurationError
 from ..settings import BenchSettings
 from .base import BenchMethod
 from .contextcite import ContextCiteMethod
@@ -26,7 +27,7 @@ def _meclear(label: str, preset: str | None, settings: BenchSettings) -> BenchMe
     if preset is not None:
         make = getattr(ClearanceConfig, "preset", None)
         if make is None:
-            raise ValueError(f"engine presets are not available (asked for {preset!r})")
+            raise ConfigurationError(f"engine presets are not available (asked for {preset!r})")
         # The preset replaces the configuration; the run's seed and concurrency are kept.
         config = make(preset, seed=config.seed, max_concurrency=config.max_concurrency)
     return MeClearMethod(config, name=label)
@@ -35,7 +36,7 @@ def _meclear(label: str, preset: str | None, settings: BenchSettings) -> BenchMe
 def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
     def factory(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
         if preset is not None:
-            raise ValueError(f"method {label.split(':')[0]!r} takes no preset")
+            raise ConfigurationError(f"method {label.split(':')[0]!r} takes no preset")
         method = cls()
         method.name = label
         return method
@@ -60,6 +61,11 @@ def register_method(name: str, factory: MethodFactory) -> None:
 
 
 def method_names() -> list[str]:
+    """The names of every benchmark method, in registration order.
+
+    Returns:
+        The method names ``--methods`` accepts.
+    """
     return list(METHOD_FACTORIES)
 
 
@@ -67,7 +73,7 @@ def build_method(spec: str, settings: BenchSettings, *, rater: Rater | None = No
     """The method named by ``spec`` (``name`` or ``name:preset``)."""
     name, _, preset = spec.partition(":")
     if name not in METHOD_FACTORIES:
-        raise ValueError(f"unknown method {name!r}; known: {', '.join(METHOD_FACTORIES)}")
+        raise ConfigurationError(f"unknown method {name!r}; known: {', '.join(METHOD_FACTORIES)}")
     method = METHOD_FACTORIES[name](spec, preset or None, settings)
     if isinstance(method, LlmDirectMethod) and rater is not None:
         method.rater = rater

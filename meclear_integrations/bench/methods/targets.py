@@ -18,6 +18,14 @@ class TargetOracle(BenchMethod):
     name = "oracle"
 
     def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
         targets = list(ctx.case.targets)
         return MethodOutput(
             scores={m.id: (-1.0 if m.id in targets else 0.0) for m in ctx.case.memories},
