@@ -13,6 +13,15 @@ The LangChain and LlamaIndex components run every query through a :class:`LiveGu
   per component instance, logged every time) and a clearance event with
   ``skipped: "circuit_open"``. :func:`provider_outcome` says what a finished clearance
   tells the breaker.
+- **Budget up front** (:mod:`~meclear_integrations.preflight`): when
+  ``clearance.max_evaluator_calls`` is below the least any clearing run of this context
+  needs, the query is declined before any model call: ``status="skipped"``,
+  ``status_reason="budget"``, a ``FailOpenWarning`` (reason ``budget``) and a clearance
+  event with ``skipped: "budget"`` and the figures. Not with a ledger (its verified harm
+  can make a repeat clearance cheaper than a cold one).
+
+Under ``on_failure="closed"`` a declined query raises instead (:meth:`GuardTicket.error`:
+``CircuitOpenError`` or ``BudgetExceededError``).
 """
 
 from __future__ import annotations
@@ -24,10 +33,11 @@ from typing import Any
 from .breaker import Admission, CircuitBreaker, Outcome
 from .core.config import ClearanceConfig
 from .core.errors import BudgetExceededError
-from .core.failure_kind import failure_kind
+from .core.failure_kind import CircuitOpenError, failure_kind
 from .core.faults import exception_chain
 from .core.memory import Memory
 from .core.report import ClearanceReport
+from .preflight import budget_shortfall
 from .triggers.base import TriggerDecision
 from .triggers.skip import skipped_report
 
@@ -120,8 +130,11 @@ class GuardTicket:
         admission: Admission | None,
         report: ClearanceReport | None = None,
         reason: str | None = None,
+        needed: int | None = None,
     ) -> None:
         self.breaker = breaker
+        self.needed = needed
+        """The least a clearance needs (a ``budget`` decline)."""
         self.admission = admission
         self.report = report
         """The skipped report when the query is declined, else None."""
@@ -143,9 +156,19 @@ class GuardTicket:
             "status_reason": self.reason,
             "cleared_ids": [],
         }
-        if self.admission is not None:
+        if self.reason == "circuit_open" and self.admission is not None:
             payload["circuit"] = self.admission.payload()
+        if self.reason == "budget" and self.report is not None:
+            payload["budget"] = self._budget()
         return payload
+
+    def _budget(self) -> dict[str, Any]:
+        assert self.report is not None
+        return {
+            "max_evaluator_calls": self.report.config.max_evaluator_calls,
+            "min_evaluator_calls": self.needed,
+            "k": len(self.report.kept),
+        }
 
     def detail(self) -> str:
         """A one-line explanation for the warning of a declined query."""
@@ -156,7 +179,21 @@ class GuardTicket:
                 f"consecutive provider failures; clearance resumes with a probe in "
                 f"{admission.retry_in:.1f}s"
             )
+        if self.reason == "budget":
+            budget = self._budget()
+            return (
+                f"max_evaluator_calls={budget['max_evaluator_calls']} cannot pay for a "
+                f"clearance of K={budget['k']} memories, which needs at least "
+                f"{budget['min_evaluator_calls']} evaluator calls with these settings; "
+                f"raise the cap or retrieve fewer"
+            )
         return str(self.reason)
+
+    def error(self) -> Exception:
+        """What a declined query raises when failing closed."""
+        if self.reason == "budget":
+            return BudgetExceededError(f"MeClear: {self.detail()}", reason="call_budget")
+        return CircuitOpenError(f"MeClear: clearance skipped: {self.detail()}")
 
     def observe(self, report: ClearanceReport) -> ClearanceReport:
         """Note the run's report (for the outcome) and return it."""
@@ -182,11 +219,13 @@ class LiveGuard:
     """A component's guard: admits each query through its breaker.
 
     Args:
-        breaker: The component's circuit breaker (None: every query is admitted).
+        breaker: The component's circuit breaker (None: no breaker).
+        budget_check: Decline up front a query whose call cap cannot pay for clearance.
     """
 
-    def __init__(self, breaker: CircuitBreaker | None) -> None:
+    def __init__(self, breaker: CircuitBreaker | None, *, budget_check: bool = True) -> None:
         self.breaker = breaker
+        self.budget_check = budget_check
 
     def admit(self, memories: Sequence[Memory], config: ClearanceConfig) -> GuardTicket:
         """The ticket of one query.
@@ -200,12 +239,22 @@ class LiveGuard:
         Returns:
             A :class:`GuardTicket`; use it as a context manager around the clearance.
         """
+        needed = budget_shortfall(config, len(memories)) if self.budget_check else None
+        if needed is not None:
+            report = self._skipped(memories, config, "budget")
+            return GuardTicket(None, None, report, "budget", needed)
         if self.breaker is None:
             return GuardTicket(None, None)
         admission = self.breaker.admit()
         if admission.admitted:
             return GuardTicket(self.breaker, admission)
-        decision = TriggerDecision(run=False, policy="circuit_breaker", reason="circuit_open")
-        report = skipped_report(memories, config, decision)
-        report = report.model_copy(update={"status_reason": "circuit_open"})
+        report = self._skipped(memories, config, "circuit_open")
         return GuardTicket(self.breaker, admission, report, "circuit_open")
+
+    @staticmethod
+    def _skipped(
+        memories: Sequence[Memory], config: ClearanceConfig, reason: str
+    ) -> ClearanceReport:
+        decision = TriggerDecision(run=False, policy="live_guard", reason=reason)
+        report = skipped_report(memories, config, decision)
+        return report.model_copy(update={"status_reason": reason})

@@ -225,7 +225,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
-        self._guard = LiveGuard(self.circuit_breaker)
+        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:

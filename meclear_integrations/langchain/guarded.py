@@ -4,7 +4,9 @@ A query the circuit breaker declines returns its documents unchanged in content,
 with ``status: "skipped"`` and ``status_reason: "circuit_open"`` under the metadata key,
 one ``meclear.clearance`` event with ``skipped: "circuit_open"`` (and the breaker's state
 under ``circuit``), a ``FailOpenWarning`` (once per instance; logged every time) and no
-model call. Under ``on_failure="closed"`` it raises ``CircuitOpenError`` instead.
+model call; a query whose ``max_evaluator_calls`` cannot pay for clearance is declined
+the same way with reason ``budget`` (``live_guard``). Under ``on_failure="closed"`` both
+raise instead (``CircuitOpenError``, ``BudgetExceededError``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from langchain_core.callbacks import (
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
 
-from ..core.failure_kind import CircuitOpenError
 from ..live_guard import GuardTicket
 from ..live_policy import failure_mode
 from ..payloads import event_name
@@ -39,7 +40,7 @@ class GuardedClearance:
 
     def _raise_if_closed(self, ticket: GuardTicket) -> None:
         if failure_mode(self.clearance, self.on_failure) == "closed":
-            raise CircuitOpenError(f"MeClear: clearance skipped: {ticket.detail()}")
+            raise ticket.error()
 
     def _declined_by_guard(
         self, ticket: GuardTicket, documents: Sequence[Document], ids: Sequence[str]

@@ -4,7 +4,9 @@ A query the circuit breaker declines returns its nodes unchanged in content, eac
 ``status: "skipped"`` and ``status_reason: "circuit_open"`` under the metadata key, one
 clearance start/end event pair with ``skipped: "circuit_open"`` (and the breaker's state
 under ``circuit``), a ``FailOpenWarning`` (once per instance; logged every time) and no
-model call. Under ``on_failure="closed"`` it raises ``CircuitOpenError`` instead.
+model call; a query whose ``max_evaluator_calls`` cannot pay for clearance is declined
+the same way with reason ``budget`` (``live_guard``). Under ``on_failure="closed"`` both
+raise instead (``CircuitOpenError``, ``BudgetExceededError``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
-from ..core.failure_kind import CircuitOpenError
 from ..live_guard import GuardTicket
 from ..live_policy import failure_mode
 from .events import MeClearStageEvent, StageTracker
@@ -36,10 +37,10 @@ class GuardedPostprocessing:
         """The start/end pair of a declined query.
 
         Raises:
-            CircuitOpenError: Instead, when failing closed.
+            Exception: ``ticket.error()`` instead, when failing closed.
         """
         if failure_mode(self.clearance, self.on_failure) == "closed":
-            raise CircuitOpenError(f"MeClear: clearance skipped: {ticket.detail()}")
+            raise ticket.error()
         end = {**ticket.event_payload(), "query_id": query_id}
         return [
             StageTracker.start("clearance", query_id, {**end, "phase": "start"}),

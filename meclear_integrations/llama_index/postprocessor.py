@@ -366,7 +366,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
         """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
-        self._guard = LiveGuard(self.circuit_breaker)
+        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
 
     @classmethod
     def class_name(cls) -> str:

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "breaker",
                 "provider_retries",
                 "live_guard",
+                "preflight",
             }
         ),
     ),

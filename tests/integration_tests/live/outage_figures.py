@@ -60,14 +60,20 @@ def measure(
     asynchronous: bool,
     queries: int = 6,
     clearance: dict[str, Any] | None = None,
+    pause: float = 0.0,
 ) -> list[QueryResult]:
-    """Run ``queries`` queries through one component against a dead provider."""
+    """Run ``queries`` queries through one component against a dead provider.
+
+    ``pause``: seconds to wait before each query (lets requests of calls a failed query
+    cancelled or abandoned reach the stub before the next count).
+    """
     case = redundant_harm_example()
     results = []
     with dead_provider(kind) as (url, stub), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = COMPONENTS[framework](url, case, clearance=clearance or {})
         for _ in range(queries):
+            time.sleep(pause)
             started = time.perf_counter()
             out = asyncio.run(run(asynchronous))
             seconds = time.perf_counter() - started

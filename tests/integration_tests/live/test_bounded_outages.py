@@ -51,6 +51,7 @@ def test_dead_provider_queries_are_bounded_then_skipped_by_the_breaker(
         asynchronous=asynchronous,
         queries=5,
         clearance={"max_wall_seconds": wall, "retry": FAST},
+        pause=0.3,
     )
     failing, skipped = results[:3], results[3:]
     assert [r.status for r in failing] == ["failed"] * 3
