@@ -64,8 +64,9 @@ def measure(
 ) -> list[QueryResult]:
     """Run ``queries`` queries through one component against a dead provider.
 
-    ``pause``: seconds to wait before each query (lets requests of calls a failed query
-    cancelled or abandoned reach the stub before the next count).
+    ``pause``: after each query, wait until the stub has seen no new request for this
+    many seconds before counting (requests of calls a failed query cancelled or abandoned
+    may reach a loaded server late).
     """
     case = redundant_harm_example()
     results = []
@@ -73,10 +74,10 @@ def measure(
         warnings.simplefilter("ignore")
         run = COMPONENTS[framework](url, case, clearance=clearance or {})
         for _ in range(queries):
-            time.sleep(pause)
             started = time.perf_counter()
             out = asyncio.run(run(asynchronous))
             seconds = time.perf_counter() - started
+            _settle(stub, pause)
             info = meta(out[0])
             results.append(
                 QueryResult(
@@ -87,6 +88,19 @@ def measure(
                 )
             )
     return results
+
+
+def _settle(stub: Any, quiet: float) -> None:
+    """Wait (at most 10 s) until ``stub`` received no request for ``quiet`` seconds."""
+    if stub is None or quiet <= 0:
+        return
+    deadline = time.monotonic() + 10.0
+    last = stub.requests
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        if stub.requests == last:
+            return
+        last = stub.requests
 
 
 def main() -> None:
