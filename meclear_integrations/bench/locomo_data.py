@@ -22,6 +22,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
+
 __all__ = [
     "LOCOMO_SOURCE",
     "LocomoConversation",
@@ -41,8 +43,8 @@ _SESSION_DATE = re.compile(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})")
 _DIA = re.compile(r"D(\d+):(\d+)")
 
 
-class LocomoDataError(ValueError):
-    """The LoCoMo path is missing or does not hold LoCoMo conversations."""
+class LocomoDataError(ConfigurationError):
+    """The LoCoMo path is missing or does not hold LoCoMo conversations (a ``ValueError``)."""
 
 
 @dataclass(frozen=True)

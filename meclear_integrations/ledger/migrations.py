@@ -22,13 +22,14 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine, func, inspect, select
 
+from ..core.errors import MeClearError
 from . import schema
 from .database import lock_for_migration, write_transaction
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaVersionError", "current_version", "migrate"]
 
 
-class SchemaVersionError(RuntimeError):
+class SchemaVersionError(MeClearError, RuntimeError):
     """The ledger database has a schema version this package cannot use."""
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...core.errors import MeClearError
 from ..cases import BenchCase
 from ..counting import CountingEvaluator
 from ..oracle import CaseOracle
@@ -17,7 +18,7 @@ from ..settings import BenchSettings
 __all__ = ["BenchMethod", "MethodContext", "MethodNotRunError", "MethodOutput", "case_seed"]
 
 
-class MethodNotRunError(RuntimeError):
+class MethodNotRunError(MeClearError, RuntimeError):
     """The method cannot run in this environment (e.g. it needs a real chat model)."""
 
 
