@@ -20,7 +20,17 @@ __all__ = ["ClusterBootstrap", "percentile_interval"]
 
 
 class ClusterBootstrap:
-    """Replicate case weights for cases grouped in queries grouped in clusters."""
+    """Replicate case weights for cases grouped in queries grouped in clusters.
+
+    Args:
+        clusters: The cluster of each case (a LoCoMo conversation).
+        queries: The query of each case.
+        replicates: The number of bootstrap replicates.
+        seed: The resampling seed.
+
+    Raises:
+        ConfigurationError: ``clusters`` and ``queries`` differ in length.
+    """
 
     def __init__(
         self,

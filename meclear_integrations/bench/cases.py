@@ -122,7 +122,14 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_case_lines(lines: Iterable[str]) -> CaseParseResult:
-    """Parse JSONL lines; blank lines are skipped, bad ones are reported, never raised."""
+    """Parse JSONL lines; blank lines are skipped, bad ones are reported, never raised.
+
+    Args:
+        lines: The lines of a case file.
+
+    Returns:
+        The valid cases and every bad line with its number.
+    """
     cases: list[BenchCase] = []
     errors: list[CaseLineError] = []
     seen: set[str] = set()
@@ -152,13 +159,25 @@ def parse_case_lines(lines: Iterable[str]) -> CaseParseResult:
 
 
 def load_cases(path: str | Path) -> CaseParseResult:
-    """Parse a JSONL case file (UTF-8)."""
+    """Parse a JSONL case file (UTF-8).
+
+    Args:
+        path: The case file.
+
+    Returns:
+        The valid cases and every bad line with its number.
+    """
     with open(path, encoding="utf-8") as handle:
         return parse_case_lines(handle)
 
 
 def dump_cases(cases: Iterable[BenchCase], path: str | Path) -> None:
-    """Write cases as JSONL, one object per line."""
+    """Write cases as JSONL, one object per line.
+
+    Args:
+        cases: The cases.
+        path: The file written (UTF-8).
+    """
     with open(path, "w", encoding="utf-8") as handle:
         for case in cases:
             handle.write(case.model_dump_json(exclude_none=False) + "\n")

@@ -19,7 +19,11 @@ _Key = tuple[frozenset[str], int]
 
 
 class CountingEvaluator:
-    """``evaluate(coalition, trial) -> float`` that caches and counts what it forwards."""
+    """``evaluate(coalition, trial) -> float`` that caches and counts what it forwards.
+
+    Args:
+        evaluate: The evaluator wrapped; each distinct (coalition, trial) reaches it once.
+    """
 
     def __init__(self, evaluate: Callable[[tuple[Memory, ...], int], float]) -> None:
         self._evaluate = evaluate

@@ -1,4 +1,8 @@
-"""The decision of one case as a figure: LOO beside Shapley (with intervals), candidates tried."""
+"""The decision of one case as a figure: LOO beside Shapley (with intervals), candidates tried.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 7, 11, 17-20.
+"""
 
 from __future__ import annotations
 

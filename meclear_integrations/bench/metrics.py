@@ -17,6 +17,9 @@ Every metric is sum(numerator) / sum(denominator) over cases:
   ``wall_seconds_per_case``: means; ``prompt_tokens_per_case``,
   ``completion_tokens_per_case``: means over the cases a real model ran (None otherwise);
 - ``rank_ecdf@k``: targets ranked within k / all targets (the target-rank ECDF).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 47 and Appendix D.
 """
 
 from __future__ import annotations
@@ -102,7 +105,15 @@ def metric_arrays(outcomes: Sequence[CaseOutcome], metric: str) -> tuple[np.ndar
 
 
 def metric_value(outcomes: Sequence[CaseOutcome], metric: str) -> float | None:
-    """sum(num) / sum(den); None when the denominator is 0 (e.g. recall over clean cases)."""
+    """sum(num) / sum(den) of ``metric`` over ``outcomes``.
+
+    Args:
+        outcomes: The outcomes of one method.
+        metric: A metric name (module docstring).
+
+    Returns:
+        The ratio; None when the denominator is 0 (e.g. recall over clean cases).
+    """
     num, den = metric_arrays(outcomes, metric)
     total = den.sum()
     return float(num.sum() / total) if total > 0 else None
@@ -116,7 +127,14 @@ def per_case_values(outcomes: Sequence[CaseOutcome], metric: str) -> np.ndarray:
 
 
 def summarize(outcomes: Sequence[CaseOutcome]) -> dict[str, object]:
-    """Every metric over ``outcomes``, plus case and target counts."""
+    """Every metric over ``outcomes``, plus case and target counts.
+
+    Args:
+        outcomes: The outcomes of one method.
+
+    Returns:
+        Metric name -> value, with ``n_cases`` and ``n_targets``.
+    """
     summary: dict[str, object] = {}
     for name in METRICS:
         if name.startswith("rank_ecdf@"):

@@ -8,6 +8,9 @@ SequentialVerifier` or the paper's). Coalitions are sets of positions in retriev
 scores live in a :class:`~meclear_integrations.core.game.CoalitionGame` and every call goes
 through the run's :class:`~meclear_integrations.bench.counting.CountingEvaluator`, so a
 baseline's cost is counted exactly as the engine's.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2, 17-20.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ A reference-free judge that accepts two different answers to one query contradic
 itself: every later evaluation raises
 :class:`~meclear_integrations.core.errors.InconsistentVerdictsError`, and the method
 abstains, as it would in the integrations.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 The paper retrieves a top-K context and freezes it before attribution (Eq. 6). The builder
 uses Okapi BM25 from the ``rank-bm25`` library with an English stop-word list, ranking ties
 by bank order so that retrieval is deterministic.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 6.
 """
 
 from __future__ import annotations

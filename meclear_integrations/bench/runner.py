@@ -246,11 +246,31 @@ def run_benchmark(
 ) -> BenchRun:
     """Run ``settings.methods`` (or ``methods``) on ``cases``.
 
-    ``completed`` maps (case id, method) to outcomes already computed (reused as they
-    are); ``workers`` cases run at once; ``bar`` replaces the default progress bar (any
-    object with ``update(n)``); ``matched``: case id -> distinct coalitions to match the
-    ablation baselines' budgets to (by default the reference method's, measured in this
-    run).
+    Args:
+        cases: The benchmark cases.
+        settings: The run's settings.
+        rater: The rater of the ``llm-direct`` baseline (None: not run offline).
+        methods: The methods (None: built from ``settings.methods``).
+        progress: Show a progress bar.
+        on_outcome: Called with (method, outcome) as each outcome is computed (the journal).
+        backend: The task values: the simulated world or real models.
+        completed: (case id, method) -> outcomes already computed (reused as they are).
+        workers: The number of cases run at once.
+        on_failure: Called with each failed (case, method).
+        bar: Replaces the default progress bar (any object with ``update(n)``).
+        matched: Case id -> distinct coalitions to match the ablation baselines' budgets to
+            (by default the reference method's, measured in this run).
+
+    Returns:
+        The run: outcomes per method over the cohort of cases every method finished.
+
+    Example:
+        >>> from meclear_integrations.bench import BenchSettings, load_builtin_cases
+        >>> from meclear_integrations.bench import run_benchmark
+        >>> cases = load_builtin_cases()[:2]
+        >>> run = run_benchmark(cases, BenchSettings(methods=["none", "loo"]))
+        >>> sorted(run.outcomes)
+        ['loo', 'none']
     """
     started = time.perf_counter()
     chosen = (

@@ -1,4 +1,4 @@
-"""``meclear budget``: what one clearance costs in latency and engine overhead (issue 6).
+"""``meclear budget``: what one clearance costs in latency and engine overhead.
 
 - ``meclear budget latency``: a simulated-latency model (every model call takes a fixed
   delay; at most ``--concurrency`` calls in flight). An evaluator call is one agent call

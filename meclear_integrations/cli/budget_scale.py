@@ -5,7 +5,7 @@ one gold memory, 1-3 faults including three redundant copies, background about t
 people and kinds of facts) at every K. Per preset and K:
 
 - recovery: share of faulty queries whose returned context passes the recovery predicate;
-- evaluator calls per faulty query (mean and max): the unit of the issue's targets;
+- evaluator calls per faulty query (mean and max): the unit of the cost targets;
 - model calls per query: one agent call per evaluator call plus one judge call per
   distinct answer (answers judged once per query, ``core.AnswerCache``);
 - rounds: batches of calls the engine waited for;

@@ -1,9 +1,10 @@
-"""Spans per clearance at each ``TraceSettings.detail`` (``python -m
-meclear_integrations.cli.trace_volume``): the simulated redundant-harm case cleared by the
-bare engine, the LangChain ``ClearingRetriever`` and the LlamaIndex ``MeClearPostprocessor``
-(SIMULATED models), counted with the OpenTelemetry SDK's in-memory exporter (needs
-``opentelemetry-sdk``, in the ``dev`` extra). Only MeClear's spans are counted; the model
-spans of your own instrumentation come on top.
+"""Spans per clearance at each ``TraceSettings.detail``.
+
+``python -m meclear_integrations.cli.trace_volume`` prints the table: the simulated
+redundant-harm case cleared by the bare engine, the LangChain ``ClearingRetriever`` and the
+LlamaIndex ``MeClearPostprocessor`` (SIMULATED models), counted with the OpenTelemetry
+SDK's in-memory exporter (needs ``opentelemetry-sdk``, in the ``dev`` extra). Only MeClear's
+spans are counted; the model spans of your own instrumentation come on top.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def volume_table() -> str:
 
 
 def main() -> None:
+    """Print the table (``python -m meclear_integrations.cli.trace_volume``)."""
     print(volume_table())
 
 

@@ -48,6 +48,12 @@ def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
     """The SQLAlchemy URL for ``target``: a URL, a path (SQLite) or None.
 
     None reads the environment variable :data:`LEDGER_URL_ENV`, else :data:`DEFAULT_LEDGER_URL`.
+
+    Args:
+        target: A SQLAlchemy URL, a path to an SQLite file, or None.
+
+    Returns:
+        The SQLAlchemy URL.
     """
     if target is None:
         target = os.environ.get(LEDGER_URL_ENV) or DEFAULT_LEDGER_URL
@@ -62,7 +68,14 @@ def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
 
 
 def display_url(url: str) -> str:
-    """``url`` with its password hidden (safe to print or log)."""
+    """``url`` with its password hidden (safe to print or log).
+
+    Args:
+        url: A SQLAlchemy URL.
+
+    Returns:
+        The URL with ``***`` for its password.
+    """
     return make_url(url).render_as_string(hide_password=True)
 
 

@@ -19,6 +19,9 @@ The ledger asks the engine to put back the offered members never proven nor acqu
 (each is tested once), and review counts a clearance against x only when x was attributed
 in it or proven in some verified run: a memory that only rode along in guided unions earns
 no evidence. Only runs after the memory's last restore count.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 17.
 """
 
 from __future__ import annotations

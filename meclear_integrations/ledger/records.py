@@ -1,4 +1,8 @@
-"""What the ledger returns: immutable records of runs, memories, feedback and restores."""
+"""What the ledger returns: immutable records of runs, memories, feedback and restores.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
+"""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
-from ..core.errors import ConfigurationError, ConfigurationTypeError
+from ..core.errors import ConfigurationError, ConfigurationTypeError, MeClearError
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
@@ -65,7 +65,7 @@ _CHUNK = 400
 """Ids per ``IN (...)`` list."""
 
 
-class LedgerLookupError(KeyError):
+class LedgerLookupError(MeClearError, KeyError):
     """No run, query or feedback with the given id in this ledger namespace."""
 
     def __str__(self) -> str:  # KeyError's repr-quoting is unhelpful in messages
@@ -85,13 +85,29 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 class HarmLedger:
     """The harm ledger (module docstring).
 
-    ``url``: a SQLAlchemy URL, a path (SQLite) or None (``MECLEAR_LEDGER_URL``, else
-    ``./meclear-ledger.db``). ``namespace`` separates stores or applications sharing one
-    database (memory ids are only unique within a store). ``store_text`` keeps redacted
-    query and memory texts (needed to replay feedback without the store at hand);
-    ``query_key`` keys the query hash (HMAC) so short questions cannot be guessed back.
-    ``create=False`` refuses a database that is not at the current schema version instead
-    of migrating it. ``clock`` returns the current UTC time (inject it in tests).
+    Args:
+        url: A SQLAlchemy URL, a path (SQLite) or None (``MECLEAR_LEDGER_URL``, else
+            ``./meclear-ledger.db``).
+        namespace: Separates stores or applications sharing one database (memory ids are
+            only unique within a store).
+        store_text: Keep redacted query and memory texts (needed to replay feedback without
+            the store at hand).
+        query_key: Keys the query hash (HMAC) so short questions cannot be guessed back.
+        create: False refuses a database that is not at the current schema version instead
+            of migrating it.
+        clock: Returns the current UTC time (inject it in tests).
+        **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
+
+    Raises:
+        ConfigurationError: ``namespace`` is empty.
+        SchemaVersionError: The database is at another schema version and cannot be
+            migrated (or ``create=False``).
+
+    Example:
+        >>> from meclear_integrations.ledger import HarmLedger
+        >>> with HarmLedger("sqlite://", namespace="support-bot") as ledger:  # in memory
+        ...     ledger.namespace
+        'support-bot'
     """
 
     def __init__(
@@ -165,10 +181,39 @@ class HarmLedger:
     ) -> RunRecord:
         """Append one decision (one transaction) and return it as recorded.
 
-        ``context``: the memories in retrieval order (default: rebuilt from the report).
-        ``model_calls``: agent and judge calls the decision cost (default: the report's
-        ``cost.model_calls`` when it has one). ``guided_by``: who supplied the report's
-        prior candidate, ``"ledger"`` or ``"feedback"`` (sets the mode of a prior run).
+        Args:
+            report: The engine's clearance report (any status, skips included).
+            query: The query text (hashed; stored redacted only with ``store_text``).
+            context: The memories in retrieval order (default: rebuilt from the report).
+            origin: ``live``, ``replay`` or another label of where the decision was made.
+            success_signal: What the judge decided against (``judge``, ``reference``...).
+            agent_model: The agent model's label.
+            judge_model: The judge model's label.
+            model_calls: Agent and judge calls the decision cost (default: the report's
+                ``cost.model_calls`` when it has one).
+            trace_run_id: The tracing run id (LangSmith / LlamaIndex), for feedback lookup.
+            trace_system: The tracing system of ``trace_run_id``.
+            trigger: The trigger policy that ran or skipped the clearance.
+            trigger_reason: The policy's reason code.
+            replay_of: The run a replay answers.
+            feedback_id: The feedback a replay answers.
+            guided_by: Who supplied the report's prior candidate, ``"ledger"`` or
+                ``"feedback"`` (sets the mode of a prior run).
+            extra: Further JSON-ready fields kept with the run.
+
+        Returns:
+            The run as recorded, with its memories and candidates.
+
+        Example:
+            >>> from meclear_integrations.ledger import HarmLedger
+            >>> from meclear_integrations.simulation import redundant_harm_example
+            >>> from meclear_integrations.core import MeClearEngine
+            >>> case = redundant_harm_example()
+            >>> report = MeClearEngine().clear(case.memories, case.evaluator())
+            >>> with HarmLedger("sqlite://") as ledger:
+            ...     run = ledger.record(report, query=case.query)
+            ...     sorted(run.cleared_ids)
+            ['f1', 'f2']
         """
         memories = context_of(report, context)
         if model_calls is None:
@@ -324,13 +369,28 @@ class HarmLedger:
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
 
-        ``run_or_query_id``: a ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
-        query id (its latest run). ``correction``: the right answer; with ``correct=False``
-        it makes the feedback replayable (``replay``: clearance rerun with the correction
-        as its reference, verified and recorded). ``memory_ids``: with ``correct=False`` the
-        memories the person suspects (tried first by the replay, never cleared without
-        verification); with ``correct=True`` memories the person confirms as good, which
-        are restored when a verified clearance had removed them.
+        Args:
+            run_or_query_id: A ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
+                query id (its latest run).
+            correct: Whether the answer was right.
+            correction: The right answer; with ``correct=False`` it makes the feedback
+                replayable (``replay``: clearance rerun with the correction as its
+                reference, verified and recorded).
+            memory_ids: With ``correct=False`` the memories the person suspects (tried first
+                by the replay, never cleared without verification); with ``correct=True``
+                memories the person confirms as good, which are restored when a verified
+                clearance had removed them.
+            source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
+            source_id: The verdict's id at its source.
+            comment: Free text.
+
+        Returns:
+            The feedback as recorded.
+
+        Raises:
+            ConfigurationTypeError: ``correct`` is not a bool.
+            ConfigurationError: ``memory_ids`` names memories the query did not retrieve.
+            LedgerLookupError: No run matches ``run_or_query_id``.
         """
         if not isinstance(correct, bool):
             raise ConfigurationTypeError("correct must be True or False")
@@ -392,8 +452,18 @@ class HarmLedger:
     ) -> MemoryEvent:
         """Mark ``memory_id`` as wrongly suppressed.
 
-        Ledger shortcuts never clear it and review never proposes it, until new verified evidence (a
-        clearance recorded after this restore that removed it).
+        Ledger shortcuts never clear it and review never proposes it, until new verified
+        evidence (a clearance recorded after this restore that removed it).
+
+        Args:
+            memory_id: The memory's id in your store.
+            reason: Why it is restored.
+            actor: Who restored it.
+            feedback_id: The feedback that asked for it.
+            run_id: The run whose clearance is undone.
+
+        Returns:
+            The restore event as recorded.
         """
         row: dict[str, Any] = {
             "namespace": self.namespace,
@@ -678,6 +748,19 @@ class HarmLedger:
 
         A memory qualifies across at least ``min_queries`` distinct queries with verified
         recoveries.
+
+        Args:
+            min_queries: The fewest distinct queries with verified evidence against a memory.
+            min_consistency: The lowest harmful / (harmful + beneficial) share of its queries.
+            confidence: The confidence of the Wilson lower bound that ranks the proposals.
+            limit: The most proposals returned (None: all).
+
+        Returns:
+            The proposals, strongest evidence first; the ledger never deletes anything.
+
+        Raises:
+            ConfigurationError: ``min_queries`` is less than 1 or ``confidence`` is outside
+                (0, 1).
         """
         proposals = rank_proposals(
             self.evidence(),

@@ -41,6 +41,9 @@ class SimulatedCase(BaseModel):
 def redundant_harm_example() -> SimulatedCase:
     """The paper's redundant-harm case (Table 1, case A): John in Italy.
 
+    Returns:
+        The case: its memories, simulated world, reference and the two verified faults.
+
     One gold memory says December 2023; two paraphrased faults say January 2023 and each
     alone outweighs the gold one (the failure floor), so deleting either fault alone
     changes nothing: leave-one-out sees no harm. Three background memories make no claim.

@@ -99,7 +99,15 @@ def _unit(*parts: object) -> float:
 
 
 class SimulatedJudge:
-    """The verdicts of one query's simulated judge under ``signal``."""
+    """The verdicts of one query's simulated judge under ``signal``.
+
+    Args:
+        world: The evidence world (what the judge may know of the truth).
+        reference: The gold answer.
+        case_id: The case's id (part of the verdict seed).
+        context_ids: The ids of the full retrieved context.
+        signal: The judge's semantics (reference, full, noisy or coalition).
+    """
 
     def __init__(
         self,

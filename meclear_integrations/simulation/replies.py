@@ -45,7 +45,15 @@ def fenced_block(tag: str, prompt: str) -> str | None:
 
 
 def simulated_reply(reader: TextReader, prompt: str) -> str:
-    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict)."""
+    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict).
+
+    Args:
+        reader: The reader that recognises the memories in a prompt.
+        prompt: A rendered answer prompt, or a judge prompt with a fenced candidate answer.
+
+    Returns:
+        The answer text, or the judge's verdict in the package's reply format.
+    """
     candidate = fenced_block("candidate_answer", prompt)
     if candidate is None:
         return reader.answer(prompt)

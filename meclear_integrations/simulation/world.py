@@ -36,7 +36,19 @@ __all__ = ["Claim", "EvidenceWorld", "exact_match_score", "normalize_answer"]
 
 
 def exact_match_score(answer: str, reference: str) -> float:
-    """1.0 when the normalised answer equals the normalised reference, else 0.0."""
+    """1.0 when the normalised answer equals the normalised reference, else 0.0.
+
+    Args:
+        answer: The agent's answer.
+        reference: The gold answer.
+
+    Returns:
+        1.0 or 0.0.
+
+    Example:
+        >>> exact_match_score("December 2023.", "december 2023")
+        1.0
+    """
     return 1.0 if normalize_answer(answer) == normalize_answer(reference) else 0.0
 
 

@@ -102,8 +102,11 @@ def _flatten(prefix: str, payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Evaluation:
-    """One evaluator call; its span is started eagerly (``evaluations``) or only once
-    something in it fails (``failures``), back-dated to the call's start."""
+    """One evaluator call and its span.
+
+    The span is started eagerly (``evaluations``) or only once something in it fails
+    (``failures``), back-dated to the call's start.
+    """
 
     def __init__(
         self, trace_: ClearanceTrace, parent: Span, memory_ids: list[str], trial: int
@@ -278,6 +281,15 @@ class ClearanceTrace:
         return redact(value)[: self.settings.max_content_chars]
 
     def attempt(self, memory_ids: list[str], trial: int) -> int:
+        """Count one more attempt of the evaluator call on (``memory_ids``, ``trial``).
+
+        Args:
+            memory_ids: The coalition's memory ids.
+            trial: The trial index.
+
+        Returns:
+            The attempt's number (1 for the first, higher for retries).
+        """
         with self._lock:
             key = (tuple(memory_ids), trial)
             self._attempts[key] += 1
@@ -306,6 +318,14 @@ class ClearanceTrace:
         self.root.end()
 
     def evaluator(self, evaluate: Evaluator) -> Evaluator:
+        """Wrap ``evaluate`` so that each call gets its evaluation span (sync or async alike).
+
+        Args:
+            evaluate: The engine's evaluator.
+
+        Returns:
+            An evaluator of the same kind that records its calls in this trace.
+        """
         if is_async_evaluator(evaluate):
 
             async def traced_async(coalition: tuple[Memory, ...], trial: int) -> Any:
@@ -356,6 +376,11 @@ class ClearanceTrace:
         otel_context.detach(otel_token)
 
     def stage(self, event: StageEvent) -> None:
+        """Open or close the span of an engine stage.
+
+        Args:
+            event: The engine's stage event (``start`` opens, ``end`` closes).
+        """
         if event.phase == "start":
             previous = self._stages.pop(event.stage, None)
             if previous is not None:  # a stage reopened without an end: close the old span
@@ -383,6 +408,14 @@ class ClearanceTrace:
         del self._stages[event.stage]
 
     def done(self, report: ClearanceReport) -> ClearanceReport:
+        """Record the report's outcome on the root span.
+
+        Args:
+            report: The clearance report.
+
+        Returns:
+            ``report``, unchanged.
+        """
         root = self.root
         kept, cleared = report.kept_ids, report.cleared_ids
         attrs: dict[str, Any] = {

@@ -160,7 +160,23 @@ class _Composite(Trigger):
 
 
 class AnyOf(_Composite):
-    """Runs when any policy runs. Every policy is asked (so periodic counters keep count)."""
+    """Runs when any policy runs. Every policy is asked (so periodic counters keep count).
+
+    ``a | b`` builds one; nested ``AnyOf`` are flattened.
+
+    Args:
+        *policies: The policies, at least one.
+
+    Raises:
+        ConfigurationTypeError: A policy is not a :class:`Trigger`.
+        ConfigurationError: No policy is given.
+
+    Example:
+        >>> from meclear_integrations.triggers import EveryN, Sampling, TriggerContext
+        >>> policy = EveryN(4) | Sampling(0.0)
+        >>> policy.decide(TriggerContext("?", "q1", ())).run
+        True
+    """
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
         """Decide whether this query's context is cleared.
@@ -176,7 +192,17 @@ class AnyOf(_Composite):
 
 
 class AllOf(_Composite):
-    """Runs only when every policy runs. Every policy is asked."""
+    """Runs only when every policy runs. Every policy is asked.
+
+    ``a & b`` builds one; nested ``AllOf`` are flattened.
+
+    Args:
+        *policies: The policies, at least one.
+
+    Raises:
+        ConfigurationTypeError: A policy is not a :class:`Trigger`.
+        ConfigurationError: No policy is given.
+    """
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
         """Decide whether this query's context is cleared.

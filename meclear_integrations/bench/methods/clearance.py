@@ -1,4 +1,8 @@
-"""What a baseline deletes, and the flagging rules shared by the surrogate baselines."""
+"""What a baseline deletes, and the flagging rules shared by the surrogate baselines.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 17-20.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,9 @@ priority order (Eq. 16), as attribution left it, before verification (a fallback
 the verified clearance removed is deleted, not flagged). Deletes: the engine's verified
 selection C_j^ (Eq. 17-20), or H^ itself under ``--clearance direct``. An engine run that
 abstained (``status="unverified"``) deletes nothing.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 14, 16-20.
 """
 
 from __future__ import annotations
