@@ -155,7 +155,14 @@ class HarmLedger:
         return _utc(self._clock())
 
     def query_id(self, query: str) -> str:
-        """The id under which ``query`` is recorded (``hashing.query_hash``)."""
+        """The id under which ``query`` is recorded (``hashing.query_hash``).
+
+        Args:
+            query: The query text.
+
+        Returns:
+            The (keyed) query hash.
+        """
         return query_hash(query, key=self._query_key)
 
     # ------------------------------------------------------------------ record
@@ -265,7 +272,15 @@ class HarmLedger:
         return self._run_record(run, mem_rows, cand_rows)
 
     async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
-        """:meth:`record` in a worker thread."""
+        """:meth:`record` in a worker thread.
+
+        Args:
+            report: The clearance report.
+            **kwargs: The keyword arguments of :meth:`record`.
+
+        Returns:
+            The run as recorded.
+        """
         return await asyncio.to_thread(lambda: self.record(report, **kwargs))
 
     # ------------------------------------------------------------------ prior candidates
@@ -279,6 +294,12 @@ class HarmLedger:
 
         A restored memory is offered again only after new verified evidence: a clearance
         recorded after the restore that removed it (the shortcut itself never offers it).
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The prior candidate (empty when the ledger knows no harm in ``context``).
         """
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
@@ -294,13 +315,26 @@ class HarmLedger:
         )
 
     async def aprior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
-        """:meth:`prior_candidate` in a worker thread."""
+        """:meth:`prior_candidate` in a worker thread.
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The prior candidate.
+        """
         return await asyncio.to_thread(self.prior_candidate, list(context))
 
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
         """Ids of :meth:`prior_candidate`, in retrieval order.
 
         These are the context's memories verified harmful before and offered to the engine.
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The memory ids.
         """
         return list(self.prior_candidate(context).ids)
 
@@ -339,7 +373,14 @@ class HarmLedger:
         ]
 
     async def aprior_harmful(self, context: Sequence[Memory]) -> list[str]:
-        """:meth:`prior_harmful` in a worker thread."""
+        """:meth:`prior_harmful` in a worker thread.
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The memory ids.
+        """
         return await asyncio.to_thread(self.prior_harmful, list(context))
 
     def _restores(self, conn: Connection, ids: Sequence[str]) -> dict[str, datetime]:
@@ -438,7 +479,15 @@ class HarmLedger:
         return record
 
     async def afeedback(self, run_or_query_id: str, **kwargs: Any) -> FeedbackRecord:
-        """:meth:`feedback` in a worker thread."""
+        """:meth:`feedback` in a worker thread.
+
+        Args:
+            run_or_query_id: A ledger run id, a tracing run id or a query id.
+            **kwargs: The keyword arguments of :meth:`feedback`.
+
+        Returns:
+            The feedback as recorded.
+        """
         return await asyncio.to_thread(lambda: self.feedback(run_or_query_id, **kwargs))
 
     def restore(
@@ -496,7 +545,17 @@ class HarmLedger:
         return self._feedback_records(query)
 
     def get_feedback(self, feedback_id: str) -> FeedbackRecord:
-        """The feedback with id ``feedback_id``."""
+        """The feedback with id ``feedback_id``.
+
+        Args:
+            feedback_id: The feedback's id.
+
+        Returns:
+            The feedback record.
+
+        Raises:
+            LedgerLookupError: No feedback has this id in the namespace.
+        """
         f = t.feedback
         found = self._feedback_records(
             select(f).where(f.c.namespace == self.namespace, f.c.feedback_id == feedback_id)
@@ -508,7 +567,14 @@ class HarmLedger:
         return found[0]
 
     def latest_feedback(self, query_id: str) -> FeedbackRecord | None:
-        """The most recent feedback on any run of ``query_id``."""
+        """The most recent feedback on any run of ``query_id``.
+
+        Args:
+            query_id: The query's id (:meth:`query_id`).
+
+        Returns:
+            The feedback, or None when the query has none.
+        """
         f = t.feedback
         query = (
             select(f)
@@ -520,7 +586,14 @@ class HarmLedger:
         return found[0] if found else None
 
     def recent_feedback(self, limit: int = 50) -> list[FeedbackRecord]:
-        """The latest ``limit`` feedback records, newest first."""
+        """The latest ``limit`` feedback records, newest first.
+
+        Args:
+            limit: The most records returned.
+
+        Returns:
+            The feedback records.
+        """
         f = t.feedback
         query = (
             select(f).where(f.c.namespace == self.namespace).order_by(f.c.id.desc()).limit(limit)
@@ -548,6 +621,15 @@ class HarmLedger:
 
         The run with ledger id ``ref``, else the latest run with tracing run id ``ref``, else
         the latest run of query id ``ref``.
+
+        Args:
+            ref: A ledger run id, a tracing run id or a query id.
+
+        Returns:
+            The run, with its memories and candidates.
+
+        Raises:
+            LedgerLookupError: No run matches ``ref``.
         """
         r = t.runs
         ref = str(ref)
@@ -572,7 +654,16 @@ class HarmLedger:
     def runs(
         self, *, query_id: str | None = None, origin: str | None = None, limit: int = 100
     ) -> list[RunRecord]:
-        """Recorded runs, newest first, with their memories and candidates."""
+        """Recorded runs, newest first, with their memories and candidates.
+
+        Args:
+            query_id: Only the runs of this query.
+            origin: Only the runs of this origin (``live``, ``replay``...).
+            limit: The most runs returned.
+
+        Returns:
+            The runs.
+        """
         r = t.runs
         query = select(r).where(r.c.namespace == self.namespace)
         if query_id is not None:
@@ -612,7 +703,14 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ history
     def history(self, memory_id: str) -> MemoryHistory:
-        """Every recorded appearance, feedback and restore of ``memory_id``, oldest first."""
+        """Every recorded appearance, feedback and restore of ``memory_id``, oldest first.
+
+        Args:
+            memory_id: The memory's id in your store.
+
+        Returns:
+            Its appearances in recorded runs, the feedback naming it and its restores.
+        """
         r, m, f, fm, e = t.runs, t.run_memories, t.feedback, t.feedback_memories, t.memory_events
         with read_transaction(self.engine) as conn:
             rows = (

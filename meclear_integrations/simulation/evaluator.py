@@ -85,6 +85,12 @@ class TextReader:
         """Ids of the known memories whose text appears in ``prompt``.
 
         A text counts as is, or escaped as the package's prompts render data.
+
+        Args:
+            prompt: The rendered prompt.
+
+        Returns:
+            The ids, sorted.
         """
         return tuple(
             sorted(

@@ -66,7 +66,15 @@ class SimulatedQuery:
         self._lock = threading.Lock()
 
     def answer(self, ids: tuple[str, ...], trial: int) -> str:
-        """The agent's answer on the coalition ``ids`` (deduplicated)."""
+        """The agent's answer on the coalition ``ids`` (deduplicated).
+
+        Args:
+            ids: The ids of the memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The answer (one agent call per distinct prompt and trial).
+        """
         prompt = "\x1f".join(sorted(ids))
         return self.cache.answer(
             prompt, trial, lambda: self.world.answer(ids, case_id=self.case_id, trial=trial)

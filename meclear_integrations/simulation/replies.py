@@ -26,7 +26,15 @@ _REASON = "simulated judge: normalised exact match"
 
 
 def fenced_block(tag: str, prompt: str) -> str | None:
-    """The text of the first ``<tag ...>`` / ``</tag>`` block of ``prompt``, or None."""
+    """The text of the first ``<tag ...>`` / ``</tag>`` block of ``prompt``, or None.
+
+    Args:
+        tag: The fence's tag name.
+        prompt: The rendered prompt.
+
+    Returns:
+        The block's text, or None when the prompt has no such block.
+    """
     start = prompt.find(f"<{tag}")
     while start >= 0:
         after = prompt[start + len(tag) + 1 : start + len(tag) + 2]

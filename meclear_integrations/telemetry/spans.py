@@ -68,7 +68,12 @@ def _number(value: Any) -> float | None:
 
 
 def record_error(span: Span, exc: BaseException) -> None:
-    """``exc`` on ``span``: ``error.type``, a redacted ``exception`` event, ERROR status."""
+    """``exc`` on ``span``: ``error.type``, a redacted ``exception`` event, ERROR status.
+
+    Args:
+        span: The span that failed.
+        exc: The error.
+    """
     kind = getattr(exc, "original_type", None) or type(exc).__name__
     message = redact(str(exc))[:500]
     span.set_attribute(A.ERROR_TYPE, kind)
@@ -277,7 +282,14 @@ class ClearanceTrace:
 
     # ------------------------------------------------------------------ helpers
     def text(self, value: str) -> str:
-        """A content attribute: redacted, cut to ``max_content_chars``."""
+        """A content attribute: redacted, cut to ``max_content_chars``.
+
+        Args:
+            value: The text.
+
+        Returns:
+            The redacted, shortened text.
+        """
         return redact(value)[: self.settings.max_content_chars]
 
     def attempt(self, memory_ids: list[str], trial: int) -> int:
@@ -467,7 +479,17 @@ def open_clearance(
     config: ClearanceConfig,
     scope: ClearanceScope | None,
 ) -> ClearanceTrace | None:
-    """Start the clearance span; None when it does not record (no provider, sampled out)."""
+    """Start the clearance span; None when it does not record (no provider, sampled out).
+
+    Args:
+        settings: The trace settings (provider, detail, content capture).
+        context: The retrieved memories.
+        config: The engine configuration (recorded as attributes).
+        scope: The integration's scope (query, framework, parent span), if any.
+
+    Returns:
+        The clearance's trace, or None.
+    """
     tracer = _tracer(settings)
     parent = scope.parent if scope is not None else None
     parent_context = (

@@ -89,7 +89,14 @@ class Trigger:
         raise NotImplementedError
 
     async def adecide(self, context: TriggerContext) -> TriggerDecision:
-        """:meth:`decide` for asyncio callers (off the event loop when it blocks)."""
+        """:meth:`decide` for asyncio callers (off the event loop when it blocks).
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision.
+        """
         if self.blocking:
             return await asyncio.to_thread(self.decide, context)
         return self.decide(context)
