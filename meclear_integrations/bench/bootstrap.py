@@ -69,7 +69,15 @@ class ClusterBootstrap:
         """(R, N) case weights of every replicate."""
 
     def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-        """Per-replicate sum(w num) / sum(w den); NaN where a replicate's denominator is 0."""
+        """Per-replicate sum(w num) / sum(w den); NaN where a replicate's denominator is 0.
+
+        Args:
+            numerator: Per-case numerators.
+            denominator: Per-case denominators.
+
+        Returns:
+            One ratio per replicate.
+        """
         num = self.weights @ np.asarray(numerator, dtype=float)
         den = self.weights @ np.asarray(denominator, dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -78,12 +86,29 @@ class ClusterBootstrap:
     def interval(
         self, numerator: np.ndarray, denominator: np.ndarray, confidence: float = 0.95
     ) -> tuple[float, float] | None:
-        """Percentile interval of the ratio metric."""
+        """Percentile interval of the ratio metric.
+
+        Args:
+            numerator: Per-case numerators.
+            denominator: Per-case denominators.
+            confidence: The interval's coverage.
+
+        Returns:
+            (lo, hi), or None when no replicate has a denominator.
+        """
         return percentile_interval(self.ratio(numerator, denominator), confidence)
 
 
 def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
-    """(lo, hi) percentiles of the finite replicate values; None when there are none."""
+    """(lo, hi) percentiles of the finite replicate values; None when there are none.
+
+    Args:
+        values: The replicate values.
+        confidence: The interval's coverage.
+
+    Returns:
+        (lo, hi), or None.
+    """
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return None

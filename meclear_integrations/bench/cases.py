@@ -184,5 +184,13 @@ def dump_cases(cases: Iterable[BenchCase], path: str | Path) -> None:
 
 
 def iter_case_dicts(cases: Iterable[BenchCase]) -> Iterator[dict[str, Any]]:
+    """The cases as JSON-ready dicts (the JSONL contract), in order.
+
+    Args:
+        cases: The cases.
+
+    Yields:
+        One dict per case.
+    """
     for case in cases:
         yield case.model_dump(mode="json")

@@ -41,7 +41,14 @@ class CountingEvaluator:
         return len(self._coalitions)
 
     def trial_scores(self, memory_ids: Iterable[str]) -> list[float]:
-        """The scores the method obtained on this coalition, by trial index."""
+        """The scores the method obtained on this coalition, by trial index.
+
+        Args:
+            memory_ids: The coalition's memory ids.
+
+        Returns:
+            The scores, by trial index.
+        """
         ids = frozenset(memory_ids)
         with self._lock:
             return [

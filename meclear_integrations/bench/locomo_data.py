@@ -163,7 +163,18 @@ def _short_id(sample_id: str) -> str:
 
 
 def load_locomo(path: str | Path) -> list[LocomoConversation]:
-    """Every conversation under ``path`` (file or directory), in a stable order."""
+    """Every conversation under ``path`` (file or directory), in a stable order.
+
+    Args:
+        path: ``locomo10.json``, or a directory holding it or one JSON file per
+            conversation.
+
+    Returns:
+        The conversations.
+
+    Raises:
+        LocomoDataError: The path holds no LoCoMo data.
+    """
     path = Path(path)
     if not path.exists():
         raise LocomoDataError(f"LoCoMo data not found at {path}. {LOCOMO_SOURCE}.")

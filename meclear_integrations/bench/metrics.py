@@ -96,7 +96,15 @@ RATE_METRICS = (
 
 
 def metric_arrays(outcomes: Sequence[CaseOutcome], metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-case numerators and denominators of ``metric``."""
+    """Per-case numerators and denominators of ``metric``.
+
+    Args:
+        outcomes: The outcomes of one method.
+        metric: A metric name.
+
+    Returns:
+        (numerators, denominators).
+    """
     pairs = [METRICS[metric](o) for o in outcomes]
     if not pairs:
         return np.zeros(0), np.zeros(0)
@@ -120,7 +128,15 @@ def metric_value(outcomes: Sequence[CaseOutcome], metric: str) -> float | None:
 
 
 def per_case_values(outcomes: Sequence[CaseOutcome], metric: str) -> np.ndarray:
-    """Num / den per case (NaN where den = 0): the case-level values behind wins and losses."""
+    """Num / den per case (NaN where den = 0): the case-level values behind wins and losses.
+
+    Args:
+        outcomes: The outcomes of one method.
+        metric: A metric name.
+
+    Returns:
+        The values.
+    """
     num, den = metric_arrays(outcomes, metric)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
@@ -150,7 +166,15 @@ def summarize(outcomes: Sequence[CaseOutcome]) -> dict[str, object]:
 
 
 def rank_ecdf_curve(outcomes: Sequence[CaseOutcome], max_rank: int | None = None) -> list[float]:
-    """Share of all targets ranked within k, for k = 1..max_rank (default: largest K seen)."""
+    """Share of all targets ranked within k, for k = 1..max_rank (default: largest K seen).
+
+    Args:
+        outcomes: The outcomes of one method.
+        max_rank: The largest k.
+
+    Returns:
+        The curve.
+    """
     ranks = [r for o in outcomes for r in o.target_ranks]
     if not ranks:
         return []

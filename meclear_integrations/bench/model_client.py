@@ -94,6 +94,12 @@ def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
     """Charge the model calls made inside the block to ``meter``; None charges nobody.
 
     Calls made in workers the block starts are charged too.
+
+    Args:
+        meter: The meter charged, or None.
+
+    Yields:
+        ``meter``.
     """
     token = _METER.set(meter)
     try:
@@ -279,12 +285,32 @@ class ModelClient:
 
     # ------------------------------------------------------------------ calls
     def complete(self, prompt: str, *, draw: int = 0) -> str:
-        """The model's text reply to ``prompt`` (draw ``draw`` of a sampled model)."""
+        """The model's text reply to ``prompt`` (draw ``draw`` of a sampled model).
+
+        Args:
+            prompt: The prompt.
+            draw: The draw of a sampled model (cached separately).
+
+        Returns:
+            The reply's text.
+        """
         value = self._call("text", prompt, None, draw)
         return value if isinstance(value, str) else json.dumps(value)
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any], *, draw: int = 0) -> Any:
-        """A structured reply (an object, or raw text when the model ignored the schema)."""
+        """A structured reply (an object, or raw text when the model ignored the schema).
+
+        Args:
+            prompt: The prompt.
+            schema: The JSON schema of the reply.
+            draw: The draw of a sampled model.
+
+        Returns:
+            The reply.
+
+        Raises:
+            ConfigurationTypeError: The client was built without structured output.
+        """
         if not self.structured:
             raise ConfigurationTypeError(f"the {self.role} model is used without structured output")
         return self._call("json", prompt, schema, draw)

@@ -62,7 +62,11 @@ class CaseOracle:
         return frozenset(range(self.k))
 
     def run(self, wanted: Iterable[tuple[Coalition, int]]) -> None:
-        """Bring each coalition (bit mask) to the given number of trials."""
+        """Bring each coalition (bit mask) to the given number of trials.
+
+        Args:
+            wanted: (coalition bit mask, number of trials) pairs.
+        """
         for coalition, trials in wanted:
             have = self.game.trials_of(coalition)
             if have >= trials:
@@ -72,7 +76,15 @@ class CaseOracle:
             self.game.store(coalition, scores)
 
     def scores(self, coalition: Iterable[int], trials: int | None = None) -> tuple[float, ...]:
-        """The trial scores of the coalition (positions), evaluated on first use."""
+        """The trial scores of the coalition (positions), evaluated on first use.
+
+        Args:
+            coalition: The positions present.
+            trials: The number of trials (None: the trial policy's).
+
+        Returns:
+            The scores, by trial.
+        """
         mask = _mask(coalition)
         self.run([(mask, self.single if trials is None else trials)])
         return self.game.scores[mask]
@@ -81,12 +93,25 @@ class CaseOracle:
         """v^(S): the mean of the coalition's trial scores.
 
         One trial for an ablation under adaptive trials, T otherwise.
+
+        Args:
+            coalition: The positions present.
+
+        Returns:
+            The value.
         """
         s = self.scores(coalition)
         return sum(s) / len(s)
 
     def without(self, positions: Iterable[int]) -> frozenset[int]:
-        """M minus the given positions."""
+        """M minus the given positions.
+
+        Args:
+            positions: The positions removed.
+
+        Returns:
+            The remaining positions.
+        """
         return self.full - frozenset(positions)
 
     def exits(self) -> bool:
@@ -111,6 +136,9 @@ class CaseOracle:
 
         Returns the cleared positions, the candidates tried and the status (``complete`` or
         ``unverified`` when the verdicts kept disagreeing).
+
+        Args:
+            order: The positions, highest priority first.
         """
         cfg = self.config
         candidates = [list(order[:j]) for j in range(len(order) + 1)]

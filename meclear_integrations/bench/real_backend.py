@@ -67,7 +67,14 @@ class RealModelBackend:
         )
 
     def reference_query(self, case: BenchCase) -> RealQuery:
-        """A query graded against the gold reference (measurement, verification)."""
+        """A query graded against the gold reference (measurement, verification).
+
+        Args:
+            case: The benchmark case.
+
+        Returns:
+            The query.
+        """
         return RealQuery(
             case, self.agent, self.judge, mode="reference", metadata_keys=self.metadata_keys
         )
@@ -115,6 +122,13 @@ def real_verifier(backend: RealModelBackend, *, workers: int = 1) -> Verifier:
     """The causal verification (:func:`~.verify.verify_case`) with the real models.
 
     The real agent and the reference judge check ``workers`` cases at a time.
+
+    Args:
+        backend: The real-model backend.
+        workers: The cases verified at a time.
+
+    Returns:
+        The verifier.
     """
 
     def one(case: BenchCase) -> Verification:

@@ -53,7 +53,14 @@ LOWER_IS_BETTER = frozenset({"extra_background", "cleared_extra_background", "ha
 
 
 def reference_method(run: BenchRun) -> str | None:
-    """The method compared with all others: the settings' choice or the first ``meclear*``."""
+    """The method compared with all others: the settings' choice or the first ``meclear*``.
+
+    Args:
+        run: The run.
+
+    Returns:
+        The method's name, or None.
+    """
     wanted = run.settings.reference_method
     if wanted is not None:
         return wanted if wanted in run.outcomes else None

@@ -82,7 +82,14 @@ class BenchRun(BaseModel):
 
 
 def abstained(reason: str) -> MethodOutput:
-    """The output of a method whose judge contradicted itself: nothing flagged or deleted."""
+    """The output of a method whose judge contradicted itself: nothing flagged or deleted.
+
+    Args:
+        reason: Why the judge's verdicts were inconsistent.
+
+    Returns:
+        The output.
+    """
     return MethodOutput(
         scores={}, ranking=[], flagged=[], cleared=[], status="unverified", status_reason=reason
     )
@@ -101,7 +108,18 @@ def run_case(
     *,
     matched_coalitions: int | None = None,
 ) -> CaseOutcome:
-    """One method on one case, scored; raises what the method raises."""
+    """One method on one case, scored; raises what the method raises.
+
+    Args:
+        case: The benchmark case.
+        method: The method.
+        settings: The run's settings.
+        backend: The task values.
+        matched_coalitions: The distinct coalitions the method may use (None: its own budget).
+
+    Returns:
+        The case's outcome.
+    """
     ids = [m.id for m in case.memories]
     query = backend.query(case, settings)
     counter = CountingEvaluator(query)
@@ -329,6 +347,19 @@ def assemble_run(
     """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order.
 
     The cohort is the cases every method that ran finished without failing.
+
+    Args:
+        settings: The run's settings.
+        case_ids: Every case id, in run order.
+        methods: The methods that ran.
+        per_case: Method -> case id -> outcome.
+        failures: The failed (case, method) pairs.
+        not_run: Method -> why it did not run.
+        wall_seconds: The run's wall time.
+        stopped: Why the run stopped early, if it did.
+
+    Returns:
+        The run.
     """
     not_run = dict(not_run or {})
     failed = {f.case_id for f in failures}

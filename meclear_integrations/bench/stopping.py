@@ -37,7 +37,14 @@ class ProviderRejected(RunStopped):
 
 
 def stop_cause(exc: BaseException) -> RunStopped | None:
-    """The :class:`RunStopped` behind ``exc`` (itself or in its chain), if any."""
+    """The :class:`RunStopped` behind ``exc`` (itself or in its chain), if any.
+
+    Args:
+        exc: The error.
+
+    Returns:
+        The cause, or None.
+    """
     for link in exception_chain(exc, depth=16):
         if isinstance(link, RunStopped):
             return link

@@ -290,6 +290,20 @@ def build_streams(
     """One stream per LoCoMo conversation (module docstring).
 
     ``fault_share`` of the answerable questions are fault targets.
+
+    Args:
+        data_dir: The LoCoMo data (as :func:`~.locomo.build_locomo_cases`).
+        k: The retrieval budget K.
+        seed: The seed of the faults and the stream order.
+        fault_share: The share of answerable questions that get a fault, in [0, 1].
+        conversations: Conversation ids to use (None: all).
+        max_queries_per_conversation: The most questions per conversation.
+
+    Returns:
+        The streams.
+
+    Raises:
+        ConfigurationError: ``k`` or ``fault_share`` is out of range.
     """
     if k < 1:
         raise ConfigurationError("k must be at least 1")

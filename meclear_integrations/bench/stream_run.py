@@ -68,7 +68,20 @@ Method = Literal["none", "meclear", "meclear+ledger"]
 
 
 def make_trigger(spec: str, ledger: Any, *, seed: int) -> Trigger:
-    """The trigger policy named by ``spec`` (module docstring)."""
+    """The trigger policy named by ``spec`` (module docstring).
+
+    Args:
+        spec: ``always``, ``judge``, ``sample:R``, ``every:N``, ``feedback`` or
+            ``known+feedback``.
+        ledger: The ledger the feedback and known-harm policies read.
+        seed: The sampling seed.
+
+    Returns:
+        The policy.
+
+    Raises:
+        ConfigurationError: The spec names no policy.
+    """
     name, _, arg = spec.partition(":")
     if name == "always":
         return Always(early_exit=False)
@@ -89,6 +102,14 @@ def make_trigger(spec: str, ledger: Any, *, seed: int) -> Trigger:
 
 
 def uses_feedback(spec: str) -> bool:
+    """Whether the policy ``spec`` reads feedback (then the stream gives feedback).
+
+    Args:
+        spec: The policy's spec.
+
+    Returns:
+        True for ``feedback`` policies.
+    """
     return "feedback" in spec
 
 
@@ -319,7 +340,17 @@ def _mode(report: Any) -> str:
 def review_stream(
     ledger_path: Path, stream: ConversationStream, outcomes: Sequence[QueryOutcome], n: int
 ) -> ReviewOutcome:
-    """Review one conversation's ledger against its injected faults."""
+    """Review one conversation's ledger against its injected faults.
+
+    Args:
+        ledger_path: The conversation's ledger.
+        stream: The conversation's stream.
+        outcomes: The queries' outcomes.
+        n: The number of proposals reviewed.
+
+    Returns:
+        The review's outcome against the injected faults.
+    """
     from ..ledger import HarmLedger
 
     with HarmLedger(ledger_path, namespace=stream.conversation, create=False) as ledger:
@@ -353,7 +384,28 @@ def run_config(
     temperature: float | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ConfigRun:
-    """Run ``method`` under ``policy`` over every stream (module docstring)."""
+    """Run ``method`` under ``policy`` over every stream (module docstring).
+
+    Args:
+        build: The streams (one per LoCoMo conversation).
+        method: ``none``, ``meclear`` or ``meclear+ledger``.
+        policy: The trigger policy's spec (:func:`make_trigger`).
+        engine: The engine configuration.
+        ledger_dir: Where each conversation's ledger is written.
+        feedback_rate: The share of wrong answers that get feedback.
+        review_min_queries: ``review``'s ``min_queries``.
+        seed: The seed of feedback, sampling and the simulated world.
+        check_trials: Fresh trials per query to score its returned context.
+        judge: The success signal (None: the reference judge).
+        temperature: The simulated reader's temperature (None: the cases').
+        progress: Called with the number of queries done.
+
+    Returns:
+        The configuration's outcomes per query, its reviews and its cost.
+
+    Raises:
+        ConfigurationError: The method or the policy is unknown.
+    """
     if method not in METHODS:
         raise ConfigurationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     if method != "none":

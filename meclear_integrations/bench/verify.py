@@ -128,5 +128,12 @@ Verifier = Callable[[Sequence[BenchCase]], list[Verification]]
 
 
 def verify_each(cases: Sequence[BenchCase]) -> list[Verification]:
-    """:func:`verify_case` on each case with its simulated world (the default verifier)."""
+    """:func:`verify_case` on each case with its simulated world (the default verifier).
+
+    Args:
+        cases: The cases.
+
+    Returns:
+        One verification per case.
+    """
     return [verify_case(case) for case in cases]

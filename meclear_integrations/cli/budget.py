@@ -163,7 +163,17 @@ def _load_cases(path: Path | None, limit: int) -> list[_Case]:
 def measure_latency(
     cases: Sequence[_Case], *, delay: float, concurrency: int, seed: int = 0
 ) -> dict[str, list[LatencyRow]]:
-    """Per preset, one :class:`LatencyRow` per case (cases run one after another)."""
+    """Per preset, one :class:`LatencyRow` per case (cases run one after another).
+
+    Args:
+        cases: The simulated cases.
+        delay: The seconds every model call takes.
+        concurrency: The most model calls at once.
+        seed: The engine's seed.
+
+    Returns:
+        Preset -> one row per case.
+    """
 
     async def run() -> dict[str, list[LatencyRow]]:
         rows: dict[str, list[LatencyRow]] = {"default": [], "paper": []}
@@ -227,7 +237,14 @@ OVERHEAD_SETTINGS: list[tuple[str, int, ClearanceConfig]] = [
 
 
 def measure_overhead(repeats: int = 9) -> list[tuple[str, int, float, float, int]]:
-    """(setting, K, median ms, min ms, evaluator calls) for each overhead setting."""
+    """(setting, K, median ms, min ms, evaluator calls) for each overhead setting.
+
+    Args:
+        repeats: The runs per setting (the median is reported).
+
+    Returns:
+        One row per overhead setting.
+    """
     rows = []
     for label, k, config in OVERHEAD_SETTINGS:
         memories = [Memory(id=f"m{i}", content=f"memory {i}") for i in range(k)]

@@ -96,7 +96,14 @@ class ScaleRow:
         return statistics.fmean(self.calls) if self.calls else 0.0
 
     def overhead(self, delay: float) -> float:
-        """Median engine time over the model-time lower bound rounds x 2 x delay."""
+        """Median engine time over the model-time lower bound rounds x 2 x delay.
+
+        Args:
+            delay: The seconds every model call takes.
+
+        Returns:
+            The ratio (0.0 when nothing was measured).
+        """
         if not self.engine_seconds or not self.rounds or delay <= 0:
             return 0.0
         return statistics.median(self.engine_seconds) / (statistics.median(self.rounds) * 2 * delay)
@@ -206,7 +213,23 @@ def measure_scale(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> list[ScaleRow]:
-    """One :class:`ScaleRow` per (preset, K), every preset on the same games."""
+    """One :class:`ScaleRow` per (preset, K), every preset on the same games.
+
+    Args:
+        ks: The context sizes K.
+        games: The games per family and K.
+        families: The harm families (``direct``, ``redundant xN``, ``joint``).
+        presets: The engine presets compared.
+        delay: The seconds every model call takes.
+        concurrency: The most model calls at once.
+        wall_games: The games per K timed end to end.
+        temperature: The simulated reader's temperature.
+        seed: The first game's seed.
+        progress: Called with a line per finished (preset, K).
+
+    Returns:
+        The rows.
+    """
     rows: list[ScaleRow] = []
     for k in ks:
         cases = [
@@ -248,7 +271,16 @@ def measure_scale(
 
 
 def render_scale(rows: Sequence[ScaleRow], *, delay: float, concurrency: int) -> str:
-    """The markdown table of :func:`measure_scale`'s rows."""
+    """The markdown table of :func:`measure_scale`'s rows.
+
+    Args:
+        rows: The rows.
+        delay: The seconds every model call took.
+        concurrency: The most model calls at once.
+
+    Returns:
+        The table.
+    """
     lines = [
         "| preset | K | recovery % | evaluator calls / faulty query (mean, max) | target "
         "| model calls / query | rounds | wall s / query | engine CPU ms | overhead % "
@@ -287,7 +319,16 @@ def render_scale(rows: Sequence[ScaleRow], *, delay: float, concurrency: int) ->
 
 
 def plot_scale(rows: Sequence[ScaleRow], path: Path, *, delay: float) -> Path:
-    """Calls, recovery, wall time and overhead against K, one line per preset."""
+    """Calls, recovery, wall time and overhead against K, one line per preset.
+
+    Args:
+        rows: The rows.
+        path: The PNG written.
+        delay: The seconds every model call took.
+
+    Returns:
+        ``path``.
+    """
     from ..bench.figures import load_pyplot
 
     plt = load_pyplot()
@@ -330,7 +371,16 @@ def plot_scale(rows: Sequence[ScaleRow], path: Path, *, delay: float) -> Path:
 
 
 def write_json(rows: Sequence[ScaleRow], path: Path, settings: dict[str, Any]) -> Path:
-    """Every row (raw per-query figures included) and the settings of the run."""
+    """Every row (raw per-query figures included) and the settings of the run.
+
+    Args:
+        rows: The rows.
+        path: The JSON file written.
+        settings: The run's settings.
+
+    Returns:
+        ``path``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"simulated": True, "settings": settings, "rows": [asdict(r) for r in rows]}
     path.write_text(json.dumps(payload, indent=2))

@@ -92,7 +92,15 @@ RUNS: dict[str, Callable[[TraceSettings], int]] = {
 
 
 def count_spans(run: Callable[[TraceSettings], int], detail: TraceDetail) -> int:
-    """MeClear's spans of one clearance by ``run`` at ``detail``."""
+    """MeClear's spans of one clearance by ``run`` at ``detail``.
+
+    Args:
+        run: Clears the simulated case with the given trace settings.
+        detail: The trace detail.
+
+    Returns:
+        The number of finished spans.
+    """
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

@@ -80,7 +80,15 @@ def display_url(url: str) -> str:
 
 
 def create_ledger_engine(url: str, **engine_kwargs: Any) -> Engine:
-    """A SQLAlchemy engine for ``url`` set up for concurrent writers (module docstring)."""
+    """A SQLAlchemy engine for ``url`` set up for concurrent writers (module docstring).
+
+    Args:
+        url: The SQLAlchemy URL.
+        **engine_kwargs: Passed to ``create_engine``.
+
+    Returns:
+        The engine.
+    """
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -128,7 +136,14 @@ def _sqlite_engine(url: str, database: str | None, kwargs: dict[str, Any]) -> En
 
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
-    """A connection in a write transaction, committed on success, rolled back on error."""
+    """A connection in a write transaction, committed on success, rolled back on error.
+
+    Args:
+        engine: The ledger's engine.
+
+    Yields:
+        The connection.
+    """
     with engine.connect() as connection:
         connection = connection.execution_options(**{_WRITE: True})
         with connection.begin():
@@ -137,7 +152,14 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 
 @contextmanager
 def read_transaction(engine: Engine) -> Iterator[Connection]:
-    """A connection in a read transaction (a consistent snapshot of the ledger)."""
+    """A connection in a read transaction (a consistent snapshot of the ledger).
+
+    Args:
+        engine: The ledger's engine.
+
+    Yields:
+        The connection.
+    """
     with engine.connect() as connection, connection.begin():
         yield connection
 
@@ -147,6 +169,9 @@ def lock_for_migration(connection: Connection) -> None:
 
     PostgreSQL takes a transaction-scoped advisory lock; SQLite already holds the write lock
     (``BEGIN IMMEDIATE``).
+
+    Args:
+        connection: The connection of the migration's write transaction.
     """
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(7263401180093321)"))

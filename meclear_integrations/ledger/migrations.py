@@ -46,7 +46,14 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 def current_version(connection: Connection) -> int:
-    """The highest applied version (0 for an empty database)."""
+    """The highest applied version (0 for an empty database).
+
+    Args:
+        connection: A connection.
+
+    Returns:
+        The version.
+    """
     if not inspect(connection).has_table(schema.schema_version.name):
         return 0
     version = connection.execute(select(func.max(schema.schema_version.c.version))).scalar()
@@ -54,7 +61,17 @@ def current_version(connection: Connection) -> int:
 
 
 def migrate(engine: Engine) -> int:
-    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version before."""
+    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version before.
+
+    Args:
+        engine: The ledger's engine.
+
+    Returns:
+        The version before the migration.
+
+    Raises:
+        SchemaVersionError: The database is newer than this package.
+    """
     with write_transaction(engine) as connection:
         lock_for_migration(connection)
         schema.metadata.create_all(connection, tables=[schema.schema_version])
@@ -77,7 +94,17 @@ def migrate(engine: Engine) -> int:
 
 
 def check_version(engine: Engine) -> int:
-    """The database's version; raises :class:`SchemaVersionError` unless it is current."""
+    """The database's version; raises :class:`SchemaVersionError` unless it is current.
+
+    Args:
+        engine: The ledger's engine.
+
+    Returns:
+        The version.
+
+    Raises:
+        SchemaVersionError: The database is not at :data:`SCHEMA_VERSION`.
+    """
     with engine.connect() as connection:
         version = current_version(connection)
     if version != SCHEMA_VERSION:

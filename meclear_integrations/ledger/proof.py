@@ -75,6 +75,13 @@ def split_members(
 
     Members x of ``cleared`` for which one of the run's ``candidates`` ((memory ids, recovered)
     pairs) cleared exactly the others, and whether that candidate verifiably recovered.
+
+    Args:
+        cleared: The run's cleared memory ids.
+        candidates: The run's candidates as (memory ids, recovered) pairs.
+
+    Returns:
+        (proven, put back and recovered).
     """
     removed = set(cleared)
     verdicts = {frozenset(ids): recovered for ids, recovered in candidates}
@@ -91,7 +98,15 @@ def split_members(
 def proven_members(
     cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
 ) -> set[str]:
-    """Members of ``cleared`` whose removal the run showed necessary (``split_members``)."""
+    """Members of ``cleared`` whose removal the run showed necessary (``split_members``).
+
+    Args:
+        cleared: The run's cleared memory ids.
+        candidates: The run's candidates as (memory ids, recovered) pairs.
+
+    Returns:
+        The proven members.
+    """
     return split_members(cleared, candidates)[0]
 
 
@@ -118,6 +133,15 @@ def load_harm_facts(
 
     Only runs recorded after each memory's last restore count (``restored``: memory id ->
     time).
+
+    Args:
+        conn: A connection in a read transaction.
+        namespace: The ledger's namespace.
+        ids: The memory ids (None: every memory).
+        restored: Memory id -> time of its last restore.
+
+    Returns:
+        (memory id, content hash) -> facts.
     """
     r, m, c = t.runs, t.run_memories, t.candidates
     cleared_rows = (

@@ -25,12 +25,44 @@ class _Verdict(Protocol):
 
 
 class FeedbackSource(Protocol):
-    def latest_feedback(self, query_id: str) -> _Verdict | None: ...
-    def recent_feedback(self, limit: int = 50) -> Sequence[_Verdict]: ...
+    """Where :class:`OnNegativeFeedback` reads verdicts (``HarmLedger`` has these methods)."""
+
+    def latest_feedback(self, query_id: str) -> _Verdict | None:
+        """The most recent verdict on ``query_id``.
+
+        Args:
+            query_id: The query's id.
+
+        Returns:
+            The verdict, or None.
+        """
+        ...
+
+    def recent_feedback(self, limit: int = 50) -> Sequence[_Verdict]:
+        """The latest verdicts, newest first.
+
+        Args:
+            limit: The most verdicts returned.
+
+        Returns:
+            The verdicts.
+        """
+        ...
 
 
 class HarmSource(Protocol):
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]: ...
+    """Where :class:`OnKnownHarm` reads known harm (``HarmLedger`` has this method)."""
+
+    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """Ids of the context's memories verified harmful before (and not restored since).
+
+        Args:
+            context: The retrieved memories.
+
+        Returns:
+            The ids, in retrieval order.
+        """
+        ...
 
 
 class OnNegativeFeedback(Trigger):

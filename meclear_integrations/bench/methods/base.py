@@ -23,7 +23,16 @@ class MethodNotRunError(MeClearError, RuntimeError):
 
 
 def case_seed(seed: int, case_id: str, salt: str = "") -> int:
-    """A per-case seed: the run seed mixed with the case id (independent draws per case)."""
+    """A per-case seed: the run seed mixed with the case id (independent draws per case).
+
+    Args:
+        seed: The run's seed.
+        case_id: The case's id.
+        salt: Separates the draws of different methods.
+
+    Returns:
+        The seed.
+    """
     digest = hashlib.sha256(f"{seed}\x1f{case_id}\x1f{salt}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
@@ -82,4 +91,11 @@ class BenchMethod(ABC):
 
     @abstractmethod
     def run(self, ctx: MethodContext) -> MethodOutput:
-        """Score, flag and clear one case."""
+        """Score, flag and clear one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """

@@ -42,7 +42,15 @@ def _neutralise(text: str) -> str:
 
 
 def prompt_rater(complete: Callable[[str], str], template: str = HARM_PROMPT) -> Rater:
-    """A rater from a text completion function; unparsable replies raise ValueError."""
+    """A rater from a text completion function; unparsable replies raise ValueError.
+
+    Args:
+        complete: ``complete(prompt) -> text``.
+        template: The rating prompt.
+
+    Returns:
+        The rater.
+    """
 
     def rate(query: str, texts: Sequence[str]) -> list[float]:
         listing = "\n".join(

@@ -19,7 +19,14 @@ __all__ = ["LooMethod", "exited"]
 
 
 def exited(ctx: MethodContext) -> MethodOutput:
-    """The output of a baseline whose full context passed the early-exit test."""
+    """The output of a baseline whose full context passed the early-exit test.
+
+    Args:
+        ctx: The method's context.
+
+    Returns:
+        An output that flags and deletes nothing.
+    """
     return MethodOutput(
         scores={m.id: 0.0 for m in ctx.case.memories},
         ranking=[],

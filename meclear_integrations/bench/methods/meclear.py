@@ -33,6 +33,12 @@ class MeClearMethod(BenchMethod):
         """The configuration with its seed mixed with the case id, failing closed.
 
         An evaluator failure must surface as a failed case, not as a quiet no-op clearance.
+
+        Args:
+            ctx: The method's context.
+
+        Returns:
+            The configuration.
         """
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
         return self.config.model_copy(
@@ -40,7 +46,15 @@ class MeClearMethod(BenchMethod):
         )
 
     def report(self, ctx: MethodContext, events: list[StageEvent] | None = None) -> ClearanceReport:
-        """Run the engine on the case's frozen context through the counted evaluator."""
+        """Run the engine on the case's frozen context through the counted evaluator.
+
+        Args:
+            ctx: The method's context.
+            events: Collects the engine's stage events (None: not collected).
+
+        Returns:
+            The engine's report.
+        """
         engine = MeClearEngine(
             self.case_config(ctx), listener=events.append if events is not None else None
         )
