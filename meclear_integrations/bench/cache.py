@@ -139,7 +139,11 @@ class CachedReply:
 
 
 class ResponseCache:
-    """``get`` / ``put`` of replies in one SQLite file (``":memory:"`` for a private one)."""
+    """``get`` / ``put`` of replies in one SQLite file (``":memory:"`` for a private one).
+
+    Args:
+        path: The SQLite file (created with its directory), or ``":memory:"``.
+    """
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)

@@ -122,7 +122,11 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 class RunJournal:
-    """The manifest and journal of one output directory."""
+    """The manifest and journal of one output directory.
+
+    Args:
+        out_dir: The run's output directory.
+    """
 
     def __init__(self, out_dir: str | Path) -> None:
         self.dir = Path(out_dir)

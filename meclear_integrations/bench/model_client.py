@@ -201,6 +201,13 @@ class CallGate:
 
     Cache, totals, limits, concurrency bound and rate limiter (a langchain-core ``BaseRateLimiter``,
     e.g. ``InMemoryRateLimiter``).
+
+    Args:
+        cache: The response cache.
+        limits: ``--max-calls`` / ``--max-tokens`` (None: no limit).
+        concurrency: The most provider calls in flight.
+        rate_limiter: A langchain-core rate limiter (None: none).
+        retry: The retry policy of transient provider errors.
     """
 
     def __init__(
@@ -249,7 +256,20 @@ def _reported(handler: Any) -> tuple[int, int] | None:
 
 
 class ModelClient:
-    """One role's model behind the run's :class:`CallGate` (module docstring)."""
+    """One role's model behind the run's :class:`CallGate` (module docstring).
+
+    Args:
+        role: ``agent``, ``judge`` or ``rater``.
+        spec: The model's specification.
+        gate: The run's shared gate.
+        structured_output: As in
+            :func:`~meclear_integrations.langchain.model.as_text_model` (None: when
+            supported).
+        llm: Overrides ``spec.build()`` (tests).
+
+    Raises:
+        ConfigurationError: ``role`` is unknown.
+    """
 
     def __init__(
         self,
@@ -260,11 +280,6 @@ class ModelClient:
         structured_output: bool | None = None,
         llm: Any = None,
     ) -> None:
-        """``llm`` overrides ``spec.build()`` (tests).
-
-        ``structured_output`` as in :func:`~meclear_integrations.langchain.model.as_text_model`
-        (None: when supported).
-        """
         if role not in ("agent", "judge", "rater"):
             raise ConfigurationError(f"unknown role {role!r}")
         from ..langchain.model import LangChainStructuredTextModel, as_text_model

@@ -35,7 +35,13 @@ def _mask(positions: Iterable[int]) -> Coalition:
 
 
 class CaseOracle:
-    """Values v^(S) (mean of the trials a coalition has) and the verified clearance rule."""
+    """Values v^(S) (mean of the trials a coalition has) and the verified clearance rule.
+
+    Args:
+        context: The frozen context, in retrieval order.
+        evaluate: The counted evaluator of the case.
+        config: The engine configuration whose trial policy and verification rule apply.
+    """
 
     def __init__(
         self,

@@ -54,7 +54,11 @@ def _prompt(request: dict[str, Any]) -> str:
 
 
 class ReaderServer:
-    """Request handler state: the replies, the requests seen and the injected failures."""
+    """Request handler state: the replies, the requests seen and the injected failures.
+
+    Args:
+        fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
+    """
 
     def __init__(self, *, fail: Fail | None = None) -> None:
         self.fail = fail

@@ -35,7 +35,14 @@ __all__ = ["RealModelBackend", "real_verifier"]
 
 
 class RealModelBackend:
-    """Real agent and judge models (see the module docstring)."""
+    """Real agent and judge models (see the module docstring).
+
+    Args:
+        agent: The agent model's client.
+        judge: The judge model's client.
+        mode: The judge mode: ``reference``, ``coalition`` or ``full``.
+        metadata_keys: The memory metadata shown to the agent.
+    """
 
     simulated = False
 

@@ -74,7 +74,15 @@ def judge_for(judge: ModelClient, mode: JudgeMode) -> ReferenceLLMJudge | Refere
 
 
 class RealQuery:
-    """Evaluator of one case with a real agent and judge; counts what it pays in ``meter``."""
+    """Evaluator of one case with a real agent and judge; counts what it pays in ``meter``.
+
+    Args:
+        case: The benchmark case.
+        agent: The agent model's client.
+        judge: The judge model's client.
+        mode: The judge mode: ``reference``, ``coalition`` or ``full``.
+        metadata_keys: The memory metadata shown to the agent.
+    """
 
     def __init__(
         self,

@@ -176,7 +176,15 @@ def _bm25_class() -> type:
 
 
 class BM25Retriever:
-    """Okapi BM25 over a fixed list of texts; :meth:`top_k` returns bank indices."""
+    """Okapi BM25 over a fixed list of texts; :meth:`top_k` returns bank indices.
+
+    Args:
+        texts: The memory bank's texts.
+
+    Raises:
+        ConfigurationError: ``texts`` is empty.
+        ImportError: ``rank-bm25`` (the ``bench`` extra) is not installed.
+    """
 
     def __init__(self, texts: Sequence[str]) -> None:
         if not texts:

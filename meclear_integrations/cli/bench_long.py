@@ -160,7 +160,13 @@ def annotate_results(
 
 
 class ProgressBar:
-    """tqdm over cases (ETA) whose postfix shows the run's calls, cache hits and tokens."""
+    """tqdm over cases (ETA) whose postfix shows the run's calls, cache hits and tokens.
+
+    Args:
+        total: The number of cases.
+        enabled: Show the bar (tqdm installed).
+        gate: The real-model run's gate (its totals are shown), or None.
+    """
 
     def __init__(self, total: int, *, enabled: bool, gate: Any = None) -> None:
         self.gate = gate

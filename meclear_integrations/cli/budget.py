@@ -75,7 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # ----------------------------------------------------------------------------- latency
 class LatencyModel:
-    """Model calls that take ``delay`` seconds, at most ``concurrency`` at once; counted."""
+    """Model calls that take ``delay`` seconds, at most ``concurrency`` at once; counted.
+
+    Args:
+        delay: The seconds every call takes.
+        concurrency: The most calls at once.
+    """
 
     def __init__(self, delay: float, concurrency: int) -> None:
         self.delay = delay

@@ -261,7 +261,14 @@ class _JudgeCall:
 
 
 class ClearanceTrace:
-    """The spans of one clearance: see the package docstring for the tree."""
+    """The spans of one clearance: see the package docstring for the tree.
+
+    Args:
+        settings: The trace settings.
+        tracer: The OpenTelemetry tracer.
+        root: The clearance span.
+        config: The engine configuration.
+    """
 
     def __init__(
         self,

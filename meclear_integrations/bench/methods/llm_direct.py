@@ -67,7 +67,12 @@ def prompt_rater(complete: Callable[[str], str], template: str = HARM_PROMPT) ->
 
 
 class LlmDirectMethod(BenchMethod):
-    """Delete the memories a chat model rates as harmful (threshold 0.5)."""
+    """Delete the memories a chat model rates as harmful (threshold 0.5).
+
+    Args:
+        rater: Rates every memory's harm in [0, 1] (None: the method is not run offline).
+        threshold: Memories rated above it are deleted.
+    """
 
     name = "llm-direct"
 

@@ -21,7 +21,12 @@ __all__ = ["MeClearMethod"]
 
 
 class MeClearMethod(BenchMethod):
-    """The MeClear engine as a benchmark method."""
+    """The MeClear engine as a benchmark method.
+
+    Args:
+        config: The engine configuration (its seed, when None, comes from the run).
+        name: The method's name in results and reports.
+    """
 
     verifies_in_paper = True
 
