@@ -47,8 +47,11 @@ class ReplayResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     feedback: FeedbackRecord
+    """The feedback replayed."""
     original: RunRecord
+    """The run the feedback was about."""
     report: ClearanceReport
+    """The replay's clearance report."""
     run: RunRecord
     """The replay as recorded (origin ``replay``, success signal ``feedback``)."""
     restored: list[str]

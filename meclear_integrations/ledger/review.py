@@ -79,15 +79,21 @@ class QueryEvidence(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     memory_id: str
+    """The memory's id in your store."""
     content_hash: str
+    """SHA-256 of the text the evidence is about."""
     query_id: str
+    """The query's id."""
     harmful_at: datetime | None
     """Latest verified clearance of the memory for this query."""
     beneficial_at: datetime | None
     """Latest full attribution that found it beneficial for this query."""
     harmful_shapley_sum: float = 0.0
+    """Sum of the memory's Shapley values over the harmful runs that have one."""
     harmful_shapley_count: int = 0
+    """The number of those runs."""
     run_ids: list[str] = Field(default_factory=list)
+    """Runs holding the evidence."""
 
     @property
     def verdict(self) -> str:
@@ -109,6 +115,7 @@ class ReviewProposal(BaseModel):
     rank: int
     """1 = strongest evidence."""
     memory_id: str
+    """The memory's id in your store."""
     content_hash: str
     """SHA-256 of the text the evidence is about: act only if the stored text still has it."""
     harmful_queries: int
@@ -122,6 +129,7 @@ class ReviewProposal(BaseModel):
     lower_bound: float
     """Wilson lower confidence bound of ``consistency`` (the ranking key)."""
     confidence: float
+    """The confidence of ``lower_bound``."""
     mean_shapley: float | None = None
     """Mean Shapley value over the harmful observations that have one."""
     query_ids: list[str] = Field(default_factory=list)
