@@ -44,8 +44,11 @@ class CaseMemory(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(min_length=1)
+    """The memory's id, unique within the case."""
     text: str
+    """The memory's text."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form metadata (e.g. ``position``, session date)."""
 
 
 class BenchCase(BaseModel):
@@ -54,17 +57,25 @@ class BenchCase(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     case_id: str = Field(min_length=1)
+    """The case's unique id."""
     cluster: str = Field(min_length=1)
     """The conversation, the outer level of the cluster bootstrap."""
     query_id: str = Field(min_length=1)
     """The query, the inner level of the cluster bootstrap."""
     query: str
+    """The question."""
     reference: str
+    """The gold answer."""
     structure: str = Field(min_length=1)
+    """``direct``, ``redundant``, ``joint`` or ``clean``."""
     fault_type: str | None = None
+    """The injected fault's type (None for a clean case)."""
     memories: list[CaseMemory]
+    """The frozen context, in retrieval order."""
     targets: list[str]
+    """Ids of the verified harmful memories (empty for a clean case)."""
     world: EvidenceWorld
+    """The simulated evidence world that answers on this context."""
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchCase:
@@ -99,6 +110,7 @@ class CaseLineError(BaseModel):
     line: int
     """1-based line number in the file."""
     error: str
+    """Why the line is not a valid case."""
 
 
 class CaseParseResult(BaseModel):

@@ -56,8 +56,11 @@ class CaseFailure(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     case_id: str
+    """The case."""
     method: str
+    """The method that raised."""
     error: str
+    """The error (redacted)."""
 
 
 class BenchRun(BaseModel):

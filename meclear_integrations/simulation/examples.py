@@ -17,10 +17,15 @@ class SimulatedCase(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     case_id: str
+    """The case's id."""
     query: str
+    """The question."""
     reference: str
+    """The gold answer."""
     memories: list[Memory]
+    """The frozen context, in retrieval order."""
     world: EvidenceWorld
+    """The evidence world that answers on this context."""
     targets: list[str]
     """Ids of the verified harmful memories."""
 

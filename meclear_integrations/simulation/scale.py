@@ -126,7 +126,9 @@ class ScaleFamily:
     """A kind of scale game: its harm structure and how many faults it has."""
 
     structure: Structure
+    """``direct``, ``redundant`` or ``joint``."""
     copies: int = 1
+    """The number of faulty copies of ``redundant xN``; 1 for ``direct`` (``joint`` has 2)."""
 
     @property
     def name(self) -> str:

@@ -42,8 +42,11 @@ class MethodContext:
     """One case as a method sees it: the frozen context and the counted evaluator."""
 
     case: BenchCase
+    """The benchmark case."""
     evaluate: CountingEvaluator
+    """The counted evaluator the method's calls are charged to."""
     settings: BenchSettings
+    """The run's settings."""
     matched_coalitions: int | None = None
     """Distinct coalitions the reference method evaluated on this case (budget matching)."""
 
