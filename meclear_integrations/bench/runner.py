@@ -60,7 +60,7 @@ class CaseFailure(BaseModel):
     method: str
     """The method that raised."""
     error: str
-    """The error (redacted)."""
+    """The error's type and message (at most 500 characters)."""
 
 
 class BenchRun(BaseModel):
