@@ -60,10 +60,15 @@ class CallMeter:
     """The model calls one method made on one case (what a user running it would pay)."""
 
     agent_calls: int = 0
+    """Agent model calls."""
     judge_calls: int = 0
+    """Judge model calls."""
     rater_calls: int = 0
+    """Rater model calls."""
     prompt_tokens: int = 0
+    """Prompt tokens of those calls."""
     completion_tokens: int = 0
+    """Completion tokens of those calls."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -126,7 +131,9 @@ class CallTotals:
     cache_hits: int = 0
     """Calls answered from the response cache."""
     prompt_tokens: int = 0
+    """Prompt tokens of the provider calls."""
     completion_tokens: int = 0
+    """Completion tokens of the provider calls."""
     estimated_tokens: bool = False
     """Some token counts are estimates (a provider reported no usage)."""
     failed_calls: int = 0

@@ -67,13 +67,19 @@ class FaultRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     memory_id: str
+    """The record's id in the bank."""
     text: str
+    """The record's text."""
     target: int
     """LoCoMo index of the question it is about."""
     structure: str
+    """``direct``, ``redundant`` or ``joint``."""
     fault_type: str | None
+    """The fault's type."""
     wrong_answer: str
+    """The wrong answer it claims."""
     weight: float
+    """Its support in the simulated world."""
 
 
 class StreamQuery(BaseModel):
@@ -86,6 +92,7 @@ class StreamQuery(BaseModel):
     question: int
     """LoCoMo index of the underlying question."""
     kind: QueryKind
+    """The query's kind in the stream (:data:`QueryKind`)."""
     case: BenchCase
     """The frozen top-K context and the world for this query (``targets``: the fault records
     in the context that claim a wrong answer for it)."""
@@ -99,8 +106,11 @@ class ConversationStream(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation: str
+    """The LoCoMo conversation."""
     faults: list[FaultRecord]
+    """The injected faults, persistent in the bank."""
     queries: list[StreamQuery]
+    """The query stream, in order."""
 
 
 class StreamBuild(BaseModel):

@@ -119,9 +119,13 @@ class QueryOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation: str
+    """The LoCoMo conversation."""
     position: int
+    """Index in the conversation's stream."""
     question: int
+    """LoCoMo index of the underlying question."""
     kind: str
+    """The query's kind in the stream (:data:`~.stream_build.QueryKind`)."""
     fault_ids: list[str]
     """Fault records in the context that claim a wrong answer for this query."""
     failing: bool
@@ -132,12 +136,17 @@ class QueryOutcome(BaseModel):
     """A fault of ``fault_ids`` had a verified clearance in this configuration's ledger
     before this query."""
     triggered: bool
+    """The trigger policy ran clearance."""
     mode: str
+    """How the decision was reached (the ledger's run mode; ``none`` without clearance)."""
     evaluator_calls: int
+    """Evaluator calls of the clearance."""
     model_calls: int
+    """Agent and judge calls of the clearance."""
     offline_calls: int = 0
     """Model calls of the feedback replay this query's answer caused (policy feedback)."""
     cleared: list[str] = Field(default_factory=list)
+    """Ids the clearance removed."""
     correct: bool
     """The returned context answers correctly on unseen trials."""
 
@@ -148,8 +157,11 @@ class ReviewOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation: str
+    """The LoCoMo conversation."""
     proposed: list[str]
+    """Ids the review proposed."""
     faults: list[str]
+    """Ids of the conversation's injected faults."""
     eligible: list[str]
     """Fault records retrieved, about the query and failing it, for >= N distinct queries."""
 
@@ -158,10 +170,15 @@ class ConfigRun(BaseModel):
     """Every query outcome and review of one (method, policy) configuration."""
 
     method: str
+    """``none``, ``meclear`` or ``meclear+ledger``."""
     policy: str
+    """The trigger policy's spec."""
     outcomes: list[QueryOutcome]
+    """One outcome per stream query, in stream order."""
     reviews: list[ReviewOutcome] = Field(default_factory=list)
+    """One review per conversation (ledger methods)."""
     ledger_path: str | None = None
+    """The directory of the conversations' ledgers, if any."""
 
 
 def _world(query: StreamQuery, temperature: float | None) -> Any:
