@@ -52,11 +52,17 @@ class MemoryFact:
     """One observation record of the memory bank."""
 
     index: int
+    """Position in the conversation's bank."""
     text: str
+    """The observation's text."""
     session: int
+    """The session it was observed in."""
     date: date | None
+    """The session's date, when the release gives one."""
     speaker: str
+    """The speaker it is about."""
     dia_ids: frozenset[str]
+    """The dialogue turns it comes from (``D1:3``...)."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +70,15 @@ class LocomoQuestion:
     """One QA annotation (categories 1-4 are used)."""
 
     index: int
+    """Position in the conversation's ``qa`` list."""
     question: str
+    """The question."""
     answer: str
+    """The gold answer."""
     category: int
+    """The LoCoMo question category."""
     evidence: frozenset[str]
+    """The dialogue turns that hold the answer."""
 
 
 @dataclass(frozen=True)
@@ -75,10 +86,15 @@ class LocomoConversation:
     """One conversation: speakers, session dates, memory bank, questions."""
 
     conversation_id: str
+    """The conversation's id (``conv-26``...)."""
     speakers: tuple[str, str]
+    """The two speakers."""
     session_dates: dict[int, date]
+    """Session number -> date."""
     facts: tuple[MemoryFact, ...]
+    """The memory bank, in order."""
     questions: tuple[LocomoQuestion, ...]
+    """The QA annotations, in order."""
 
 
 def _dia_ids(raw: Any) -> frozenset[str]:

@@ -102,7 +102,9 @@ class ReadMemory:
     """A memory block of a prompt: its attributes and text."""
 
     attributes: dict[str, str]
+    """The block's attributes (``id``, metadata)."""
     text: str
+    """The memory's text."""
 
 
 def parse_memories(block: str) -> list[ReadMemory]:

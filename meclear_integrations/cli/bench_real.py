@@ -133,11 +133,17 @@ class RealSession:
     """The models of a real run, their shared gate and the backend over them."""
 
     specs: dict[str, Any]
+    """Role -> model specification."""
     gate: Any
+    """The gate every client shares."""
     clients: dict[str, Any]
+    """Role -> model client."""
     backend: Any
+    """The real-model backend over the agent and judge."""
     mode: JudgeMode
+    """The judge mode."""
     metadata_keys: tuple[str, ...]
+    """The memory metadata shown to the agent."""
 
     def models(self) -> dict[str, Any]:
         """Role -> {label, identity} (no keys), for manifests and results."""

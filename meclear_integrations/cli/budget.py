@@ -107,10 +107,15 @@ class LatencyRow:
     """One preset on one case."""
 
     preset: str
+    """The engine preset."""
     ratio: float
+    """Wall time over the time of one round of model calls."""
     rounds: int
+    """Evaluation rounds."""
     evaluator_calls: int
+    """Evaluator calls."""
     model_calls: int
+    """Agent and judge calls."""
 
 
 def _evaluator(case: _Case, model: LatencyModel, cache: AnswerCache | None):

@@ -73,15 +73,25 @@ class ScaleRow:
     """One preset at one K, over every game of the chosen families."""
 
     preset: str
+    """The engine preset."""
     k: int
+    """The context size K."""
     games: int = 0
+    """Games played."""
     recovered: int = 0
+    """Games whose answer the clearance recovered."""
     calls: list[int] = field(default_factory=list)
+    """Evaluator calls per game."""
     model_calls: list[int] = field(default_factory=list)
+    """Agent and judge calls per game."""
     rounds: list[int] = field(default_factory=list)
+    """Evaluation rounds per game."""
     engine_seconds: list[float] = field(default_factory=list)
+    """Engine CPU time per game, model calls instant."""
     wall_seconds: list[float] = field(default_factory=list)
+    """Wall time per timed game, model calls taking ``delay``."""
     peak_mib: float = 0.0
+    """Peak memory of one clearance (MiB)."""
     by_family: dict[str, list[int]] = field(default_factory=dict)
     """family -> [games, recovered, total calls]."""
 
