@@ -109,7 +109,7 @@ class LatencyRow:
     preset: str
     """The engine preset."""
     ratio: float
-    """Wall time over the time of one round of model calls."""
+    """Wall time over the time of one evaluator call (an agent and a judge call)."""
     rounds: int
     """Evaluation rounds."""
     evaluator_calls: int
