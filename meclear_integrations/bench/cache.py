@@ -118,7 +118,9 @@ class CachedReply:
     value: Any
     """The reply: text, or the decoded object of a structured call."""
     prompt_tokens: int
+    """Prompt tokens the call cost."""
     completion_tokens: int
+    """Completion tokens the call cost."""
     estimated: bool
     """The token counts are estimates (the provider reported no usage)."""
     nonce: str | None = None

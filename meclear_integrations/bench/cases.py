@@ -117,7 +117,9 @@ class CaseParseResult(BaseModel):
     """Every valid case of a file, and every bad line with its number."""
 
     cases: list[BenchCase]
+    """The valid cases, in file order."""
     errors: list[CaseLineError]
+    """Every bad line, with its number and error."""
 
     @property
     def ok(self) -> bool:

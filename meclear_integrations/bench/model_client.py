@@ -173,7 +173,9 @@ class CallLimits:
     """``--max-calls`` / ``--max-tokens``: provider calls and tokens this run may spend."""
 
     max_calls: int | None = None
+    """The most provider calls (None: no limit)."""
     max_tokens: int | None = None
+    """The most prompt plus completion tokens (None: no limit)."""
 
 
 class _Reservations:

@@ -89,9 +89,11 @@ class MergedRun:
     """The run assembled from its shards, and what its report needs."""
 
     run: BenchRun
+    """The merged run."""
     manifest: dict[str, Any]
     """The first shard's manifest (source, funnel, models...), with the merged totals."""
     shards: list[str] = field(default_factory=list)
+    """The shards' output directories, in shard order."""
 
 
 def _load(directory: Path) -> dict[str, Any]:

@@ -117,7 +117,9 @@ class StreamBuild(BaseModel):
     """Every conversation's stream and the construction funnel."""
 
     streams: list[ConversationStream]
+    """One stream per conversation."""
     funnel: dict[str, object] = Field(default_factory=dict)
+    """What the construction kept and dropped, and why."""
 
 
 def _paraphrase(text: str, rng: np.random.Generator) -> str:

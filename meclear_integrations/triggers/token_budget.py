@@ -106,6 +106,7 @@ class BudgetFit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_tokens: int
+    """The token budget enforced."""
     tokens_before: int
     """Tokens of the context clearance returned."""
     tokens_after: int
