@@ -93,7 +93,7 @@ class MergedRun:
     manifest: dict[str, Any]
     """The first shard's manifest (source, funnel, models...), with the merged totals."""
     shards: list[str] = field(default_factory=list)
-    """The shards' output directories, in shard order."""
+    """The shards' output directories, as given."""
 
 
 def _load(directory: Path) -> dict[str, Any]:
