@@ -20,7 +20,15 @@ __all__ = ["cost_fields", "with_event_cost", "with_model_calls"]
 
 
 def cost_fields(calls: TaskCalls, meter: UsageMeter | None) -> dict[str, Any]:
-    """The model-call fields of ``ClearanceCost`` for one query."""
+    """The model-call fields of ``ClearanceCost`` for one query.
+
+    Args:
+        calls: The query's agent and judge calls.
+        meter: The query's token meter, if any.
+
+    Returns:
+        ``agent_calls``, ``judge_calls``, ``agent_tokens`` and ``judge_tokens``.
+    """
     return {
         "agent_calls": calls.agent_calls,
         "judge_calls": calls.judge_calls,
@@ -32,13 +40,31 @@ def cost_fields(calls: TaskCalls, meter: UsageMeter | None) -> dict[str, Any]:
 def with_model_calls(
     report: ClearanceReport, calls: TaskCalls, meter: UsageMeter | None
 ) -> ClearanceReport:
-    """``report`` with its cost's model calls (and tokens) filled in."""
+    """``report`` with its cost's model calls (and tokens) filled in.
+
+    Args:
+        report: The engine's report.
+        calls: The query's agent and judge calls.
+        meter: The query's token meter, if any.
+
+    Returns:
+        A new report.
+    """
     cost = report.cost.model_copy(update=cost_fields(calls, meter))
     return report.model_copy(update={"cost": cost})
 
 
 def with_event_cost(event: StageEvent, calls: TaskCalls, meter: UsageMeter | None) -> StageEvent:
-    """A clearance end event whose ``cost`` also holds the model calls so far."""
+    """A clearance end event whose ``cost`` also holds the model calls so far.
+
+    Args:
+        event: An engine stage event (only the clearance end event is changed).
+        calls: The query's agent and judge calls so far.
+        meter: The query's token meter, if any.
+
+    Returns:
+        The event, or a copy with the model calls added to its cost.
+    """
     cost = event.payload.get("cost")
     if event.stage != "clearance" or event.phase != "end" or not isinstance(cost, dict):
         return event

@@ -52,16 +52,38 @@ logger = logging.getLogger(__name__)
 class LedgerLike(Protocol):
     """What the gate needs from a ledger (``meclear_integrations.ledger.HarmLedger``)."""
 
-    def query_id(self, query: str) -> str: ...
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]: ...
+    def query_id(self, query: str) -> str:
+        """The stable id of ``query`` (the ledger's when there is one).
+
+        Args:
+            query: The query text.
+
+        Returns:
+            The query id.
+        """
+        ...
+
+    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """The ids of ``context`` that the ledger verified harmful before.
+
+        Args:
+            context: The retrieved memories.
+
+        Returns:
+            The ids, most harmful first.
+        """
+        ...
 
     # A ledger may also offer ``prior_candidate(context) -> PriorCandidate`` (ids and the
     # members to put back); the gate uses it when present, else ``prior_harmful``.
 
     @property
     def record(self) -> Callable[..., Any]:
-        """``record(report, *, query, context, origin, trigger, trigger_reason, extra,
-        ...)``: append one decision."""
+        """The ledger's ``record`` callable, which appends one decision.
+
+        Its signature is ``record(report, *, query, context, origin, trigger,
+        trigger_reason, extra, ...)``.
+        """
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +106,7 @@ class GatePlan:
 
     @property
     def run(self) -> bool:
+        """Whether the trigger decided to clear this query."""
         return self.decision.run
 
     @property
@@ -109,7 +132,11 @@ class GateOutcome:
         return [i for i in self.report.kept_ids if i not in dropped]
 
     def metadata(self) -> dict[str, Any]:
-        """Run-level fields for every returned item's metadata (trigger, ledger, budget)."""
+        """Run-level fields for every returned item's metadata (trigger, ledger, budget).
+
+        Returns:
+            The fields, to merge into each item's per-memory metadata.
+        """
         meta: dict[str, Any] = {}
         if self.decision is not None:
             meta["trigger"] = {
@@ -143,12 +170,27 @@ def _failure(exc: BaseException) -> str:
 
 
 class ClearanceGate:
-    """Trigger, ledger shortcut, token budget and ledger record around clearance (module
-    docstring). ``trigger`` defaults to :class:`~meclear_integrations.triggers.Always`;
-    ``token_counter`` counts tokens for the budget fit when the deciding policy has no
-    counter of its own (default: about 4 characters per token); ``record_skipped`` also
-    records declined queries (what feedback can refer to); ``shortcut=False`` records to
-    the ledger without offering its verified harm to the engine (every clearance cold)."""
+    """Trigger, ledger shortcut, token budget and ledger record around clearance.
+
+    See the module docstring for the order of the decisions.
+
+    Args:
+        trigger: When to clear; defaults to
+            :class:`~meclear_integrations.triggers.Always`.
+        ledger: A ``HarmLedger`` (or any :class:`LedgerLike`) that records every decision
+            and offers the memories it verified harmful before; None records nothing.
+        token_counter: Counts tokens for the budget fit when the deciding policy has no
+            counter of its own (default: about 4 characters per token).
+        record_skipped: Also record declined queries (what feedback can refer to).
+        shortcut: False records to the ledger without offering its verified harm to the
+            engine (every clearance cold).
+        origin: The origin label written with each ledger record.
+
+    Example:
+        >>> from meclear_integrations.gate import ClearanceGate
+        >>> ClearanceGate()
+        ClearanceGate(trigger=Always(), ledger=None)
+    """
 
     def __init__(
         self,
@@ -172,10 +214,27 @@ class ClearanceGate:
 
     # ------------------------------------------------------------------ plan
     def query_id(self, query: str) -> str:
+        """The stable id of ``query`` (the ledger's when there is one).
+
+        Args:
+            query: The query text.
+
+        Returns:
+            The query id.
+        """
         return self.ledger.query_id(query) if self.ledger is not None else query_hash(query)
 
     def plan(self, query: str, memories: Sequence[Memory], config: ClearanceConfig) -> GatePlan:
-        """Decide before any model call (sync: a ledger-backed trigger blocks briefly)."""
+        """Decide before any model call (sync: a ledger-backed trigger blocks briefly).
+
+        Args:
+            query: The query text.
+            memories: The retrieved memories.
+            config: The component's engine configuration.
+
+        Returns:
+            Whether to run, the configuration to run with and the ledger's prior candidate.
+        """
         context = self._context(query, memories)
         notes: dict[str, str] = {}
         try:
@@ -192,7 +251,16 @@ class ClearanceGate:
     async def aplan(
         self, query: str, memories: Sequence[Memory], config: ClearanceConfig
     ) -> GatePlan:
-        """:meth:`plan` for asyncio callers (database reads off the event loop)."""
+        """:meth:`plan` for asyncio callers (database reads off the event loop).
+
+        Args:
+            query: The query text.
+            memories: The retrieved memories.
+            config: The component's engine configuration.
+
+        Returns:
+            Whether to run, the configuration to run with and the ledger's prior candidate.
+        """
         context = self._context(query, memories)
         notes: dict[str, str] = {}
         try:
@@ -250,7 +318,14 @@ class ClearanceGate:
         )
 
     def skipped(self, plan: GatePlan) -> ClearanceReport:
-        """The report of a declined query: every memory kept, no model call."""
+        """The report of a declined query: every memory kept, no model call.
+
+        Args:
+            plan: The plan that declined the query.
+
+        Returns:
+            A ``status="skipped"`` report.
+        """
         return skipped_report(plan.memories, plan.config, plan.decision)
 
     # ------------------------------------------------------------------ finish
@@ -259,14 +334,32 @@ class ClearanceGate:
 
         ``record``: the ledger fields the integration knows (``success_signal``,
         ``agent_model``, ``judge_model``, ``model_calls``, ``trace_run_id``,
-        ``trace_system``)."""
+        ``trace_system``).
+
+        Args:
+            plan: The query's plan.
+            report: The engine's report (or :meth:`skipped`'s).
+            **record: The ledger fields the integration knows.
+
+        Returns:
+            The report after the budget fit and the ledger outcome.
+        """
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
         run_id = self._record(plan, report, budget, notes, record)
         return GateOutcome(report, budget, run_id, notes, plan.decision)
 
     async def afinish(self, plan: GatePlan, report: ClearanceReport, **record: Any) -> GateOutcome:
-        """:meth:`finish` with the ledger write off the event loop."""
+        """:meth:`finish` with the ledger write off the event loop.
+
+        Args:
+            plan: The query's plan.
+            report: The engine's report (or :meth:`skipped`'s).
+            **record: The ledger fields the integration knows.
+
+        Returns:
+            The report after the budget fit and the ledger outcome.
+        """
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
         run_id = None

@@ -17,7 +17,15 @@ __all__ = ["model_name", "skipped_metadata", "with_outcome"]
 
 
 def skipped_metadata(memory_id: str, outcome: GateOutcome) -> dict[str, Any]:
-    """The metadata dict of one item of a declined query."""
+    """The metadata dict of one item of a declined query.
+
+    Args:
+        memory_id: The item's memory id.
+        outcome: The gate's outcome.
+
+    Returns:
+        ``status: "skipped"`` with the gate's run-level fields.
+    """
     return {
         "memory_id": memory_id,
         "loo_effect": None,
@@ -34,12 +42,27 @@ def skipped_metadata(memory_id: str, outcome: GateOutcome) -> dict[str, Any]:
 
 
 def with_outcome(meta: dict[str, Any], outcome: GateOutcome) -> dict[str, Any]:
-    """``meta`` (an item's per-memory dict) with the gate's run-level fields added."""
+    """``meta`` (an item's per-memory dict) with the gate's run-level fields added.
+
+    Args:
+        meta: The item's per-memory metadata.
+        outcome: The gate's outcome.
+
+    Returns:
+        A new dict.
+    """
     return {**meta, **outcome.metadata()}
 
 
 def model_name(model: Any) -> str | None:
-    """A model's name for the ledger (``model_name`` / ``model`` / class name)."""
+    """A model's name for the ledger (``model_name`` / ``model`` / class name).
+
+    Args:
+        model: A model object, or None.
+
+    Returns:
+        The name, or None for no model.
+    """
     if model is None:
         return None
     for attribute in ("model_name", "model", "model_id"):

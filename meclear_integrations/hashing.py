@@ -23,7 +23,15 @@ def _normalized(text: str) -> bytes:
 
 
 def query_hash(text: str, *, key: bytes | str | None = None) -> str:
-    """The query id of ``text``: ``q-`` + 32 hex digits (keyed with ``key`` when given)."""
+    """The query id of ``text``: ``q-`` + 32 hex digits (keyed with ``key`` when given).
+
+    Args:
+        text: The query text.
+        key: A secret key (HMAC), when given.
+
+    Returns:
+        The query id.
+    """
     data = _normalized(text)
     if key is None:
         digest = hashlib.sha256(b"meclear-query\x1f" + data).hexdigest()
@@ -34,5 +42,12 @@ def query_hash(text: str, *, key: bytes | str | None = None) -> str:
 
 
 def content_hash(text: str) -> str:
-    """SHA-256 hex digest of a memory's exact text."""
+    """SHA-256 hex digest of a memory's exact text.
+
+    Args:
+        text: The memory's text.
+
+    Returns:
+        The hex digest.
+    """
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

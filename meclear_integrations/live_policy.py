@@ -45,7 +45,15 @@ _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
 
 
 def failure_mode(clearance: ClearanceConfig, on_failure: FailureSwitch | None) -> FailureSwitch:
-    """The effective switch: the component's ``on_failure`` when set, else the config's."""
+    """The effective switch: the component's ``on_failure`` when set, else the config's.
+
+    Args:
+        clearance: The component's engine configuration.
+        on_failure: The component's own switch, if set.
+
+    Returns:
+        ``"open"`` or ``"closed"``.
+    """
     return on_failure if on_failure is not None else clearance.on_failure
 
 
@@ -71,8 +79,17 @@ LIKELY_REFERENCE_KEYS = frozenset(
 
 
 def likely_reference_keys(metadata: Mapping[str, Any] | None, read_key: str) -> list[str]:
-    """Keys of ``metadata`` other than ``read_key`` that look like a reference answer (a
-    text value under a name of :data:`LIKELY_REFERENCE_KEYS`)."""
+    """Keys of ``metadata`` other than ``read_key`` that look like a reference answer.
+
+    A key looks like one when it holds text under a name of :data:`LIKELY_REFERENCE_KEYS`.
+
+    Args:
+        metadata: The run's config metadata.
+        read_key: The key the component reads the reference from.
+
+    Returns:
+        The suspicious keys.
+    """
     found = []
     for key, value in (metadata or {}).items():
         if not isinstance(key, str) or key == read_key or not isinstance(value, str):
@@ -83,8 +100,16 @@ def likely_reference_keys(metadata: Mapping[str, Any] | None, read_key: str) -> 
 
 
 def is_deterministic(model: object) -> bool:
-    """The model declares temperature 0 (or is a simulated world whose every trial of a
-    prompt gets the same answer)."""
+    """Whether the model declares temperature 0.
+
+    A simulated world, whose every trial of a prompt gets the same answer, counts too.
+
+    Args:
+        model: A model object, or None.
+
+    Returns:
+        True when every call with the same prompt gets the same answer.
+    """
     if model is None:
         return False
     temperature = getattr(model, "temperature", None)
@@ -95,7 +120,13 @@ def is_deterministic(model: object) -> bool:
 
 
 class LivePolicy:
-    """Per component instance: the warn-once memory and the failure decisions."""
+    """Per component instance: the warn-once memory and the failure decisions.
+
+    Args:
+        component: The component's name, used in warnings.
+        settings: Maps a role (agent, judge, evaluator) to the setting supplying it, named
+            in the messages of permanent failures.
+    """
 
     def __init__(self, component: str, settings: dict[str, str]) -> None:
         """``settings`` maps a role (agent, judge, evaluator) to the setting supplying it."""
@@ -109,7 +140,16 @@ class LivePolicy:
         Cancellation and other ``BaseException``s propagate unchanged; configuration
         errors (``ConfigurationError``, ``MissingReferenceError``) always raise; permanent
         failures raise :class:`PermanentFailureError`; with ``mode="closed"`` every other
-        failure propagates unchanged."""
+        failure propagates unchanged.
+
+        Args:
+            exc: The failure.
+            mode: The effective fail-open/closed switch.
+
+        Raises:
+            PermanentFailureError: A failure retrying cannot heal.
+            ConfigurationError: A configuration error (re-raised as is).
+        """
         if not isinstance(exc, Exception):
             raise exc
         kind = failure_kind(exc)
@@ -123,7 +163,12 @@ class LivePolicy:
         self.fail_open_warning(kind, error)
 
     def fail_open_warning(self, reason: str, detail: str) -> None:
-        """Warn (once per ``reason``) and log that a query failed open."""
+        """Warn (once per ``reason``) and log that a query failed open.
+
+        Args:
+            reason: The failure kind (the warn-once key).
+            detail: The redacted error text.
+        """
         self.warn(
             reason,
             f"{self.component}: clearance failed open ({reason}); the context was returned "
@@ -133,12 +178,16 @@ class LivePolicy:
         )
 
     def report_warning(self, report: ClearanceReport) -> None:
-        """Warn when the engine's report says the run failed open."""
+        """Warn when the engine's report says the run failed open.
+
+        Args:
+            report: The engine's report.
+        """
         failure = report.failure
         if report.status != "failed" or failure is None:
             return
         transient = [f for f in failure.failed_coalitions if f.transient]
-        reason = failure.reason
+        reason: str = failure.reason
         if reason == "evaluator_error":
             reason = "transient" if transient else "unreadable"
         self.fail_open_warning(reason, f"{failure.error_type}: {failure.error}"[:300])
@@ -146,8 +195,17 @@ class LivePolicy:
     def check_reference_keys(
         self, metadata: Mapping[str, Any] | None, read_key: str, *, where: str
     ) -> None:
-        """Warn (once per instance) when ``metadata`` carries a likely reference under a
-        key other than ``read_key`` while the query has no reference."""
+        """Warn (once per instance) about a likely reference under another key.
+
+        The warning fires when ``metadata`` carries one under a key other than ``read_key``
+        while the query has no reference.
+
+        Args:
+            metadata: The run's config metadata.
+            read_key: The key the component reads the reference from.
+            where: What carries the metadata (e.g. "invoke config metadata"), named in the
+                warning.
+        """
         keys = likely_reference_keys(metadata, read_key)
         if not keys:
             return

@@ -39,8 +39,15 @@ DEFAULT_METADATA_KEYS: tuple[str, ...] = TIME_KEYS + SOURCE_KEYS
 
 
 def present_keys(keys: Sequence[str] | None, memories: Iterable[Memory]) -> tuple[str, ...]:
-    """The keys of ``keys`` (default :data:`DEFAULT_METADATA_KEYS`) that at least one of
-    ``memories`` carries, in the order of ``keys``."""
+    """The keys that at least one of ``memories`` carries, in the order of ``keys``.
+
+    Args:
+        keys: The candidate keys (None: :data:`DEFAULT_METADATA_KEYS`).
+        memories: The retrieved memories.
+
+    Returns:
+        The keys present.
+    """
     wanted = DEFAULT_METADATA_KEYS if keys is None else tuple(keys)
     seen = {k for m in memories for k in m.metadata}
     return tuple(k for k in wanted if k in seen)

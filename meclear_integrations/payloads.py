@@ -98,17 +98,50 @@ class EdgeCasePolicy(BaseModel):
 
 
 def event_name(stage: str) -> str:
-    """``meclear.<stage>``."""
+    """``meclear.<stage>``.
+
+    Args:
+        stage: The engine stage (``screening``, ``attribution``, ...).
+
+    Returns:
+        The custom event name.
+
+    Example:
+        >>> from meclear_integrations.payloads import event_name
+        >>> event_name("screening")
+        'meclear.screening'
+    """
     return f"{EVENT_PREFIX}{stage}"
 
 
 def content_memory_id(text: str) -> str:
-    """A stable id from the text: ``mc-`` + the first 16 hex digits of its SHA-256."""
+    """A stable id from the text: ``mc-`` + the first 16 hex digits of its SHA-256.
+
+    Args:
+        text: The memory's text.
+
+    Returns:
+        The id.
+    """
     return "mc-" + hashlib.sha256(utf8_safe(text).encode("utf-8")).hexdigest()[:16]
 
 
 def assign_memory_ids(items: Iterable[tuple[str | None, str]]) -> list[str]:
-    """Distinct ids for ``(own_id or None, text)`` items, in order (module docstring)."""
+    """Distinct ids for ``(own_id or None, text)`` items, in order (module docstring).
+
+    Identical texts without ids of their own get ``#2``, ``#3``... suffixes.
+
+    Args:
+        items: ``(own_id or None, text)`` per item, in retrieval order.
+
+    Returns:
+        One distinct id per item.
+
+    Example:
+        >>> from meclear_integrations.payloads import assign_memory_ids
+        >>> assign_memory_ids([(None, "a"), (None, "a"), ("x", "b")])
+        ['mc-ca978112ca1bbdca', 'mc-ca978112ca1bbdca#2', 'x']
+    """
     seen: Counter[str] = Counter()
     ids: list[str] = []
     for own, text in items:
@@ -125,7 +158,14 @@ def assign_memory_ids(items: Iterable[tuple[str | None, str]]) -> list[str]:
 
 
 def failure_summary(report: ClearanceReport) -> dict[str, Any] | None:
-    """Why a failed (fail-open) run stopped, bounded and redacted; None for a complete run."""
+    """Why a failed (fail-open) run stopped, bounded and redacted; None for a complete run.
+
+    Args:
+        report: The engine's report.
+
+    Returns:
+        The reason, stage and redacted error, or None.
+    """
     failure = getattr(report, "failure", None)
     if failure is None:
         return None
@@ -140,7 +180,15 @@ def failure_summary(report: ClearanceReport) -> dict[str, Any] | None:
 
 
 def exception_summary(error: BaseException, *, stage: str = "integration") -> dict[str, Any]:
-    """:func:`failure_summary` for an error an integration caught while failing open."""
+    """:func:`failure_summary` for an error an integration caught while failing open.
+
+    Args:
+        error: The caught error.
+        stage: Where it was caught.
+
+    Returns:
+        The same fields as :func:`failure_summary` (error redacted).
+    """
     return {
         "reason": "integration_error",
         "stage": stage,
@@ -159,6 +207,14 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     ``early_exit`` is True. A failed run (fail-open) adds ``status`` and ``failure``; an
     abstaining (``unverified``) or declined (``skipped``) run adds ``status`` and
     ``status_reason`` (the context is unchanged).
+
+    Args:
+        report: The engine's report.
+        memory_id: The memory's id.
+
+    Returns:
+        The per-memory results (LOO effect, Shapley value and interval, rank, harmful,
+        cleared, recovered, early exit).
     """
     meta = _memory_metadata(report, memory_id)
     failure = failure_summary(report)
@@ -176,8 +232,16 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
 
 
 def model_calls_summary(report: ClearanceReport) -> dict[str, Any] | None:
-    """``{"agent", "judge", "total"}`` model calls of the run (and ``tokens`` per role when
-    the provider reported usage); None when the evaluator was not a task evaluator."""
+    """``{"agent", "judge", "total"}`` model calls of the run.
+
+    ``tokens`` per role is added when the provider reported usage.
+
+    Args:
+        report: The engine's report.
+
+    Returns:
+        The calls, or None when the evaluator was not a task evaluator.
+    """
     cost = report.cost
     total = cost.model_calls
     if total is None:
@@ -196,9 +260,18 @@ def model_calls_summary(report: ClearanceReport) -> dict[str, Any] | None:
 def shadow_metadata(
     ids: Sequence[str], report: ClearanceReport
 ) -> list[tuple[int, dict[str, Any]]]:
-    """(position, metadata) of every memory in shadow mode: nothing is dropped; each
-    memory's metadata says what clearance decided (``cleared`` is the decision: the memory
-    would have been removed) and carries ``mode: "shadow"``."""
+    """(position, metadata) of every memory in shadow mode: nothing is dropped.
+
+    Each memory's metadata says what clearance decided (``cleared``: the memory would have
+    been removed) and carries ``mode: "shadow"``.
+
+    Args:
+        ids: The memory ids in retrieval order.
+        report: The engine's report.
+
+    Returns:
+        ``(position, metadata)`` for every memory.
+    """
     out: list[tuple[int, dict[str, Any]]] = []
     for position, mid in enumerate(ids):
         meta = memory_metadata(report, mid)
@@ -215,6 +288,14 @@ def kept_metadata(
     The kept memories of the report; when the clearance removed every memory and the
     policy says ``keep_all``, every memory, marked ``kept_by_policy``. Integrations copy
     their documents / nodes at these positions with the metadata under their key.
+
+    Args:
+        ids: The memory ids in retrieval order.
+        report: The engine's report.
+        policy: What to do when every memory was cleared.
+
+    Returns:
+        ``(position, metadata)`` pairs in retrieval order.
     """
     kept = set(report.kept_ids)
     keep_all = bool(ids) and not kept and policy.all_cleared == "keep_all"
@@ -273,6 +354,14 @@ def bounded(payload: dict[str, Any], max_bytes: int, rank: dict[str, int] | None
     is set whenever something was dropped. Scalars are kept (strings cut to 256
     characters only when the containers alone could not meet the cap), so the cap holds
     for any payload with a bounded number of scalar entries.
+
+    Args:
+        payload: The JSON-able payload.
+        max_bytes: The cap in bytes of its JSON.
+        rank: Memory id -> rank, to keep the most harmful memories first.
+
+    Returns:
+        The bounded payload (a new dict).
     """
     if _size(payload) <= max_bytes:
         return payload
@@ -297,7 +386,16 @@ def bounded(payload: dict[str, Any], max_bytes: int, rank: dict[str, int] | None
 def stage_event_payload(
     event: StageEvent, *, query_id: str | None = None, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> dict[str, Any]:
-    """The payload of the ``meclear.<stage>`` event for an engine stage event."""
+    """The payload of the ``meclear.<stage>`` event for an engine stage event.
+
+    Args:
+        event: The engine's stage event.
+        query_id: The id of the clearance run.
+        max_bytes: The size cap of the payload's JSON.
+
+    Returns:
+        ``stage``, ``phase``, ``query_id`` and the stage's bounded data.
+    """
     body = {"stage": event.stage, "phase": event.phase, "query_id": query_id, **event.payload}
     ranks = {mid: int(v.get("rank", 0)) for mid, v in event.payload.get("shapley", {}).items()}
     return bounded(redact_payload(body), max_bytes, ranks)
@@ -306,7 +404,16 @@ def stage_event_payload(
 def report_summary(
     report: ClearanceReport, *, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> dict[str, Any]:
-    """A bounded, text-free summary of a whole run (ids and numbers)."""
+    """A bounded, text-free summary of a whole run (ids and numbers).
+
+    Args:
+        report: The engine's report.
+        max_bytes: The size cap of the summary's JSON.
+
+    Returns:
+        The bounded summary (contributions, candidates, cleared and kept ids, recovery,
+        cost).
+    """
     summary = {
         "baseline_value": report.baseline_value,
         "final_value": report.final_value,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from .core.errors import ConfigurationError
 from .core.memory import Memory
 
 __all__ = [
@@ -66,7 +67,19 @@ _SAFE_LT = "\u2039"  # single left-pointing angle quotation mark
 
 
 def neutralize_tags(text: str) -> str:
-    """``text`` with every ``<`` (and look-alike) replaced by ``‹``: data holds no tag."""
+    """``text`` with every ``<`` (and look-alike) replaced by ``‹``: data holds no tag.
+
+    Args:
+        text: Untrusted text (a memory, a question, an answer).
+
+    Returns:
+        The text with no tag.
+
+    Example:
+        >>> from meclear_integrations.prompts import neutralize_tags
+        >>> neutralize_tags("<b>hi</b>")
+        '‹b>hi‹/b>'
+    """
     text = text.replace("<", _SAFE_LT)
     for lookalike in _LT_LOOKALIKES:
         if lookalike in text:
@@ -75,7 +88,15 @@ def neutralize_tags(text: str) -> str:
 
 
 def escape_attribute(value: object, *, max_chars: int | None = None) -> str:
-    """An attribute value that cannot end its quotes or its tag, nor break the line."""
+    """An attribute value that cannot end its quotes or its tag, nor break the line.
+
+    Args:
+        value: The attribute value (converted to text).
+        max_chars: Cut the value to this many characters, when set.
+
+    Returns:
+        The escaped value.
+    """
     try:
         text = str(value)
     except Exception:  # a metadata value whose str() fails renders as its type
@@ -90,25 +111,48 @@ def escape_attribute(value: object, *, max_chars: int | None = None) -> str:
 
 def _attribute_name(name: str) -> str:
     if not (name.isascii() and name.replace("_", "").replace("-", "").isalnum()):
-        raise ValueError(f"attribute names must be plain identifiers, got {name!r}")
+        raise ConfigurationError(f"attribute names must be plain identifiers, got {name!r}")
     if not name[0].isalpha():
-        raise ValueError(f"attribute names must start with a letter, got {name!r}")
+        raise ConfigurationError(f"attribute names must start with a letter, got {name!r}")
     return name
 
 
 def fence(tag: str, text: str, **attributes: object) -> str:
-    """``<tag attr="...">`` / escaped text / ``</tag>`` (module docstring)."""
+    """``<tag attr="...">`` / escaped text / ``</tag>`` (module docstring).
+
+    Args:
+        tag: The tag name.
+        text: The untrusted text to fence.
+        **attributes: Attribute name -> value (values escaped).
+
+    Returns:
+        The fenced block.
+
+    Raises:
+        ConfigurationError: An attribute name is not a plain identifier.
+    """
     attrs = "".join(f' {_attribute_name(k)}="{escape_attribute(v)}"' for k, v in attributes.items())
     return f"<{tag}{attrs}>\n{neutralize_tags(text)}\n</{tag}>"
 
 
 def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
-    """One memory block; ``metadata_keys`` present in its metadata become attributes
-    (values escaped like ids and cut to :data:`MAX_ATTRIBUTE_CHARS`)."""
+    """One fenced memory block.
+
+    Args:
+        memory: The memory to render.
+        metadata_keys: Metadata keys that, when present, become attributes (values
+            escaped like ids and cut to :data:`MAX_ATTRIBUTE_CHARS`).
+
+    Returns:
+        The ``<memory id="...">`` block.
+
+    Raises:
+        ConfigurationError: When a key is ``"id"`` or not a plain identifier.
+    """
     attributes: dict[str, object] = {"id": memory.id}
     for key in metadata_keys:
         if key == "id":
-            raise ValueError("'id' is the memory's own attribute, not a metadata key")
+            raise ConfigurationError("'id' is the memory's own attribute, not a metadata key")
         if key in memory.metadata:
             attributes[_attribute_name(key)] = escape_attribute(
                 memory.metadata[key], max_chars=MAX_ATTRIBUTE_CHARS
@@ -117,7 +161,15 @@ def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
 
 
 def render_memories(memories: Iterable[Memory], *, metadata_keys: Sequence[str] = ()) -> str:
-    """All memory blocks in order, or :data:`NO_MEMORIES` when there are none."""
+    """All memory blocks in order, or :data:`NO_MEMORIES` when there are none.
+
+    Args:
+        memories: The memories, in order.
+        metadata_keys: Metadata keys rendered as attributes.
+
+    Returns:
+        The rendered blocks.
+    """
     blocks = [render_memory(m, metadata_keys=metadata_keys) for m in memories]
     return "\n\n".join(blocks) if blocks else NO_MEMORIES
 
@@ -130,7 +182,18 @@ def format_answer_prompt(
     metadata_keys: Sequence[str] = (),
     extra: Mapping[str, str] | None = None,
 ) -> str:
-    """``template`` filled with the rendered memories and the (neutralised) question."""
+    """``template`` filled with the rendered memories and the (neutralised) question.
+
+    Args:
+        question: The user's question.
+        memories: The coalition's memories.
+        template: The prompt template (placeholders ``{memories}`` and ``{question}``).
+        metadata_keys: Metadata keys rendered as memory attributes.
+        extra: Further placeholders of the template.
+
+    Returns:
+        The agent's prompt.
+    """
     return template.format(
         memories=render_memories(memories, metadata_keys=metadata_keys),
         question=neutralize_tags(question),

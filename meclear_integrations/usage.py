@@ -38,9 +38,18 @@ class UsageMeter:
     def add(
         self, role: str, input_tokens: int, output_tokens: int, *, source: object = None
     ) -> None:
-        """Book one call's tokens; a ``source`` already booked (the same provider response
-        object reported by nested wrappers) is ignored. The meter keeps a reference to each
-        source for its lifetime, so a new response never reuses a booked one's identity."""
+        """Book one call's tokens.
+
+        A ``source`` already booked (the same provider response object reported by nested
+        wrappers) is ignored. The meter keeps a reference to each source for its lifetime,
+        so a new response never reuses a booked one's identity.
+
+        Args:
+            role: ``agent`` or ``judge``.
+            input_tokens: The prompt tokens.
+            output_tokens: The completion tokens.
+            source: The provider's response object.
+        """
         with self._lock:
             if source is not None:
                 if id(source) in self._seen:
@@ -52,7 +61,14 @@ class UsageMeter:
             entry[2] += 1
 
     def tokens(self, role: str) -> TokenUsage | None:
-        """The role's token usage, or None when no call of it reported usage."""
+        """The role's token usage, or None when no call of it reported usage.
+
+        Args:
+            role: ``agent`` or ``judge``.
+
+        Returns:
+            The input, output and reporting calls.
+        """
         with self._lock:
             entry = self._tokens.get(role)
         if entry is None:
@@ -62,7 +78,14 @@ class UsageMeter:
 
 @contextmanager
 def metering(meter: UsageMeter) -> Iterator[UsageMeter]:
-    """Within the block, reported usage goes to ``meter``."""
+    """Within the block, reported usage goes to ``meter``.
+
+    Args:
+        meter: The query's meter.
+
+    Yields:
+        The meter.
+    """
     token = _METER.set(meter)
     try:
         yield meter
@@ -72,7 +95,14 @@ def metering(meter: UsageMeter) -> Iterator[UsageMeter]:
 
 @contextmanager
 def model_role(role: UsageRole) -> Iterator[None]:
-    """Within the block, model calls are the ``role``'s."""
+    """Within the block, model calls are the ``role``'s.
+
+    Args:
+        role: ``agent`` or ``judge``.
+
+    Yields:
+        Nothing; the role is set for the block.
+    """
     token = _ROLE.set(role)
     try:
         yield
@@ -81,9 +111,15 @@ def model_role(role: UsageRole) -> Iterator[None]:
 
 
 def record_usage(input_tokens: int, output_tokens: int, *, source: object = None) -> None:
-    """Add a model call's reported tokens to the current meter under the current role
-    (nothing happens outside a metered query or outside an agent / judge call); ``source``
-    is the provider's response object, so a response reported twice is booked once."""
+    """Add a model call's reported tokens to the current meter under the current role.
+
+    Nothing happens outside a metered query or outside an agent / judge call.
+
+    Args:
+        input_tokens: The prompt tokens.
+        output_tokens: The completion tokens.
+        source: The provider's response object (a response reported twice is booked once).
+    """
     meter, role = _METER.get(), _ROLE.get()
     if meter is not None and role is not None:
         meter.add(role, max(0, int(input_tokens)), max(0, int(output_tokens)), source=source)
@@ -94,8 +130,17 @@ def _int(value: Any) -> int | None:
 
 
 def usage_from_mapping(usage: Mapping[str, Any] | None) -> tuple[int, int] | None:
-    """(input, output) tokens from a usage mapping in the common spellings
-    (``input_tokens`` / ``output_tokens``, ``prompt_tokens`` / ``completion_tokens``)."""
+    """(input, output) tokens from a usage mapping in the common spellings.
+
+    The spellings are ``input_tokens`` / ``output_tokens`` and ``prompt_tokens`` /
+    ``completion_tokens``.
+
+    Args:
+        usage: The provider's usage mapping.
+
+    Returns:
+        The tokens, or None when the mapping has none.
+    """
     if not isinstance(usage, Mapping):
         return None
     tokens_in = _int(usage.get("input_tokens", usage.get("prompt_tokens")))

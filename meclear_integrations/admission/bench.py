@@ -200,7 +200,21 @@ async def arun_admission_bench(
     scripted: bool = True,
     cases_file: str = "",
 ) -> AdmissionBenchResult:
-    """Run every method on every case (cases concurrently, up to ``max_concurrent_cases``)."""
+    """Run every method on every case (cases concurrently, up to ``max_concurrent_cases``).
+
+    Args:
+        cases: The labelled admission cases.
+        model: The model every method uses.
+        methods: The methods to run (ConMem and the baselines).
+        config: ConMem's configuration.
+        max_concurrent_cases: Cases decided at once.
+        model_name: The model's name in the report.
+        scripted: Whether the model is the SCRIPTED stand-in (labels the report).
+        cases_file: The case file's path in the report.
+
+    Returns:
+        Every decision and the metrics per method.
+    """
     cfg = config or AdmissionConfig()
     started = time.perf_counter()
     gate = asyncio.Semaphore(max(1, max_concurrent_cases))
@@ -231,7 +245,16 @@ async def arun_admission_bench(
 
 
 def run_admission_bench(cases: Sequence[AdmissionCase], model: TextModel, **kwargs: Any):
-    """Synchronous :func:`arun_admission_bench` (on a private event loop)."""
+    """Synchronous :func:`arun_admission_bench` (on a private event loop).
+
+    Args:
+        cases: The labelled admission cases.
+        model: The model every method uses.
+        **kwargs: As in :func:`arun_admission_bench`.
+
+    Returns:
+        Every decision and the metrics per method.
+    """
     return asyncio.run(arun_admission_bench(cases, model, **kwargs))
 
 
@@ -240,7 +263,14 @@ def _pct(x: float | None) -> str:
 
 
 def render_report(result: AdmissionBenchResult) -> str:
-    """``report.md``: the method table, per-reason recall and the caveats."""
+    """``report.md``: the method table, per-reason recall and the caveats.
+
+    Args:
+        result: The benchmark result.
+
+    Returns:
+        The Markdown report.
+    """
     kind = "SCRIPTED stand-in (not an LLM)" if result.scripted else "real chat model"
     lines = [
         "# Admission bench (ConMem and baselines)",

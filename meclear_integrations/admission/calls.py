@@ -58,6 +58,7 @@ class CallResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the call produced a parsed value."""
         return self.failure is None
 
 
@@ -71,12 +72,27 @@ class CallMeter:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, stage: str, seconds: float, failed: bool) -> None:
+        """Count one model invocation.
+
+        Args:
+            stage: The admission stage that made the call.
+            seconds: Its latency.
+            failed: Whether the attempt failed.
+        """
         with self._lock:
             self.calls[stage] += 1
             self.latency_seconds += seconds
             self.failed_attempts += int(failed)
 
     def cost(self, wall_seconds: float) -> AdmissionCost:
+        """The admission cost so far.
+
+        Args:
+            wall_seconds: The decision's wall-clock time.
+
+        Returns:
+            The calls, failed attempts and latency, by stage.
+        """
         with self._lock:
             return AdmissionCost(
                 model_calls=sum(self.calls.values()),
@@ -117,7 +133,13 @@ MAX_KEPT_CHARS = 100_000
 
 
 class CallRunner:
-    """Runs :class:`ModelCall` s against one model under one config, metering every attempt."""
+    """Runs :class:`ModelCall` s against one model under one config, metering every attempt.
+
+    Args:
+        model: The text model.
+        config: Retries, timeouts and output limits.
+        meter: Counts every attempt.
+    """
 
     def __init__(self, model: TextModel, config: AdmissionConfig, meter: CallMeter) -> None:
         self.model = model
@@ -170,7 +192,14 @@ class CallRunner:
         )
 
     def run(self, call: ModelCall) -> CallResult:
-        """Synchronous call with bounded retries."""
+        """Synchronous call with bounded retries.
+
+        Args:
+            call: The prompt and the parser of its reply.
+
+        Returns:
+            The parsed value, or the failure after every attempt.
+        """
         last: _AttemptFailed | None = None
         attempts = 0
         try:
@@ -200,7 +229,14 @@ class CallRunner:
         return self._failure(call, last, attempts)
 
     async def arun(self, call: ModelCall) -> CallResult:
-        """Async call with bounded retries."""
+        """Async call with bounded retries.
+
+        Args:
+            call: The prompt and the parser of its reply.
+
+        Returns:
+            The parsed value, or the failure after every attempt.
+        """
         last: _AttemptFailed | None = None
         attempts = 0
         try:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..core.errors import ConfigurationError
 from .labels import REJECTION_REASONS, Decision, ReasonType
 
 __all__ = [
@@ -61,13 +62,17 @@ class AdmissionCase(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> AdmissionCase:
         if self.label == "store" and self.reason_type != "directly_relevant":
-            raise ValueError("a store case has reason_type 'directly_relevant'")
+            raise ConfigurationError("a store case has reason_type 'directly_relevant'")
         if self.label == "do_not_store" and self.reason_type not in REJECTION_REASONS:
-            raise ValueError("a do_not_store case needs a rejection reason_type")
+            raise ConfigurationError("a do_not_store case needs a rejection reason_type")
         return self
 
     def context(self) -> str | list[dict[str, str]]:
-        """The historical context in the engine's input form."""
+        """The historical context in the engine's input form.
+
+        Returns:
+            The context text, or its ``{"role", "content"}`` turns.
+        """
         if isinstance(self.historical_context, str):
             return self.historical_context
         return [t.model_dump() for t in self.historical_context]
@@ -81,7 +86,14 @@ class AdmissionCaseParse(BaseModel):
 
 
 def parse_admission_lines(lines: Iterable[str]) -> AdmissionCaseParse:
-    """Parse JSONL lines; blank lines are skipped, bad lines and duplicate ids reported."""
+    """Parse JSONL lines; blank lines are skipped, bad lines and duplicate ids reported.
+
+    Args:
+        lines: The JSONL lines.
+
+    Returns:
+        The cases and the problems found.
+    """
     cases: list[AdmissionCase] = []
     errors: list[tuple[int, str]] = []
     seen: set[str] = set()
@@ -110,11 +122,22 @@ def parse_admission_lines(lines: Iterable[str]) -> AdmissionCaseParse:
 
 
 def sample_cases_path() -> Path:
-    """Path of the shipped hand-written sample (32 cases across the paper's reason types)."""
+    """Path of the shipped hand-written sample (32 cases across the paper's reason types).
+
+    Returns:
+        The path.
+    """
     return Path(str(resources.files(__package__).joinpath("data", "sample_cases.jsonl")))
 
 
 def load_admission_cases(path: str | Path | None = None) -> AdmissionCaseParse:
-    """Parse a JSONL case file (UTF-8); the shipped sample when ``path`` is None."""
+    """Parse a JSONL case file (UTF-8); the shipped sample when ``path`` is None.
+
+    Args:
+        path: The JSONL file, or None for the shipped sample.
+
+    Returns:
+        The cases and the problems found.
+    """
     with open(path or sample_cases_path(), encoding="utf-8") as handle:
         return parse_admission_lines(handle)

@@ -37,11 +37,22 @@ class CMTEWeights(BaseModel):
     """Risk probe: helpful utility +0.5, unnecessary -0.5, attributed risk -1.5."""
 
     def for_role(self, role: ProbeRole) -> RoleWeights:
-        """The weights of ``role``."""
+        """The weights of ``role``.
+
+        Args:
+            role: The probe role (relevant, irrelevant, risk).
+
+        Returns:
+            Its weights.
+        """
         return getattr(self, role)
 
     def bounds(self) -> tuple[float, float]:
-        """(lowest, highest) reachable CMTE: the mean of per-role extremes (K = 3)."""
+        """(lowest, highest) reachable CMTE: the mean of per-role extremes (K = 3).
+
+        Returns:
+            ``(lowest, highest)``.
+        """
         roles = (self.relevant, self.irrelevant, self.risk)
         lows = [min(0.0, w.helpful_utility, w.unnecessary, w.risk) for w in roles]
         highs = [max(0.0, w.helpful_utility, w.unnecessary, w.risk) for w in roles]

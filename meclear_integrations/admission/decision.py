@@ -253,7 +253,11 @@ class AdmissionDecision(BaseModel):
         return self.tie_break is not None
 
     def summary(self) -> dict[str, object]:
-        """A compact, JSON-safe summary (for metadata and events; no response texts)."""
+        """A compact, JSON-safe summary (for metadata and events; no response texts).
+
+        Returns:
+            The decision, CMTE, score, probe labels, reason, tie-break and error.
+        """
         return {
             "decision": self.decision,
             "cmte": self.cmte,

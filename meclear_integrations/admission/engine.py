@@ -108,6 +108,19 @@ class ConMemAdmitter:
     function ``prompt -> str``); every stage uses it. ``decide`` / ``adecide`` never raise
     for model misbehaviour: a stage that fails after its bounded retries is reported in
     ``AdmissionDecision.error`` with ``decision=None``.
+
+    Args:
+        model: The text model of every stage (or a function ``prompt -> str``).
+        config: The admission configuration (weights, retries, seed).
+        listener: Called with an :class:`AdmissionEvent` per stage.
+
+    Example:
+        >>> from meclear_integrations.admission import ConMemAdmitter
+        >>> from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+        >>> admitter = ConMemAdmitter(ScriptedAdmissionModel())  # SCRIPTED, not an LLM
+        >>> context = "user: I'm allergic to shellfish, never suggest shrimp dishes to me."
+        >>> admitter.decide("User is allergic to shellfish.", context).decision
+        'store'
     """
 
     def __init__(
@@ -125,7 +138,16 @@ class ConMemAdmitter:
     def decide(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> AdmissionDecision:
-        """Admission decision for ``candidate`` given its historical ``context`` (sync)."""
+        """Admission decision for ``candidate`` given its historical ``context`` (sync).
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context (text or ``{"role", "content"}`` turns).
+            candidate_id: The candidate's id in the decision.
+
+        Returns:
+            The decision, with the probe evidence, CMTE, reason and cost.
+        """
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter)
         algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
@@ -148,7 +170,16 @@ class ConMemAdmitter:
     async def adecide(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> AdmissionDecision:
-        """Admission decision on the event loop; independent calls run concurrently."""
+        """Admission decision on the event loop; independent calls run concurrently.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context (text or ``{"role", "content"}`` turns).
+            candidate_id: The candidate's id in the decision.
+
+        Returns:
+            The decision, with the probe evidence, CMTE, reason and cost.
+        """
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter)
         semaphore = asyncio.Semaphore(self.config.max_concurrency)
@@ -170,13 +201,28 @@ class ConMemAdmitter:
                 failure = exc
 
     def decide_many(self, requests: Iterable[AdmissionRequest]) -> list[AdmissionDecision]:
-        """Decisions for several candidates, one after the other (sync)."""
+        """Decisions for several candidates, one after the other (sync).
+
+        Args:
+            requests: The candidates with their contexts.
+
+        Returns:
+            One decision per request, in order.
+        """
         return [self.decide(r.candidate, r.context, candidate_id=r.candidate_id) for r in requests]
 
     async def adecide_many(
         self, requests: Iterable[AdmissionRequest], *, max_concurrent_candidates: int = 4
     ) -> list[AdmissionDecision]:
-        """Decisions for several candidates, up to ``max_concurrent_candidates`` at once."""
+        """Decisions for several candidates, up to ``max_concurrent_candidates`` at once.
+
+        Args:
+            requests: The candidates with their contexts.
+            max_concurrent_candidates: Candidates decided at once.
+
+        Returns:
+            One decision per request, in order.
+        """
         gate = asyncio.Semaphore(max(1, max_concurrent_candidates))
 
         async def one(r: AdmissionRequest) -> AdmissionDecision:

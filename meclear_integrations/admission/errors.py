@@ -20,6 +20,9 @@ class AdmissionFailedError(AdmissionError):
     """A decision could not be reached and the caller's policy is to raise.
 
     ``decision`` holds the partial evidence and the :class:`StageError`.
+
+    Args:
+        decision: The failed decision.
     """
 
     def __init__(self, decision: AdmissionDecision) -> None:

@@ -16,7 +16,18 @@ OnError = Literal["reject", "admit", "raise"]
 
 
 def admits(decision: AdmissionDecision, on_error: OnError = "reject") -> bool:
-    """Whether a write goes ahead: ``decision.store``, or the ``on_error`` policy on failure."""
+    """Whether a write goes ahead: ``decision.store``, or the ``on_error`` policy on failure.
+
+    Args:
+        decision: The admission decision.
+        on_error: The policy for a failed decision: ``reject``, ``admit`` or ``raise``.
+
+    Returns:
+        Whether to write.
+
+    Raises:
+        AdmissionFailedError: The decision failed and ``on_error="raise"``.
+    """
     if decision.ok:
         return decision.store
     if on_error == "raise":
@@ -31,6 +42,10 @@ class AdmissionHook:
     decides): higher means stronger counterfactual evidence for storing. When a stage fails
     the decision carries the error and ``on_error`` sets the outcome: ``reject`` returns
     score 0.0, ``admit`` 1.0, ``raise`` raises :class:`AdmissionFailedError`.
+
+    Args:
+        admitter: The ConMem engine.
+        on_error: ``reject``, ``admit`` or ``raise``.
     """
 
     def __init__(self, admitter: ConMemAdmitter, *, on_error: OnError = "reject") -> None:
@@ -49,17 +64,51 @@ class AdmissionHook:
     def before_write(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> tuple[float, AdmissionDecision]:
-        """(score in [0, 1], decision) for ``candidate`` extracted from ``context``."""
+        """(score in [0, 1], decision) for ``candidate`` extracted from ``context``.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+            candidate_id: The candidate's id in the decision.
+
+        Returns:
+            ``(score in [0, 1], decision)``.
+
+        Raises:
+            AdmissionFailedError: A stage failed and ``on_error="raise"``.
+        """
         decision = self.admitter.decide(candidate, context, candidate_id=candidate_id)
         return self._score(decision), decision
 
     async def abefore_write(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> tuple[float, AdmissionDecision]:
-        """Async ``before_write``."""
+        """Async ``before_write``.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+            candidate_id: The candidate's id in the decision.
+
+        Returns:
+            ``(score in [0, 1], decision)``.
+
+        Raises:
+            AdmissionFailedError: A stage failed and ``on_error="raise"``.
+        """
         decision = await self.admitter.adecide(candidate, context, candidate_id=candidate_id)
         return self._score(decision), decision
 
     def should_store(self, decision: AdmissionDecision) -> bool:
-        """Whether the write goes ahead under the ``on_error`` policy."""
+        """Whether the write goes ahead under the ``on_error`` policy.
+
+        Args:
+            decision: The admission decision.
+
+        Returns:
+            Whether to write.
+
+        Raises:
+            AdmissionFailedError: The decision failed and ``on_error="raise"``.
+        """
         return admits(decision, self.on_error)

@@ -1,5 +1,7 @@
-"""Admission metrics of the ConMem paper (Sec. 5.3): accuracy, balanced accuracy, macro-F1,
-per-class recall and per-reason recall. A failed decision (None) counts as wrong for its case.
+"""Admission metrics of the ConMem paper (Sec. 5.3).
+
+Accuracy, balanced accuracy, macro-F1, per-class recall and per-reason recall. A failed
+decision (None) counts as wrong for its case.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
+
+from ..core.errors import ConfigurationError
 
 __all__ = ["AdmissionMetrics", "ReasonRecall", "admission_metrics"]
 
@@ -59,9 +63,21 @@ def _ratio(a: int, b: int) -> float:
 def admission_metrics(
     gold: Sequence[str], predicted: Sequence[str | None], reasons: Sequence[str]
 ) -> AdmissionMetrics:
-    """Metrics of ``predicted`` against ``gold`` (``None`` = no decision)."""
+    """Metrics of ``predicted`` against ``gold`` (``None`` = no decision).
+
+    Args:
+        gold: The gold decisions.
+        predicted: The predicted decisions.
+        reasons: The gold reason type of each case.
+
+    Returns:
+        Accuracy, balanced accuracy, macro-F1, per-class and per-reason recall.
+
+    Raises:
+        ConfigurationError: The sequences differ in length.
+    """
     if not (len(gold) == len(predicted) == len(reasons)):
-        raise ValueError("gold, predicted and reasons must have the same length")
+        raise ConfigurationError("gold, predicted and reasons must have the same length")
     n = len(gold)
     recall, precision, f1 = {}, {}, {}
     for c in CLASSES:

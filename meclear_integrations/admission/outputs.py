@@ -199,8 +199,18 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_output(schema: type[T], output: Mapping[str, Any] | str) -> T:
-    """Validate ``output`` (an object, or JSON text) against ``schema``; raise
-    :class:`OutputParseError` on any doubt, never anything else."""
+    """Validate ``output`` (an object, or JSON text) against ``schema``.
+
+    Args:
+        schema: The pydantic model the output must match.
+        output: A decoded object, or the model's JSON text.
+
+    Returns:
+        The validated ``schema`` instance.
+
+    Raises:
+        OutputParseError: On any doubt (never any other exception).
+    """
     if isinstance(output, Mapping):
         data = dict(output)
     elif isinstance(output, str):
@@ -216,7 +226,17 @@ def parse_output(schema: type[T], output: Mapping[str, Any] | str) -> T:
 
 
 def parse_text_response(output: str) -> str:
-    """A free-text response: any non-blank string of at most :data:`MAX_OUTPUT_CHARS`."""
+    """A free-text response: any non-blank string of at most :data:`MAX_OUTPUT_CHARS`.
+
+    Args:
+        output: The model's reply.
+
+    Returns:
+        The reply.
+
+    Raises:
+        OutputParseError: The reply is blank or too long.
+    """
     if not isinstance(output, str) or not output.strip():
         raise OutputParseError("empty response")
     if len(output) > MAX_OUTPUT_CHARS:

@@ -82,13 +82,28 @@ _PROBE_JSON = '{"relevant": "<query>", "irrelevant": "<query>", "risk": "<query>
 
 
 def fence(name: str, text: str) -> str:
-    """``text`` as a delimited data section named ``name``."""
+    """``text`` as a delimited data section named ``name``.
+
+    Args:
+        name: The section's name.
+        text: The untrusted text.
+
+    Returns:
+        The delimited section.
+    """
     safe = text.replace("<<<", "‹‹‹").replace(">>>", "›››")
     return f"<<<{name}>>>\n{safe}\n<<<END_{name}>>>"
 
 
 def render_context(context: Context) -> str:
-    """Historical context as plain text (``role: content`` per turn)."""
+    """Historical context as plain text (``role: content`` per turn).
+
+    Args:
+        context: Text, or ``{"role", "content"}`` turns.
+
+    Returns:
+        The context text.
+    """
     if isinstance(context, str):
         return context
     lines = []
@@ -122,7 +137,19 @@ def generation_prompt(
     audit: str = "",
     fresh: bool = False,
 ) -> str:
-    """App. B.1; with ``current``/``invalid``/``audit`` the full-set regeneration of B.2."""
+    """App. B.1; with ``current``/``invalid``/``audit`` the full-set regeneration of B.2.
+
+    Args:
+        context: The historical context.
+        candidate: The candidate memory's text.
+        current: The current probe set, when regenerating.
+        invalid: The roles the auditor rejected.
+        audit: The auditor's explanation.
+        fresh: Ask for a fresh set instead of a revision.
+
+    Returns:
+        The prompt text.
+    """
     sections = [
         "Historical Context:\n" + fence("HISTORICAL_CONTEXT", context),
         "Candidate Memory:\n" + fence("CANDIDATE_MEMORY", candidate),
@@ -149,7 +176,16 @@ def generation_prompt(
 
 
 def validation_prompt(context: str, candidate: str, probes: Mapping[str, str]) -> str:
-    """The probe auditor of App. B.2 (no admission decision)."""
+    """The probe auditor of App. B.2 (no admission decision).
+
+    Args:
+        context: The historical context.
+        candidate: The candidate memory's text.
+        probes: Role -> probe query.
+
+    Returns:
+        The prompt text.
+    """
     return _head(
         TASK_VALIDATE,
         "Historical Context:\n" + fence("HISTORICAL_CONTEXT", context),
@@ -166,7 +202,18 @@ def validation_prompt(context: str, candidate: str, probes: Mapping[str, str]) -
 def repair_prompt(
     context: str, candidate: str, role: ProbeRole, probes: Mapping[str, str], audit: str
 ) -> str:
-    """Targeted single-role repair (App. B.2 prompt)."""
+    """Targeted single-role repair (App. B.2 prompt).
+
+    Args:
+        context: The historical context.
+        candidate: The candidate memory's text.
+        role: The role to repair.
+        probes: Role -> probe query.
+        audit: The auditor's explanation.
+
+    Returns:
+        The prompt text.
+    """
     return _head(
         TASK_REPAIR,
         "Historical Context:\n" + fence("HISTORICAL_CONTEXT", context),
@@ -181,7 +228,15 @@ def repair_prompt(
 
 
 def response_prompt(query: str, memory: str | None) -> str:
-    """Control (``memory=None``) or treatment response (App. B.3): same instruction."""
+    """Control (``memory=None``) or treatment response (App. B.3): same instruction.
+
+    Args:
+        query: The probe query.
+        memory: The candidate memory (treatment), or None (control).
+
+    Returns:
+        The prompt text.
+    """
     sections = [
         "Answer the current request naturally and accurately. Use optional user-specific "
         "information only when it is relevant, and prioritise the current request over "
@@ -197,7 +252,17 @@ def response_prompt(query: str, memory: str | None) -> str:
 
 
 def judge_prompt(context: str, query: str, response_a: str, response_b: str) -> str:
-    """The blind pairwise quality judge (App. B.4): never sees the memory or the conditions."""
+    """The blind pairwise quality judge (App. B.4): never sees the memory or the conditions.
+
+    Args:
+        context: The historical context.
+        query: The probe query.
+        response_a: The response shown as A.
+        response_b: The response shown as B.
+
+    Returns:
+        The prompt text.
+    """
     return _head(
         TASK_JUDGE,
         "Evaluate correctness, relevance, appropriateness and helpfulness. Treat the future "
@@ -213,7 +278,18 @@ def judge_prompt(context: str, query: str, response_a: str, response_b: str) -> 
 
 
 def audit_prompt(context: str, candidate: str, query: str, control: str, treatment: str) -> str:
-    """The memory-attribution auditor (App. B.5): attribution, not quality."""
+    """The memory-attribution auditor (App. B.5): attribution, not quality.
+
+    Args:
+        context: The historical context.
+        candidate: The candidate memory's text.
+        query: The probe query.
+        control: The response without the memory.
+        treatment: The response with the memory.
+
+    Returns:
+        The prompt text.
+    """
     return _head(
         TASK_AUDIT,
         "Do not compare response quality. Labels: utility = relevant, supported by the "
@@ -237,7 +313,16 @@ def audit_prompt(context: str, candidate: str, query: str, control: str, treatme
 
 
 def tie_break_prompt(candidate: str, context: str, evidence: str) -> str:
-    """The zero-score tie-break judge (App. B.6): raw evidence, no weights, no labels."""
+    """The zero-score tie-break judge (App. B.6): raw evidence, no weights, no labels.
+
+    Args:
+        candidate: The candidate memory's text.
+        context: The historical context.
+        evidence: The rendered probe evidence.
+
+    Returns:
+        The prompt text.
+    """
     return _head(
         TASK_TIE_BREAK,
         "Candidate Memory:\n" + fence("CANDIDATE_MEMORY", candidate),
@@ -268,7 +353,16 @@ _REASONS = (
 
 
 def reason_prompt(candidate: str, context: str, explanation: str) -> str:
-    """The post-hoc reason classifier (App. B.7); the prediction is fixed to DO_NOT_STORE."""
+    """The post-hoc reason classifier (App. B.7); the prediction is fixed to DO_NOT_STORE.
+
+    Args:
+        candidate: The candidate memory's text.
+        context: The historical context.
+        explanation: The decision's explanation.
+
+    Returns:
+        The prompt text.
+    """
     return _head(
         TASK_REASON,
         "You classify why this memory should NOT be stored.",

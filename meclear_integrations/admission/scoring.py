@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Literal
 
+from ..core.errors import ConfigurationError
 from .config import CMTEWeights
 from .decision import AttributionAudit, ProbeEvaluation
 from .labels import Effect, JudgePreference, Preference, ProbeRole
@@ -28,20 +29,45 @@ def treatment_position(
 
     A SHA-256 of (seed, role, candidate, context): stable across processes and runs,
     balanced across candidates, independent of anything the judge sees.
+
+    Args:
+        seed: The configuration's seed.
+        candidate: The candidate memory's text.
+        context: The historical context.
+        role: The probe role.
+
+    Returns:
+        ``"A"`` or ``"B"``.
     """
     digest = hashlib.sha256(f"{seed}\x1f{role}\x1f{candidate}\x1f{context}".encode()).digest()
     return "A" if digest[0] & 1 == 0 else "B"
 
 
 def unmap_preference(raw: JudgePreference, treatment_at: Literal["A", "B"]) -> Preference:
-    """The judge's A/B/TIE mapped back to treatment/control/tie."""
+    """The judge's A/B/TIE mapped back to treatment/control/tie.
+
+    Args:
+        raw: The judge's ``A`` / ``B`` / ``TIE``.
+        treatment_at: Where the treatment response was shown.
+
+    Returns:
+        ``treatment``, ``control`` or ``tie``.
+    """
     if raw == "TIE":
         return "tie"
     return "treatment" if raw == treatment_at else "control"
 
 
 def effect(audit: AttributionAudit, preference: Preference) -> Effect:
-    """E_i: neutral unless the memory was used and changed the response; then the judge."""
+    """E_i: neutral unless the memory was used and changed the response; then the judge.
+
+    Args:
+        audit: The attribution auditor's labels.
+        preference: The judge's preference, unmapped.
+
+    Returns:
+        The probe's effect.
+    """
     if not audit.attributed or preference == "tie":
         return "neutral"
     return "helpful" if preference == "treatment" else "harmful"
@@ -55,6 +81,15 @@ def contribution(
     Positive evidence needs attributed ``utility`` and a judge preferring the treatment;
     negative evidence needs attributed ``unnecessary`` or ``risk`` use (attributed = used
     and materially changed). Every other outcome contributes 0.
+
+    Args:
+        role: The probe role.
+        audit: The attribution auditor's labels.
+        probe_effect: The probe's effect.
+        weights: The CMTE weights.
+
+    Returns:
+        The signed contribution.
     """
     if not audit.attributed:
         return 0.0
@@ -69,14 +104,37 @@ def contribution(
 
 
 def cmte(contributions: Sequence[float]) -> float:
-    """CMTE(M) = (1/K) sum_i c_i with K = len(contributions) (= 3)."""
+    """CMTE(M) = (1/K) sum_i c_i with K = len(contributions) (= 3).
+
+    Args:
+        contributions: The per-probe contributions.
+
+    Returns:
+        The CMTE score.
+
+    Raises:
+        ConfigurationError: ``contributions`` is empty.
+
+    Example:
+        >>> from meclear_integrations.admission import cmte
+        >>> cmte([1.0, 0.0, -0.5])
+        0.16666666666666666
+    """
     if not contributions:
-        raise ValueError("CMTE needs at least one probe contribution")
+        raise ConfigurationError("CMTE needs at least one probe contribution")
     return sum(contributions) / len(contributions)
 
 
 def unit_score(value: float, weights: CMTEWeights) -> float:
-    """CMTE rescaled piecewise-linearly to [0, 1]: lowest -> 0, 0 -> 0.5, highest -> 1."""
+    """CMTE rescaled piecewise-linearly to [0, 1]: lowest -> 0, 0 -> 0.5, highest -> 1.
+
+    Args:
+        value: The CMTE score.
+        weights: The CMTE weights (they set the reachable range).
+
+    Returns:
+        The score in [0, 1].
+    """
     low, high = weights.bounds()
     if value >= 0:
         return 0.5 if high <= 0 else min(1.0, 0.5 + 0.5 * value / high)
@@ -84,7 +142,14 @@ def unit_score(value: float, weights: CMTEWeights) -> float:
 
 
 def render_evidence(probes: Sequence[ProbeEvaluation]) -> str:
-    """The raw counterfactual evidence for the tie-break judge: no weights, no scores."""
+    """The raw counterfactual evidence for the tie-break judge: no weights, no scores.
+
+    Args:
+        probes: The evaluated probes.
+
+    Returns:
+        The evidence text.
+    """
     blocks = []
     for p in probes:
         judge = p.judge

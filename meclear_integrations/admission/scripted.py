@@ -138,6 +138,7 @@ class Assessment:
 
     @property
     def severity(self) -> Literal["none", "soft", "hard"]:
+        """How bad the cue's problem is: ``none``, ``soft`` or ``hard``."""
         if self.problem is None:
             return "none"
         return "hard" if self.problem in HARD else "soft"
@@ -171,7 +172,15 @@ def _has(text: str, cues: tuple[str, ...]) -> bool:
 
 
 def assess(candidate: str, context: str) -> Assessment:
-    """The scripted model's reading of ``candidate`` against the user's turns of ``context``."""
+    """The scripted model's reading of ``candidate`` against the user's turns of ``context``.
+
+    Args:
+        candidate: The candidate memory's text.
+        context: The historical context.
+
+    Returns:
+        The cues found: the problem, persistence and one-off evidence.
+    """
     sentences = _user_sentences(context)
     user_text = " ".join(sentences)
     mem = _tokens(candidate)
@@ -227,6 +236,10 @@ class ScriptedAdmissionModel:
 
     ``weak_first_draft`` makes about one candidate in ``weak_first_draft`` get a first risk
     probe with only hypothetical staleness, so the repair ladder runs (0 disables it).
+
+    Args:
+        weak_first_draft: About one candidate in this many gets a weak first risk probe (0
+            disables it).
     """
 
     def __init__(self, *, weak_first_draft: int = 8) -> None:
@@ -234,10 +247,26 @@ class ScriptedAdmissionModel:
         self.calls = 0
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         self.calls += 1
         return self._answer(prompt)
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         return self.complete(prompt)
 
     # -- stages ----------------------------------------------------------------------

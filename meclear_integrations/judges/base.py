@@ -47,7 +47,17 @@ class Judge(Protocol):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Judge ``answer`` synchronously."""
+        """Judge ``answer`` synchronously.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict: a score in [0, 1] and how it was read.
+        """
         ...
 
     async def ascore(
@@ -58,7 +68,17 @@ class Judge(Protocol):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Judge ``answer`` on the event loop."""
+        """Judge ``answer`` on the event loop.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict: a score in [0, 1] and how it was read.
+        """
         ...
 
 
@@ -76,6 +96,17 @@ class BaseJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         raise NotImplementedError
 
     async def ascore(
@@ -86,5 +117,16 @@ class BaseJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question`` on the event loop.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         await asyncio.sleep(0)
         return self.score(question, answer, reference=reference, context=context)

@@ -10,6 +10,7 @@ import reprlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..core.errors import ConfigurationTypeError
 from ..core.memory import Memory
 from ..core.workers import in_worker
 from .base import JudgeVerdict
@@ -34,6 +35,18 @@ class CallableJudge:
     them if it takes ``**kwargs``). It may be a plain or a coroutine function: a coroutine
     function is run on a private loop by ``score`` and awaited by ``ascore``; a plain one
     runs in a daemon worker thread under ``ascore``.
+
+    Args:
+        fn: The judge function.
+
+    Raises:
+        ConfigurationTypeError: ``fn`` does not accept an ``answer`` argument.
+
+    Example:
+        >>> from meclear_integrations.judges import CallableJudge
+        >>> judge = CallableJudge(lambda answer, reference: answer == reference)
+        >>> judge.score("When?", "December 2023", reference="December 2023").score
+        1.0
     """
 
     def __init__(self, fn: Callable[..., float | bool | JudgeVerdict | Awaitable[Any]]) -> None:
@@ -46,7 +59,7 @@ class CallableJudge:
             declared = {p.name for p in params}
             self._names = tuple(n for n in _ARGUMENTS if n in declared)
         if "answer" not in self._names:
-            raise TypeError("a judge function must accept an `answer` argument")
+            raise ConfigurationTypeError("a judge function must accept an `answer` argument")
 
     def _kwargs(self, question: str, answer: str, reference: str | None, context: Any) -> dict:
         values = {
@@ -65,6 +78,17 @@ class CallableJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         kwargs = self._kwargs(question, answer, reference, context)
         result = asyncio.run(self.fn(**kwargs)) if self._async else self.fn(**kwargs)  # type: ignore[arg-type]
         return _verdict(result)
@@ -77,6 +101,17 @@ class CallableJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question`` on the event loop.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         kwargs = self._kwargs(question, answer, reference, context)
         if self._async:
             result = await self.fn(**kwargs)  # type: ignore[misc]

@@ -21,6 +21,10 @@ class VerdictParseError(JudgeError, ValueError):
     Raised per call, never replaced by a default score: the engine turns it into an
     :class:`~meclear_integrations.core.errors.EvaluatorError` naming the coalition.
     ``raw`` is the model's reply (truncated to 2,000 characters).
+
+    Args:
+        message: What was wrong with the reply.
+        raw: The model's reply.
     """
 
     unreadable_reply = True

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
@@ -44,7 +45,18 @@ __all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge"]
 
 
 class LLMJudge:
-    """Shared core: build the prompt, ask the model, read the verdict."""
+    """Shared core: build the prompt, ask the model, read the verdict.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str``.
+        structured_output: None uses JSON-schema replies when the model offers them; True
+            requires them.
+        metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
+            memory shown to the judge (``prompts.render_memory``).
+
+    Raises:
+        ConfigurationError: ``structured_output=True`` for a model without ``complete_json``.
+    """
 
     requires_reference = False
 
@@ -55,14 +67,11 @@ class LLMJudge:
         structured_output: bool | None = None,
         metadata_keys: Sequence[str] = (),
     ) -> None:
-        """``structured_output``: None uses it when the model supports it.
-        ``metadata_keys``: memory metadata (dates, source) rendered, fenced as data, with
-        each memory shown to the judge (``prompts.render_memory``)."""
         self.model = as_text_model(model)
         self.metadata_keys = tuple(metadata_keys)
         supported = supports_structured_output(self.model)
         if structured_output and not supported:
-            raise ValueError("structured_output=True but the model has no complete_json")
+            raise ConfigurationError("structured_output=True but the model has no complete_json")
         self.structured = supported if structured_output is None else structured_output
 
     def build_prompt(
@@ -75,6 +84,19 @@ class LLMJudge:
         structured: bool,
         nonce: str | None = None,
     ) -> str:
+        """The judge prompt for one answer.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown.
+            structured: Whether the verdict comes back as structured output.
+            nonce: The free-text verdict nonce (a fresh one when None).
+
+        Returns:
+            The prompt text.
+        """
         raise NotImplementedError
 
     def _prompt(
@@ -94,6 +116,17 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         prompt, nonce = self._prompt(question, answer, reference, context)
         check_call_allowed()
         if nonce is None:
@@ -109,6 +142,17 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question`` on the event loop.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         prompt, nonce = self._prompt(question, answer, reference, context)
         check_call_allowed()
         if nonce is None:
@@ -146,6 +190,19 @@ class ReferenceLLMJudge(LLMJudge):
         structured: bool,
         nonce: str | None = None,
     ) -> str:
+        """The judge prompt for one answer.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown.
+            structured: Whether the verdict comes back as structured output.
+            nonce: The free-text verdict nonce (a fresh one when None).
+
+        Returns:
+            The prompt text.
+        """
         if reference is None:
             raise MissingReferenceError(
                 "ReferenceLLMJudge needs a reference answer; pass reference=... or use "
@@ -173,6 +230,19 @@ class ReferenceFreeLLMJudge(LLMJudge):
         structured: bool,
         nonce: str | None = None,
     ) -> str:
+        """The judge prompt for one answer.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown.
+            structured: Whether the verdict comes back as structured output.
+            nonce: The free-text verdict nonce (a fresh one when None).
+
+        Returns:
+            The prompt text.
+        """
         return reference_free_prompt(
             question,
             answer,

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
+from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .base import BaseJudge, JudgeVerdict
 from .errors import MissingReferenceError
@@ -27,6 +28,14 @@ class ExactMatchJudge(BaseJudge):
 
     ``mode="contains"`` instead scores 1 when the normalised reference occurs, on word
     boundaries, inside the normalised answer (for agents that answer in a sentence).
+
+    Args:
+        mode: ``"exact"`` or ``"contains"``.
+
+    Example:
+        >>> from meclear_integrations.judges import ExactMatchJudge
+        >>> ExactMatchJudge().score("When?", "December 2023.", reference="december 2023").score
+        1.0
     """
 
     requires_reference = True
@@ -42,6 +51,17 @@ class ExactMatchJudge(BaseJudge):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         ref = normalize_answer(_require(reference, "ExactMatchJudge"))
         got = normalize_answer(answer)
         contained = bool(ref) and f" {ref} " in f" {got} "
@@ -50,7 +70,20 @@ class ExactMatchJudge(BaseJudge):
 
 
 def token_f1(answer: str, reference: str) -> float:
-    """SQuAD token F1 between the normalised answer and reference."""
+    """SQuAD token F1 between the normalised answer and reference.
+
+    Args:
+        answer: The agent's answer.
+        reference: The gold answer.
+
+    Returns:
+        The F1 in [0, 1].
+
+    Example:
+        >>> from meclear_integrations.judges import token_f1
+        >>> token_f1("in December 2023", "December 2023")
+        0.8
+    """
     got, ref = normalize_answer(answer).split(), normalize_answer(reference).split()
     if not got or not ref:
         return float(got == ref)
@@ -62,13 +95,25 @@ def token_f1(answer: str, reference: str) -> float:
 
 
 class TokenF1Judge(BaseJudge):
-    """Token F1 (SQuAD) as the score; ``threshold`` turns it into 0/1 when set."""
+    """Token F1 (SQuAD) as the score; ``threshold`` turns it into 0/1 when set.
+
+    Args:
+        threshold: Scores at or above it become 1, below it 0; None keeps the F1.
+
+    Raises:
+        ConfigurationError: ``threshold`` is outside [0, 1].
+
+    Example:
+        >>> from meclear_integrations.judges import TokenF1Judge
+        >>> TokenF1Judge().score("When?", "in December 2023", reference="December 2023").score
+        0.8
+    """
 
     requires_reference = True
 
     def __init__(self, *, threshold: float | None = None) -> None:
         if threshold is not None and not 0.0 <= threshold <= 1.0:
-            raise ValueError("threshold must lie in [0, 1]")
+            raise ConfigurationError("threshold must lie in [0, 1]")
         self.threshold = threshold
 
     def score(
@@ -79,6 +124,17 @@ class TokenF1Judge(BaseJudge):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
+        """Score ``answer`` to ``question``.
+
+        Args:
+            question: The user's question.
+            answer: The agent's answer.
+            reference: The gold answer, when there is one.
+            context: The memories the agent was shown (for reference-free judges).
+
+        Returns:
+            The verdict (score in [0, 1] and how it was read).
+        """
         f1 = token_f1(answer, _require(reference, "TokenF1Judge"))
         if self.threshold is not None:
             f1 = 1.0 if f1 >= self.threshold else 0.0

@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.errors import ConfigurationTypeError
 from ..core.workers import in_worker
 
 __all__ = [
@@ -31,11 +32,25 @@ class TextModel(Protocol):
     """prompt -> text, sync and async."""
 
     def complete(self, prompt: str) -> str:
-        """Answer ``prompt``."""
+        """Answer ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         ...
 
     async def acomplete(self, prompt: str) -> str:
-        """Answer ``prompt`` on the event loop."""
+        """Answer ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         ...
 
 
@@ -44,24 +59,57 @@ class StructuredTextModel(TextModel, Protocol):
     """A text model that can also answer with a JSON object conforming to a schema."""
 
     def complete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Answer with an object (or, when the model ignored the schema, its raw text)."""
+        """Answer with an object (or, when the model ignored the schema, its raw text).
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The decoded object, or the raw text.
+        """
         ...
 
     async def acomplete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Async ``complete_json``."""
+        """Async ``complete_json``.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The decoded object, or the raw text.
+        """
         ...
 
 
 def supports_structured_output(model: object) -> bool:
-    """True when ``model`` offers the JSON-schema calls."""
+    """True when ``model`` offers the JSON-schema calls.
+
+    Args:
+        model: Any model object.
+
+    Returns:
+        Whether it has ``complete_json`` and ``acomplete_json``.
+    """
     return callable(getattr(model, "complete_json", None)) and callable(
         getattr(model, "acomplete_json", None)
     )
 
 
 class FunctionTextModel:
-    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine); a
-    sync function runs on a daemon worker under ``acomplete`` (never on the loop)."""
+    """A :class:`TextModel` over a plain function ``prompt -> str`` (sync or coroutine).
+
+    A sync function runs on a daemon worker under ``acomplete`` (never on the loop).
+
+    Args:
+        fn: The function that answers a prompt (sync or ``async``).
+
+    Example:
+        >>> from meclear_integrations.judges import FunctionTextModel
+        >>> FunctionTextModel(lambda prompt: "Paris").complete("Capital of France?")
+        'Paris'
+    """
 
     def __init__(self, fn: Callable[[str], str | Awaitable[str]]) -> None:
         self._fn = fn
@@ -70,23 +118,49 @@ class FunctionTextModel:
         )
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if self._is_async:
             return asyncio.run(self._fn(prompt))  # type: ignore[arg-type]
         return self._fn(prompt)  # type: ignore[return-value]
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if self._is_async:
             return await self._fn(prompt)  # type: ignore[misc]
         return await in_worker(self._fn, prompt)  # type: ignore[arg-type]
 
 
 def as_text_model(model: TextModel | Callable[[str], str | Awaitable[str]]) -> TextModel:
-    """``model`` itself when it implements :class:`TextModel`, else a function wrapper."""
+    """``model`` itself when it implements :class:`TextModel`, else a function wrapper.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (sync or coroutine).
+
+    Returns:
+        The text model.
+
+    Raises:
+        ConfigurationTypeError: ``model`` is neither.
+    """
     if isinstance(model, TextModel):
         return model
     if callable(model):
         return FunctionTextModel(model)
-    raise TypeError(
+    raise ConfigurationTypeError(
         f"expected a TextModel (complete/acomplete) or a function prompt -> str, "
         f"got {type(model).__name__}"
     )

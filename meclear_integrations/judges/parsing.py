@@ -63,8 +63,19 @@ def _describe(obj: Mapping[str, Any]) -> str:
 
 
 def verdict_from_object(obj: Mapping[str, Any], raw: str, *, structured: bool) -> JudgeVerdict:
-    """The verdict of a decoded reply object: its ``correct`` field; raises when it has
-    none (or one that is not a boolean)."""
+    """The verdict of a decoded reply object: its ``correct`` field.
+
+    Args:
+        obj: The decoded reply object.
+        raw: The raw reply text (kept on the error).
+        structured: Whether the reply came from a structured-output call.
+
+    Returns:
+        The verdict.
+
+    Raises:
+        VerdictParseError: When ``correct`` is missing or not a boolean.
+    """
     correct = obj.get("correct")
     if isinstance(correct, str):
         correct = _BOOLEANS.get(correct.strip().lower())
@@ -82,8 +93,19 @@ def verdict_from_object(obj: Mapping[str, Any], raw: str, *, structured: bool) -
 
 
 def verdict_from_text(raw: str) -> JudgeVerdict:
-    """The verdict of a structured call that came back as text: the whole reply must be
-    one bounded JSON object (module docstring)."""
+    """The verdict of a structured call that came back as text.
+
+    The whole reply must be one bounded JSON object (module docstring).
+
+    Args:
+        raw: The reply text.
+
+    Returns:
+        The verdict.
+
+    Raises:
+        VerdictParseError: When the reply is not one readable JSON verdict object.
+    """
     try:
         obj = load_object(raw, max_chars=MAX_JSON_REPLY_CHARS, max_depth=_MAX_DEPTH)
     except BoundedJSONError as exc:

@@ -39,8 +39,18 @@ def _format(structured: bool, nonce: str | None) -> str:
 def reference_prompt(
     question: str, answer: str, reference: str, *, structured: bool, nonce: str | None = None
 ) -> str:
-    """Grade ``answer`` against the gold ``reference``; ``nonce`` is the free-text verdict
-    nonce (a fresh one when None)."""
+    """The prompt that grades ``answer`` against the gold ``reference``.
+
+    Args:
+        question: The user's question.
+        answer: The agent's answer to grade.
+        reference: The gold answer.
+        structured: Whether the verdict comes back as structured output (no nonce line).
+        nonce: The free-text verdict nonce (a fresh one when None).
+
+    Returns:
+        The judge prompt.
+    """
     return "\n\n".join(
         [
             "You grade an answer to a question against a reference answer. " + _DATA_NOTICE,
@@ -65,9 +75,22 @@ def reference_free_prompt(
     nonce: str | None = None,
     metadata_keys: Sequence[str] = (),
 ) -> str:
-    """Judge ``answer`` with no gold answer, given the retrieved memories (their
-    ``metadata_keys``, e.g. dates and source, rendered as fenced attributes); ``nonce`` as
-    in :func:`reference_prompt`."""
+    """The prompt that judges ``answer`` with no gold answer.
+
+    The memories' ``metadata_keys`` (e.g. dates and source) are rendered as fenced
+    attributes.
+
+    Args:
+        question: The user's question.
+        answer: The agent's answer to judge.
+        context: The retrieved memories the judge is shown.
+        structured: Whether the verdict comes back as structured output (no nonce line).
+        nonce: The free-text verdict nonce, as in :func:`reference_prompt`.
+        metadata_keys: Metadata keys rendered as memory attributes.
+
+    Returns:
+        The judge prompt.
+    """
     return "\n\n".join(
         [
             "You check an assistant's answer to a question, given the memories retrieved for "

@@ -67,23 +67,57 @@ _HEX = frozenset("0123456789abcdef")
 
 
 def new_nonce() -> str:
-    """A fresh verdict nonce (lowercase hex)."""
+    """A fresh verdict nonce (lowercase hex).
+
+    Returns:
+        The nonce.
+    """
     return secrets.token_hex(NONCE_HEX // 2)
 
 
 def verdict_line(nonce: str, correct: bool) -> str:
-    """The protocol's verdict line."""
+    """The protocol's verdict line.
+
+    Args:
+        nonce: The prompt's nonce.
+        correct: The verdict.
+
+    Returns:
+        ``VERDICT <nonce>: CORRECT`` or ``... INCORRECT``.
+    """
     return f"{_KEYWORD} {nonce}: {'CORRECT' if correct else 'INCORRECT'}"
 
 
 def verdict_reply(nonce: str, correct: bool, *, reason: str = "") -> str:
-    """A well-formed reply: the reason (if any), then the verdict line."""
+    """A well-formed reply: the reason (if any), then the verdict line.
+
+    Args:
+        nonce: The prompt's nonce.
+        correct: The verdict.
+        reason: A short reason, written first.
+
+    Returns:
+        The reply text.
+
+    Example:
+        >>> from meclear_integrations.judges import verdict_reply
+        >>> print(verdict_reply("abc", True, reason="ok"))
+        ok
+        VERDICT abc: CORRECT
+    """
     line = verdict_line(nonce, correct)
     return f"{reason.strip()}\n{line}" if reason.strip() else line
 
 
 def verdict_instruction(nonce: str) -> str:
-    """The closing instruction of a free-text judge prompt (reason first, then the line)."""
+    """The closing instruction of a free-text judge prompt (reason first, then the line).
+
+    Args:
+        nonce: The prompt's nonce.
+
+    Returns:
+        The instruction text.
+    """
     return (
         "First give your reason in one or two sentences. "
         f"{_INSTRUCTION}, with CORRECT or INCORRECT:\n"
@@ -92,8 +126,15 @@ def verdict_instruction(nonce: str) -> str:
 
 
 def read_nonce(prompt: str) -> str | None:
-    """The nonce of a free-text judge prompt (its last verdict instruction), or None when
-    the prompt has none (a structured-output prompt, or not a judge prompt)."""
+    """The nonce of a free-text judge prompt (its last verdict instruction).
+
+    Args:
+        prompt: A judge prompt.
+
+    Returns:
+        The nonce, or None when the prompt has none (a structured-output prompt, or not a
+        judge prompt).
+    """
     at = prompt.rfind(_INSTRUCTION)
     if at < 0:
         return None
@@ -123,8 +164,18 @@ def _label(line: str, nonce: str) -> float | None:
 
 
 def parse_verdict(raw: str, nonce: str) -> JudgeVerdict:
-    """Read a free-text judge reply under the protocol (module docstring); raises
-    :class:`VerdictParseError` on anything else."""
+    """Read a free-text judge reply under the protocol (module docstring).
+
+    Args:
+        raw: The judge's reply.
+        nonce: The nonce of the prompt the reply answers.
+
+    Returns:
+        The verdict.
+
+    Raises:
+        VerdictParseError: When the reply does not follow the protocol.
+    """
     if not isinstance(raw, str):
         raise _unreadable(f"expected text, got {type(raw).__name__}", repr(raw))
     if len(raw) > MAX_REPLY_CHARS:

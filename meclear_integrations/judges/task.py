@@ -42,7 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..core.dedup import SingleFlightCache
-from ..core.errors import InconsistentVerdictsError
+from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.failure_kind import mark_role
 from ..core.memory import Memory
 from ..core.redaction import redact
@@ -70,8 +70,23 @@ ACCEPTED = 0.5
 
 
 def answers_agree(first: str, second: str) -> bool:
-    """Two answers state the same thing: equal once normalised, or the words of one are
-    all among the other's ("December 2023" and "John was in Italy in December 2023")."""
+    """Whether two answers state the same thing.
+
+    They do when equal once normalised, or when the words of one are all among the
+    other's ("December 2023" and "John was in Italy in December 2023").
+
+    Args:
+        first: One answer.
+        second: The other answer.
+
+    Returns:
+        True when they agree.
+
+    Example:
+        >>> from meclear_integrations.judges.task import answers_agree
+        >>> answers_agree("December 2023", "John was in Italy in December 2023.")
+        True
+    """
     a, b = normalize_answer(first), normalize_answer(second)
     if a == b:
         return True
@@ -81,8 +96,10 @@ def answers_agree(first: str, second: str) -> bool:
 
 @dataclass(frozen=True)
 class TaskCalls:
-    """Agent and judge invocations of one query: made (cache misses, failed ones included)
-    and answered from the per-query caches."""
+    """Agent and judge invocations of one query, made and answered from the caches.
+
+    Made calls are cache misses, failed ones included.
+    """
 
     agent_calls: int
     agent_hits: int
@@ -124,14 +141,14 @@ def _judge_context(
     judge_context: JudgeContext | None, context: Sequence[Memory] | None, reference: str | None
 ) -> JudgeContext:
     if judge_context == "full" and context is None:
-        raise ValueError("judge_context='full' needs the full retrieved context=...")
+        raise ConfigurationError("judge_context='full' needs the full retrieved context=...")
     if judge_context is not None:
         return judge_context
     if context is not None:
         return "full"
     if reference is not None:
         return "coalition"  # a reference anchors the verdict; there is no full context
-    raise ValueError(
+    raise ConfigurationError(
         "without a reference the judge must see the whole retrieved context: pass "
         "context=<every retrieved memory> (or judge_context='coalition' to opt into a judge "
         "that only sees the coalition, whose verdicts deleting evidence can satisfy)"
@@ -246,8 +263,10 @@ class _TaskBase:
 
 @contextmanager
 def _role(role: Literal["agent", "judge"]) -> Iterator[None]:
-    """Model calls inside the block are the ``role``'s (``usage.model_role``); an exception
-    raised inside it is marked with the role."""
+    """Model calls inside the block are the ``role``'s (``usage.model_role``).
+
+    An exception raised inside the block is marked with the role.
+    """
     try:
         with model_role(role):
             yield
@@ -285,7 +304,15 @@ class TaskEvaluator(_TaskBase):
         return verdict
 
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
-        """One agent run and its judgement (also appended to ``records``)."""
+        """One agent run and its judgement (also appended to ``records``).
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The answer, the verdict and the coalition.
+        """
         made = self._answers.calls
         answer = self._answers.get(
             self._answer_key(coalition, trial), lambda: self._call_agent(coalition)
@@ -308,6 +335,15 @@ class TaskEvaluator(_TaskBase):
         return record
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` in ``trial``: the evaluator ``v(S)`` of Eq. 2.
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The judge's score in [0, 1].
+        """
         return self.run(coalition, trial).verdict.score
 
 
@@ -334,7 +370,15 @@ class AsyncTaskEvaluator(_TaskBase):
         return verdict
 
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
-        """One agent run and its judgement (also appended to ``records``)."""
+        """One agent run and its judgement (also appended to ``records``).
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The answer, the verdict and the coalition.
+        """
         made = self._answers.calls
         answer = await self._answers.aget(
             self._answer_key(coalition, trial), lambda: self._call_agent(coalition)
@@ -357,6 +401,15 @@ class AsyncTaskEvaluator(_TaskBase):
         return record
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+        """Score ``coalition`` in ``trial``: the evaluator ``v(S)`` of Eq. 2.
+
+        Args:
+            coalition: The memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The judge's score in [0, 1].
+        """
         return (await self.arun(coalition, trial)).verdict.score
 
 
@@ -378,8 +431,43 @@ def task_evaluator(
     ``asynchronous=None`` follows the answer function (coroutine function -> async
     evaluator, for ``aclear``). ``judge_context=None`` shows the judge the full retrieved
     ``context`` when it is given; without it, a query with a reference judges against the
-    coalition (the reference anchors the verdict) and one without raises ``ValueError``.
+    coalition (the reference anchors the verdict) and one without raises ``ConfigurationError``.
     A judge that requires a reference raises ``MissingReferenceError`` here when none is given.
+
+    Args:
+        answer: The task agent: coalition -> answer text (sync or coroutine function).
+        judge: The judge of each answer.
+        question: The query.
+        reference: The gold answer, when there is one.
+        asynchronous: Force the async (True) or sync (False) evaluator.
+        judge_context: ``"full"``, ``"coalition"``, or None (see above).
+        context: The full retrieved context.
+        deterministic_agent: Ask the agent once per coalition across trials.
+        judge_once: Judge each distinct normalised answer once per query (once per answer
+        and coalition with ``judge_context="coalition"``).
+        abstain_on_conflict: Raise ``InconsistentVerdictsError`` when the judge accepts two
+            different answers to the query.
+
+    Returns:
+        A :class:`TaskEvaluator` or an :class:`AsyncTaskEvaluator`.
+
+    Raises:
+        MissingReferenceError: The judge requires a reference and none is given.
+        ConfigurationError: The judge would see neither a reference nor the full context,
+            or ``judge_context="full"`` without ``context``.
+
+    Example:
+        >>> from meclear_integrations.core import Memory
+        >>> from meclear_integrations.judges import ExactMatchJudge, task_evaluator
+        >>> memory = Memory(id="m1", content="John was in Italy in December 2023.")
+        >>> evaluate = task_evaluator(
+        ...     lambda coalition: "December 2023" if coalition else "I don't know",
+        ...     ExactMatchJudge(),
+        ...     question="Which month was John in Italy?",
+        ...     reference="December 2023",
+        ... )
+        >>> evaluate((memory,), 0), evaluate((), 0)
+        (1.0, 0.0)
     """
     use_async = _is_async(answer) if asynchronous is None else asynchronous
     cls = AsyncTaskEvaluator if use_async else TaskEvaluator

@@ -38,6 +38,7 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
+from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
 from ..core.tasks import gather_or_cancel  # noqa: E402
 from .model import as_text_model  # noqa: E402
@@ -55,7 +56,15 @@ ADMISSION_EVENT = "meclear.admission"
 
 
 def admitter_from_langchain(llm: Runnable, **kwargs: Any) -> ConMemAdmitter:
-    """A :class:`ConMemAdmitter` over a LangChain chat model / LLM (``kwargs`` -> admitter)."""
+    """A :class:`ConMemAdmitter` over a LangChain chat model or LLM.
+
+    Args:
+        llm: The chat model or LLM that makes every ConMem call.
+        **kwargs: Passed to :class:`ConMemAdmitter` (e.g. ``config=``).
+
+    Returns:
+        The admitter.
+    """
     return ConMemAdmitter(as_text_model(llm), **kwargs)
 
 
@@ -64,7 +73,77 @@ def _event_payload(decision: AdmissionDecision) -> dict[str, Any]:
 
 
 class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionDecision]]):
-    """Candidate documents -> ConMem decisions (one per document, same order)."""
+    """Candidate documents -> ConMem decisions (one per document, same order).
+
+    Each decision is also dispatched as a ``meclear.admission`` custom event (reaching
+    callback handlers and ``astream_events``). A document's historical context is read
+    from ``metadata[context_key]``, else ``context``; a document with neither raises
+    ``ConfigurationError``.
+
+    Setup:
+        Install the ``langchain`` extra. The scripted stand-in model below needs no key
+        (its decisions are SCRIPTED, not an LLM's); for a real chat model wrap it with
+        :func:`admitter_from_langchain` (e.g. ``ChatOpenAI`` and ``OPENAI_API_KEY``).
+
+        ```bash
+        pip install -U "meclear-integrations[langchain]"
+        ```
+
+    Key init args:
+        admitter: ConMemAdmitter
+            The ConMem engine (its model makes every call).
+        context: str | list[dict] | None
+            The historical context of documents without ``metadata[context_key]``.
+        context_key: str
+            The metadata key holding a document's own context.
+        max_concurrent_candidates: int
+            Documents decided at once on the async path.
+
+    Instantiate:
+        ```python
+        from langchain_core.documents import Document
+
+        from meclear_integrations.admission import ConMemAdmitter
+        from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+        from meclear_integrations.langchain import AdmissionRunnable
+
+        conversation = [
+            {"role": "user", "content": "I'm allergic to shellfish, so never suggest "
+             "shrimp dishes to me. What's a quick weeknight dinner?"},
+            {"role": "assistant", "content": "Try a lemon-garlic chicken traybake."},
+        ]
+        admitter = ConMemAdmitter(ScriptedAdmissionModel())  # or admitter_from_langchain(llm)
+        docs = [
+            Document(id="m1", page_content="User is allergic to shellfish."),
+            Document(id="m3", page_content="User is strictly vegetarian."),
+        ]
+        runnable = AdmissionRunnable(admitter=admitter, context=conversation)
+        ```
+
+    Usage:
+        ```python
+        decisions = runnable.invoke(docs)
+        print([d.decision for d in decisions])  # ['store', 'do_not_store']
+        ```
+
+    Use within a chain:
+        ```python
+        from langchain_core.runnables import RunnableLambda
+
+        admitted = runnable | RunnableLambda(
+            lambda decisions: [d.candidate_id for d in decisions if d.decision == "store"]
+        )
+        print(admitted.invoke(docs))  # ['m1']
+        ```
+
+    Async:
+        ```python
+        import asyncio
+
+        decisions = asyncio.run(runnable.ainvoke(docs))  # candidates decided concurrently
+        print([d.decision for d in decisions])  # ['store', 'do_not_store']
+        ```
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -90,7 +169,7 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
         for i, doc in enumerate(docs):
             ctx = doc.metadata.get(self.context_key, self.context)
             if ctx is None:
-                raise ValueError(
+                raise ConfigurationError(
                     f"document {i} has no metadata[{self.context_key!r}] and no default "
                     "context was given"
                 )
@@ -132,11 +211,33 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
     def invoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[AdmissionDecision]:
+        """Decide every document of ``input`` (one ``admission`` run).
+
+        Args:
+            input: The candidate documents (their historical context under
+                ``metadata[context_key]``, else ``context``).
+            config: The runnable config.
+            **kwargs: Ignored (the ``Runnable`` signature).
+
+        Returns:
+            One decision per document, in order.
+        """
         return self._call_with_config(self._decide, input, config, run_type="chain")
 
     async def ainvoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[AdmissionDecision]:
+        """Decide every document of ``input`` concurrently (one ``admission`` run).
+
+        Args:
+            input: The candidate documents (their historical context under
+                ``metadata[context_key]``, else ``context``).
+            config: The runnable config.
+            **kwargs: Ignored (the ``Runnable`` signature).
+
+        Returns:
+            One decision per document, in order.
+        """
         return await self._acall_with_config(self._adecide, input, config, run_type="chain")
 
 
@@ -156,9 +257,67 @@ class GateResult(BaseModel):
 class AdmissionGate:
     """Adds only ConMem-admitted documents to ``vectorstore``.
 
-    ``on_error`` decides what happens to a document whose decision failed (a stage that
-    never parsed): ``reject`` (default) keeps it out, ``admit`` stores it, ``raise`` raises
-    :class:`~meclear_integrations.admission.errors.AdmissionFailedError`.
+    Admitted documents are stored as copies whose ``metadata[metadata_key]`` holds the
+    decision summary; the inputs are never mutated.
+
+    Setup:
+        Install the ``langchain`` extra. The scripted stand-in model below needs no key
+        (its decisions are SCRIPTED, not an LLM's); for a real chat model wrap it with
+        :func:`admitter_from_langchain` (e.g. ``ChatOpenAI`` and ``OPENAI_API_KEY``).
+
+        ```bash
+        pip install -U "meclear-integrations[langchain]"
+        ```
+
+    Args:
+        vectorstore: The LangChain vector store to guard.
+        admitter: The ConMem engine (e.g. :func:`admitter_from_langchain` over a chat
+            model).
+        context_key: The metadata key holding a document's historical context.
+        metadata_key: The metadata key of the decision summary on stored documents.
+        on_error: What happens to a document whose decision failed (a stage that never
+            parsed): ``reject`` (default) keeps it out, ``admit`` stores it, ``raise``
+            raises :class:`~meclear_integrations.admission.errors.AdmissionFailedError`.
+        max_concurrent_candidates: Documents decided at once by ``aadd_documents``.
+
+    Instantiate:
+        ```python
+        from langchain_core.documents import Document
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+        from langchain_core.vectorstores import InMemoryVectorStore
+
+        from meclear_integrations.admission import ConMemAdmitter
+        from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+        from meclear_integrations.langchain import AdmissionGate
+
+        conversation = [
+            {"role": "user", "content": "I'm allergic to shellfish, so never suggest "
+             "shrimp dishes to me. What's a quick weeknight dinner?"},
+            {"role": "assistant", "content": "Try a lemon-garlic chicken traybake."},
+        ]
+        admitter = ConMemAdmitter(ScriptedAdmissionModel())  # or admitter_from_langchain(llm)
+        docs = [
+            Document(id="m1", page_content="User is allergic to shellfish."),
+            Document(id="m3", page_content="User is strictly vegetarian."),
+        ]
+        store = InMemoryVectorStore(DeterministicFakeEmbedding(size=32))
+        gate = AdmissionGate(store, admitter)
+        ```
+
+    Usage:
+        ```python
+        result = gate.add_documents(docs, context=conversation)
+        print(result.added_ids)  # ['m1']
+        print([d.decision for d in result.decisions])  # ['store', 'do_not_store']
+        ```
+
+    Async:
+        ```python
+        import asyncio
+
+        result = asyncio.run(gate.aadd_documents(docs, context=conversation))
+        print(result.added_ids)  # ['m1']
+        ```
     """
 
     @strict_init
@@ -209,7 +368,22 @@ class AdmissionGate:
         config: RunnableConfig | None = None,
         **kwargs: Any,
     ) -> GateResult:
-        """Decide every document, add the admitted ones (``kwargs`` go to the store)."""
+        """Decide every document and add the admitted ones to the store.
+
+        Args:
+            documents: The candidate documents.
+            context: The historical context of documents without
+                ``metadata[context_key]`` (for this call).
+            config: The runnable config of the decisions' run.
+            **kwargs: Passed to ``vectorstore.add_documents``.
+
+        Returns:
+            Every decision, the admitted documents and the ids the store assigned.
+
+        Raises:
+            ConfigurationError: A document has no historical context.
+            AdmissionFailedError: A decision failed and ``on_error="raise"``.
+        """
         docs = list(documents)
         decisions = self._runnable(context).invoke(docs, config=config)
         admitted = self._select(docs, decisions)
@@ -224,7 +398,22 @@ class AdmissionGate:
         config: RunnableConfig | None = None,
         **kwargs: Any,
     ) -> GateResult:
-        """Async ``add_documents``; candidates are decided concurrently."""
+        """Async :meth:`add_documents`; candidates are decided concurrently.
+
+        Args:
+            documents: The candidate documents.
+            context: The historical context of documents without
+                ``metadata[context_key]`` (for this call).
+            config: The runnable config of the decisions' run.
+            **kwargs: Passed to ``vectorstore.aadd_documents``.
+
+        Returns:
+            Every decision, the admitted documents and the ids the store assigned.
+
+        Raises:
+            ConfigurationError: A document has no historical context.
+            AdmissionFailedError: A decision failed and ``on_error="raise"``.
+        """
         docs = list(documents)
         decisions = await self._runnable(context).ainvoke(docs, config=config)
         admitted = self._select(docs, decisions)

@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
-from ..core.errors import InconsistentVerdictsError
+from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
 from ..core.failure_kind import failure_role, mark_role
 from ..core.faults import sanitize
@@ -102,8 +102,7 @@ _ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evalu
 
 
 def _redacted(exc: Exception) -> Exception:
-    """``sanitize(exc)``, keeping the role (agent or judge) recorded on ``exc`` and the
-    reason of an abstention."""
+    """``sanitize(exc)``, keeping the recorded role and the reason of an abstention."""
     if isinstance(exc, InconsistentVerdictsError):
         return InconsistentVerdictsError(redact(str(exc))[:2000], reason=exc.reason)
     redacted = sanitize(exc)
@@ -114,7 +113,14 @@ def _redacted(exc: Exception) -> Exception:
 
 
 def default_agent(llm: Runnable) -> Runnable:
-    """The default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``) piped into ``llm``."""
+    """The default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``) piped into ``llm``.
+
+    Args:
+        llm: The task agent's model.
+
+    Returns:
+        A runnable named ``meclear_agent`` that takes ``{"question", "context", ...}``.
+    """
 
     def prompt(inputs: dict[str, Any]) -> str:
         return DEFAULT_ANSWER_PROMPT.format(
@@ -129,7 +135,11 @@ def default_agent(llm: Runnable) -> Runnable:
 
 
 class ClearanceSettings(GatedClearance, BaseModel):
-    """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor."""
+    """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor.
+
+    Not used directly: see :class:`~meclear_integrations.langchain.ClearingRetriever` and
+    :class:`~meclear_integrations.langchain.MeClearCompressor` for the fields.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
@@ -198,15 +208,16 @@ class ClearanceSettings(GatedClearance, BaseModel):
         return data
 
     def model_post_init(self, context: Any, /) -> None:
+        """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
         if self.agent is None and self.llm is None:
-            raise ValueError("pass llm=... (or agent=...) as the task agent")
+            raise ConfigurationError("pass llm=... (or agent=...) as the task agent")
         if self.judge is None and self.llm is None:
-            raise ValueError("pass judge=... (or llm=...) to judge the agent's answers")
+            raise ConfigurationError("pass judge=... (or llm=...) to judge the agent's answers")
         return self
 
     # ------------------------------------------------------------------ pieces
@@ -295,8 +306,10 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
     @staticmethod
     def _trace_scope(query: str, run: Any):
-        """The clearance's tracing scope: its query, and (under OpenInference's LangChain
-        instrumentation) the span of the clearance run as the parent."""
+        """The clearance's tracing scope: its query and the parent span.
+
+        Under OpenInference's LangChain instrumentation the parent is the clearance run's span.
+        """
         parent = langchain_run_span(run.run_id, run.parent_run_id)
         return clearance_scope(query=query, framework="langchain", parent=parent)
 

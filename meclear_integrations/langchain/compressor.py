@@ -19,16 +19,106 @@ __all__ = ["MeClearCompressor"]
 
 
 class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
-    """Verified clearance of the retrieved documents (returns new documents, kept only)."""
+    """Verified clearance of the retrieved documents (returns new documents, kept only).
+
+    The ``BaseDocumentCompressor`` form of :class:`ClearingRetriever`, for
+    ``ContextualCompressionRetriever`` users: same fields, run tree, events, metadata and
+    failure policy; the documents come from the compression retriever's base retriever and
+    the reference answer from the enclosing run's config metadata (``reference_config``).
+
+    Setup:
+        Install the ``langchain`` extra and ``langchain-classic`` (which holds
+        ``ContextualCompressionRetriever``).
+
+        ```bash
+        pip install -U "meclear-integrations[langchain]" langchain-classic
+        ```
+
+    Key init args:
+        llm: Runnable | None
+            The task agent behind the default answer prompt and, unless ``judge`` is set,
+            the judge.
+        agent: Runnable | None
+            Your own answer chain instead of ``llm``.
+        judge: Judge | Runnable | Callable | None
+            A ``meclear_integrations.judges`` judge, a model or a function.
+        clearance: ClearanceConfig
+            The engine settings.
+        on_failure: "open" | "closed" | None
+            Fail open or raise on transient failures.
+
+    Instantiate:
+        ```python
+        from langchain_classic.retrievers import ContextualCompressionRetriever
+        from langchain_core.documents import Document
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+        from langchain_core.vectorstores import InMemoryVectorStore
+
+        from meclear_integrations.langchain import (
+            MeClearCompressor,
+            SimulatedChatModel,
+            reference_config,
+        )
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED: two stale memories say January
+        store = InMemoryVectorStore(DeterministicFakeEmbedding(size=64))
+        store.add_documents([Document(page_content=m.content, id=m.id) for m in case.memories])
+        compressor = MeClearCompressor(llm=SimulatedChatModel.from_case(case))
+        retriever = ContextualCompressionRetriever(
+            base_compressor=compressor,
+            base_retriever=store.as_retriever(search_kwargs={"k": 6}),
+        )
+        ```
+
+    Usage:
+        ```python
+        config = reference_config(case.reference)  # the gold answer, when you have one
+        kept = retriever.invoke(case.query, config=config)
+        print(sorted(d.id for d in kept))  # ['b1', 'b2', 'b3', 'g1']
+        ```
+
+    Use within a chain:
+        The compression retriever is a retriever: use it as ``ClearingRetriever`` is used
+        (``{"context": retriever | format_docs, "question": RunnablePassthrough()} | ...``).
+
+    Async:
+        ```python
+        import asyncio
+
+        kept = asyncio.run(retriever.ainvoke(case.query, config=config))
+        print(sorted(d.id for d in kept))  # ['b1', 'b2', 'b3', 'g1']
+        ```
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
+        """Clear ``documents`` for ``query``: the kept ones, as new documents.
+
+        Args:
+            documents: The retrieved documents.
+            query: The query they were retrieved for.
+            callbacks: The callbacks of the enclosing run.
+
+        Returns:
+            The kept documents in their original order, results under ``metadata_key``.
+        """
         return self._clear_documents(query, list(documents), callbacks)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
+        """Async :meth:`compress_documents` (agent and judge awaited on the loop).
+
+        Args:
+            documents: The retrieved documents.
+            query: The query they were retrieved for.
+            callbacks: The callbacks of the enclosing run.
+
+        Returns:
+            The kept documents in their original order, results under ``metadata_key``.
+        """
         return await self._aclear_documents(query, list(documents), callbacks)

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from ..core.errors import InvalidRetrievalError
+from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from ..payloads import (
@@ -26,8 +26,16 @@ def _usable(item: object) -> bool:
 
 
 def document_ids(documents: Sequence[object]) -> list[str]:
-    """The memory ids of ``documents`` as :func:`to_memories` assigns them; never raises
-    (an unusable item gets ``invalid-<position>``)."""
+    """The memory ids of ``documents`` as :func:`to_memories` assigns them.
+
+    Never raises: an unusable item gets ``invalid-<position>``.
+
+    Args:
+        documents: The retrieved items.
+
+    Returns:
+        One id per item, in order.
+    """
     items: list[tuple[str | None, str]] = []
     for i, d in enumerate(documents):
         if isinstance(d, Document) and isinstance(d.page_content, str):
@@ -38,9 +46,18 @@ def document_ids(documents: Sequence[object]) -> list[str]:
 
 
 def to_memories(documents: Sequence[Document]) -> tuple[list[Memory], list[str]]:
-    """Memories for ``documents`` (id = ``Document.id`` or a content hash; module payloads);
-    raises :class:`~meclear_integrations.core.errors.InvalidRetrievalError` naming the
-    first item that is not a ``Document`` with text content."""
+    """Memories for ``documents`` (id = ``Document.id`` or a content hash).
+
+    Args:
+        documents: The retrieved documents, in retrieval order.
+
+    Returns:
+        The memories and their ids, in retrieval order.
+
+    Raises:
+        InvalidRetrievalError: Naming the first item that is not a ``Document`` with text
+            content.
+    """
     for position, item in enumerate(documents):
         if not _usable(item):
             what = type(item).__name__
@@ -75,10 +92,24 @@ def annotate(
     policy: EdgeCasePolicy,
     shadow: bool = False,
 ) -> list[Document]:
-    """The kept documents, original order, as new objects with metadata under ``key``
-    (``shadow=True``: every document, marked with what clearance decided)."""
+    """The kept documents, original order, as new objects with metadata under ``key``.
+
+    Args:
+        documents: The retrieved documents.
+        ids: Their memory ids.
+        report: The engine's report.
+        key: The metadata key of the per-memory results.
+        policy: What to do when every document was cleared.
+        shadow: Return every document, marked with what clearance decided (shadow mode).
+
+    Returns:
+        The documents to return, as new objects.
+
+    Raises:
+        ConfigurationError: ``ids`` and ``documents`` differ in length.
+    """
     if len(documents) != len(ids):
-        raise ValueError("one id per document is needed")
+        raise ConfigurationError("one id per document is needed")
     chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
     return [_copy(documents[i], key, meta) for i, meta in chosen]
 
@@ -86,9 +117,20 @@ def annotate(
 def error_documents(
     documents: Sequence[Document], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[Document]:
-    """Every document, unchanged in content, marked with the clearance error (fail-open;
-    the error text is redacted). An unusable item (not a ``Document`` with text) is
-    returned as it came, unmarked."""
+    """Every document, unchanged in content, marked with the clearance error (fail-open).
+
+    The error text is redacted. An unusable item (not a ``Document`` with text) is returned
+    as it came, unmarked.
+
+    Args:
+        documents: The retrieved documents.
+        ids: Their memory ids.
+        error: The failure that was absorbed.
+        key: The metadata key of the per-memory results.
+
+    Returns:
+        New documents in the original order.
+    """
     failure = exception_summary(error)
     return [
         _copy(

@@ -43,7 +43,22 @@ def langsmith_feedback(
     ``run_id``: the LangSmith run the user judged (the ledger finds its query by the traced
     run id it recorded). ``session_id``: the LangSmith project (tracing session) of the
     run, which LangSmith asks for. ``client``: a ``langsmith.Client`` (default: one from
-    the environment, ``LANGSMITH_API_KEY`` / ``LANGSMITH_ENDPOINT``)."""
+    the environment, ``LANGSMITH_API_KEY`` / ``LANGSMITH_ENDPOINT``).
+
+    Args:
+        ledger: The ``HarmLedger``.
+        run_id: The LangSmith run the user judged.
+        correct: Whether the answer was correct.
+        correction: The right answer, when the user gave one.
+        memory_ids: The memories the user blamed, if any.
+        comment: A free-text comment (redacted before it is sent).
+        key: The LangSmith feedback key.
+        session_id: The LangSmith project (tracing session) of the run.
+        client: A ``langsmith.Client`` (default: one from the environment).
+
+    Returns:
+        The ledger's feedback record.
+    """
     feedback_id = uuid.uuid4()
     record = ledger.feedback(
         str(run_id),
@@ -79,9 +94,19 @@ def replay_feedback(
     get_documents: Callable[[Sequence[str]], list[Document]],
     query: str | None = None,
 ) -> Any:
-    """Replay ``feedback`` (a record or its id) through ``retriever``'s agent and judge, the
-    correction as reference; ``get_documents(ids)`` reads the memories back from your store
-    (e.g. ``vector_store.get_by_ids``). Returns ``ledger.ReplayResult``."""
+    """Replay ``feedback`` through ``retriever``'s agent and judge, the correction as reference.
+
+    Args:
+        retriever: The ``ClearingRetriever`` (or compressor) whose agent and judge replay it.
+        ledger: The ``HarmLedger`` holding the feedback.
+        feedback: A feedback record or its id.
+        get_documents: Reads the memories back from your store by id (e.g.
+            ``vector_store.get_by_ids``).
+        query: The query text, when the ledger did not keep it.
+
+    Returns:
+        The ``ledger.ReplayResult``.
+    """
     from ..ledger.replay import replay_feedback as replay
     from .documents import to_memories
 

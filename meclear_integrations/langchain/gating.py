@@ -33,8 +33,14 @@ AnyRun = CallbackManagerForChainRun | AsyncCallbackManagerForChainRun
 
 
 def trace_id(run: AnyRun) -> str:
-    """The LangSmith trace (root run) id when a LangChain tracer follows this run, else the
-    run's own id."""
+    """The LangSmith trace (root run) id when a tracer follows ``run``, else its own id.
+
+    Args:
+        run: The clearance run's manager.
+
+    Returns:
+        The trace id.
+    """
     for handler in getattr(run, "handlers", []):
         tracked = getattr(handler, "run_map", {}).get(str(run.run_id))
         root = getattr(tracked, "trace_id", None)
@@ -167,5 +173,12 @@ class GatedClearance:
 
 
 def prior_of(plan: GatePlan | None) -> PriorCandidate:
-    """The ledger's prior candidate of a gated query (none without a gate)."""
+    """The ledger's prior candidate of a gated query (none without a gate).
+
+    Args:
+        plan: The gate's plan, or None.
+
+    Returns:
+        The prior candidate to pass to the engine.
+    """
     return plan.prior if plan is not None else PriorCandidate()

@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..judges import (
     CallableJudge,
     Judge,
@@ -23,7 +24,41 @@ class LangChainReferenceJudge(ReferenceLLMJudge):
 
     Uses ``with_structured_output`` when the model supports it (``structured_output=None``),
     the nonce-bound verdict line otherwise (``judges.protocol``); an unreadable verdict
-    raises ``VerdictParseError``.
+    raises ``VerdictParseError``, never a default score.
+
+    Setup:
+        Install the ``langchain`` extra (``pip install -U "meclear-integrations[langchain]"``).
+
+    Key init args:
+        llm: Runnable
+            The judge model (a chat model, an LLM, ``llm.with_retry(...)``...).
+        structured_output: bool | None
+            None uses structured output when the model supports it; True requires it.
+        method: str | None
+            The ``with_structured_output`` method (e.g. ``"json_schema"``), when set.
+
+    Instantiate:
+        ```python
+        from meclear_integrations.langchain import LangChainReferenceJudge, SimulatedChatModel
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED
+        judge = LangChainReferenceJudge(SimulatedChatModel.from_case(case))
+        ```
+
+    Usage:
+        ```python
+        verdict = judge.score(case.query, "December 2023", reference=case.reference)
+        print(verdict.score, verdict.parsed_by)  # 1.0 label
+        ```
+
+    Async:
+        ```python
+        import asyncio
+
+        verdict = asyncio.run(judge.ascore(case.query, "January 2023", reference="December 2023"))
+        print(verdict.score)  # 0.0
+        ```
     """
 
     def __init__(
@@ -42,7 +77,32 @@ class LangChainReferenceJudge(ReferenceLLMJudge):
 
 
 class LangChainReferenceFreeJudge(ReferenceFreeLLMJudge):
-    """Reference-free LLM judge over a LangChain model (see ``ReferenceFreeLLMJudge``)."""
+    """Reference-free LLM judge over a LangChain model.
+
+    It checks that the answer is correct and consistent with the memories the agent was
+    shown (see ``ReferenceFreeLLMJudge`` for what it can and cannot catch: not an error all
+    the shown memories agree on).
+
+    Args:
+        llm: The judge model.
+        structured_output: None uses structured output when the model supports it; True
+            requires it.
+        method: The ``with_structured_output`` method, when set.
+
+    Example:
+        ```python
+        from meclear_integrations.langchain import (
+            LangChainReferenceFreeJudge,
+            SimulatedChatModel,
+        )
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED
+        judge = LangChainReferenceFreeJudge(SimulatedChatModel.from_case(case))
+        verdict = judge.score(case.query, "December 2023", context=case.memories[:1])
+        print(verdict.score)  # 1.0
+        ```
+    """
 
     def __init__(
         self,
@@ -68,15 +128,28 @@ def resolve_judge(
 ) -> Judge:
     """The judge of one query.
 
-    ``judge`` may be a :class:`~meclear_integrations.judges.Judge`, a LangChain runnable
-    model, a plain function (:class:`~meclear_integrations.judges.CallableJudge`), or None
-    (then ``llm``). A model becomes a reference judge when the query has a reference and a
-    reference-free judge otherwise, shown the memories' ``metadata_keys``.
+    A model becomes a reference judge when the query has a reference and a reference-free
+    judge otherwise, shown the memories' ``metadata_keys``.
+
+    Args:
+        judge: A :class:`~meclear_integrations.judges.Judge`, a LangChain runnable model, a
+            plain function (:class:`~meclear_integrations.judges.CallableJudge`), or None
+            (then ``llm``).
+        llm: The component's model, used when ``judge`` is None.
+        reference: The query's reference answer, if any.
+        metadata_keys: Metadata keys a reference-free model judge is shown.
+
+    Returns:
+        The judge.
+
+    Raises:
+        ConfigurationError: Neither ``judge`` nor ``llm`` is given.
+        ConfigurationTypeError: ``judge`` is none of the accepted kinds.
     """
     if judge is None:
         judge = llm
     if judge is None:
-        raise ValueError("no judge: pass judge=... or llm=...")
+        raise ConfigurationError("no judge: pass judge=... or llm=...")
     if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
         return judge  # type: ignore[no-any-return]
     if isinstance(judge, Runnable):
@@ -86,4 +159,4 @@ def resolve_judge(
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)
-    raise TypeError(f"cannot use {type(judge).__name__} as a judge")
+    raise ConfigurationTypeError(f"cannot use {type(judge).__name__} as a judge")

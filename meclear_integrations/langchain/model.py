@@ -51,8 +51,15 @@ def _overrides(obj: object, base: type, name: str) -> bool:
 
 
 def has_native_async(runnable: Runnable, _depth: int = 0) -> bool:
-    """True when ``runnable.ainvoke`` awaits coroutines of its own all the way down, False
-    when some part of it would run a sync method in an executor (module docstring)."""
+    """Whether ``runnable.ainvoke`` awaits coroutines of its own all the way down.
+
+    Args:
+        runnable: The runnable to inspect.
+
+    Returns:
+        False when some part of it would run a sync method in an executor (module
+        docstring).
+    """
     if _depth > 50:
         return False
     r, d = runnable, _depth + 1
@@ -78,15 +85,40 @@ def has_native_async(runnable: Runnable, _depth: int = 0) -> bool:
 async def ainvoke_off_loop(
     runnable: Runnable, value: Any, *, config: RunnableConfig | None = None
 ) -> Any:
-    """``runnable.ainvoke(value)`` when it is natively async, else ``runnable.invoke(value)``
-    on a daemon worker thread (never on the loop, never on a joined executor thread)."""
+    """Await ``runnable`` without blocking the loop or a joined executor thread.
+
+    Args:
+        runnable: The runnable to call.
+        value: Its input.
+        config: Its runnable config.
+
+    Returns:
+        ``runnable.ainvoke(value)`` when it is natively async, else
+        ``runnable.invoke(value)`` run on a daemon worker thread.
+    """
     if has_native_async(runnable):
         return await runnable.ainvoke(value, config=config)
     return await in_worker(runnable.invoke, value, config=config)
 
 
 def message_text(output: object) -> str:
-    """Text of a model output: a string, a message (its text), or ``{"answer": ...}``."""
+    """The text of a model output.
+
+    Args:
+        output: A string, a message (its text), or a mapping with an ``answer`` entry.
+
+    Returns:
+        The text.
+
+    Raises:
+        TypeError: ``output`` is none of these (a bug in the agent chain, reported as a
+            permanent failure).
+
+    Example:
+        >>> from meclear_integrations.langchain import message_text
+        >>> message_text({"answer": "Paris"})
+        'Paris'
+    """
     if isinstance(output, str):
         return output
     if isinstance(output, BaseMessage):
@@ -99,16 +131,43 @@ def message_text(output: object) -> str:
 
 
 class LangChainTextModel:
-    """prompt -> text over a LangChain runnable."""
+    """prompt -> text over a LangChain runnable.
+
+    Args:
+        llm: Any runnable that takes a prompt string.
+        config: The runnable config of every call (None inherits the caller's run).
+
+    Example:
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> from meclear_integrations.langchain import LangChainTextModel
+        >>> LangChainTextModel(FakeListChatModel(responses=["Paris"])).complete("Capital?")
+        'Paris'
+    """
 
     def __init__(self, llm: Runnable, *, config: RunnableConfig | None = None) -> None:
         self.llm = llm
         self.config = config
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         return message_text(self.llm.invoke(prompt, config=self.config))
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         return message_text(await ainvoke_off_loop(self.llm, prompt, config=self.config))
 
 
@@ -120,7 +179,16 @@ def _titled(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class LangChainStructuredTextModel(LangChainTextModel):
-    """Adds JSON-schema replies through ``with_structured_output``."""
+    """A :class:`LangChainTextModel` with JSON-schema replies (``with_structured_output``).
+
+    The structured runnable of each schema is built once and cached;
+    ``include_raw=True`` hands a reply that fails to parse back as raw text.
+
+    Args:
+        llm: A runnable that offers ``with_structured_output``.
+        config: The runnable config of every call (None inherits the caller's run).
+        method: The ``with_structured_output`` method (e.g. ``"json_schema"``), when set.
+    """
 
     def __init__(
         self, llm: Runnable, *, config: RunnableConfig | None = None, method: str | None = None
@@ -152,11 +220,29 @@ class LangChainStructuredTextModel(LangChainTextModel):
         return parsed
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         return self._unpack(self._structured(schema).invoke(prompt, config=self.config))
 
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``, on the event loop.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         structured = self._structured(schema)
         return self._unpack(await ainvoke_off_loop(structured, prompt, config=self.config))
 
@@ -179,7 +265,30 @@ def as_text_model(
     method: str | None = None,
     config: RunnableConfig | None = None,
 ) -> LangChainTextModel:
-    """Wrap ``llm``; ``structured_output=None`` enables JSON replies when supported."""
+    """Wrap ``llm`` as the neutral :class:`~meclear_integrations.judges.TextModel`.
+
+    Args:
+        llm: Any runnable that takes a prompt string (a chat model, an LLM,
+            ``llm.with_retry(...)``...).
+        structured_output: None enables JSON replies (``complete_json``) when the model
+            supports ``with_structured_output``; True forces them, False disables them.
+        method: The ``with_structured_output`` method, when set.
+        config: The runnable config of every call (None inherits the caller's run).
+
+    Returns:
+        A :class:`LangChainStructuredTextModel` when JSON replies are used, else a
+        :class:`LangChainTextModel`.
+
+    Example:
+        ```python
+        from langchain_core.language_models import FakeListChatModel
+
+        from meclear_integrations.langchain import as_text_model
+
+        model = as_text_model(FakeListChatModel(responses=["Paris"]))
+        print(model.complete("Capital of France?"))  # Paris
+        ```
+    """
     use = _supports_structured(llm) if structured_output is None else structured_output
     if use:
         return LangChainStructuredTextModel(llm, config=config, method=method)

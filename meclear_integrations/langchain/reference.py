@@ -14,6 +14,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from ..core.errors import ConfigurationTypeError
+
 __all__ = ["REFERENCE_METADATA_KEY", "reference_config", "reference_from_metadata"]
 
 REFERENCE_METADATA_KEY = "meclear_reference"
@@ -23,7 +25,21 @@ REFERENCE_METADATA_KEY = "meclear_reference"
 def reference_config(
     reference: str, config: RunnableConfig | None = None, *, key: str = REFERENCE_METADATA_KEY
 ) -> RunnableConfig:
-    """A copy of ``config`` whose metadata carries ``reference`` under ``key``."""
+    """A copy of ``config`` whose metadata carries ``reference`` under ``key``.
+
+    Args:
+        reference: The query's gold answer.
+        config: The config to extend (not modified).
+        key: The metadata key (the component's ``reference_key``).
+
+    Returns:
+        The new config.
+
+    Example:
+        >>> from meclear_integrations.langchain import reference_config
+        >>> reference_config("December 2023")
+        {'metadata': {'meclear_reference': 'December 2023'}}
+    """
     out: dict[str, Any] = dict(config or {})
     out["metadata"] = {**(out.get("metadata") or {}), key: reference}
     return out  # type: ignore[return-value]
@@ -32,10 +48,22 @@ def reference_config(
 def reference_from_metadata(
     metadata: Mapping[str, Any] | None, key: str = REFERENCE_METADATA_KEY
 ) -> str | None:
-    """The reference in ``metadata`` (None when absent); it must be text."""
+    """The reference answer in ``metadata``.
+
+    Args:
+        metadata: The run's config metadata.
+        key: The metadata key.
+
+    Returns:
+        The reference, or None when absent.
+
+    Raises:
+        ConfigurationTypeError: The value is not text.
+    """
     value = (metadata or {}).get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        raise TypeError(f"metadata[{key!r}] must be a string, got {type(value).__name__}")
+        kind = type(value).__name__
+        raise ConfigurationTypeError(f"metadata[{key!r}] must be a string, got {kind}")
     return value

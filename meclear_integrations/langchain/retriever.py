@@ -30,8 +30,110 @@ __all__ = ["ClearingRetriever"]
 class ClearingRetriever(ClearanceSettings, BaseRetriever):
     """A retriever that returns only the documents that do not hurt the answer.
 
-    Sync and async are both native: ``ainvoke`` awaits the inner retriever, the agent and
-    the judge on the event loop.
+    It retrieves once, freezes that context (Eq. 6), runs the MeClear engine with ``llm``
+    (or your ``agent`` chain) as the task agent and a judge, and returns the kept documents
+    in their original order as new ``Document`` objects with the per-memory results
+    (memory id, LOO effect, Shapley value and interval, rank, harmful, cleared, recovered)
+    under ``metadata["meclear"]``. Sync and async are both native: ``ainvoke`` awaits the
+    inner retriever, the agent and the judge on the event loop.
+
+    Setup:
+        Install the ``langchain`` extra. No API key is needed for the simulated model used
+        below; a real model needs its provider package and key (e.g. ``langchain-openai``
+        and ``OPENAI_API_KEY``).
+
+        ```bash
+        pip install -U "meclear-integrations[langchain]"
+        ```
+
+    Key init args:
+        retriever: BaseRetriever | Runnable[str, list[Document]]
+            The wrapped retriever.
+        llm: Runnable | None
+            The task agent behind the default answer prompt and, unless ``judge`` is set,
+            the judge.
+        agent: Runnable | None
+            Your own answer chain instead of ``llm``: it receives ``{"question",
+            "context", "documents"}`` and returns text, a message or ``{"answer": ...}``.
+        judge: Judge | Runnable | Callable | None
+            A ``meclear_integrations.judges`` judge, a model or a function (default:
+            ``llm``, against the query's reference when there is one).
+        clearance: ClearanceConfig
+            The engine settings (``ClearanceConfig.paper()`` for the paper's).
+        k: int | None
+            Documents to retrieve (passed to a ``BaseRetriever`` and enforced).
+        on_failure: "open" | "closed" | None
+            Fail open (documents unchanged, a ``FailOpenWarning``) or raise on transient
+            failures; None follows ``clearance.on_failure``.
+        trigger: Trigger | None
+            When to clear (``meclear_integrations.triggers``); None clears every query.
+        ledger: HarmLedger | None
+            Records every decision and offers the memories verified harmful before.
+        judge_context: "full" | "coalition"
+            What the judge sees: every retrieved document (default) or the coalition.
+        mode: "clear" | "shadow"
+            ``"shadow"`` annotates and emits events but drops nothing.
+
+    Instantiate:
+        ```python
+        from langchain_core.documents import Document
+        from langchain_core.runnables import RunnableLambda
+
+        from meclear_integrations.langchain import (
+            ClearingRetriever,
+            SimulatedChatModel,
+            reference_config,
+        )
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED: two stale memories say January
+        docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
+        llm = SimulatedChatModel.from_case(case)  # e.g. ChatOpenAI(model=...)
+        retriever = ClearingRetriever(
+            retriever=RunnableLambda(lambda query: docs),  # any BaseRetriever
+            llm=llm,
+        )
+        ```
+
+    Usage:
+        ```python
+        config = reference_config(case.reference)  # the gold answer, when you have one
+        kept = retriever.invoke(case.query, config=config)
+        print([d.id for d in kept])  # ['g1', 'b1', 'b2', 'b3']
+        print(kept[0].metadata["meclear"]["cleared"])  # False
+        ```
+
+    Use within a chain:
+        ```python
+        from langchain_core.output_parsers import StrOutputParser
+        from langchain_core.prompts import ChatPromptTemplate
+        from langchain_core.runnables import RunnablePassthrough
+
+        prompt = ChatPromptTemplate.from_template(
+            "Answer from the memories. Memories: {context} Question: {question}"
+        )
+
+
+        def format_docs(documents):
+            return " ".join(d.page_content for d in documents)
+
+
+        chain = (
+            {"context": retriever | format_docs, "question": RunnablePassthrough()}
+            | prompt
+            | llm
+            | StrOutputParser()
+        )
+        print(chain.invoke(case.query, config=config))  # December 2023
+        ```
+
+    Async:
+        ```python
+        import asyncio
+
+        kept = asyncio.run(retriever.ainvoke(case.query, config=config))
+        print([d.id for d in kept])  # ['g1', 'b1', 'b2', 'b3']
+        ```
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")

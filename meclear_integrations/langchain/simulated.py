@@ -32,7 +32,31 @@ __all__ = ["SimulatedChatModel", "simulated_reply"]
 
 
 class SimulatedChatModel(BaseChatModel):
-    """A chat model backed by the simulated evidence world (offline; SIMULATED figures)."""
+    """A chat model backed by the simulated evidence world (offline; SIMULATED figures).
+
+    Key init args:
+        world: EvidenceWorld
+            The world whose reader answers.
+        memories: dict[str, str]
+            Known memory id -> text.
+        case_id: str
+            Seeds the world's randomness.
+
+    Instantiate:
+        ```python
+        from meclear_integrations.langchain import SimulatedChatModel
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()
+        llm = SimulatedChatModel.from_case(case)
+        ```
+
+    Usage:
+        ```python
+        shown = " ".join(m.content for m in case.memories if m.id == "g1")
+        print(llm.invoke(f"Memories: {shown} Question: {case.query}").text)  # December 2023
+        ```
+    """
 
     world: EvidenceWorld
     """The world whose reader answers."""
@@ -44,11 +68,20 @@ class SimulatedChatModel(BaseChatModel):
     _reader: TextReader = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        """Build the reader that finds the known memories in a prompt."""
         self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
 
     @classmethod
     def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedChatModel:
-        """The chat model of a built-in simulated case (e.g. ``redundant_harm_example()``)."""
+        """The chat model of a built-in simulated case.
+
+        Args:
+            case: A case such as ``redundant_harm_example()``.
+            **kwargs: Further fields of the model.
+
+        Returns:
+            The chat model.
+        """
         return cls(world=case.world, memories=case.texts, case_id=case.case_id, **kwargs)
 
     @property

@@ -20,7 +20,14 @@ __all__ = ["USAGE_CALLBACK", "UsageCallback", "llm_usage"]
 
 
 def llm_usage(response: LLMResult) -> tuple[int, int] | None:
-    """(input, output) tokens of a model run, when the provider reported them."""
+    """(input, output) tokens of a model run, when the provider reported them.
+
+    Args:
+        response: The model run's result.
+
+    Returns:
+        ``(input, output)`` tokens, or None.
+    """
     for generations in response.generations:
         for generation in generations:
             message = getattr(generation, "message", None)
@@ -38,6 +45,12 @@ class UsageCallback(BaseCallbackHandler):
     """Run in the model call's own context (where the meter and role are set)."""
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Book the tokens the provider reported for this call, if any.
+
+        Args:
+            response: The model's result.
+            **kwargs: The callback's other arguments (unused).
+        """
         usage = llm_usage(response)
         if usage is not None:
             record_usage(*usage)

@@ -47,67 +47,120 @@ dispatcher = get_dispatcher(__name__)
 class AdmissionStartEvent(BaseEvent):
     """A batch of candidate nodes enters the admission gate."""
 
-    n_candidates: int
-    """Nodes in the batch."""
+    n_candidates: int = Field(description="Nodes in the batch.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionStartEvent"
 
 
 class AdmissionDecisionEvent(BaseEvent):
     """ConMem's decision on one node (summary only: no texts)."""
 
-    candidate_id: str
-    """The node id."""
-    decision: str | None
-    """store / do_not_store, None when a stage failed."""
-    kept: bool
-    """Whether the node continues down the pipeline."""
-    summary: dict[str, Any]
-    """``AdmissionDecision.summary()`` (CMTE, score, labels, reason, tie-break, error)."""
+    candidate_id: str = Field(description="The node id.")
+    decision: str | None = Field(description="store / do_not_store, None when a stage failed.")
+    kept: bool = Field(description="Whether the node continues down the pipeline.")
+    summary: dict[str, Any] = Field(
+        description=(
+            "``AdmissionDecision.summary()`` (CMTE, score, labels, reason, tie-break, error)."
+        ),
+    )
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionDecisionEvent"
 
 
 class AdmissionEndEvent(BaseEvent):
     """The batch is done (or failed: ``error`` is set)."""
 
-    n_kept: int
-    """Nodes passed on."""
-    n_dropped: int
-    """Nodes dropped."""
-    n_errors: int
-    """Nodes whose decision failed."""
-    error: str | None = None
-    """Exception that aborted the batch, if any."""
+    n_kept: int = Field(description="Nodes passed on.")
+    n_dropped: int = Field(description="Nodes dropped.")
+    n_errors: int = Field(description="Nodes whose decision failed.")
+    error: str | None = Field(default=None, description="Exception that aborted the batch, if any.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionEndEvent"
 
 
 class AdmissionTransform(TransformComponent):
-    """Drops nodes ConMem would not store; records decisions in the kept nodes' metadata."""
+    """Drops nodes ConMem would not store; records decisions in the kept nodes' metadata.
+
+    A ``TransformComponent`` for an ``IngestionPipeline``; every field carries its
+    description (``AdmissionTransform.model_fields``).
+
+    Args:
+        admitter: The ConMem engine (its model makes every call).
+        context: The historical context of nodes without ``metadata[context_key]``.
+        context_key: The metadata key holding a node's own context.
+        metadata_key: The metadata key of the decision summary on kept nodes.
+        on_error: Failed decisions: ``reject`` drops the node, ``admit`` keeps it,
+            ``raise`` raises.
+        keep_rejected: Keep do-not-store nodes too (annotated).
+        max_concurrent_candidates: Nodes decided at once on the async path.
+
+    Example:
+        ```python
+        from llama_index.core.ingestion import IngestionPipeline
+        from llama_index.core.schema import TextNode
+
+        from meclear_integrations.admission import ConMemAdmitter
+        from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+        from meclear_integrations.llama_index.admission import AdmissionTransform
+
+        conversation = [
+            {"role": "user", "content": "I'm allergic to shellfish, so never suggest "
+             "shrimp dishes to me. What's a quick weeknight dinner?"},
+            {"role": "assistant", "content": "Try a lemon-garlic chicken traybake."},
+        ]
+        admitter = ConMemAdmitter(ScriptedAdmissionModel())  # SCRIPTED, not an LLM
+        pipeline = IngestionPipeline(
+            transformations=[AdmissionTransform(admitter=admitter, context=conversation)]
+        )
+        nodes = pipeline.run(
+            nodes=[
+                TextNode(id_="m1", text="User is allergic to shellfish."),
+                TextNode(id_="m3", text="User is strictly vegetarian."),
+            ]
+        )
+        print([n.node_id for n in nodes])  # ['m1']
+        ```
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    admitter: ConMemAdmitter = Field(exclude=True)
-    """The ConMem engine."""
-    context_key: str = "historical_context"
-    """Metadata key holding a node's historical context."""
-    context: Context | None = None
-    """Context for nodes without ``metadata[context_key]``."""
-    metadata_key: str = "meclear_admission"
-    """Metadata key of the decision summary on kept nodes."""
-    on_error: OnError = "reject"
-    """Failed decisions: ``reject`` drops the node, ``admit`` keeps it, ``raise`` raises."""
-    keep_rejected: bool = False
-    """Keep do-not-store nodes too (annotated) instead of dropping them."""
-    max_concurrent_candidates: int = Field(default=4, ge=1)
-    """Nodes decided at once by ``acall``."""
+    admitter: ConMemAdmitter = Field(exclude=True, description="The ConMem engine.")
+    context_key: str = Field(
+        default="historical_context",
+        description="Metadata key holding a node's historical context.",
+    )
+    context: Context | None = Field(
+        default=None,
+        description="Context for nodes without ``metadata[context_key]``.",
+    )
+    metadata_key: str = Field(
+        default="meclear_admission",
+        description="Metadata key of the decision summary on kept nodes.",
+    )
+    on_error: OnError = Field(
+        default="reject",
+        description=(
+            "Failed decisions: ``reject`` drops the node, ``admit`` keeps it, ``raise`` raises."
+        ),
+    )
+    keep_rejected: bool = Field(
+        default=False,
+        description="Keep do-not-store nodes too (annotated) instead of dropping them.",
+    )
+    max_concurrent_candidates: int = Field(
+        default=4,
+        ge=1,
+        description="Nodes decided at once by ``acall``.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +170,7 @@ class AdmissionTransform(TransformComponent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAdmissionTransform"
 
     def _context(self, node: BaseNode) -> Context:
@@ -163,6 +217,19 @@ class AdmissionTransform(TransformComponent):
         )
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """Decide every node and return the ones to store.
+
+        Args:
+            nodes: The candidate nodes.
+            **kwargs: Ignored (the ``TransformComponent`` signature).
+
+        Returns:
+            The admitted nodes (and, with ``keep_rejected``, the rejected ones, annotated).
+
+        Raises:
+            ValueError: A node has no historical context and no default is set.
+            AdmissionFailedError: A decision failed and ``on_error="raise"``.
+        """
         dispatcher.event(AdmissionStartEvent(n_candidates=len(nodes)))
         decisions: list[AdmissionDecision] = []
         kept: list[BaseNode] = []
@@ -184,6 +251,19 @@ class AdmissionTransform(TransformComponent):
             dispatcher.event(self._end(len(kept), decisions, error))
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """Async ``__call__``: up to ``max_concurrent_candidates`` nodes decided at once.
+
+        Args:
+            nodes: The candidate nodes.
+            **kwargs: Ignored (the ``TransformComponent`` signature).
+
+        Returns:
+            The admitted nodes (and, with ``keep_rejected``, the rejected ones, annotated).
+
+        Raises:
+            ValueError: A node has no historical context and no default is set.
+            AdmissionFailedError: A decision failed and ``on_error="raise"``.
+        """
         await dispatcher.aevent(AdmissionStartEvent(n_candidates=len(nodes)))
         gate = asyncio.Semaphore(self.max_concurrent_candidates)
         decisions: list[AdmissionDecision] = []

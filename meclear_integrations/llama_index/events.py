@@ -45,15 +45,19 @@ __all__ = [
 class MeClearStageEvent(BaseEvent):
     """Base of every MeClear stage event."""
 
-    stage: Stage
-    """Which stage of Algorithm 1."""
-    query_id: str | None = None
-    """Id of the clearance run (the same on every event of one query)."""
-    payload: dict[str, Any] = Field(default_factory=dict)
-    """The ``meclear.<stage>`` payload shared with the LangChain integration."""
+    stage: Stage = Field(description="Which stage of Algorithm 1.")
+    query_id: str | None = Field(
+        default=None,
+        description="Id of the clearance run (the same on every event of one query).",
+    )
+    payload: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The ``meclear.<stage>`` payload shared with the LangChain integration.",
+    )
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageEvent"
 
 
@@ -62,95 +66,101 @@ class MeClearStageStartEvent(MeClearStageEvent):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageStartEvent"
 
 
 class MeClearStageEndEvent(MeClearStageEvent):
     """A stage ends; ``error`` is set when it failed or the clearance was aborted."""
 
-    error: str | None = None
-    """``"<ExceptionType>: message"`` when the stage did not complete, else None."""
+    error: str | None = Field(
+        default=None,
+        description='``"<ExceptionType>: message"`` when the stage did not complete, else None.',
+    )
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageEndEvent"
 
 
 class ScreeningStartEvent(MeClearStageStartEvent):
     """Leave-one-out screening starts (Eq. 7); payload: ``k``."""
 
-    stage: Stage = "screening"
-    """Always ``screening``."""
+    stage: Stage = Field(default="screening", description="Always ``screening``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearScreeningStartEvent"
 
 
 class ScreeningEndEvent(MeClearStageEndEvent):
     """Screening done; payload: ``baseline_value``, ``baseline_recovered``, ``loo``...."""
 
-    stage: Stage = "screening"
-    """Always ``screening``."""
+    stage: Stage = Field(default="screening", description="Always ``screening``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearScreeningEndEvent"
 
 
 class AttributionStartEvent(MeClearStageStartEvent):
     """Shapley attribution starts (Eq. 3 / 11); payload: ``estimator``."""
 
-    stage: Stage = "attribution"
-    """Always ``attribution``."""
+    stage: Stage = Field(default="attribution", description="Always ``attribution``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAttributionStartEvent"
 
 
 class AttributionEndEvent(MeClearStageEndEvent):
     """Attribution done; payload: ``shapley`` (value, interval, rank), ``harmful_ids``."""
 
-    stage: Stage = "attribution"
-    """Always ``attribution``."""
+    stage: Stage = Field(default="attribution", description="Always ``attribution``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearAttributionEndEvent"
 
 
 class InteractionsStartEvent(MeClearStageStartEvent):
     """Pairwise interactions start (only when enabled in the config)."""
 
-    stage: Stage = "interactions"
-    """Always ``interactions``."""
+    stage: Stage = Field(default="interactions", description="Always ``interactions``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearInteractionsStartEvent"
 
 
 class InteractionsEndEvent(MeClearStageEndEvent):
     """Pairwise interactions done."""
 
-    stage: Stage = "interactions"
-    """Always ``interactions``."""
+    stage: Stage = Field(default="interactions", description="Always ``interactions``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearInteractionsEndEvent"
 
 
 class ClearanceStartEvent(MeClearStageStartEvent):
-    """Verified clearance starts (Eq. 18-20); payload: ``candidates``, ``search``,
-    ``fallback_ids``."""
+    """Verified clearance starts (Eq. 18-20).
 
-    stage: Stage = "clearance"
-    """Always ``clearance``."""
+    The payload holds ``candidates``, ``search`` and ``fallback_ids``.
+    """
+
+    stage: Stage = Field(default="clearance", description="Always ``clearance``.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearClearanceStartEvent"
 
 
@@ -160,15 +170,21 @@ class ClearanceEndEvent(MeClearStageEndEvent):
     An empty retrieval is one start/end pair with ``payload["skipped"] == "empty"``.
     """
 
-    stage: Stage = "clearance"
-    """Always ``clearance``."""
-    cleared_ids: list[str] = Field(default_factory=list)
-    """Memory (node) ids removed for this query."""
-    recovered: bool | None = None
-    """Whether the kept context was verified to recover the answer (Eq. 19); None on error."""
+    stage: Stage = Field(default="clearance", description="Always ``clearance``.")
+    cleared_ids: list[str] = Field(
+        default_factory=list,
+        description="Memory (node) ids removed for this query.",
+    )
+    recovered: bool | None = Field(
+        default=None,
+        description=(
+            "Whether the kept context was verified to recover the answer (Eq. 19); None on error."
+        ),
+    )
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearClearanceEndEvent"
 
 
@@ -189,7 +205,16 @@ _ENDS: dict[str, type[MeClearStageEndEvent]] = {
 def stage_events(
     event: StageEvent, *, query_id: str | None, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> MeClearStageEvent:
-    """The typed event for an engine stage event (``error`` phase -> end event with error)."""
+    """The typed event for an engine stage event (``error`` phase -> end event with error).
+
+    Args:
+        event: The engine's stage event.
+        query_id: The id of the clearance (the postprocessor's span).
+        max_bytes: The size cap of the payload's JSON.
+
+    Returns:
+        The start or end event of the stage.
+    """
     payload = stage_event_payload(event, query_id=query_id, max_bytes=max_bytes)
     if event.phase == "start":
         return _STARTS[event.stage](stage=event.stage, query_id=query_id, payload=payload)
@@ -208,7 +233,11 @@ def stage_events(
 
 
 class StageTracker:
-    """Remembers open stages so an aborted clearance can close each with an end event."""
+    """Remembers open stages so an aborted clearance can close each with an end event.
+
+    Args:
+        query_id: The id of the clearance.
+    """
 
     def __init__(self, query_id: str | None) -> None:
         self.query_id = query_id
@@ -216,14 +245,25 @@ class StageTracker:
         """Stages started and not yet ended, in start order."""
 
     def see(self, event: MeClearStageEvent) -> None:
-        """Record ``event``."""
+        """Record ``event``.
+
+        Args:
+            event: An event just emitted.
+        """
         if isinstance(event, MeClearStageStartEvent):
             self.open.append(event.stage)
         elif event.stage in self.open:
             self.open.remove(event.stage)
 
     def closing(self, error: BaseException) -> list[MeClearStageEndEvent]:
-        """End events (innermost first) for every stage still open, carrying ``error``."""
+        """End events (innermost first) for every stage still open, carrying ``error``.
+
+        Args:
+            error: Why the clearance was aborted.
+
+        Returns:
+            The end events to emit.
+        """
         text = redact(f"{type(error).__name__}: {error}")[:500]
         events = []
         for stage in reversed(self.open):
@@ -239,10 +279,28 @@ class StageTracker:
     def start(
         stage: Stage, query_id: str | None, payload: dict[str, Any]
     ) -> MeClearStageStartEvent:
-        """A start event built outside the engine (e.g. the empty-retrieval skip)."""
+        """A start event built outside the engine (e.g. the empty-retrieval skip).
+
+        Args:
+            stage: The stage.
+            query_id: The id of the clearance.
+            payload: The event's payload.
+
+        Returns:
+            The start event.
+        """
         return _STARTS[stage](stage=stage, query_id=query_id, payload=payload)
 
     @staticmethod
     def end(stage: Stage, query_id: str | None, payload: dict[str, Any]) -> MeClearStageEndEvent:
-        """An end event built outside the engine."""
+        """An end event built outside the engine.
+
+        Args:
+            stage: The stage.
+            query_id: The id of the clearance.
+            payload: The event's payload.
+
+        Returns:
+            The end event.
+        """
         return _ENDS[stage](stage=stage, query_id=query_id, payload=payload)

@@ -25,7 +25,14 @@ __all__ = ["GatedPostprocessing", "prior_of"]
 
 
 def prior_of(plan: GatePlan | None) -> PriorCandidate:
-    """The ledger's prior candidate of a gated query (none without a gate)."""
+    """The ledger's prior candidate of a gated query (none without a gate).
+
+    Args:
+        plan: The gate's plan, or None.
+
+    Returns:
+        The prior candidate to pass to the engine.
+    """
     return plan.prior if plan is not None else PriorCandidate()
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from llama_index.core.llms import LLM
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..judges import CallableJudge, Judge, ReferenceFreeLLMJudge, ReferenceLLMJudge
 from .model import as_text_model
 
@@ -20,6 +21,23 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
     call, ``structured_output=None``); other LLMs answer with the nonce-bound verdict line
     (``judges.protocol``); a reply without the tool call is read only when it is one JSON
     object. An unreadable verdict raises ``VerdictParseError``.
+
+    Args:
+        llm: The judge model.
+        chat: None follows ``llm.metadata.is_chat_model``.
+        structured_output: None uses structured output when the LLM supports function
+            calling; True requires it.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import LlamaIndexReferenceJudge, SimulatedLLM
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED
+        judge = LlamaIndexReferenceJudge(SimulatedLLM.from_case(case))
+        verdict = judge.score(case.query, "December 2023", reference=case.reference)
+        print(verdict.score)  # 1.0
+        ```
     """
 
     def __init__(
@@ -38,9 +56,17 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
 
 
 class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
-    """Reference-free LLM judge over a LlamaIndex LLM (structured output as in
-    :class:`LlamaIndexReferenceJudge`; see ``ReferenceFreeLLMJudge`` for what it can and
-    cannot catch)."""
+    """Reference-free LLM judge over a LlamaIndex LLM.
+
+    Structured output as in :class:`LlamaIndexReferenceJudge`; see
+    ``ReferenceFreeLLMJudge`` for what it can and cannot catch.
+
+    Args:
+        llm: The judge model.
+        chat: None follows ``llm.metadata.is_chat_model``.
+        structured_output: None uses structured output when the LLM supports function
+            calling; True requires it.
+    """
 
     def __init__(
         self,
@@ -66,11 +92,24 @@ def resolve_judge(
     ``score`` / ``ascore``), a LlamaIndex ``LLM``, a plain or coroutine function
     (:class:`~meclear_integrations.judges.CallableJudge`), or None (then ``llm``). An LLM
     becomes a reference judge when the query has a reference, reference-free otherwise.
+
+    Args:
+        judge: A judge, a LlamaIndex ``LLM``, a function, or None.
+        llm: The component's LLM, used when ``judge`` is None.
+        reference: The query's reference answer, if any.
+        metadata_keys: Metadata keys a reference-free LLM judge is shown.
+
+    Returns:
+        The judge.
+
+    Raises:
+        ConfigurationError: Neither ``judge`` nor ``llm`` is given.
+        ConfigurationTypeError: ``judge`` is none of the accepted kinds.
     """
     if judge is None:
         judge = llm
     if judge is None:
-        raise ValueError("no judge: pass judge=... or llm=... (or set Settings.llm)")
+        raise ConfigurationError("no judge: pass judge=... or llm=... (or set Settings.llm)")
     if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
         return judge  # type: ignore[no-any-return]
     if isinstance(judge, LLM):
@@ -80,4 +119,4 @@ def resolve_judge(
     if callable(judge):
         fn: Callable[..., Any] = judge
         return CallableJudge(fn)
-    raise TypeError(f"cannot use {type(judge).__name__} as a judge")
+    raise ConfigurationTypeError(f"cannot use {type(judge).__name__} as a judge")

@@ -30,6 +30,7 @@ from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
 
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.workers import in_worker
 
 __all__ = [
@@ -49,8 +50,17 @@ def _chat_text(response: ChatResponse) -> str:
 
 
 def has_native_async(llm: LLM, *, chat: bool) -> bool:
-    """False when the LLM's ``acomplete`` (``achat`` for chat) is ``CustomLLM``'s default,
-    which runs the sync method on the event loop."""
+    """Whether the LLM's ``acomplete`` (``achat`` for chat) is natively async.
+
+    False when it is ``CustomLLM``'s default, which runs the sync method on the event loop.
+
+    Args:
+        llm: The LlamaIndex LLM.
+        chat: Whether the chat methods are used.
+
+    Returns:
+        True when awaiting it never blocks the loop.
+    """
     name = "achat" if chat else "acomplete"
     # the class that defines it (LlamaIndex wraps methods, so identity cannot be compared)
     owner = next((c for c in type(llm).__mro__ if name in c.__dict__), None)
@@ -58,10 +68,15 @@ def has_native_async(llm: LLM, *, chat: bool) -> bool:
 
 
 class LlamaIndexTextModel:
-    """prompt -> text over a LlamaIndex ``LLM``, sync and async (module docstring)."""
+    """prompt -> text over a LlamaIndex ``LLM``, sync and async (module docstring).
+
+    Args:
+        llm: The LlamaIndex LLM.
+        chat: Use ``chat`` / ``achat`` instead of ``complete`` / ``acomplete``; None follows
+            ``llm.metadata.is_chat_model``.
+    """
 
     def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
-        """``chat=None`` follows ``llm.metadata.is_chat_model``."""
         self.llm = llm
         self.chat = bool(llm.metadata.is_chat_model) if chat is None else chat
         self.native_async = has_native_async(llm, chat=self.chat)
@@ -71,11 +86,27 @@ class LlamaIndexTextModel:
         return [ChatMessage(role=MessageRole.USER, content=prompt)]
 
     def complete(self, prompt: str) -> str:
+        """Complete ``prompt``.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if self.chat:
             return _chat_text(self.llm.chat(self._messages(prompt)))
         return self.llm.complete(prompt).text
 
     async def acomplete(self, prompt: str) -> str:
+        """Complete ``prompt`` on the event loop.
+
+        Args:
+            prompt: The prompt text.
+
+        Returns:
+            The reply text.
+        """
         if not self.native_async:  # never run a blocking call on the loop
             return await in_worker(self.complete, prompt)
         if self.chat:
@@ -108,7 +139,12 @@ def _schema_tool(schema: Mapping[str, Any]) -> FunctionTool:
 
 
 class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
-    """Adds JSON-schema replies through a required tool call (function-calling LLMs)."""
+    """Adds JSON-schema replies through a required tool call (function-calling LLMs).
+
+    Args:
+        llm: A function-calling LlamaIndex LLM.
+        chat: As in :class:`LlamaIndexTextModel`.
+    """
 
     llm: FunctionCallingLLM
 
@@ -120,6 +156,15 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
         return _chat_text(response)
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         tool = _schema_tool(schema)
         response = self.llm.chat_with_tools([tool], user_msg=prompt, tool_required=True)
         return self._unpack(response)
@@ -127,13 +172,29 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
+        """Complete ``prompt`` with a reply constrained to the JSON ``schema``, on the event loop.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply (a tool / function-calling schema).
+
+        Returns:
+            The decoded object, or the raw text when the model answered in text.
+        """
         tool = _schema_tool(schema)
         response = await self.llm.achat_with_tools([tool], user_msg=prompt, tool_required=True)
         return self._unpack(response)
 
 
 def supports_function_calling(llm: LLM) -> bool:
-    """True for a ``FunctionCallingLLM`` that declares function calling."""
+    """Whether ``llm`` is a ``FunctionCallingLLM`` that declares function calling.
+
+    Args:
+        llm: The LlamaIndex LLM.
+
+    Returns:
+        True when structured output through a tool call is available.
+    """
     return isinstance(llm, FunctionCallingLLM) and bool(llm.metadata.is_function_calling_model)
 
 
@@ -142,14 +203,34 @@ def as_text_model(
 ) -> LlamaIndexTextModel:
     """Wrap ``llm`` as a :class:`~meclear_integrations.judges.TextModel`.
 
-    ``structured_output=None`` adds the JSON-schema calls when the LLM supports function
-    calling; ``True`` requires it.
+    Args:
+        llm: The LlamaIndex LLM.
+        chat: Use the chat methods; None follows ``llm.metadata.is_chat_model``.
+        structured_output: None adds the JSON-schema calls when the LLM supports function
+            calling; True requires it.
+
+    Returns:
+        A :class:`LlamaIndexStructuredTextModel` when JSON replies are used, else a
+        :class:`LlamaIndexTextModel`.
+
+    Raises:
+        ConfigurationTypeError: ``llm`` is not a LlamaIndex ``LLM``.
+        ConfigurationError: ``structured_output=True`` for an LLM without function calling.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import SimulatedLLM, as_text_model
+        from meclear_integrations.simulation import redundant_harm_example
+
+        model = as_text_model(SimulatedLLM.from_case(redundant_harm_example()))
+        print(type(model).__name__)  # LlamaIndexTextModel
+        ```
     """
     if not isinstance(llm, LLM):
-        raise TypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
+        raise ConfigurationTypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
     supported = supports_function_calling(llm)
     if structured_output and not supported:
-        raise ValueError("structured_output=True needs a function-calling LLM")
+        raise ConfigurationError("structured_output=True needs a function-calling LLM")
     if supported if structured_output is None else structured_output:
         return LlamaIndexStructuredTextModel(llm, chat=chat)
     return LlamaIndexTextModel(llm, chat=chat)

@@ -14,7 +14,7 @@ from typing import Any
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from ..core.errors import InvalidRetrievalError
+from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from ..payloads import (
@@ -40,8 +40,16 @@ def _text(item: object) -> str | None:
 
 
 def node_ids(nodes: Sequence[object]) -> list[str]:
-    """The memory ids of ``nodes`` as :func:`to_memories` assigns them; never raises (an
-    unusable item gets ``invalid-<position>``)."""
+    """The memory ids of ``nodes`` as :func:`to_memories` assigns them.
+
+    Never raises: an unusable item gets ``invalid-<position>``.
+
+    Args:
+        nodes: The retrieved items.
+
+    Returns:
+        One id per item, in order.
+    """
     items: list[tuple[str | None, str]] = []
     for i, n in enumerate(nodes):
         text = _text(n)
@@ -53,9 +61,18 @@ def node_ids(nodes: Sequence[object]) -> list[str]:
 
 
 def to_memories(nodes: Sequence[NodeWithScore]) -> tuple[list[Memory], list[str]]:
-    """Memories for ``nodes`` and their ids, in retrieval order; raises
-    :class:`~meclear_integrations.core.errors.InvalidRetrievalError` naming the first item
-    that is not a ``NodeWithScore`` with text."""
+    """Memories for ``nodes`` and their ids, in retrieval order.
+
+    Args:
+        nodes: The retrieved nodes.
+
+    Returns:
+        The memories and their ids.
+
+    Raises:
+        InvalidRetrievalError: Naming the first item that is not a ``NodeWithScore`` with
+            text.
+    """
     texts = []
     for position, n in enumerate(nodes):
         text = _text(n)
@@ -92,10 +109,24 @@ def annotate(
     policy: EdgeCasePolicy,
     shadow: bool = False,
 ) -> list[NodeWithScore]:
-    """The kept nodes, original order, as new objects with metadata under ``key``
-    (``shadow=True``: every node, marked with what clearance decided)."""
+    """The kept nodes, original order, as new objects with metadata under ``key``.
+
+    Args:
+        nodes: The retrieved nodes.
+        ids: Their memory ids.
+        report: The engine's report.
+        key: The metadata key of the per-memory results.
+        policy: What to do when every node was cleared.
+        shadow: Return every node, marked with what clearance decided (shadow mode).
+
+    Returns:
+        The nodes to return, as new objects.
+
+    Raises:
+        ConfigurationError: ``ids`` and ``nodes`` differ in length.
+    """
     if len(nodes) != len(ids):
-        raise ValueError("one id per node is needed")
+        raise ConfigurationError("one id per node is needed")
     chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
     return [_copy(nodes[i], key, meta) for i, meta in chosen]
 
@@ -103,8 +134,19 @@ def annotate(
 def error_nodes(
     nodes: Sequence[NodeWithScore], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[NodeWithScore]:
-    """Every node, unchanged in content, marked with the clearance error (fail-open; the
-    error text is redacted). An unusable item is returned as it came, unmarked."""
+    """Every node, unchanged in content, marked with the clearance error (fail-open).
+
+    The error text is redacted. An unusable item is returned as it came, unmarked.
+
+    Args:
+        nodes: The retrieved nodes.
+        ids: Their memory ids.
+        error: The failure that was absorbed.
+        key: The metadata key of the per-memory results.
+
+    Returns:
+        New nodes in the original order.
+    """
     failure = exception_summary(error)
     meta = {"error": failure["error"], "cleared": False, "status": "failed", "failure": failure}
     return [

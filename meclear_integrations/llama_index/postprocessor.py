@@ -86,18 +86,27 @@ _ROLE_SETTINGS = {
 
 
 class NodeClearance(BaseModel):
-    """The outcome of one clearance: the nodes to use and the engine's report."""
+    """The outcome of one clearance: the nodes to use and the engine's report.
+
+    Returned by :meth:`MeClearPostprocessor.clear_nodes` (immutable).
+    """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    nodes: list[NodeWithScore]
-    """Kept nodes (new objects, original order), or all nodes marked on fail-open."""
-    report: ClearanceReport | None
-    """The engine's report; None when nothing ran (no nodes) or the run failed open."""
-    error: str | None = None
-    """The transient failure that was absorbed (``on_failure="open"``): outside the engine
-    (``report`` is None) or by the engine failing open (``report.status`` is ``"failed"``
-    and every node is kept)."""
+    nodes: list[NodeWithScore] = Field(
+        description="Kept nodes (new objects, original order), or all nodes marked on fail-open.",
+    )
+    report: ClearanceReport | None = Field(
+        description="The engine's report; None when nothing ran (no nodes) or the run failed open.",
+    )
+    error: str | None = Field(
+        default=None,
+        description=(
+            'The transient failure that was absorbed (``on_failure="open"``): outside the '
+            "engine (``report`` is None) or by the engine failing open (``report.status`` is "
+            '``"failed"`` and every node is kept).'
+        ),
+    )
 
 
 def _response_text(response: Any) -> str:
@@ -114,62 +123,211 @@ async def _aresponse_text(response: Any) -> str:
 
 
 class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
-    """Drops the retrieved nodes that verifiably hurt the answer to this query."""
+    """Drops the retrieved nodes that verifiably hurt the answer to this query.
+
+    It runs the MeClear engine on the frozen retrieved nodes (Eq. 6): the task agent
+    answers from coalitions of the nodes, a judge scores each answer (Eq. 2), and the nodes
+    whose removal is verified to recover the answer are dropped (Eq. 18-20). Kept nodes come
+    back in their original order as new ``NodeWithScore`` objects with the per-memory
+    results under ``metadata["meclear"]``. Every field carries its description
+    (``MeClearPostprocessor.model_fields``).
+
+    Setup:
+        Install the ``llama-index`` extra. No API key is needed for the simulated LLM used
+        below; a real model needs its provider package and key (e.g.
+        ``llama-index-llms-openai`` and ``OPENAI_API_KEY``).
+
+        ```bash
+        pip install -U "meclear-integrations[llama-index]"
+        ```
+
+    Args:
+        llm: The task agent's model and, unless ``judge`` is set, the judge (default:
+            ``Settings.llm``).
+        response_synthesizer: Your own synthesizer as the task agent instead of ``llm``.
+        judge: A ``meclear_integrations.judges`` judge, a LlamaIndex ``LLM`` or a function.
+        reference: The reference answer of every query (``query_reference`` overrides it).
+        clearance: The engine settings (``ClearanceConfig.paper()`` for the paper's).
+        on_failure: ``"open"`` (documents unchanged and a ``FailOpenWarning`` on
+            transient failures) or ``"closed"``; None follows ``clearance.on_failure``.
+        trigger: When to clear (``meclear_integrations.triggers``); None clears every
+            query.
+        ledger: A ``HarmLedger`` recording every decision.
+        answer_prompt: The default agent's prompt template.
+        metadata_key: The metadata key of the per-memory results.
+        judge_context: What the judge sees: every retrieved node (default) or only the
+            coalition the agent saw.
+        metadata_keys: Node metadata rendered with each memory for the default agent and
+            the reference-free judge (None: common time and source keys).
+        deterministic_agent: Ask the agent once per coalition across trials (None: when
+            the LLM declares temperature 0).
+        mode: ``"clear"``, or ``"shadow"`` (annotate and emit events, drop nothing).
+        edge_cases: The policy when every node is cleared.
+        max_event_bytes: The size cap of each event payload.
+        tracing: The OpenTelemetry settings of each clearance.
+
+    Example:
+        ```python
+        from llama_index.core.schema import NodeWithScore, TextNode
+
+        from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()  # SIMULATED: two stale memories say January
+        llm = SimulatedLLM.from_case(case)  # e.g. llama_index.llms.openai.OpenAI(...)
+        nodes = [NodeWithScore(node=TextNode(id_=m.id, text=m.content)) for m in case.memories]
+        postprocessor = MeClearPostprocessor(llm=llm, reference=case.reference)
+        kept = postprocessor.postprocess_nodes(nodes, query_str=case.query)
+        print([n.node.node_id for n in kept])  # ['g1', 'b1', 'b2', 'b3']
+        ```
+
+        Inside a query engine, with the reference given per query:
+
+        ```python
+        from llama_index.core import VectorStoreIndex
+
+        from meclear_integrations.llama_index import HashEmbedding, query_reference
+
+        index = VectorStoreIndex([n.node for n in nodes], embed_model=HashEmbedding())
+        engine = index.as_query_engine(
+            llm=llm, similarity_top_k=6, node_postprocessors=[MeClearPostprocessor(llm=llm)]
+        )
+        with query_reference(case.reference):
+            print(engine.query(case.query))  # December 2023
+        ```
+
+        Async (``aquery`` / ``apostprocess_nodes`` await the agent and judge on the loop):
+
+        ```python
+        import asyncio
+
+        kept = asyncio.run(postprocessor.apostprocess_nodes(nodes, query_str=case.query))
+        print([n.node.node_id for n in kept])  # ['g1', 'b1', 'b2', 'b3']
+        ```
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    llm: LLM | None = Field(default=None, exclude=True)
-    """Agent model behind the default answer prompt and, unless ``judge`` is set, the judge
-    model; None uses ``Settings.llm`` (resolved at query time)."""
-    response_synthesizer: BaseSynthesizer | None = Field(default=None, exclude=True)
-    """Your own ``BaseSynthesizer`` as the task agent (overrides ``llm`` as the agent): it
-    receives the query and the coalition's original nodes."""
-    judge: Any = Field(default=None, exclude=True)
-    """A ``Judge``, a LlamaIndex ``LLM``, a function (``CallableJudge``) or None (``llm``)."""
-    reference: str | None = None
-    """Reference answer used for every query (``query_reference(...)`` overrides it)."""
-    clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
-    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings)."""
-    answer_prompt: str = DEFAULT_ANSWER_PROMPT
-    """Default agent's prompt template (placeholders ``{memories}``, ``{question}``)."""
-    metadata_key: str = DEFAULT_METADATA_KEY
-    """Metadata key of the per-memory results on returned nodes."""
-    judge_context: Literal["full", "coalition"] = "full"
-    """What the judge sees as context: every retrieved node (default; removing evidence
-    then cannot make an answer look supported, and each distinct answer is judged once per
-    query), or only the coalition the agent saw (opt-in; without a reference its verdicts
-    reward deleting the evidence against an answer)."""
-    metadata_keys: tuple[str, ...] | None = None
-    """Node metadata rendered, fenced as data, with each memory for the default agent and
-    the reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time
-    and source keys: ``date``, ``timestamp``, ``created_at``, ``creation_date``,
-    ``source``, ``file_name``...); ``()``: none."""
-    deterministic_agent: bool | None = None
-    """The agent gives the same answer to the same prompt, so it is asked once per coalition
-    across trials. None: when the LLM declares temperature 0."""
-    mode: Literal["clear", "shadow"] = "clear"
-    """``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing
-    (each node's ``cleared`` says whether clearance would have removed it)."""
-    edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
-    """Policy when every node is cleared (see ``meclear_integrations.payloads``)."""
-    on_failure: FailureSwitch | None = None
-    """The fail-open/closed switch (same name and contract as ``ClearanceConfig.on_failure``
-    and the LangChain ``ClearingRetriever``; None follows ``clearance.on_failure``).
-    ``"open"``: a transient failure returns every node unchanged with the failure under
-    the metadata key and issues a ``FailOpenWarning`` (once per reason per instance);
-    ``"closed"``: it raises. Failures retrying cannot heal (credentials, unknown URL or
-    model, invalid request, a bug in your code) and configuration errors always raise."""
-    max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
-    """Size cap (JSON bytes) of each event payload."""
-    tracing: TraceSettings = Field(default_factory=TraceSettings)
-    """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
-    when the application has a recording tracer provider; ``detail`` sets how much."""
-    trigger: Trigger | None = Field(default=None, exclude=True)
-    """When to clear (``meclear_integrations.triggers``); a declined query returns its
-    nodes unchanged with ``status: "skipped"`` and no model call. None clears every query."""
-    ledger: Any = Field(default=None, exclude=True)
-    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
-    before are tried first (ledger-guided repeat clearances)."""
+    llm: LLM | None = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "Agent model behind the default answer prompt and, unless ``judge`` is set, the judge "
+            "model; None uses ``Settings.llm`` (resolved at query time)."
+        ),
+    )
+    response_synthesizer: BaseSynthesizer | None = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "Your own ``BaseSynthesizer`` as the task agent (overrides ``llm`` as the agent): it "
+            "receives the query and the coalition's original nodes."
+        ),
+    )
+    judge: Any = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "A ``Judge``, a LlamaIndex ``LLM``, a function (``CallableJudge``) or None (``llm``)."
+        ),
+    )
+    reference: str | None = Field(
+        default=None,
+        description=(
+            "Reference answer used for every query (``query_reference(...)`` overrides it)."
+        ),
+    )
+    clearance: ClearanceConfig = Field(
+        default_factory=ClearanceConfig,
+        description="Engine configuration (``ClearanceConfig.paper()`` for the paper's settings).",
+    )
+    answer_prompt: str = Field(
+        default=DEFAULT_ANSWER_PROMPT,
+        description=(
+            "Default agent's prompt template (placeholders ``{memories}``, ``{question}``)."
+        ),
+    )
+    metadata_key: str = Field(
+        default=DEFAULT_METADATA_KEY,
+        description="Metadata key of the per-memory results on returned nodes.",
+    )
+    judge_context: Literal["full", "coalition"] = Field(
+        default="full",
+        description=(
+            "What the judge sees as context: every retrieved node (default; removing evidence "
+            "then cannot make an answer look supported, and each distinct answer is judged once "
+            "per query), or only the coalition the agent saw (opt-in; without a reference its "
+            "verdicts reward deleting the evidence against an answer)."
+        ),
+    )
+    metadata_keys: tuple[str, ...] | None = Field(
+        default=None,
+        description=(
+            "Node metadata rendered, fenced as data, with each memory for the default agent and "
+            "the reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common "
+            "time and source keys: ``date``, ``timestamp``, ``created_at``, ``creation_date``, "
+            "``source``, ``file_name``...); ``()``: none."
+        ),
+    )
+    deterministic_agent: bool | None = Field(
+        default=None,
+        description=(
+            "The agent gives the same answer to the same prompt, so it is asked once per "
+            "coalition across trials. None: when the LLM declares temperature 0."
+        ),
+    )
+    mode: Literal["clear", "shadow"] = Field(
+        default="clear",
+        description=(
+            '``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing '
+            "(each node's ``cleared`` says whether clearance would have removed it)."
+        ),
+    )
+    edge_cases: EdgeCasePolicy = Field(
+        default_factory=EdgeCasePolicy,
+        description="Policy when every node is cleared (see ``meclear_integrations.payloads``).",
+    )
+    on_failure: FailureSwitch | None = Field(
+        default=None,
+        description=(
+            "The fail-open/closed switch (same name and contract as "
+            "``ClearanceConfig.on_failure`` and the LangChain ``ClearingRetriever``; None follows "
+            '``clearance.on_failure``). ``"open"``: a transient failure returns every node '
+            "unchanged with the failure under the metadata key and issues a ``FailOpenWarning`` "
+            '(once per reason per instance); ``"closed"``: it raises. Failures retrying cannot '
+            "heal (credentials, unknown URL or model, invalid request, a bug in your code) and "
+            "configuration errors always raise."
+        ),
+    )
+    max_event_bytes: int = Field(
+        default=DEFAULT_MAX_EVENT_BYTES,
+        ge=512,
+        description="Size cap (JSON bytes) of each event payload.",
+    )
+    tracing: TraceSettings = Field(
+        default_factory=TraceSettings,
+        description=(
+            "OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted "
+            "when the application has a recording tracer provider; ``detail`` sets how much."
+        ),
+    )
+    trigger: Trigger | None = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "When to clear (``meclear_integrations.triggers``); a declined query returns its "
+            'nodes unchanged with ``status: "skipped"`` and no model call. None clears every '
+            "query."
+        ),
+    )
+    ledger: Any = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "A ``HarmLedger``: every decision is recorded, and memories it verified harmful "
+            "before are tried first (ledger-guided repeat clearances)."
+        ),
+    )
 
     _policy: LivePolicy = PrivateAttr()
 
@@ -181,11 +339,13 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         return data
 
     def model_post_init(self, context: Any, /) -> None:
+        """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearPostprocessor"
 
     @field_validator("answer_prompt")
@@ -193,7 +353,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     def _has_placeholders(cls, template: str) -> str:
         missing = [p for p in ("{memories}", "{question}") if p not in template]
         if missing:
-            raise ValueError(f"answer_prompt lacks the placeholder(s) {', '.join(missing)}")
+            raise ConfigurationError(f"answer_prompt lacks the placeholder(s) {', '.join(missing)}")
         return template
 
     # ------------------------------------------------------------------ LlamaIndex hooks
@@ -213,14 +373,46 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     def clear_nodes(
         self, nodes: Sequence[NodeWithScore], query: str | QueryBundle
     ) -> NodeClearance:
-        """Clear ``nodes`` for ``query`` and return the nodes with the engine's report."""
+        """Clear ``nodes`` for ``query`` and return the nodes with the engine's report.
+
+        Args:
+            nodes: The retrieved nodes.
+            query: The query text or bundle.
+
+        Returns:
+            The kept nodes, the engine's report and any absorbed failure.
+
+        Example:
+            ```python
+            from llama_index.core.schema import NodeWithScore, TextNode
+
+            from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+            from meclear_integrations.simulation import redundant_harm_example
+
+            case = redundant_harm_example()  # SIMULATED
+            nodes = [NodeWithScore(node=TextNode(id_=m.id, text=m.content)) for m in case.memories]
+            postprocessor = MeClearPostprocessor(
+                llm=SimulatedLLM.from_case(case), reference=case.reference
+            )
+            result = postprocessor.clear_nodes(nodes, case.query)
+            print(result.report.status, result.report.cleared_ids)  # complete ['f1', 'f2']
+            ```
+        """
         return self._clear(list(nodes), _bundle(query))
 
     @dispatcher.span
     async def aclear_nodes(
         self, nodes: Sequence[NodeWithScore], query: str | QueryBundle
     ) -> NodeClearance:
-        """Async :meth:`clear_nodes` (agent and judge awaited on the event loop)."""
+        """Async :meth:`clear_nodes` (agent and judge awaited on the event loop).
+
+        Args:
+            nodes: The retrieved nodes.
+            query: The query text or bundle.
+
+        Returns:
+            The kept nodes, the engine's report and any absorbed failure.
+        """
         return await self._aclear(list(nodes), _bundle(query))
 
     # ------------------------------------------------------------------ pieces
@@ -330,8 +522,11 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
 
     @staticmethod
     def _trace_scope(bundle: QueryBundle):
-        """The clearance's tracing scope: its query, and (under OpenInference's LlamaIndex
-        instrumentation) the postprocessor's span as the parent."""
+        """The clearance's tracing scope: its query and the parent span.
+
+        Under OpenInference's LlamaIndex instrumentation the parent is the postprocessor's
+        span.
+        """
         return clearance_scope(
             query=bundle.query_str, framework="llama_index", parent=llama_index_span()
         )
@@ -479,7 +674,7 @@ def _require_query(bundle: QueryBundle | str | None) -> QueryBundle:
     if isinstance(bundle, str):  # some callers pass the query text as the bundle
         return QueryBundle(bundle)
     if bundle is None:
-        raise ValueError(
+        raise ConfigurationError(
             "MeClearPostprocessor needs the query: call postprocess_nodes(nodes, "
             "query_str=...) or use it inside a query engine"
         )

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from ..core.errors import ConfigurationTypeError
+
 __all__ = ["current_reference", "query_reference"]
 
 _REFERENCE: ContextVar[str | None] = ContextVar("meclear_reference", default=None)
@@ -21,9 +23,25 @@ _REFERENCE: ContextVar[str | None] = ContextVar("meclear_reference", default=Non
 
 @contextmanager
 def query_reference(reference: str) -> Iterator[None]:
-    """Within the block, postprocessors judge against ``reference``."""
+    """Within the block, postprocessors judge against ``reference``.
+
+    Args:
+        reference: The gold answer of the queries in the block.
+
+    Yields:
+        Nothing; the reference is set for the block.
+
+    Raises:
+        ConfigurationTypeError: ``reference`` is not text.
+
+    Example:
+        >>> from meclear_integrations.llama_index import current_reference, query_reference
+        >>> with query_reference("December 2023"):
+        ...     current_reference()
+        'December 2023'
+    """
     if not isinstance(reference, str):
-        raise TypeError(f"a reference must be text, got {type(reference).__name__}")
+        raise ConfigurationTypeError(f"a reference must be text, got {type(reference).__name__}")
     token = _REFERENCE.set(reference)
     try:
         yield
@@ -32,5 +50,9 @@ def query_reference(reference: str) -> Iterator[None]:
 
 
 def current_reference() -> str | None:
-    """The reference set by the innermost :func:`query_reference` block, if any."""
+    """The reference set by the innermost :func:`query_reference` block, if any.
+
+    Returns:
+        The reference, or None outside any block.
+    """
     return _REFERENCE.get()

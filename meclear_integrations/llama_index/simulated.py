@@ -52,34 +52,65 @@ class SimulatedLLM(CustomLLM):
     ``acomplete`` / ``achat`` are native coroutines (``CustomLLM``'s defaults call the sync
     method); ``latency`` adds a per-call delay (``asyncio.sleep`` on the async path,
     ``time.sleep`` on the sync one) to make concurrency observable in tests and demos.
+
+    Args:
+        world: The world whose reader answers.
+        memories: Known memory id -> text.
+        case_id: Seeds the world's randomness.
+        latency: Seconds each call takes.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import SimulatedLLM
+        from meclear_integrations.simulation import redundant_harm_example
+
+        case = redundant_harm_example()
+        llm = SimulatedLLM.from_case(case)
+        shown = " ".join(m.content for m in case.memories if m.id == "g1")
+        print(llm.complete(f"Memories: {shown} Question: {case.query}"))  # December 2023
+        ```
     """
 
-    world: EvidenceWorld = Field(exclude=True)
-    """The world whose reader answers."""
-    memories: dict[str, str]
-    """Known memory id -> text; a memory counts as shown when its text occurs in the prompt."""
-    case_id: str = ""
-    """Seeds the world's randomness together with the coalition and trial."""
-    latency: float = Field(default=0.0, ge=0.0)
-    """Seconds each call takes."""
+    world: EvidenceWorld = Field(exclude=True, description="The world whose reader answers.")
+    memories: dict[str, str] = Field(
+        description=(
+            "Known memory id -> text; a memory counts as shown when its text occurs in the prompt."
+        ),
+    )
+    case_id: str = Field(
+        default="",
+        description="Seeds the world's randomness together with the coalition and trial.",
+    )
+    latency: float = Field(default=0.0, ge=0.0, description="Seconds each call takes.")
 
     _reader: TextReader = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
+        """Build the reader that finds the known memories in a prompt."""
         super().model_post_init(context)
         self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
 
     @classmethod
     def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedLLM:
-        """The LLM of a built-in simulated case (e.g. ``redundant_harm_example()``)."""
+        """The LLM of a built-in simulated case.
+
+        Args:
+            case: A case such as ``redundant_harm_example()``.
+            **kwargs: Further fields (e.g. ``latency``).
+
+        Returns:
+            The LLM.
+        """
         return cls(world=case.world, memories=case.texts, case_id=case.case_id, **kwargs)
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearSimulatedLLM"
 
     @property
     def metadata(self) -> LLMMetadata:
+        """The LLM's metadata (a completion model named ``meclear-simulated-world``)."""
         return LLMMetadata(model_name="meclear-simulated-world", is_chat_model=False)
 
     def _reply(self, prompt: str) -> CompletionResponse:
@@ -87,6 +118,16 @@ class SimulatedLLM(CustomLLM):
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        """Answer ``prompt`` from the simulated world.
+
+        Args:
+            prompt: The prompt text.
+            formatted: Ignored (the ``LLM`` signature).
+            **kwargs: Ignored.
+
+        Returns:
+            The completion.
+        """
         if self.latency:
             time.sleep(self.latency)
         return self._reply(prompt)
@@ -95,6 +136,16 @@ class SimulatedLLM(CustomLLM):
     async def acomplete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponse:
+        """Async :meth:`complete`.
+
+        Args:
+            prompt: The prompt text.
+            formatted: Ignored (the ``LLM`` signature).
+            **kwargs: Ignored.
+
+        Returns:
+            The completion.
+        """
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._reply(prompt)
@@ -103,6 +154,16 @@ class SimulatedLLM(CustomLLM):
     def stream_complete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponseGen:
+        """:meth:`complete` as a one-chunk stream.
+
+        Args:
+            prompt: The prompt text.
+            formatted: Ignored (the ``LLM`` signature).
+            **kwargs: Ignored.
+
+        Returns:
+            A generator yielding the completion once.
+        """
         response = self.complete(prompt, formatted=formatted, **kwargs)
 
         def gen() -> CompletionResponseGen:
@@ -112,6 +173,15 @@ class SimulatedLLM(CustomLLM):
 
     @llm_chat_callback()
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        """Answer the last message from the simulated world.
+
+        Args:
+            messages: The chat messages.
+            **kwargs: Ignored.
+
+        Returns:
+            The assistant's reply.
+        """
         prompt = self.messages_to_prompt(messages)  # type: ignore[misc]
         response = await self.acomplete(prompt, formatted=True, **kwargs)
         return completion_response_to_chat_response(response)
@@ -128,13 +198,24 @@ def _hash_vector(text: str, dim: int) -> list[float]:
 
 
 class HashEmbedding(BaseEmbedding):
-    """Deterministic bag-of-words embedding (feature hashing); no model, no network."""
+    """Deterministic bag-of-words embedding (feature hashing); no model, no network.
 
-    dim: int = Field(default=256, ge=8)
-    """Vector size."""
+    Args:
+        dim: The vector size.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index import HashEmbedding
+
+        print(len(HashEmbedding(dim=8).get_text_embedding("John was in Italy")))  # 8
+        ```
+    """
+
+    dim: int = Field(default=256, ge=8, description="Vector size.")
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearHashEmbedding"
 
     def _get_query_embedding(self, query: str) -> list[float]:

@@ -28,7 +28,14 @@ _handler: UsageEventHandler | None = None
 
 
 def response_usage(response: Any) -> tuple[int, int] | None:
-    """(input, output) tokens of an LLM response, when the provider reported them."""
+    """(input, output) tokens of an LLM response, when the provider reported them.
+
+    Args:
+        response: The LLM's response.
+
+    Returns:
+        ``(input, output)`` tokens, or None.
+    """
     found = usage_from_mapping(getattr(response, "additional_kwargs", None))
     if found is not None:
         return found
@@ -44,9 +51,16 @@ class UsageEventHandler(BaseEventHandler):
 
     @classmethod
     def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
         return "MeClearUsageEventHandler"
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        """Book the tokens of an LLM end event, when the provider reported them.
+
+        Args:
+            event: Any instrumentation event (others are ignored).
+            **kwargs: The handler's other arguments (unused).
+        """
         if not isinstance(event, LLMChatEndEvent | LLMCompletionEndEvent):
             return
         response = event.response
@@ -57,7 +71,11 @@ class UsageEventHandler(BaseEventHandler):
 
 
 def install_usage_handler() -> UsageEventHandler:
-    """Add the handler to the root dispatcher once per process (idempotent)."""
+    """Add the handler to the root dispatcher once per process (idempotent).
+
+    Returns:
+        The installed handler.
+    """
     global _handler
     with _installed:
         if _handler is None:

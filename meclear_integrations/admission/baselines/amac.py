@@ -33,7 +33,18 @@ DEFAULT_TYPE_PRIORS: Mapping[str, float] = {
 
 
 class AMACBaseline(FeatureBaseline):
-    """Five-feature linear admission with the published policy weights."""
+    """Five-feature linear admission with the published policy weights.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        weights: The weights of utility, confidence, novelty, recency and type prior.
+        threshold: The admission threshold of the weighted score.
+        type_priors: Content type -> prior.
+        existing_memories: The memories already stored (for novelty).
+        age_hours: The candidate's age.
+        half_life_hours: The recency half-life.
+        config: Retries and limits of the model call.
+    """
 
     name = "a-mac"
     schema = AMACFeatures
@@ -59,9 +70,28 @@ class AMACBaseline(FeatureBaseline):
         self.half_life_hours = half_life_hours
 
     def prompt(self, candidate: str, context: str) -> str:
+        """The feature-extraction prompt for one candidate memory.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            The prompt text.
+        """
         return feature_prompt(self.name, candidate, context)
 
     def score(self, extracted: BaseModel, candidate: str, context: str) -> tuple[float, dict]:
+        """The baseline's score and every feature value.
+
+        Args:
+            extracted: The features the model extracted (an instance of ``schema``).
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            ``(score in [0, 1], all features)`` from the extracted and the rule-based features.
+        """
         assert isinstance(extracted, AMACFeatures)
         feats = {
             "utility": extracted.utility,

@@ -20,7 +20,16 @@ __all__ = ["AMEMBaseline"]
 
 
 class AMEMBaseline(FeatureBaseline):
-    """Normalised importance plus novelty."""
+    """Normalised importance plus novelty.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        importance_weight: The weight of the normalised importance.
+        novelty_weight: The weight of lexical novelty.
+        threshold: The admission threshold of the weighted score.
+        existing_memories: The memories already stored (for novelty).
+        config: Retries and limits of the model call.
+    """
 
     name = "a-mem"
     schema = AMEMFeatures
@@ -42,9 +51,28 @@ class AMEMBaseline(FeatureBaseline):
         self.existing_memories = tuple(existing_memories)
 
     def prompt(self, candidate: str, context: str) -> str:
+        """The feature-extraction prompt for one candidate memory.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            The prompt text.
+        """
         return feature_prompt(self.name, candidate, context)
 
     def score(self, extracted: BaseModel, candidate: str, context: str) -> tuple[float, dict]:
+        """The baseline's score and every feature value.
+
+        Args:
+            extracted: The features the model extracted (an instance of ``schema``).
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            ``(score in [0, 1], all features)`` from the extracted and the rule-based features.
+        """
         assert isinstance(extracted, AMEMFeatures)
         i_norm = (extracted.importance - 1) / 9
         novelty = lexical_novelty(candidate, self.existing_memories)

@@ -44,6 +44,7 @@ class BaselineDecision(BaseModel):
 
     @property
     def ok(self) -> bool:
+        """Whether the baseline reached a decision."""
         return self.decision is not None
 
 
@@ -52,6 +53,10 @@ class FeatureBaseline:
 
     Subclasses set ``name``, ``threshold`` and implement ``prompt``, ``schema`` and ``score``.
     Parsing, retries and costs reuse the ConMem call runner (same model interface).
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        config: Retries and limits of the model call.
     """
 
     name: str = ""
@@ -70,10 +75,28 @@ class FeatureBaseline:
     schema: type[BaseModel]
 
     def prompt(self, candidate: str, context: str) -> str:
+        """The feature-extraction prompt for one candidate memory.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            The prompt text.
+        """
         raise NotImplementedError
 
     def score(self, extracted: BaseModel, candidate: str, context: str) -> tuple[float, dict]:
-        """(score, all features) from the extracted features and rule-based ones."""
+        """(score, all features) from the extracted features and rule-based ones.
+
+        Args:
+            extracted: The features the model extracted (an instance of ``schema``).
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            ``(score, all features)``.
+        """
         raise NotImplementedError
 
     # -- drivers ---------------------------------------------------------------------
@@ -112,7 +135,16 @@ class FeatureBaseline:
     def decide(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> BaselineDecision:
-        """Score ``candidate`` and compare with the threshold (sync)."""
+        """Score ``candidate`` and compare with the threshold (sync).
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context (text or ``{"role", "content"}`` turns).
+            candidate_id: The candidate's id in the decision.
+
+        Returns:
+            The decision: store / do-not-store, the score and the features.
+        """
         started, meter = time.perf_counter(), CallMeter()
         text = render_context(context)
         result = CallRunner(self.model, self.config, meter).run(self._call(candidate, text))
@@ -121,7 +153,16 @@ class FeatureBaseline:
     async def adecide(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> BaselineDecision:
-        """Async ``decide``."""
+        """Async ``decide``.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context (text or ``{"role", "content"}`` turns).
+            candidate_id: The candidate's id in the decision.
+
+        Returns:
+            The decision: store / do-not-store, the score and the features.
+        """
         started, meter = time.perf_counter(), CallMeter()
         text = render_context(context)
         result = await CallRunner(self.model, self.config, meter).arun(self._call(candidate, text))

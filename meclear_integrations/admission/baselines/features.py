@@ -59,7 +59,14 @@ STOPWORDS = frozenset(
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens without stop words."""
+    """Lower-cased word tokens without stop words.
+
+    Args:
+        text: The text.
+
+    Returns:
+        The tokens, in order.
+    """
     return [t for t in _WORD.findall(text.lower()) if t not in STOPWORDS]
 
 
@@ -74,7 +81,15 @@ def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 def rouge_l_grounding(candidate: str, context: str) -> float:
-    """A-MAC-style factual confidence: best ROUGE-L F1 of the candidate against a context line."""
+    """A-MAC-style factual confidence: best ROUGE-L F1 of the candidate against a context line.
+
+    Args:
+        candidate: The candidate memory's text.
+        context: The historical context (one turn per line).
+
+    Returns:
+        The best F1 in [0, 1].
+    """
     cand = tokens(candidate)
     if not cand:
         return 0.0
@@ -91,7 +106,15 @@ def rouge_l_grounding(candidate: str, context: str) -> float:
 
 
 def lexical_novelty(candidate: str, existing: Sequence[str]) -> float:
-    """1 - max Jaccard similarity to the existing memories (1.0 with an empty store)."""
+    """1 - max Jaccard similarity to the existing memories (1.0 with an empty store).
+
+    Args:
+        candidate: The candidate memory's text.
+        existing: The memories already stored.
+
+    Returns:
+        The novelty in [0, 1].
+    """
     cand = set(tokens(candidate))
     if not existing or not cand:
         return 1.0
@@ -100,5 +123,13 @@ def lexical_novelty(candidate: str, existing: Sequence[str]) -> float:
 
 
 def recency(age_hours: float, half_life_hours: float) -> float:
-    """exp(-ln 2 * age / half-life); 1.0 for a just-extracted candidate."""
+    """exp(-ln 2 * age / half-life); 1.0 for a just-extracted candidate.
+
+    Args:
+        age_hours: The candidate's age.
+        half_life_hours: The half-life.
+
+    Returns:
+        The recency in (0, 1].
+    """
     return math.exp(-math.log(2) * max(0.0, age_hours) / half_life_hours)

@@ -22,7 +22,16 @@ __all__ = ["MemoryBankBaseline"]
 
 
 class MemoryBankBaseline(FeatureBaseline):
-    """Recency, relevance and importance."""
+    """Recency, relevance and importance.
+
+    Args:
+        model: A :class:`TextModel` or a function ``prompt -> str`` (the feature extractor).
+        weights: The weights of recency, relevance and importance.
+        threshold: The admission threshold of the weighted score.
+        age_hours: The candidate's age.
+        half_life_hours: The recency half-life.
+        config: Retries and limits of the model call.
+    """
 
     name = "memorybank"
     schema = MemoryBankFeatures
@@ -44,9 +53,28 @@ class MemoryBankBaseline(FeatureBaseline):
         self.half_life_hours = half_life_hours
 
     def prompt(self, candidate: str, context: str) -> str:
+        """The feature-extraction prompt for one candidate memory.
+
+        Args:
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            The prompt text.
+        """
         return feature_prompt(self.name, candidate, context)
 
     def score(self, extracted: BaseModel, candidate: str, context: str) -> tuple[float, dict]:
+        """The baseline's score and every feature value.
+
+        Args:
+            extracted: The features the model extracted (an instance of ``schema``).
+            candidate: The candidate memory's text.
+            context: Its historical context.
+
+        Returns:
+            ``(score in [0, 1], all features)`` from the extracted and the rule-based features.
+        """
         assert isinstance(extracted, MemoryBankFeatures)
         feats = {
             "recency": recency(self.age_hours, self.half_life_hours),

@@ -92,7 +92,16 @@ _ASK = {
 
 
 def feature_prompt(method: str, candidate: str, context: str) -> str:
-    """The feature-extraction prompt of ``method``."""
+    """The feature-extraction prompt of ``method``.
+
+    Args:
+        method: The baseline's name (``a-mac``, ``a-mem``, ``memorybank``).
+        candidate: The candidate memory's text.
+        context: Its historical context.
+
+    Returns:
+        The prompt text.
+    """
     ask, shape = _ASK[method]
     return "\n\n".join(
         [

@@ -7,27 +7,33 @@ import sys
 
 import meclear_integrations.langchain as lc
 
-EXPECTED = {
+EXPECTED = [
+    "ADMISSION_EVENT",
     "CLEARANCE_RUN_NAME",
     "EVALUATE_RUN_NAME",
     "REFERENCE_METADATA_KEY",
+    "AdmissionGate",
+    "AdmissionRunnable",
     "ClearingRetriever",
+    "GateResult",
     "LangChainReferenceFreeJudge",
     "LangChainReferenceJudge",
     "LangChainStructuredTextModel",
     "LangChainTextModel",
     "MeClearCompressor",
     "SimulatedChatModel",
+    "admitter_from_langchain",
     "as_text_model",
     "default_agent",
     "message_text",
     "reference_config",
     "resolve_judge",
-}
+]
 
 
-def test_all_is_exported() -> None:
-    assert set(lc.__all__) >= EXPECTED  # other helpers may add names (e.g. admission)
+def test_all_is_exactly_the_expected_surface() -> None:
+    assert sorted(lc.__all__) == sorted(EXPECTED)
+    assert len(set(lc.__all__)) == len(lc.__all__)
     for name in lc.__all__:
         assert hasattr(lc, name), name
 

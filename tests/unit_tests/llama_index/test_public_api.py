@@ -8,7 +8,7 @@ import textwrap
 
 import meclear_integrations.llama_index as li
 
-EXPECTED = {
+EXPECTED = [
     "AttributionEndEvent",
     "AttributionStartEvent",
     "ClearanceEndEvent",
@@ -33,13 +33,62 @@ EXPECTED = {
     "query_reference",
     "resolve_judge",
     "supports_function_calling",
-}
+]
 
 
-def test_all_is_the_expected_surface() -> None:
-    assert set(li.__all__) >= EXPECTED
+def test_all_is_exactly_the_expected_surface() -> None:
+    assert sorted(li.__all__) == sorted(EXPECTED)
+    assert len(set(li.__all__)) == len(li.__all__)
     for name in li.__all__:
         assert hasattr(li, name), name
+
+
+def test_every_component_and_event_has_a_stable_meclear_class_name() -> None:
+    """``class_name()`` is what LlamaIndex serialises: ``MeClear`` + the class name."""
+    from meclear_integrations.llama_index import admission
+
+    classes = [getattr(li, n) for n in li.__all__ if hasattr(getattr(li, n), "class_name")]
+    classes += [getattr(admission, n) for n in admission.__all__]
+    assert len(classes) >= 16
+    for cls in classes:
+        expected = cls.__name__ if cls.__name__.startswith("MeClear") else f"MeClear{cls.__name__}"
+        assert cls.class_name() == expected, cls
+
+
+def test_every_field_has_a_description() -> None:
+    from meclear_integrations.llama_index import admission
+
+    models = [li.MeClearPostprocessor, li.NodeClearance, li.SimulatedLLM, li.HashEmbedding]
+    models += [getattr(li, n) for n in li.__all__ if n.endswith("Event")]
+    models += [getattr(admission, n) for n in admission.__all__]
+    ours = 0
+    for model in models:
+        for name, field in model.model_fields.items():
+            if name in _INHERITED:
+                continue
+            ours += 1
+            assert field.description, f"{model.__name__}.{name}"
+    assert ours >= 40
+
+
+_INHERITED = {
+    "callback_manager",
+    "id_",
+    "timestamp",
+    "span_id",
+    "tags",
+    "model_name",
+    "embed_batch_size",
+    "num_workers",
+    "embeddings_cache",
+    "system_prompt",
+    "messages_to_prompt",
+    "completion_to_prompt",
+    "output_parser",
+    "pydantic_program_mode",
+    "query_wrapper_prompt",
+}
+"""Fields of LlamaIndex's own base classes (documented there)."""
 
 
 def test_postprocessor_is_a_llama_index_component() -> None:
