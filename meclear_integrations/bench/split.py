@@ -43,8 +43,6 @@ def split_conversations(split: SplitName) -> list[str] | None:
 def split_cases(cases: Sequence[BenchCase], split: SplitName) -> list[BenchCase]:
     """The cases of LoCoMo conversations in ``split`` (cluster ``locomo-<id>``).
 
-    ValueError when ``split`` is not ``all`` and no case belongs to a LoCoMo conversation of it.
-
     Args:
         cases: The cases.
         split: ``dev``, ``test`` or ``all``.

@@ -71,10 +71,10 @@ class HarmFacts:
 def split_members(
     cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
 ) -> tuple[set[str], set[str]]:
-    """(proven, put back and recovered).
+    """Split a verified clearance's members into proven ones and ones put back and recovered.
 
-    Members x of ``cleared`` for which one of the run's ``candidates`` ((memory ids, recovered)
-    pairs) cleared exactly the others, and whether that candidate verifiably recovered.
+    For each member x of ``cleared``: whether one of the run's ``candidates`` cleared exactly
+    the others (x put back), and whether that candidate verifiably recovered.
 
     Args:
         cleared: The run's cleared memory ids.

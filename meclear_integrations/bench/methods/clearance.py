@@ -62,13 +62,14 @@ def settle_clearance(
 ) -> tuple[list[int], list[dict], str]:
     """What a method deletes under the run's clearance mode (see ``BenchSettings.clearance``).
 
-    Cleared positions, candidates tried, status.
-
     Args:
         mode: ``verified``, ``paper`` or ``direct``.
         verifies_in_paper: Whether the paper verifies this method's clearance.
         oracle: The case's task values.
         order: The flagged positions, highest priority first.
+
+    Returns:
+        The cleared positions, the candidates tried and the status.
     """
     verify = mode == "verified" or (mode == "paper" and verifies_in_paper)
     if verify:
