@@ -73,8 +73,9 @@ def split_members(
 ) -> tuple[set[str], set[str]]:
     """Split a verified clearance's members into proven ones and ones put back and recovered.
 
-    For each member x of ``cleared``: whether one of the run's ``candidates`` cleared exactly
-    the others (x put back), and whether that candidate verifiably recovered.
+    For each member x of ``cleared``, the run's candidate that cleared exactly the others (x
+    put back) decides: it did not recover, so x is proven; it recovered, so x was put back
+    and the context recovered. A member without such a candidate is in neither set.
 
     Args:
         cleared: The run's cleared memory ids.
