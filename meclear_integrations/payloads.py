@@ -445,7 +445,7 @@ def report_summary(
             for c in report.candidates
         ],
         "cost": report.cost.model_dump(),
-        "estimator": getattr(report, "estimator", None) or report.config.estimator,
+        "estimator": getattr(report, "estimator", None) or report.config.estimator_name,
         "early_exit": bool(getattr(report, "early_exit", False)),
         "status": getattr(report, "status", "complete"),
         "status_reason": getattr(report, "status_reason", None),

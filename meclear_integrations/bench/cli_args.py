@@ -8,8 +8,10 @@ import typing
 
 from ..core import ClearanceConfig
 from ..core.config import EstimatorName
+from ..core.errors import ConfigurationError
+from ..core.estimators import BernsteinPermutationShapley, Estimator, PermutationShapley
 
-__all__ = ["add_engine_flags", "builtin_cases", "engine_config"]
+__all__ = ["add_engine_flags", "builtin_cases", "engine_config", "estimator_flag"]
 
 
 def _choices(name: str) -> list[str]:
@@ -40,6 +42,34 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+def estimator_flag(
+    name: str | None, permutations: int | None, preset: str | None
+) -> str | Estimator | None:
+    """The engine's estimator from ``--estimator`` and ``--permutations``.
+
+    Args:
+        name: the ``--estimator`` name (None: the preset's).
+        permutations: ``--permutations`` L (None: the estimator's default).
+        preset: ``--preset`` (the paper's uses the permutation estimator).
+
+    Returns:
+        A name, a permutation estimator with L permutations, or None (the preset's).
+
+    Raises:
+        ConfigurationError: ``--permutations`` for an estimator that samples none.
+    """
+    if permutations is None:
+        return name
+    if name == "bernstein":
+        return BernsteinPermutationShapley(max_permutations=permutations)
+    if name == "permutation" or (name is None and preset == "paper"):
+        return PermutationShapley(permutations=permutations)
+    raise ConfigurationError(
+        "--permutations is L of the permutation estimator: add --estimator permutation "
+        "(or bernstein, or --preset paper)"
+    )
+
+
 def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     """The engine configuration from the flags.
 
@@ -54,11 +84,12 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
         The engine configuration.
     """
     overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
-    for flag in ("estimator", "permutations", "trials"):
-        value = getattr(args, flag, None)
-        if value is not None:
-            overrides[flag] = value
     preset = getattr(args, "preset", None)
+    estimator = estimator_flag(args.estimator, getattr(args, "permutations", None), preset)
+    if estimator is not None:
+        overrides["estimator"] = estimator
+    if getattr(args, "trials", None) is not None:
+        overrides["trials"] = args.trials
     if preset is not None:
         return ClearanceConfig.preset(preset, **overrides)
     from .tuned import tuned_engine

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import product
 from typing import Any
 
-from ..core import ClearanceConfig
+from ..core import ClearanceConfig, KernelShapley, PermutationShapley
 from ..simulation import JudgeSignal
 from .cases import BenchCase
 from .methods.base import BenchMethod
@@ -310,7 +310,7 @@ def budget_sweep(
     engine = base.engine
     for per_memory in meclear_budgets:
         config = engine.model_copy(
-            update={"estimator": "kernel", "coalitions_per_memory": per_memory}
+            update={"estimator": KernelShapley(coalitions_per_memory=per_memory)}
         )
         point(MeClearMethod(config, name="meclear"), "meclear", per_memory, settings)
     exact = engine.model_copy(update={"estimator": "exact"})
@@ -357,9 +357,10 @@ def permutation_sweep(
     rows = []
     for preset in ("paper", "default"):
         for count in permutations:
-            extra: dict[str, Any] = {"permutations": count, "seed": base.engine.seed}
-            if preset == "default":
-                extra["estimator"] = "permutation"
+            extra: dict[str, Any] = {
+                "estimator": PermutationShapley(permutations=count),
+                "seed": base.engine.seed,
+            }
             config = ClearanceConfig.preset(preset, **extra)
             results, _ = _run(cases, settings, [MeClearMethod(config, name="meclear")])
             rows.append({"preset": preset, "permutations": count, **_summary(results, "meclear")})

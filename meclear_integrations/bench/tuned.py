@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import ClearanceConfig
+from ..core import AutoShapley, ClearanceConfig
 
 __all__ = [
     "TUNED_CONTEXTCITE",
@@ -22,8 +22,7 @@ __all__ = [
 ]
 
 TUNED_MECLEAR: dict[str, Any] = {
-    "estimator": "auto",
-    "exact_budget": 32,
+    "estimator": AutoShapley(exact_budget=32),
     "harm_rule": "threshold",
     "harm_tolerance": 0.02,
     "recovery_rate": 0.3,

@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import AnswerCache, ClearanceConfig, MeClearEngine, Memory, adedup_evaluator
+from ..core import (
+    AnswerCache,
+    ClearanceConfig,
+    MeClearEngine,
+    Memory,
+    PermutationShapley,
+    adedup_evaluator,
+)
 from ..simulation import EvidenceWorld, exact_match_score
 
 __all__ = ["LatencyModel", "measure_latency", "measure_overhead", "register"]
@@ -228,11 +235,15 @@ def _synthetic_value(coalition: tuple[Memory, ...], trial: int) -> float:
 
 
 OVERHEAD_SETTINGS: list[tuple[str, int, ClearanceConfig]] = [
-    ("paper preset, L=100 (T=2)", 20, ClearanceConfig.paper(permutations=100)),
+    (
+        "paper preset, L=100 (T=2)",
+        20,
+        ClearanceConfig.paper(estimator=PermutationShapley(permutations=100)),
+    ),
     (
         "default, estimator=permutation, L=100 (adaptive T)",
         20,
-        ClearanceConfig(estimator="permutation", permutations=100),
+        ClearanceConfig(estimator=PermutationShapley(permutations=100)),
     ),
     ("default (auto: hierarchical)", 20, ClearanceConfig()),
     ("default, estimator=kernel", 20, ClearanceConfig(estimator="kernel")),
@@ -241,7 +252,7 @@ OVERHEAD_SETTINGS: list[tuple[str, int, ClearanceConfig]] = [
     (
         "default, estimator=permutation, L=100",
         50,
-        ClearanceConfig(estimator="permutation", permutations=100),
+        ClearanceConfig(estimator=PermutationShapley(permutations=100)),
     ),
 ]
 

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, get_args
 
-from ..core import ClearanceConfig, ClearanceReport, EstimatorName, MeClearEngine
+from ..bench.cli_args import estimator_flag
+from ..core import (
+    ClearanceConfig,
+    ClearanceReport,
+    ConfigurationError,
+    EstimatorName,
+    MeClearEngine,
+)
 from ..simulation import SimulatedCase, redundant_harm_example
 
 __all__ = ["register", "run_demo"]
@@ -56,10 +64,15 @@ def run_demo(config: ClearanceConfig) -> tuple[SimulatedCase, ClearanceReport]:
 
 def _handle(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in ("estimator", "permutations", "trials", "seed")
-        if getattr(args, name) is not None
+        name: getattr(args, name) for name in ("trials", "seed") if getattr(args, name) is not None
     }
+    try:
+        estimator = estimator_flag(args.estimator, args.permutations, args.preset)
+    except ConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if estimator is not None:
+        overrides["estimator"] = estimator
     if args.interactions:
         overrides["interactions"] = True
     config = ClearanceConfig.preset(args.preset, **overrides)
@@ -98,7 +111,7 @@ def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
         f"query:     {case.query}",
         f"reference: {case.reference}",
         f"injected faults (targets): {', '.join(case.targets)}",
-        f"engine: estimator={report.config.estimator}, T={report.config.trials}, "
+        f"engine: estimator={report.config.estimator_name}, T={report.config.trials}, "
         f"kappa={report.config.loo_tolerance}, tau={report.config.harm_tolerance}",
         "",
         "context (retrieval order):",

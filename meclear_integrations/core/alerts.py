@@ -58,8 +58,10 @@ class WarnOnce:
         log: bool = True,
         stacklevel: int = 3,
     ) -> bool:
-        """Log ``message`` (always, unless ``log=False``) and warn on the first ``key``;
-        returns True when the warning was issued now."""
+        """Log ``message`` (always, unless ``log=False``) and warn on the first ``key``.
+
+        Returns True when the warning was issued now.
+        """
         if log:
             logger.warning(message)
         with self._lock:

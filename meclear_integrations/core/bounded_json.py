@@ -36,8 +36,18 @@ class BoundedJSONError(ValueError):
 
 
 def nesting_depth(text: str, limit: int) -> int:
-    """The deepest nesting of brackets outside JSON strings, or ``limit + 1`` as soon as
-    it exceeds ``limit`` (one linear pass; unbalanced text is measured, not rejected)."""
+    """The bracket nesting depth of ``text``, bounded by ``limit``.
+
+    The deepest nesting of brackets outside JSON strings, or ``limit + 1`` as soon as
+    it exceeds ``limit`` (one linear pass; unbalanced text is measured, not rejected).
+
+    Args:
+        text: the text to measure.
+        limit: the depth beyond which measuring stops.
+
+    Returns:
+        The depth, at most ``limit + 1``.
+    """
     depth = deepest = 0
     in_string = False
     quote = -1  # the next '"' at or after position, once looked up
@@ -96,7 +106,19 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def load_object(text: str, *, max_chars: int, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any]:
-    """The JSON object ``text`` holds (bare or alone in one fenced code block)."""
+    """The JSON object ``text`` holds (bare or alone in one fenced code block).
+
+    Args:
+        text: a model reply.
+        max_chars: the longest text read.
+        max_depth: the deepest bracket nesting read.
+
+    Returns:
+        The object.
+
+    Raises:
+        BoundedJSONError: not text, too long, too deep, or not one JSON object.
+    """
     if not isinstance(text, str):
         raise BoundedJSONError(f"expected text, got {type(text).__name__}")
     if len(text) > max_chars:

@@ -20,7 +20,13 @@ Clock = Callable[[], float]
 
 
 class RunBudget:
-    """Counts evaluator attempts against ``max_calls`` and time against ``max_seconds``."""
+    """Counts evaluator attempts against ``max_calls`` and time against ``max_seconds``.
+
+    Args:
+        max_calls: the most evaluator attempts, retries included (None: no cap).
+        max_seconds: the wall-time cap in seconds (None: no cap).
+        clock: the monotonic clock (inject one so tests never wait).
+    """
 
     def __init__(
         self,
@@ -41,11 +47,19 @@ class RunBudget:
         self._lock = threading.Lock()
 
     def remaining_seconds(self) -> float | None:
-        """Seconds left before the deadline (None without a time cap; may be <= 0)."""
+        """Seconds left before the deadline (None without a time cap; may be <= 0).
+
+        Returns:
+            Seconds, or None.
+        """
         return None if self.deadline is None else self.deadline - self.clock()
 
     def calls_left(self) -> int | None:
-        """Attempts left (None without a call cap)."""
+        """Attempts left (None without a call cap).
+
+        Returns:
+            Attempts, or None.
+        """
         return None if self.max_calls is None else max(0, self.max_calls - self.calls)
 
     def _check(self, needed: int) -> None:
@@ -65,12 +79,26 @@ class RunBudget:
             )
 
     def ensure(self, needed: int) -> None:
-        """Raise ``BudgetExceededError`` unless ``needed`` more attempts fit now."""
+        """Raise ``BudgetExceededError`` unless ``needed`` more attempts fit now.
+
+        Args:
+            needed: attempts about to be started.
+
+        Raises:
+            BudgetExceededError: they do not fit in what is left.
+        """
         with self._lock:
             self._check(needed)
 
     def take(self, *, retry: bool = False) -> None:
-        """Account for one attempt about to start; raises when the budget is spent."""
+        """Account for one attempt about to start; raises when the budget is spent.
+
+        Args:
+            retry: the attempt is a retry (counted as such).
+
+        Raises:
+            BudgetExceededError: the budget is spent or the run was stopped.
+        """
         with self._lock:
             self._check(1)
             self.calls += 1
@@ -78,13 +106,20 @@ class RunBudget:
                 self.retries += 1
 
     def check_open(self) -> None:
-        """Raise ``BudgetExceededError`` when the run was stopped or its deadline passed
-        (the gate of every model call inside an evaluator call; takes no attempt)."""
+        """Raise when the run was stopped or its deadline passed.
+
+        Raise ``BudgetExceededError`` when the run was stopped or its deadline passed
+        (the gate of every model call inside an evaluator call; takes no attempt).
+        """
         with self._lock:
             self._check(0)
 
     def exhausted(self) -> bool:
-        """No further attempt may start."""
+        """No further attempt may start.
+
+        Returns:
+            True when the budget is spent or the run was stopped.
+        """
         try:
             self.ensure(1)
         except BudgetExceededError:
@@ -92,7 +127,11 @@ class RunBudget:
         return False
 
     def close(self, reason: str) -> None:
-        """Refuse every further attempt (abandoned workers stop at their next attempt)."""
+        """Refuse every further attempt (abandoned workers stop at their next attempt).
+
+        Args:
+            reason: why (``"time_budget"``, ``"cancelled"``), named in the errors that follow.
+        """
         with self._lock:
             if self._closed is None:
                 self._closed = reason

@@ -1,4 +1,8 @@
-"""Verified query-scoped clearance (Eq. 4-5, 14, 16-20; Theorem 2)."""
+"""Verified query-scoped clearance (Eq. 4-5, 14, 16-20; Theorem 2).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 4-5, 14, 16-20.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +33,14 @@ def harmful_positions(
     interval clear of zero, upper_i < 0: a sampled estimate that could be 0 is not flagged.
     For exact enumeration the intervals are points, so this is Eq. 14 unchanged.
     Ties keep retrieval order, so the order is deterministic.
+
+    Args:
+        psi: contributions by position.
+        tau: the harm tolerance.
+        upper: upper ends of the intervals (None: Eq. 14 as is).
+
+    Returns:
+        H^, most negative first.
     """
     harmful = [
         i for i, value in enumerate(psi) if value < -tau and (upper is None or upper[i] < 0.0)
@@ -37,18 +49,34 @@ def harmful_positions(
 
 
 def nested_candidates(priority: Sequence[int]) -> list[list[int]]:
-    """C_j = {sigma(1), ..., sigma(j)} for j = 0..h (Eq. 17)."""
+    """C_j = {sigma(1), ..., sigma(j)} for j = 0..h (Eq. 17).
+
+    Args:
+        priority: H^ in the order of Eq. 16.
+
+    Returns:
+        The candidates C_0 = [], C_1, ..., C_h.
+    """
     return [list(priority[:j]) for j in range(len(priority) + 1)]
 
 
 def fallback_candidates(core: Sequence[int], fallback: Sequence[int]) -> list[list[int]]:
-    """core + {f(1), ..., f(j)} for j = 1..|fallback|: the nested family (Eq. 17)
+    """The fallback candidates: H^ plus the fallback memories, nested.
+
+    Core + {f(1), ..., f(j)} for j = 1..|fallback|: the nested family (Eq. 17)
     continued past the interval-confirmed set H^ into the memories that pass Eq. 14's
     threshold but whose interval still reaches zero (``fallback``, most negative first).
 
     Appended after the nested candidates, so Eq. 20's smallest-index tie-break prefers a
     clearance inside H^; a fallback candidate is selected only when it verifiably gains
     more than every candidate inside H^.
+
+    Args:
+        core: H^ in the order of Eq. 16.
+        fallback: the fallback memories, most negative first.
+
+    Returns:
+        One candidate per fallback memory.
     """
     return [[*core, *fallback[:j]] for j in range(1, len(fallback) + 1)]
 
@@ -60,6 +88,13 @@ def minimal_candidates(priority: Sequence[int], psi: Sequence[float]) -> list[li
     the one earliest in the priority order; members are listed in priority order. Applying
     Eq. 18-20 to this family (min index among maximum-gain admissible candidates) gives a
     minimum-cardinality maximiser of the verified gain over all subsets of H^ (Eq. 5).
+
+    Args:
+        priority: H^ in the order of Eq. 16.
+        psi: contributions by position.
+
+    Returns:
+        Every subset of H^, the empty one first.
     """
     rank = {p: r for r, p in enumerate(priority)}
     out: list[list[int]] = []
@@ -71,7 +106,15 @@ def minimal_candidates(priority: Sequence[int], psi: Sequence[float]) -> list[li
 
 
 def candidate_coalition(k: int, cleared: Sequence[int]) -> Coalition:
-    """M minus C_j."""
+    """M minus C_j.
+
+    Args:
+        k: the number of memories.
+        cleared: positions of C_j.
+
+    Returns:
+        The coalition M minus C_j.
+    """
     return without((1 << k) - 1, *cleared)
 
 
@@ -86,6 +129,15 @@ def select_candidate(
     A candidate counts as recovered only when it has at least ``trials`` trials (T by
     default) and every one passes ``threshold``. Returns (selected j, gains, recovered
     flags, admissible flags).
+
+    Args:
+        game: the coalition table with the candidates verified.
+        candidates: cleared positions of each candidate, C_0 = [] first.
+        threshold: the recovery predicate's score threshold.
+        trials: trials a candidate needs (None: T).
+
+    Returns:
+        (selected j, gains, recovered flags, admissible flags).
     """
     need = game.trials if trials is None else trials
     base = game.value(game.full)

@@ -13,19 +13,41 @@ Coalition = int
 
 
 def full(k: int) -> Coalition:
-    """The whole context M of ``k`` memories."""
+    """The whole context M of ``k`` memories.
+
+    Args:
+        k: the number of memories.
+
+    Returns:
+        The coalition of every position.
+    """
     return (1 << k) - 1
 
 
 def without(coalition: Coalition, *positions: int) -> Coalition:
-    """``coalition`` minus the memories at ``positions``."""
+    """``coalition`` minus the memories at ``positions``.
+
+    Args:
+        coalition: a coalition.
+        *positions: positions to remove.
+
+    Returns:
+        The smaller coalition.
+    """
     for p in positions:
         coalition &= ~(1 << p)
     return coalition
 
 
 def from_positions(positions: Iterable[int]) -> Coalition:
-    """The coalition holding exactly ``positions``."""
+    """The coalition holding exactly ``positions``.
+
+    Args:
+        positions: memory positions.
+
+    Returns:
+        The coalition.
+    """
     mask = 0
     for p in positions:
         mask |= 1 << p
@@ -33,7 +55,14 @@ def from_positions(positions: Iterable[int]) -> Coalition:
 
 
 def members(coalition: Coalition) -> Iterator[int]:
-    """Positions in ``coalition``, in retrieval order."""
+    """Positions in ``coalition``, in retrieval order.
+
+    Args:
+        coalition: a coalition.
+
+    Returns:
+        Its positions, ascending.
+    """
     while coalition:
         low = coalition & -coalition
         yield low.bit_length() - 1
@@ -41,7 +70,14 @@ def members(coalition: Coalition) -> Iterator[int]:
 
 
 def size(coalition: Coalition) -> int:
-    """|S|."""
+    """|S|.
+
+    Args:
+        coalition: a coalition.
+
+    Returns:
+        The number of memories in it.
+    """
     return coalition.bit_count()
 
 
@@ -50,6 +86,13 @@ def membership_matrix(coalitions: Sequence[Coalition], k: int) -> np.ndarray:
 
     Coalitions are Python ints of any width (K may exceed 63): they are unpacked byte-wise,
     never converted to a fixed-width integer type.
+
+    Args:
+        coalitions: coalitions.
+        k: the number of memories.
+
+    Returns:
+        A len(coalitions) x K matrix.
     """
     if not coalitions:
         return np.zeros((0, k))

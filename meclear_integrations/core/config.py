@@ -1,34 +1,50 @@
-"""Engine configuration: the budget-aware default and the paper's configuration (presets)."""
+"""Engine configuration: the budget-aware default and the paper's configuration (presets).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 4-5, 7, 11, 13-15, 17-20.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
-from .strict import reject_unknown
+from .errors import ConfigurationError
+from .estimators import Estimator, estimator_from_settings
+from .strict import RENAMED, reject_unknown
 
 __all__ = [
     "ClearanceConfig",
     "ClearanceSearch",
     "EstimatorName",
+    "FailureMode",
     "HarmRule",
     "PresetName",
-    "StoppingRule",
     "VerificationRule",
 ]
 
-EstimatorName = Literal["auto", "permutation", "exact", "kernel", "hierarchical"]
+EstimatorName = Literal["auto", "permutation", "bernstein", "exact", "kernel", "hierarchical"]
 ClearanceSearch = Literal["auto", "nested", "minimal"]
-StoppingRule = Literal["none", "bernstein"]
 PresetName = Literal["paper", "default"]
 FailureMode = Literal["open", "closed"]
 VerificationRule = Literal["paper", "sequential"]
 
 
 class RetryPolicy(BaseModel):
-    """Retries of one evaluator call on a transient error (``core.faults``), with
-    exponential backoff and jitter (tenacity); permanent errors are never retried."""
+    """Retries of one evaluator call on a transient error.
+
+    Retries of one evaluator call on a transient error (``core.faults``), with
+    exponential backoff and jitter (tenacity); permanent errors are never retried.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -61,22 +77,32 @@ class RetryPolicy(BaseModel):
 
 HarmRule = Literal["auto", "threshold", "interval"]
 
+MOVED: dict[str, str] = {
+    "permutations": "permutations moved to the estimator: "
+    "estimator=PermutationShapley(permutations=...)",
+    "stopping": "stopping='bernstein' is an estimator: estimator='bernstein' or "
+    "estimator=BernsteinPermutationShapley(max_permutations=...)",
+    "exact_budget": "exact_budget moved to the estimator: estimator=AutoShapley(exact_budget=...)",
+    "coalitions_per_memory": "coalitions_per_memory moved to the estimator: "
+    "estimator=KernelShapley(coalitions_per_memory=...) or AutoShapley(...)",
+    "max_table_fraction": "max_table_fraction moved to the estimator: "
+    "estimator=KernelShapley(max_table_fraction=...) or AutoShapley(...)",
+}
+"""Estimator settings that moved from the configuration onto the estimator objects."""
+
 
 class ClearanceConfig(BaseModel):
     """Settings of one MeClear run.
 
-    ``ClearanceConfig()`` is the budget-aware default (measured in issue 6: exact or paired
+    ``ClearanceConfig()`` is the budget-aware default (measured on the benchmark: exact or paired
     KernelSHAP attribution, adaptive trials, early exit, one batch of coalitions).
     ``ClearanceConfig.paper()`` is the paper's configuration exactly: L=16 sampled
     permutations, T=2 trials on every coalition, nested clearance (Eq. 17-20) verified by
     the paper's rule, no early exit, stage-by-stage evaluation.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    permutations: int = Field(default=16, ge=1, le=100_000)
-    """L: permutations sampled by the permutation estimator (Eq. 11); with
-    ``stopping="bernstein"`` the most it may sample."""
     trials: int = Field(default=2, ge=1, le=100)
     """T: evaluator runs behind a decision; v(S) is the mean of a coalition's trials.
     With ``adaptive_trials`` only the baseline and verified candidates get all T."""
@@ -93,13 +119,17 @@ class ClearanceConfig(BaseModel):
     harmful. Identical to Eq. 14 for exact enumeration.
     ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals), else
     ``"threshold"`` (the permutation estimator's Hoeffding intervals are too wide)."""
-    estimator: EstimatorName = "auto"
-    """``"auto"``: exact enumeration (Eq. 3) when 2^K <= ``exact_budget``, else paired
-    KernelSHAP (budget below) up to ``hierarchical_from`` memories, hierarchical above;
-    ``"exact"``; ``"permutation"`` (Eq. 11, the paper's); ``"kernel"`` (paired KernelSHAP
-    regression); ``"hierarchical"`` (blocks, screening, an exact reduced game: calls grow
-    with the number of harmful memories times log K, not with K; see
-    ``core.estimators.hierarchical``)."""
+    estimator: EstimatorName | Estimator = "auto"
+    """A name or an estimator object (:class:`~.estimators.Estimator`) with its own
+    settings, e.g. ``PermutationShapley(permutations=64)``. ``"auto"``
+    (:class:`~.estimators.AutoShapley`): exact enumeration (Eq. 3) when 2^K <= 16, else
+    paired KernelSHAP (10 K coalitions, at most 3/4 of the table) up to
+    ``hierarchical_from`` memories, hierarchical above; ``"exact"``; ``"permutation"``
+    (Eq. 11, the paper's, L = 16); ``"bernstein"`` (permutations with adaptive stopping);
+    ``"kernel"`` (paired KernelSHAP regression); ``"hierarchical"`` (blocks, screening,
+    an exact reduced game: calls grow with the number of harmful memories times log K, not
+    with K; see ``core.estimators.hierarchical``). A name means the estimator with its
+    default settings."""
     hierarchical_from: int = Field(default=7, ge=2, le=4096)
     """``estimator="auto"`` attributes contexts of at least this many memories
     hierarchically."""
@@ -114,19 +144,6 @@ class ClearanceConfig(BaseModel):
     anchor_samples: int = Field(default=32, ge=0, le=4096)
     """Random coalitions the hierarchical estimator evaluates when no union of blocks
     recovers (0: give up)."""
-    exact_budget: int = Field(default=16, ge=1, le=1 << 20)
-    """``estimator="auto"`` enumerates every coalition when 2^K is at most this."""
-    coalitions_per_memory: float = Field(default=10.0, gt=0.0, le=1000.0)
-    """Budget of the kernel estimator: min(ceil(this * K), floor(max_table_fraction *
-    2^K)) distinct coalitions, at least 2K+2 (always included: empty, full, singletons,
-    leave-one-outs)."""
-    max_table_fraction: float = Field(default=0.75, gt=0.0, le=1.0)
-    """The kernel estimator plans at most this fraction of the 2^K coalitions."""
-    stopping: StoppingRule = "none"
-    """Adaptive stopping of the permutation estimator: ``"bernstein"`` samples antithetic
-    permutation pairs in rounds and stops once every memory's empirical-Bernstein interval
-    is clear of -tau (then H^ is the exact harmful set with probability >= 1 - delta), at
-    most ``permutations``; ``"none"`` samples exactly L."""
     adaptive_trials: bool = True
     """True: the baseline M and every nested candidate that may be selected get T trials;
     LOO and attribution coalitions get one. False: T trials everywhere (the paper)."""
@@ -182,7 +199,9 @@ class ClearanceConfig(BaseModel):
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     """Evaluator calls in flight at once."""
     max_exact_memories: int = Field(default=14, ge=1, le=20)
-    """Largest K the exact estimator (or minimal clearance) enumerates (2^K coalitions)."""
+    """Largest K the exact estimator (or minimal clearance) enumerates (2^K coalitions);
+    a run-wide cost bound, not an estimator setting, since minimal clearance enumerates
+    subsets of H^ whatever the estimator."""
     seed: int | None = 0
     """Seed of the samplers; None draws fresh randomness."""
     on_failure: FailureMode = "open"
@@ -213,19 +232,51 @@ class ClearanceConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: object) -> object:
-        reject_unknown("ClearanceConfig", data, cls.model_fields)
+        reject_unknown("ClearanceConfig", data, cls.model_fields, renamed={**RENAMED, **MOVED})
         return data
+
+    @field_validator("estimator", mode="before")
+    @classmethod
+    def _estimator_from_settings(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            return estimator_from_settings(value)  # a configuration read back from JSON
+        return value
+
+    @field_serializer("estimator")
+    def _estimator_settings(self, estimator: EstimatorName | Estimator) -> object:
+        return estimator if isinstance(estimator, str) else estimator.settings()
+
+    @property
+    def estimator_name(self) -> str:
+        """The estimator's name (``"auto"`` until a run resolves it).
+
+        Returns:
+            ``estimator`` itself when it is a name, else the object's ``name``.
+        """
+        return self.estimator if isinstance(self.estimator, str) else self.estimator.name
 
     @classmethod
     def paper(cls, **overrides: object) -> ClearanceConfig:
-        """The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
+        """The MeClear paper's configuration.
+
+        The MeClear paper's configuration (L=16, T=2, kappa=tau=0.05, permutation
         estimator, nested clearance verified by the paper's rule, no early exit, T trials
-        everywhere, stage by stage, no escalation)."""
+        everywhere, stage by stage, no escalation).
+
+        Args:
+            **overrides: settings that replace the paper's.
+
+        Returns:
+            The configuration.
+
+        Example:
+            >>> from meclear_integrations import ClearanceConfig
+            >>> ClearanceConfig.paper().estimator, ClearanceConfig.paper().trials
+            ('permutation', 2)
+        """
         settings: dict[str, object] = {
-            "permutations": 16,
             "trials": 2,
             "estimator": "permutation",
-            "stopping": "none",
             "adaptive_trials": False,
             "early_exit": False,
             "one_batch": False,
@@ -239,9 +290,20 @@ class ClearanceConfig(BaseModel):
 
     @classmethod
     def preset(cls, name: PresetName, **overrides: object) -> ClearanceConfig:
-        """``"paper"`` (:meth:`paper`) or ``"default"`` (``ClearanceConfig()``)."""
+        """``"paper"`` (:meth:`paper`) or ``"default"`` (``ClearanceConfig()``).
+
+        Args:
+            name: ``"paper"`` or ``"default"``.
+            **overrides: settings that replace the preset's.
+
+        Returns:
+            The configuration.
+
+        Raises:
+            ConfigurationError: an unknown preset name.
+        """
         if name == "paper":
             return cls.paper(**overrides)
         if name == "default":
             return cls(**overrides)  # type: ignore[arg-type]
-        raise ValueError(f"unknown preset {name!r}; expected 'paper' or 'default'")
+        raise ConfigurationError(f"unknown preset {name!r}; expected 'paper' or 'default'")

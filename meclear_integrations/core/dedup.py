@@ -54,7 +54,15 @@ class SingleFlightCache(Generic[V]):
         """Requests answered without a computation."""
 
     def get(self, key: Hashable, compute: Callable[[], V]) -> V:
-        """The value for ``key``, computing it with ``compute()`` at most once."""
+        """The value for ``key``, computing it with ``compute()`` at most once.
+
+        Args:
+            key: the cache key.
+            compute: produces the value on a miss.
+
+        Returns:
+            The cached or computed value.
+        """
         with self._lock:
             if key in self._values:
                 self.hits += 1
@@ -83,7 +91,15 @@ class SingleFlightCache(Generic[V]):
         return value
 
     async def aget(self, key: Hashable, compute: Callable[[], Awaitable[V]]) -> V:
-        """Async :meth:`get`: ``await compute()`` at most once per key on this event loop."""
+        """Async :meth:`get`: ``await compute()`` at most once per key on this event loop.
+
+        Args:
+            key: the cache key.
+            compute: produces the value on a miss (awaited).
+
+        Returns:
+            The cached or computed value.
+        """
         with self._lock:
             if key in self._values:
                 self.hits += 1
@@ -135,6 +151,16 @@ class AnswerCache:
     ``deterministic=True`` keys answers by prompt alone (every trial of a prompt gets the
     first answer); otherwise by (prompt, trial), which only removes exact repeats.
     ``normalize`` maps an answer to its judge key (default: strip surrounding space).
+
+    Args:
+        deterministic: key answers by prompt alone (a temperature-0 agent).
+        normalize: an answer -> its judge key (default: ``str.strip``).
+
+    Example:
+        >>> from meclear_integrations.core import AnswerCache
+        >>> cache = AnswerCache(deterministic=True)
+        >>> cache.answer("prompt", 0, lambda: "Paris"), cache.answer("prompt", 1, lambda: "Rome")
+        ('Paris', 'Paris')
     """
 
     def __init__(
@@ -152,20 +178,58 @@ class AnswerCache:
         return self.normalize(key) if isinstance(key, str) else key
 
     def answer(self, prompt: str, trial: int, call: Callable[[], str]) -> str:
+        """The agent's answer for ``(prompt, trial)``, calling the model only on a miss.
+
+        Args:
+            prompt: the rendered prompt.
+            trial: the trial index (trials are cached separately).
+            call: produces the answer on a miss.
+
+        Returns:
+            The cached or fresh answer.
+        """
         return self.answers.get(self._answer_key(prompt, trial), call)
 
     async def aanswer(self, prompt: str, trial: int, call: Callable[[], Awaitable[str]]) -> str:
+        """The async :meth:`answer`; concurrent misses of one key share one call.
+
+        Args:
+            prompt: the rendered prompt.
+            trial: the trial index.
+            call: produces the answer on a miss.
+
+        Returns:
+            The cached or fresh answer.
+        """
         return await self.answers.aget(self._answer_key(prompt, trial), call)
 
     def judge(self, key: Hashable, call: Callable[[], float]) -> float:
-        """The judgement for ``key`` (an answer, or a tuple with whatever else it reads)."""
+        """The judgement for ``key`` (an answer, or a tuple with whatever else it reads).
+
+        Args:
+            key: what the verdict depends on.
+            call: produces the verdict on a miss.
+
+        Returns:
+            The cached or fresh score.
+        """
         return self.judgements.get(self._judge_key(key), call)
 
     async def ajudge(self, key: Hashable, call: Callable[[], Awaitable[float]]) -> float:
+        """The async judge verdict for ``key``; concurrent misses share one call.
+
+        Args:
+            key: what the verdict depends on.
+            call: produces the verdict on a miss.
+
+        Returns:
+            The cached or fresh score.
+        """
         return await self.judgements.aget(self._judge_key(key), call)
 
     @property
     def stats(self) -> DedupStats:
+        """Model calls made and saved so far."""
         return DedupStats(
             agent_calls=self.answers.calls,
             agent_hits=self.answers.hits,
@@ -175,8 +239,17 @@ class AnswerCache:
 
 
 def render_prompt(coalition: tuple[Memory, ...]) -> str:
-    """A plain rendering of a coalition (memory texts in retrieval order) used as the
-    agent cache key when the caller gives no prompt renderer."""
+    """A plain rendering of a coalition, the default cache key.
+
+    A plain rendering of a coalition (memory texts in retrieval order) used as the
+    agent cache key when the caller gives no prompt renderer.
+
+    Args:
+        coalition: the memories shown to the agent.
+
+    Returns:
+        ``[id] content`` per memory, one per line.
+    """
     return "\n".join(f"[{m.id}] {m.content}" for m in coalition)
 
 
@@ -187,7 +260,25 @@ def dedup_evaluator(
     *,
     prompt: Callable[[tuple[Memory, ...]], str] = render_prompt,
 ) -> Callable[[tuple[Memory, ...], int], float]:
-    """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``."""
+    """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``.
+
+    Args:
+        answer: ``answer(coalition, trial) -> str``, the agent.
+        judge: ``judge(answer) -> score``.
+        cache: the shared answer and verdict cache.
+        prompt: renders a coalition as the agent's cache key (default:
+            :func:`render_prompt`).
+
+    Returns:
+        An evaluator for :meth:`MeClearEngine.clear`.
+
+    Example:
+        >>> from meclear_integrations.core import AnswerCache, Memory, dedup_evaluator
+        >>> cache = AnswerCache(deterministic=True)
+        >>> evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, cache)
+        >>> evaluate((Memory(id="a", content="x"),), 0)
+        1.0
+    """
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = cache.answer(prompt(coalition), trial, lambda: answer(coalition, trial))
@@ -203,7 +294,17 @@ def adedup_evaluator(
     *,
     prompt: Callable[[tuple[Memory, ...]], str] = render_prompt,
 ) -> Callable[[tuple[Memory, ...], int], Awaitable[float]]:
-    """Async :func:`dedup_evaluator` (coroutine ``answer`` and ``judge``)."""
+    """Async :func:`dedup_evaluator` (coroutine ``answer`` and ``judge``).
+
+    Args:
+        answer: ``async answer(coalition, trial) -> str``, the agent.
+        judge: ``async judge(answer) -> score``.
+        cache: the shared answer and verdict cache.
+        prompt: renders a coalition as the agent's cache key.
+
+    Returns:
+        An async evaluator for :meth:`MeClearEngine.aclear`.
+    """
 
     async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = await cache.aanswer(prompt(coalition), trial, lambda: answer(coalition, trial))

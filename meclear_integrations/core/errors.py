@@ -40,6 +40,11 @@ class EvaluatorError(MeClearError):
     """The caller's evaluator raised or misbehaved on a coalition.
 
     ``coalition`` holds the memory ids of the coalition, ``trial`` the trial index.
+
+    Args:
+        message: what failed.
+        coalition: ids of the coalition whose evaluation failed.
+        trial: the trial that failed.
     """
 
     def __init__(self, message: str, *, coalition: tuple[str, ...], trial: int) -> None:
@@ -49,15 +54,21 @@ class EvaluatorError(MeClearError):
 
 
 class EstimatorError(MeClearError):
-    """The attribution estimator failed numerically (an overflow, a singular system, out of
+    """The attribution estimator failed numerically.
+
+    The attribution estimator failed numerically (an overflow, a singular system, out of
     memory) after evaluator calls were spent. The run fails open or closed like an evaluator
-    failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``."""
+    failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``.
+    """
 
 
 class InvalidRetrievalError(MeClearError, TypeError):
-    """The wrapped retriever returned an item that is not a usable document (not a
+    """The wrapped retriever returned an item that is not a usable document.
+
+    The wrapped retriever returned an item that is not a usable document (not a
     ``Document`` / node, or one without text). Integrations fail open on it (every item
-    returned unchanged) or raise it, per their ``on_error``."""
+    returned unchanged) or raise it, per their ``on_error``.
+    """
 
 
 class ScoreOutOfRangeError(EvaluatorError, ValueError):
@@ -65,10 +76,18 @@ class ScoreOutOfRangeError(EvaluatorError, ValueError):
 
 
 class InconsistentVerdictsError(MeClearError):
-    """The judge's verdicts within one query contradict each other (e.g. it accepted two
-    different answers to the same question, or repeated trials of the same context keep
-    disagreeing), so no clearance can be verified: the run abstains (``status="unverified"``)
-    and returns the context unchanged. ``reason`` names the inconsistency."""
+    """The judge's verdicts within one query contradict each other.
+
+    For example it accepted two different answers to the same question, or repeated
+    trials of the same context keep disagreeing, so no clearance can be verified: the run
+    abstains
+    (``status="unverified"``) and returns the context unchanged. ``reason`` names the
+    inconsistency.
+
+    Args:
+        message: what contradicted what.
+        reason: the run's ``status_reason``.
+    """
 
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
@@ -83,6 +102,10 @@ class TransientError(MeClearError):
     """Raise from an evaluator to mark a failure as transient (retried with backoff).
 
     ``retry_after`` (seconds), when given, is honoured as the wait before the next attempt.
+
+    Args:
+        message: what failed.
+        retry_after: seconds the server asked to wait, if it said.
     """
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
@@ -94,6 +117,10 @@ class BudgetExceededError(MeClearError):
     """The per-query budget (``max_evaluator_calls`` or ``max_wall_seconds``) ran out.
 
     ``reason`` is ``"call_budget"`` or ``"time_budget"``.
+
+    Args:
+        message: which budget ran out.
+        reason: ``"time_budget"`` or ``"call_budget"``.
     """
 
     def __init__(self, message: str, *, reason: str) -> None:
@@ -102,8 +129,14 @@ class BudgetExceededError(MeClearError):
 
 
 class ClearanceFailedError(MeClearError):
-    """Raised by integrations that fail closed when the engine reported a failed run
-    (e.g. a report produced by a fail-open engine run); ``failure`` describes it."""
+    """Raised by integrations that fail closed when the engine reported a failed run.
+
+    For example a report produced by a fail-open engine run); ``failure`` describes it.
+
+    Args:
+        message: what failed.
+        failure: the failed run's description.
+    """
 
     def __init__(self, message: str, *, failure: object = None) -> None:
         super().__init__(message)
@@ -111,9 +144,20 @@ class ClearanceFailedError(MeClearError):
 
 
 class RedactedError(MeClearError):
-    """Stands in for an error whose message may hold secrets (see ``faults.sanitize``):
+    """Stands in for an error whose message may hold secrets.
+
+    Stands in for an error whose message may hold secrets (see ``faults.sanitize``):
     the message is redacted, the original's class name, transient classification,
-    retry-after and HTTP status are kept, and no traceback chain is attached."""
+    retry-after and HTTP status are kept, and no traceback chain is attached.
+
+    Args:
+        message: ``"<Type>: <redacted message>"``.
+        original_type: the original exception's class name.
+        transient: whether retrying may heal it.
+        retry_after: seconds the server asked to wait, if any.
+        status_code: the HTTP status, if any.
+        unreadable_reply: whether it was a model reply that could not be read.
+    """
 
     def __init__(
         self,

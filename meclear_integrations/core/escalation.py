@@ -27,6 +27,9 @@ memories misled it) for the engine's verification
 (Eq. 18-19: T trials) and selection (Eq. 20). The search only proposes: nothing is cleared
 unless it is verified, so Theorem 2 holds for these candidates as for the nested ones.
 Search tests use one trial each; the ranking only orders the search.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 14, 17-20.
 """
 
 from __future__ import annotations
@@ -47,16 +50,37 @@ EscalationSearch = Generator[Batch, None, list[list[int]]]
 def escalation_pool(
     psi: Sequence[float], pool_size: int, suspects: Sequence[int] = ()
 ) -> list[int]:
-    """``suspects`` (memories an estimator singled out as harmful by a direct test, e.g.
-    the hierarchical estimator's screening), then the other positions with psi_i < 0;
-    each part most negative first (ties by position), at most ``pool_size`` in all."""
+    """The memories escalation searches: the suspects, then negative contributions.
+
+    ``suspects`` (memories an estimator singled out as harmful by a direct test, e.g. the
+    hierarchical estimator's screening), then the other positions with psi_i < 0; each
+    part most negative first (ties by position), at most ``pool_size`` in all.
+
+    Args:
+        psi: contributions by position.
+        pool_size: the most memories searched.
+        suspects: positions an estimator singled out.
+
+    Returns:
+        The pool, in priority order.
+    """
     return _pool(psi, pool_size, suspects, 0.0)
 
 
 def wide_pool(
     psi: Sequence[float], pool_size: int, suspects: Sequence[int], tau: float
 ) -> list[int]:
-    """As :func:`escalation_pool` with every psi_i < tau, at most ``pool_size``."""
+    """As :func:`escalation_pool` with every psi_i < tau, at most ``pool_size``.
+
+    Args:
+        psi: contributions by position.
+        pool_size: the most memories searched.
+        suspects: positions an estimator singled out.
+        tau: the harm tolerance.
+
+    Returns:
+        The pool, in priority order.
+    """
     return _pool(psi, pool_size, suspects, tau)
 
 
@@ -73,8 +97,19 @@ def _pool(psi: Sequence[float], size: int, suspects: Sequence[int], below: float
 def escalation_candidates(
     game: CoalitionGame, pools: Sequence[Sequence[int]], threshold: float
 ) -> EscalationSearch:
-    """The search of the module docstring: the first of ``pools`` (positions in priority
-    order, each wider than the last) whose removal recovers is shrunk."""
+    """The escalation search as a generator of batches (module docstring).
+
+    The search of the module docstring: the first of ``pools`` (positions in priority
+    order, each wider than the last) whose removal recovers is shrunk.
+
+    Args:
+        game: the coalition table.
+        pools: pools in priority order, each wider than the last.
+        threshold: the recovery predicate's score threshold.
+
+    Returns:
+        A generator that yields batches to evaluate and returns the candidates found.
+    """
     k = game.k
 
     def passes(cleared: Sequence[int]) -> bool:

@@ -48,7 +48,14 @@ Evaluator = Callable[[tuple[Memory, ...], int], float | Awaitable[float]]
 
 
 def is_async_evaluator(evaluate: Callable[..., Any]) -> bool:
-    """True when ``evaluate`` is a coroutine function (or an object whose ``__call__`` is)."""
+    """True when ``evaluate`` is a coroutine function (or an object whose ``__call__`` is).
+
+    Args:
+        evaluate: an evaluator.
+
+    Returns:
+        True for coroutine evaluators.
+    """
     return inspect.iscoroutinefunction(evaluate) or inspect.iscoroutinefunction(
         getattr(evaluate, "__call__", None)  # noqa: B004
     )
@@ -70,7 +77,16 @@ def _root(exc: BaseException) -> BaseException:
 
 
 def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -> FailedCoalition:
-    """The report entry of one failed evaluator call (error text redacted)."""
+    """The report entry of one failed evaluator call (error text redacted).
+
+    Args:
+        request: the failed evaluation.
+        exc: what it raised.
+        attempts: attempts made.
+
+    Returns:
+        The entry.
+    """
     root = _root(exc)
     return FailedCoalition(
         memory_ids=list(request.memory_ids),
@@ -121,7 +137,9 @@ async def _call_async(evaluate: Evaluator, request: EvaluationRequest) -> object
     return result
 
 
-def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: Sequence[object]):
+def _store(
+    game: CoalitionGame, requests: Sequence[EvaluationRequest], results: Sequence[object]
+) -> None:
     grouped: dict[Coalition, list[float]] = defaultdict(list)
     for request, result in zip(requests, results, strict=True):
         grouped[request.coalition].append(game.record(request, result))
@@ -132,7 +150,9 @@ def _store(game: CoalitionGame, requests: Sequence[EvaluationRequest], results: 
 class _Calls:
     """The retried calls of one batch and the failures they produced."""
 
-    def __init__(self, evaluate: Evaluator, retrier: CallRetrier, failures: list) -> None:
+    def __init__(
+        self, evaluate: Evaluator, retrier: CallRetrier, failures: list[FailedCoalition]
+    ) -> None:
         self.evaluate = evaluate
         self.retrier = retrier
         self.failures: list[FailedCoalition] = failures
@@ -195,13 +215,16 @@ INLINE_BELOW_SECONDS = 0.0005
 def _call_threaded(
     calls: _Calls, requests: Sequence[EvaluationRequest], workers: int
 ) -> list[object]:
-    """Run ``requests`` on ``workers`` daemon threads (:mod:`.workers`) that pull from one
+    """Run ``requests`` on daemon worker threads.
+
+    Run ``requests`` on ``workers`` daemon threads (:mod:`.workers`) that pull from one
     shared queue; the first failure stops the workers from taking new requests and is
     raised once every worker has stopped. At the run's deadline the batch is abandoned:
     the budget is closed, so workers take nothing new and the calls in flight start no
     further model call (:func:`~.workers.check_call_allowed`); they finish in their
     daemon threads, which never delay the caller or the interpreter's exit, and their
-    results are discarded."""
+    results are discarded.
+    """
     budget = calls.retrier.budget
     results: list[object] = [None] * len(requests)
     pending = iter(range(len(requests)))
@@ -259,10 +282,26 @@ def evaluate_sync(
     retrier: CallRetrier | None = None,
     failures: list[FailedCoalition] | None = None,
 ) -> None:
-    """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
+    """Evaluate ``coalitions`` up to ``trials`` trials each (sync).
+
+    Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
     worker threads up to ``max_concurrency``. When the run has a deadline the batch always
     goes to threads (never inline), so that the caller's thread can stop waiting at the
-    deadline; calls already in flight then finish in their threads, discarded."""
+    deadline; calls already in flight then finish in their threads, discarded.
+
+    Args:
+        game: the coalition table (filled in place).
+        coalitions: coalitions, or (coalition, trials) pairs.
+        evaluate: the evaluator.
+        max_concurrency: evaluator calls in flight at once.
+        trials: trials each coalition needs (None: T, or the pair's).
+        retrier: retries and budget of the run (None: one attempt, no budget).
+        failures: collects the calls that failed.
+
+    Raises:
+        EvaluatorError: a call failed after its retries.
+        BudgetExceededError: the run's budget ran out.
+    """
     requests = game.pending(coalitions, trials)
     if not requests:
         return
@@ -305,7 +344,9 @@ async def evaluate_async(
     retrier: CallRetrier | None = None,
     failures: list[FailedCoalition] | None = None,
 ) -> None:
-    """Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
+    """Evaluate ``coalitions`` up to ``trials`` trials each (async).
+
+    Brings ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
     at most ``max_concurrency`` calls at once.
 
     A sync evaluator runs in daemon worker threads (:func:`~.workers.in_worker`), never on
@@ -313,6 +354,19 @@ async def evaluate_async(
     cancelled and awaited before the error propagates, so no task of the batch outlives
     it; a sync call abandoned that way finishes in its daemon thread, starts no further
     model call (the run's budget is closed) and is discarded.
+
+    Args:
+        game: the coalition table (filled in place).
+        coalitions: coalitions, or (coalition, trials) pairs.
+        evaluate: the evaluator.
+        max_concurrency: evaluator calls in flight at once.
+        trials: trials each coalition needs (None: T, or the pair's).
+        retrier: retries and budget of the run (None: one attempt, no budget).
+        failures: collects the calls that failed.
+
+    Raises:
+        EvaluatorError: a call failed after its retries.
+        BudgetExceededError: the run's budget ran out.
     """
     requests = game.pending(coalitions, trials)
     if not requests:

@@ -81,11 +81,19 @@ class CircuitOpenError(MeClearError):
 
 
 class PermanentFailureError(MeClearError):
-    """A failure that retrying cannot heal (credentials, unknown model or URL, invalid
+    """A failure that retrying cannot heal.
+
+    A failure that retrying cannot heal (credentials, unknown model or URL, invalid
     request, a bug in user code): raised on the first query whatever the fail-open switch
     says. ``kind_detail`` is a short label (``auth``, ``not_found``, ``invalid_request``,
     ``bad_endpoint``, ``user_code``), ``role`` the call that failed (agent, judge or
-    evaluator) when known."""
+    evaluator) when known.
+
+    Args:
+        message: the cause and the setting to fix.
+        kind_detail: what kind of permanent failure (e.g. ``"bad_endpoint"``, ``"user_code"``).
+        role: the call that raised it (``agent``, ``judge``, ``evaluator``), if known.
+    """
 
     def __init__(self, message: str, *, kind_detail: str, role: str | None) -> None:
         super().__init__(message)
@@ -98,7 +106,15 @@ def _original_name(exc: BaseException) -> str:
 
 
 def failure_kind(exc: BaseException) -> FailureKind:
-    """The kind of ``exc`` (module docstring)."""
+    """The kind of ``exc`` (module docstring).
+
+    Args:
+        exc: a failure.
+
+    Returns:
+        One of :data:`FailureKind` (``"transient"``, ``"unreadable"``, ``"budget"``,
+        ``"permanent"``, ...).
+    """
     chain = list(exception_chain(exc))
     for link in chain:
         if isinstance(link, InconsistentVerdictsError) or (
@@ -147,19 +163,38 @@ def _not_an_api_reply(exc: BaseException) -> bool:
 
 
 def fails_open(exc: BaseException) -> bool:
-    """True when ``exc`` may fail open (every kind except ``"permanent"``)."""
+    """True when ``exc`` may fail open (every kind except ``"permanent"``).
+
+    Args:
+        exc: a failure.
+
+    Returns:
+        True unless retrying cannot heal it.
+    """
     return failure_kind(exc) != "permanent"
 
 
 def mark_role(exc: BaseException, role: Role) -> None:
-    """Record on ``exc`` which call raised it (kept by the first caller that marks it)."""
+    """Record on ``exc`` which call raised it (kept by the first caller that marks it).
+
+    Args:
+        exc: the exception.
+        role: ``"agent"``, ``"judge"`` or ``"evaluator"``.
+    """
     if getattr(exc, ROLE_ATTRIBUTE, None) is None:
         with contextlib.suppress(AttributeError, TypeError):  # exceptions with slots
             setattr(exc, ROLE_ATTRIBUTE, role)
 
 
 def failure_role(exc: BaseException) -> str | None:
-    """The role recorded by :func:`mark_role` anywhere in the chain, if any."""
+    """The role recorded by :func:`mark_role` anywhere in the chain, if any.
+
+    Args:
+        exc: the exception.
+
+    Returns:
+        The role, or None.
+    """
     for link in exception_chain(exc):
         role = getattr(link, ROLE_ATTRIBUTE, None)
         if isinstance(role, str):
@@ -197,6 +232,13 @@ def describe_permanent(
 
     ``settings`` maps a role (``agent``, ``judge``, ``evaluator``) to the setting that
     supplies it in the calling component (e.g. ``{"agent": "llm= or agent="}``).
+
+    Args:
+        exc: the permanent failure.
+        settings: role -> the setting that supplies it.
+
+    Returns:
+        The error, raised ``from exc`` by the caller.
     """
     role = failure_role(exc)
     root = _root(exc)

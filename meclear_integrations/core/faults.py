@@ -56,8 +56,18 @@ _TRANSIENT_NAME = re.compile(
 
 
 def exception_chain(exc: BaseException, depth: int = 8) -> Iterator[BaseException]:
-    """``exc`` and the exceptions it was raised from (cause, then context), at most
-    ``depth``, each once."""
+    """``exc`` and the exceptions it was raised from.
+
+    ``exc`` and the exceptions it was raised from (cause, then context), at most
+    ``depth``, each once.
+
+    Args:
+        exc: an exception.
+        depth: the most links followed.
+
+    Returns:
+        ``exc``, then its causes and contexts.
+    """
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and len(seen) < depth and id(current) not in seen:
@@ -67,8 +77,17 @@ def exception_chain(exc: BaseException, depth: int = 8) -> Iterator[BaseExceptio
 
 
 def http_status(exc: BaseException) -> int | None:
-    """The HTTP status an exception carries (``status_code``, ``status``, or its
-    response's), if any."""
+    """The HTTP status an exception carries, if any.
+
+    The HTTP status an exception carries (``status_code``, ``status``, or its
+    response's), if any.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        The status code, or None.
+    """
     for holder in (exc, getattr(exc, "response", None)):
         for name in ("status_code", "status"):
             value = getattr(holder, name, None)
@@ -93,16 +112,34 @@ def _one_is_transient(exc: BaseException) -> bool | None:
 
 
 def is_unreadable_reply(exc: BaseException) -> bool:
-    """True when the failure is a model reply that could not be read (an exception in the
+    """Whether the failure is a model reply that could not be read.
+
+    True when the failure is a model reply that could not be read (an exception in the
     chain sets ``unreadable_reply = True``, as the judges' ``VerdictParseError`` does): a
     sampled model's next reply may parse, so :class:`RetryPolicy.retry_unreadable` can
-    retry it."""
+    retry it.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        True for an unreadable reply.
+    """
     return any(getattr(link, "unreadable_reply", False) is True for link in exception_chain(exc))
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True when retrying the call may succeed (module docstring); the first exception in
-    the chain that carries a decision (a known type or an HTTP status) decides."""
+    """True when retrying the call may succeed (module docstring).
+
+    The first exception in the chain that carries a decision (a known type or an HTTP
+    status) decides.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        True when a retry may succeed.
+    """
     for link in exception_chain(exc):
         decision = _one_is_transient(link)
         if decision is not None:
@@ -136,7 +173,14 @@ def _seconds(value: object) -> float | None:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asked to wait before retrying, or None (module docstring)."""
+    """Seconds the server asked to wait before retrying, or None (module docstring).
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        Seconds, or None.
+    """
     for link in exception_chain(exc):
         explicit = _seconds(getattr(link, "retry_after", None))
         if explicit is not None:
@@ -154,10 +198,19 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def sanitize(exc: BaseException) -> RedactedError:
-    """A :class:`RedactedError` standing in for ``exc``: ``"<Type>: <redacted message>"``,
+    """A :class:`RedactedError` standing in for ``exc``.
+
+    Its message is ``"<Type>: <redacted message>"``,
     with its transient classification, retry-after, HTTP status and unreadable-reply mark;
     raise it ``from None`` where a framework records the exception (traces) so no
-    unredacted chain is kept."""
+    unredacted chain is kept.
+
+    Args:
+        exc: an exception whose message may hold secrets.
+
+    Returns:
+        The stand-in.
+    """
     if isinstance(exc, RedactedError):
         return exc
     return RedactedError(
@@ -186,8 +239,11 @@ def _clean(exc: BaseException) -> bool:
 
 
 def _stand_in(exc: BaseException) -> BaseException:
-    """A copy of ``exc`` (same type and attributes) with a redacted message, or a
-    :class:`RedactedError` when the type cannot be copied or still prints a secret."""
+    """A copy of ``exc`` with a redacted message.
+
+    Same type and attributes, or a
+    :class:`RedactedError` when the type cannot be copied or still prints a secret.
+    """
     if _clean(exc):
         try:
             return copy.copy(exc)
@@ -204,7 +260,9 @@ def _stand_in(exc: BaseException) -> BaseException:
 
 
 def redact_chain(exc: BaseException, *, _depth: int = 0) -> BaseException:
-    """``exc`` made safe to surface: every exception in its ``__cause__`` / ``__context__``
+    """``exc`` made safe to surface.
+
+    Every exception in its ``__cause__`` / ``__context__``
     chain (at most 8 deep) whose message holds a secret is replaced by a redacted stand-in
     (same type and attributes when it can be copied, else a :class:`RedactedError` with the
     original's class name and transient classification), tracebacks kept.
@@ -212,6 +270,12 @@ def redact_chain(exc: BaseException, *, _depth: int = 0) -> BaseException:
     The package's own errors are fixed in place; a foreign exception that needs a change
     is returned as a stand-in and the original is left untouched. A clean chain is
     returned as is, so types and causes are preserved whenever nothing leaks.
+
+    Args:
+        exc: an exception.
+
+    Returns:
+        ``exc`` itself when nothing in its chain holds a secret, else a stand-in.
     """
     cause, context = exc.__cause__, exc.__context__
     if _depth < _CHAIN_DEPTH:

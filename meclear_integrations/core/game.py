@@ -3,6 +3,9 @@
 The game owns the value cache keyed by memory identity: a (coalition, trial) pair is
 evaluated at most once per run, v^(S) is the mean of the trials the coalition has (T, or
 fewer under adaptive trials), and every trial score is kept for the recovery predicate.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class EvaluationRequest:
 
     @property
     def memory_ids(self) -> tuple[str, ...]:
+        """The ids of the coalition's memories."""
         return tuple(m.id for m in self.memories)
 
 
@@ -60,15 +64,26 @@ class CoalitionGame:
 
     @property
     def k(self) -> int:
+        """K, the number of memories in the frozen context."""
         return len(self.context)
 
     @property
     def full(self) -> Coalition:
+        """The full context M as a coalition."""
         return full(self.k)
 
     def memories_of(self, coalition: Coalition) -> tuple[Memory, ...]:
-        """The memories of ``coalition`` in retrieval order (byte-wise lookup tables, filled
-        as bytes occur)."""
+        """The memories of ``coalition`` in retrieval order.
+
+        The memories of ``coalition`` in retrieval order (byte-wise lookup tables, filled
+        as bytes occur).
+
+        Args:
+            coalition: a coalition.
+
+        Returns:
+            Its memories.
+        """
         if not self._chunks:
             self._chunks = _chunk_tables(self.context)
         out: list[Memory] = []
@@ -86,7 +101,14 @@ class CoalitionGame:
         return tuple(out)
 
     def trials_of(self, coalition: Coalition) -> int:
-        """How many trials of ``coalition`` are cached."""
+        """How many trials of ``coalition`` are cached.
+
+        Args:
+            coalition: a coalition.
+
+        Returns:
+            Its trials so far.
+        """
         return len(self.scores.get(coalition, ()))
 
     def pending(
@@ -94,10 +116,20 @@ class CoalitionGame:
         coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
         trials: int | None = None,
     ) -> list[EvaluationRequest]:
-        """Evaluator calls still needed so that each coalition has ``trials`` trials (T by
+        """Evaluator calls still needed to bring each coalition to ``trials``.
+
+        Evaluator calls still needed so that each coalition has ``trials`` trials (T by
         default; ``(coalition, trials)`` pairs give each coalition its own count, the
         largest one wins), deduplicated in first-seen order. Every requested occurrence
-        that needs no new call is a cache hit."""
+        that needs no new call is a cache hit.
+
+        Args:
+            coalitions: coalitions, or (coalition, trials) pairs.
+            trials: trials each needs (None: T, or the pair's).
+
+        Returns:
+            One request per missing trial.
+        """
         default = self.trials if trials is None else trials
         want: dict[Coalition, int] = {}
         occurrences = 0
@@ -120,7 +152,14 @@ class CoalitionGame:
         return todo
 
     def missing(self, coalitions: Iterable[Coalition]) -> list[Coalition]:
-        """Coalitions not cached yet, deduplicated, in first-seen order; counts cache hits."""
+        """Coalitions not cached yet, deduplicated, in first-seen order; counts cache hits.
+
+        Args:
+            coalitions: coalitions.
+
+        Returns:
+            Those with no trial yet.
+        """
         seen: set[Coalition] = set()
         todo: list[Coalition] = []
         for coalition in coalitions:
@@ -132,7 +171,14 @@ class CoalitionGame:
         return todo
 
     def requests(self, coalitions: Sequence[Coalition]) -> list[EvaluationRequest]:
-        """The evaluator calls needed for ``coalitions`` (T per coalition)."""
+        """The evaluator calls needed for ``coalitions`` (T per coalition).
+
+        Args:
+            coalitions: coalitions.
+
+        Returns:
+            T requests (trials 0..T-1) for each coalition.
+        """
         return [
             EvaluationRequest(c, self.memories_of(c), trial)
             for c in coalitions
@@ -146,6 +192,16 @@ class CoalitionGame:
         a bool or a string) that is finite and in [0, 1] is accepted; anything else,
         including a number too large for a float (``10**400``), raises
         :class:`ScoreOutOfRangeError` (an evaluator failure: the run fails open or closed).
+
+        Args:
+            request: the evaluated request.
+            score: what the evaluator returned.
+
+        Returns:
+            The validated score.
+
+        Raises:
+            ScoreOutOfRangeError: not a finite number in [0, 1].
         """
         self.evaluator_calls += 1
         value = math.nan
@@ -164,18 +220,39 @@ class CoalitionGame:
         return value
 
     def store(self, coalition: Coalition, trial_scores: Sequence[float]) -> None:
-        """Append ``trial_scores`` (the next trials, in order) to the coalition's scores."""
+        """Append ``trial_scores`` (the next trials, in order) to the coalition's scores.
+
+        Args:
+            coalition: a coalition.
+            trial_scores: its new trials' scores.
+        """
         self.scores[coalition] = self.scores.get(coalition, ()) + tuple(trial_scores)
 
     def value(self, coalition: Coalition) -> float:
-        """v^(S): the mean of the coalition's trial scores."""
+        """v^(S): the mean of the coalition's trial scores.
+
+        Args:
+            coalition: an evaluated coalition.
+
+        Returns:
+            v(S), the mean of its trials.
+        """
         trial_scores = self.scores[coalition]
         return sum(trial_scores) / len(trial_scores)
 
     def recovers(self, coalition: Coalition, threshold: float) -> bool:
-        """nu(S) = 1: every trial of the coalition scores at least ``threshold``."""
+        """nu(S) = 1: every trial of the coalition scores at least ``threshold``.
+
+        Args:
+            coalition: an evaluated coalition.
+            threshold: the score a trial must reach.
+
+        Returns:
+            True when every trial reaches it.
+        """
         return all(s >= threshold for s in self.scores[coalition])
 
     @property
     def coalitions_evaluated(self) -> int:
+        """Distinct coalitions with at least one trial."""
         return len(self.scores)

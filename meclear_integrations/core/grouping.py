@@ -64,6 +64,12 @@ def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
     df over the context itself. Products are accumulated word by word over the documents
     sharing the word (no dense K x vocabulary product). A text without words is similar to
     nothing (row and column 0, diagonal 1).
+
+    Args:
+        texts: the memory texts.
+
+    Returns:
+        The K x K similarity.
     """
     k = len(texts)
     vocabulary: dict[str, int] = {}
@@ -103,6 +109,16 @@ def memory_similarity(memories: Sequence[Memory], embed: Embedder | None = None)
     similarity with a warning: similarity only orders what is tested together. Anything
     else (an exception that retrying cannot heal, a wrong number or shape of vectors) is
     a configuration error raised at once.
+
+    Args:
+        memories: the context.
+        embed: texts -> vectors (None: lexical similarity).
+
+    Returns:
+        The K x K similarity.
+
+    Raises:
+        ConfigurationError: ``embed`` returned vectors of the wrong shape.
     """
     texts = [m.content for m in memories]
     if embed is None:
@@ -120,17 +136,29 @@ def memory_similarity(memories: Sequence[Memory], embed: Embedder | None = None)
     try:
         matrix = np.asarray(vectors, dtype=float)
         if matrix.ndim != 2 or len(matrix) != len(texts):
-            raise ValueError(f"expected {len(texts)} vectors, got shape {matrix.shape}")
+            raise ConfigurationError(f"expected {len(texts)} vectors, got shape {matrix.shape}")
         return cosine_similarity(matrix)
     except (TypeError, ValueError) as exc:
         raise ConfigurationError(f"the embed function returned unusable vectors: {exc}") from exc
 
 
 def cosine_similarity(vectors: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
-    """Cosine similarity of the rows of ``vectors`` (zero rows are similar to nothing)."""
+    """Cosine similarity of the rows of ``vectors`` (zero rows are similar to nothing).
+
+    Args:
+        vectors: one row per memory.
+
+    Returns:
+        The K x K similarity.
+
+    Raises:
+        ConfigurationError: not a finite 2-D array.
+    """
     matrix = np.asarray(vectors, dtype=float)
     if matrix.ndim != 2 or not np.all(np.isfinite(matrix)):
-        raise ValueError("embedding vectors must be a finite 2-D array (one row per memory)")
+        raise ConfigurationError(
+            "embedding vectors must be a finite 2-D array (one row per memory)"
+        )
     norms = np.linalg.norm(matrix, axis=1)
     unit = matrix / np.where(norms > 0, norms, 1.0)[:, None]
     similarity = np.clip(unit @ unit.T, -1.0, 1.0)
@@ -145,7 +173,9 @@ def spread_partition(
     *,
     penalty: np.ndarray | None = None,
 ) -> list[list[int]]:
-    """Split positions 0..K-1 into ``n_blocks`` blocks of near-equal size (sizes differ by
+    """Split positions 0..K-1 into ``n_blocks`` blocks, similar memories apart.
+
+    Split positions 0..K-1 into ``n_blocks`` blocks of near-equal size (sizes differ by
     at most one) so that similar memories land in different blocks.
 
     Greedy anti-clustering: memories are placed most-similar-to-something first (ties in a
@@ -153,6 +183,15 @@ def spread_partition(
     to it, then to the emptier block, then at random. ``penalty`` (K x K, added to the
     similarity) pushes apart pairs that must not meet again, e.g. members of a block of an
     earlier partition. Blocks are returned in the order of their smallest position.
+
+    Args:
+        similarity: the K x K similarity.
+        n_blocks: the number of blocks.
+        rng: breaks ties.
+        penalty: extra similarity, e.g. former block mates to keep apart.
+
+    Returns:
+        The blocks, each a list of positions.
     """
     k = len(similarity)
     n_blocks = max(1, min(n_blocks, k))
@@ -178,9 +217,19 @@ def spread_partition(
 
 
 def similarity_order(positions: Sequence[int], similarity: np.ndarray) -> list[int]:
-    """``positions`` as a nearest-neighbour chain: start from the member with the most
+    """``positions`` ordered as a nearest-neighbour chain.
+
+    ``positions`` as a nearest-neighbour chain: start from the member with the most
     similar partner, then repeatedly append the unvisited member most similar to the last
-    one (ties by position), so near-duplicates end up adjacent."""
+    one (ties by position), so near-duplicates end up adjacent.
+
+    Args:
+        positions: the positions to order.
+        similarity: the K x K similarity.
+
+    Returns:
+        The positions, similar ones adjacent.
+    """
     remaining = sorted(positions)
     if len(remaining) <= 2:
         return remaining

@@ -3,6 +3,9 @@
 Delta_ij v(S) = v(S u {i, j}) - v(S u {i}) - v(S u {j}) + v(S). With the predecessor set
 P_ij(pi) = P_i(pi) minus {j}, averaging over uniform permutations gives the Shapley
 interaction index; with a complete coalition table it is computed exactly.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 15.
 """
 
 from __future__ import annotations
@@ -33,7 +36,14 @@ def _delta(game: CoalitionGame, s: Coalition, i: int, j: int) -> float:
 
 
 def exact_interactions(game: CoalitionGame) -> dict[tuple[int, int], float]:
-    """Shapley interaction index for every pair from a complete table."""
+    """Shapley interaction index for every pair from a complete table.
+
+    Args:
+        game: a table holding every coalition.
+
+    Returns:
+        omega_ij by pair (i < j).
+    """
     k = game.k
     out: dict[tuple[int, int], float] = {}
     for i, j in combinations(range(k), 2):
@@ -61,7 +71,15 @@ def _predecessors(order: np.ndarray, i: int, j: int) -> Coalition:
 
 
 def sampled_interaction_plan(orders: list[np.ndarray], k: int) -> list[Coalition]:
-    """Coalitions needed by Eq. 15 over the sampled permutations."""
+    """Coalitions needed by Eq. 15 over the sampled permutations.
+
+    Args:
+        orders: the permutations.
+        k: the number of memories.
+
+    Returns:
+        The coalitions the sampled estimate reads.
+    """
     plan: list[Coalition] = []
     for i, j in combinations(range(k), 2):
         bi, bj = 1 << i, 1 << j
@@ -74,7 +92,15 @@ def sampled_interaction_plan(orders: list[np.ndarray], k: int) -> list[Coalition
 def sampled_interactions(
     game: CoalitionGame, orders: list[np.ndarray]
 ) -> dict[tuple[int, int], float]:
-    """omega^_ij = (1/L) sum_l Delta_ij v^(P_ij(pi_l)) (Eq. 15)."""
+    """omega^_ij = (1/L) sum_l Delta_ij v^(P_ij(pi_l)) (Eq. 15).
+
+    Args:
+        game: the table with the plan evaluated.
+        orders: the permutations.
+
+    Returns:
+        omega_ij by pair (i < j).
+    """
     out: dict[tuple[int, int], float] = {}
     for i, j in combinations(range(game.k), 2):
         deltas = [_delta(game, _predecessors(order, i, j), i, j) for order in orders]
@@ -92,6 +118,15 @@ def interaction_label(omega: float, psi_i: float, psi_j: float, tau: float) -> I
       harm: psi < 0, omega < 0; for helpful pairs, complementary evidence);
     - ``uncertain``: the members pull in opposite directions (a conflict, e.g. a fault
       overriding gold evidence) or their summed effect is within tau of zero.
+
+    Args:
+        omega: the pair's interaction.
+        psi_i: the first memory's contribution.
+        psi_j: the second memory's contribution.
+        tau: the harm tolerance.
+
+    Returns:
+        The pair's label.
     """
     if abs(omega) <= tau:
         return "additive"

@@ -1,4 +1,8 @@
-"""Memories and the frozen retrieved context M (Eq. 1, 6)."""
+"""Memories and the frozen retrieved context M (Eq. 1, 6).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 1, 6.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +37,11 @@ class Memory(BaseModel):
     @field_validator("id", "content", mode="before")
     @classmethod
     def _utf8_safe(cls, value: object) -> object:
-        """A lone surrogate (text no UTF-8 channel, provider, database or trace can carry)
-        is kept as its backslash escape, so hostile text serialises at every exit."""
+        """Keep lone surrogates in memory texts as backslash escapes.
+
+        A lone surrogate (text no UTF-8 channel, provider, database or trace can carry)
+        is kept as its backslash escape, so hostile text serialises at every exit.
+        """
         return utf8_safe(value) if isinstance(value, str) else value
 
     @field_serializer("metadata", when_used="json")
@@ -53,9 +60,18 @@ def _text_of(value: object) -> str:
 
 
 def json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
-    """``metadata`` as JSON-ready values: what pydantic can serialise (dates, decimals,
+    """``metadata`` as JSON-ready values.
+
+    ``metadata`` as JSON-ready values: what pydantic can serialise (dates, decimals,
     sets...) as pydantic does, anything else (arbitrary objects, cycles, extreme nesting)
-    as its ``str()``; never raises."""
+    as its ``str()``; never raises.
+
+    Args:
+        metadata: a memory's metadata.
+
+    Returns:
+        A JSON-serialisable copy.
+    """
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         try:
@@ -78,7 +94,18 @@ def _utf8_safe_tree(value: Any) -> Any:
 
 
 def freeze_context(memories: Iterable[Memory]) -> tuple[Memory, ...]:
-    """Freeze a retrieved context in retrieval order (Eq. 6); duplicate ids are an error."""
+    """Freeze a retrieved context in retrieval order (Eq. 6); duplicate ids are an error.
+
+    Args:
+        memories: the retrieved memories, in retrieval order.
+
+    Returns:
+        The frozen context M (Eq. 6).
+
+    Raises:
+        ConfigurationError: a single memory, or an item that is not a :class:`Memory`.
+        DuplicateMemoryError: two memories share an id.
+    """
     if isinstance(memories, Memory):
         raise ConfigurationError("expected a sequence of Memory objects, got a single Memory")
     frozen = tuple(memories)
@@ -97,5 +124,12 @@ def freeze_context(memories: Iterable[Memory]) -> tuple[Memory, ...]:
 
 
 def memory_ids(memories: Sequence[Memory]) -> tuple[str, ...]:
-    """The ids of ``memories`` in order."""
+    """The ids of ``memories`` in order.
+
+    Args:
+        memories: memories in retrieval order.
+
+    Returns:
+        Their ids.
+    """
     return tuple(m.id for m in memories)

@@ -27,6 +27,9 @@ pays it once per memory.
 
 The engine never trusts a prior: an id is only a candidate to verify. Which memories to
 offer (and which never to offer, e.g. memories a person restored) is the caller's policy.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
 """
 
 from __future__ import annotations
@@ -53,13 +56,28 @@ class PriorCandidate(BaseModel):
 
     @classmethod
     def of(cls, prior: Iterable[str] | PriorCandidate) -> PriorCandidate:
-        """``prior`` as a candidate (plain ids: every member counts as proven)."""
+        """``prior`` as a candidate (plain ids: every member counts as proven).
+
+        Args:
+            prior: ids, or a candidate (returned as is).
+
+        Returns:
+            The candidate.
+        """
         if isinstance(prior, PriorCandidate):
             return prior
         return cls(ids=tuple(str(i) for i in prior))
 
 
 def prior_positions(context: Sequence[Memory], prior_harmful: Iterable[str]) -> list[int]:
-    """Positions (retrieval order) of the context's memories named in ``prior_harmful``."""
+    """Positions (retrieval order) of the context's memories named in ``prior_harmful``.
+
+    Args:
+        context: the frozen context.
+        prior_harmful: the candidate's memory ids.
+
+    Returns:
+        Positions of those ids present in the context, in retrieval order.
+    """
     wanted = {str(i) for i in prior_harmful}
     return [i for i, m in enumerate(context) if m.id in wanted]

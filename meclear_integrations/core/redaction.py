@@ -137,12 +137,21 @@ def _char_class(char: str) -> int:
 
 
 def is_high_entropy(token: str) -> bool:
-    """True when ``token`` looks like a random credential (module docstring): at least 24
+    """Whether ``token`` looks like a random credential.
+
+    True when ``token`` looks like a random credential (module docstring): at least 24
     characters, not hexadecimal, upper case, lower case and digits mixed, class runs at
     most :data:`MAX_MEAN_RUN` long on average, letters and digits alternating on at least
     :data:`MIN_LETTER_DIGIT_SWITCHES` of the positions, and at least
     :data:`MIN_ENTROPY_BITS` bits of entropy per character. About 3 in 100 random
-    32-character base-62 strings fail it (the provider formats above do not need it)."""
+    32-character base-62 strings fail it (the provider formats above do not need it).
+
+    Args:
+        token: a word of a text.
+
+    Returns:
+        True for a credential-like token.
+    """
     n = len(token)
     if n < 24 or set(token) <= _HEX:
         return False
@@ -164,13 +173,34 @@ def _generic(match: re.Match[str]) -> str:
 
 
 def is_secret_key(key: object) -> bool:
-    """True when a mapping key names a secret (``api_key``, ``Authorization``, ...)."""
+    """True when a mapping key names a secret (``api_key``, ``Authorization``, ...).
+
+    Args:
+        key: a mapping key.
+
+    Returns:
+        True for a secret's name.
+    """
     return isinstance(key, str) and len(key) <= 200 and bool(_SECRET_KEY.match(key.strip()))
 
 
 def redact(text: str) -> str:
-    """``text`` with secret-looking substrings replaced by :data:`REDACTED` (texts longer
-    than :data:`MAX_REDACT_CHARS` are cut first)."""
+    """``text`` with secret-looking substrings replaced.
+
+    ``text`` with secret-looking substrings replaced by :data:`REDACTED` (texts longer
+    than :data:`MAX_REDACT_CHARS` are cut first).
+
+    Args:
+        text: any text.
+
+    Returns:
+        The redacted text.
+
+    Example:
+        >>> from meclear_integrations.core import redact
+        >>> redact("key sk-abcdefghijklmnopqrstuvwxyz0123456789")
+        'key [REDACTED]'
+    """
     if not isinstance(text, str):
         text = str(text)
     if len(text) > MAX_REDACT_CHARS:
@@ -181,8 +211,17 @@ def redact(text: str) -> str:
 
 
 def redact_payload(value: Any, *, _depth: int = 0) -> Any:
-    """A copy of a JSON-like ``value`` with every string redacted and every secret-named
-    mapping entry replaced by :data:`REDACTED` (other leaf types are returned as is)."""
+    """A copy of a JSON-like ``value`` with secrets redacted.
+
+    A copy of a JSON-like ``value`` with every string redacted and every secret-named
+    mapping entry replaced by :data:`REDACTED` (other leaf types are returned as is).
+
+    Args:
+        value: a JSON-like value.
+
+    Returns:
+        The redacted copy.
+    """
     if _depth > 50:
         return REDACTED
     if isinstance(value, str):

@@ -15,6 +15,14 @@ def _fmt(x: float | None) -> str:
 
 
 def render_report(report: ClearanceReport) -> str:
+    """The report as a plain-text table: one row per memory, then the clearance.
+
+    Args:
+        report: a clearance report.
+
+    Returns:
+        The table and a summary of what was cleared and what it cost.
+    """
     width = max([len("memory"), *(len(a.memory_id) for a in report.attributions)])
     lines = [
         f"{'memory':<{width}}  {'LOO d':>7}  {'LOO label':<12}  {'Shapley':>8}  "

@@ -1,4 +1,8 @@
-"""The clearance report: every decision of one run, JSON round-trippable."""
+"""The clearance report: every decision of one run, JSON round-trippable.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 5, 7, 11, 13-19.
+"""
 
 from __future__ import annotations
 
@@ -269,25 +273,43 @@ class ClearanceReport(BaseModel):
 
     @property
     def cleared_ids(self) -> list[str]:
+        """Ids of the cleared memories, in retrieval order."""
         return [m.id for m in self.cleared]
 
     @property
     def kept_ids(self) -> list[str]:
+        """Ids of the kept memories, in retrieval order."""
         return [m.id for m in self.kept]
 
     @property
     def harmful_ids(self) -> list[str]:
+        """Ids of the memories flagged harmful (H^, Eq. 14)."""
         return [a.memory_id for a in self.attributions if a.harmful]
 
     def attribution(self, memory_id: str) -> MemoryAttribution:
-        """The attribution of ``memory_id`` (KeyError when absent)."""
+        """The attribution of ``memory_id`` (KeyError when absent).
+
+        Args:
+            memory_id: the id of a memory of the context.
+
+        Returns:
+            Its attribution.
+
+        Raises:
+            KeyError: no memory of the context has this id.
+        """
         for a in self.attributions:
             if a.memory_id == memory_id:
                 return a
         raise KeyError(memory_id)
 
     def to_table(self) -> str:
-        """A readable text rendering of the report."""
+        """A readable text rendering of the report.
+
+        Returns:
+            One row per memory (LOO effect, label, Shapley value, interval, rank, verdict) and
+            the clearance.
+        """
         from .rendering import render_report
 
         return render_report(self)

@@ -34,7 +34,14 @@ AsyncSleep = Callable[[float], Awaitable[None]]
 
 
 class CallRetrier:
-    """Runs evaluator attempts under a :class:`RetryPolicy` and a :class:`RunBudget`."""
+    """Runs evaluator attempts under a :class:`RetryPolicy` and a :class:`RunBudget`.
+
+    Args:
+        policy: the retry policy.
+        budget: the run's budget (every attempt is taken from it).
+        sleep: replaces the backoff waits (sync).
+        asleep: replaces the backoff waits (async).
+    """
 
     def __init__(
         self,
@@ -101,6 +108,16 @@ class CallRetrier:
         The first attempt runs outside tenacity (the common, successful case costs no
         retry machinery); a transient failure is replayed into tenacity as its attempt 1,
         so waits and stop rules see exactly the same sequence as a plain retry loop.
+
+        Args:
+            attempt: one attempt of the call.
+
+        Returns:
+            What the first successful attempt returns.
+
+        Raises:
+            BudgetExceededError: the budget ran out.
+            Exception: the last attempt's error once retries are exhausted or it is permanent.
         """
         self.budget.take(retry=False)
         try:
@@ -118,7 +135,18 @@ class CallRetrier:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def acall(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        """Async :meth:`call`; the backoff waits are ``await asleep(...)`` (cancellable)."""
+        """Async :meth:`call`; the backoff waits are ``await asleep(...)`` (cancellable).
+
+        Args:
+            attempt: produces one attempt's awaitable.
+
+        Returns:
+            What the first successful attempt returns.
+
+        Raises:
+            BudgetExceededError: the budget ran out.
+            Exception: the last attempt's error once retries are exhausted or it is permanent.
+        """
         self.budget.take(retry=False)
         try:
             return await attempt()

@@ -35,8 +35,11 @@ RENAMED: dict[str, str] = {
 
 
 class UnknownSettingError(ConfigurationError):
-    """A keyword argument that the component does not have (a ``ValueError``: pydantic
-    reports it as a ``ValidationError`` with the path of the setting)."""
+    """A keyword argument that the component does not have.
+
+    A keyword argument that the component does not have (a ``ValueError``: pydantic
+    reports it as a ``ValidationError`` with the path of the setting).
+    """
 
 
 def _suggestion(name: str, valid: list[str], engine: list[str], renamed: Mapping[str, str]) -> str:
@@ -63,9 +66,23 @@ def reject_unknown(
     engine: Iterable[str] = (),
     renamed: Mapping[str, str] = RENAMED,
 ) -> None:
-    """Raise :class:`UnknownSettingError` for the first key of ``given`` (a mapping of
+    """Raise :class:`UnknownSettingError` for an unknown setting.
+
+    Raise :class:`UnknownSettingError` for the first key of ``given`` (a mapping of
     keyword arguments; anything else is left to the model's own validation) that is not
-    in ``valid``."""
+    in ``valid``.
+
+    Args:
+        owner: the component's name, for the message.
+        given: the keyword arguments.
+        valid: the accepted names.
+        engine: engine settings the component does not take (the hint names
+            ``ClearanceConfig``).
+        renamed: hints for old or likely names.
+
+    Raises:
+        UnknownSettingError: a key is not a valid setting.
+    """
     if not isinstance(given, Mapping):
         return
     allowed = list(valid)
@@ -78,15 +95,31 @@ def reject_unknown(
 
 
 def accepted_names(model: Any) -> list[str]:
-    """Keyword arguments a pydantic model class accepts: its fields and their aliases."""
+    """Keyword arguments a pydantic model class accepts: its fields and their aliases.
+
+    Args:
+        model: a pydantic model class.
+
+    Returns:
+        The names.
+    """
     fields = model.model_fields
     return [*fields, *(f.alias for f in fields.values() if f.alias)]
 
 
 def strict_init(init: F) -> F:
-    """Decorate a plain class's ``__init__`` so an unknown keyword raises
+    """Make a plain class's ``__init__`` reject unknown keywords.
+
+    Decorate a plain class's ``__init__`` so an unknown keyword raises
     :class:`UnknownSettingError` naming the closest parameter (instead of Python's bare
-    ``TypeError``)."""
+    ``TypeError``).
+
+    Args:
+        init: the ``__init__`` to wrap.
+
+    Returns:
+        The checked ``__init__``.
+    """
     names = [p for p in inspect.signature(init).parameters if p != "self"]
 
     @functools.wraps(init)

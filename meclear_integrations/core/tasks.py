@@ -25,7 +25,17 @@ async def _cancel_all(tasks: Sequence[asyncio.Future[T]]) -> None:
 
 
 async def gather_or_cancel(awaitables: Iterable[Awaitable[T]]) -> list[T]:
-    """The results of ``awaitables`` in order; the first error cancels the rest."""
+    """The results of ``awaitables`` in order; the first error cancels the rest.
+
+    Args:
+        awaitables: the work to run concurrently.
+
+    Returns:
+        The results, in order.
+
+    Raises:
+        Exception: the first error, after the rest were cancelled.
+    """
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     if not tasks:
         return []

@@ -6,7 +6,9 @@ __all__ = ["utf8_safe"]
 
 
 def utf8_safe(text: str) -> str:
-    """``text`` with each lone surrogate (U+D800..U+DFFF, which UTF-8 cannot encode) written
+    r"""``text`` with lone surrogates written as backslash escapes.
+
+    ``text`` with each lone surrogate (U+D800..U+DFFF, which UTF-8 cannot encode) written
     as its backslash escape (``\\ud800``); any other text is returned unchanged.
 
     Retrieved text is hostile input: a lone surrogate would make JSON reports, the ledger,
@@ -19,8 +21,8 @@ def utf8_safe(text: str) -> str:
         A string that encodes to UTF-8.
 
     Example:
-        >>> utf8_safe("ok\\ud800")
-        'ok\\\\ud800'
+        >>> utf8_safe("ok\ud800")
+        'ok\\ud800'
     """
     try:
         text.encode("utf-8")

@@ -24,7 +24,11 @@ else (unset, ``false``, ``no_content``...) leaves it off."""
 
 
 def content_capture_from_env() -> bool:
-    """True when :data:`CAPTURE_CONTENT_ENV` asks for contents."""
+    """True when :data:`CAPTURE_CONTENT_ENV` asks for contents.
+
+    Returns:
+        The environment's choice.
+    """
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _CAPTURE_VALUES
 
 
@@ -61,7 +65,11 @@ class TraceSettings(BaseModel):
     """An OpenTelemetry ``TracerProvider`` to use instead of the global one."""
 
     def captures_content(self) -> bool:
-        """Whether contents are recorded (the explicit setting, else the environment)."""
+        """Whether contents are recorded (the explicit setting, else the environment).
+
+        Returns:
+            True when contents are recorded.
+        """
         if self.capture_content is not None:
             return self.capture_content
         return content_capture_from_env()

@@ -69,7 +69,16 @@ _EVALUATION: ContextVar[Any] = ContextVar("meclear_trace_evaluation", default=No
 def clearance_scope(
     *, query: str | None = None, framework: str | None = None, parent: Any = None
 ) -> Iterator[ClearanceScope]:
-    """Name the query / framework / parent span of the clearance run inside the block."""
+    """Name the query / framework / parent span of the clearance run inside the block.
+
+    Args:
+        query: the query being answered.
+        framework: the integration running the clearance.
+        parent: the span to parent the clearance span to.
+
+    Returns:
+        A context manager yielding the scope.
+    """
     scope = ClearanceScope(query=query, framework=framework, parent=parent)
     token = _SCOPE.set(scope)
     try:
@@ -86,7 +95,11 @@ class JudgeCall(Protocol):
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
 
     def verdict(self, verdict: Any) -> None:
-        """Record the judge's verdict (score, how it was read, reason)."""
+        """Record the judge's verdict (score, how it was read, reason).
+
+        Args:
+            verdict: the judge's parsed verdict.
+        """
 
 
 class Trace(Protocol):
@@ -97,13 +110,31 @@ class Trace(Protocol):
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
 
     def evaluator(self, evaluate: Evaluator) -> Evaluator:
-        """``evaluate`` wrapped so each call runs inside its span (same sync/async kind)."""
+        """``evaluate`` wrapped so each call runs inside its span (same sync/async kind).
+
+        Args:
+            evaluate: the run's evaluator.
+
+        Returns:
+            The traced evaluator.
+        """
 
     def stage(self, event: StageEvent) -> None:
-        """Open or close the stage span of ``event``."""
+        """Open or close the stage span of ``event``.
+
+        Args:
+            event: a stage event.
+        """
 
     def done(self, report: ClearanceReport) -> ClearanceReport:
-        """Record the report on the clearance span; returns ``report``."""
+        """Record the report on the clearance span; returns ``report``.
+
+        Args:
+            report: the run's report.
+
+        Returns:
+            ``report``.
+        """
 
 
 class _NullJudge:
@@ -141,7 +172,16 @@ NULL_TRACE: Trace = _NullTrace()
 def start_trace(
     settings: TraceSettings | None, context: Sequence[Memory], config: ClearanceConfig
 ) -> Trace:
-    """The tracing of one clearance over ``context`` (see the module docstring)."""
+    """The tracing of one clearance over ``context`` (see the module docstring).
+
+    Args:
+        settings: the tracing settings (None: the defaults).
+        context: the frozen context.
+        config: the run's settings.
+
+    Returns:
+        The trace (a no-op when nothing records spans).
+    """
     settings = settings if settings is not None else _DEFAULT
     if not settings.enabled:
         return NULL_TRACE
@@ -158,8 +198,19 @@ def start_trace(
 def judge_call(
     judge: object, question: str, answer: str, *, reference: str | None = None
 ) -> JudgeCall:
-    """The hook around one judge call of the evaluation running in this context."""
+    """The hook around one judge call of the evaluation running in this context.
+
+    Args:
+        judge: the judge.
+        question: the query.
+        answer: the answer judged.
+        reference: the reference answer, if any.
+
+    Returns:
+        The hook (a no-op outside a traced evaluation).
+    """
     evaluation = _EVALUATION.get()
     if evaluation is None:
         return NULL_JUDGE
-    return evaluation.judge(judge, question, answer, reference)
+    call: JudgeCall = evaluation.judge(judge, question, answer, reference)
+    return call

@@ -39,6 +39,9 @@ won by luck. :class:`SequentialVerifier` keeps Eq. 18-20 and decides on evidence
 Theorem 2 holds for the estimates: the selected context's value is at least the full
 context's (a non-empty clearance verifiably gains), a non-empty clearance verifiably
 recovers, and no smaller admissible candidate is as good (verifiably, under noise).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2, 18-20.
 """
 
 from __future__ import annotations
@@ -117,9 +120,20 @@ def _beta_quantile(p: float, a: float, b: float) -> float:
 
 @lru_cache(maxsize=4096)
 def clopper_pearson(successes: float, n: int, delta: float) -> tuple[float, float]:
-    """One-sided Clopper-Pearson bounds (lower, upper), each at level ``delta``, on a
+    """One-sided Clopper-Pearson bounds on a pass rate.
+
+    One-sided Clopper-Pearson bounds (lower, upper), each at level ``delta``, on a
     success rate from ``successes`` out of ``n`` trials. A fractional ``successes`` (the
-    sum of scores in [0, 1]) uses the same beta quantiles."""
+    sum of scores in [0, 1]) uses the same beta quantiles.
+
+    Args:
+        successes: passes (may be fractional: a mean score times n).
+        n: trials.
+        delta: the level of each bound.
+
+    Returns:
+        (lower, upper).
+    """
     if n <= 0:
         return 0.0, 1.0
     s = min(max(float(successes), 0.0), float(n))
@@ -129,8 +143,19 @@ def clopper_pearson(successes: float, n: int, delta: float) -> tuple[float, floa
 
 
 def trials_to_verify(rate: float, delta: float, at_most: int) -> int:
-    """Passing trials in a row needed for the pass-rate lower bound to reach ``rate``
-    (``at_most`` + 1 when ``at_most`` trials cannot get there)."""
+    """Passing trials in a row needed to verify a pass rate of ``rate``.
+
+    Passing trials in a row needed for the pass-rate lower bound to reach ``rate``
+    (``at_most`` + 1 when ``at_most`` trials cannot get there).
+
+    Args:
+        rate: the pass rate to verify.
+        delta: the level of the lower bound.
+        at_most: the most trials allowed.
+
+    Returns:
+        The number of passes in a row (``at_most + 1`` when unreachable).
+    """
     for n in range(1, at_most + 1):
         if clopper_pearson(n, n, delta)[0] >= rate:
             return n
@@ -174,6 +199,14 @@ class SequentialVerifier:
     Stateless: every decision is read from the game's trial scores, so the engine and any
     other caller (the benchmark's baselines) share it by evaluating what :meth:`plan`
     asks for until it asks for nothing.
+
+    Args:
+        trials: T, the trials every candidate gets first.
+        max_trials: the most trials one context gets.
+        success_threshold: the score a trial must reach to pass.
+        recovery_rate: the pass rate a candidate must verifiably reach (Eq. 19).
+        delta: the level of each one-sided Clopper-Pearson bound.
+        exit_rate: the pass rate the full context must verifiably reach for an early exit.
     """
 
     def __init__(
@@ -204,10 +237,27 @@ class SequentialVerifier:
     # ------------------------------------------------------------------ evidence
     @staticmethod
     def noisy(game: CoalitionGame) -> bool:
-        """Some context's trials disagree."""
+        """Some context's trials disagree.
+
+        Args:
+            game: the coalition table.
+
+        Returns:
+            True once any coalition's trials disagree.
+        """
         return any(len(set(scores)) > 1 for scores in game.scores.values())
 
     def evidence(self, game: CoalitionGame, coalition: Coalition, noisy: bool) -> CandidateEvidence:
+        """What the trials of ``coalition`` show: value bounds and recovery.
+
+        Args:
+            game: the coalition table.
+            coalition: the context M minus a candidate.
+            noisy: whether any context's trials disagree (values become intervals).
+
+        Returns:
+            The candidate's evidence.
+        """
         scores = game.scores.get(coalition, ())
         n = len(scores)
         if n == 0:
@@ -227,8 +277,11 @@ class SequentialVerifier:
         return "open" if best >= rate and n < self.max_trials else "no"
 
     def _pass_upper(self, game: CoalitionGame, coalition: Coalition) -> float:
-        """Upper bound of the pass rate: below ``recovery_rate`` the context verifiably
-        does not recover."""
+        """Upper bound of a context's pass rate.
+
+        Upper bound of the pass rate: below ``recovery_rate`` the context verifiably
+        does not recover.
+        """
         scores = game.scores.get(coalition, ())
         passes = sum(1 for s in scores if s >= self.threshold)
         return clopper_pearson(passes, len(scores), self.delta)[1]
@@ -244,9 +297,18 @@ class SequentialVerifier:
 
     # ------------------------------------------------------------------ early exit
     def exit_plan(self, game: CoalitionGame) -> list[tuple[Coalition, int]]:
-        """Trials the full context still needs before the early-exit decision: T first
+        """Trials the full context still needs before the early-exit decision.
+
+        Trials the full context still needs before the early-exit decision: T first
         (a failing context, what a clearance trigger sends, is settled there), then what a
-        unanimous pass needs (behind a deterministic answer cache these are cache hits)."""
+        unanimous pass needs (behind a deterministic answer cache these are cache hits).
+
+        Args:
+            game: the coalition table.
+
+        Returns:
+            (M, trials) while the decision is open; empty once it is made.
+        """
         full = game.full
         have = game.trials_of(full)
         if have < self.trials:
@@ -260,8 +322,17 @@ class SequentialVerifier:
         return [(full, want)] if want > have else []
 
     def exits(self, game: CoalitionGame) -> bool:
-        """The full context verifiably recovers (at ``exit_rate``) and no candidate could
-        show a gain over it."""
+        """Whether the run may exit early (Eq. 20 would select C_0).
+
+        The full context verifiably recovers (at ``exit_rate``) and no candidate could
+        show a gain over it.
+
+        Args:
+            game: the coalition table with the exit plan evaluated.
+
+        Returns:
+            True when the run exits early.
+        """
         noisy = self.noisy(game)
         ev = self.evidence(game, game.full, noisy)
         if self._recovery(game.scores.get(game.full, ()), self.exit_rate) != "yes":
@@ -278,7 +349,9 @@ class SequentialVerifier:
     def plan(
         self, game: CoalitionGame, coalitions: Sequence[Coalition]
     ) -> list[tuple[Coalition, int]]:
-        """The next batch of (coalition, trials it must reach) for the candidates M minus
+        """The next batch of trials for the candidates (Eq. 18-19).
+
+        The next batch of (coalition, trials it must reach) for the candidates M minus
         C_j (``coalitions``, C_0 first), or [] once Eq. 20's choice is settled.
 
         Round by round: the full context gets T trials; a candidate new to the table gets
@@ -288,7 +361,15 @@ class SequentialVerifier:
         has passed every trial so far and another one has too or is new, they may tie,
         so they go straight to ``max_trials``; in a noisy run a candidate that recovers
         without a verified gain takes the full context with it to more trials; finally
-        both ends of a remaining tie get ``max_trials``."""
+        both ends of a remaining tie get ``max_trials``.
+
+        Args:
+            game: the coalition table.
+            coalitions: M minus C_j for each candidate, M first.
+
+        Returns:
+            (coalition, trials) pairs; empty once every verdict is settled.
+        """
         noisy = self.noisy(game)
         evidence = [self.evidence(game, c, noisy) for c in coalitions]
         base = evidence[0]
@@ -341,8 +422,11 @@ class SequentialVerifier:
         evidence: Sequence[CandidateEvidence],
         base: CandidateEvidence,
     ) -> list[tuple[Coalition, int]]:
-        """Both ends of a tie between the selected candidate and a larger one that looks
-        at least as good get ``max_trials`` trials before the tie is broken by index."""
+        """Trials that settle a tie between the selected and a larger candidate.
+
+        Both ends of a tie between the selected candidate and a larger one that looks
+        at least as good get ``max_trials`` trials before the tie is broken by index.
+        """
         selected = self._select_index(evidence, base)
         if selected == 0:
             return []
@@ -361,11 +445,14 @@ class SequentialVerifier:
         ]
 
     def _select_index(self, evidence: Sequence[CandidateEvidence], base: CandidateEvidence) -> int:
-        """Eq. 20 on evidence: the smallest admissible index that no admissible candidate
-        is verifiably better than (its lower end above this one's upper end). With exact
-        values this is min argmax of the value (the paper's choice); under noise a larger
-        clearance is chosen over a smaller one only when it verifiably gains more, so a
-        lucky trial never buys an extra deletion."""
+        """Eq. 20 on evidence: the index selected.
+
+        Eq. 20 on evidence: the smallest admissible index that no admissible candidate is
+        verifiably better than (its lower end above this one's upper end). With exact values
+        this is min argmax of the value (the paper's choice); under noise a larger clearance
+        is chosen over a smaller one only when it verifiably gains more, so a lucky trial
+        never buys an extra deletion.
+        """
         admissible = [0] + [
             j for j in range(1, len(evidence)) if self._admissible(evidence[j], base)
         ]
@@ -373,7 +460,15 @@ class SequentialVerifier:
         return min(j for j in admissible if evidence[j].upper >= best_lower - GAIN_TOLERANCE)
 
     def select(self, game: CoalitionGame, coalitions: Sequence[Coalition]) -> Selection:
-        """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing)."""
+        """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing).
+
+        Args:
+            game: the coalition table with the plan evaluated.
+            coalitions: M minus C_j for each candidate, M first.
+
+        Returns:
+            The selection: index, gains, recovered and admissible flags, undecided.
+        """
         noisy = self.noisy(game)
         evidence = [self.evidence(game, c, noisy) for c in coalitions]
         base = evidence[0]

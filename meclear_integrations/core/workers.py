@@ -58,7 +58,14 @@ _GATE: contextvars.ContextVar[_Gate | None] = contextvars.ContextVar("meclear_ga
 
 @contextlib.contextmanager
 def call_gate(gate: _Gate) -> Iterator[None]:
-    """Make ``gate`` (a run budget) the gate of every model call made inside the block."""
+    """Make ``gate`` (a run budget) the gate of every model call made inside the block.
+
+    Args:
+        gate: the run's budget.
+
+    Returns:
+        A context manager.
+    """
     token = _GATE.set(gate)
     try:
         yield
@@ -67,8 +74,11 @@ def call_gate(gate: _Gate) -> Iterator[None]:
 
 
 def check_call_allowed() -> None:
-    """Raise ``BudgetExceededError`` when the current run's deadline has passed or the run
-    was stopped; a no-op outside an engine run."""
+    """Raise when the current run's deadline has passed or it was stopped.
+
+    Raise ``BudgetExceededError`` when the current run's deadline has passed or the run
+    was stopped; a no-op outside an engine run.
+    """
     gate = _GATE.get()
     if gate is not None:
         gate.check_open()
@@ -121,8 +131,13 @@ _POOL = _DaemonPool("meclear-worker")
 
 
 def submit(fn: Callable[[], Any]) -> None:
-    """Run ``fn()`` on a daemon worker, in a copy of the caller's context; exceptions are
-    the caller's to catch inside ``fn``."""
+    """Run ``fn()`` on a daemon worker, in a copy of the caller's context.
+
+    Exceptions are the caller's to catch inside ``fn``.
+
+    Args:
+        fn: the work.
+    """
     context = contextvars.copy_context()
     _POOL.submit(lambda: context.run(fn))
 
@@ -132,6 +147,14 @@ async def in_worker(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
     Cancelling the awaiting task abandons the call: the worker finishes it in the
     background and its result is discarded.
+
+    Args:
+        fn: the function.
+        *args: its positional arguments.
+        **kwargs: its keyword arguments.
+
+    Returns:
+        What ``fn`` returns.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
@@ -159,9 +182,19 @@ async def in_worker(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
 
 def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> list[T]:
-    """``[fn(item) for item in items]`` on up to ``workers`` daemon workers, in order; waits
-    for every call, then raises the first error (if any). With one worker (or one item)
-    the calls run inline."""
+    """``[fn(item) for item in items]`` on up to ``workers`` daemon workers, in order.
+
+    Waits for every call, then raises the first error (if any). With one worker (or one
+    item) the calls run inline.
+
+    Args:
+        fn: the function.
+        items: its inputs.
+        workers: the most workers used.
+
+    Returns:
+        The results, in order.
+    """
     if workers <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
     results: list[Any] = [None] * len(items)

@@ -511,7 +511,7 @@ def open_clearance(
         "meclear.memories.count": len(ids),
         "meclear.memory_ids": _ids(ids),
         "meclear.trace.detail": settings.detail,
-        "meclear.config.estimator": config.estimator,
+        "meclear.config.estimator": config.estimator_name,
         "meclear.config.trials": config.trials,
         "meclear.config.success_threshold": config.success_threshold,
     }

@@ -39,3 +39,13 @@ def test_help_lists_commands() -> None:
         check=True,
     )
     assert "demo" in result.stdout
+
+
+def test_demo_permutations_flag_sets_the_permutation_estimator(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--estimator", "permutation", "--permutations", "8", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["config"]["estimator"] == {"name": "permutation", "permutations": 8, "seed": None}
+    assert main(["demo", "--permutations", "8"]) == 2  # no estimator samples permutations
+    assert "--estimator permutation" in capsys.readouterr().err

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import meclear_integrations
 import meclear_integrations.core
+import meclear_integrations.core.estimators
 import meclear_integrations.simulation
+from meclear_integrations.core import AutoShapley, Estimator, PermutationShapley, ShapleyEstimator
 
 EXPECTED_TOP = {
     "ClearanceCandidate",
@@ -30,10 +34,127 @@ EXPECTED_TOP = {
 }
 
 
+EXPECTED_CORE = [
+    "REDACTED",
+    "AnswerCache",
+    "AutoShapley",
+    "BernsteinPermutationShapley",
+    "BudgetExceededError",
+    "CallRetrier",
+    "ClearanceCandidate",
+    "ClearanceConfig",
+    "ClearanceCost",
+    "ClearanceFailedError",
+    "ClearanceFailure",
+    "ClearanceReport",
+    "ClearanceSearch",
+    "ClearanceStatus",
+    "ConfigurationError",
+    "ConfigurationTypeError",
+    "DedupStats",
+    "DuplicateMemoryError",
+    "Estimator",
+    "EstimatorError",
+    "EstimatorName",
+    "Evaluator",
+    "EvaluatorError",
+    "ExactShapley",
+    "FailedCoalition",
+    "FailureMode",
+    "FailureReason",
+    "HarmRule",
+    "HierarchicalShapley",
+    "InvalidRetrievalError",
+    "KernelShapley",
+    "MeClearEngine",
+    "MeClearError",
+    "Memory",
+    "MemoryAttribution",
+    "PairInteraction",
+    "PermutationShapley",
+    "PresetName",
+    "PriorCandidate",
+    "RedactedError",
+    "RetryPolicy",
+    "RunBudget",
+    "ScoreOutOfRangeError",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "SingleFlightCache",
+    "StageEvent",
+    "StageListener",
+    "TooManyMemoriesError",
+    "TransientError",
+    "adedup_evaluator",
+    "dedup_evaluator",
+    "exact_shapley",
+    "freeze_context",
+    "hoeffding_epsilon",
+    "is_transient",
+    "redact",
+    "redact_payload",
+    "retry_after",
+    "sanitize",
+    "sufficient_permutations",
+    "sufficient_permutations_for_gap",
+]
+
+EXPECTED_ESTIMATORS = [
+    "NUMERICAL_FAILURES",
+    "AutoShapley",
+    "BernsteinPermutationShapley",
+    "Estimator",
+    "ExactShapley",
+    "HierarchicalShapley",
+    "KernelShapley",
+    "PermutationShapley",
+    "ReducedGame",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "SimilaritySource",
+    "configured_estimator",
+    "empirical_bernstein_radius",
+    "estimator_from_settings",
+    "exact_shapley",
+    "guarded",
+    "hoeffding_epsilon",
+    "kernel_budget",
+    "make_estimator",
+    "named_estimator",
+    "resolve_estimator",
+    "shapley_weights",
+    "solve_constrained",
+    "sufficient_permutations",
+    "sufficient_permutations_for_gap",
+]
+
+
 def test_top_level_all() -> None:
-    assert set(meclear_integrations.__all__) == EXPECTED_TOP
+    assert sorted(meclear_integrations.__all__) == sorted(EXPECTED_TOP)
+    assert len(meclear_integrations.__all__) == len(EXPECTED_TOP)
     for name in meclear_integrations.__all__:
         assert hasattr(meclear_integrations, name), name
+
+
+def test_core_all_is_exactly_the_expected_list() -> None:
+    assert meclear_integrations.core.__all__ == EXPECTED_CORE
+    assert meclear_integrations.core.estimators.__all__ == EXPECTED_ESTIMATORS
+    for module in (meclear_integrations.core, meclear_integrations.core.estimators):
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_every_concrete_estimator_is_exported() -> None:
+    def concrete(cls: type) -> list[type]:
+        ours = cls.__module__.startswith("meclear_integrations.")
+        found = [] if inspect.isabstract(cls) or not ours else [cls]
+        return found + [c for sub in cls.__subclasses__() for c in concrete(sub)]
+
+    classes = concrete(ShapleyEstimator)
+    assert {c.__name__ for c in classes} >= {"ExactShapley", "KernelShapley"}
+    for cls in classes:
+        assert cls.__name__ in meclear_integrations.core.__all__, cls.__name__
+        assert isinstance(cls(), Estimator), cls.__name__  # keyword-only settings, defaults
 
 
 def test_subpackages_export_what_they_list() -> None:
@@ -43,22 +164,25 @@ def test_subpackages_export_what_they_list() -> None:
 
 
 def test_config_defaults_are_the_budget_aware_default() -> None:
-    """Issue 6 changed the default deliberately; the paper's settings are a preset."""
+    """The default is the budget-aware configuration; the paper's settings are a preset."""
     c = meclear_integrations.ClearanceConfig()
-    assert (c.permutations, c.trials, c.loo_tolerance, c.harm_tolerance) == (16, 2, 0.05, 0.05)
-    assert c.estimator == "auto" and c.exact_budget == 16 and c.coalitions_per_memory == 10.0
+    assert (c.trials, c.loo_tolerance, c.harm_tolerance) == (2, 0.05, 0.05)
+    assert c.estimator == "auto" and c.estimator_name == "auto"
+    auto = AutoShapley().settings()
+    assert auto["exact_budget"] == 16 and auto["coalitions_per_memory"] == 10.0
+    assert auto["max_table_fraction"] == 0.75
+    assert PermutationShapley().permutations == 16
     assert c.harm_rule == "auto"
     assert meclear_integrations.ClearanceConfig.paper().harm_rule == "threshold"
-    assert c.max_table_fraction == 0.75
     assert c.adaptive_trials and c.early_exit and c.one_batch
-    assert c.clearance == "auto" and c.stopping == "none"
+    assert c.clearance == "auto"
     assert c.interactions is False and c.success_threshold == 1.0
 
 
 def test_paper_preset_is_the_papers_configuration() -> None:
     p = meclear_integrations.ClearanceConfig.paper()
-    assert (p.permutations, p.trials, p.loo_tolerance, p.harm_tolerance) == (16, 2, 0.05, 0.05)
-    assert p.estimator == "permutation" and p.stopping == "none"
+    assert (p.trials, p.loo_tolerance, p.harm_tolerance) == (2, 0.05, 0.05)
+    assert p.estimator == "permutation"  # L = 16, no adaptive stopping
     assert p.clearance == "nested"
     assert not (p.adaptive_trials or p.early_exit or p.one_batch)
     assert p.interactions is False and p.success_threshold == 1.0

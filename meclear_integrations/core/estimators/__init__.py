@@ -1,17 +1,28 @@
-"""Shapley estimators (one per module) and the factory the engine uses."""
+"""Shapley estimators (one per module) and the factory the engine uses.
+
+``ClearanceConfig(estimator=...)`` takes ``"auto"``, a name, or an estimator object
+(:class:`Estimator`): :class:`AutoShapley`, :class:`ExactShapley`,
+:class:`KernelShapley`, :class:`PermutationShapley`, :class:`BernsteinPermutationShapley`
+or :class:`HierarchicalShapley`, each with its own keyword-only settings and ``seed``.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 13.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import ClearanceConfig
-from .base import ShapleyEstimate, ShapleyEstimator
+from ..errors import ConfigurationError
+from .auto import AutoShapley, hierarchical_of
+from .base import Estimator, ShapleyEstimate, ShapleyEstimator, SimilaritySource
 from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
 from .exact import ExactShapley, exact_shapley, shapley_weights
 from .guard import NUMERICAL_FAILURES, guarded
-from .hierarchical import FLAT_FALLBACK_MAX, HierarchicalShapley, ReducedGame
+from .hierarchical import HierarchicalShapley, ReducedGame
 from .kernel import KernelShapley, kernel_budget, solve_constrained
 from .permutation import (
     PermutationShapley,
@@ -20,9 +31,14 @@ from .permutation import (
     sufficient_permutations_for_gap,
 )
 
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig, EstimatorName
+
 __all__ = [
     "NUMERICAL_FAILURES",
+    "AutoShapley",
     "BernsteinPermutationShapley",
+    "Estimator",
     "ExactShapley",
     "HierarchicalShapley",
     "KernelShapley",
@@ -31,12 +47,15 @@ __all__ = [
     "ShapleyEstimate",
     "ShapleyEstimator",
     "SimilaritySource",
+    "configured_estimator",
     "empirical_bernstein_radius",
+    "estimator_from_settings",
     "exact_shapley",
     "guarded",
     "hoeffding_epsilon",
     "kernel_budget",
     "make_estimator",
+    "named_estimator",
     "resolve_estimator",
     "shapley_weights",
     "solve_constrained",
@@ -45,24 +64,100 @@ __all__ = [
 ]
 
 
+def named_estimator(name: EstimatorName, config: ClearanceConfig) -> Estimator:
+    """The estimator a name stands for, with its default settings.
+
+    Args:
+        name: ``"auto"``, ``"exact"``, ``"kernel"``, ``"permutation"``, ``"bernstein"``
+            or ``"hierarchical"``.
+        config: the run's settings (the hierarchical settings live there).
+
+    Returns:
+        The estimator (unbound: see :meth:`Estimator.for_context`).
+
+    Raises:
+        ConfigurationError: an unknown name.
+    """
+    if name == "auto":
+        return AutoShapley()
+    if name == "exact":
+        return ExactShapley()
+    if name == "kernel":
+        return KernelShapley()
+    if name == "permutation":
+        return PermutationShapley()
+    if name == "bernstein":
+        return BernsteinPermutationShapley()
+    if name == "hierarchical":
+        return hierarchical_of(config, KernelShapley())
+    raise ConfigurationError(f"unknown estimator {name!r}")
+
+
+def estimator_from_settings(settings: Mapping[str, Any]) -> Estimator:
+    """The estimator that :meth:`Estimator.settings` describes (a JSON round trip).
+
+    Args:
+        settings: ``{"name": ..., <setting>: <value>, ...}`` as ``settings()`` returns it.
+
+    Returns:
+        An equal estimator.
+
+    Raises:
+        ConfigurationError: an unknown name or setting.
+    """
+    data = dict(settings)
+    name = data.pop("name", None)
+    kinds: dict[str, type[Any]] = {
+        "auto": AutoShapley,
+        "exact": ExactShapley,
+        "kernel": KernelShapley,
+        "permutation": PermutationShapley,
+        "bernstein": BernsteinPermutationShapley,
+        "hierarchical": HierarchicalShapley,
+    }
+    if not isinstance(name, str) or name not in kinds:
+        raise ConfigurationError(f"unknown estimator {name!r}; expected one of {sorted(kinds)}")
+    if name == "hierarchical" and isinstance(data.get("fallback"), Mapping):
+        data["fallback"] = estimator_from_settings(data["fallback"])
+    try:
+        estimator: Estimator = kinds[name](**data)
+    except TypeError as exc:
+        raise ConfigurationError(f"invalid settings for the {name} estimator: {exc}") from exc
+    return estimator
+
+
+def configured_estimator(config: ClearanceConfig) -> Estimator:
+    """``config.estimator`` as an estimator object (a name gets the default settings).
+
+    Args:
+        config: the run's settings.
+
+    Returns:
+        The estimator.
+    """
+    chosen = config.estimator
+    return named_estimator(chosen, config) if isinstance(chosen, str) else chosen
+
+
 def resolve_estimator(config: ClearanceConfig, k: int) -> str:
-    """The concrete estimator ``config.estimator`` means at context size ``k``.
+    """The name of the concrete estimator ``config.estimator`` means at context size ``k``.
 
     ``"auto"`` is exact enumeration when 2^K <= ``exact_budget`` (and K <=
     ``max_exact_memories``), else paired KernelSHAP below ``hierarchical_from`` memories
-    and hierarchical attribution from there on.
+    and hierarchical attribution from there on (:class:`AutoShapley`).
+
+    Args:
+        config: the run's settings.
+        k: the number of memories.
+
+    Returns:
+        ``"exact"``, ``"kernel"``, ``"hierarchical"``, ``"permutation"`` or
+        ``"bernstein"``.
     """
-    if config.estimator != "auto":
-        return config.estimator
-    if (1 << k) <= config.exact_budget and k <= config.max_exact_memories:
-        return "exact"
-    if k >= config.hierarchical_from:
-        return "hierarchical"
-    return "kernel"
-
-
-SimilaritySource = Callable[[], np.ndarray]
-"""Computes the K x K similarity between memories when an estimator needs it."""
+    estimator = configured_estimator(config)
+    if isinstance(estimator, AutoShapley):
+        return estimator.choose(k, config)
+    return estimator.name
 
 
 def make_estimator(
@@ -71,45 +166,18 @@ def make_estimator(
     k: int | None = None,
     similarity: SimilaritySource | None = None,
 ) -> ShapleyEstimator:
-    """The estimator named by ``config.estimator`` (``"auto"`` resolved at size ``k``).
+    """The estimator of ``config.estimator``, fresh for one run over ``k`` memories.
 
-    ``similarity`` is called only by the hierarchical estimator, when its attribution
-    starts (default: no similarity, so blocks are formed at random)."""
-    name = resolve_estimator(config, k if k is not None else 0)
-    if name == "exact":
-        return ExactShapley(max_memories=config.max_exact_memories)
-    if name == "kernel":
-        return KernelShapley(
-            budget=kernel_budget(k or 1, config.coalitions_per_memory, config.max_table_fraction),
-            rng=rng,
-            delta=config.confidence_delta,
-        )
-    if name == "hierarchical":
-        size = k or 1
-        return HierarchicalShapley(
-            similarity=similarity,
-            threshold=config.success_threshold,
-            tau=config.harm_tolerance,
-            blocks=config.blocks,
-            branching=config.branching,
-            attempts=config.partitions,
-            samples=config.anchor_samples,
-            fallback=KernelShapley(
-                budget=kernel_budget(size, config.coalitions_per_memory, config.max_table_fraction),
-                rng=rng,
-                delta=config.confidence_delta,
-            )
-            if size <= FLAT_FALLBACK_MAX
-            else None,
-            rng=rng,
-        )
-    if config.stopping == "bernstein":
-        return BernsteinPermutationShapley(
-            max_permutations=config.permutations,
-            tau=config.harm_tolerance,
-            delta=config.confidence_delta,
-            rng=rng,
-        )
-    return PermutationShapley(
-        permutations=config.permutations, delta=config.confidence_delta, rng=rng
+    Args:
+        config: the run's settings.
+        rng: the run's random generator.
+        k: the number of memories (None: 0).
+        similarity: called only by the hierarchical estimator, when its attribution
+            starts (default: no similarity, so blocks are formed at random).
+
+    Returns:
+        The estimator the engine drives.
+    """
+    return configured_estimator(config).for_context(
+        k if k is not None else 0, config=config, rng=rng, similarity=similarity
     )

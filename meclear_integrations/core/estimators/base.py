@@ -1,41 +1,227 @@
-"""Shapley estimator interface: plan coalitions, then read contributions off the game."""
+"""The estimator protocol: plan coalitions, then read contributions off the game.
+
+An estimator object carries its own settings (keyword-only, with a ``seed``) and is
+reusable: :meth:`Estimator.for_context` returns a fresh estimator for one run over K
+memories, whose :meth:`ShapleyEstimator.plan`, :meth:`~ShapleyEstimator.extend` and
+:meth:`~ShapleyEstimator.estimate` the engine drives. The budget is counted in distinct
+coalitions (value-function evaluations).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
+"""
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..coalitions import Coalition
 from ..game import CoalitionGame
 
-__all__ = ["ShapleyEstimate", "ShapleyEstimator"]
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig
+
+__all__ = [
+    "Estimator",
+    "ShapleyEstimate",
+    "ShapleyEstimator",
+    "SimilaritySource",
+    "run_rng",
+    "same_settings",
+    "settings_hash",
+]
+
+SimilaritySource = Callable[[], np.ndarray]
+"""Computes the K x K similarity between memories when an estimator needs it."""
 
 
 @dataclass(frozen=True)
 class ShapleyEstimate:
-    """Contributions psi_i with a per-memory confidence interval (lower, upper)."""
+    """Contributions psi_i with a per-memory confidence interval (lower, upper).
+
+    Args:
+        values: psi_i by memory position.
+        lower: lower ends of the intervals.
+        upper: upper ends of the intervals.
+    """
 
     values: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
 
 
+@runtime_checkable
+class Estimator(Protocol):
+    """What ``ClearanceConfig(estimator=...)`` accepts besides a name.
+
+    Every concrete estimator (:class:`ShapleyEstimator` subclasses) and
+    :class:`~meclear_integrations.core.estimators.AutoShapley` implement it.
+
+    Example:
+        >>> from meclear_integrations.core import ClearanceConfig, PermutationShapley
+        >>> config = ClearanceConfig(estimator=PermutationShapley(permutations=64))
+        >>> config.estimator_name
+        'permutation'
+    """
+
+    @property
+    def name(self) -> str:
+        """The estimator's name (reported as ``ClearanceReport.estimator``)."""
+        ...
+
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> ShapleyEstimator:
+        """A fresh estimator for one run over ``k`` memories.
+
+        Args:
+            k: the number of memories.
+            config: the run's settings (decision settings such as ``confidence_delta``
+                and ``harm_tolerance`` come from it).
+            rng: the run's random generator (used unless the estimator has a ``seed``).
+            similarity: the memories' similarity, for estimators that group them.
+
+        Returns:
+            An estimator with this one's settings and empty run state.
+        """
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings, JSON-serialisable (recorded in reports).
+
+        Returns:
+            ``{"name": ..., <setting>: <value>, ...}``; the keys are the constructor's keywords.
+        """
+        ...
+
+
+def run_rng(seed: int | None, rng: np.random.Generator) -> np.random.Generator:
+    """The generator one run of an estimator draws from.
+
+    Args:
+        seed: the estimator's own seed (None: use the run's).
+        rng: the run's generator (seeded by ``ClearanceConfig.seed``).
+
+    Returns:
+        A generator seeded by ``seed``, or ``rng``.
+    """
+    return np.random.default_rng(seed) if seed is not None else rng
+
+
+def same_settings(a: Estimator, b: object) -> bool:
+    """Whether two estimators are of one kind with equal settings.
+
+    Args:
+        a: an estimator.
+        b: anything.
+
+    Returns:
+        True when ``b`` is an estimator of ``a``'s class with equal :meth:`~Estimator.settings`.
+    """
+    return type(a) is type(b) and a.settings() == b.settings()
+
+
+def settings_hash(estimator: Estimator) -> int:
+    """A hash consistent with :func:`same_settings`.
+
+    Args:
+        estimator: an estimator.
+
+    Returns:
+        The hash of its class and settings.
+    """
+    return hash((type(estimator).__name__, json.dumps(estimator.settings(), sort_keys=True)))
+
+
 class ShapleyEstimator(ABC):
-    """An estimator of psi (Eq. 3) whose cost is counted in distinct coalitions."""
+    """An estimator of psi (Eq. 3) whose cost is counted in distinct coalitions.
+
+    Two estimators are equal when they are of one class with equal settings (run state
+    does not count), so configurations holding them compare and hash by value.
+    """
 
     name: str
 
+    def __eq__(self, other: object) -> bool:
+        return same_settings(self, other)
+
+    def __hash__(self) -> int:
+        return settings_hash(self)
+
+    def __repr__(self) -> str:
+        settings = {k: v for k, v in self.settings().items() if k != "name"}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in settings.items())})"
+
     @abstractmethod
     def plan(self, k: int) -> list[Coalition]:
-        """Coalitions the estimate needs (all requested in one batch)."""
+        """Coalitions the estimate needs (all requested in one batch).
+
+        Args:
+            k: the number of memories.
+
+        Returns:
+            The coalitions to evaluate.
+        """
 
     def extend(self, game: CoalitionGame) -> list[Coalition]:
-        """Further coalitions after looking at the values so far (adaptive stopping);
-        empty when the estimate is final. Fixed-budget estimators plan everything at once."""
+        """Further coalitions after looking at the values so far (adaptive stopping).
+
+        Fixed-budget estimators plan everything at once.
+
+        Args:
+            game: the coalition table with the planned coalitions evaluated.
+
+        Returns:
+            More coalitions to evaluate; empty when the estimate is final.
+        """
         return []
 
     @abstractmethod
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
-        """psi from the cached values of the planned coalitions."""
+        """Psi from the cached values of the planned coalitions.
+
+        Args:
+            game: the coalition table with every planned coalition evaluated.
+
+        Returns:
+            The contributions and their intervals.
+        """
+
+    @abstractmethod
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> ShapleyEstimator:
+        """A fresh estimator for one run over ``k`` memories (see :class:`Estimator`).
+
+        Args:
+            k: the number of memories.
+            config: the run's settings.
+            rng: the run's random generator (used unless the estimator has a ``seed``).
+            similarity: the memories' similarity, for estimators that group them.
+
+        Returns:
+            An estimator with this one's settings and empty run state.
+        """
+
+    @abstractmethod
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings, JSON-serialisable (recorded in reports).
+
+        Returns:
+            ``{"name": ..., <setting>: <value>, ...}``.
+        """

@@ -33,7 +33,20 @@ R = TypeVar("R")
 def guarded(
     estimator: ShapleyEstimator, step: Callable[P, R], *args: P.args, **kwargs: P.kwargs
 ) -> R:
-    """``step(*args, **kwargs)``, with a numerical failure re-raised as EstimatorError."""
+    """``step(*args, **kwargs)``, with a numerical failure re-raised as EstimatorError.
+
+    Args:
+        estimator: the estimator (named in the error).
+        step: its plan, extend or estimate.
+        *args: passed to ``step``.
+        **kwargs: passed to ``step``.
+
+    Returns:
+        What ``step`` returns.
+
+    Raises:
+        EstimatorError: ``step`` failed numerically.
+    """
     try:
         return step(*args, **kwargs)
     except NUMERICAL_FAILURES as exc:

@@ -42,6 +42,9 @@ that union's members treated as symmetric): REST's share, or, when no suspect wa
 its block's share. Intervals are points for exact tables. When no anchor is found at all
 (partitions, samples, no flat fallback) the block values are reported; the engine's
 escalation may still search.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
 """
 
 from __future__ import annotations
@@ -49,14 +52,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..coalitions import Coalition, from_positions, full, members
+from ..errors import ConfigurationError
 from ..game import CoalitionGame
 from ..grouping import similarity_order, spread_partition
-from .base import ShapleyEstimate, ShapleyEstimator
+from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
+
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig
 from .exact import exact_shapley
 from .kernel import KernelShapley, kernel_budget
 
@@ -93,8 +100,15 @@ class _Job:
 
 
 class ReducedGame:
-    """The game over ``players`` (disjoint memory coalitions) read from a memory game:
-    reduced coalition bit j stands for ``players[j]``."""
+    """The game over ``players`` (disjoint memory coalitions).
+
+    The game over ``players`` (disjoint memory coalitions) read from a memory game:
+    reduced coalition bit j stands for ``players[j]``.
+
+    Args:
+        game: the memory game.
+        players: disjoint memory coalitions, one per player.
+    """
 
     def __init__(self, game: CoalitionGame, players: Sequence[Coalition]) -> None:
         self.game = game
@@ -102,19 +116,37 @@ class ReducedGame:
 
     @property
     def k(self) -> int:
+        """The number of players."""
         return len(self.players)
 
     @property
     def full(self) -> Coalition:
+        """The coalition of every player."""
         return full(self.k)
 
     def to_memories(self, coalition: Coalition) -> Coalition:
+        """The memory coalition a player coalition stands for.
+
+        Args:
+            coalition: a coalition of players.
+
+        Returns:
+            The union of their memories.
+        """
         out = 0
         for j in members(coalition):
             out |= self.players[j]
         return out
 
     def value(self, coalition: Coalition) -> float:
+        """The value of the players' memories, read from the memory game.
+
+        Args:
+            coalition: a coalition of players.
+
+        Returns:
+            The mean score of the memory coalition.
+        """
         return self.game.value(self.to_memories(coalition))
 
 
@@ -128,7 +160,32 @@ round that finds no anchor makes many faults likelier, so the next one keeps few
 
 
 class HierarchicalShapley(ShapleyEstimator):
-    """Blocks, screening and a reduced game (see module docstring)."""
+    """Blocks, screening and a reduced game (see module docstring).
+
+    Args:
+        similarity: the K x K similarity between memories, or a callable computing it
+            when attribution starts (None: blocks formed at random).
+        threshold: the recovery predicate's score threshold; in a run, the
+            configuration's ``success_threshold``.
+        tau: the harm tolerance; in a run, ``harm_tolerance``.
+        blocks: G, blocks of the first level.
+        branching: sub-blocks per cut when a block is screened.
+        attempts: block partitions tried to find an anchor.
+        samples: random coalitions evaluated when no union of blocks recovers (0: none).
+        exact_players: the reduced game is enumerated up to this many players.
+        kernel_per_player: coalitions per player of a sampled reduced game.
+        fallback: the flat KernelSHAP run when no anchor is found (in a run: only for K
+            up to :data:`FLAT_FALLBACK_MAX`; None: no flat fallback).
+        seed: seed of the partitions and samples (None: the run's generator).
+        rng: the generator to draw from (overrides ``seed``).
+
+    Example:
+        >>> from meclear_integrations.core import ClearanceConfig, HierarchicalShapley
+        >>> from meclear_integrations.core import KernelShapley
+        >>> estimator = HierarchicalShapley(blocks=4, fallback=KernelShapley())
+        >>> ClearanceConfig(estimator=estimator).estimator_name
+        'hierarchical'
+    """
 
     name = "hierarchical"
     memory_loo = False
@@ -138,8 +195,8 @@ class HierarchicalShapley(ShapleyEstimator):
         self,
         *,
         similarity: np.ndarray | Callable[[], np.ndarray] | None = None,
-        threshold: float,
-        tau: float,
+        threshold: float = 1.0,
+        tau: float = 0.05,
         blocks: int = 5,
         branching: int = 4,
         attempts: int = 1,
@@ -147,8 +204,10 @@ class HierarchicalShapley(ShapleyEstimator):
         exact_players: int = 5,
         kernel_per_player: float = 6.0,
         fallback: KernelShapley | None = None,
+        seed: int | None = None,
         rng: np.random.Generator | None = None,
     ) -> None:
+        self.seed = seed
         self._similarity_source = similarity
         self.similarity = np.zeros((0, 0))
         """K x K similarity between memories (computed when attribution starts)."""
@@ -163,7 +222,7 @@ class HierarchicalShapley(ShapleyEstimator):
         self.fallback = fallback
         """Flat KernelSHAP over every memory, run when no anchor is found (small K)."""
         self.used_fallback = False
-        self.rng = rng if rng is not None else np.random.default_rng()
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.k = 0
         self.partitions: list[list[Coalition]] = []
         """Every block partition tried, in order (the last one is in use)."""
@@ -178,9 +237,66 @@ class HierarchicalShapley(ShapleyEstimator):
         self._sampled: list[Coalition] = []
         self._rounds = 0
 
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> HierarchicalShapley:
+        """A fresh estimator for one run (see :class:`~.base.Estimator`).
+
+        Args:
+            k: the number of memories (a flat fallback only up to
+                :data:`FLAT_FALLBACK_MAX`).
+            config: the run's settings (``success_threshold``, ``harm_tolerance``).
+            rng: the run's generator (used unless ``seed`` is set).
+            similarity: the memories' similarity (overrides this one's).
+
+        Returns:
+            An estimator with nothing evaluated yet.
+        """
+        drawn = run_rng(self.seed, rng)
+        size = k or 1
+        return HierarchicalShapley(
+            similarity=similarity if similarity is not None else self._similarity_source,
+            threshold=config.success_threshold,
+            tau=config.harm_tolerance,
+            blocks=self.n_blocks,
+            branching=self.branching,
+            attempts=self.attempts,
+            samples=self.samples,
+            exact_players=self.exact_players,
+            kernel_per_player=self.kernel_per_player,
+            fallback=self.fallback.for_context(size, config=config, rng=drawn)
+            if self.fallback is not None and size <= FLAT_FALLBACK_MAX
+            else None,
+            rng=drawn,
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings (see :class:`~.base.Estimator`).
+
+        Returns:
+            ``{"name": "hierarchical", "blocks": G, ...}``.
+        """
+        return {
+            "name": self.name,
+            "blocks": self.n_blocks,
+            "branching": self.branching,
+            "attempts": self.attempts,
+            "samples": self.samples,
+            "exact_players": self.exact_players,
+            "kernel_per_player": self.kernel_per_player,
+            "fallback": None if self.fallback is None else self.fallback.settings(),
+            "seed": self.seed,
+        }
+
     # ------------------------------------------------------------------ blocks
     @property
     def blocks(self) -> list[Coalition]:
+        """The blocks of the partition in use."""
         return self.partitions[-1] if self.partitions else []
 
     def _partition(self) -> list[Coalition]:
@@ -204,12 +320,20 @@ class HierarchicalShapley(ShapleyEstimator):
         return out
 
     def plan(self, k: int) -> list[Coalition]:
+        """The first level: every union of the blocks.
+
+        Args:
+            k: the number of memories.
+
+        Returns:
+            The 2^G unions of blocks.
+        """
         self.k = k
         source = self._similarity_source
         similarity = source() if callable(source) else source
         self.similarity = np.zeros((k, k)) if similarity is None else np.asarray(similarity)
         if self.similarity.shape != (k, k):
-            raise ValueError(f"similarity must be {k} x {k}, got {self.similarity.shape}")
+            raise ConfigurationError(f"similarity must be {k} x {k}, got {self.similarity.shape}")
         self.partitions, self.suspects, self._jobs = [], [], []
         self.anchor, self.reduced, self._kernel, self._stage = None, None, None, "blocks"
         self._sampled, self._rounds = [], 0
@@ -246,9 +370,12 @@ class HierarchicalShapley(ShapleyEstimator):
 
     # ------------------------------------------------------------------ screening
     def _split(self, job: _Job, parts: int | None = None) -> _Job:
-        """Cut the job's block: contiguous runs of the similarity order (copies of one
+        """Cut the job's block into sub-blocks along the similarity order.
+
+        Cut the job's block: contiguous runs of the similarity order (copies of one
         claim together) for screening, spread blocks (look-alikes apart: the evidence
-        beside its partner fault) for the partner search."""
+        beside its partner fault) for the partner search.
+        """
         positions = list(members(job.block))
         parts = min(parts or self.branching, len(positions))
         if job.mode == "partner":
@@ -262,11 +389,14 @@ class HierarchicalShapley(ShapleyEstimator):
         return job
 
     def _blockmates(self, positions: Sequence[int]) -> np.ndarray:
-        """1 for pairs of ``positions`` that share a block of the partition in use (the
-        partner of joint harm hides in the evidence's block: split them apart)."""
+        """Which pairs of ``positions`` share a block (a 0/1 matrix).
+
+        1 for pairs of ``positions`` that share a block of the partition in use (the
+        partner of joint harm hides in the evidence's block: split them apart).
+        """
         block_of = {i: b for b, block in enumerate(self.blocks) for i in members(block)}
         labels = np.array([block_of.get(i, -1 - n) for n, i in enumerate(positions)])
-        return (labels[:, None] == labels[None, :]).astype(float)
+        return np.asarray(labels[:, None] == labels[None, :], dtype=float)
 
     def _advance(self, game: CoalitionGame, job: _Job) -> list[_Job]:
         """Read one job's tests; the jobs that follow from them."""
@@ -298,12 +428,15 @@ class HierarchicalShapley(ShapleyEstimator):
         return out
 
     def _partner_job(self) -> list[_Job]:
-        """Joint harm whose partner sits inside the anchor (in the evidence's block): with
+        """Jobs that look for a suspect's partner inside the anchor.
+
+        Joint harm whose partner sits inside the anchor (in the evidence's block): with
         a single suspect d, the context anchor + d fails; a part of the anchor whose
         absence makes it recover holds a partner of d (step 2, last rounds). The first
         cut is twice as fine as screening cuts, blockmates apart, so that the partner
         rarely shares a part with the evidence. (With several suspects the search is
-        skipped: a partner of one hides behind the others.)"""
+        skipped: a partner of one hides behind the others.)
+        """
         if self.anchor is None or len(set(self.suspects)) != 1 or self.anchor.bit_count() < 2:
             return []
         context = self.anchor | from_positions(self.suspects)
@@ -328,8 +461,11 @@ class HierarchicalShapley(ShapleyEstimator):
 
     # ------------------------------------------------------------------ protocol
     def _draw_samples(self) -> list[Coalition]:
-        """Random coalitions, each memory kept with probability p cycling through
-        ``SAMPLE_KEEP`` (no single p suits every number of faults and supporting memories)."""
+        """Random coalitions for the anchor search.
+
+        Random coalitions, each memory kept with probability p cycling through
+        ``SAMPLE_KEEP`` (no single p suits every number of faults and supporting memories).
+        """
         everything = full(self.k)
         out: list[Coalition] = []
         schedule = SAMPLE_KEEP[min(self._rounds, len(SAMPLE_KEEP)) - 1]
@@ -351,6 +487,14 @@ class HierarchicalShapley(ShapleyEstimator):
         return [t for job in self._jobs for t in job.tests()]
 
     def extend(self, game: CoalitionGame) -> list[Coalition]:
+        """The next round: more partitions, samples, screening cuts or the reduced game.
+
+        Args:
+            game: the coalition table with the rounds so far evaluated.
+
+        Returns:
+            More coalitions; empty when the estimate is final.
+        """
         stage = self._stage
         if stage == "blocks":
             self._jobs = self._screening_jobs(game)
@@ -395,6 +539,14 @@ class HierarchicalShapley(ShapleyEstimator):
         return fresh
 
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
+        """Psi from the reduced game, shared out to the memories (module docstring).
+
+        Args:
+            game: the coalition table with every round evaluated.
+
+        Returns:
+            The contributions and their intervals.
+        """
         if self.used_fallback and self.fallback is not None:
             return self.fallback.estimate(game)
         k = game.k
@@ -428,7 +580,11 @@ class HierarchicalShapley(ShapleyEstimator):
         return self.reduced is not None and self._kernel is None
 
     def describe(self) -> dict[str, object]:
-        """What the estimator did, for the attribution event (positions, not ids)."""
+        """What the estimator did, for the attribution event (positions, not ids).
+
+        Returns:
+            Partitions and samples tried, blocks, anchor size, suspects, reduced game.
+        """
         return {
             "partitions": len(self.partitions),
             "samples": len(self._sampled),

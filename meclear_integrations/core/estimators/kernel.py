@@ -15,17 +15,25 @@ not Hoeffding bounds. For large designs (n (K-1)^2 above 2^20, K > 47 at the def
 budget) each replicate is the first-order linearisation of the weighted least squares
 around the full-sample solution instead of a fresh solve, so the bootstrap costs one Gram
 matrix rather than 400.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 7, 40.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..coalitions import Coalition, full, membership_matrix
+from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from .base import ShapleyEstimate, ShapleyEstimator
+from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
+
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig
 
 __all__ = [
     "KernelShapley",
@@ -37,8 +45,19 @@ __all__ = [
 
 
 def kernel_budget(k: int, coalitions_per_memory: float, max_table_fraction: float = 1.0) -> int:
-    """Distinct coalitions the kernel estimator plans: min(ceil(c K), floor(f 2^K)), at least
-    2K + 2 and at most 2^K."""
+    """Distinct coalitions the kernel estimator plans at context size ``k``.
+
+    Distinct coalitions the kernel estimator plans: min(ceil(c K), floor(f 2^K)), at least
+    2K + 2 and at most 2^K.
+
+    Args:
+        k: the number of memories.
+        coalitions_per_memory: c.
+        max_table_fraction: f.
+
+    Returns:
+        The budget in distinct coalitions.
+    """
     cap = math.floor(max_table_fraction * (1 << k))
     return min(1 << k, max(2 * k + 2, min(cap, math.ceil(coalitions_per_memory * k))))
 
@@ -58,8 +77,18 @@ def _reduce(x: np.ndarray, y: np.ndarray, total: float) -> tuple[np.ndarray, np.
 
 
 def solve_constrained(x: np.ndarray, y: np.ndarray, w: np.ndarray, total: float) -> np.ndarray:
-    """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total."""
-    return solve_constrained_batch(x, y, w[None, :], total)[0]
+    """argmin_phi sum_r w_r (y_r - x_r . phi)^2 subject to sum(phi) = total.
+
+    Args:
+        x: the design (n x K, 0/1).
+        y: the targets.
+        w: the row weights.
+        total: the sum the solution must have (efficiency).
+
+    Returns:
+        phi.
+    """
+    return np.asarray(solve_constrained_batch(x, y, w[None, :], total)[0], dtype=float)
 
 
 def solve_constrained_batch(
@@ -70,6 +99,15 @@ def solve_constrained_batch(
     Small designs form every Gram matrix in one vectorised product; above
     ``_VECTORISED_LIMIT`` elements of the n x (K-1)^2 outer-product tensor the Gram matrices
     are formed and solved one weight row at a time, so memory stays O(n K + K^2).
+
+    Args:
+        x: the design (n x K, 0/1).
+        y: the targets.
+        weights: row weights, one row per problem (B x n).
+        total: the sum every solution must have.
+
+    Returns:
+        The solutions (B x K).
     """
     n_batch, k = weights.shape[0], x.shape[1]
     if k == 1:
@@ -102,10 +140,23 @@ instead of re-solved: each exact replicate costs a fresh n x (K-1)^2 Gram produc
 def linearized_batch(
     x: np.ndarray, y: np.ndarray, base: np.ndarray, weights: np.ndarray, total: float
 ) -> np.ndarray:
-    """First-order (influence-function) approximation of :func:`solve_constrained_batch`
+    """First-order approximation of :func:`solve_constrained_batch` (bootstrap).
+
+    First-order (influence-function) approximation of :func:`solve_constrained_batch`
     around the solution with row weights ``base``: phi_b = phi + G^-1 D' W_b e, with
     G = D' W D and e the residuals at phi (D' W e = 0 there). One Gram matrix and one
-    (B x n) (n x K) product instead of B Gram matrices."""
+    (B x n) (n x K) product instead of B Gram matrices.
+
+    Args:
+        x: the design (n x K, 0/1).
+        y: the targets.
+        base: the row weights of the solution linearised around.
+        weights: row weights, one row per problem (B x n).
+        total: the sum every solution must have.
+
+    Returns:
+        The approximate solutions (B x K).
+    """
     n_batch, k = weights.shape[0], x.shape[1]
     if k == 1:
         return np.full((n_batch, 1), total)
@@ -124,33 +175,131 @@ def _solve(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.solve(regularised, rhs)
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(regularised, rhs, rcond=None)[0]
+        return np.asarray(np.linalg.lstsq(regularised, rhs, rcond=None)[0])
 
 
 class KernelShapley(ShapleyEstimator):
-    """Paired KernelSHAP over ``budget`` distinct coalitions (see module docstring)."""
+    """Paired KernelSHAP over ``budget`` distinct coalitions (see module docstring).
+
+    Args:
+        coalitions_per_memory: the budget in a run: min(ceil(this * K),
+            floor(max_table_fraction * 2^K)) distinct coalitions, at least 2K + 2 (always
+            included: empty, full, singletons, leave-one-outs).
+        max_table_fraction: the most of the 2^K coalitions it plans.
+        budget: a fixed budget of distinct coalitions (None: from the two settings above
+            at the run's K).
+        delta: level of the bootstrap intervals; in a run, the configuration's
+            ``confidence_delta``.
+        bootstrap: bootstrap replicates of the intervals (0: none).
+        simultaneous: intervals that hold for all K memories at once (union bound).
+        seed: seed of the sampled pairs and the bootstrap (None: the run's generator).
+        rng: the generator to draw from (overrides ``seed``).
+
+    Raises:
+        ConfigurationError: a setting is out of range.
+
+    Example:
+        >>> from meclear_integrations.core import ClearanceConfig, KernelShapley
+        >>> config = ClearanceConfig(estimator=KernelShapley(coalitions_per_memory=4.0))
+        >>> config.estimator_name
+        'kernel'
+    """
 
     name = "kernel"
 
     def __init__(
         self,
         *,
-        budget: int,
+        coalitions_per_memory: float = 10.0,
+        max_table_fraction: float = 0.75,
+        budget: int | None = None,
         rng: np.random.Generator | None = None,
         delta: float = 0.05,
         bootstrap: int = 400,
         simultaneous: bool = True,
+        seed: int | None = None,
     ) -> None:
+        if not 0.0 < coalitions_per_memory <= 1000.0:
+            raise ConfigurationError(
+                f"coalitions_per_memory must be in (0, 1000], got {coalitions_per_memory}"
+            )
+        if not 0.0 < max_table_fraction <= 1.0:
+            raise ConfigurationError(
+                f"max_table_fraction must be in (0, 1], got {max_table_fraction}"
+            )
+        self.coalitions_per_memory = coalitions_per_memory
+        self.max_table_fraction = max_table_fraction
         self.budget = budget
-        self.rng = rng if rng is not None else np.random.default_rng()
+        self.seed = seed
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.delta = delta
         self.bootstrap = bootstrap
         self.simultaneous = simultaneous
         self.always: list[Coalition] = []
         self.pairs: list[tuple[Coalition, Coalition]] = []
 
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> KernelShapley:
+        """A fresh estimator for one run (see :class:`~.base.Estimator`).
+
+        Args:
+            k: the number of memories (sets the budget).
+            config: the run's settings (``confidence_delta``).
+            rng: the run's generator (used unless ``seed`` is set).
+            similarity: unused.
+
+        Returns:
+            A kernel estimator with its budget fixed for K and nothing planned yet.
+        """
+        budget = (
+            self.budget
+            if self.budget is not None
+            else kernel_budget(k or 1, self.coalitions_per_memory, self.max_table_fraction)
+        )
+        return KernelShapley(
+            coalitions_per_memory=self.coalitions_per_memory,
+            max_table_fraction=self.max_table_fraction,
+            budget=budget,
+            rng=run_rng(self.seed, rng),
+            delta=config.confidence_delta,
+            bootstrap=self.bootstrap,
+            simultaneous=self.simultaneous,
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings (see :class:`~.base.Estimator`).
+
+        Returns:
+            ``{"name": "kernel", "coalitions_per_memory": ..., ...}``.
+        """
+        return {
+            "name": self.name,
+            "coalitions_per_memory": self.coalitions_per_memory,
+            "max_table_fraction": self.max_table_fraction,
+            "budget": self.budget,
+            "bootstrap": self.bootstrap,
+            "simultaneous": self.simultaneous,
+            "seed": self.seed,
+        }
+
     def plan(self, k: int) -> list[Coalition]:
+        """The always-included coalitions and sampled complementary pairs.
+
+        Args:
+            k: the number of memories.
+
+        Returns:
+            At most ``budget`` distinct coalitions (all 2^K when they fit).
+        """
         everything = full(k)
+        if self.budget is None:
+            self.budget = kernel_budget(k, self.coalitions_per_memory, self.max_table_fraction)
         if (1 << k) <= self.budget:
             self.always = list(range(1 << k))
             self.pairs = []
@@ -188,6 +337,14 @@ class KernelShapley(ShapleyEstimator):
         return pairs
 
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
+        """Psi by constrained weighted regression, with bootstrap intervals.
+
+        Args:
+            game: the coalition table with the planned coalitions evaluated.
+
+        Returns:
+            The contributions (summing to v(M) - v(empty)) and their intervals.
+        """
         k = game.k
         empty, total = game.value(0), game.value(full(k)) - game.value(0)
         fixed = [c for c in self.always if 0 < c.bit_count() < k]

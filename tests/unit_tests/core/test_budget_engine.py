@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
+from meclear_integrations.core import KernelShapley
 from meclear_integrations.core.estimators import kernel_budget
 from tests.unit_tests.core.games import CountingEvaluator, make_memories
 
@@ -153,7 +154,7 @@ def test_default_costs_less_than_the_paper_on_the_redundant_example_k5() -> None
 @pytest.mark.parametrize("k", [8, 12, 20])
 def test_kernel_budget_is_respected_by_the_engine(k: int) -> None:
     evaluate = CountingEvaluator(redundant)
-    config = ClearanceConfig(estimator="kernel", coalitions_per_memory=4.0, escalation=False)
+    config = ClearanceConfig(estimator=KernelShapley(coalitions_per_memory=4.0), escalation=False)
     report = MeClearEngine(config).clear(make_memories(k), evaluate)
     budget = kernel_budget(k, 4.0, 0.75)
     coalitions = {ids for ids, _ in evaluate.calls}
@@ -211,9 +212,9 @@ def test_auto_clearance_is_minimal_only_on_complete_tables() -> None:
         make_memories(5), CountingEvaluator(redundant)
     )
     assert exact.clearance_search == "minimal"
-    sampled = MeClearEngine(ClearanceConfig(estimator="kernel", coalitions_per_memory=3)).clear(
-        make_memories(9), CountingEvaluator(redundant)
-    )
+    sampled = MeClearEngine(
+        ClearanceConfig(estimator=KernelShapley(coalitions_per_memory=3))
+    ).clear(make_memories(9), CountingEvaluator(redundant))
     assert sampled.clearance_search == "nested"
 
 

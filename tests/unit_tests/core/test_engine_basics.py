@@ -17,6 +17,7 @@ from meclear_integrations import (
     ScoreOutOfRangeError,
     StageEvent,
 )
+from meclear_integrations.core import PermutationShapley
 from tests.unit_tests.core.games import CountingEvaluator, make_memories
 
 
@@ -126,7 +127,9 @@ def test_exact_refuses_large_k() -> None:
 
 def test_invalid_config_names_the_field() -> None:
     with pytest.raises(ValueError, match="permutations"):
-        ClearanceConfig(permutations=0)
+        PermutationShapley(permutations=0)
+    with pytest.raises(ValueError, match=r"PermutationShapley\(permutations=\.\.\.\)"):
+        ClearanceConfig(permutations=16)  # moved onto the estimator
     with pytest.raises(ValueError, match="harm_tolerance"):
         ClearanceConfig(harm_tolerance=-1)
     with pytest.raises(ValueError, match="estimatr"):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, exact_shapley
+from meclear_integrations.core import AutoShapley
 from meclear_integrations.core.estimators import (
     BernsteinPermutationShapley,
     KernelShapley,
@@ -110,9 +111,7 @@ def test_bernstein_engine_run_matches_exact_harmful_set() -> None:
         return 1.0 if "m0" in ids and not ids & {"m1", "m2"} else 0.0
 
     config = ClearanceConfig(
-        estimator="permutation",
-        stopping="bernstein",
-        permutations=4096,
+        estimator=BernsteinPermutationShapley(max_permutations=4096),
         harm_tolerance=0.1,
         trials=1,
     )
@@ -136,6 +135,7 @@ def test_auto_resolves_by_budget() -> None:
         "hierarchical",
     ]
     assert resolve_estimator(ClearanceConfig(hierarchical_from=12), 10) == "kernel"
-    assert resolve_estimator(ClearanceConfig(exact_budget=32), 5) == "exact"
+    assert resolve_estimator(ClearanceConfig(estimator=AutoShapley(exact_budget=32)), 5) == "exact"
+    assert resolve_estimator(ClearanceConfig(estimator=KernelShapley()), 3) == "kernel"
     assert resolve_estimator(ClearanceConfig.paper(), 5) == "permutation"
     assert kernel_budget(5, 8.0, 0.75) == 24 and kernel_budget(10, 8.0, 0.75) == 80

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
+from meclear_integrations.core import PermutationShapley
 from meclear_integrations.core.clearance import fallback_candidates, harmful_positions
 from meclear_integrations.core.estimators.kernel import KernelShapley
 from meclear_integrations.core.game import CoalitionGame
@@ -77,7 +78,7 @@ def test_a_harmful_memory_with_a_wide_interval_is_still_cleared_when_needed() ->
     the interval rule confirms nothing; the fallback candidates still find and verify
     the redundant pair, and the cleared pair joins the reported harmful set."""
     events: list[StageEvent] = []
-    config = ClearanceConfig(estimator="permutation", permutations=64, harm_rule="interval")
+    config = ClearanceConfig(estimator=PermutationShapley(permutations=64), harm_rule="interval")
     report = MeClearEngine(config, listener=events.append).clear(
         make_memories(5), lambda c, t: redundant_value(frozenset(m.id for m in c))
     )

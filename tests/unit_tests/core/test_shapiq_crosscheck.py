@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, exact_shapley
+from meclear_integrations.core import KernelShapley
 from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.interactions import exact_interactions
 from tests.unit_tests.core.games import make_memories
@@ -47,7 +48,9 @@ def test_kernel_estimator_with_the_whole_table_matches_shapiq() -> None:
     def evaluate(coalition, trial):  # type: ignore[no-untyped-def]
         return float(table[sum(1 << position[m.id] for m in coalition)])
 
-    config = ClearanceConfig(estimator="kernel", coalitions_per_memory=100, max_table_fraction=1.0)
+    config = ClearanceConfig(
+        estimator=KernelShapley(coalitions_per_memory=100, max_table_fraction=1.0)
+    )
     report = MeClearEngine(config).clear(memories, evaluate)
     expected = shapiq.ExactComputer(_game(table, k), n_players=k)("SV").get_n_order_values(1)
     assert np.allclose([a.shapley for a in report.attributions], expected, atol=1e-9)

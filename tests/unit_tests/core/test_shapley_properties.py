@@ -17,6 +17,7 @@ from meclear_integrations import (
     sufficient_permutations,
     sufficient_permutations_for_gap,
 )
+from meclear_integrations.core import PermutationShapley
 from tests.unit_tests.core.games import CountingEvaluator, brute_force_shapley, make_memories
 
 
@@ -74,7 +75,7 @@ def test_permutation_estimator_converges_to_exact(k: int, seed: int) -> None:
     table = random_table(k, seed)
     memories = make_memories(k)
     value = table_value(table, [m.id for m in memories])
-    config = ClearanceConfig(estimator="permutation", permutations=4000, trials=1, seed=seed)
+    config = ClearanceConfig(estimator=PermutationShapley(permutations=4000), trials=1, seed=seed)
     report = MeClearEngine(config).clear(memories, CountingEvaluator(value))
     exact = exact_shapley(table, k)
     estimates = np.array([a.shapley for a in report.attributions])
@@ -86,7 +87,7 @@ def test_permutation_estimator_converges_to_exact(k: int, seed: int) -> None:
 
 
 def test_permutation_intervals_use_eq13() -> None:
-    report = MeClearEngine(ClearanceConfig.paper(permutations=16, trials=1)).clear(
+    report = MeClearEngine(ClearanceConfig.paper(trials=1)).clear(
         make_memories(5), CountingEvaluator(lambda s: 0.5)
     )
     eps = hoeffding_epsilon(16, 5, 0.05)

@@ -16,6 +16,7 @@ from meclear_integrations import (
     Memory,
     StageEvent,
 )
+from meclear_integrations.core import AutoShapley, KernelShapley, PermutationShapley
 from meclear_integrations.core.verification import clopper_pearson
 from tests.unit_tests.core.games import CountingEvaluator, make_memories
 
@@ -90,7 +91,9 @@ def test_sampled_interactions_converge_to_exact() -> None:
         make_memories(4), CountingEvaluator(redundant)
     )
     sampled = MeClearEngine(
-        ClearanceConfig(permutations=3000, interactions=True, trials=1, seed=3)
+        ClearanceConfig(
+            estimator=PermutationShapley(permutations=3000), interactions=True, trials=1, seed=3
+        )
     ).clear(make_memories(4), CountingEvaluator(redundant))
     for a, b in zip(exact.interactions, sampled.interactions, strict=True):
         assert a.memory_ids == b.memory_ids
@@ -166,14 +169,16 @@ def test_theorem2_on_random_games(
         mask = sum(1 << position[m.id] for m in coalition)
         return float(scores[mask, trial])
 
+    estimators: dict[str, object] = {
+        "permutation": PermutationShapley(permutations=8),
+        "kernel": KernelShapley(coalitions_per_memory=3.0),
+        "auto": AutoShapley(exact_budget=16, coalitions_per_memory=3.0),
+    }
     config = ClearanceConfig.preset(
         preset,  # type: ignore[arg-type]
-        estimator=estimator,
+        estimator=estimators.get(estimator, estimator),
         trials=trials,
-        permutations=8,
         seed=seed,
-        exact_budget=16,
-        coalitions_per_memory=3.0,
         hierarchical_from=7,
     )
     events: list[StageEvent] = []

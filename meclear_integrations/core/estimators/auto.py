@@ -1,0 +1,155 @@
+"""The automatic choice of estimator by context size (``estimator="auto"``).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigurationError
+from .base import ShapleyEstimator, SimilaritySource, run_rng, same_settings, settings_hash
+from .exact import ExactShapley
+from .hierarchical import HierarchicalShapley
+from .kernel import KernelShapley
+
+if TYPE_CHECKING:
+    from ..config import ClearanceConfig
+
+__all__ = ["AutoShapley", "hierarchical_of"]
+
+
+def hierarchical_of(config: ClearanceConfig, kernel: KernelShapley) -> HierarchicalShapley:
+    """The hierarchical estimator the configuration's hierarchical settings describe.
+
+    Args:
+        config: the run's settings (``blocks``, ``branching``, ``partitions``,
+            ``anchor_samples``).
+        kernel: the flat fallback's settings.
+
+    Returns:
+        An unbound hierarchical estimator (see :meth:`HierarchicalShapley.for_context`).
+    """
+    return HierarchicalShapley(
+        blocks=config.blocks,
+        branching=config.branching,
+        attempts=config.partitions,
+        samples=config.anchor_samples,
+        fallback=kernel,
+    )
+
+
+class AutoShapley:
+    """Chooses the estimator by context size K (what ``estimator="auto"`` means).
+
+    Exact enumeration (Eq. 3) when 2^K <= ``exact_budget`` (and K is at most the
+    configuration's ``max_exact_memories``), else paired KernelSHAP below the
+    configuration's ``hierarchical_from`` memories and hierarchical attribution from
+    there on.
+
+    Args:
+        exact_budget: enumerate every coalition when 2^K is at most this.
+        coalitions_per_memory: the kernel estimator's budget per memory (also that of the
+            hierarchical estimator's flat fallback).
+        max_table_fraction: the most of the 2^K coalitions the kernel estimator plans.
+        seed: seed of the chosen estimator (None: the run's generator).
+
+    Raises:
+        ConfigurationError: a setting is out of range.
+
+    Example:
+        >>> from meclear_integrations.core import AutoShapley, ClearanceConfig
+        >>> ClearanceConfig(estimator=AutoShapley(exact_budget=32)).estimator_name
+        'auto'
+    """
+
+    name = "auto"
+
+    def __init__(
+        self,
+        *,
+        exact_budget: int = 16,
+        coalitions_per_memory: float = 10.0,
+        max_table_fraction: float = 0.75,
+        seed: int | None = None,
+    ) -> None:
+        if not 1 <= exact_budget <= 1 << 20:
+            raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
+        self.exact_budget = exact_budget
+        self.kernel = KernelShapley(
+            coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
+        )
+        self.seed = seed
+
+    def choose(self, k: int, config: ClearanceConfig) -> str:
+        """The name of the estimator used at context size ``k``.
+
+        Args:
+            k: the number of memories.
+            config: the run's settings (``max_exact_memories``, ``hierarchical_from``).
+
+        Returns:
+            ``"exact"``, ``"kernel"`` or ``"hierarchical"``.
+        """
+        if (1 << k) <= self.exact_budget and k <= config.max_exact_memories:
+            return "exact"
+        if k >= config.hierarchical_from:
+            return "hierarchical"
+        return "kernel"
+
+    def for_context(
+        self,
+        k: int,
+        *,
+        config: ClearanceConfig,
+        rng: np.random.Generator,
+        similarity: SimilaritySource | None = None,
+    ) -> ShapleyEstimator:
+        """The chosen estimator, fresh for one run (see :class:`~.base.Estimator`).
+
+        Args:
+            k: the number of memories.
+            config: the run's settings.
+            rng: the run's generator (used unless ``seed`` is set).
+            similarity: the memories' similarity (hierarchical attribution).
+
+        Returns:
+            An exact, kernel or hierarchical estimator.
+        """
+        drawn = run_rng(self.seed, rng)
+        choice = self.choose(k, config)
+        chosen: ShapleyEstimator
+        if choice == "exact":
+            chosen = ExactShapley()
+        elif choice == "hierarchical":
+            chosen = hierarchical_of(config, self.kernel)
+        else:
+            chosen = self.kernel
+        return chosen.for_context(k, config=config, rng=drawn, similarity=similarity)
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator's settings (see :class:`~.base.Estimator`).
+
+        Returns:
+            ``{"name": "auto", "exact_budget": ..., ...}``.
+        """
+        return {
+            "name": self.name,
+            "exact_budget": self.exact_budget,
+            "coalitions_per_memory": self.kernel.coalitions_per_memory,
+            "max_table_fraction": self.kernel.max_table_fraction,
+            "seed": self.seed,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        return same_settings(self, other)
+
+    def __hash__(self) -> int:
+        return settings_hash(self)
+
+    def __repr__(self) -> str:
+        settings = {k: v for k, v in self.settings().items() if k != "name"}
+        return f"AutoShapley({', '.join(f'{k}={v!r}' for k, v in settings.items())})"

@@ -1,0 +1,169 @@
+"""The prior candidate: memories verified harmful before, verified first (``core.prior``).
+
+When the prior candidate verifies (Eq. 18-19) it is the clearance and attribution is
+skipped; each unproven member is put back as a test recorded after it.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..clearance import candidate_coalition, select_candidate
+from ..events import StageEvent
+from ..report import ClearanceCandidate, ClearanceReport
+from .clearance import verifier
+from .outcomes import clearance_end, cost
+from .steps import Emit, Evaluate, Run, Steps, want
+
+__all__ = ["PriorTry", "prior_clearance", "prior_search"]
+
+
+@dataclass(frozen=True, slots=True)
+class PriorTry:
+    """One prior candidate or put-back test verified.
+
+    Args:
+        cleared: the positions it clears.
+        recovered: whether M minus them recovers.
+        admissible: whether it is admissible against M (Eq. 19).
+    """
+
+    cleared: list[int]
+    recovered: bool
+    admissible: bool
+
+
+def prior_search(run: Run, prior: list[int], unproven: list[int]) -> Steps[list[PriorTry] | None]:
+    """Verify the prior candidate, then put each unproven member back in turn.
+
+    Args:
+        run: the run.
+        prior: positions of the prior candidate's members in this context.
+        unproven: those of them whose own contribution is not established.
+
+    Returns:
+        The candidate's verdict, then one per put-back test; None when the candidate is
+        not admissible (or the tests' trials of M overturned its gain).
+    """
+    tried = [PriorTry(list(prior), *(yield from _prior_verify(run, prior)))]
+    if not tried[0].admissible:
+        return None
+    if len(prior) < 2:
+        return tried  # a single member's own contribution is the candidate's verdict
+    for u in unproven:
+        rest = [i for i in prior if i != u]
+        tried.append(PriorTry(rest, *(yield from _prior_verify(run, rest, True))))
+    if len(tried) > 1 and not (yield from _prior_verify(run, prior))[1]:
+        return None  # the tests' trials of M overturned the candidate's gain
+    return tried
+
+
+def _prior_verify(
+    run: Run, cleared: list[int], trials_first: bool = False
+) -> Steps[tuple[bool, bool]]:
+    """Verify M minus ``cleared`` against M (Eq. 18-19): (recovered, admissible).
+
+    ``trials_first``: T trials before the rule's first ask (a put-back that fails is
+    settled there; one that passes goes on to the rule's recovery test).
+    """
+    cfg, game = run.config, run.game
+    everything = game.full
+    coalition = candidate_coalition(game.k, cleared)
+    if cfg.verification == "sequential":
+        rule = verifier(cfg)
+        if trials_first and game.trials_of(coalition) < cfg.trials:
+            yield Evaluate([(coalition, cfg.trials)])
+        while plan := rule.plan(game, [everything, coalition]):
+            yield Evaluate(plan)
+        selection = rule.select(game, [everything, coalition])
+        return selection.recovered[1], selection.selected == 1
+    yield Evaluate(want(([everything, coalition], cfg.trials)))
+    _, _, recovered, admissible = select_candidate(game, [[], cleared], cfg.success_threshold)
+    return recovered[1], admissible[1]
+
+
+def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
+    """The verified prior candidate as the clearance; no attribution.
+
+    Closes the screening stage and runs the clearance stage's events; the put-back tests
+    follow the candidate in ``report.candidates``.
+
+    Args:
+        run: the run.
+        tried: :func:`prior_search`'s verdicts (the candidate first).
+
+    Returns:
+        The report, ``clearance_search="prior"``.
+    """
+    cfg, game = run.config, run.game
+    ids = run.ids
+    baseline = game.value(game.full)
+    union = tried[0].cleared
+    yield Emit(
+        StageEvent(
+            stage="screening",
+            phase="end",
+            payload={
+                "baseline_value": baseline,
+                "baseline_recovered": False,
+                "early_exit": False,
+                "prior_ids": [ids[i] for i in union],
+                "loo": {},
+            },
+        )
+    )
+    yield Emit(
+        StageEvent(
+            stage="clearance",
+            phase="start",
+            payload={
+                "candidates": [[]] + [[ids[i] for i in t.cleared] for t in tried],
+                "search": "prior",
+            },
+        )
+    )
+    cleared = set(union)
+    candidates = [
+        ClearanceCandidate(
+            size=0,
+            memory_ids=[],
+            value=baseline,
+            gain=0.0,
+            recovered=False,
+            admissible=True,
+            trials=game.trials_of(game.full),
+            family="nested",
+        )
+    ]
+    for t in tried:
+        coalition = candidate_coalition(game.k, t.cleared)
+        value = game.value(coalition)
+        candidates.append(
+            ClearanceCandidate(
+                size=len(t.cleared),
+                memory_ids=[ids[i] for i in t.cleared],
+                value=value,
+                gain=value - baseline,
+                recovered=t.recovered,
+                admissible=t.admissible,
+                trials=game.trials_of(coalition),
+                family="prior",
+            )
+        )
+    report = ClearanceReport(
+        baseline_value=baseline,
+        final_value=candidates[1].value,
+        recovered=True,
+        kept=[m for i, m in enumerate(game.context) if i not in cleared],
+        cleared=[m for i, m in enumerate(game.context) if i in cleared],
+        attributions=[],
+        candidates=candidates,
+        cost=cost(run),
+        config=cfg,
+        clearance_search="prior",
+    )
+    yield clearance_end(1, report)
+    return report

@@ -1,0 +1,114 @@
+"""The steps a stage yields to the drivers, and the run state the stages share.
+
+A stage is a generator of :data:`Step` values: :class:`Evaluate` asks the driver to
+evaluate coalitions (one batch, concurrently on the async path), :class:`Emit` asks it to
+report a stage event. The sync and async drivers of
+:class:`~meclear_integrations.core.engine.MeClearEngine` execute the steps, so the
+algorithm is written once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ..budget import RunBudget
+from ..coalitions import Coalition
+from ..config import ClearanceConfig
+from ..events import Stage, StageEvent
+from ..game import CoalitionGame
+from ..grouping import Embedder
+from ..report import ClearanceReport, FailedCoalition, MemoryAttribution
+from ..retry import CallRetrier
+
+__all__ = ["Algorithm", "Emit", "Evaluate", "Run", "Step", "Steps", "want"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluate:
+    """Evaluate coalitions: everything missing from the table goes out as one batch.
+
+    Args:
+        coalitions: (coalition, trials it must have) pairs.
+    """
+
+    coalitions: list[tuple[Coalition, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Report a stage event to the listener and the trace.
+
+    Args:
+        event: the stage boundary to report.
+    """
+
+    event: StageEvent
+
+
+Step = Evaluate | Emit
+"""One step of the algorithm, executed by a driver."""
+
+Steps = Generator[Step, None, T]
+"""A stage: yields steps, returns its result."""
+
+Algorithm = Generator[Step, None, ClearanceReport]
+"""The whole run: yields steps, returns the report."""
+
+
+@dataclass(slots=True)
+class Run:
+    """Everything one run shares between its stages: settings, table, budget, progress.
+
+    Args:
+        config: the run's settings.
+        game: the coalition table of the frozen context.
+        budget: the per-query call and time budget.
+        retrier: retries of transient evaluator errors.
+        embed: texts -> vectors for hierarchical grouping (None: TF-IDF similarity).
+    """
+
+    config: ClearanceConfig
+    game: CoalitionGame
+    budget: RunBudget
+    retrier: CallRetrier
+    embed: Embedder | None = None
+    failures: list[FailedCoalition] = field(default_factory=list)
+    """Coalitions whose evaluation failed (for the failure report)."""
+    started: float = field(default_factory=time.perf_counter)
+    """``time.perf_counter()`` at the start of the run."""
+    stage: Stage = "screening"
+    """The stage the run is in (named in a failure report)."""
+    estimator: str | None = None
+    """The concrete estimator, once attribution has started."""
+    attributions: list[MemoryAttribution] | None = None
+    """Complete contributions, once attribution has finished."""
+
+    @property
+    def ids(self) -> list[str]:
+        """The memory ids of the context, in position order."""
+        return [m.id for m in self.game.context]
+
+    @property
+    def single(self) -> int:
+        """Trials of a coalition that is not verified (see ``adaptive_trials``)."""
+        return 1 if self.config.adaptive_trials else self.config.trials
+
+
+def want(*groups: tuple[Iterable[Coalition], int]) -> list[tuple[Coalition, int]]:
+    """Concatenate (coalitions, trials) groups into one batch.
+
+    Args:
+        *groups: (coalitions, trials each must have) pairs.
+
+    Returns:
+        The batch; duplicates are cache hits.
+    """
+    batch: list[tuple[Coalition, int]] = []
+    for coalitions, trials in groups:
+        batch.extend((c, trials) for c in coalitions)
+    return batch
