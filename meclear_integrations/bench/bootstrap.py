@@ -30,6 +30,14 @@ class ClusterBootstrap:
 
     Raises:
         ConfigurationError: ``clusters`` and ``queries`` differ in length.
+
+    Example:
+        >>> import numpy as np
+        >>> from meclear_integrations.bench import ClusterBootstrap
+        >>> boot = ClusterBootstrap(["c1", "c1", "c2"], ["q1", "q2", "q3"], replicates=200)
+        >>> lo, hi = boot.interval(np.array([1.0, 0.0, 1.0]), np.ones(3))
+        >>> 0.0 <= lo <= 2 / 3 <= hi <= 1.0
+        True
     """
 
     def __init__(

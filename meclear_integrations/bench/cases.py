@@ -143,6 +143,12 @@ def parse_case_lines(lines: Iterable[str]) -> CaseParseResult:
 
     Returns:
         The valid cases and every bad line with its number.
+
+    Example:
+        >>> from meclear_integrations.bench import parse_case_lines
+        >>> result = parse_case_lines(["", "not json", "{}"])
+        >>> len(result.cases), [error.line for error in result.errors]
+        (0, [2, 3])
     """
     cases: list[BenchCase] = []
     errors: list[CaseLineError] = []

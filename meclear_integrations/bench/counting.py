@@ -23,6 +23,16 @@ class CountingEvaluator:
 
     Args:
         evaluate: The evaluator wrapped; each distinct (coalition, trial) reaches it once.
+
+    Example:
+        >>> from meclear_integrations.bench import CountingEvaluator, load_builtin_cases
+        >>> case = load_builtin_cases()[0]
+        >>> evaluate = CountingEvaluator(case.evaluator())
+        >>> context = tuple(case.context())
+        >>> evaluate(context, 0) == evaluate(context, 0)
+        True
+        >>> evaluate.calls, evaluate.cache_hits
+        (1, 1)
     """
 
     def __init__(self, evaluate: Callable[[tuple[Memory, ...], int], float]) -> None:

@@ -76,6 +76,11 @@ def verify_case(
 
     Returns:
         Whether the signature holds, with the scores that decided it.
+
+    Example:
+        >>> from meclear_integrations.bench import load_builtin_cases, verify_case
+        >>> verify_case(load_builtin_cases()[0]).ok
+        True
     """
     evaluate = evaluate if evaluate is not None else case.evaluator()
     context = case.context()

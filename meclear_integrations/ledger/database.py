@@ -54,6 +54,10 @@ def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
 
     Returns:
         The SQLAlchemy URL.
+
+    Example:
+        >>> ledger_url("/tmp/ledger.db")
+        'sqlite:////tmp/ledger.db'
     """
     if target is None:
         target = os.environ.get(LEDGER_URL_ENV) or DEFAULT_LEDGER_URL
@@ -75,6 +79,10 @@ def display_url(url: str) -> str:
 
     Returns:
         The URL with ``***`` for its password.
+
+    Example:
+        >>> display_url("postgresql://app:secret@db:5432/ledger")
+        'postgresql://app:***@db:5432/ledger'
     """
     return make_url(url).render_as_string(hide_password=True)
 

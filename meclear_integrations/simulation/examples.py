@@ -52,6 +52,11 @@ def redundant_harm_example() -> SimulatedCase:
     One gold memory says December 2023; two paraphrased faults say January 2023 and each
     alone outweighs the gold one (the failure floor), so deleting either fault alone
     changes nothing: leave-one-out sees no harm. Three background memories make no claim.
+
+    Example:
+        >>> case = redundant_harm_example()
+        >>> [m.id for m in case.memories], case.targets
+        (['g1', 'b1', 'f1', 'b2', 'f2', 'b3'], ['f1', 'f2'])
     """
     memories = [
         Memory(

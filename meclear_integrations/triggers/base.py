@@ -209,6 +209,11 @@ class AllOf(_Composite):
     Raises:
         ConfigurationTypeError: A policy is not a :class:`Trigger`.
         ConfigurationError: No policy is given.
+
+    Example:
+        >>> from meclear_integrations.triggers import EveryN, Sampling, TriggerContext
+        >>> (EveryN(1) & Sampling(0.0)).decide(TriggerContext("?", "q1", ())).run
+        False
     """
 
     def decide(self, context: TriggerContext) -> TriggerDecision:

@@ -177,6 +177,18 @@ class EverySeconds(Trigger):
 
     Raises:
         ConfigurationError: ``seconds`` is not positive.
+
+    Example:
+        >>> from meclear_integrations.triggers import EverySeconds, TriggerContext
+        >>> now = [0.0]
+        >>> policy = EverySeconds(10, clock=lambda: now[0])
+        >>> ctx = TriggerContext("?", "q1", ())
+        >>> runs = [policy.decide(ctx).run]
+        >>> now[0] = 5.0
+        >>> runs.append(policy.decide(ctx).run)
+        >>> now[0] = 12.0
+        >>> runs + [policy.decide(ctx).run]
+        [True, False, True]
     """
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
