@@ -34,6 +34,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from meclear_integrations.simulation import redundant_harm_example
+from meclear_integrations.telemetry import TraceSettings
 
 
 class PrintEvents(BaseCallbackHandler):
@@ -65,6 +66,8 @@ def main() -> dict[str, Any]:
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: documents, name="memory_store"),
         llm=SimulatedChatModel.from_case(case),
+        # every evaluator call as a run (the default, "failures", traces failed ones only)
+        tracing=TraceSettings(detail="evaluations"),
     )
     collector, events = RunCollectorCallbackHandler(), PrintEvents()
     print("SIMULATED evidence world (offline); custom events as they arrive:")

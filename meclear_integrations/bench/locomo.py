@@ -302,9 +302,31 @@ class _ConversationBuilder:
             ),
         )
 
-    def _fault_meta(self, speaker: str, rng: np.random.Generator) -> dict[str, Any]:
+    def _fault_meta(
+        self,
+        speaker: str,
+        rng: np.random.Generator,
+        fault_type: str = "precise_factual",
+        gold_sessions: Sequence[int] = (),
+    ) -> dict[str, Any]:
+        """Session, date and speaker of an injected fault record.
+
+        Dates follow the fault type: a ``precise_*`` fault is a stale version of the fact,
+        so it is dated in the latest session before the earliest gold record; an
+        ``explicit_conflict`` record contradicts the gold, so it is dated in the first session
+        after the latest gold record (a later, wrong correction). When no such session
+        exists, the session drawn at random is kept. The draw is made in every case, so the
+        rest of the build consumes the same random numbers.
+        """
         sessions = sorted(self.conv.session_dates)
         session = sessions[int(rng.integers(len(sessions)))] if sessions else 0
+        if gold_sessions:
+            if fault_type == "explicit_conflict":
+                later = [s for s in sessions if s > max(gold_sessions)]
+                session = later[0] if later else session
+            else:
+                earlier = [s for s in sessions if s < min(gold_sessions)]
+                session = earlier[-1] if earlier else session
         day = self.conv.session_dates.get(session)
         return {
             "session": session,
@@ -350,8 +372,13 @@ class _ConversationBuilder:
             return None
         total = self.reference_support(q, ranked, gold_weight)
         low, high = _FAULT_WEIGHT[structure]
+        gold_sessions = [self.conv.facts[i].session for i in present_gold]
         faults = [
-            (text, round(total * float(rng.uniform(low, high)), 3), self._fault_meta(speaker, rng))
+            (
+                text,
+                round(total * float(rng.uniform(low, high)), 3),
+                self._fault_meta(speaker, rng, fault_type, gold_sessions),
+            )
             for text in texts
         ]
         return self._case(q, structure, fault_type, ranked, gold_weight, faults, wrong)

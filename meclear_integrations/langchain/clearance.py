@@ -90,6 +90,7 @@ from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
 from .usage import USAGE_CALLBACK
+from .volume import arecord_failure, evaluation_callbacks, record_failure
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
 
@@ -389,9 +390,16 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
         evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
+        detail = self.tracing.detail
+        callbacks = evaluation_callbacks(run, detail)
+
         def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
             inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
-            return evaluation.invoke(inputs, config={"callbacks": run.get_child()})["score"]
+            try:
+                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
+            except Exception as exc:
+                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
+                raise
 
         meter = UsageMeter()
 
@@ -481,9 +489,16 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
         evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
+        detail = self.tracing.detail
+        callbacks = evaluation_callbacks(run, detail)
+
         async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
             inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
-            result = await evaluation.ainvoke(inputs, config={"callbacks": run.get_child()})
+            try:
+                result = await evaluation.ainvoke(inputs, config={"callbacks": callbacks})
+            except Exception as exc:
+                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
+                raise
             return result["score"]
 
         meter = UsageMeter()

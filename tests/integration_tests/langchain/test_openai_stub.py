@@ -13,6 +13,7 @@ from meclear_integrations.langchain import (
     LangChainReferenceJudge,
     reference_config,
 )
+from meclear_integrations.telemetry import TraceSettings
 
 from .servers import OpenAIStub, candidate, serve
 
@@ -33,7 +34,9 @@ def test_chat_openai_agent_and_structured_judge(case, inner) -> None:
     stub = OpenAIStub.for_case(case)
     with serve(stub) as url:
         collector = RunCollectorCallbackHandler()
-        retriever = ClearingRetriever(retriever=inner, llm=_chat(url))
+        retriever = ClearingRetriever(
+            retriever=inner, llm=_chat(url), tracing=TraceSettings(detail="evaluations")
+        )
         config = reference_config(case.reference, {"callbacks": [collector]})
         out = retriever.invoke(case.query, config=config)
     assert [d.id for d in out] == KEPT

@@ -271,3 +271,34 @@ def test_real_locomo_conversation() -> None:
         background = [m.id for m in case.memories if m.id not in case.targets]
         gold = [mid for mid in background if mid in case.world.claims]
         assert all(case.world.claims[mid].answer == case.reference for mid in gold)
+
+
+@pytest.mark.skipif(not REAL, reason="LoCoMo data not present")
+def test_fault_records_are_dated_by_their_type() -> None:
+    """A precise fault is a stale version (dated before the gold), an explicit conflict a
+    later wrong correction (dated after it), whenever the conversation has such a session."""
+    build = build_locomo_cases(REAL[0], conversations=["26"], max_queries_per_conversation=40)
+    sessions = sorted({m.metadata["session"] for c in build.cases for m in c.memories})
+    checked = Counter()
+    for case in build.cases:
+        if case.structure == "clean":
+            continue
+        gold = [
+            m.metadata["session"]
+            for m in case.memories
+            if m.id in case.world.claims
+            and case.world.claims[m.id].answer == case.reference
+            and case.world.claims[m.id].weight >= 0.8  # gold (weak background support < 0.4)
+        ]
+        assert gold
+        for m in case.memories:
+            if m.id not in case.targets:
+                continue
+            assert m.metadata["date"] is not None
+            if case.fault_type == "explicit_conflict" and max(gold) < sessions[-1]:
+                assert m.metadata["session"] > max(gold), (case.case_id, m.metadata, gold)
+                checked["later"] += 1
+            elif case.fault_type != "explicit_conflict" and min(gold) > sessions[0]:
+                assert m.metadata["session"] < min(gold), (case.case_id, m.metadata, gold)
+                checked["earlier"] += 1
+    assert checked["later"] and checked["earlier"]

@@ -16,6 +16,7 @@ from meclear_integrations.langchain import (
     ClearingRetriever,
     reference_config,
 )
+from meclear_integrations.telemetry import TraceSettings
 
 EXPECTED_STAGES = [
     ("meclear.screening", "start"),
@@ -159,7 +160,9 @@ def _assert_one_judge_call_per_distinct_answer(evaluations) -> None:  # type: ig
 
 def test_run_tree(case, inner, llm) -> None:
     collector = RunCollectorCallbackHandler()
-    retriever = ClearingRetriever(retriever=inner, llm=llm, name="clearing")
+    retriever = ClearingRetriever(
+        retriever=inner, llm=llm, name="clearing", tracing=TraceSettings(detail="evaluations")
+    )
     retriever.invoke(
         case.query, config=reference_config(case.reference, {"callbacks": [collector]})
     )
@@ -182,7 +185,9 @@ def test_run_tree(case, inner, llm) -> None:
 
 async def test_run_tree_async(case, inner, llm) -> None:
     collector = RunCollectorCallbackHandler()
-    retriever = ClearingRetriever(retriever=inner, llm=llm)
+    retriever = ClearingRetriever(
+        retriever=inner, llm=llm, tracing=TraceSettings(detail="evaluations")
+    )
     await retriever.ainvoke(
         case.query, config=reference_config(case.reference, {"callbacks": [collector]})
     )

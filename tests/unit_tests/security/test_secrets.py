@@ -24,6 +24,7 @@ from meclear_integrations.judges import CallableJudge, ExactMatchJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.llama_index import MeClearPostprocessor
 from meclear_integrations.payloads import content_memory_id
+from meclear_integrations.telemetry import TraceSettings
 
 _rng = random.Random(12)
 
@@ -127,6 +128,7 @@ def test_the_agents_answer_in_trace_outputs_is_redacted() -> None:
         agent=RunnableLambda(agent),
         judge=CallableJudge(lambda answer: "December 2023" in answer),
         clearance=ClearanceConfig(estimator="exact"),
+        tracing=TraceSettings(detail="evaluations"),  # every evaluation's outputs traced
     )
     retriever.invoke("When?", config={"callbacks": [collector]})
     evaluate_runs = [
