@@ -9,6 +9,9 @@ to ``max_concurrency``. On the async path the first error of a batch cancels its
 misbehaviour (a raising call, an output that never parses, however malformed: deep
 nesting, huge numbers) never raises out of ``decide`` / ``adecide``: it ends in
 ``AdmissionDecision.error``. Error texts and raw outputs kept for diagnosis are redacted.
+
+References:
+    ConMem (Ji, Chen et al., 2026, arXiv:2610.33432), Sec. 4 and Appendix B.
 """
 
 from __future__ import annotations

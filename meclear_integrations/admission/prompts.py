@@ -4,6 +4,9 @@ Every data section is wrapped as ``<<<NAME>>> ... <<<END_NAME>>>``; delimiter lo
 inside the data are neutralised (``<<<`` -> ``‹‹‹``, ``>>>`` -> ``›››``) so a memory cannot
 close its own section and smuggle instructions. Each prompt starts with a ``# Task:`` line
 naming its stage and ends with the exact JSON shape expected.
+
+References:
+    ConMem (Ji, Chen et al., 2026, arXiv:2610.33432), Appendix B.1-B.7.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Blind-judge order, response-level effects, probe contributions and CMTE (Sec. 4.4-4.5)."""
+"""Blind-judge order, response-level effects, probe contributions and CMTE (Sec. 4.4-4.5).
+
+References:
+    ConMem (Ji, Chen et al., 2026, arXiv:2610.33432), Sec. 4.4-4.5.
+"""
 
 from __future__ import annotations
 

@@ -27,6 +27,9 @@ cannot all be right, so the evaluator raises
 :class:`~meclear_integrations.core.errors.InconsistentVerdictsError` (reason
 ``accepted_two_answers``) and the engine abstains: ``status="unverified"``, the context
 unchanged.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2 (the evaluator v(S)).
 """
 
 from __future__ import annotations

@@ -36,6 +36,8 @@ class LangChainReferenceJudge(ReferenceLLMJudge):
             None uses structured output when the model supports it; True requires it.
         method: str | None
             The ``with_structured_output`` method (e.g. ``"json_schema"``), when set.
+        metadata_keys: Sequence[str]
+            Memory metadata (dates, source) rendered, fenced as data, with each memory.
 
     Instantiate:
         ```python
@@ -88,6 +90,8 @@ class LangChainReferenceFreeJudge(ReferenceFreeLLMJudge):
         structured_output: None uses structured output when the model supports it; True
             requires it.
         method: The ``with_structured_output`` method, when set.
+        metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
+            memory shown to the judge.
 
     Example:
         ```python
@@ -151,7 +155,8 @@ def resolve_judge(
     if judge is None:
         raise ConfigurationError("no judge: pass judge=... or llm=...")
     if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
-        return judge  # type: ignore[no-any-return]
+        neutral: Judge = judge  # anything with score / ascore
+        return neutral
     if isinstance(judge, Runnable):
         if reference is not None:
             return LangChainReferenceJudge(judge)

@@ -7,6 +7,9 @@ the per-memory results under ``metadata["meclear"]``. See ``clearance`` for the 
 the events and the agent's input, and ``meclear_integrations.payloads`` for the metadata
 fields and the edge-case policy. The reference answer of a query, if any, comes through
 the invoke config's metadata (``reference_config``).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 6.
 """
 
 from __future__ import annotations

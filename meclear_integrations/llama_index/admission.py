@@ -30,6 +30,7 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
+from ..core.errors import ConfigurationError
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
 from ..core.tasks import gather_or_cancel
@@ -176,7 +177,7 @@ class AdmissionTransform(TransformComponent):
     def _context(self, node: BaseNode) -> Context:
         ctx = node.metadata.get(self.context_key, self.context)
         if ctx is None:
-            raise ValueError(
+            raise ConfigurationError(
                 f"node {node.node_id} has no metadata[{self.context_key!r}] and no default "
                 "context was given"
             )
@@ -227,7 +228,7 @@ class AdmissionTransform(TransformComponent):
             The admitted nodes (and, with ``keep_rejected``, the rejected ones, annotated).
 
         Raises:
-            ValueError: A node has no historical context and no default is set.
+            ConfigurationError: A node has no historical context and no default is set.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
         dispatcher.event(AdmissionStartEvent(n_candidates=len(nodes)))
@@ -261,7 +262,7 @@ class AdmissionTransform(TransformComponent):
             The admitted nodes (and, with ``keep_rejected``, the rejected ones, annotated).
 
         Raises:
-            ValueError: A node has no historical context and no default is set.
+            ConfigurationError: A node has no historical context and no default is set.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
         await dispatcher.aevent(AdmissionStartEvent(n_candidates=len(nodes)))

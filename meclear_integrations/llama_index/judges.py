@@ -27,6 +27,8 @@ class LlamaIndexReferenceJudge(ReferenceLLMJudge):
         chat: None follows ``llm.metadata.is_chat_model``.
         structured_output: None uses structured output when the LLM supports function
             calling; True requires it.
+        metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
+            memory shown to the judge.
 
     Example:
         ```python
@@ -66,6 +68,8 @@ class LlamaIndexReferenceFreeJudge(ReferenceFreeLLMJudge):
         chat: None follows ``llm.metadata.is_chat_model``.
         structured_output: None uses structured output when the LLM supports function
             calling; True requires it.
+        metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
+            memory shown to the judge.
     """
 
     def __init__(
@@ -111,7 +115,8 @@ def resolve_judge(
     if judge is None:
         raise ConfigurationError("no judge: pass judge=... or llm=... (or set Settings.llm)")
     if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
-        return judge  # type: ignore[no-any-return]
+        neutral: Judge = judge  # anything with score / ascore
+        return neutral
     if isinstance(judge, LLM):
         if reference is not None:
             return LlamaIndexReferenceJudge(judge)

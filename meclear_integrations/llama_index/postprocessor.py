@@ -27,6 +27,9 @@ Edge cases (the policy of ``meclear_integrations.payloads``): no nodes -> ``[]``
 call, one clearance start/end pair with ``payload["skipped"] == "empty"``; every node
 cleared -> ``[]`` (``edge_cases.all_cleared="keep_all"`` returns them all, marked);
 identical texts -> separate memories with distinct ids.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2, 6, 18-20.
 """
 
 from __future__ import annotations

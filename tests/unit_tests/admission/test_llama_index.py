@@ -15,6 +15,7 @@ from pydantic import Field
 from meclear_integrations.admission import ConMemAdmitter
 from meclear_integrations.admission.cases import load_admission_cases
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.llama_index.admission import (
     AdmissionDecisionEvent,
     AdmissionEndEvent,
@@ -102,6 +103,8 @@ def test_errors_follow_policy_and_end_event_always_fires(collected) -> None:
     assert AdmissionTransform(admitter=broken, context="user: I like tea")([node]) == []
     kept = AdmissionTransform(admitter=broken, context="user: tea", on_error="admit")([node])
     assert [n.node_id for n in kept] == ["n1"]
-    with pytest.raises(ValueError, match="historical_context"):
+    with pytest.raises(ValueError, match="historical_context") as raised:  # still a ValueError
         AdmissionTransform(admitter=broken)([node])
-    assert isinstance(collected[-1], AdmissionEndEvent) and "ValueError" in collected[-1].error
+    assert isinstance(raised.value, ConfigurationError)
+    end = collected[-1]
+    assert isinstance(end, AdmissionEndEvent) and "ConfigurationError" in end.error
