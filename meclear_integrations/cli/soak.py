@@ -201,6 +201,7 @@ async def _soak(
             max_wall_seconds=query_seconds,
             retry=RetryPolicy(initial_backoff=0.001, max_backoff=0.01, jitter=0.001),
         ),
+        circuit_breaker=None,  # every query meets its own faults (no skipping after outages)
     )
     targets = set(case.targets)
     result = SoakResult()

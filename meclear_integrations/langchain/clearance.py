@@ -56,6 +56,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from ..breaker import CircuitBreaker
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
@@ -68,6 +69,7 @@ from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
 from ..gate import GatePlan
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
+from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..memory_metadata import present_keys
 from ..payloads import (
@@ -80,12 +82,14 @@ from ..payloads import (
     stage_event_payload,
 )
 from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags, render_memories
+from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
 from .documents import annotate, document_ids, error_documents, to_memories
 from .gating import GatedClearance, prior_of
+from .guarded import GuardedClearance
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
@@ -135,7 +139,7 @@ def default_agent(llm: Runnable) -> Runnable:
     return chain.with_config(run_name="meclear_agent")
 
 
-class ClearanceSettings(GatedClearance, BaseModel):
+class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor.
 
     Not used directly: see :class:`~meclear_integrations.langchain.ClearingRetriever` and
@@ -155,7 +159,15 @@ class ClearanceSettings(GatedClearance, BaseModel):
     """A ``Judge``, a LangChain model, a function (``CallableJudge``) or None (``llm``). A
     model judges against the reference when the query has one, reference-free otherwise."""
     clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
-    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings)."""
+    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings). Unless
+    ``max_wall_seconds`` is set explicitly, a query's clearance is bounded by
+    ``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
+    layer: ``llm`` and a model ``judge`` are called through a copy whose own retries are
+    off (``provider_retries``)."""
+    circuit_breaker: CircuitBreaker | None = Field(default_factory=CircuitBreaker)
+    """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
+    after consecutive provider failures (``meclear_integrations.breaker``; default: 3
+    failures, 30 s). Pass one instance to several components to share it; None: off."""
     metadata_key: str = DEFAULT_METADATA_KEY
     """Metadata key of the per-memory results on returned documents."""
     reference_key: str = REFERENCE_METADATA_KEY
@@ -201,6 +213,8 @@ class ClearanceSettings(GatedClearance, BaseModel):
     when the application has a recording tracer provider; ``detail`` sets how much."""
 
     _policy: LivePolicy = PrivateAttr()
+    _guard: LiveGuard = PrivateAttr()
+    _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
 
     @model_validator(mode="before")
     @classmethod
@@ -212,6 +226,7 @@ class ClearanceSettings(GatedClearance, BaseModel):
         """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
+        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
@@ -223,7 +238,9 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
     # ------------------------------------------------------------------ pieces
     def _agent(self) -> Runnable:
-        return self.agent if self.agent is not None else default_agent(self.llm)  # type: ignore[arg-type]
+        if self.agent is not None:
+            return self.agent
+        return default_agent(self._models(self.llm))
 
     def _task(
         self,
@@ -255,7 +272,9 @@ class ClearanceSettings(GatedClearance, BaseModel):
 
         return task_evaluator(
             aanswer if asynchronous else answer,
-            resolve_judge(self.judge, self.llm, reference, metadata_keys=keys),
+            resolve_judge(
+                self._models(self.judge), self._models(self.llm), reference, metadata_keys=keys
+            ),
             question=query,
             reference=reference,
             judge_context=self.judge_context,
@@ -279,8 +298,8 @@ class ClearanceSettings(GatedClearance, BaseModel):
     def _engine_config(self) -> ClearanceConfig:
         mode = failure_mode(self.clearance, self.on_failure)
         if self.clearance.on_failure == mode:
-            return self.clearance
-        return self.clearance.model_copy(update={"on_failure": mode})
+            return live_config(self.clearance)
+        return live_config(self.clearance.model_copy(update={"on_failure": mode}))
 
     def _absorb(self, exc: BaseException) -> None:
         """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""
@@ -335,11 +354,16 @@ class ClearanceSettings(GatedClearance, BaseModel):
                 self._skip_sync(run)
                 return []
             memories, _ = to_memories(documents)  # a bad item fails open or raises
-            if gate is not None:
-                plan = gate.plan(query, memories, self._engine_config())
-                if not plan.run:
-                    return self._decline_sync(run, gate, plan, documents, ids, reference)
-            report = self._engine_sync(run, query, documents, memories, reference, plan)
+            ticket = self._guard.admit(memories, self._engine_config())
+            if ticket.declined:
+                return self._guard_skip_sync(run, ticket, documents, ids)
+            with ticket:
+                if gate is not None:
+                    plan = gate.plan(query, memories, self._engine_config())
+                    if not plan.run:
+                        return self._decline_sync(run, gate, plan, documents, ids, reference)
+                report = self._engine_sync(run, query, documents, memories, reference, plan)
+                ticket.observe(report)
         except BaseException as exc:
             run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             self._absorb(exc)
@@ -434,11 +458,16 @@ class ClearanceSettings(GatedClearance, BaseModel):
                 await self._askip(run)
                 return []
             memories, _ = to_memories(documents)  # a bad item fails open or raises
-            if gate is not None:
-                plan = await gate.aplan(query, memories, self._engine_config())
-                if not plan.run:
-                    return await self._adecline(run, gate, plan, documents, ids, reference)
-            report = await self._engine_async(run, query, documents, memories, reference, plan)
+            ticket = self._guard.admit(memories, self._engine_config())
+            if ticket.declined:
+                return await self._aguard_skip(run, ticket, documents, ids)
+            with ticket:
+                if gate is not None:
+                    plan = await gate.aplan(query, memories, self._engine_config())
+                    if not plan.run:
+                        return await self._adecline(run, gate, plan, documents, ids, reference)
+                report = await self._engine_async(run, query, documents, memories, reference, plan)
+                ticket.observe(report)
         except BaseException as exc:
             await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             self._absorb(exc)

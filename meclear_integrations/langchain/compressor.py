@@ -43,7 +43,11 @@ class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
         judge: Judge | Runnable | Callable | None
             A ``meclear_integrations.judges`` judge, a model or a function.
         clearance: ClearanceConfig
-            The engine settings.
+            The engine settings; bounded at 60 s per query unless
+            ``max_wall_seconds`` is set explicitly.
+        circuit_breaker: CircuitBreaker | None
+            Skips clearance for a cool-down after consecutive provider failures
+            (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
         on_failure: "open" | "closed" | None
             Fail open or raise on transient failures.
 

@@ -62,7 +62,11 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
             A ``meclear_integrations.judges`` judge, a model or a function (default:
             ``llm``, against the query's reference when there is one).
         clearance: ClearanceConfig
-            The engine settings (``ClearanceConfig.paper()`` for the paper's).
+            The engine settings (``ClearanceConfig.paper()`` for the paper's); bounded at
+            60 s per query unless ``max_wall_seconds`` is set explicitly.
+        circuit_breaker: CircuitBreaker | None
+            Skips clearance for a cool-down after consecutive provider failures
+            (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
         k: int | None
             Documents to retrieve (passed to a ``BaseRetriever`` and enforced).
         on_failure: "open" | "closed" | None

@@ -48,6 +48,7 @@ from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from ..breaker import CircuitBreaker
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
@@ -59,16 +60,19 @@ from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
 from ..gate import GateOutcome
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
+from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
+from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
 from .events import MeClearStageEvent, StageTracker, stage_events
 from .gating import GatedPostprocessing, prior_of
+from .guarded import GuardedPostprocessing
 from .judges import resolve_judge
 from .model import as_text_model
 from .nodes import annotate, error_nodes, node_ids, to_memories
@@ -125,7 +129,7 @@ async def _aresponse_text(response: Any) -> str:
     return _response_text(response)
 
 
-class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
+class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodePostprocessor):
     """Drops the retrieved nodes that verifiably hurt the answer to this query.
 
     It runs the MeClear engine on the frozen retrieved nodes (Eq. 6): the task agent
@@ -150,7 +154,10 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         response_synthesizer: Your own synthesizer as the task agent instead of ``llm``.
         judge: A ``meclear_integrations.judges`` judge, a LlamaIndex ``LLM`` or a function.
         reference: The reference answer of every query (``query_reference`` overrides it).
-        clearance: The engine settings (``ClearanceConfig.paper()`` for the paper's).
+        clearance: The engine settings (``ClearanceConfig.paper()`` for the paper's);
+            bounded at 60 s per query unless ``max_wall_seconds`` is set explicitly.
+        circuit_breaker: Skips clearance for a cool-down after consecutive provider
+            failures (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
         on_failure: ``"open"`` (documents unchanged and a ``FailOpenWarning`` on
             transient failures) or ``"closed"``; None follows ``clearance.on_failure``.
         trigger: When to clear (``meclear_integrations.triggers``); None clears every
@@ -242,7 +249,22 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     )
     clearance: ClearanceConfig = Field(
         default_factory=ClearanceConfig,
-        description="Engine configuration (``ClearanceConfig.paper()`` for the paper's settings).",
+        description=(
+            "Engine configuration (``ClearanceConfig.paper()`` for the paper's settings). Unless "
+            "``max_wall_seconds`` is set explicitly, a query's clearance is bounded by "
+            "``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only "
+            "retry layer: ``llm`` and an LLM ``judge`` are called through a copy whose own "
+            "retries are off (``provider_retries``)."
+        ),
+    )
+    circuit_breaker: CircuitBreaker | None = Field(
+        default_factory=CircuitBreaker,
+        exclude=True,
+        description=(
+            'Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down '
+            "after consecutive provider failures (``meclear_integrations.breaker``; default: 3 "
+            "failures, 30 s). Pass one instance to several components to share it; None: off."
+        ),
     )
     answer_prompt: str = Field(
         default=DEFAULT_ANSWER_PROMPT,
@@ -333,6 +355,8 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
     )
 
     _policy: LivePolicy = PrivateAttr()
+    _guard: LiveGuard = PrivateAttr()
+    _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
 
     @model_validator(mode="before")
     @classmethod
@@ -345,6 +369,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
+        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
 
     @classmethod
     def class_name(cls) -> str:
@@ -420,10 +445,11 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
 
     # ------------------------------------------------------------------ pieces
     def _resolved_llm(self) -> LLM | None:
+        """The agent / judge LLM, called through a copy without provider retries."""
         if self.llm is not None:
-            return self.llm
+            return self._models(self.llm)
         if self.response_synthesizer is None or self.judge is None:
-            return Settings.llm
+            return self._models(Settings.llm)
         return None
 
     def _reference(self) -> str | None:
@@ -447,7 +473,7 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         answer = self._answer(bundle, nodes, memories, llm, keys, asynchronous=asynchronous)
         return task_evaluator(
             answer,
-            resolve_judge(self.judge, llm, reference, metadata_keys=keys),
+            resolve_judge(self._models(self.judge), llm, reference, metadata_keys=keys),
             question=bundle.query_str,
             reference=reference,
             asynchronous=asynchronous,
@@ -538,8 +564,8 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
         mode = failure_mode(self.clearance, self.on_failure)
         if self.clearance.on_failure == mode:
-            return self.clearance
-        return self.clearance.model_copy(update={"on_failure": mode})
+            return live_config(self.clearance)
+        return live_config(self.clearance.model_copy(update={"on_failure": mode}))
 
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
@@ -591,25 +617,34 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
         tracker, convert = self._events(query_id)
         try:
             memories, _ = to_memories(nodes)  # an unusable node fails open or raises
-            if gate is not None:
-                plan = gate.plan(bundle.query_str, memories, self._engine_config())
-                if not plan.run:
-                    for event in self._decline_events(plan, query_id):
-                        dispatcher.event(event)
-                    outcome = gate.finish(plan, gate.skipped(plan), **fields)
-                    return self._declined(nodes, ids, outcome)
-            task = self._task(bundle, nodes, memories, llm, asynchronous=False)
-            assert isinstance(task, TaskEvaluator)
-            meter = UsageMeter()
-            # the engine runs its worker threads in a copy of this context (the span)
-            engine = MeClearEngine(
-                plan.config if plan is not None else self._engine_config(),
-                listener=lambda e: dispatcher.event(convert(with_event_cost(e, task.calls, meter))),
-                tracing=self.tracing,
-            )
-            with self._trace_scope(bundle), metering(meter):
-                report = engine.clear(memories, task, prior_harmful=prior_of(plan))
-            report = with_model_calls(report, task.calls, meter)
+            ticket = self._guard.admit(memories, self._engine_config())
+            if ticket.declined:
+                for event in self._guard_events(ticket, query_id):
+                    dispatcher.event(event)
+                kept = self._guard_nodes(ticket, nodes, ids)
+                return NodeClearance(nodes=kept, report=ticket.report)
+            with ticket:
+                if gate is not None:
+                    plan = gate.plan(bundle.query_str, memories, self._engine_config())
+                    if not plan.run:
+                        for event in self._decline_events(plan, query_id):
+                            dispatcher.event(event)
+                        outcome = gate.finish(plan, gate.skipped(plan), **fields)
+                        return self._declined(nodes, ids, outcome)
+                task = self._task(bundle, nodes, memories, llm, asynchronous=False)
+                assert isinstance(task, TaskEvaluator)
+                meter = UsageMeter()
+                # the engine runs its worker threads in a copy of this context (the span)
+                engine = MeClearEngine(
+                    plan.config if plan is not None else self._engine_config(),
+                    listener=lambda e: dispatcher.event(
+                        convert(with_event_cost(e, task.calls, meter))
+                    ),
+                    tracing=self.tracing,
+                )
+                with self._trace_scope(bundle), metering(meter):
+                    report = engine.clear(memories, task, prior_harmful=prior_of(plan))
+                report = ticket.observe(with_model_calls(report, task.calls, meter))
         except BaseException as exc:
             for event in tracker.closing(exc):
                 dispatcher.event(event)
@@ -645,20 +680,27 @@ class MeClearPostprocessor(GatedPostprocessing, BaseNodePostprocessor):
 
         try:
             memories, _ = to_memories(nodes)  # an unusable node fails open or raises
-            if gate is not None:
-                plan = await gate.aplan(bundle.query_str, memories, self._engine_config())
-                if not plan.run:
-                    for event in self._decline_events(plan, query_id):
-                        await dispatcher.aevent(event)
-                    outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
-                    return self._declined(nodes, ids, outcome)
-            task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-            calls.append(task)
-            config = plan.config if plan is not None else self._engine_config()
-            engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-            with self._trace_scope(bundle), metering(meter):
-                report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
-            report = with_model_calls(report, task.calls, meter)
+            ticket = self._guard.admit(memories, self._engine_config())
+            if ticket.declined:
+                for event in self._guard_events(ticket, query_id):
+                    await dispatcher.aevent(event)
+                kept = self._guard_nodes(ticket, nodes, ids)
+                return NodeClearance(nodes=kept, report=ticket.report)
+            with ticket:
+                if gate is not None:
+                    plan = await gate.aplan(bundle.query_str, memories, self._engine_config())
+                    if not plan.run:
+                        for event in self._decline_events(plan, query_id):
+                            await dispatcher.aevent(event)
+                        outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
+                        return self._declined(nodes, ids, outcome)
+                task = self._task(bundle, nodes, memories, llm, asynchronous=True)
+                calls.append(task)
+                config = plan.config if plan is not None else self._engine_config()
+                engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
+                with self._trace_scope(bundle), metering(meter):
+                    report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
+                report = ticket.observe(with_model_calls(report, task.calls, meter))
         except BaseException as exc:
             for event in tracker.closing(exc):
                 await dispatcher.aevent(event)

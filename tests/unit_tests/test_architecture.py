@@ -35,6 +35,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "cost",
                 "usage",
                 "memory_metadata",
+                "breaker",
+                "provider_retries",
+                "live_guard",
+                "preflight",
             }
         ),
     ),

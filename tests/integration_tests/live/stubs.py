@@ -50,6 +50,26 @@ class FaultStub:
         return self.ok(method, path, body)
 
 
+class HangingStub:
+    """Accepts every request and answers none until :meth:`release` (then HTTP 500): a
+    provider that hangs. Counts the requests it received."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            self.requests += 1
+        self._released.wait(timeout=600)
+        return 500, {}, _error("released", "server_error")
+
+    def release(self) -> None:
+        """Let every held request finish (call it before the server stops)."""
+        self._released.set()
+
+
 def _error(message: str, code: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
 

@@ -134,13 +134,21 @@ async def test_every_path_serves_the_context_and_changes_nothing(
         return
     assert [d.id for d in out] == retrieved  # the full context, retrieval order
     assert [d.page_content for d in out] == [d.page_content for d, _ in watched.handed]
+    declined = path == "call-budget"  # a cap that cannot pay is enforced before spending
     for d in out:
         meta = d.metadata["meclear"]
-        assert meta["status"] == "failed" and meta["cleared"] is False
-        assert meta["failure"]["reason"] in {"evaluator_error", "call_budget", "too_many_memories"}
+        assert meta["cleared"] is False
+        if declined:
+            assert meta["status"] == "skipped" and meta["status_reason"] == "budget"
+        else:
+            assert meta["status"] == "failed"
+            assert meta["failure"]["reason"] in {"evaluator_error", "too_many_memories"}
         assert "sk-proj" not in json.dumps(d.metadata)
-    errors = [data for name, data in handler.events if data.get("phase") == "error"]
-    assert errors and errors[-1]["outcome"] == "fail_open"
+    if declined:
+        assert [data["skipped"] for _, data in handler.events] == ["budget"]
+    else:
+        errors = [data for name, data in handler.events if data.get("phase") == "error"]
+        assert errors and errors[-1]["outcome"] == "fail_open"
     assert "sk-proj" not in json.dumps(handler.events)
 
 
