@@ -56,17 +56,41 @@ class CaseBackend(Protocol):
     """True for the simulated evidence world (figures labelled SIMULATED)."""
 
     def query(self, case: BenchCase, settings: BenchSettings) -> QueryEvaluator:
-        """A fresh evaluator for one method on ``case``."""
+        """A fresh evaluator for one method on ``case``.
+
+        Args:
+            case: The benchmark case.
+            settings: The run's settings.
+
+        Returns:
+            The evaluator, counting its model calls.
+        """
         ...
 
     def session(self, query: Any) -> AbstractContextManager[Any]:
-        """Context in which a method runs against ``query``."""
+        """Context in which a method runs against ``query``.
+
+        Args:
+            query: The evaluator from :meth:`query`.
+
+        Returns:
+            A context manager yielding ``query``.
+        """
         ...
 
     def measure(
         self, case: BenchCase, kept: Sequence[str], settings: BenchSettings
     ) -> ContextQuality:
-        """What the context ``kept`` achieves on fresh trials (uncharged)."""
+        """What the context ``kept`` achieves on fresh trials (uncharged).
+
+        Args:
+            case: The benchmark case.
+            kept: The ids of the memories left in the context.
+            settings: The run's settings.
+
+        Returns:
+            The context's accuracy and recovery on trials no method saw.
+        """
         ...
 
 

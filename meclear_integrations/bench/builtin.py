@@ -24,7 +24,19 @@ BUILTIN_CASES_RESOURCE = "data/builtin_cases.jsonl"
 
 
 def load_builtin_cases() -> list[BenchCase]:
-    """The shipped cases; raises ``ValueError`` if the packaged file is corrupt."""
+    """The shipped cases.
+
+    Returns:
+        The built-in cases.
+
+    Raises:
+        ValueError: The packaged file is corrupt.
+
+    Example:
+        >>> from meclear_integrations.bench import load_builtin_cases
+        >>> len(load_builtin_cases()) > 0
+        True
+    """
     text = files(__package__).joinpath(BUILTIN_CASES_RESOURCE).read_text(encoding="utf-8")
     parsed = parse_case_lines(text.splitlines())
     if parsed.errors:

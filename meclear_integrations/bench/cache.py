@@ -72,7 +72,18 @@ def cache_key(
     draw: int = 0,
     schema: Mapping[str, Any] | None = None,
 ) -> str:
-    """The cache key of one call (hex SHA-256 of its canonical JSON)."""
+    """The cache key of one call (hex SHA-256 of its canonical JSON).
+
+    Args:
+        identity: The model's identity (``ModelSpec.identity()``).
+        kind: ``text`` or ``json``.
+        prompt: The prompt (nonce-free for a free-text judge prompt).
+        draw: The draw of a sampled model.
+        schema: The JSON schema of a ``json`` call.
+
+    Returns:
+        The key.
+    """
     material = {
         "model": dict(identity),
         "kind": kind,
@@ -86,6 +97,9 @@ def cache_key(
 
 def unbind_nonce(prompt: str) -> tuple[str, str | None]:
     """Split a free-text judge prompt into its nonce-free form and its verdict nonce.
+
+    Args:
+        prompt: The prompt.
 
     Returns:
         (the prompt with its verdict nonce replaced by :data:`NONCE_SLOT`, the nonce) for a
@@ -104,21 +118,34 @@ class CachedReply:
     value: Any
     """The reply: text, or the decoded object of a structured call."""
     prompt_tokens: int
+    """Prompt tokens the call cost."""
     completion_tokens: int
+    """Completion tokens the call cost."""
     estimated: bool
     """The token counts are estimates (the provider reported no usage)."""
     nonce: str | None = None
     """The verdict nonce of the call this reply answered (free-text judge calls)."""
 
     def for_nonce(self, nonce: str | None) -> Any:
-        """The reply as the answer to a call with ``nonce`` (its own nonce re-bound)."""
+        """The reply as the answer to a call with ``nonce`` (its own nonce re-bound).
+
+        Args:
+            nonce: The nonce of the new call (None: the reply as stored).
+
+        Returns:
+            The reply.
+        """
         if nonce and self.nonce and isinstance(self.value, str):
             return self.value.replace(self.nonce, nonce)
         return self.value
 
 
 class ResponseCache:
-    """``get`` / ``put`` of replies in one SQLite file (``":memory:"`` for a private one)."""
+    """``get`` / ``put`` of replies in one SQLite file (``":memory:"`` for a private one).
+
+    Args:
+        path: The SQLite file (created with its directory), or ``":memory:"``.
+    """
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
@@ -134,7 +161,14 @@ class ResponseCache:
             self._conn.commit()
 
     def get(self, key: str) -> CachedReply | None:
-        """The stored reply for ``key``, or None."""
+        """The stored reply for ``key``, or None.
+
+        Args:
+            key: The call's key.
+
+        Returns:
+            The reply.
+        """
         with self._lock:
             row = self._conn.execute(
                 "SELECT value, prompt_tokens, completion_tokens, estimated, nonce FROM replies "
@@ -152,7 +186,14 @@ class ResponseCache:
         )
 
     def put(self, key: str, *, model: str, kind: str, reply: CachedReply) -> None:
-        """Store ``reply`` under ``key`` and commit."""
+        """Store ``reply`` under ``key`` and commit.
+
+        Args:
+            key: The call's key.
+            model: The model's label.
+            kind: ``text`` or ``json``.
+            reply: The reply.
+        """
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

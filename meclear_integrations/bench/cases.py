@@ -44,8 +44,11 @@ class CaseMemory(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(min_length=1)
+    """The memory's id, unique within the case."""
     text: str
+    """The memory's text."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form metadata (e.g. ``position``, session date)."""
 
 
 class BenchCase(BaseModel):
@@ -54,17 +57,25 @@ class BenchCase(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     case_id: str = Field(min_length=1)
+    """The case's unique id."""
     cluster: str = Field(min_length=1)
     """The conversation, the outer level of the cluster bootstrap."""
     query_id: str = Field(min_length=1)
     """The query, the inner level of the cluster bootstrap."""
     query: str
+    """The question."""
     reference: str
+    """The gold answer."""
     structure: str = Field(min_length=1)
+    """``direct``, ``redundant``, ``joint`` or ``clean``."""
     fault_type: str | None = None
+    """The injected fault's type (None for a clean case)."""
     memories: list[CaseMemory]
+    """The frozen context, in retrieval order."""
     targets: list[str]
+    """Ids of the verified harmful memories (empty for a clean case)."""
     world: EvidenceWorld
+    """The simulated evidence world that answers on this context."""
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchCase:
@@ -99,13 +110,16 @@ class CaseLineError(BaseModel):
     line: int
     """1-based line number in the file."""
     error: str
+    """Why the line is not a valid case."""
 
 
 class CaseParseResult(BaseModel):
     """Every valid case of a file, and every bad line with its number."""
 
     cases: list[BenchCase]
+    """The valid cases, in file order."""
     errors: list[CaseLineError]
+    """Every bad line, with its number and error."""
 
     @property
     def ok(self) -> bool:
@@ -122,7 +136,20 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_case_lines(lines: Iterable[str]) -> CaseParseResult:
-    """Parse JSONL lines; blank lines are skipped, bad ones are reported, never raised."""
+    """Parse JSONL lines; blank lines are skipped, bad ones are reported, never raised.
+
+    Args:
+        lines: The lines of a case file.
+
+    Returns:
+        The valid cases and every bad line with its number.
+
+    Example:
+        >>> from meclear_integrations.bench import parse_case_lines
+        >>> result = parse_case_lines(["", "not json", "{}"])
+        >>> len(result.cases), [error.line for error in result.errors]
+        (0, [2, 3])
+    """
     cases: list[BenchCase] = []
     errors: list[CaseLineError] = []
     seen: set[str] = set()
@@ -152,18 +179,38 @@ def parse_case_lines(lines: Iterable[str]) -> CaseParseResult:
 
 
 def load_cases(path: str | Path) -> CaseParseResult:
-    """Parse a JSONL case file (UTF-8)."""
+    """Parse a JSONL case file (UTF-8).
+
+    Args:
+        path: The case file.
+
+    Returns:
+        The valid cases and every bad line with its number.
+    """
     with open(path, encoding="utf-8") as handle:
         return parse_case_lines(handle)
 
 
 def dump_cases(cases: Iterable[BenchCase], path: str | Path) -> None:
-    """Write cases as JSONL, one object per line."""
+    """Write cases as JSONL, one object per line.
+
+    Args:
+        cases: The cases.
+        path: The file written (UTF-8).
+    """
     with open(path, "w", encoding="utf-8") as handle:
         for case in cases:
             handle.write(case.model_dump_json(exclude_none=False) + "\n")
 
 
 def iter_case_dicts(cases: Iterable[BenchCase]) -> Iterator[dict[str, Any]]:
+    """The cases as JSON-ready dicts (the JSONL contract), in order.
+
+    Args:
+        cases: The cases.
+
+    Yields:
+        One dict per case.
+    """
     for case in cases:
         yield case.model_dump(mode="json")

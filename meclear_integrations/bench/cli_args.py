@@ -23,7 +23,11 @@ def _choices(name: str) -> list[str]:
 
 
 def add_engine_flags(p: argparse.ArgumentParser) -> None:
-    """--preset, --estimator, --permutations, --trials, --seed (None = the config default)."""
+    """--preset, --estimator, --permutations, --trials, --seed (None = the config default).
+
+    Args:
+        p: The parser the flags are added to.
+    """
     presets = _choices("PresetName")
     if presets:
         p.add_argument(
@@ -72,6 +76,12 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     The settings tuned on the dev split (:mod:`.tuned`), or ``--preset`` (``default``: the package
     default, ``paper``), with the flags on top (the simulated evaluator runs in-process, so
     concurrency is 1).
+
+    Args:
+        args: The parsed flags.
+
+    Returns:
+        The engine configuration.
     """
     overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
     preset = getattr(args, "preset", None)

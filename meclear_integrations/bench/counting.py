@@ -19,7 +19,21 @@ _Key = tuple[frozenset[str], int]
 
 
 class CountingEvaluator:
-    """``evaluate(coalition, trial) -> float`` that caches and counts what it forwards."""
+    """``evaluate(coalition, trial) -> float`` that caches and counts what it forwards.
+
+    Args:
+        evaluate: The evaluator wrapped; each distinct (coalition, trial) reaches it once.
+
+    Example:
+        >>> from meclear_integrations.bench import CountingEvaluator, load_builtin_cases
+        >>> case = load_builtin_cases()[0]
+        >>> evaluate = CountingEvaluator(case.evaluator())
+        >>> context = tuple(case.context())
+        >>> evaluate(context, 0) == evaluate(context, 0)
+        True
+        >>> evaluate.calls, evaluate.cache_hits
+        (1, 1)
+    """
 
     def __init__(self, evaluate: Callable[[tuple[Memory, ...], int], float]) -> None:
         self._evaluate = evaluate
@@ -37,7 +51,14 @@ class CountingEvaluator:
         return len(self._coalitions)
 
     def trial_scores(self, memory_ids: Iterable[str]) -> list[float]:
-        """The scores the method obtained on this coalition, by trial index."""
+        """The scores the method obtained on this coalition, by trial index.
+
+        Args:
+            memory_ids: The coalition's memory ids.
+
+        Returns:
+            The scores, by trial index.
+        """
         ids = frozenset(memory_ids)
         with self._lock:
             return [

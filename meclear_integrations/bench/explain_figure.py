@@ -1,4 +1,8 @@
-"""The decision of one case as a figure: LOO beside Shapley (with intervals), candidates tried."""
+"""The decision of one case as a figure: LOO beside Shapley (with intervals), candidates tried.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 7, 11, 17-20.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,15 @@ def draw_decision(
     Left: per memory, LOO d_i (Eq. 7) beside psi_i (Eq. 3/11) with its interval; harmful
     (psi_i < -tau) outlined red, cleared hatched, verified targets starred. Right: the nested
     candidates (Eq. 17) with v^(M minus C_j), admissible ones green, the selected one bold.
+
+    Args:
+        report: The engine's clearance report.
+        path: The PNG written.
+        targets: The verified targets (starred).
+        title: The figure's title.
+
+    Returns:
+        ``path``.
     """
     plt = load_pyplot()
     atts = report.attributions

@@ -91,6 +91,14 @@ def is_temporal(question: str, answer: str, category: int) -> bool:
 
     LoCoMo's category 2 also holds non-temporal answers ("Which country ... in 2010?" ->
     "France"), so the category alone does not decide.
+
+    Args:
+        question: The LoCoMo question.
+        answer: Its gold answer.
+        category: The LoCoMo question category.
+
+    Returns:
+        Whether the question is temporal.
     """
     del category  # kept in the signature: callers pass the annotation they have
     if question.lower().lstrip().startswith(("when", "how long")):
@@ -106,7 +114,14 @@ _NUMBER = re.compile(
 
 
 def answer_shape(answer: str) -> str:
-    """Coarse answer shape: ``number``, ``list``, ``short`` (<= 3 words) or ``long``."""
+    """Coarse answer shape: ``number``, ``list``, ``short`` (<= 3 words) or ``long``.
+
+    Args:
+        answer: The answer.
+
+    Returns:
+        The shape.
+    """
     text = answer.strip()
     if _NUMBER.fullmatch(text) and len(text.split()) <= 3:
         return "number"
@@ -121,6 +136,12 @@ def wh_class(question: str) -> str:
     The wh-word, plus the head noun or adjective it governs ("what book", "how old",
     "what kind of art" -> "what art"), so that a wrong answer to "What pets does Melanie
     have?" is another pet-like answer, not any answer to any "what" question.
+
+    Args:
+        question: The question.
+
+    Returns:
+        The question form.
     """
     text = re.sub(r"^according to [^,]+,\s*", "", question.lower().strip())
     tokens = re.findall(r"[a-z0-9']+", text)
@@ -149,7 +170,16 @@ def _format(day: date, granularity: str) -> str:
 
 
 def temporal_distractor(answer: str, dates: Iterable[date], rng: np.random.Generator) -> str | None:
-    """``answer`` with its date replaced by another date of the conversation, or ``None``."""
+    """``answer`` with its date replaced by another date of the conversation, or ``None``.
+
+    Args:
+        answer: The gold answer.
+        dates: The conversation's dates.
+        rng: The random generator.
+
+    Returns:
+        The distractor, or None when no other date fits.
+    """
     for pattern, granularity in _DATE_PATTERNS:
         match = pattern.search(answer)
         if not match:
@@ -168,7 +198,15 @@ def temporal_distractor(answer: str, dates: Iterable[date], rng: np.random.Gener
 
 
 def answers_conflict(candidate: str, reference: str) -> bool:
-    """True when ``candidate`` is a genuinely different answer (no overlap in meaning)."""
+    """True when ``candidate`` is a genuinely different answer (no overlap in meaning).
+
+    Args:
+        candidate: The candidate answer.
+        reference: The gold answer.
+
+    Returns:
+        Whether the answers conflict.
+    """
     a, b = normalize_answer(candidate), normalize_answer(reference)
     if not a or not b or a == b or a in b or b in a:
         return False
@@ -179,7 +217,16 @@ def answers_conflict(candidate: str, reference: str) -> bool:
 def same_kind_distractor(
     reference: str, candidates: Sequence[str], rng: np.random.Generator
 ) -> str | None:
-    """A random candidate answer that conflicts with ``reference``, or ``None``."""
+    """A random candidate answer that conflicts with ``reference``, or ``None``.
+
+    Args:
+        reference: The gold answer.
+        candidates: Answers of the same kind from the conversation.
+        rng: The random generator.
+
+    Returns:
+        The distractor, or None.
+    """
     options = sorted({c for c in candidates if answers_conflict(c, reference)})
     if not options:
         return None
@@ -201,7 +248,23 @@ def fault_texts(
     speaker: str,
     other: str,
 ) -> list[str]:
-    """The injected record(s): one for ``direct``, two for ``redundant`` and ``joint``."""
+    """The injected record(s): one for ``direct``, two for ``redundant`` and ``joint``.
+
+    Args:
+        fault_type: The fault type (e.g. ``explicit_conflict``).
+        structure: ``direct``, ``redundant`` or ``joint``.
+        question: The question.
+        wrong: The wrong answer the fault asserts.
+        reference: The gold answer.
+        speaker: The conversation's speaker the fault quotes.
+        other: The other speaker.
+
+    Returns:
+        The fault texts.
+
+    Raises:
+        ConfigurationError: ``structure`` is not one of the three.
+    """
     claim = statement(question, wrong)
     core = _open(claim)
     reference = reference.strip().rstrip(".")

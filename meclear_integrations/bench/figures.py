@@ -176,7 +176,16 @@ def _rank_ecdf(plt: Any, results: dict[str, Any], ecdf: dict[str, list[float]], 
 def write_figures(
     results: dict[str, Any], ecdf: dict[str, list[float]], out_dir: str | Path
 ) -> list[Path]:
-    """Write the PNGs into ``out_dir``; ``ecdf`` maps method -> coverage at k = 1..K."""
+    """Write the PNGs into ``out_dir``; ``ecdf`` maps method -> coverage at k = 1..K.
+
+    Args:
+        results: The ``results.json`` document.
+        ecdf: Method -> share of targets ranked within k, for k = 1..K.
+        out_dir: The output directory.
+
+    Returns:
+        The files written.
+    """
     plt = load_pyplot()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,14 @@ _REPORT_ONLY = ("bootstrap_replicates", "confidence", "reference_method")
 
 
 def cases_fingerprint(cases: Iterable[BenchCase]) -> str:
-    """SHA-256 of the cases' canonical JSON, in order."""
+    """SHA-256 of the cases' canonical JSON, in order.
+
+    Args:
+        cases: The cases, in run order.
+
+    Returns:
+        The hex digest.
+    """
     digest = hashlib.sha256()
     for case in cases:
         digest.update(case.model_dump_json().encode("utf-8"))
@@ -57,7 +64,18 @@ def run_identity(
     mode: dict[str, Any] | None = None,
     shard: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    """What a run's outcomes depend on (compared on resume and merge)."""
+    """What a run's outcomes depend on (compared on resume and merge).
+
+    Args:
+        settings: The run's settings.
+        cases: The run's cases.
+        models: Role -> model identity (real-model runs).
+        mode: The judge mode (real-model runs).
+        shard: (index, count) of a shard, or None.
+
+    Returns:
+        The identity, JSON-ready.
+    """
     dumped = settings.model_dump(mode="json")
     return {
         "settings": {k: v for k, v in dumped.items() if k not in _REPORT_ONLY},
@@ -69,7 +87,14 @@ def run_identity(
 
 
 def read_journal(path: str | Path) -> tuple[dict[tuple[str, str], CaseOutcome], list[CaseFailure]]:
-    """Outcomes and failures of a journal; the last line of a (case, method) wins."""
+    """Outcomes and failures of a journal; the last line of a (case, method) wins.
+
+    Args:
+        path: The ``journal.jsonl`` file.
+
+    Returns:
+        (method, case id) -> outcome, and the failures.
+    """
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     with open(path, encoding="utf-8") as handle:
         for raw in handle:
@@ -97,7 +122,11 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 class RunJournal:
-    """The manifest and journal of one output directory."""
+    """The manifest and journal of one output directory.
+
+    Args:
+        out_dir: The run's output directory.
+    """
 
     def __init__(self, out_dir: str | Path) -> None:
         self.dir = Path(out_dir)
@@ -111,10 +140,18 @@ class RunJournal:
     def start(
         self, manifest: dict[str, Any], *, resume: bool
     ) -> dict[tuple[str, str], CaseOutcome]:
-        """Begin (or, with ``resume``, continue) the run; returns the outcomes to reuse.
+        """Begin (or, with ``resume``, continue) the run.
 
-        Raises ValueError when there is nothing to resume or the directory holds a run with
-        another identity.
+        Args:
+            manifest: The run's ``run.json``.
+            resume: Continue the run in the directory.
+
+        Returns:
+            (case id, method) -> the outcomes already computed, to reuse.
+
+        Raises:
+            ConfigurationError: ``resume`` finds no run, or one with another identity (a
+                ``ValueError``).
         """
         self.dir.mkdir(parents=True, exist_ok=True)
         completed: dict[tuple[str, str], CaseOutcome] = {}
@@ -171,7 +208,12 @@ class RunJournal:
         self._append({"type": "failure", **failure.model_dump(mode="json")})
 
     def finish(self, status: str, **extra: Any) -> None:
-        """Record the run's final status (``complete`` or ``stopped``) and totals."""
+        """Record the run's final status (``complete`` or ``stopped``) and totals.
+
+        Args:
+            status: ``complete`` or ``stopped``.
+            **extra: Totals written into the manifest.
+        """
         self.manifest.update(status=status, **extra)
         self._write_manifest()
 

@@ -19,7 +19,14 @@ def _models(results: dict[str, Any]) -> dict[str, str] | None:
 
 
 def run_label(results: dict[str, Any]) -> str:
-    """``SIMULATED evidence world`` or ``agent X, judge Y`` (``, PARTIAL`` when stopped)."""
+    """``SIMULATED evidence world`` or ``agent X, judge Y`` (``, PARTIAL`` when stopped).
+
+    Args:
+        results: The ``results.json`` document.
+
+    Returns:
+        The label.
+    """
     models = _models(results)
     if models is None:
         label = "SIMULATED evidence world"
@@ -31,12 +38,26 @@ def run_label(results: dict[str, Any]) -> str:
 
 
 def figure_label(results: dict[str, Any]) -> str:
-    """The short label in figure titles (``SIMULATED`` or the models)."""
+    """The short label in figure titles (``SIMULATED`` or the models).
+
+    Args:
+        results: The ``results.json`` document.
+
+    Returns:
+        The label.
+    """
     return "SIMULATED" if _models(results) is None else run_label(results)
 
 
 def report_note(results: dict[str, Any]) -> str:
-    """The report's opening statement of where the task values come from."""
+    """The report's opening statement of where the task values come from.
+
+    Args:
+        results: The ``results.json`` document.
+
+    Returns:
+        The statement (Markdown).
+    """
     models = _models(results)
     if models is None:
         note = (

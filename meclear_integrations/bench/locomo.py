@@ -34,6 +34,9 @@ Per conversation (one bootstrap cluster):
 
 Random draws are seeded from (seed, conversation, question, structure), so a case does not
 depend on which other conversations or queries are built.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 6 and Appendix D.
 """
 
 from __future__ import annotations
@@ -505,17 +508,29 @@ def build_locomo_cases(
 ) -> LocomoBuild:
     """Build causally verified cases from LoCoMo at ``data_dir`` (see the module docstring).
 
-    ``data_dir`` is ``locomo10.json`` or a directory holding it or one JSON file per
-    conversation; ``conversations`` picks conversation ids ("26" or "conv-26");
-    ``structures``: fault structures and ``"clean"`` (control cases without faults), all
-    by default.
-    ``verify`` checks batches of cases (default: each case's simulated world); a real-model
-    verifier (:func:`~meclear_integrations.bench.real_backend.real_verifier`) makes the
-    funnel report what the real agent and judge did: pass ``verified_with`` (the models'
-    names) and the clean-case ``batch`` it verifies at a time (then verification stops
-    once ``max_queries_per_conversation`` clean queries are found).
-    Raises :class:`LocomoDataError` (a ``ValueError``) saying where to get LoCoMo when the
-    path holds no LoCoMo data.
+    Args:
+        data_dir: ``locomo10.json``, or a directory holding it or one JSON file per
+            conversation.
+        k: The retrieval budget K (the frozen context's size).
+        seed: The seed of fault types, fault placement and the simulated verification.
+        conversations: Conversation ids to use ("26" or "conv-26"; None: all).
+        max_queries_per_conversation: The most clean queries kept per conversation.
+        structures: Fault structures and ``"clean"`` (control cases without faults).
+        progress: Show a progress bar.
+        verify: Checks batches of cases (default: each case's simulated world); a real-model
+            verifier (:func:`~meclear_integrations.bench.real_backend.real_verifier`) makes
+            the funnel report what the real agent and judge did.
+        batch: The clean cases a real-model verifier checks at a time (then verification
+            stops once ``max_queries_per_conversation`` clean queries are found).
+        verified_with: The models' names, recorded in the funnel.
+
+    Returns:
+        The verified cases and the funnel (what was dropped at each step, and why).
+
+    Raises:
+        LocomoDataError: The path holds no LoCoMo data (the message says where to get it).
+        ConfigurationError: ``k``, ``structures`` or ``max_queries_per_conversation`` is
+            not usable, or a conversation id is unknown.
     """
     if k < 1:
         raise ConfigurationError("k must be at least 1")

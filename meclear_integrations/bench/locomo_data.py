@@ -22,6 +22,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import ConfigurationError
+
 __all__ = [
     "LOCOMO_SOURCE",
     "LocomoConversation",
@@ -41,8 +43,8 @@ _SESSION_DATE = re.compile(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})")
 _DIA = re.compile(r"D(\d+):(\d+)")
 
 
-class LocomoDataError(ValueError):
-    """The LoCoMo path is missing or does not hold LoCoMo conversations."""
+class LocomoDataError(ConfigurationError):
+    """The LoCoMo path is missing or does not hold LoCoMo conversations (a ``ValueError``)."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,17 @@ class MemoryFact:
     """One observation record of the memory bank."""
 
     index: int
+    """Position in the conversation's bank."""
     text: str
+    """The observation's text."""
     session: int
+    """The session it was observed in."""
     date: date | None
+    """The session's date, when the release gives one."""
     speaker: str
+    """The speaker it is about."""
     dia_ids: frozenset[str]
+    """The dialogue turns it comes from (``D1:3``...)."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +70,15 @@ class LocomoQuestion:
     """One QA annotation (categories 1-4 are used)."""
 
     index: int
+    """Position in the conversation's ``qa`` list."""
     question: str
+    """The question."""
     answer: str
+    """The gold answer."""
     category: int
+    """The LoCoMo question category."""
     evidence: frozenset[str]
+    """The dialogue turns that hold the answer."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +86,15 @@ class LocomoConversation:
     """One conversation: speakers, session dates, memory bank, questions."""
 
     conversation_id: str
+    """The conversation's id (``conv-26``...)."""
     speakers: tuple[str, str]
+    """The two speakers."""
     session_dates: dict[int, date]
+    """Session number -> date."""
     facts: tuple[MemoryFact, ...]
+    """The memory bank, in order."""
     questions: tuple[LocomoQuestion, ...]
+    """The QA annotations, in order."""
 
 
 def _dia_ids(raw: Any) -> frozenset[str]:
@@ -161,7 +179,18 @@ def _short_id(sample_id: str) -> str:
 
 
 def load_locomo(path: str | Path) -> list[LocomoConversation]:
-    """Every conversation under ``path`` (file or directory), in a stable order."""
+    """Every conversation under ``path`` (file or directory), in a stable order.
+
+    Args:
+        path: ``locomo10.json``, or a directory holding it or one JSON file per
+            conversation.
+
+    Returns:
+        The conversations.
+
+    Raises:
+        LocomoDataError: The path holds no LoCoMo data.
+    """
     path = Path(path)
     if not path.exists():
         raise LocomoDataError(f"LoCoMo data not found at {path}. {LOCOMO_SOURCE}.")

@@ -41,7 +41,18 @@ def measure_context(
     case_id: str,
     trials: int,
 ) -> ContextQuality:
-    """Recovery on ``trials`` fresh trials of ``kept`` and its exact expectation."""
+    """Recovery on ``trials`` fresh trials of ``kept`` and its exact expectation.
+
+    Args:
+        world: The case's evidence world.
+        reference: The gold answer.
+        kept: The ids of the memories left in the context.
+        case_id: The case's id (part of the seeds).
+        trials: The number of fresh trials.
+
+    Returns:
+        The context's accuracy and recovery.
+    """
     answers = [world.answer(kept, case_id=case_id, trial=FRESH_TRIAL + r) for r in range(trials)]
     accuracy = world.correct_probability(kept, reference, case_id=case_id)
     return ContextQuality(

@@ -17,6 +17,9 @@ Every metric is sum(numerator) / sum(denominator) over cases:
   ``wall_seconds_per_case``: means; ``prompt_tokens_per_case``,
   ``completion_tokens_per_case``: means over the cases a real model ran (None otherwise);
 - ``rank_ecdf@k``: targets ranked within k / all targets (the target-rank ECDF).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 47 and Appendix D.
 """
 
 from __future__ import annotations
@@ -93,7 +96,15 @@ RATE_METRICS = (
 
 
 def metric_arrays(outcomes: Sequence[CaseOutcome], metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-case numerators and denominators of ``metric``."""
+    """Per-case numerators and denominators of ``metric``.
+
+    Args:
+        outcomes: The outcomes of one method.
+        metric: A metric name.
+
+    Returns:
+        (numerators, denominators).
+    """
     pairs = [METRICS[metric](o) for o in outcomes]
     if not pairs:
         return np.zeros(0), np.zeros(0)
@@ -102,21 +113,44 @@ def metric_arrays(outcomes: Sequence[CaseOutcome], metric: str) -> tuple[np.ndar
 
 
 def metric_value(outcomes: Sequence[CaseOutcome], metric: str) -> float | None:
-    """sum(num) / sum(den); None when the denominator is 0 (e.g. recall over clean cases)."""
+    """sum(num) / sum(den) of ``metric`` over ``outcomes``.
+
+    Args:
+        outcomes: The outcomes of one method.
+        metric: A metric name (module docstring).
+
+    Returns:
+        The ratio; None when the denominator is 0 (e.g. recall over clean cases).
+    """
     num, den = metric_arrays(outcomes, metric)
     total = den.sum()
     return float(num.sum() / total) if total > 0 else None
 
 
 def per_case_values(outcomes: Sequence[CaseOutcome], metric: str) -> np.ndarray:
-    """Num / den per case (NaN where den = 0): the case-level values behind wins and losses."""
+    """Num / den per case (NaN where den = 0): the case-level values behind wins and losses.
+
+    Args:
+        outcomes: The outcomes of one method.
+        metric: A metric name.
+
+    Returns:
+        The values.
+    """
     num, den = metric_arrays(outcomes, metric)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def summarize(outcomes: Sequence[CaseOutcome]) -> dict[str, object]:
-    """Every metric over ``outcomes``, plus case and target counts."""
+    """Every metric over ``outcomes``, plus case and target counts.
+
+    Args:
+        outcomes: The outcomes of one method.
+
+    Returns:
+        Metric name -> value, with ``n_cases`` and ``n_targets``.
+    """
     summary: dict[str, object] = {}
     for name in METRICS:
         if name.startswith("rank_ecdf@"):
@@ -132,7 +166,15 @@ def summarize(outcomes: Sequence[CaseOutcome]) -> dict[str, object]:
 
 
 def rank_ecdf_curve(outcomes: Sequence[CaseOutcome], max_rank: int | None = None) -> list[float]:
-    """Share of all targets ranked within k, for k = 1..max_rank (default: largest K seen)."""
+    """Share of all targets ranked within k, for k = 1..max_rank (default: largest K seen).
+
+    Args:
+        outcomes: The outcomes of one method.
+        max_rank: The largest k.
+
+    Returns:
+        The curve.
+    """
     ranks = [r for o in outcomes for r in o.target_ranks]
     if not ranks:
         return []

@@ -60,10 +60,15 @@ class CallMeter:
     """The model calls one method made on one case (what a user running it would pay)."""
 
     agent_calls: int = 0
+    """Agent model calls."""
     judge_calls: int = 0
+    """Judge model calls."""
     rater_calls: int = 0
+    """Rater model calls."""
     prompt_tokens: int = 0
+    """Prompt tokens of those calls."""
     completion_tokens: int = 0
+    """Completion tokens of those calls."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -94,6 +99,12 @@ def metering(meter: CallMeter | None) -> Iterator[CallMeter | None]:
     """Charge the model calls made inside the block to ``meter``; None charges nobody.
 
     Calls made in workers the block starts are charged too.
+
+    Args:
+        meter: The meter charged, or None.
+
+    Yields:
+        ``meter``.
     """
     token = _METER.set(meter)
     try:
@@ -120,7 +131,9 @@ class CallTotals:
     cache_hits: int = 0
     """Calls answered from the response cache."""
     prompt_tokens: int = 0
+    """Prompt tokens of the provider calls."""
     completion_tokens: int = 0
+    """Completion tokens of the provider calls."""
     estimated_tokens: bool = False
     """Some token counts are estimates (a provider reported no usage)."""
     failed_calls: int = 0
@@ -160,7 +173,9 @@ class CallLimits:
     """``--max-calls`` / ``--max-tokens``: provider calls and tokens this run may spend."""
 
     max_calls: int | None = None
+    """The most provider calls (None: no limit)."""
     max_tokens: int | None = None
+    """The most prompt plus completion tokens (None: no limit)."""
 
 
 class _Reservations:
@@ -195,6 +210,13 @@ class CallGate:
 
     Cache, totals, limits, concurrency bound and rate limiter (a langchain-core ``BaseRateLimiter``,
     e.g. ``InMemoryRateLimiter``).
+
+    Args:
+        cache: The response cache.
+        limits: ``--max-calls`` / ``--max-tokens`` (None: no limit).
+        concurrency: The most provider calls in flight.
+        rate_limiter: A langchain-core rate limiter (None: none).
+        retry: The retry policy of transient provider errors.
     """
 
     def __init__(
@@ -243,7 +265,20 @@ def _reported(handler: Any) -> tuple[int, int] | None:
 
 
 class ModelClient:
-    """One role's model behind the run's :class:`CallGate` (module docstring)."""
+    """One role's model behind the run's :class:`CallGate` (module docstring).
+
+    Args:
+        role: ``agent``, ``judge`` or ``rater``.
+        spec: The model's specification.
+        gate: The run's shared gate.
+        structured_output: As in
+            :func:`~meclear_integrations.langchain.model.as_text_model` (None: when
+            supported).
+        llm: Overrides ``spec.build()`` (tests).
+
+    Raises:
+        ConfigurationError: ``role`` is unknown.
+    """
 
     def __init__(
         self,
@@ -254,11 +289,6 @@ class ModelClient:
         structured_output: bool | None = None,
         llm: Any = None,
     ) -> None:
-        """``llm`` overrides ``spec.build()`` (tests).
-
-        ``structured_output`` as in :func:`~meclear_integrations.langchain.model.as_text_model`
-        (None: when supported).
-        """
         if role not in ("agent", "judge", "rater"):
             raise ConfigurationError(f"unknown role {role!r}")
         from ..langchain.model import LangChainStructuredTextModel, as_text_model
@@ -279,12 +309,32 @@ class ModelClient:
 
     # ------------------------------------------------------------------ calls
     def complete(self, prompt: str, *, draw: int = 0) -> str:
-        """The model's text reply to ``prompt`` (draw ``draw`` of a sampled model)."""
+        """The model's text reply to ``prompt`` (draw ``draw`` of a sampled model).
+
+        Args:
+            prompt: The prompt.
+            draw: The draw of a sampled model (cached separately).
+
+        Returns:
+            The reply's text.
+        """
         value = self._call("text", prompt, None, draw)
         return value if isinstance(value, str) else json.dumps(value)
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any], *, draw: int = 0) -> Any:
-        """A structured reply (an object, or raw text when the model ignored the schema)."""
+        """A structured reply (an object, or raw text when the model ignored the schema).
+
+        Args:
+            prompt: The prompt.
+            schema: The JSON schema of the reply.
+            draw: The draw of a sampled model.
+
+        Returns:
+            The reply.
+
+        Raises:
+            ConfigurationTypeError: The client was built without structured output.
+        """
         if not self.structured:
             raise ConfigurationTypeError(f"the {self.role} model is used without structured output")
         return self._call("json", prompt, schema, draw)

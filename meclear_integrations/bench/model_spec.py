@@ -43,12 +43,25 @@ def is_import_path(name: str) -> bool:
 
     A class name starts upper case, so Ollama-style names such as ``qwen2.5:7b`` or
     ``mistral:latest`` stay model names.
+
+    Args:
+        name: The ``--agent-model`` style name.
+
+    Returns:
+        True for an import path.
     """
     return bool(_IMPORT_PATH.match(name))
 
 
 def langchain_extra_missing(exc: ImportError) -> ImportError:
-    """The error of a real-model run without the ``langchain`` extra."""
+    """The error of a real-model run without the ``langchain`` extra.
+
+    Args:
+        exc: The import error.
+
+    Returns:
+        An ImportError that names the extra to install.
+    """
     return ImportError(
         "a real-model benchmark needs the 'langchain' extra: "
         f"pip install 'meclear-integrations[langchain]' ({exc})"

@@ -8,6 +8,9 @@ SequentialVerifier` or the paper's). Coalitions are sets of positions in retriev
 scores live in a :class:`~meclear_integrations.core.game.CoalitionGame` and every call goes
 through the run's :class:`~meclear_integrations.bench.counting.CountingEvaluator`, so a
 baseline's cost is counted exactly as the engine's.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2, 17-20.
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ def _mask(positions: Iterable[int]) -> Coalition:
 
 
 class CaseOracle:
-    """Values v^(S) (mean of the trials a coalition has) and the verified clearance rule."""
+    """Values v^(S) (mean of the trials a coalition has) and the verified clearance rule.
+
+    Args:
+        context: The frozen context, in retrieval order.
+        evaluate: The counted evaluator of the case.
+        config: The engine configuration whose trial policy and verification rule apply.
+    """
 
     def __init__(
         self,
@@ -59,7 +68,11 @@ class CaseOracle:
         return frozenset(range(self.k))
 
     def run(self, wanted: Iterable[tuple[Coalition, int]]) -> None:
-        """Bring each coalition (bit mask) to the given number of trials."""
+        """Bring each coalition (bit mask) to the given number of trials.
+
+        Args:
+            wanted: (coalition bit mask, number of trials) pairs.
+        """
         for coalition, trials in wanted:
             have = self.game.trials_of(coalition)
             if have >= trials:
@@ -69,7 +82,15 @@ class CaseOracle:
             self.game.store(coalition, scores)
 
     def scores(self, coalition: Iterable[int], trials: int | None = None) -> tuple[float, ...]:
-        """The trial scores of the coalition (positions), evaluated on first use."""
+        """The trial scores of the coalition (positions), evaluated on first use.
+
+        Args:
+            coalition: The positions present.
+            trials: The number of trials (None: the trial policy's).
+
+        Returns:
+            The scores, by trial.
+        """
         mask = _mask(coalition)
         self.run([(mask, self.single if trials is None else trials)])
         return self.game.scores[mask]
@@ -78,12 +99,25 @@ class CaseOracle:
         """v^(S): the mean of the coalition's trial scores.
 
         One trial for an ablation under adaptive trials, T otherwise.
+
+        Args:
+            coalition: The positions present.
+
+        Returns:
+            The value.
         """
         s = self.scores(coalition)
         return sum(s) / len(s)
 
     def without(self, positions: Iterable[int]) -> frozenset[int]:
-        """M minus the given positions."""
+        """M minus the given positions.
+
+        Args:
+            positions: The positions removed.
+
+        Returns:
+            The remaining positions.
+        """
         return self.full - frozenset(positions)
 
     def exits(self) -> bool:
@@ -108,6 +142,9 @@ class CaseOracle:
 
         Returns the cleared positions, the candidates tried and the status (``complete`` or
         ``unverified`` when the verdicts kept disagreeing).
+
+        Args:
+            order: The positions, highest priority first.
         """
         cfg = self.config
         candidates = [list(order[:j]) for j in range(len(order) + 1)]

@@ -18,6 +18,9 @@ verification, D = what it deleted):
 
 Clean cases (F empty) have no hits, complete or exact (None); they count for recovery,
 accuracy, harm, extra background and cost.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 47 and Appendix D.
 """
 
 from __future__ import annotations
@@ -147,7 +150,20 @@ def score_case(
     cost: CaseCost,
     verified_recovery: bool | None = None,
 ) -> CaseOutcome:
-    """Score one method output against the case's verified targets."""
+    """Score one method output against the case's verified targets.
+
+    Args:
+        case: The benchmark case.
+        output: What the method ranked, flagged and deleted.
+        quality: What the kept context achieves on fresh trials.
+        accuracy_none: The accuracy of the unchanged context (the no-clearance baseline).
+        cost: The method's model calls, coalitions and time on the case.
+        verified_recovery: Whether every trial the method itself ran on the kept context
+            passed its judge (None when it ran none).
+
+    Returns:
+        The case's outcome (module docstring).
+    """
     targets = list(case.targets)
     target_set = set(targets)
     flagged = set(output.flagged)

@@ -25,7 +25,19 @@ def write_outputs(
     command: str = "",
     figures: bool = True,
 ) -> dict[str, Path]:
-    """Write every output file; ``cases`` (the built cases) go to ``cases.jsonl``."""
+    """Write every output file; ``cases`` (the built cases) go to ``cases.jsonl``.
+
+    Args:
+        out_dir: The output directory.
+        run: The run.
+        results: Its ``results.json`` document.
+        cases: The built cases (None: not written).
+        command: The command that reproduces the run.
+        figures: Draw the figures.
+
+    Returns:
+        Output name -> file written.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = {"results": out / "results.json", "report": out / "report.md"}

@@ -32,7 +32,14 @@ Fail = Callable[[str, int], int | None]
 
 
 def estimate_tokens(text: str) -> int:
-    """ceil(len(text) / 4): the usual rule of thumb for English text."""
+    """ceil(len(text) / 4): the usual rule of thumb for English text.
+
+    Args:
+        text: The text.
+
+    Returns:
+        The token estimate.
+    """
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
@@ -47,7 +54,11 @@ def _prompt(request: dict[str, Any]) -> str:
 
 
 class ReaderServer:
-    """Request handler state: the replies, the requests seen and the injected failures."""
+    """Request handler state: the replies, the requests seen and the injected failures.
+
+    Args:
+        fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
+    """
 
     def __init__(self, *, fail: Fail | None = None) -> None:
         self.fail = fail
@@ -161,6 +172,9 @@ def serve_reader(*, fail: Fail | None = None) -> Iterator[tuple[str, ReaderServe
     """Serve the stand-in on 127.0.0.1 (a free port).
 
     Yields (base URL ending in ``/v1``, the server state).
+
+    Args:
+        fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
     """
     state = ReaderServer(fail=fail)
     server = _http_server(state)

@@ -35,7 +35,14 @@ __all__ = ["RealModelBackend", "real_verifier"]
 
 
 class RealModelBackend:
-    """Real agent and judge models (see the module docstring)."""
+    """Real agent and judge models (see the module docstring).
+
+    Args:
+        agent: The agent model's client.
+        judge: The judge model's client.
+        mode: The judge mode: ``reference``, ``coalition`` or ``full``.
+        metadata_keys: The memory metadata shown to the agent.
+    """
 
     simulated = False
 
@@ -67,7 +74,14 @@ class RealModelBackend:
         )
 
     def reference_query(self, case: BenchCase) -> RealQuery:
-        """A query graded against the gold reference (measurement, verification)."""
+        """A query graded against the gold reference (measurement, verification).
+
+        Args:
+            case: The benchmark case.
+
+        Returns:
+            The query.
+        """
         return RealQuery(
             case, self.agent, self.judge, mode="reference", metadata_keys=self.metadata_keys
         )
@@ -115,6 +129,13 @@ def real_verifier(backend: RealModelBackend, *, workers: int = 1) -> Verifier:
     """The causal verification (:func:`~.verify.verify_case`) with the real models.
 
     The real agent and the reference judge check ``workers`` cases at a time.
+
+    Args:
+        backend: The real-model backend.
+        workers: The cases verified at a time.
+
+    Returns:
+        The verifier.
     """
 
     def one(case: BenchCase) -> Verification:

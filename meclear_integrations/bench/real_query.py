@@ -14,6 +14,9 @@ A reference-free judge that accepts two different answers to one query contradic
 itself: every later evaluation raises
 :class:`~meclear_integrations.core.errors.InconsistentVerdictsError`, and the method
 abstains, as it would in the integrations.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2.
 """
 
 from __future__ import annotations
@@ -41,12 +44,29 @@ saw, or the full retrieved context."""
 def answer_prompt(
     case: BenchCase, coalition: Sequence[Memory], metadata_keys: Sequence[str] = ()
 ) -> str:
-    """The agent's prompt for ``coalition`` (memories in retrieval order)."""
+    """The agent's prompt for ``coalition`` (memories in retrieval order).
+
+    Args:
+        case: The benchmark case.
+        coalition: The memories kept.
+        metadata_keys: The memory metadata shown to the agent.
+
+    Returns:
+        The prompt.
+    """
     return format_answer_prompt(case.query, coalition, metadata_keys=metadata_keys)
 
 
 def judge_for(judge: ModelClient, mode: JudgeMode) -> ReferenceLLMJudge | ReferenceFreeLLMJudge:
-    """The package's LLM judge for ``mode`` over the judge client."""
+    """The package's LLM judge for ``mode`` over the judge client.
+
+    Args:
+        judge: The judge model's client.
+        mode: ``reference``, ``coalition`` or ``full``.
+
+    Returns:
+        The judge.
+    """
     model = judge.text_model()
     if mode == "reference":
         return ReferenceLLMJudge(model)
@@ -54,7 +74,15 @@ def judge_for(judge: ModelClient, mode: JudgeMode) -> ReferenceLLMJudge | Refere
 
 
 class RealQuery:
-    """Evaluator of one case with a real agent and judge; counts what it pays in ``meter``."""
+    """Evaluator of one case with a real agent and judge; counts what it pays in ``meter``.
+
+    Args:
+        case: The benchmark case.
+        agent: The agent model's client.
+        judge: The judge model's client.
+        mode: The judge mode: ``reference``, ``coalition`` or ``full``.
+        metadata_keys: The memory metadata shown to the agent.
+    """
 
     def __init__(
         self,
@@ -77,7 +105,15 @@ class RealQuery:
         self._lock = threading.Lock()
 
     def answer(self, coalition: tuple[Memory, ...], trial: int) -> str:
-        """The agent's answer on ``coalition`` (trial ``trial``; deduplicated)."""
+        """The agent's answer on ``coalition`` (trial ``trial``; deduplicated).
+
+        Args:
+            coalition: The memories kept.
+            trial: The trial index.
+
+        Returns:
+            The answer.
+        """
         prompt = answer_prompt(self.case, coalition, self.metadata_keys)
         draw = 0 if self.agent.spec.deterministic else int(trial)
         return self.cache.answer(prompt, trial, lambda: self.agent.complete(prompt, draw=draw))

@@ -58,7 +58,14 @@ def _ci_count(x: float | None, ci: list[float] | None) -> str:
 
 
 def table_overall(results: dict[str, Any]) -> str:
-    """Overall metrics per method, rates in % with 95% intervals."""
+    """Overall metrics per method, rates in % with 95% intervals.
+
+    Args:
+        results: The ``results.json`` document.
+
+    Returns:
+        The Markdown table.
+    """
     head = (
         "| method | n | Recall@\\|M\\| | Complete | Exact | Exact (deleted) | Recovery | "
         "E[recovery] | verified in-run | extra bg / case | deleted bg / case | "
@@ -93,7 +100,14 @@ def table_overall(results: dict[str, Any]) -> str:
 
 
 def table_accuracy(results: dict[str, Any]) -> str:
-    """Answer accuracy with the returned context, paired with no clearance, and harm."""
+    """Answer accuracy with the returned context, paired with no clearance, and harm.
+
+    Args:
+        results: The ``results.json`` document.
+
+    Returns:
+        The Markdown table.
+    """
     lines = [
         "| method | n | accuracy | accuracy - none [95% CI] | harm rate [95% CI] | "
         "Recovery | model calls / case | unverified |",
@@ -114,7 +128,14 @@ def table_accuracy(results: dict[str, Any]) -> str:
 
 
 def table_cost(results: dict[str, Any]) -> str:
-    """What one case costs a user of each method (real models: calls and tokens)."""
+    """What one case costs a user of each method (real models: calls and tokens).
+
+    Args:
+        results: The ``results.json`` document.
+
+    Returns:
+        The Markdown table.
+    """
     lines = [
         "| method | n | model calls / case | agent | judge | prompt tokens / case | "
         "completion tokens / case |",
@@ -158,7 +179,15 @@ def _cost_section(results: dict[str, Any]) -> list[str]:
 
 
 def table_by_group(results: dict[str, Any], group: str) -> str:
-    """Rates per ``by_structure`` / ``by_fault_type`` group and method."""
+    """Rates per ``by_structure`` / ``by_fault_type`` group and method.
+
+    Args:
+        results: The ``results.json`` document.
+        group: ``by_structure`` or ``by_fault_type``.
+
+    Returns:
+        The Markdown table.
+    """
     head = (
         "| "
         + group.removeprefix("by_").replace("_", " ")
@@ -208,7 +237,15 @@ def _table_paired(results: dict[str, Any]) -> str:
 
 
 def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
-    """The full report."""
+    """The full report.
+
+    Args:
+        results: The ``results.json`` document.
+        command: The command that reproduces the run.
+
+    Returns:
+        ``report.md``'s text.
+    """
     ref = results.get("reference")
     parts = [
         "# MeClear benchmark report",

@@ -53,7 +53,14 @@ LOWER_IS_BETTER = frozenset({"extra_background", "cleared_extra_background", "ha
 
 
 def reference_method(run: BenchRun) -> str | None:
-    """The method compared with all others: the settings' choice or the first ``meclear*``."""
+    """The method compared with all others: the settings' choice or the first ``meclear*``.
+
+    Args:
+        run: The run.
+
+    Returns:
+        The method's name, or None.
+    """
     wanted = run.settings.reference_method
     if wanted is not None:
         return wanted if wanted in run.outcomes else None
@@ -126,7 +133,18 @@ def build_results(
     skipped_lines: Sequence[dict[str, Any]] = (),
     source: str = "",
 ) -> dict[str, Any]:
-    """The ``results.json`` document of a run."""
+    """The ``results.json`` document of a run.
+
+    Args:
+        run: The finished (or stopped) run.
+        funnel: How the cases were built and verified (LoCoMo builds).
+        skipped_lines: The bad lines of the case file, with their numbers.
+        source: Where the cases came from.
+
+    Returns:
+        The JSON-ready results: metrics with bootstrap intervals per method, per structure
+        and per group, costs and the run's labels.
+    """
     s = run.settings
     first = next(iter(run.outcomes.values()), [])
     boot = None

@@ -3,6 +3,9 @@
 The paper retrieves a top-K context and freezes it before attribution (Eq. 6). The builder
 uses Okapi BM25 from the ``rank-bm25`` library with an English stop-word list, ranking ties
 by bank order so that retrieval is deterministic.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 6.
 """
 
 from __future__ import annotations
@@ -151,7 +154,14 @@ _STOP = frozenset(
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased alphanumeric words without stop words."""
+    """Lower-cased alphanumeric words without stop words.
+
+    Args:
+        text: The text.
+
+    Returns:
+        The tokens.
+    """
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
@@ -166,7 +176,15 @@ def _bm25_class() -> type:
 
 
 class BM25Retriever:
-    """Okapi BM25 over a fixed list of texts; :meth:`top_k` returns bank indices."""
+    """Okapi BM25 over a fixed list of texts; :meth:`top_k` returns bank indices.
+
+    Args:
+        texts: The memory bank's texts.
+
+    Raises:
+        ConfigurationError: ``texts`` is empty.
+        ImportError: ``rank-bm25`` (the ``bench`` extra) is not installed.
+    """
 
     def __init__(self, texts: Sequence[str]) -> None:
         if not texts:
@@ -178,7 +196,14 @@ class BM25Retriever:
         self._index = _bm25_class()(self.corpus)
 
     def extended(self, texts: Sequence[str]) -> BM25Retriever:
-        """A new index over this bank plus ``texts`` (appended, so their indices follow)."""
+        """A new index over this bank plus ``texts`` (appended, so their indices follow).
+
+        Args:
+            texts: The texts appended.
+
+        Returns:
+            The new retriever.
+        """
         other = object.__new__(BM25Retriever)
         other.texts = [*self.texts, *texts]
         other.corpus = [*self.corpus, *(tokenize(t) or ["\x00"] for t in texts)]
@@ -186,11 +211,26 @@ class BM25Retriever:
         return other
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every text for ``query``."""
+        """BM25 score of every text for ``query``.
+
+        Args:
+            query: The query.
+
+        Returns:
+            One score per text, in bank order.
+        """
         return np.asarray(self._index.get_scores(tokenize(query)), dtype=float)
 
     def top_k(self, query: str, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (index, score) pairs, best first; ties keep bank order."""
+        """The ``k`` best (index, score) pairs, best first; ties keep bank order.
+
+        Args:
+            query: The query.
+            k: The number of results.
+
+        Returns:
+            The (index, score) pairs.
+        """
         scores = self.scores(query)
         order = np.lexsort((np.arange(len(scores)), -scores))[:k]
         return [(int(i), float(scores[i])) for i in order]

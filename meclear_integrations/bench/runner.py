@@ -56,8 +56,11 @@ class CaseFailure(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     case_id: str
+    """The case."""
     method: str
+    """The method that raised."""
     error: str
+    """The error's type and message (at most 500 characters)."""
 
 
 class BenchRun(BaseModel):
@@ -82,7 +85,14 @@ class BenchRun(BaseModel):
 
 
 def abstained(reason: str) -> MethodOutput:
-    """The output of a method whose judge contradicted itself: nothing flagged or deleted."""
+    """The output of a method whose judge contradicted itself: nothing flagged or deleted.
+
+    Args:
+        reason: Why the judge's verdicts were inconsistent.
+
+    Returns:
+        The output.
+    """
     return MethodOutput(
         scores={}, ranking=[], flagged=[], cleared=[], status="unverified", status_reason=reason
     )
@@ -101,7 +111,18 @@ def run_case(
     *,
     matched_coalitions: int | None = None,
 ) -> CaseOutcome:
-    """One method on one case, scored; raises what the method raises."""
+    """One method on one case, scored; raises what the method raises.
+
+    Args:
+        case: The benchmark case.
+        method: The method.
+        settings: The run's settings.
+        backend: The task values.
+        matched_coalitions: The distinct coalitions the method may use (None: its own budget).
+
+    Returns:
+        The case's outcome.
+    """
     ids = [m.id for m in case.memories]
     query = backend.query(case, settings)
     counter = CountingEvaluator(query)
@@ -246,11 +267,31 @@ def run_benchmark(
 ) -> BenchRun:
     """Run ``settings.methods`` (or ``methods``) on ``cases``.
 
-    ``completed`` maps (case id, method) to outcomes already computed (reused as they
-    are); ``workers`` cases run at once; ``bar`` replaces the default progress bar (any
-    object with ``update(n)``); ``matched``: case id -> distinct coalitions to match the
-    ablation baselines' budgets to (by default the reference method's, measured in this
-    run).
+    Args:
+        cases: The benchmark cases.
+        settings: The run's settings.
+        rater: The rater of the ``llm-direct`` baseline (None: not run offline).
+        methods: The methods (None: built from ``settings.methods``).
+        progress: Show a progress bar.
+        on_outcome: Called with (method, outcome) as each outcome is computed (the journal).
+        backend: The task values: the simulated world or real models.
+        completed: (case id, method) -> outcomes already computed (reused as they are).
+        workers: The number of cases run at once.
+        on_failure: Called with each failed (case, method).
+        bar: Replaces the default progress bar (any object with ``update(n)``).
+        matched: Case id -> distinct coalitions to match the ablation baselines' budgets to
+            (by default the reference method's, measured in this run).
+
+    Returns:
+        The run: outcomes per method over the cohort of cases every method finished.
+
+    Example:
+        >>> from meclear_integrations.bench import BenchSettings, load_builtin_cases
+        >>> from meclear_integrations.bench import run_benchmark
+        >>> cases = load_builtin_cases()[:2]
+        >>> run = run_benchmark(cases, BenchSettings(methods=["none", "loo"]))
+        >>> sorted(run.outcomes)
+        ['loo', 'none']
     """
     started = time.perf_counter()
     chosen = (
@@ -309,6 +350,19 @@ def assemble_run(
     """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order.
 
     The cohort is the cases every method that ran finished without failing.
+
+    Args:
+        settings: The run's settings.
+        case_ids: Every case id, in run order.
+        methods: The methods that ran.
+        per_case: Method -> case id -> outcome.
+        failures: The failed (case, method) pairs.
+        not_run: Method -> why it did not run.
+        wall_seconds: The run's wall time.
+        stopped: Why the run stopped early, if it did.
+
+    Returns:
+        The run.
     """
     not_run = dict(not_run or {})
     failed = {f.case_id for f in failures}

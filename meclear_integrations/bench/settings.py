@@ -117,7 +117,15 @@ class BenchSettings(BaseModel):
 
 
 def case_world(world: EvidenceWorld, settings: BenchSettings) -> EvidenceWorld:
-    """A case's world under the run's settings (temperature override)."""
+    """A case's world under the run's settings (temperature override).
+
+    Args:
+        world: The case's world.
+        settings: The run's settings.
+
+    Returns:
+        The world.
+    """
     if settings.temperature is None or settings.temperature == world.temperature:
         return world
     return world.model_copy(update={"temperature": settings.temperature})

@@ -31,7 +31,21 @@ __all__ = ["MergedRun", "merge_runs", "parse_shard", "select_shard", "shard_of",
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` with 1 <= i <= n; ValueError otherwise."""
+    """Parse ``--shard i/n``.
+
+    Args:
+        text: ``"i/n"`` with 1 <= i <= n.
+
+    Returns:
+        (i, n).
+
+    Raises:
+        ConfigurationError: The text is not ``i/n`` with 1 <= i <= n (a ``ValueError``).
+
+    Example:
+        >>> parse_shard("2/4")
+        (2, 4)
+    """
     head, sep, tail = text.partition("/")
     try:
         index, count = int(head), int(tail)
@@ -43,13 +57,30 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def shard_of(case: BenchCase, count: int) -> int:
-    """The shard (1..count) of ``case``."""
+    """The shard (1..count) of ``case``.
+
+    Args:
+        case: The case (its query id decides).
+        count: The number of shards.
+
+    Returns:
+        The shard's index.
+    """
     digest = hashlib.sha256(case.query_id.encode("utf-8")).digest()
     return 1 + int.from_bytes(digest[:8], "big") % count
 
 
 def select_shard(cases: Sequence[BenchCase], index: int, count: int) -> list[BenchCase]:
-    """The cases of shard ``index`` of ``count``, in their order."""
+    """The cases of shard ``index`` of ``count``, in their order.
+
+    Args:
+        cases: Every case of the run.
+        index: The shard's index (1-based).
+        count: The number of shards.
+
+    Returns:
+        The shard's cases.
+    """
     return [case for case in cases if shard_of(case, count) == index]
 
 
@@ -58,9 +89,11 @@ class MergedRun:
     """The run assembled from its shards, and what its report needs."""
 
     run: BenchRun
+    """The merged run."""
     manifest: dict[str, Any]
     """The first shard's manifest (source, funnel, models...), with the merged totals."""
     shards: list[str] = field(default_factory=list)
+    """The shards' output directories, as given."""
 
 
 def _load(directory: Path) -> dict[str, Any]:
@@ -105,7 +138,17 @@ def _check(manifests: list[dict[str, Any]], dirs: Sequence[Path]) -> int:
 
 
 def merge_runs(dirs: Sequence[str | Path]) -> MergedRun:
-    """Merge the output directories of shards 1..n of one run (module docstring)."""
+    """Merge the output directories of shards 1..n of one run (module docstring).
+
+    Args:
+        dirs: The shards' output directories.
+
+    Returns:
+        The merged run, as a single process would have assembled it.
+
+    Raises:
+        ConfigurationError: The directories are not the shards 1..n of one run.
+    """
     paths = [Path(d) for d in dirs]
     if not paths:
         raise ConfigurationError("merge needs at least one output directory")
@@ -141,7 +184,14 @@ def merge_runs(dirs: Sequence[str | Path]) -> MergedRun:
 
 
 def sum_calls(totals: list[dict[str, Any]]) -> dict[str, Any]:
-    """Call totals of several invocations or shards added up."""
+    """Call totals of several invocations or shards added up.
+
+    Args:
+        totals: The call totals (``CallTotals.as_dict()``).
+
+    Returns:
+        Their sum.
+    """
     merged: dict[str, Any] = {}
     for total in totals:
         for key, value in total.items():

@@ -27,7 +27,14 @@ LOCOMO_SPLITS: dict[str, tuple[str, ...]] = {
 
 
 def split_conversations(split: SplitName) -> list[str] | None:
-    """The conversations of ``split`` (None for ``all``)."""
+    """The conversations of ``split`` (None for ``all``).
+
+    Args:
+        split: ``dev``, ``test`` or ``all``.
+
+    Returns:
+        The LoCoMo conversation ids.
+    """
     if split == "all":
         return None
     return list(LOCOMO_SPLITS[split])
@@ -36,7 +43,16 @@ def split_conversations(split: SplitName) -> list[str] | None:
 def split_cases(cases: Sequence[BenchCase], split: SplitName) -> list[BenchCase]:
     """The cases of LoCoMo conversations in ``split`` (cluster ``locomo-<id>``).
 
-    ValueError when ``split`` is not ``all`` and no case belongs to a LoCoMo conversation of it.
+    Args:
+        cases: The cases.
+        split: ``dev``, ``test`` or ``all``.
+
+    Returns:
+        The cases in the split.
+
+    Raises:
+        ConfigurationError: ``split`` is not ``all`` and no case belongs to one of its
+            conversations.
     """
     if split == "all":
         return list(cases)

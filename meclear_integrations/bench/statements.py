@@ -61,7 +61,14 @@ _MONTH_OR_YEAR = re.compile(r"^(?:[A-Z][a-z]+\.?,?\s+)?\d{4}$")
 
 
 def lower_first(text: str) -> str:
-    """Lower-case the first word when it is a common word (never a name)."""
+    """Lower-case the first word when it is a common word (never a name).
+
+    Args:
+        text: The text.
+
+    Returns:
+        The text.
+    """
     first = text.split(" ", 1)[0]
     return text[0].lower() + text[1:] if first in _LOWER_STARTERS else text
 
@@ -148,7 +155,14 @@ def _inflect_predicate(tail: list[str], aux: str, plural: bool) -> str | None:
 
 
 def parse_question(question: str) -> Statement | None:
-    """Split a question with a named subject; ``None`` when no rule applies."""
+    """Split a question with a named subject; ``None`` when no rule applies.
+
+    Args:
+        question: The question.
+
+    Returns:
+        Its subject and predicate, or None.
+    """
     text = re.sub(r"^According to [^,]+,\s*", "", question.strip()).rstrip("?").strip()
     tokens = text.split()
     if not tokens:
@@ -205,7 +219,15 @@ def _when(clause: str, answer: str) -> str:
 
 
 def statement(question: str, answer: str) -> str:
-    """A memory record asserting ``answer`` as the answer to ``question``."""
+    """A memory record asserting ``answer`` as the answer to ``question``.
+
+    Args:
+        question: The question.
+        answer: The answer asserted.
+
+    Returns:
+        The record's text.
+    """
     parsed = parse_question(question)
     answer = answer.strip().rstrip(".")
     if parsed is None:

@@ -13,7 +13,12 @@ __all__ = ["BudgetReached", "ProviderRejected", "RunStopped", "stop_cause"]
 
 
 class RunStopped(Exception):
-    """Stops the whole run (never recorded as one case's failure)."""
+    """Stops the whole run (never recorded as one case's failure).
+
+    Args:
+        message: What stopped the run.
+        reason: A short code (``max_calls``, ``max_tokens``, ``http_401``...).
+    """
 
     fatal: bool = False
     """True when the run stops on an error the user must fix (not a budget)."""
@@ -37,7 +42,14 @@ class ProviderRejected(RunStopped):
 
 
 def stop_cause(exc: BaseException) -> RunStopped | None:
-    """The :class:`RunStopped` behind ``exc`` (itself or in its chain), if any."""
+    """The :class:`RunStopped` behind ``exc`` (itself or in its chain), if any.
+
+    Args:
+        exc: The error.
+
+    Returns:
+        The cause, or None.
+    """
     for link in exception_chain(exc, depth=16):
         if isinstance(link, RunStopped):
             return link

@@ -67,13 +67,19 @@ class FaultRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     memory_id: str
+    """The record's id in the bank."""
     text: str
+    """The record's text."""
     target: int
     """LoCoMo index of the question it is about."""
     structure: str
+    """``direct``, ``redundant`` or ``joint``."""
     fault_type: str | None
+    """The fault's type."""
     wrong_answer: str
+    """The wrong answer it claims."""
     weight: float
+    """Its support in the simulated world."""
 
 
 class StreamQuery(BaseModel):
@@ -86,6 +92,7 @@ class StreamQuery(BaseModel):
     question: int
     """LoCoMo index of the underlying question."""
     kind: QueryKind
+    """The query's kind in the stream (:data:`QueryKind`)."""
     case: BenchCase
     """The frozen top-K context and the world for this query (``targets``: the fault records
     in the context that claim a wrong answer for it)."""
@@ -99,15 +106,20 @@ class ConversationStream(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation: str
+    """The LoCoMo conversation."""
     faults: list[FaultRecord]
+    """The injected faults, persistent in the bank."""
     queries: list[StreamQuery]
+    """The query stream, in order."""
 
 
 class StreamBuild(BaseModel):
     """Every conversation's stream and the construction funnel."""
 
     streams: list[ConversationStream]
+    """One stream per conversation."""
     funnel: dict[str, object] = Field(default_factory=dict)
+    """What the construction kept and dropped, and why."""
 
 
 def _paraphrase(text: str, rng: np.random.Generator) -> str:
@@ -290,6 +302,20 @@ def build_streams(
     """One stream per LoCoMo conversation (module docstring).
 
     ``fault_share`` of the answerable questions are fault targets.
+
+    Args:
+        data_dir: The LoCoMo data (as :func:`~.locomo.build_locomo_cases`).
+        k: The retrieval budget K.
+        seed: The seed of the faults and the stream order.
+        fault_share: The share of answerable questions that get a fault, in [0, 1].
+        conversations: Conversation ids to use (None: all).
+        max_queries_per_conversation: The most questions per conversation.
+
+    Returns:
+        The streams.
+
+    Raises:
+        ConfigurationError: ``k`` or ``fault_share`` is out of range.
     """
     if k < 1:
         raise ConfigurationError("k must be at least 1")

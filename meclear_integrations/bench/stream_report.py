@@ -226,7 +226,22 @@ def stream_results(
     judge: str = "reference",
     temperature: float | None = None,
 ) -> dict[str, Any]:
-    """The results document of a stream benchmark run."""
+    """The results document of a stream benchmark run.
+
+    Args:
+        build: The streams.
+        runs: Every (method, policy) configuration's run.
+        replicates: The bootstrap replicates.
+        seed: The bootstrap seed.
+        target_policy: The policy the headline compares.
+        review_min_queries: ``review``'s ``min_queries``.
+        command: The command that reproduces the run.
+        judge: The success signal's name.
+        temperature: The simulated reader's temperature.
+
+    Returns:
+        The document.
+    """
     configs = {f"{r.method} / {r.policy}": _config_block(r, build, replicates, seed) for r in runs}
     by_key = {(r.method, r.policy): r for r in runs}
     repeat: dict[str, Any] = {}
@@ -265,7 +280,14 @@ def _ci(ci: Any, pct: bool = False) -> str:
 
 
 def render_stream_markdown(results: dict[str, Any]) -> str:
-    """The report.md of a stream run."""
+    """The report.md of a stream run.
+
+    Args:
+        results: The stream run's results.
+
+    Returns:
+        The Markdown.
+    """
     lines = [
         "# Stream benchmark (SIMULATED)",
         "",
@@ -372,7 +394,18 @@ def write_stream_outputs(
     out_dir: Path, build: StreamBuild, runs: list[ConfigRun], results: dict[str, Any], *,
     figures: bool = True,
 ) -> dict[str, Path]:  # fmt: skip
-    """results.json, report.md, queries.jsonl and (with ``figures``) stream_calls.png."""
+    """results.json, report.md, queries.jsonl and (with ``figures``) stream_calls.png.
+
+    Args:
+        out_dir: The output directory.
+        build: The streams.
+        runs: The configurations' runs.
+        results: The results document.
+        figures: Draw the figure.
+
+    Returns:
+        Output name -> file written.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {
         "results": out_dir / "stream_results.json",

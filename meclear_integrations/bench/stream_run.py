@@ -68,7 +68,20 @@ Method = Literal["none", "meclear", "meclear+ledger"]
 
 
 def make_trigger(spec: str, ledger: Any, *, seed: int) -> Trigger:
-    """The trigger policy named by ``spec`` (module docstring)."""
+    """The trigger policy named by ``spec`` (module docstring).
+
+    Args:
+        spec: ``always``, ``judge``, ``sample:R``, ``every:N``, ``feedback`` or
+            ``known+feedback``.
+        ledger: The ledger the feedback and known-harm policies read.
+        seed: The sampling seed.
+
+    Returns:
+        The policy.
+
+    Raises:
+        ConfigurationError: The spec names no policy.
+    """
     name, _, arg = spec.partition(":")
     if name == "always":
         return Always(early_exit=False)
@@ -89,6 +102,14 @@ def make_trigger(spec: str, ledger: Any, *, seed: int) -> Trigger:
 
 
 def uses_feedback(spec: str) -> bool:
+    """Whether the policy ``spec`` reads feedback (then the stream gives feedback).
+
+    Args:
+        spec: The policy's spec.
+
+    Returns:
+        True for ``feedback`` policies.
+    """
     return "feedback" in spec
 
 
@@ -98,9 +119,13 @@ class QueryOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation: str
+    """The LoCoMo conversation."""
     position: int
+    """Index in the conversation's stream."""
     question: int
+    """LoCoMo index of the underlying question."""
     kind: str
+    """The query's kind in the stream (:data:`~.stream_build.QueryKind`)."""
     fault_ids: list[str]
     """Fault records in the context that claim a wrong answer for this query."""
     failing: bool
@@ -111,12 +136,17 @@ class QueryOutcome(BaseModel):
     """A fault of ``fault_ids`` had a verified clearance in this configuration's ledger
     before this query."""
     triggered: bool
+    """The trigger policy ran clearance."""
     mode: str
+    """How the decision was reached (the ledger's run mode; ``none`` without clearance)."""
     evaluator_calls: int
+    """Evaluator calls of the clearance."""
     model_calls: int
+    """Agent and judge calls of the clearance."""
     offline_calls: int = 0
     """Model calls of the feedback replay this query's answer caused (policy feedback)."""
     cleared: list[str] = Field(default_factory=list)
+    """Ids the clearance removed."""
     correct: bool
     """The returned context answers correctly on unseen trials."""
 
@@ -127,8 +157,11 @@ class ReviewOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     conversation: str
+    """The LoCoMo conversation."""
     proposed: list[str]
+    """Ids the review proposed."""
     faults: list[str]
+    """Ids of the conversation's injected faults."""
     eligible: list[str]
     """Fault records retrieved, about the query and failing it, for >= N distinct queries."""
 
@@ -137,10 +170,15 @@ class ConfigRun(BaseModel):
     """Every query outcome and review of one (method, policy) configuration."""
 
     method: str
+    """``none``, ``meclear`` or ``meclear+ledger``."""
     policy: str
+    """The trigger policy's spec."""
     outcomes: list[QueryOutcome]
+    """One outcome per stream query, in stream order."""
     reviews: list[ReviewOutcome] = Field(default_factory=list)
+    """One review per conversation (ledger methods)."""
     ledger_path: str | None = None
+    """The directory of the conversations' ledgers, if any."""
 
 
 def _world(query: StreamQuery, temperature: float | None) -> Any:
@@ -319,7 +357,17 @@ def _mode(report: Any) -> str:
 def review_stream(
     ledger_path: Path, stream: ConversationStream, outcomes: Sequence[QueryOutcome], n: int
 ) -> ReviewOutcome:
-    """Review one conversation's ledger against its injected faults."""
+    """Review one conversation's ledger against its injected faults.
+
+    Args:
+        ledger_path: The conversation's ledger.
+        stream: The conversation's stream.
+        outcomes: The queries' outcomes.
+        n: The number of proposals reviewed.
+
+    Returns:
+        The review's outcome against the injected faults.
+    """
     from ..ledger import HarmLedger
 
     with HarmLedger(ledger_path, namespace=stream.conversation, create=False) as ledger:
@@ -353,7 +401,28 @@ def run_config(
     temperature: float | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ConfigRun:
-    """Run ``method`` under ``policy`` over every stream (module docstring)."""
+    """Run ``method`` under ``policy`` over every stream (module docstring).
+
+    Args:
+        build: The streams (one per LoCoMo conversation).
+        method: ``none``, ``meclear`` or ``meclear+ledger``.
+        policy: The trigger policy's spec (:func:`make_trigger`).
+        engine: The engine configuration.
+        ledger_dir: Where each conversation's ledger is written.
+        feedback_rate: The share of wrong answers that get feedback.
+        review_min_queries: ``review``'s ``min_queries``.
+        seed: The seed of feedback, sampling and the simulated world.
+        check_trials: Fresh trials per query to score its returned context.
+        judge: The success signal (None: the reference judge).
+        temperature: The simulated reader's temperature (None: the cases').
+        progress: Called with the number of queries done.
+
+    Returns:
+        The configuration's outcomes per query, its reviews and its cost.
+
+    Raises:
+        ConfigurationError: The method or the policy is unknown.
+    """
     if method not in METHODS:
         raise ConfigurationError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     if method != "none":

@@ -92,7 +92,14 @@ def _permutation_table(doc: dict[str, Any]) -> str:
 
 
 def judge_table(doc: dict[str, Any]) -> str:
-    """The "Without a reference answer" table: one row per judge signal."""
+    """The "Without a reference answer" table: one row per judge signal.
+
+    Args:
+        doc: The judge sweep's document.
+
+    Returns:
+        The Markdown table.
+    """
     lines = [
         "| judge | Recovery | accuracy - none [95% CI] | harm rate [95% CI] | "
         "cleared / clean case | unverified | model calls / query |",
@@ -108,7 +115,16 @@ def judge_table(doc: dict[str, Any]) -> str:
 
 
 def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
-    """The sweep's report (Markdown)."""
+    """The sweep's report (Markdown).
+
+    Args:
+        kind: ``tune``, ``budget``, ``permutations`` or ``judges``.
+        doc: The sweep's document.
+        command: The command that reproduces it.
+
+    Returns:
+        The report.
+    """
     title = {
         "tune": "Tuning on the dev split",
         "budget": "Quality versus cost",
@@ -148,6 +164,14 @@ def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path
 
     budget: quality vs cost; permutations: metrics vs L; judges: accuracy gain and harm per
     signal.
+
+    Args:
+        kind: The sweep's kind.
+        doc: The sweep's document.
+        path: The PNG written.
+
+    Returns:
+        ``path``, or None.
     """
     if kind == "tune":
         return None

@@ -77,7 +77,15 @@ Progress = Callable[[str], None]
 
 
 def standard(base: BenchSettings, setting: str) -> BenchSettings:
-    """``base`` in one of :data:`STANDARD_SETTINGS`."""
+    """``base`` in one of :data:`STANDARD_SETTINGS`.
+
+    Args:
+        base: The settings.
+        setting: A name in :data:`STANDARD_SETTINGS`.
+
+    Returns:
+        The settings in that standard setting.
+    """
     return base.model_copy(update=STANDARD_SETTINGS[setting])
 
 
@@ -162,6 +170,19 @@ def tune(
     """Choose every method's tunable settings on ``cases`` (the dev split).
 
     See the module docstring for the objective.
+
+    Args:
+        cases: The dev cases.
+        base: The settings the grid starts from.
+        settings: The standard settings averaged over.
+        max_deleted_background: The most deleted background memories per case.
+        meclear_configs: MeClear's grid (None: :func:`meclear_grid`).
+        surrogate_configs: ContextCite's and ProxySPEX's grid.
+        loo_tolerances: LOO's kappa grid.
+        progress: Called with a line per grid point.
+
+    Returns:
+        Every grid point's figures and each method's chosen settings.
     """
     names = list(settings)
     say = progress or (lambda _: None)
@@ -264,6 +285,16 @@ def budget_sweep(
     MeClear: paired KernelSHAP with ``coalitions_per_memory`` in ``meclear_budgets`` and exact
     enumeration; ContextCite and ProxySPEX: ``surrogate_budgets`` distinct ablations; LOO, the
     oracle and no clearance: one point each.
+
+    Args:
+        cases: The cases.
+        base: The settings.
+        meclear_budgets: MeClear's ``coalitions_per_memory`` values.
+        surrogate_budgets: ContextCite's and ProxySPEX's ablation counts.
+        progress: Called with a line per point.
+
+    Returns:
+        The sweep's document (points per method).
     """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": 0, "match_budget": False})
@@ -311,6 +342,15 @@ def permutation_sweep(
 
     The paper's configuration (``ClearanceConfig.paper()``) at each L, and the default
     configuration's permutation estimator at the same L.
+
+    Args:
+        cases: The cases.
+        base: The settings.
+        permutations: The values of L.
+        progress: Called with a line per point.
+
+    Returns:
+        The sweep's document (one row per preset and L).
     """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"bootstrap_replicates": min(base.bootstrap_replicates, 500)})
@@ -354,7 +394,17 @@ def judge_sweep(
     signals: Sequence[str] = JUDGE_SIGNALS_MEASURED,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """MeClear and no clearance under every success signal (reference-free ones included)."""
+    """MeClear and no clearance under every success signal (reference-free ones included).
+
+    Args:
+        cases: The cases.
+        base: The settings.
+        signals: The success signals (``JudgeSignal.parse`` syntax).
+        progress: Called with a line per finished signal.
+
+    Returns:
+        The sweep's document.
+    """
     say = progress or (lambda _: None)
     rows = []
     for text in signals:

@@ -102,11 +102,20 @@ class ReadMemory:
     """A memory block of a prompt: its attributes and text."""
 
     attributes: dict[str, str]
+    """The block's attributes (``id``, metadata)."""
     text: str
+    """The memory's text."""
 
 
 def parse_memories(block: str) -> list[ReadMemory]:
-    """The ``<memory ...>`` blocks of a rendered memories section, in order."""
+    """The ``<memory ...>`` blocks of a rendered memories section, in order.
+
+    Args:
+        block: The rendered memories section.
+
+    Returns:
+        The memories.
+    """
     memories: list[ReadMemory] = []
     at = 0
     while (start := block.find("<memory", at)) >= 0:
@@ -303,7 +312,15 @@ def _winner(statements: Sequence[_Statement]) -> _Statement | None:
 
 
 def read_answer(question: str, memories: Sequence[ReadMemory]) -> str:
-    """The reader's answer to ``question`` from ``memories`` (module docstring)."""
+    """The reader's answer to ``question`` from ``memories`` (module docstring).
+
+    Args:
+        question: The question.
+        memories: The memories in the prompt.
+
+    Returns:
+        The answer.
+    """
     winner = _winner(_statements(question, memories))
     return winner.answer if winner is not None else ABSTAIN
 
@@ -313,13 +330,29 @@ def _words(text: str) -> tuple[str, ...]:
 
 
 def judge_correct(candidate: str, reference: str) -> bool:
-    """String comparison: the normalised reference occurs in the candidate word for word."""
+    """String comparison: the normalised reference occurs in the candidate word for word.
+
+    Args:
+        candidate: The candidate answer.
+        reference: The gold answer.
+
+    Returns:
+        The verdict.
+    """
     ref, cand = _words(reference), _words(candidate)
     return bool(ref) and len(ref) <= len(cand) and _agree(ref, cand)
 
 
 def harm_ratings(question: str, memories: Sequence[ReadMemory]) -> list[float]:
-    """0.9 for a matching statement that disagrees with the reader's answer, else 0.1."""
+    """0.9 for a matching statement that disagrees with the reader's answer, else 0.1.
+
+    Args:
+        question: The question.
+        memories: The memories in the prompt.
+
+    Returns:
+        One rating per memory.
+    """
     statements = _statements(question, memories)
     winner = _winner(statements)
     disagree = {
@@ -355,7 +388,14 @@ class Reply:
 
 
 def reply(prompt: str) -> Reply:
-    """The reader's reply to any of the package's prompts (module docstring)."""
+    """The reader's reply to any of the package's prompts (module docstring).
+
+    Args:
+        prompt: The prompt.
+
+    Returns:
+        The reply (text, and the verdict of a judge prompt).
+    """
     candidate = fenced_block("candidate_answer", prompt)
     question = fenced_block("question", prompt) or ""
     if candidate is not None:

@@ -18,6 +18,9 @@ With ``G`` the context without the targets and two trials per coalition:
 The memory texts must also be distinguishable: none may contain another, so a reader that
 recognises memories by their text (:class:`~meclear_integrations.simulation.TextReader`)
 sees exactly the coalition.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Appendix D.
 """
 
 from __future__ import annotations
@@ -65,6 +68,19 @@ def verify_case(
 
     Coalitions are scored by ``evaluate`` (default: the case's simulated world with the
     exact-match judge).
+
+    Args:
+        case: The case to verify.
+        trials: The trials per coalition.
+        evaluate: ``evaluate(coalition, trial) -> score`` (None: the simulated world).
+
+    Returns:
+        Whether the signature holds, with the scores that decided it.
+
+    Example:
+        >>> from meclear_integrations.bench import load_builtin_cases, verify_case
+        >>> verify_case(load_builtin_cases()[0]).ok
+        True
     """
     evaluate = evaluate if evaluate is not None else case.evaluator()
     context = case.context()
@@ -117,5 +133,12 @@ Verifier = Callable[[Sequence[BenchCase]], list[Verification]]
 
 
 def verify_each(cases: Sequence[BenchCase]) -> list[Verification]:
-    """:func:`verify_case` on each case with its simulated world (the default verifier)."""
+    """:func:`verify_case` on each case with its simulated world (the default verifier).
+
+    Args:
+        cases: The cases.
+
+    Returns:
+        One verification per case.
+    """
     return [verify_case(case) for case in cases]

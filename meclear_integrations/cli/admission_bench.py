@@ -75,7 +75,14 @@ def _openai_model(args: argparse.Namespace) -> TextModel:
 
 
 def run(args: argparse.Namespace) -> AdmissionBenchResult:
-    """Load the cases, run the methods, write results.json and report.md."""
+    """Load the cases, run the methods, write results.json and report.md.
+
+    Args:
+        args: The parsed ``meclear admission-bench`` flags.
+
+    Returns:
+        The benchmark's result (also written to ``--out``).
+    """
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:

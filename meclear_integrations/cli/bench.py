@@ -233,7 +233,14 @@ def _rater(args: argparse.Namespace) -> Any:
 
 
 def signal_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """``judge`` and ``temperature`` of the run from --setting, --judge, --temperature."""
+    """``judge`` and ``temperature`` of the run from --setting, --judge, --temperature.
+
+    Args:
+        args: The parsed ``meclear bench`` flags.
+
+    Returns:
+        ``{"judge": ..., "temperature": ...}`` for the run's settings.
+    """
     from ..simulation import JudgeSignal
 
     base = dict(SETTINGS[args.setting]) if getattr(args, "setting", None) else {}
@@ -269,7 +276,19 @@ def _settings(args: argparse.Namespace, real: bool) -> Any:
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
-    """Load the cases, run the methods, write the outputs; returns results.json's content."""
+    """Load the cases, run the methods, write the outputs; returns results.json's content.
+
+    Args:
+        args: The parsed ``meclear bench`` flags.
+
+    Returns:
+        The content of ``results.json`` (a build-only run: the case count and funnel).
+
+    Raises:
+        ConfigurationError: ``--out`` is missing, or the flags ask for real models without
+            ``--agent-model``.
+        SystemExit: No valid case is left to run.
+    """
     from .bench_real import real_mode, real_session
 
     if args.out is None:

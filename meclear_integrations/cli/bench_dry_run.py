@@ -81,6 +81,15 @@ def dry_run(args: argparse.Namespace) -> dict[str, Any]:
     """Estimate the run's calls and tokens (module docstring).
 
     Prints and writes ``dry_run.json`` into ``--out``.
+
+    Args:
+        args: The parsed ``meclear bench ... --dry-run`` flags.
+
+    Returns:
+        The estimate written to ``dry_run.json``.
+
+    Raises:
+        ConfigurationError: No ``--agent-model`` is given.
     """
     from ..bench.runner import run_benchmark
     from ..bench.shards import parse_shard, select_shard

@@ -23,7 +23,14 @@ __all__ = [
 
 
 def real_command_parts(args: argparse.Namespace) -> list[str]:
-    """The real-model and long-run flags of the command line (keys never appear)."""
+    """The real-model and long-run flags of the command line (keys never appear).
+
+    Args:
+        args: The parsed ``meclear bench`` flags.
+
+    Returns:
+        The flags, ready to be joined into the recorded command.
+    """
     parts: list[str] = []
     for flag in (
         "agent_model",
@@ -54,7 +61,15 @@ def real_command_parts(args: argparse.Namespace) -> list[str]:
 
 
 def with_real_parts(command: str, args: argparse.Namespace) -> str:
-    """``command`` (ending with ``--out DIR``) with the real-model flags before ``--out``."""
+    """``command`` (ending with ``--out DIR``) with the real-model flags before ``--out``.
+
+    Args:
+        command: The recorded command.
+        args: The parsed ``meclear bench`` flags.
+
+    Returns:
+        The command with the real-model flags.
+    """
     parts = shlex.split(command)
     extra = real_command_parts(args)
     if not extra:
@@ -75,7 +90,22 @@ def manifest(
     command: str,
     models: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The ``run.json`` of a run (see :mod:`meclear_integrations.bench.journal`)."""
+    """The ``run.json`` of a run (see :mod:`meclear_integrations.bench.journal`).
+
+    Args:
+        identity: What determines the outcomes (settings, models, cases).
+        settings: The run's settings.
+        case_order: The full run's case ids, in order.
+        shard: (index, count) of a shard, or None.
+        source: Where the cases came from.
+        funnel: How the cases were built and verified.
+        skipped: The bad lines of the case file.
+        command: The command that reproduces the run.
+        models: Role -> model label and identity, for real-model runs.
+
+    Returns:
+        The manifest.
+    """
     return {
         "identity": identity,
         "settings": settings.model_dump(mode="json"),
@@ -99,7 +129,20 @@ def annotate_results(
     shard: tuple[int, int] | None = None,
     merged_from: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Label ``results`` with the models, the run's calls and whether it is partial."""
+    """Label ``results`` with the models, the run's calls and whether it is partial.
+
+    Args:
+        results: The ``results.json`` document (changed in place).
+        run: The run.
+        models: Role -> model label and identity, for real-model runs.
+        mode: The judge mode of a real-model run.
+        calls: The run's provider calls and tokens.
+        shard: (index, count) of a shard, or None.
+        merged_from: The shard directories of a merged run.
+
+    Returns:
+        ``results``.
+    """
     if models is not None:
         results["simulated"] = False
         results["models"] = models
@@ -117,7 +160,13 @@ def annotate_results(
 
 
 class ProgressBar:
-    """tqdm over cases (ETA) whose postfix shows the run's calls, cache hits and tokens."""
+    """tqdm over cases (ETA) whose postfix shows the run's calls, cache hits and tokens.
+
+    Args:
+        total: The number of cases.
+        enabled: Show the bar (tqdm installed).
+        gate: The real-model run's gate (its totals are shown), or None.
+    """
 
     def __init__(self, total: int, *, enabled: bool, gate: Any = None) -> None:
         self.gate = gate
@@ -157,6 +206,11 @@ def reverify(cases: list[Any], verifier: Any, label: str) -> tuple[list[Any], di
     """Re-verify ``cases`` under the run's models.
 
     Returns the cases that show their structure's signature, and a funnel of the others.
+
+    Args:
+        cases: The cases to re-verify.
+        verifier: The real-model verifier.
+        label: The models' label, recorded in the funnel.
     """
     verdicts = verifier(cases)
     kept = [c for c, v in zip(cases, verdicts, strict=True) if v.ok]
@@ -175,7 +229,17 @@ def reverify(cases: list[Any], verifier: Any, label: str) -> tuple[list[Any], di
 
 
 def write_build(out: Path, cases: list[Any], funnel: dict[str, Any], source: str) -> list[Path]:
-    """``cases.jsonl`` and ``funnel.json`` of a build-only run."""
+    """``cases.jsonl`` and ``funnel.json`` of a build-only run.
+
+    Args:
+        out: The output directory.
+        cases: The verified cases.
+        funnel: How they were built and verified.
+        source: Where they came from.
+
+    Returns:
+        The files written.
+    """
     from ..bench import dump_cases
 
     out.mkdir(parents=True, exist_ok=True)

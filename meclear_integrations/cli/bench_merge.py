@@ -15,7 +15,11 @@ __all__ = ["merge_outputs", "register_merge"]
 
 
 def register_merge(bench: argparse.ArgumentParser) -> None:
-    """Add the ``merge`` subcommand to the ``bench`` parser."""
+    """Add the ``merge`` subcommand to the ``bench`` parser.
+
+    Args:
+        bench: The ``meclear bench`` parser.
+    """
     sub = bench.add_subparsers(dest="bench_command", metavar="{merge}")
     p = sub.add_parser(
         "merge",
@@ -33,7 +37,19 @@ def register_merge(bench: argparse.ArgumentParser) -> None:
 
 
 def merge_outputs(dirs: list[Path], out: Path, *, figures: bool = True) -> dict[str, Any]:
-    """Merge the shard directories into ``out``; returns the merged results."""
+    """Merge the shard directories into ``out``; returns the merged results.
+
+    Args:
+        dirs: The shards' output directories.
+        out: The merged run's output directory.
+        figures: Draw the figures.
+
+    Returns:
+        The merged ``results.json`` document.
+
+    Raises:
+        ConfigurationError: The directories are not the shards of one run.
+    """
     from ..bench.outputs import write_outputs
     from ..bench.results import build_results
     from ..bench.shards import merge_runs

@@ -25,7 +25,11 @@ JUDGE_MODES = ("reference", "coalition", "full")
 
 
 def add_real_flags(p: argparse.ArgumentParser) -> None:
-    """The real-model and long-run flags of ``meclear bench``."""
+    """The real-model and long-run flags of ``meclear bench``.
+
+    Args:
+        p: The ``meclear bench`` parser.
+    """
     g = p.add_argument_group("real models (any OpenAI-compatible endpoint or LangChain model)")
     g.add_argument(
         "--agent-model",
@@ -129,11 +133,17 @@ class RealSession:
     """The models of a real run, their shared gate and the backend over them."""
 
     specs: dict[str, Any]
+    """Role -> model specification."""
     gate: Any
+    """The gate every client shares."""
     clients: dict[str, Any]
+    """Role -> model client."""
     backend: Any
+    """The real-model backend over the agent and judge."""
     mode: JudgeMode
+    """The judge mode."""
     metadata_keys: tuple[str, ...]
+    """The memory metadata shown to the agent."""
 
     def models(self) -> dict[str, Any]:
         """Role -> {label, identity} (no keys), for manifests and results."""
@@ -250,6 +260,18 @@ def real_session(
 
     ``stand_in`` replaces every model by the offline text-reading stand-in with an in-memory cache
     and no limits (the dry run).
+
+    Args:
+        args: The parsed ``meclear bench`` flags.
+        seed: The run's seed (sent to models that honour one).
+        stand_in: Use the offline stand-in for every model.
+        methods: The methods of the run (a rater is built for ``llm-direct``).
+
+    Returns:
+        The session: model specs, clients, gate and backend.
+
+    Raises:
+        ConfigurationError: A real-model flag is not usable.
     """
     from ..bench.model_spec import langchain_extra_missing
 

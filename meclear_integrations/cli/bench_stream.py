@@ -74,7 +74,17 @@ def _command(args: argparse.Namespace, methods: str) -> str:
 
 
 def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
-    """Build the streams, run every method x policy, write the outputs."""
+    """Build the streams, run every method x policy, write the outputs.
+
+    Args:
+        args: The parsed ``meclear bench --stream`` flags.
+
+    Returns:
+        The stream benchmark's results (also written to ``--out``).
+
+    Raises:
+        ConfigurationError: ``--locomo`` is missing.
+    """
     from ..bench.cli_args import engine_config
     from ..bench.stream_build import build_streams
     from ..bench.stream_report import stream_results, write_stream_outputs

@@ -91,7 +91,14 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
-    """Load the cases, run the sweep, write ``KIND.json``, ``KIND.md`` and the figure."""
+    """Load the cases, run the sweep, write ``KIND.json``, ``KIND.md`` and the figure.
+
+    Args:
+        args: The parsed ``meclear bench-sweep`` flags.
+
+    Returns:
+        The sweep's document (also written to ``KIND.json``).
+    """
     from ..bench import sweeps
     from ..bench.settings import BenchSettings
     from ..bench.sweep_report import render_sweep, write_sweep_figure

@@ -1,4 +1,4 @@
-"""``meclear budget``: what one clearance costs in latency and engine overhead (issue 6).
+"""``meclear budget``: what one clearance costs in latency and engine overhead.
 
 - ``meclear budget latency``: a simulated-latency model (every model call takes a fixed
   delay; at most ``--concurrency`` calls in flight). An evaluator call is one agent call
@@ -82,7 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # ----------------------------------------------------------------------------- latency
 class LatencyModel:
-    """Model calls that take ``delay`` seconds, at most ``concurrency`` at once; counted."""
+    """Model calls that take ``delay`` seconds, at most ``concurrency`` at once; counted.
+
+    Args:
+        delay: The seconds every call takes.
+        concurrency: The most calls at once.
+    """
 
     def __init__(self, delay: float, concurrency: int) -> None:
         self.delay = delay
@@ -109,10 +114,15 @@ class LatencyRow:
     """One preset on one case."""
 
     preset: str
+    """The engine preset."""
     ratio: float
+    """Wall time over the time of one evaluator call (an agent and a judge call)."""
     rounds: int
+    """Evaluation rounds."""
     evaluator_calls: int
+    """Evaluator calls."""
     model_calls: int
+    """Agent and judge calls."""
 
 
 def _evaluator(case: _Case, model: LatencyModel, cache: AnswerCache | None):
@@ -170,7 +180,17 @@ def _load_cases(path: Path | None, limit: int) -> list[_Case]:
 def measure_latency(
     cases: Sequence[_Case], *, delay: float, concurrency: int, seed: int = 0
 ) -> dict[str, list[LatencyRow]]:
-    """Per preset, one :class:`LatencyRow` per case (cases run one after another)."""
+    """Per preset, one :class:`LatencyRow` per case (cases run one after another).
+
+    Args:
+        cases: The simulated cases.
+        delay: The seconds every model call takes.
+        concurrency: The most model calls at once.
+        seed: The engine's seed.
+
+    Returns:
+        Preset -> one row per case.
+    """
 
     async def run() -> dict[str, list[LatencyRow]]:
         rows: dict[str, list[LatencyRow]] = {"default": [], "paper": []}
@@ -238,7 +258,14 @@ OVERHEAD_SETTINGS: list[tuple[str, int, ClearanceConfig]] = [
 
 
 def measure_overhead(repeats: int = 9) -> list[tuple[str, int, float, float, int]]:
-    """(setting, K, median ms, min ms, evaluator calls) for each overhead setting."""
+    """(setting, K, median ms, min ms, evaluator calls) for each overhead setting.
+
+    Args:
+        repeats: The runs per setting (the median is reported).
+
+    Returns:
+        One row per overhead setting.
+    """
     rows = []
     for label, k, config in OVERHEAD_SETTINGS:
         memories = [Memory(id=f"m{i}", content=f"memory {i}") for i in range(k)]

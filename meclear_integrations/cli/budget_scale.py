@@ -5,7 +5,7 @@ one gold memory, 1-3 faults including three redundant copies, background about t
 people and kinds of facts) at every K. Per preset and K:
 
 - recovery: share of faulty queries whose returned context passes the recovery predicate;
-- evaluator calls per faulty query (mean and max): the unit of the issue's targets;
+- evaluator calls per faulty query (mean and max): the unit of the cost targets;
 - model calls per query: one agent call per evaluator call plus one judge call per
   distinct answer (answers judged once per query, ``core.AnswerCache``);
 - rounds: batches of calls the engine waited for;
@@ -73,15 +73,25 @@ class ScaleRow:
     """One preset at one K, over every game of the chosen families."""
 
     preset: str
+    """The engine preset."""
     k: int
+    """The context size K."""
     games: int = 0
+    """Games played."""
     recovered: int = 0
+    """Games whose answer the clearance recovered."""
     calls: list[int] = field(default_factory=list)
+    """Evaluator calls per game."""
     model_calls: list[int] = field(default_factory=list)
+    """Agent and judge calls per game."""
     rounds: list[int] = field(default_factory=list)
+    """Evaluation rounds per game."""
     engine_seconds: list[float] = field(default_factory=list)
+    """Engine CPU time per game, model calls instant."""
     wall_seconds: list[float] = field(default_factory=list)
+    """Wall time per timed game, model calls taking ``delay``."""
     peak_mib: float = 0.0
+    """Peak memory of one clearance (MiB)."""
     by_family: dict[str, list[int]] = field(default_factory=dict)
     """family -> [games, recovered, total calls]."""
 
@@ -96,7 +106,14 @@ class ScaleRow:
         return statistics.fmean(self.calls) if self.calls else 0.0
 
     def overhead(self, delay: float) -> float:
-        """Median engine time over the model-time lower bound rounds x 2 x delay."""
+        """Median engine time over the model-time lower bound rounds x 2 x delay.
+
+        Args:
+            delay: The seconds every model call takes.
+
+        Returns:
+            The ratio (0.0 when nothing was measured).
+        """
         if not self.engine_seconds or not self.rounds or delay <= 0:
             return 0.0
         return statistics.median(self.engine_seconds) / (statistics.median(self.rounds) * 2 * delay)
@@ -206,7 +223,23 @@ def measure_scale(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> list[ScaleRow]:
-    """One :class:`ScaleRow` per (preset, K), every preset on the same games."""
+    """One :class:`ScaleRow` per (preset, K), every preset on the same games.
+
+    Args:
+        ks: The context sizes K.
+        games: The games per family and K.
+        families: The harm families (``direct``, ``redundant xN``, ``joint``).
+        presets: The engine presets compared.
+        delay: The seconds every model call takes.
+        concurrency: The most model calls at once.
+        wall_games: The games per K timed end to end.
+        temperature: The simulated reader's temperature.
+        seed: The first game's seed.
+        progress: Called with a line per finished (preset, K).
+
+    Returns:
+        The rows.
+    """
     rows: list[ScaleRow] = []
     for k in ks:
         cases = [
@@ -248,7 +281,16 @@ def measure_scale(
 
 
 def render_scale(rows: Sequence[ScaleRow], *, delay: float, concurrency: int) -> str:
-    """The markdown table of :func:`measure_scale`'s rows."""
+    """The markdown table of :func:`measure_scale`'s rows.
+
+    Args:
+        rows: The rows.
+        delay: The seconds every model call took.
+        concurrency: The most model calls at once.
+
+    Returns:
+        The table.
+    """
     lines = [
         "| preset | K | recovery % | evaluator calls / faulty query (mean, max) | target "
         "| model calls / query | rounds | wall s / query | engine CPU ms | overhead % "
@@ -287,7 +329,16 @@ def render_scale(rows: Sequence[ScaleRow], *, delay: float, concurrency: int) ->
 
 
 def plot_scale(rows: Sequence[ScaleRow], path: Path, *, delay: float) -> Path:
-    """Calls, recovery, wall time and overhead against K, one line per preset."""
+    """Calls, recovery, wall time and overhead against K, one line per preset.
+
+    Args:
+        rows: The rows.
+        path: The PNG written.
+        delay: The seconds every model call took.
+
+    Returns:
+        ``path``.
+    """
     from ..bench.figures import load_pyplot
 
     plt = load_pyplot()
@@ -330,7 +381,16 @@ def plot_scale(rows: Sequence[ScaleRow], path: Path, *, delay: float) -> Path:
 
 
 def write_json(rows: Sequence[ScaleRow], path: Path, settings: dict[str, Any]) -> Path:
-    """Every row (raw per-query figures included) and the settings of the run."""
+    """Every row (raw per-query figures included) and the settings of the run.
+
+    Args:
+        rows: The rows.
+        path: The JSON file written.
+        settings: The run's settings.
+
+    Returns:
+        ``path``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"simulated": True, "settings": settings, "rows": [asdict(r) for r in rows]}
     path.write_text(json.dumps(payload, indent=2))

@@ -85,7 +85,15 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def render_demo(case: SimulatedCase, report: ClearanceReport) -> str:
-    """LOO next to MeClear for the demo case, as plain text."""
+    """LOO next to MeClear for the demo case, as plain text.
+
+    Args:
+        case: The demo case.
+        report: The engine's report on it.
+
+    Returns:
+        The text printed by ``meclear demo``.
+    """
     kappa = report.config.loo_tolerance
     loo_cleared = [
         a.memory_id

@@ -122,6 +122,21 @@ def run_soak(
 
     Every ``round(1 / outage_share)``-th query (when ``outage_share > 0``) is an outage
     query: all its model calls fault, so it must fail open.
+
+    Args:
+        queries: The most queries run.
+        concurrency: The queries in flight at once.
+        fault_rate: The share of model calls that fault.
+        seconds: The soak's time bound.
+        query_seconds: Each query's time bound.
+        outage_share: The share of queries whose every model call faults.
+        seed: The seed of the faults.
+
+    Returns:
+        The soak's figures: queries served, verified, failed open, errors surfaced, latencies.
+
+    Raises:
+        ConfigurationError: A bound or a share is out of range.
     """
     if queries < 1 or concurrency < 1 or not 0.0 <= fault_rate <= 1.0 or seconds <= 0:
         raise ConfigurationError(

@@ -1,9 +1,10 @@
-"""Spans per clearance at each ``TraceSettings.detail`` (``python -m
-meclear_integrations.cli.trace_volume``): the simulated redundant-harm case cleared by the
-bare engine, the LangChain ``ClearingRetriever`` and the LlamaIndex ``MeClearPostprocessor``
-(SIMULATED models), counted with the OpenTelemetry SDK's in-memory exporter (needs
-``opentelemetry-sdk``, in the ``dev`` extra). Only MeClear's spans are counted; the model
-spans of your own instrumentation come on top.
+"""Spans per clearance at each ``TraceSettings.detail``.
+
+``python -m meclear_integrations.cli.trace_volume`` prints the table: the simulated
+redundant-harm case cleared by the bare engine, the LangChain ``ClearingRetriever`` and the
+LlamaIndex ``MeClearPostprocessor`` (SIMULATED models), counted with the OpenTelemetry
+SDK's in-memory exporter (needs ``opentelemetry-sdk``, in the ``dev`` extra). Only MeClear's
+spans are counted; the model spans of your own instrumentation come on top.
 """
 
 from __future__ import annotations
@@ -91,7 +92,15 @@ RUNS: dict[str, Callable[[TraceSettings], int]] = {
 
 
 def count_spans(run: Callable[[TraceSettings], int], detail: TraceDetail) -> int:
-    """MeClear's spans of one clearance by ``run`` at ``detail``."""
+    """MeClear's spans of one clearance by ``run`` at ``detail``.
+
+    Args:
+        run: Clears the simulated case with the given trace settings.
+        detail: The trace detail.
+
+    Returns:
+        The number of finished spans.
+    """
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -117,6 +126,7 @@ def volume_table() -> str:
 
 
 def main() -> None:
+    """Print the table (``python -m meclear_integrations.cli.trace_volume``)."""
     print(volume_table())
 
 

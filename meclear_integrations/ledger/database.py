@@ -48,6 +48,16 @@ def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
     """The SQLAlchemy URL for ``target``: a URL, a path (SQLite) or None.
 
     None reads the environment variable :data:`LEDGER_URL_ENV`, else :data:`DEFAULT_LEDGER_URL`.
+
+    Args:
+        target: A SQLAlchemy URL, a path to an SQLite file, or None.
+
+    Returns:
+        The SQLAlchemy URL.
+
+    Example:
+        >>> ledger_url("/tmp/ledger.db")
+        'sqlite:////tmp/ledger.db'
     """
     if target is None:
         target = os.environ.get(LEDGER_URL_ENV) or DEFAULT_LEDGER_URL
@@ -62,12 +72,31 @@ def ledger_url(target: str | os.PathLike[str] | None = None) -> str:
 
 
 def display_url(url: str) -> str:
-    """``url`` with its password hidden (safe to print or log)."""
+    """``url`` with its password hidden (safe to print or log).
+
+    Args:
+        url: A SQLAlchemy URL.
+
+    Returns:
+        The URL with ``***`` for its password.
+
+    Example:
+        >>> display_url("postgresql://app:secret@db:5432/ledger")
+        'postgresql://app:***@db:5432/ledger'
+    """
     return make_url(url).render_as_string(hide_password=True)
 
 
 def create_ledger_engine(url: str, **engine_kwargs: Any) -> Engine:
-    """A SQLAlchemy engine for ``url`` set up for concurrent writers (module docstring)."""
+    """A SQLAlchemy engine for ``url`` set up for concurrent writers (module docstring).
+
+    Args:
+        url: The SQLAlchemy URL.
+        **engine_kwargs: Passed to ``create_engine``.
+
+    Returns:
+        The engine.
+    """
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
@@ -115,7 +144,14 @@ def _sqlite_engine(url: str, database: str | None, kwargs: dict[str, Any]) -> En
 
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
-    """A connection in a write transaction, committed on success, rolled back on error."""
+    """A connection in a write transaction, committed on success, rolled back on error.
+
+    Args:
+        engine: The ledger's engine.
+
+    Yields:
+        The connection.
+    """
     with engine.connect() as connection:
         connection = connection.execution_options(**{_WRITE: True})
         with connection.begin():
@@ -124,7 +160,14 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 
 @contextmanager
 def read_transaction(engine: Engine) -> Iterator[Connection]:
-    """A connection in a read transaction (a consistent snapshot of the ledger)."""
+    """A connection in a read transaction (a consistent snapshot of the ledger).
+
+    Args:
+        engine: The ledger's engine.
+
+    Yields:
+        The connection.
+    """
     with engine.connect() as connection, connection.begin():
         yield connection
 
@@ -134,6 +177,9 @@ def lock_for_migration(connection: Connection) -> None:
 
     PostgreSQL takes a transaction-scoped advisory lock; SQLite already holds the write lock
     (``BEGIN IMMEDIATE``).
+
+    Args:
+        connection: The connection of the migration's write transaction.
     """
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(7263401180093321)"))

@@ -22,13 +22,14 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine, func, inspect, select
 
+from ..core.errors import MeClearError
 from . import schema
 from .database import lock_for_migration, write_transaction
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaVersionError", "current_version", "migrate"]
 
 
-class SchemaVersionError(RuntimeError):
+class SchemaVersionError(MeClearError, RuntimeError):
     """The ledger database has a schema version this package cannot use."""
 
 
@@ -45,7 +46,14 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 def current_version(connection: Connection) -> int:
-    """The highest applied version (0 for an empty database)."""
+    """The highest applied version (0 for an empty database).
+
+    Args:
+        connection: A connection.
+
+    Returns:
+        The version.
+    """
     if not inspect(connection).has_table(schema.schema_version.name):
         return 0
     version = connection.execute(select(func.max(schema.schema_version.c.version))).scalar()
@@ -53,7 +61,17 @@ def current_version(connection: Connection) -> int:
 
 
 def migrate(engine: Engine) -> int:
-    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version before."""
+    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version before.
+
+    Args:
+        engine: The ledger's engine.
+
+    Returns:
+        The version before the migration.
+
+    Raises:
+        SchemaVersionError: The database is newer than this package.
+    """
     with write_transaction(engine) as connection:
         lock_for_migration(connection)
         schema.metadata.create_all(connection, tables=[schema.schema_version])
@@ -76,7 +94,17 @@ def migrate(engine: Engine) -> int:
 
 
 def check_version(engine: Engine) -> int:
-    """The database's version; raises :class:`SchemaVersionError` unless it is current."""
+    """The database's version; raises :class:`SchemaVersionError` unless it is current.
+
+    Args:
+        engine: The ledger's engine.
+
+    Returns:
+        The version.
+
+    Raises:
+        SchemaVersionError: The database is not at :data:`SCHEMA_VERSION`.
+    """
     with engine.connect() as connection:
         version = current_version(connection)
     if version != SCHEMA_VERSION:

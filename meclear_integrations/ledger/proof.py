@@ -19,6 +19,9 @@ The ledger asks the engine to put back the offered members never proven nor acqu
 (each is tested once), and review counts a clearance against x only when x was attributed
 in it or proven in some verified run: a memory that only rode along in guided unions earns
 no evidence. Only runs after the memory's last restore count.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 17.
 """
 
 from __future__ import annotations
@@ -68,10 +71,18 @@ class HarmFacts:
 def split_members(
     cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
 ) -> tuple[set[str], set[str]]:
-    """(proven, put back and recovered).
+    """Split a verified clearance's members into proven ones and ones put back and recovered.
 
-    Members x of ``cleared`` for which one of the run's ``candidates`` ((memory ids, recovered)
-    pairs) cleared exactly the others, and whether that candidate verifiably recovered.
+    For each member x of ``cleared``, the run's candidate that cleared exactly the others (x
+    put back) decides: it did not recover, so x is proven; it recovered, so x was put back
+    and the context recovered. A member without such a candidate is in neither set.
+
+    Args:
+        cleared: The run's cleared memory ids.
+        candidates: The run's candidates as (memory ids, recovered) pairs.
+
+    Returns:
+        (proven, put back and recovered).
     """
     removed = set(cleared)
     verdicts = {frozenset(ids): recovered for ids, recovered in candidates}
@@ -88,7 +99,15 @@ def split_members(
 def proven_members(
     cleared: Iterable[str], candidates: Iterable[tuple[Sequence[str], bool]]
 ) -> set[str]:
-    """Members of ``cleared`` whose removal the run showed necessary (``split_members``)."""
+    """Members of ``cleared`` whose removal the run showed necessary (``split_members``).
+
+    Args:
+        cleared: The run's cleared memory ids.
+        candidates: The run's candidates as (memory ids, recovered) pairs.
+
+    Returns:
+        The proven members.
+    """
     return split_members(cleared, candidates)[0]
 
 
@@ -115,6 +134,15 @@ def load_harm_facts(
 
     Only runs recorded after each memory's last restore count (``restored``: memory id ->
     time).
+
+    Args:
+        conn: A connection in a read transaction.
+        namespace: The ledger's namespace.
+        ids: The memory ids (None: every memory).
+        restored: Memory id -> time of its last restore.
+
+    Returns:
+        (memory id, content hash) -> facts.
     """
     r, m, c = t.runs, t.run_memories, t.candidates
     cleared_rows = (

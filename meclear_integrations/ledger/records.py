@@ -1,4 +1,8 @@
-"""What the ledger returns: immutable records of runs, memories, feedback and restores."""
+"""What the ledger returns: immutable records of runs, memories, feedback and restores.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 7, 11, 16, 18-19.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ class MemoryRecord(BaseModel):
     model_config = _FROZEN
 
     memory_id: str
+    """The memory's id in your store."""
     content_hash: str
     """SHA-256 of the memory's text at the time of the decision."""
     position: int
@@ -54,10 +59,15 @@ class MemoryRecord(BaseModel):
     text: str | None = None
     """The (redacted) text, only when the ledger stores texts."""
     loo_effect: float | None = None
+    """d_i = v(M) - v(M minus m_i) (Eq. 7), when screening ran."""
     loo_label: str | None = None
+    """``harmful``, ``inconclusive`` or ``beneficial`` (LOO screening, Eq. 7)."""
     shapley: float | None = None
+    """The Shapley contribution psi_i (Eq. 11), when attribution ran."""
     shapley_interval: tuple[float, float] | None = None
+    """The confidence interval of ``shapley``."""
     rank: int | None = None
+    """1 = most negative contribution (the priority order of Eq. 16)."""
     harmful: bool = False
     """Verified or estimated harmful (H^, or cleared by a verified clearance)."""
     cleared: bool = False
@@ -72,13 +82,21 @@ class CandidateRecord(BaseModel):
     model_config = _FROZEN
 
     position: int
+    """The candidate's index among the decision's candidates."""
     size: int
+    """The number of memories it clears."""
     memory_ids: list[str]
+    """The memories it clears."""
     value: float
+    """v(M minus C_j), measured on the candidate's trials."""
     gain: float
+    """g(j) = v(M minus C_j) - v(M) (Eq. 18)."""
     recovered: bool
+    """Every trial of the kept context passed the success threshold."""
     admissible: bool
+    """j in J_t (Eq. 19): the unchanged context, or positive gain and recovered."""
     trials: int
+    """The trials the verification ran."""
 
 
 class RunRecord(BaseModel):
@@ -89,6 +107,7 @@ class RunRecord(BaseModel):
     run_id: str
     """The ledger's id of this decision (a UUID)."""
     namespace: str
+    """The store or application the decision belongs to."""
     created_at: datetime
     """When it was recorded (UTC)."""
     query_id: str
@@ -98,39 +117,59 @@ class RunRecord(BaseModel):
     origin: str
     """``live`` (an integration), ``replay`` (a feedback replay), ``bench``, or your own."""
     mode: RunMode
+    """How the decision was reached (:data:`RunMode`)."""
     status: str
     """The report's status: complete, failed, unverified or skipped."""
     status_reason: str | None = None
+    """Why the run is unverified or skipped, when it is."""
     recovered: bool
+    """The returned context passed the success test."""
     baseline_value: float | None = None
+    """v(M) of the full context (None when nothing was evaluated)."""
     final_value: float | None = None
+    """The value of the returned context."""
     success_signal: SuccessSignal
+    """What decided success (:data:`SuccessSignal`)."""
     agent_model: str | None = None
+    """The agent model's label, when the caller gave it."""
     judge_model: str | None = None
+    """The judge model's label, when the caller gave it."""
     model_calls: int | None = None
     """Agent and judge model calls the decision cost (None when the caller did not say)."""
     evaluator_calls: int
+    """Evaluator calls the engine made."""
     coalitions: int
+    """Distinct coalitions evaluated."""
     rounds: int
+    """Batches sent to the evaluator (model round trips of latency)."""
     wall_seconds: float
+    """The clearance's wall time."""
     cost: dict[str, Any] = Field(default_factory=dict)
     """The report's whole cost block."""
     estimator: str | None = None
+    """The attribution estimator used."""
     clearance_search: str | None = None
+    """How the clearance candidates were searched."""
     harm_tolerance: float | None = None
+    """tau of the run's configuration."""
     trace_run_id: str | None = None
     """The LangSmith / LlamaIndex run id of the query, when there is one."""
     trace_system: str | None = None
+    """``langsmith``, ``llama_index`` or your own label of ``trace_run_id``."""
     trigger: str | None = None
     """The trigger policy that decided to run (or skip) clearance."""
     trigger_reason: str | None = None
+    """The trigger policy's reason code."""
     replay_of: str | None = None
     """For a replay: the run it replays."""
     feedback_id: str | None = None
     """For a replay: the feedback that asked for it."""
     extra: dict[str, Any] = Field(default_factory=dict)
+    """Further JSON-ready fields the caller gave (redacted)."""
     memories: list[MemoryRecord] = Field(default_factory=list)
+    """Every memory of the context, in retrieval order."""
     candidates: list[CandidateRecord] = Field(default_factory=list)
+    """The verified candidates, in the order they were tried."""
 
     @property
     def cleared_ids(self) -> list[str]:
@@ -149,21 +188,28 @@ class FeedbackRecord(BaseModel):
     model_config = _FROZEN
 
     feedback_id: str
+    """The ledger's id of the feedback (a UUID)."""
     namespace: str
+    """The store or application it belongs to."""
     created_at: datetime
+    """When it was recorded (UTC)."""
     run_id: str
     """The run the feedback is about."""
     query_id: str
+    """The query's id."""
     correct: bool
+    """Whether the answer was right."""
     correction: str | None = None
     """The correct answer (redacted), when given."""
     memory_ids: list[str] = Field(default_factory=list)
     """Memories the feedback names (suspected harmful when ``correct`` is False; confirmed
     good, so restored, when True)."""
     source: str = "api"
+    """Where the verdict came from (``api``, ``cli``, ``langsmith``...)."""
     source_id: str | None = None
     """E.g. the LangSmith feedback id."""
     comment: str | None = None
+    """Free text (redacted)."""
 
 
 class MemoryEvent(BaseModel):
@@ -176,13 +222,21 @@ class MemoryEvent(BaseModel):
     model_config = _FROZEN
 
     namespace: str
+    """The store or application it belongs to."""
     created_at: datetime
+    """When it was recorded (UTC)."""
     memory_id: str
+    """The memory's id in your store."""
     event: Literal["restored"]
+    """The kind of event (``restored``)."""
     reason: str | None = None
+    """Why it was restored."""
     actor: str | None = None
+    """Who restored it."""
     feedback_id: str | None = None
+    """The feedback that asked for it, if any."""
     run_id: str | None = None
+    """The run whose clearance it undoes, if any."""
 
 
 class MemoryObservation(BaseModel):
@@ -191,14 +245,23 @@ class MemoryObservation(BaseModel):
     model_config = _FROZEN
 
     run_id: str
+    """The run the memory appeared in."""
     created_at: datetime
+    """When the run was recorded (UTC)."""
     query_id: str
+    """The run's query."""
     origin: str
+    """The run's origin."""
     mode: str
+    """The run's mode."""
     status: str
+    """The run's status."""
     recovered: bool
+    """The run's returned context passed the success test."""
     success_signal: str
+    """What decided the run's success."""
     memory: MemoryRecord
+    """The memory as recorded in that run."""
 
 
 class MemoryHistory(BaseModel):
@@ -207,10 +270,15 @@ class MemoryHistory(BaseModel):
     model_config = _FROZEN
 
     namespace: str
+    """The store or application."""
     memory_id: str
+    """The memory's id in your store."""
     observations: list[MemoryObservation]
+    """Its appearances in recorded runs."""
     feedback: list[FeedbackRecord]
+    """The feedback that named it."""
     events: list[MemoryEvent]
+    """Its restores."""
 
     @property
     def restored(self) -> bool:

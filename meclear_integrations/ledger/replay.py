@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
+from ..core.errors import MeClearError
 from ..core.evaluation import Evaluator
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
@@ -36,7 +37,7 @@ EvaluatorFactory = Callable[[str, str, list[Memory]], Evaluator]
 Resolver = Callable[[Sequence[str]], Mapping[str, str]]
 
 
-class ReplayError(ValueError):
+class ReplayError(MeClearError, ValueError):
     """A feedback cannot be replayed (no correction, no query text, memories changed)."""
 
 
@@ -46,8 +47,11 @@ class ReplayResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     feedback: FeedbackRecord
+    """The feedback replayed."""
     original: RunRecord
+    """The run the feedback was about."""
     report: ClearanceReport
+    """The replay's clearance report."""
     run: RunRecord
     """The replay as recorded (origin ``replay``, success signal ``feedback``)."""
     restored: list[str]
@@ -158,10 +162,23 @@ def replay_feedback(
 ) -> ReplayResult:
     """Replay one negative feedback with its correction as reference (module docstring).
 
-    ``feedback``: a record or its id. ``query``: the query text when the ledger does not
-    store texts. ``resolve(ids) -> {id: text}``: your store's texts (checked against the
-    recorded hashes). ``record_kwargs``: ledger fields such as ``agent_model``,
-    ``judge_model``, ``model_calls``.
+    Args:
+        ledger: The harm ledger holding the feedback and its run.
+        feedback: A feedback record or its id.
+        evaluator_for: ``evaluator_for(query, reference, memories) -> evaluate``.
+        query: The query text when the ledger does not store texts.
+        resolve: ``resolve(ids) -> {id: text}``: your store's texts (checked against the
+            recorded hashes).
+        config: The engine configuration (None: the package default).
+        **record_kwargs: Ledger fields such as ``agent_model``, ``judge_model``,
+            ``model_calls``.
+
+    Returns:
+        The replay's clearance report and the run it recorded.
+
+    Raises:
+        ReplayError: The feedback cannot be replayed (not negative, no correction, texts
+            missing or not matching the recorded hashes).
     """
     record, original, text, memories, source = _prepare(ledger, feedback, query, resolve)
     evaluate = evaluator_for(text, record.correction or "", memories)
@@ -182,7 +199,8 @@ async def areplay_feedback(
 ) -> ReplayResult:
     """:func:`replay_feedback` with the engine on the event loop.
 
-    An async evaluator runs natively; the database work runs in worker threads.
+    An async evaluator runs natively; the database work runs in worker threads. Arguments,
+    result and errors are those of :func:`replay_feedback`.
     """
     record, original, text, memories, source = await asyncio.to_thread(
         _prepare, ledger, feedback, query, resolve
@@ -205,6 +223,15 @@ def replay_pending(
     """Replay every pending negative feedback (``HarmLedger.pending_replays``).
 
     A feedback that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
+
+    Args:
+        ledger: The harm ledger.
+        evaluator_for: ``evaluator_for(query, reference, memories) -> evaluate``.
+        resolve: ``resolve(ids) -> {id: text}``: your store's texts.
+        config: The engine configuration (None: the package default).
+
+    Returns:
+        One result or error per pending feedback, oldest first.
     """
     results: list[ReplayResult | ReplayError] = []
     for record in ledger.pending_replays():

@@ -44,7 +44,23 @@ __all__ = [
 
 
 def wilson_lower_bound(successes: int, trials: int, confidence: float = 0.95) -> float:
-    """Lower end of the two-sided Wilson score interval of a binomial proportion."""
+    """Lower end of the two-sided Wilson score interval of a binomial proportion.
+
+    Args:
+        successes: The number of successes.
+        trials: The number of trials (0 gives 0.0).
+        confidence: The interval's confidence, in (0, 1).
+
+    Returns:
+        The lower bound, in [0, 1].
+
+    Raises:
+        ConfigurationError: ``confidence`` is outside (0, 1).
+
+    Example:
+        >>> round(wilson_lower_bound(9, 10), 3)
+        0.596
+    """
     if trials <= 0:
         return 0.0
     if not 0.0 < confidence < 1.0:
@@ -63,15 +79,21 @@ class QueryEvidence(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     memory_id: str
+    """The memory's id in your store."""
     content_hash: str
+    """SHA-256 of the text the evidence is about."""
     query_id: str
+    """The query's id."""
     harmful_at: datetime | None
     """Latest verified clearance of the memory for this query."""
     beneficial_at: datetime | None
     """Latest full attribution that found it beneficial for this query."""
     harmful_shapley_sum: float = 0.0
+    """Sum of the memory's Shapley values over the harmful runs that have one."""
     harmful_shapley_count: int = 0
+    """The number of those runs."""
     run_ids: list[str] = Field(default_factory=list)
+    """Runs holding the evidence."""
 
     @property
     def verdict(self) -> str:
@@ -93,6 +115,7 @@ class ReviewProposal(BaseModel):
     rank: int
     """1 = strongest evidence."""
     memory_id: str
+    """The memory's id in your store."""
     content_hash: str
     """SHA-256 of the text the evidence is about: act only if the stored text still has it."""
     harmful_queries: int
@@ -106,6 +129,7 @@ class ReviewProposal(BaseModel):
     lower_bound: float
     """Wilson lower confidence bound of ``consistency`` (the ranking key)."""
     confidence: float
+    """The confidence of ``lower_bound``."""
     mean_shapley: float | None = None
     """Mean Shapley value over the harmful observations that have one."""
     query_ids: list[str] = Field(default_factory=list)
@@ -121,7 +145,21 @@ def rank_proposals(
     min_consistency: float = 0.8,
     confidence: float = 0.95,
 ) -> list[ReviewProposal]:
-    """Aggregate per-query evidence into ranked proposals (module docstring)."""
+    """Aggregate per-query evidence into ranked proposals (module docstring).
+
+    Args:
+        evidence: The latest verified evidence per memory, content hash and query.
+        min_queries: The fewest distinct queries in which a memory was harmful.
+        min_consistency: The lowest harmful / (harmful + beneficial) share of its queries.
+        confidence: The confidence of the Wilson lower bound that ranks the proposals.
+
+    Returns:
+        The proposals, strongest evidence first.
+
+    Raises:
+        ConfigurationError: ``min_queries`` is less than 1 or ``confidence`` is outside
+            (0, 1).
+    """
     if min_queries < 1:
         raise ConfigurationError("min_queries must be at least 1")
     groups: dict[tuple[str, str], list[QueryEvidence]] = {}
@@ -180,7 +218,15 @@ _CSV_FIELDS = (
 
 
 def proposals_json(proposals: Sequence[ReviewProposal], **context: Any) -> str:
-    """The proposals as a JSON document (``context``: namespace, settings, time...)."""
+    """The proposals as a JSON document.
+
+    Args:
+        proposals: The ranked proposals.
+        **context: Top-level fields written with them (namespace, settings, time...).
+
+    Returns:
+        The JSON text.
+    """
     document = {
         **context,
         "note": "proposals only: meclear never deletes memories; a person decides",
@@ -201,6 +247,12 @@ def proposals_csv(proposals: Sequence[ReviewProposal]) -> str:
 
     Memory ids are hostile text, so cells that would start a spreadsheet formula are quoted
     with ``'``.
+
+    Args:
+        proposals: The ranked proposals.
+
+    Returns:
+        The CSV text, with a header row.
     """
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=_CSV_FIELDS, lineterminator="\n")

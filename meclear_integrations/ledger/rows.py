@@ -15,7 +15,15 @@ __all__ = ["candidate_rows", "memory_rows", "run_mode"]
 
 
 def run_mode(report: ClearanceReport, guided_by: str = "ledger") -> RunMode:
-    """How the report's decision was reached (``records.RunMode``)."""
+    """How the report's decision was reached (``records.RunMode``).
+
+    Args:
+        report: The clearance report.
+        guided_by: Who supplied the prior candidate, ``ledger`` or ``feedback``.
+
+    Returns:
+        The mode.
+    """
     if report.status != "complete":
         return report.status
     if not report.kept and not report.cleared:
@@ -28,7 +36,15 @@ def run_mode(report: ClearanceReport, guided_by: str = "ledger") -> RunMode:
 
 
 def context_of(report: ClearanceReport, context: Sequence[Memory] | None) -> list[Memory]:
-    """The decision's context in retrieval order."""
+    """The decision's context in retrieval order.
+
+    Args:
+        report: The clearance report.
+        context: The memories given (None: rebuilt from the report).
+
+    Returns:
+        The memories.
+    """
     if context is not None:
         return list(context)
     if report.attributions:
@@ -45,7 +61,17 @@ def memory_rows(
     namespace: str,
     store_text: bool,
 ) -> list[dict[str, Any]]:
-    """One row per memory of the context (position = retrieval order)."""
+    """One row per memory of the context (position = retrieval order).
+
+    Args:
+        report: The clearance report.
+        context: The memories, in retrieval order.
+        namespace: The ledger's namespace.
+        store_text: Keep the redacted texts.
+
+    Returns:
+        The rows.
+    """
     cleared = set(report.cleared_ids)
     verified = report.status == "complete" and report.recovered
     prior = set(report.prior_ids)
@@ -75,7 +101,14 @@ def memory_rows(
 
 
 def candidate_rows(report: ClearanceReport) -> list[dict[str, Any]]:
-    """One row per verified candidate, in the report's order."""
+    """One row per verified candidate, in the report's order.
+
+    Args:
+        report: The clearance report.
+
+    Returns:
+        The rows.
+    """
     return [
         {
             "position": j,
@@ -92,10 +125,25 @@ def candidate_rows(report: ClearanceReport) -> list[dict[str, Any]]:
 
 
 def safe_text(value: str | None, limit: int = 200) -> str | None:
-    """A short, redacted text field (None stays None)."""
+    """A short, redacted text field (None stays None).
+
+    Args:
+        value: The text.
+        limit: The most characters kept.
+
+    Returns:
+        The text.
+    """
     return None if value is None else redact(str(value))[:limit]
 
 
 def safe_payload(value: dict[str, Any] | None) -> dict[str, Any]:
-    """A JSON-able, redacted copy of a free-form dict."""
+    """A JSON-able, redacted copy of a free-form dict.
+
+    Args:
+        value: The dict (None: empty).
+
+    Returns:
+        The copy.
+    """
     return redact_payload(dict(value or {}))

@@ -13,6 +13,9 @@ A restore, a feedback or a replay is a new row that refers to earlier ones.
 - ``meclear_memory_events``: restores (a person or a verified replay says a memory was
   wrongly suppressed).
 - ``meclear_schema_version``: the migrations applied (``migrations``).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
 """
 
 from __future__ import annotations

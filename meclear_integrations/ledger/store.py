@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
-from ..core.errors import ConfigurationError, ConfigurationTypeError
+from ..core.errors import ConfigurationError, ConfigurationTypeError, MeClearError
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
@@ -65,7 +65,7 @@ _CHUNK = 400
 """Ids per ``IN (...)`` list."""
 
 
-class LedgerLookupError(KeyError):
+class LedgerLookupError(MeClearError, KeyError):
     """No run, query or feedback with the given id in this ledger namespace."""
 
     def __str__(self) -> str:  # KeyError's repr-quoting is unhelpful in messages
@@ -85,13 +85,29 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 class HarmLedger:
     """The harm ledger (module docstring).
 
-    ``url``: a SQLAlchemy URL, a path (SQLite) or None (``MECLEAR_LEDGER_URL``, else
-    ``./meclear-ledger.db``). ``namespace`` separates stores or applications sharing one
-    database (memory ids are only unique within a store). ``store_text`` keeps redacted
-    query and memory texts (needed to replay feedback without the store at hand);
-    ``query_key`` keys the query hash (HMAC) so short questions cannot be guessed back.
-    ``create=False`` refuses a database that is not at the current schema version instead
-    of migrating it. ``clock`` returns the current UTC time (inject it in tests).
+    Args:
+        url: A SQLAlchemy URL, a path (SQLite) or None (``MECLEAR_LEDGER_URL``, else
+            ``./meclear-ledger.db``).
+        namespace: Separates stores or applications sharing one database (memory ids are
+            only unique within a store).
+        store_text: Keep redacted query and memory texts (needed to replay feedback without
+            the store at hand).
+        query_key: Keys the query hash (HMAC) so short questions cannot be guessed back.
+        create: False refuses a database that is not at the current schema version instead
+            of migrating it.
+        clock: Returns the current UTC time (inject it in tests).
+        **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
+
+    Raises:
+        ConfigurationError: ``namespace`` is empty.
+        SchemaVersionError: The database is at another schema version and cannot be
+            migrated (or ``create=False``).
+
+    Example:
+        >>> from meclear_integrations.ledger import HarmLedger
+        >>> with HarmLedger("sqlite://", namespace="support-bot") as ledger:  # in memory
+        ...     ledger.namespace
+        'support-bot'
     """
 
     def __init__(
@@ -139,7 +155,14 @@ class HarmLedger:
         return _utc(self._clock())
 
     def query_id(self, query: str) -> str:
-        """The id under which ``query`` is recorded (``hashing.query_hash``)."""
+        """The id under which ``query`` is recorded (``hashing.query_hash``).
+
+        Args:
+            query: The query text.
+
+        Returns:
+            The (keyed) query hash.
+        """
         return query_hash(query, key=self._query_key)
 
     # ------------------------------------------------------------------ record
@@ -165,10 +188,39 @@ class HarmLedger:
     ) -> RunRecord:
         """Append one decision (one transaction) and return it as recorded.
 
-        ``context``: the memories in retrieval order (default: rebuilt from the report).
-        ``model_calls``: agent and judge calls the decision cost (default: the report's
-        ``cost.model_calls`` when it has one). ``guided_by``: who supplied the report's
-        prior candidate, ``"ledger"`` or ``"feedback"`` (sets the mode of a prior run).
+        Args:
+            report: The engine's clearance report (any status, skips included).
+            query: The query text (hashed; stored redacted only with ``store_text``).
+            context: The memories in retrieval order (default: rebuilt from the report).
+            origin: ``live``, ``replay`` or another label of where the decision was made.
+            success_signal: What the judge decided against (``judge``, ``reference``...).
+            agent_model: The agent model's label.
+            judge_model: The judge model's label.
+            model_calls: Agent and judge calls the decision cost (default: the report's
+                ``cost.model_calls`` when it has one).
+            trace_run_id: The tracing run id (LangSmith / LlamaIndex), for feedback lookup.
+            trace_system: The tracing system of ``trace_run_id``.
+            trigger: The trigger policy that ran or skipped the clearance.
+            trigger_reason: The policy's reason code.
+            replay_of: The run a replay answers.
+            feedback_id: The feedback a replay answers.
+            guided_by: Who supplied the report's prior candidate, ``"ledger"`` or
+                ``"feedback"`` (sets the mode of a prior run).
+            extra: Further JSON-ready fields kept with the run.
+
+        Returns:
+            The run as recorded, with its memories and candidates.
+
+        Example:
+            >>> from meclear_integrations.ledger import HarmLedger
+            >>> from meclear_integrations.simulation import redundant_harm_example
+            >>> from meclear_integrations.core import MeClearEngine
+            >>> case = redundant_harm_example()
+            >>> report = MeClearEngine().clear(case.memories, case.evaluator())
+            >>> with HarmLedger("sqlite://") as ledger:
+            ...     run = ledger.record(report, query=case.query)
+            ...     sorted(run.cleared_ids)
+            ['f1', 'f2']
         """
         memories = context_of(report, context)
         if model_calls is None:
@@ -220,7 +272,15 @@ class HarmLedger:
         return self._run_record(run, mem_rows, cand_rows)
 
     async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
-        """:meth:`record` in a worker thread."""
+        """:meth:`record` in a worker thread.
+
+        Args:
+            report: The clearance report.
+            **kwargs: The keyword arguments of :meth:`record`.
+
+        Returns:
+            The run as recorded.
+        """
         return await asyncio.to_thread(lambda: self.record(report, **kwargs))
 
     # ------------------------------------------------------------------ prior candidates
@@ -234,6 +294,12 @@ class HarmLedger:
 
         A restored memory is offered again only after new verified evidence: a clearance
         recorded after the restore that removed it (the shortcut itself never offers it).
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The prior candidate (empty when the ledger knows no harm in ``context``).
         """
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
@@ -249,13 +315,26 @@ class HarmLedger:
         )
 
     async def aprior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
-        """:meth:`prior_candidate` in a worker thread."""
+        """:meth:`prior_candidate` in a worker thread.
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The prior candidate.
+        """
         return await asyncio.to_thread(self.prior_candidate, list(context))
 
     def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
         """Ids of :meth:`prior_candidate`, in retrieval order.
 
         These are the context's memories verified harmful before and offered to the engine.
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The memory ids.
         """
         return list(self.prior_candidate(context).ids)
 
@@ -294,7 +373,14 @@ class HarmLedger:
         ]
 
     async def aprior_harmful(self, context: Sequence[Memory]) -> list[str]:
-        """:meth:`prior_harmful` in a worker thread."""
+        """:meth:`prior_harmful` in a worker thread.
+
+        Args:
+            context: The retrieved memories, in retrieval order.
+
+        Returns:
+            The memory ids.
+        """
         return await asyncio.to_thread(self.prior_harmful, list(context))
 
     def _restores(self, conn: Connection, ids: Sequence[str]) -> dict[str, datetime]:
@@ -324,13 +410,28 @@ class HarmLedger:
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
 
-        ``run_or_query_id``: a ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
-        query id (its latest run). ``correction``: the right answer; with ``correct=False``
-        it makes the feedback replayable (``replay``: clearance rerun with the correction
-        as its reference, verified and recorded). ``memory_ids``: with ``correct=False`` the
-        memories the person suspects (tried first by the replay, never cleared without
-        verification); with ``correct=True`` memories the person confirms as good, which
-        are restored when a verified clearance had removed them.
+        Args:
+            run_or_query_id: A ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
+                query id (its latest run).
+            correct: Whether the answer was right.
+            correction: The right answer; with ``correct=False`` it makes the feedback
+                replayable (``replay``: clearance rerun with the correction as its
+                reference, verified and recorded).
+            memory_ids: With ``correct=False`` the memories the person suspects (tried first
+                by the replay, never cleared without verification); with ``correct=True``
+                memories the person confirms as good, which are restored when a verified
+                clearance had removed them.
+            source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
+            source_id: The verdict's id at its source.
+            comment: Free text.
+
+        Returns:
+            The feedback as recorded.
+
+        Raises:
+            ConfigurationTypeError: ``correct`` is not a bool.
+            ConfigurationError: ``memory_ids`` names memories the query did not retrieve.
+            LedgerLookupError: No run matches ``run_or_query_id``.
         """
         if not isinstance(correct, bool):
             raise ConfigurationTypeError("correct must be True or False")
@@ -378,7 +479,15 @@ class HarmLedger:
         return record
 
     async def afeedback(self, run_or_query_id: str, **kwargs: Any) -> FeedbackRecord:
-        """:meth:`feedback` in a worker thread."""
+        """:meth:`feedback` in a worker thread.
+
+        Args:
+            run_or_query_id: A ledger run id, a tracing run id or a query id.
+            **kwargs: The keyword arguments of :meth:`feedback`.
+
+        Returns:
+            The feedback as recorded.
+        """
         return await asyncio.to_thread(lambda: self.feedback(run_or_query_id, **kwargs))
 
     def restore(
@@ -392,8 +501,18 @@ class HarmLedger:
     ) -> MemoryEvent:
         """Mark ``memory_id`` as wrongly suppressed.
 
-        Ledger shortcuts never clear it and review never proposes it, until new verified evidence (a
-        clearance recorded after this restore that removed it).
+        Ledger shortcuts never clear it and review never proposes it, until new verified
+        evidence (a clearance recorded after this restore that removed it).
+
+        Args:
+            memory_id: The memory's id in your store.
+            reason: Why it is restored.
+            actor: Who restored it.
+            feedback_id: The feedback that asked for it.
+            run_id: The run whose clearance is undone.
+
+        Returns:
+            The restore event as recorded.
         """
         row: dict[str, Any] = {
             "namespace": self.namespace,
@@ -426,7 +545,17 @@ class HarmLedger:
         return self._feedback_records(query)
 
     def get_feedback(self, feedback_id: str) -> FeedbackRecord:
-        """The feedback with id ``feedback_id``."""
+        """The feedback with id ``feedback_id``.
+
+        Args:
+            feedback_id: The feedback's id.
+
+        Returns:
+            The feedback record.
+
+        Raises:
+            LedgerLookupError: No feedback has this id in the namespace.
+        """
         f = t.feedback
         found = self._feedback_records(
             select(f).where(f.c.namespace == self.namespace, f.c.feedback_id == feedback_id)
@@ -438,7 +567,14 @@ class HarmLedger:
         return found[0]
 
     def latest_feedback(self, query_id: str) -> FeedbackRecord | None:
-        """The most recent feedback on any run of ``query_id``."""
+        """The most recent feedback on any run of ``query_id``.
+
+        Args:
+            query_id: The query's id (:meth:`query_id`).
+
+        Returns:
+            The feedback, or None when the query has none.
+        """
         f = t.feedback
         query = (
             select(f)
@@ -450,7 +586,14 @@ class HarmLedger:
         return found[0] if found else None
 
     def recent_feedback(self, limit: int = 50) -> list[FeedbackRecord]:
-        """The latest ``limit`` feedback records, newest first."""
+        """The latest ``limit`` feedback records, newest first.
+
+        Args:
+            limit: The most records returned.
+
+        Returns:
+            The feedback records.
+        """
         f = t.feedback
         query = (
             select(f).where(f.c.namespace == self.namespace).order_by(f.c.id.desc()).limit(limit)
@@ -478,6 +621,15 @@ class HarmLedger:
 
         The run with ledger id ``ref``, else the latest run with tracing run id ``ref``, else
         the latest run of query id ``ref``.
+
+        Args:
+            ref: A ledger run id, a tracing run id or a query id.
+
+        Returns:
+            The run, with its memories and candidates.
+
+        Raises:
+            LedgerLookupError: No run matches ``ref``.
         """
         r = t.runs
         ref = str(ref)
@@ -502,7 +654,16 @@ class HarmLedger:
     def runs(
         self, *, query_id: str | None = None, origin: str | None = None, limit: int = 100
     ) -> list[RunRecord]:
-        """Recorded runs, newest first, with their memories and candidates."""
+        """Recorded runs, newest first, with their memories and candidates.
+
+        Args:
+            query_id: Only the runs of this query.
+            origin: Only the runs of this origin (``live``, ``replay``...).
+            limit: The most runs returned.
+
+        Returns:
+            The runs.
+        """
         r = t.runs
         query = select(r).where(r.c.namespace == self.namespace)
         if query_id is not None:
@@ -542,7 +703,14 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ history
     def history(self, memory_id: str) -> MemoryHistory:
-        """Every recorded appearance, feedback and restore of ``memory_id``, oldest first."""
+        """Every recorded appearance, feedback and restore of ``memory_id``, oldest first.
+
+        Args:
+            memory_id: The memory's id in your store.
+
+        Returns:
+            Its appearances in recorded runs, the feedback naming it and its restores.
+        """
         r, m, f, fm, e = t.runs, t.run_memories, t.feedback, t.feedback_memories, t.memory_events
         with read_transaction(self.engine) as conn:
             rows = (
@@ -678,6 +846,19 @@ class HarmLedger:
 
         A memory qualifies across at least ``min_queries`` distinct queries with verified
         recoveries.
+
+        Args:
+            min_queries: The fewest distinct queries with verified evidence against a memory.
+            min_consistency: The lowest harmful / (harmful + beneficial) share of its queries.
+            confidence: The confidence of the Wilson lower bound that ranks the proposals.
+            limit: The most proposals returned (None: all).
+
+        Returns:
+            The proposals, strongest evidence first; the ledger never deletes anything.
+
+        Raises:
+            ConfigurationError: ``min_queries`` is less than 1 or ``confidence`` is outside
+                (0, 1).
         """
         proposals = rank_proposals(
             self.evidence(),

@@ -14,7 +14,20 @@ __all__ = ["SimulatedEvaluator", "TextReader"]
 
 
 class SimulatedEvaluator:
-    """``evaluate(coalition, trial)``: the world's reader answers, the exact-match judge scores."""
+    """``evaluate(coalition, trial)``: the world's reader answers, the exact-match judge scores.
+
+    Args:
+        world: The evidence world that answers.
+        reference: The gold answer.
+        case_id: The case's id (part of the answer seed).
+
+    Example:
+        >>> from meclear_integrations.simulation import redundant_harm_example
+        >>> case = redundant_harm_example()
+        >>> evaluate = case.evaluator()
+        >>> evaluate(tuple(case.memories), 0)  # both faults present: the wrong answer
+        0.0
+    """
 
     def __init__(self, world: EvidenceWorld, reference: str, *, case_id: str = "") -> None:
         self.world = world
@@ -49,6 +62,11 @@ class SimulatedEvaluator:
 class TextReader:
     """Answers a rendered prompt: finds which known memory texts it contains, asks the world.
 
+    Args:
+        world: The evidence world that answers.
+        memories: Memory id -> text, the memories the reader can recognise in a prompt.
+        case_id: The case's id (part of the answer seed).
+
     Framework adapters (a LangChain chat model, a LlamaIndex LLM) wrap this so that the
     real retrieval/prompt path runs offline. The n-th identical coalition seen is answered
     as trial n, so repeated calls reproduce the engine's per-trial seeding.
@@ -67,6 +85,12 @@ class TextReader:
         """Ids of the known memories whose text appears in ``prompt``.
 
         A text counts as is, or escaped as the package's prompts render data.
+
+        Args:
+            prompt: The rendered prompt.
+
+        Returns:
+            The ids, sorted.
         """
         return tuple(
             sorted(

@@ -17,10 +17,15 @@ class SimulatedCase(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     case_id: str
+    """The case's id."""
     query: str
+    """The question."""
     reference: str
+    """The gold answer."""
     memories: list[Memory]
+    """The frozen context, in retrieval order."""
     world: EvidenceWorld
+    """The evidence world that answers on this context."""
     targets: list[str]
     """Ids of the verified harmful memories."""
 
@@ -41,9 +46,17 @@ class SimulatedCase(BaseModel):
 def redundant_harm_example() -> SimulatedCase:
     """The paper's redundant-harm case (Table 1, case A): John in Italy.
 
+    Returns:
+        The case: its memories, simulated world, reference and the two verified faults.
+
     One gold memory says December 2023; two paraphrased faults say January 2023 and each
     alone outweighs the gold one (the failure floor), so deleting either fault alone
     changes nothing: leave-one-out sees no harm. Three background memories make no claim.
+
+    Example:
+        >>> case = redundant_harm_example()
+        >>> [m.id for m in case.memories], case.targets
+        (['g1', 'b1', 'f1', 'b2', 'f2', 'b3'], ['f1', 'f2'])
     """
     memories = [
         Memory(

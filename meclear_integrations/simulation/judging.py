@@ -64,7 +64,23 @@ class JudgeSignal(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> JudgeSignal:
-        """``reference``, ``full:q``, ``noisy:e`` or ``coalition``; ValueError otherwise."""
+        """Parse a judge signal: ``reference``, ``full:q``, ``noisy:e`` or ``coalition``.
+
+        Args:
+            text: The signal as written on the command line.
+
+        Returns:
+            The signal.
+
+        Raises:
+            ConfigurationError: The text names no signal or its level is not a number in
+                [0, 1] (a ``ValueError``; pydantic's ``ValidationError`` when the level is
+                missing or not allowed).
+
+        Example:
+            >>> JudgeSignal.parse("noisy:0.1").level
+            0.1
+        """
         kind, sep, level = text.strip().partition(":")
         if kind not in ("reference", "full", "noisy", "coalition"):
             raise ConfigurationError(
@@ -99,7 +115,15 @@ def _unit(*parts: object) -> float:
 
 
 class SimulatedJudge:
-    """The verdicts of one query's simulated judge under ``signal``."""
+    """The verdicts of one query's simulated judge under ``signal``.
+
+    Args:
+        world: The evidence world (what the judge may know of the truth).
+        reference: The gold answer.
+        case_id: The case's id (part of the verdict seed).
+        context_ids: The ids of the full retrieved context.
+        signal: The judge's semantics (reference, full, noisy or coalition).
+    """
 
     def __init__(
         self,
@@ -135,6 +159,14 @@ class SimulatedJudge:
 
         One model call per distinct key (``call``: the index of this call about the answer, which
         only ``noisy`` reads).
+
+        Args:
+            answer: The agent's answer.
+            coalition: The ids of the memories the agent saw.
+            call: The index of this call about the answer.
+
+        Returns:
+            The cache key of the verdict.
         """
         norm = normalize_answer(answer)
         if self.signal.kind == "noisy":
@@ -147,6 +179,14 @@ class SimulatedJudge:
         """The verdict on ``answer`` given by the agent on ``coalition``.
 
         ``call`` is the index of this call about the answer.
+
+        Args:
+            answer: The agent's answer.
+            coalition: The ids of the memories the agent saw.
+            call: The index of this call about the answer.
+
+        Returns:
+            Whether the judge accepts the answer.
         """
         norm = normalize_answer(answer)
         kind = self.signal.kind

@@ -30,7 +30,18 @@ __all__ = ["SimulatedQuery"]
 
 
 class SimulatedQuery:
-    """Evaluator of one query on the simulated world with a simulated judge (simulated)."""
+    """Evaluator of one query on the simulated world with a simulated judge (simulated).
+
+    Agent answers and verdicts are cached per query, as the integrations cache them, and
+    counted (:attr:`agent_calls`, :attr:`judge_calls`, :attr:`model_calls`).
+
+    Args:
+        world: The evidence world that answers.
+        reference: The gold answer.
+        case_id: The case's id (part of the seeds).
+        context_ids: The ids of the full retrieved context.
+        signal: The success signal (None: the reference judge).
+    """
 
     def __init__(
         self,
@@ -55,7 +66,15 @@ class SimulatedQuery:
         self._lock = threading.Lock()
 
     def answer(self, ids: tuple[str, ...], trial: int) -> str:
-        """The agent's answer on the coalition ``ids`` (deduplicated)."""
+        """The agent's answer on the coalition ``ids`` (deduplicated).
+
+        Args:
+            ids: The ids of the memories the agent sees.
+            trial: The trial index.
+
+        Returns:
+            The answer (one agent call per distinct prompt and trial).
+        """
         prompt = "\x1f".join(sorted(ids))
         return self.cache.answer(
             prompt, trial, lambda: self.world.answer(ids, case_id=self.case_id, trial=trial)

@@ -26,7 +26,15 @@ _REASON = "simulated judge: normalised exact match"
 
 
 def fenced_block(tag: str, prompt: str) -> str | None:
-    """The text of the first ``<tag ...>`` / ``</tag>`` block of ``prompt``, or None."""
+    """The text of the first ``<tag ...>`` / ``</tag>`` block of ``prompt``, or None.
+
+    Args:
+        tag: The fence's tag name.
+        prompt: The rendered prompt.
+
+    Returns:
+        The block's text, or None when the prompt has no such block.
+    """
     start = prompt.find(f"<{tag}")
     while start >= 0:
         after = prompt[start + len(tag) + 1 : start + len(tag) + 2]
@@ -45,7 +53,15 @@ def fenced_block(tag: str, prompt: str) -> str | None:
 
 
 def simulated_reply(reader: TextReader, prompt: str) -> str:
-    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict)."""
+    """What the simulated world replies to ``prompt`` (an answer, or a judge verdict).
+
+    Args:
+        reader: The reader that recognises the memories in a prompt.
+        prompt: A rendered answer prompt, or a judge prompt with a fenced candidate answer.
+
+    Returns:
+        The answer text, or the judge's verdict in the package's reply format.
+    """
     candidate = fenced_block("candidate_answer", prompt)
     if candidate is None:
         return reader.answer(prompt)

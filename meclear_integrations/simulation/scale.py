@@ -126,7 +126,9 @@ class ScaleFamily:
     """A kind of scale game: its harm structure and how many faults it has."""
 
     structure: Structure
+    """``direct``, ``redundant`` or ``joint``."""
     copies: int = 1
+    """The number of faulty copies of ``redundant xN``; 1 for ``direct`` (``joint`` has 2)."""
 
     @property
     def name(self) -> str:
@@ -173,7 +175,21 @@ def scale_game(
     style: CopyStyle = "mixed",
     temperature: float = 0.0,
 ) -> SimulatedCase:
-    """One reproducible game of ``k`` memories (see module docstring)."""
+    """One reproducible game of ``k`` memories (see module docstring).
+
+    Args:
+        k: The number of memories.
+        family: The harm structure and its number of faults.
+        seed: The game's seed.
+        style: How the fault copies are worded.
+        temperature: The reader's temperature (0: deterministic).
+
+    Returns:
+        The game, with its verified faults as targets.
+
+    Raises:
+        ConfigurationError: ``k`` cannot hold the gold memory and the faults.
+    """
     if k < family.faults + 1:
         raise ConfigurationError(f"K={k} cannot hold the gold memory and {family.faults} faults")
     rng = np.random.default_rng([seed, k, family.faults, family.structure == "joint"])
@@ -237,6 +253,18 @@ def scale_games(
     style: CopyStyle = "mixed",
     temperature: float = 0.0,
 ) -> Iterator[SimulatedCase]:
-    """``n`` games of one family at size ``k`` (seeds ``seed`` .. ``seed + n - 1``)."""
+    """``n`` games of one family at size ``k`` (seeds ``seed`` .. ``seed + n - 1``).
+
+    Args:
+        k: The number of memories.
+        family: The harm structure and its number of faults.
+        n: The number of games.
+        seed: The first game's seed.
+        style: How the fault copies are worded.
+        temperature: The reader's temperature (0: deterministic).
+
+    Yields:
+        The games.
+    """
     for s in range(seed, seed + n):
         yield scale_game(k, family, s, style=style, temperature=temperature)

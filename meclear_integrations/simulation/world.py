@@ -36,7 +36,19 @@ __all__ = ["Claim", "EvidenceWorld", "exact_match_score", "normalize_answer"]
 
 
 def exact_match_score(answer: str, reference: str) -> float:
-    """1.0 when the normalised answer equals the normalised reference, else 0.0."""
+    """1.0 when the normalised answer equals the normalised reference, else 0.0.
+
+    Args:
+        answer: The agent's answer.
+        reference: The gold answer.
+
+    Returns:
+        1.0 or 0.0.
+
+    Example:
+        >>> exact_match_score("December 2023.", "december 2023")
+        1.0
+    """
     return 1.0 if normalize_answer(answer) == normalize_answer(reference) else 0.0
 
 
@@ -108,7 +120,14 @@ class EvidenceWorld(BaseModel):
         return support
 
     def distribution(self, memory_ids: Iterable[str]) -> dict[str, float]:
-        """The reader's answer distribution for a coalition (exact, no sampling)."""
+        """The reader's answer distribution for a coalition (exact, no sampling).
+
+        Args:
+            memory_ids: The ids of the memories present.
+
+        Returns:
+            Answer -> probability (the abstention when nothing is claimed).
+        """
         support = self._competing(memory_ids)
         if not support:
             return {self.abstain: 1.0}
@@ -124,6 +143,14 @@ class EvidenceWorld(BaseModel):
         """One simulated agent answer, seeded by (case, coalition, trial).
 
         The seed is (case, coalition) alone when the reader is :attr:`deterministic`.
+
+        Args:
+            memory_ids: The ids of the memories present.
+            case_id: The case's id (part of the seed).
+            trial: The trial index.
+
+        Returns:
+            The answer.
         """
         ids = sorted(set(memory_ids))
         return _draw(self.distribution(ids), case_id, ids, None if self.deterministic else trial)
@@ -133,6 +160,13 @@ class EvidenceWorld(BaseModel):
 
         Argmax support (``abstain`` when nothing is claimed or, with ``abstain_weight``, when no
         answer beats it), a tie broken once per coalition, whatever the temperature.
+
+        Args:
+            memory_ids: The ids of the memories present.
+            case_id: The case's id (breaks ties).
+
+        Returns:
+            The favoured answer.
         """
         ids = sorted(set(memory_ids))
         support = self._competing(ids)
@@ -140,7 +174,15 @@ class EvidenceWorld(BaseModel):
         return _draw(dist, case_id, ids, None)
 
     def expected_score(self, memory_ids: Iterable[str], reference: str) -> float:
-        """E[score] of a coalition under the exact-match judge (over the reader's draws)."""
+        """E[score] of a coalition under the exact-match judge (over the reader's draws).
+
+        Args:
+            memory_ids: The ids of the memories present.
+            reference: The gold answer.
+
+        Returns:
+            The probability that a draw matches ``reference``.
+        """
         return sum(
             p for a, p in self.distribution(memory_ids).items() if exact_match_score(a, reference)
         )
@@ -152,6 +194,14 @@ class EvidenceWorld(BaseModel):
 
         :meth:`expected_score`, or 0 / 1 for a deterministic reader, whose answer to a prompt is
         fixed.
+
+        Args:
+            memory_ids: The ids of the memories present.
+            reference: The gold answer.
+            case_id: The case's id (part of the seed of a deterministic reader).
+
+        Returns:
+            The probability, in [0, 1].
         """
         ids = sorted(set(memory_ids))
         if self.deterministic:
@@ -162,7 +212,20 @@ class EvidenceWorld(BaseModel):
     def from_claims(
         cls, claims: Mapping[str, tuple[str, float]], **kwargs: object
     ) -> EvidenceWorld:
-        """Build from ``{memory_id: (answer, weight)}``."""
+        """Build from ``{memory_id: (answer, weight)}``.
+
+        Args:
+            claims: Memory id -> (the answer it supports, its weight).
+            **kwargs: The other fields of :class:`EvidenceWorld`.
+
+        Returns:
+            The world.
+
+        Example:
+            >>> world = EvidenceWorld.from_claims({"g": ("Paris", 1.0), "f": ("Rome", 2.0)})
+            >>> world.answer(["g", "f"]), world.answer(["g"])
+            ('Rome', 'Paris')
+        """
         return cls(
             claims={mid: Claim(answer=a, weight=w) for mid, (a, w) in claims.items()},
             **kwargs,  # type: ignore[arg-type]

@@ -1,5 +1,7 @@
-"""Span and attribute names: the GenAI semantic conventions and OpenInference where they
-define one, the ``meclear.*`` namespace for the rest (documented in the package docstring).
+"""Span and attribute names: GenAI semantic conventions, OpenInference, then ``meclear.*``.
+
+The GenAI semantic conventions and OpenInference name what they define; the ``meclear.*``
+namespace names the rest (documented in the package docstring).
 
 Both conventions are in development; the names below follow the GenAI conventions'
 registry (``gen_ai.*``: operation name, data source, evaluation result, memory record

@@ -68,7 +68,12 @@ def _number(value: Any) -> float | None:
 
 
 def record_error(span: Span, exc: BaseException) -> None:
-    """``exc`` on ``span``: ``error.type``, a redacted ``exception`` event, ERROR status."""
+    """``exc`` on ``span``: ``error.type``, a redacted ``exception`` event, ERROR status.
+
+    Args:
+        span: The span that failed.
+        exc: The error.
+    """
     kind = getattr(exc, "original_type", None) or type(exc).__name__
     message = redact(str(exc))[:500]
     span.set_attribute(A.ERROR_TYPE, kind)
@@ -102,8 +107,11 @@ def _flatten(prefix: str, payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Evaluation:
-    """One evaluator call; its span is started eagerly (``evaluations``) or only once
-    something in it fails (``failures``), back-dated to the call's start."""
+    """One evaluator call and its span.
+
+    The span is started eagerly (``evaluations``) or only once something in it fails
+    (``failures``), back-dated to the call's start.
+    """
 
     def __init__(
         self, trace_: ClearanceTrace, parent: Span, memory_ids: list[str], trial: int
@@ -253,7 +261,14 @@ class _JudgeCall:
 
 
 class ClearanceTrace:
-    """The spans of one clearance: see the package docstring for the tree."""
+    """The spans of one clearance: see the package docstring for the tree.
+
+    Args:
+        settings: The trace settings.
+        tracer: The OpenTelemetry tracer.
+        root: The clearance span.
+        config: The engine configuration.
+    """
 
     def __init__(
         self,
@@ -274,10 +289,26 @@ class ClearanceTrace:
 
     # ------------------------------------------------------------------ helpers
     def text(self, value: str) -> str:
-        """A content attribute: redacted, cut to ``max_content_chars``."""
+        """A content attribute: redacted, cut to ``max_content_chars``.
+
+        Args:
+            value: The text.
+
+        Returns:
+            The redacted, shortened text.
+        """
         return redact(value)[: self.settings.max_content_chars]
 
     def attempt(self, memory_ids: list[str], trial: int) -> int:
+        """Count one more attempt of the evaluator call on (``memory_ids``, ``trial``).
+
+        Args:
+            memory_ids: The coalition's memory ids.
+            trial: The trial index.
+
+        Returns:
+            The attempt's number (1 for the first, higher for retries).
+        """
         with self._lock:
             key = (tuple(memory_ids), trial)
             self._attempts[key] += 1
@@ -306,6 +337,14 @@ class ClearanceTrace:
         self.root.end()
 
     def evaluator(self, evaluate: Evaluator) -> Evaluator:
+        """Wrap ``evaluate`` so that each call gets its evaluation span (sync or async alike).
+
+        Args:
+            evaluate: The engine's evaluator.
+
+        Returns:
+            An evaluator of the same kind that records its calls in this trace.
+        """
         if is_async_evaluator(evaluate):
 
             async def traced_async(coalition: tuple[Memory, ...], trial: int) -> Any:
@@ -356,6 +395,11 @@ class ClearanceTrace:
         otel_context.detach(otel_token)
 
     def stage(self, event: StageEvent) -> None:
+        """Open or close the span of an engine stage.
+
+        Args:
+            event: The engine's stage event (``start`` opens, ``end`` closes).
+        """
         if event.phase == "start":
             previous = self._stages.pop(event.stage, None)
             if previous is not None:  # a stage reopened without an end: close the old span
@@ -383,6 +427,14 @@ class ClearanceTrace:
         del self._stages[event.stage]
 
     def done(self, report: ClearanceReport) -> ClearanceReport:
+        """Record the report's outcome on the root span.
+
+        Args:
+            report: The clearance report.
+
+        Returns:
+            ``report``, unchanged.
+        """
         root = self.root
         kept, cleared = report.kept_ids, report.cleared_ids
         attrs: dict[str, Any] = {
@@ -434,7 +486,17 @@ def open_clearance(
     config: ClearanceConfig,
     scope: ClearanceScope | None,
 ) -> ClearanceTrace | None:
-    """Start the clearance span; None when it does not record (no provider, sampled out)."""
+    """Start the clearance span; None when it does not record (no provider, sampled out).
+
+    Args:
+        settings: The trace settings (provider, detail, content capture).
+        context: The retrieved memories.
+        config: The engine configuration (recorded as attributes).
+        scope: The integration's scope (query, framework, parent span), if any.
+
+    Returns:
+        The clearance's trace, or None.
+    """
     tracer = _tracer(settings)
     parent = scope.parent if scope is not None else None
     parent_context = (

@@ -89,7 +89,14 @@ class Trigger:
         raise NotImplementedError
 
     async def adecide(self, context: TriggerContext) -> TriggerDecision:
-        """:meth:`decide` for asyncio callers (off the event loop when it blocks)."""
+        """:meth:`decide` for asyncio callers (off the event loop when it blocks).
+
+        Args:
+            context: The query: its id, text and retrieved memories.
+
+        Returns:
+            The decision.
+        """
         if self.blocking:
             return await asyncio.to_thread(self.decide, context)
         return self.decide(context)
@@ -160,7 +167,23 @@ class _Composite(Trigger):
 
 
 class AnyOf(_Composite):
-    """Runs when any policy runs. Every policy is asked (so periodic counters keep count)."""
+    """Runs when any policy runs. Every policy is asked (so periodic counters keep count).
+
+    ``a | b`` builds one; nested ``AnyOf`` are flattened.
+
+    Args:
+        *policies: The policies, at least one.
+
+    Raises:
+        ConfigurationTypeError: A policy is not a :class:`Trigger`.
+        ConfigurationError: No policy is given.
+
+    Example:
+        >>> from meclear_integrations.triggers import EveryN, Sampling, TriggerContext
+        >>> policy = EveryN(4) | Sampling(0.0)
+        >>> policy.decide(TriggerContext("?", "q1", ())).run
+        True
+    """
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
         """Decide whether this query's context is cleared.
@@ -176,7 +199,22 @@ class AnyOf(_Composite):
 
 
 class AllOf(_Composite):
-    """Runs only when every policy runs. Every policy is asked."""
+    """Runs only when every policy runs. Every policy is asked.
+
+    ``a & b`` builds one; nested ``AllOf`` are flattened.
+
+    Args:
+        *policies: The policies, at least one.
+
+    Raises:
+        ConfigurationTypeError: A policy is not a :class:`Trigger`.
+        ConfigurationError: No policy is given.
+
+    Example:
+        >>> from meclear_integrations.triggers import EveryN, Sampling, TriggerContext
+        >>> (EveryN(1) & Sampling(0.0)).decide(TriggerContext("?", "q1", ())).run
+        False
+    """
 
     def decide(self, context: TriggerContext) -> TriggerDecision:
         """Decide whether this query's context is cleared.

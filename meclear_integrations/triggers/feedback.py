@@ -25,12 +25,44 @@ class _Verdict(Protocol):
 
 
 class FeedbackSource(Protocol):
-    def latest_feedback(self, query_id: str) -> _Verdict | None: ...
-    def recent_feedback(self, limit: int = 50) -> Sequence[_Verdict]: ...
+    """Where :class:`OnNegativeFeedback` reads verdicts (``HarmLedger`` has these methods)."""
+
+    def latest_feedback(self, query_id: str) -> _Verdict | None:
+        """The most recent verdict on ``query_id``.
+
+        Args:
+            query_id: The query's id.
+
+        Returns:
+            The verdict, or None.
+        """
+        ...
+
+    def recent_feedback(self, limit: int = 50) -> Sequence[_Verdict]:
+        """The latest verdicts, newest first.
+
+        Args:
+            limit: The most verdicts returned.
+
+        Returns:
+            The verdicts.
+        """
+        ...
 
 
 class HarmSource(Protocol):
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]: ...
+    """Where :class:`OnKnownHarm` reads known harm (``HarmLedger`` has this method)."""
+
+    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+        """Ids of the context's memories verified harmful before (and not restored since).
+
+        Args:
+            context: The retrieved memories.
+
+        Returns:
+            The ids, in retrieval order.
+        """
+        ...
 
 
 class OnNegativeFeedback(Trigger):
@@ -39,6 +71,24 @@ class OnNegativeFeedback(Trigger):
     With ``window``, also clear every query while fewer than ``min_success_rate`` of the last
     ``window`` verdicts were correct (task performance dropping below a threshold over the last N
     inferences).
+
+    Args:
+        ledger: Where feedback is read (a ``HarmLedger`` or anything with
+            ``latest_feedback`` / ``recent_feedback``); None keeps the verdicts given to
+            :meth:`record` in memory.
+        window: The number of latest verdicts whose success rate is watched (None: off).
+        min_success_rate: The success rate below which every query is cleared, in [0, 1].
+
+    Raises:
+        ConfigurationError: ``window`` is less than 1 or ``min_success_rate`` is outside
+            [0, 1].
+
+    Example:
+        >>> from meclear_integrations.triggers import OnNegativeFeedback, TriggerContext
+        >>> policy = OnNegativeFeedback()
+        >>> policy.record("q1", correct=False)
+        >>> policy.decide(TriggerContext("Where is John?", "q1", ())).reason
+        'negative_feedback'
     """
 
     def __init__(
@@ -65,7 +115,12 @@ class OnNegativeFeedback(Trigger):
         return f"OnNegativeFeedback(window={self.window!r})"
 
     def record(self, query_id: str, correct: bool) -> None:
-        """A verdict on the answer to ``query_id`` (the in-memory state, without a ledger)."""
+        """Record a verdict on the answer to ``query_id`` (the in-memory state, without a ledger).
+
+        Args:
+            query_id: The query's id.
+            correct: Whether the answer was right.
+        """
         with self._lock:
             self._latest[query_id] = bool(correct)
             self._recent.append(bool(correct))
@@ -106,9 +161,11 @@ class OnKnownHarm(Trigger):
     """Clear when the context holds a memory the ledger verified harmful before.
 
     A memory restored since does not count. The cheap ledger-guided clearance then usually
-    settles it in
-    a few calls (the baseline and one candidate's verification), while contexts without
-    known harm cost nothing.
+    settles it in a few calls (the baseline and one candidate's verification), while contexts
+    without known harm cost nothing.
+
+    Args:
+        ledger: A ``HarmLedger`` (or anything with ``prior_harmful(memories)``).
     """
 
     def __init__(self, ledger: HarmSource) -> None:

@@ -16,8 +16,15 @@ __all__ = ["Always", "EveryN", "EverySeconds", "Sampling", "WhenJudgeFails"]
 class Always(Trigger):
     """Clear every query.
 
-    ``early_exit``: None keeps the engine configuration's; False attributes every context, even one
-    that already passes (what "always clear" costs, and evidence for review on every query).
+    Args:
+        early_exit: None keeps the engine configuration's; False attributes every context,
+            even one that already passes (what "always clear" costs, and evidence for review
+            on every query).
+
+    Example:
+        >>> from meclear_integrations.triggers import Always, TriggerContext
+        >>> Always().decide(TriggerContext("Where is John?", "q1", ())).run
+        True
     """
 
     name = "always"
@@ -46,6 +53,11 @@ class WhenJudgeFails(Trigger):
     """Judge the full context first (T calls) and attribute only when it fails.
 
     The engine's early exit, as an explicit policy. A context that passes costs T calls, no more.
+
+    Example:
+        >>> from meclear_integrations.triggers import TriggerContext, WhenJudgeFails
+        >>> WhenJudgeFails().decide(TriggerContext("?", "q1", ())).early_exit
+        True
     """
 
     name = "when_judge_fails"
@@ -63,7 +75,20 @@ class WhenJudgeFails(Trigger):
 
 
 class Sampling(Trigger):
-    """Clear a random share ``rate`` of the queries (seeded; draws are serialized)."""
+    """Clear a random share ``rate`` of the queries (seeded; draws are serialized).
+
+    Args:
+        rate: The share of queries cleared, in [0, 1].
+        seed: The seed of the draws (None: unseeded).
+
+    Raises:
+        ConfigurationError: ``rate`` is outside [0, 1].
+
+    Example:
+        >>> from meclear_integrations.triggers import Sampling, TriggerContext
+        >>> Sampling(1.0, seed=0).decide(TriggerContext("?", "q1", ())).reason
+        'sampled'
+    """
 
     def __init__(self, rate: float, *, seed: int | None = None) -> None:
         if not 0.0 <= rate <= 1.0:
@@ -97,6 +122,18 @@ class EveryN(Trigger):
     """Clear the first query and then every ``n``-th one.
 
     The counter is shared by all callers of this policy object (per process).
+
+    Args:
+        n: The period, at least 1.
+
+    Raises:
+        ConfigurationError: ``n`` is less than 1.
+
+    Example:
+        >>> from meclear_integrations.triggers import EveryN, TriggerContext
+        >>> policy, ctx = EveryN(2), TriggerContext("?", "q1", ())
+        >>> [policy.decide(ctx).run for _ in range(3)]
+        [True, False, True]
     """
 
     def __init__(self, n: int) -> None:
@@ -134,7 +171,24 @@ class EveryN(Trigger):
 class EverySeconds(Trigger):
     """Clear the first query and then the first one ``seconds`` after the last one let through.
 
-    Per process; ``clock`` is monotonic seconds.
+    Args:
+        seconds: The minimum time between two cleared queries (per process), positive.
+        clock: Monotonic seconds (injected by tests).
+
+    Raises:
+        ConfigurationError: ``seconds`` is not positive.
+
+    Example:
+        >>> from meclear_integrations.triggers import EverySeconds, TriggerContext
+        >>> now = [0.0]
+        >>> policy = EverySeconds(10, clock=lambda: now[0])
+        >>> ctx = TriggerContext("?", "q1", ())
+        >>> runs = [policy.decide(ctx).run]
+        >>> now[0] = 5.0
+        >>> runs.append(policy.decide(ctx).run)
+        >>> now[0] = 12.0
+        >>> runs + [policy.decide(ctx).run]
+        [True, False, True]
     """
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:

@@ -15,9 +15,16 @@ __all__ = ["skipped_report"]
 def skipped_report(
     memories: Sequence[Memory], config: ClearanceConfig, decision: TriggerDecision
 ) -> ClearanceReport:
-    """``status="skipped"``, every memory kept, nothing evaluated.
+    """The report of a declined query: ``status="skipped"``, every memory kept, nothing evaluated.
 
-    ``status_reason`` says which policy declined and why (``TriggerDecision.status_reason``).
+    Args:
+        memories: The retrieved context.
+        config: The engine configuration, recorded on the report.
+        decision: The trigger's decision (its ``status_reason`` says which policy declined
+            and why).
+
+    Returns:
+        A report with the context unchanged and zero cost.
     """
     context = freeze_context(memories)
     return ClearanceReport(

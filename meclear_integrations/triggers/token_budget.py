@@ -32,7 +32,18 @@ TokenCounter = Callable[[str], int]
 
 
 def approximate_tokens(text: str) -> int:
-    """``ceil(len(text) / 4)``: a rough token count for English text."""
+    """``ceil(len(text) / 4)``: a rough token count for English text.
+
+    Args:
+        text: The text to count.
+
+    Returns:
+        The estimated number of tokens.
+
+    Example:
+        >>> approximate_tokens("John moved to Italy.")
+        5
+    """
     return math.ceil(len(text) / 4)
 
 
@@ -41,6 +52,20 @@ class TokenBudget(Trigger):
 
     The budget is then enforced: the decision carries it, and attribution is forced so that
     contributions can rank what to drop.
+
+    Args:
+        max_tokens: The token budget of the context, at least 1.
+        counter: ``counter(text) -> tokens`` (default: :func:`approximate_tokens`).
+
+    Raises:
+        ConfigurationError: ``max_tokens`` is less than 1.
+
+    Example:
+        >>> from meclear_integrations.core import Memory
+        >>> from meclear_integrations.triggers import TokenBudget, TriggerContext
+        >>> memories = (Memory(id="m1", content="x" * 400),)
+        >>> TokenBudget(50).decide(TriggerContext("?", "q1", memories)).reason
+        'over_token_budget'
     """
 
     def __init__(self, max_tokens: int, *, counter: TokenCounter | None = None) -> None:
@@ -81,6 +106,7 @@ class BudgetFit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_tokens: int
+    """The token budget enforced."""
     tokens_before: int
     """Tokens of the context clearance returned."""
     tokens_after: int
@@ -103,7 +129,17 @@ def fit_to_budget(
     *,
     counter: TokenCounter | None = None,
 ) -> BudgetFit:
-    """Drop the kept memories that contribute least until the rest fits ``max_tokens``."""
+    """Drop the kept memories that contribute least until the rest fits ``max_tokens``.
+
+    Args:
+        report: The clearance report whose kept context is fitted.
+        max_tokens: The token budget.
+        counter: ``counter(text) -> tokens`` (default: :func:`approximate_tokens`).
+
+    Returns:
+        What was dropped and in which order (lowest Shapley value first when attribution
+        ran, else from the end of the retrieval order); never reported as cleared.
+    """
     count = counter or approximate_tokens
     kept: Sequence[Memory] = report.kept
     sizes = {m.id: count(m.content) for m in kept}

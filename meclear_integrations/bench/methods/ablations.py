@@ -21,7 +21,17 @@ __all__ = ["distinct_masks", "fit_standardised_lasso", "sample_ablations"]
 def distinct_masks(
     k: int, budget: int, keep_probability: float, rng: np.random.Generator
 ) -> np.ndarray:
-    """min(budget, 2^K) distinct random masks (rows), in draw order."""
+    """min(budget, 2^K) distinct random masks (rows), in draw order.
+
+    Args:
+        k: The number of memories.
+        budget: The number of masks wanted.
+        keep_probability: The chance that a memory is kept.
+        rng: The random generator.
+
+    Returns:
+        The masks, shape (B, K), as 0/1.
+    """
     wanted = min(budget, 1 << k) if k < 62 else budget
     seen: set[bytes] = set()
     rows: list[np.ndarray] = []
@@ -39,7 +49,17 @@ def distinct_masks(
 def sample_ablations(
     oracle: CaseOracle, budget: int, keep_probability: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """B distinct random masks (B, K) as 0/1 floats and their task values (B,)."""
+    """B distinct random masks (B, K) as 0/1 floats and their task values (B,).
+
+    Args:
+        oracle: The case's task values.
+        budget: The number of ablations.
+        keep_probability: The chance that a memory is kept.
+        rng: The random generator.
+
+    Returns:
+        (masks, values).
+    """
     masks = distinct_masks(oracle.k, budget, keep_probability, rng)
     values = np.array([oracle.value(np.flatnonzero(row).tolist()) for row in masks])
     return masks.astype(float), values
@@ -49,6 +69,14 @@ def fit_standardised_lasso(features: np.ndarray, target: np.ndarray, alpha: floa
     """Lasso on standardised features; coefficients on the original 0/1 scale.
 
     A constant feature (always or never present in the sample) gets weight 0.
+
+    Args:
+        features: The design matrix.
+        target: The task values.
+        alpha: The Lasso penalty.
+
+    Returns:
+        The coefficients.
     """
     try:
         from sklearn.linear_model import Lasso

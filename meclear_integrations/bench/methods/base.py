@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...core.errors import MeClearError
 from ..cases import BenchCase
 from ..counting import CountingEvaluator
 from ..oracle import CaseOracle
@@ -17,12 +18,21 @@ from ..settings import BenchSettings
 __all__ = ["BenchMethod", "MethodContext", "MethodNotRunError", "MethodOutput", "case_seed"]
 
 
-class MethodNotRunError(RuntimeError):
+class MethodNotRunError(MeClearError, RuntimeError):
     """The method cannot run in this environment (e.g. it needs a real chat model)."""
 
 
 def case_seed(seed: int, case_id: str, salt: str = "") -> int:
-    """A per-case seed: the run seed mixed with the case id (independent draws per case)."""
+    """A per-case seed: the run seed mixed with the case id (independent draws per case).
+
+    Args:
+        seed: The run's seed.
+        case_id: The case's id.
+        salt: Separates the draws of different methods.
+
+    Returns:
+        The seed.
+    """
     digest = hashlib.sha256(f"{seed}\x1f{case_id}\x1f{salt}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
@@ -32,8 +42,11 @@ class MethodContext:
     """One case as a method sees it: the frozen context and the counted evaluator."""
 
     case: BenchCase
+    """The benchmark case."""
     evaluate: CountingEvaluator
+    """The counted evaluator the method's calls are charged to."""
     settings: BenchSettings
+    """The run's settings."""
     matched_coalitions: int | None = None
     """Distinct coalitions the reference method evaluated on this case (budget matching)."""
 
@@ -81,4 +94,11 @@ class BenchMethod(ABC):
 
     @abstractmethod
     def run(self, ctx: MethodContext) -> MethodOutput:
-        """Score, flag and clear one case."""
+        """Score, flag and clear one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """

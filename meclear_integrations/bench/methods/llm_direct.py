@@ -42,7 +42,15 @@ def _neutralise(text: str) -> str:
 
 
 def prompt_rater(complete: Callable[[str], str], template: str = HARM_PROMPT) -> Rater:
-    """A rater from a text completion function; unparsable replies raise ValueError."""
+    """A rater from a text completion function; unparsable replies raise ValueError.
+
+    Args:
+        complete: ``complete(prompt) -> text``.
+        template: The rating prompt.
+
+    Returns:
+        The rater.
+    """
 
     def rate(query: str, texts: Sequence[str]) -> list[float]:
         listing = "\n".join(
@@ -59,7 +67,12 @@ def prompt_rater(complete: Callable[[str], str], template: str = HARM_PROMPT) ->
 
 
 class LlmDirectMethod(BenchMethod):
-    """Delete the memories a chat model rates as harmful (threshold 0.5)."""
+    """Delete the memories a chat model rates as harmful (threshold 0.5).
+
+    Args:
+        rater: Rates every memory's harm in [0, 1] (None: the method is not run offline).
+        threshold: Memories rated above it are deleted.
+    """
 
     name = "llm-direct"
 

@@ -5,6 +5,9 @@ first. Flagged: d_i < -kappa, most negative first. Deletes: its verified nested 
 (``--clearance verified``) or the flagged set as is (``paper`` / ``direct``). The run's trial
 policy applies (early exit on the full context, one trial per leave-one-out coalition under
 adaptive trials). Cost: K + 1 coalitions (plus the candidates under ``verified``).
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 7.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ __all__ = ["LooMethod", "exited"]
 
 
 def exited(ctx: MethodContext) -> MethodOutput:
-    """The output of a baseline whose full context passed the early-exit test."""
+    """The output of a baseline whose full context passed the early-exit test.
+
+    Args:
+        ctx: The method's context.
+
+    Returns:
+        An output that flags and deletes nothing.
+    """
     return MethodOutput(
         scores={m.id: 0.0 for m in ctx.case.memories},
         ranking=[],

@@ -6,6 +6,9 @@ priority order (Eq. 16), as attribution left it, before verification (a fallback
 the verified clearance removed is deleted, not flagged). Deletes: the engine's verified
 selection C_j^ (Eq. 17-20), or H^ itself under ``--clearance direct``. An engine run that
 abstained (``status="unverified"``) deletes nothing.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 14, 16-20.
 """
 
 from __future__ import annotations
@@ -18,7 +21,12 @@ __all__ = ["MeClearMethod"]
 
 
 class MeClearMethod(BenchMethod):
-    """The MeClear engine as a benchmark method."""
+    """The MeClear engine as a benchmark method.
+
+    Args:
+        config: The engine configuration (its seed, when None, comes from the run).
+        name: The method's name in results and reports.
+    """
 
     verifies_in_paper = True
 
@@ -30,6 +38,12 @@ class MeClearMethod(BenchMethod):
         """The configuration with its seed mixed with the case id, failing closed.
 
         An evaluator failure must surface as a failed case, not as a quiet no-op clearance.
+
+        Args:
+            ctx: The method's context.
+
+        Returns:
+            The configuration.
         """
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
         return self.config.model_copy(
@@ -37,7 +51,15 @@ class MeClearMethod(BenchMethod):
         )
 
     def report(self, ctx: MethodContext, events: list[StageEvent] | None = None) -> ClearanceReport:
-        """Run the engine on the case's frozen context through the counted evaluator."""
+        """Run the engine on the case's frozen context through the counted evaluator.
+
+        Args:
+            ctx: The method's context.
+            events: Collects the engine's stage events (None: not collected).
+
+        Returns:
+            The engine's report.
+        """
         engine = MeClearEngine(
             self.case_config(ctx), listener=events.append if events is not None else None
         )

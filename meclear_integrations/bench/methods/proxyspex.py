@@ -26,7 +26,14 @@ __all__ = ["ProxySpexMethod", "pairwise_features", "shapley_from_moebius"]
 
 
 def pairwise_features(masks: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """[x_1..x_K, x_i x_j for i < j] and the pair of every product column."""
+    """[x_1..x_K, x_i x_j for i < j] and the pair of every product column.
+
+    Args:
+        masks: The ablation masks, shape (B, K).
+
+    Returns:
+        (features, pairs).
+    """
     k = masks.shape[1]
     pairs = list(combinations(range(k), 2))
     products = [masks[:, i] * masks[:, j] for i, j in pairs]
@@ -37,7 +44,16 @@ def pairwise_features(masks: np.ndarray) -> tuple[np.ndarray, list[tuple[int, in
 def shapley_from_moebius(
     k: int, main: np.ndarray, pair_terms: dict[tuple[int, int], float]
 ) -> np.ndarray:
-    """phi_i = a_i + sum over pairs holding i of a_ij / 2 (Shapley of an order-2 game)."""
+    """phi_i = a_i + sum over pairs holding i of a_ij / 2 (Shapley of an order-2 game).
+
+    Args:
+        k: The number of memories.
+        main: The first-order coefficients a_i.
+        pair_terms: (i, j) -> a_ij.
+
+    Returns:
+        phi, one value per memory.
+    """
     phi = np.array(main, dtype=float).copy()
     for (i, j), a in pair_terms.items():
         phi[i] += a / 2

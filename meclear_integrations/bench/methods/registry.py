@@ -56,7 +56,12 @@ METHOD_FACTORIES: dict[str, MethodFactory] = {
 
 
 def register_method(name: str, factory: MethodFactory) -> None:
-    """Add (or replace) a method under ``name``."""
+    """Add (or replace) a method under ``name``.
+
+    Args:
+        name: The name ``--methods`` and :func:`build_method` accept.
+        factory: ``factory(spec, preset, settings) -> BenchMethod``.
+    """
     METHOD_FACTORIES[name] = factory
 
 
@@ -70,7 +75,25 @@ def method_names() -> list[str]:
 
 
 def build_method(spec: str, settings: BenchSettings, *, rater: Rater | None = None) -> BenchMethod:
-    """The method named by ``spec`` (``name`` or ``name:preset``)."""
+    """The method named by ``spec`` (``name`` or ``name:preset``).
+
+    Args:
+        spec: A registered method name, optionally with an engine preset
+            (``meclear:paper``).
+        settings: The run's settings.
+        rater: The rater of the ``llm-direct`` baseline (None: that method is not run).
+
+    Returns:
+        The method.
+
+    Raises:
+        ConfigurationError: The name is unknown, or the method takes no preset.
+
+    Example:
+        >>> from meclear_integrations.bench import BenchSettings, build_method
+        >>> build_method("loo", BenchSettings()).name
+        'loo'
+    """
     name, _, preset = spec.partition(":")
     if name not in METHOD_FACTORIES:
         raise ConfigurationError(f"unknown method {name!r}; known: {', '.join(METHOD_FACTORIES)}")

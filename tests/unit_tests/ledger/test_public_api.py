@@ -7,13 +7,12 @@ import sys
 
 import meclear_integrations.ledger as ledger
 
-EXPECTED = {
-    "DEFAULT_LEDGER_URL",
-    "LEDGER_URL_ENV",
-    "SCHEMA_VERSION",
+EXPECTED = [
     "CandidateRecord",
+    "DEFAULT_LEDGER_URL",
     "FeedbackRecord",
     "HarmLedger",
+    "LEDGER_URL_ENV",
     "LedgerLookupError",
     "MemoryEvent",
     "MemoryHistory",
@@ -24,6 +23,7 @@ EXPECTED = {
     "ReviewProposal",
     "RunMode",
     "RunRecord",
+    "SCHEMA_VERSION",
     "SchemaVersionError",
     "SuccessSignal",
     "areplay_feedback",
@@ -36,11 +36,11 @@ EXPECTED = {
     "replay_feedback",
     "replay_pending",
     "wilson_lower_bound",
-}
+]
 
 
 def test_all_is_the_expected_surface() -> None:
-    assert set(ledger.__all__) == EXPECTED
+    assert sorted(ledger.__all__) == EXPECTED
     for name in ledger.__all__:
         assert hasattr(ledger, name), name
 
@@ -56,3 +56,15 @@ def test_the_ledger_loads_no_framework_and_the_engine_no_database() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_ledger_errors_are_package_errors_and_keep_their_builtin_base() -> None:
+    from meclear_integrations.core.errors import MeClearError
+
+    for error, builtin in (
+        (ledger.LedgerLookupError, KeyError),
+        (ledger.ReplayError, ValueError),
+        (ledger.SchemaVersionError, RuntimeError),
+    ):
+        assert issubclass(error, MeClearError) and issubclass(error, builtin), error
+    assert str(ledger.LedgerLookupError("no run 'r1'")) == "no run 'r1'"

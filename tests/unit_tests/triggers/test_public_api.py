@@ -8,7 +8,7 @@ import sys
 import meclear_integrations.gate as gate
 import meclear_integrations.triggers as triggers
 
-EXPECTED = {
+EXPECTED = [
     "AllOf",
     "Always",
     "AnyOf",
@@ -26,12 +26,12 @@ EXPECTED = {
     "approximate_tokens",
     "fit_to_budget",
     "skipped_report",
-}
+]
 
 
 def test_all() -> None:
-    assert set(triggers.__all__) == EXPECTED
-    assert set(gate.__all__) == {"ClearanceGate", "GateOutcome", "GatePlan", "LedgerLike"}
+    assert sorted(triggers.__all__) == EXPECTED
+    assert sorted(gate.__all__) == ["ClearanceGate", "GateOutcome", "GatePlan", "LedgerLike"]
     for module in (triggers, gate):
         for name in module.__all__:
             assert hasattr(module, name), name
