@@ -34,7 +34,6 @@ from ..judges.normalize import normalize_answer
 __all__ = ["Claim", "EvidenceWorld", "exact_match_score", "normalize_answer"]
 
 
-
 def exact_match_score(answer: str, reference: str) -> float:
     """1.0 when the normalised answer equals the normalised reference, else 0.0.
 

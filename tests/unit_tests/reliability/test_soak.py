@@ -51,9 +51,7 @@ def test_soak_without_faults_verifies_every_query() -> None:
 def test_soak_time_bound_is_honoured() -> None:
     """No query starts after ``seconds``; the ones in flight are bounded by ``query_seconds``
     (each query's ``max_wall_seconds``). Ignoring the bound would run all 10,000 queries."""
-    result = run_soak(
-        queries=10_000, concurrency=4, fault_rate=0.0, seconds=0.5, query_seconds=2.0
-    )
+    result = run_soak(queries=10_000, concurrency=4, fault_rate=0.0, seconds=0.5, query_seconds=2.0)
     # 0.5 s of starts + at most 2 s per query in flight + scheduling slack on a loaded machine
     assert result.queries < 10_000 and result.wall_seconds < 8
 
