@@ -228,12 +228,10 @@ class WaveClock:
     def __init__(self, value, delay: float = 0.03) -> None:
         self.value = value
         self.delay = delay
-        self.starts: list[float] = []
         self.done_at_start: list[int] = []
         self.done = 0
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
-        self.starts.append(time.perf_counter())
         self.done_at_start.append(self.done)
         await asyncio.sleep(self.delay)
         self.done += 1
