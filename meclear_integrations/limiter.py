@@ -18,10 +18,12 @@ a component builds one for that component alone.
   ``call_soon_threadsafe``), so waiting never blocks an event loop. One FIFO queue serves
   both; a freed slot passes straight to the oldest waiter. A cancelled waiter leaves the
   queue, or passes on the slot it was just given: cancellation never leaks a slot.
-- **Deadlines.** Inside an engine run a wait ends at the run's deadline
-  (``max_wall_seconds``, read through ``core.workers``' call gate) or when the run is
-  stopped, raising the engine's ``BudgetExceededError`` (reason ``"time_budget"`` at the
-  deadline) like any other deadline: a query never waits past its wall bound.
+- **Deadlines.** Inside an engine run a wait never keeps the query past its wall bound
+  (``max_wall_seconds``, read through ``core.workers``' call gate): at the deadline the
+  engine abandons the waiting call and stops the run, and the waiter leaves the queue,
+  raising the engine's ``BudgetExceededError`` (reason ``"time_budget"``); nothing starts a
+  model call after the deadline. A run nobody stops ends the wait
+  :data:`DEADLINE_GRACE_SECONDS` after its deadline.
 - **Pacing.** ``rate_limiter=`` takes any object with LangChain's rate-limiter interface
   (``acquire(blocking=...)`` / ``aacquire(blocking=...)``, e.g.
   ``langchain_core.rate_limiters.InMemoryRateLimiter``): after a caller gets its slot it
@@ -64,6 +66,11 @@ POLL_SECONDS = 0.1
 """A thread waiting inside an engine run re-checks whether the run was stopped this often."""
 PACE_SECONDS = 0.02
 """How often a token is asked for while pacing inside an engine run."""
+DEADLINE_GRACE_SECONDS = 0.25
+"""A waiter outlives the run's deadline by this much before it gives up on its own: the
+engine abandons the call at the deadline and stops the run first, which reports the
+deadline as the run's (a waiter giving up at the same instant would race it and report an
+evaluator error instead)."""
 
 _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
     "meclear_limiter_slots", default=frozenset()
@@ -104,6 +111,8 @@ class LimiterStats:
     """The bound."""
     in_flight: int
     """Slots held now."""
+    waiting: int
+    """Callers queued for a slot now."""
     peak_in_flight: int
     """Most slots held at once."""
     acquisitions: int
@@ -220,12 +229,14 @@ class CallLimiter:
         """The counters now.
 
         Returns:
-            In flight now, peak, acquisitions, waits, wait seconds and waits given up.
+            In flight and queued now, peak, acquisitions, waits, wait seconds and waits
+            given up.
         """
         with self._lock:
             return LimiterStats(
                 max_in_flight=self.max_in_flight,
                 in_flight=self._in_flight,
+                waiting=len(self._waiters),
                 peak_in_flight=self._peak,
                 acquisitions=self._acquisitions,
                 waited=self._waited,
@@ -285,9 +296,18 @@ class CallLimiter:
 
     @staticmethod
     def _timeout() -> float | None:
-        """How long to wait before looking at the run again (None: outside a run)."""
+        """How long to wait before looking at the run again (None: outside a run).
+
+        Raises:
+            BudgetExceededError: The run was stopped, or its deadline passed more than
+                :data:`DEADLINE_GRACE_SECONDS` ago.
+        """
         remaining = remaining_call_seconds()
-        return None if remaining is None else max(0.0, min(remaining, POLL_SECONDS))
+        if remaining is None:
+            return None
+        if remaining > 0.0 or remaining <= -DEADLINE_GRACE_SECONDS:
+            check_call_allowed()
+        return max(0.0, min(POLL_SECONDS, remaining + DEADLINE_GRACE_SECONDS))
 
     def _acquire(self) -> float | None:
         """Take a slot, blocking the thread; seconds waited (None: it did not wait)."""
@@ -300,11 +320,10 @@ class CallLimiter:
         started = self.clock()
         try:
             while True:
-                waiter.event.wait(self._timeout())
+                waiter.event.wait(self._timeout())  # raises once the run is over
                 with self._lock:
                     if waiter.granted:
                         return self.clock() - started
-                check_call_allowed()  # the deadline passed or the run was stopped
         except BaseException:
             self._abandon(waiter, started)
             raise
@@ -324,7 +343,6 @@ class CallLimiter:
                 with self._lock:
                     if waiter.granted:
                         return self.clock() - started
-                check_call_allowed()
         except BaseException:  # cancellation included: never leak the slot
             waiter.future.cancel()
             self._abandon(waiter, started)
@@ -341,8 +359,7 @@ class CallLimiter:
             limiter.acquire(blocking=True)
         else:  # poll, so that the run's deadline still holds
             while True:
-                check_call_allowed()
-                time.sleep(max(0.0, min(PACE_SECONDS, remaining_call_seconds() or 0.0)))
+                time.sleep(min(PACE_SECONDS, self._timeout() or 0.0))
                 if limiter.acquire(blocking=False):
                     break
         return self.clock() - started
@@ -366,8 +383,7 @@ class CallLimiter:
             await take(True)
         else:
             while True:
-                check_call_allowed()
-                await asyncio.sleep(max(0.0, min(PACE_SECONDS, remaining_call_seconds() or 0.0)))
+                await asyncio.sleep(min(PACE_SECONDS, self._timeout() or 0.0))
                 if await take(False):
                     break
         return self.clock() - started
@@ -389,7 +405,7 @@ class CallLimiter:
             yield FREE
             return
         waited = self._acquire()
-        token = _HELD.set(_HELD.get() | {key})
+        _HELD.set(_HELD.get() | {key})
         try:
             try:
                 paced = self._pace()
@@ -399,7 +415,7 @@ class CallLimiter:
                 raise
             yield self._count(waited, paced)
         finally:
-            _HELD.reset(token)
+            _HELD.set(_HELD.get() - {key})
             self._release()
 
     @contextlib.asynccontextmanager
@@ -418,7 +434,7 @@ class CallLimiter:
             yield FREE
             return
         waited = await self._aacquire()
-        token = _HELD.set(_HELD.get() | {key})
+        _HELD.set(_HELD.get() | {key})
         try:
             try:
                 paced = await self._apace()
@@ -428,7 +444,7 @@ class CallLimiter:
                 raise
             yield self._count(waited, paced)
         finally:
-            _HELD.reset(token)
+            _HELD.set(_HELD.get() - {key})
             self._release()
 
 
