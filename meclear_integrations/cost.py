@@ -61,14 +61,19 @@ def with_event_cost(event: StageEvent, calls: TaskCalls, meter: UsageMeter | Non
     ``peak_in_flight`` so far, and this query's ``acquisitions``, ``waited`` and
     ``wait_seconds`` (``meclear_integrations.limiter``).
 
+    A ``progress`` event gets ``model_calls_done``: the agent and judge calls so far.
+
     Args:
-        event: An engine stage event (only the clearance end event is changed).
+        event: An engine stage event (only clearance end and progress events change).
         calls: The query's agent and judge calls so far.
         meter: The query's token meter, if any.
 
     Returns:
         The event, or a copy with the model calls added to its cost.
     """
+    if event.phase == "progress":
+        done = calls.agent_calls + calls.judge_calls
+        return event.model_copy(update={"payload": {**event.payload, "model_calls_done": done}})
     cost = event.payload.get("cost")
     if event.stage != "clearance" or event.phase != "end" or not isinstance(cost, dict):
         return event

@@ -65,6 +65,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_METADATA_KEY",
     "EVENT_PREFIX",
+    "PROGRESS_EVENT_NAME",
     "EdgeCasePolicy",
     "assign_memory_ids",
     "bounded",
@@ -77,6 +78,7 @@ __all__ = [
     "model_calls_summary",
     "report_summary",
     "shadow_metadata",
+    "stage_event_name",
     "stage_event_payload",
 ]
 
@@ -84,6 +86,8 @@ DEFAULT_METADATA_KEY = "meclear"
 """Metadata key under which per-memory results are stored on returned documents / nodes."""
 EVENT_PREFIX = "meclear."
 """Custom events are named ``meclear.screening``, ``meclear.attribution``, ..."""
+PROGRESS_EVENT_NAME = "meclear.progress"
+"""The custom event of the engine's ``progress`` events (any stage)."""
 DEFAULT_MAX_EVENT_BYTES = 16_384
 """Default JSON size cap of one event payload or report summary."""
 
@@ -112,6 +116,18 @@ def event_name(stage: str) -> str:
         'meclear.screening'
     """
     return f"{EVENT_PREFIX}{stage}"
+
+
+def stage_event_name(event: StageEvent) -> str:
+    """The custom event name of an engine event.
+
+    Args:
+        event: The engine's stage event.
+
+    Returns:
+        ``meclear.progress`` for a ``progress`` event, else ``meclear.<stage>``.
+    """
+    return PROGRESS_EVENT_NAME if event.phase == "progress" else event_name(event.stage)
 
 
 def content_memory_id(text: str) -> str:

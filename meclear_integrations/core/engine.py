@@ -42,6 +42,7 @@ from .game import CoalitionGame
 from .grouping import Embedder, memory_similarity
 from .memory import Memory, freeze_context
 from .prior import PriorCandidate, prior_positions
+from .progress import RunProgress
 from .redaction import redact
 from .report import ClearanceReport
 from .retry import AsyncSleep, CallRetrier, Sleep
@@ -61,7 +62,7 @@ from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
 from .sync_batch import Pace
 from .trace_settings import TraceSettings
-from .tracing import start_trace  # imports no OpenTelemetry
+from .tracing import NULL_TRACE, start_trace  # imports no OpenTelemetry
 
 __all__ = ["MeClearEngine"]
 
@@ -165,9 +166,16 @@ class MeClearEngine:
                 "await aclear() instead"
             )
         game, run, algorithm = self._start(context, prior)
-        pace = Pace()
+        pace, progress = Pace(), RunProgress(run.started)
         with start_trace(self.tracing, context, self.config) as trace:
             evaluate = trace.evaluator(evaluate)
+            watched = self.listener is not None or trace is not NULL_TRACE  # else no progress
+
+            def report(event: StageEvent | None) -> None:
+                if event is not None:
+                    trace.stage(event)
+                    self._emit_sync(event)
+
             failure: BaseException | None = None
             while True:
                 try:
@@ -187,10 +195,12 @@ class MeClearEngine:
                             retrier=run.retrier,
                             failures=run.failures,
                             pace=pace,
+                            on_start=(lambda n: report(progress.start(n))) if watched else None,
+                            on_done=(lambda n: report(progress.advance(n))) if watched else None,
                         )
                     else:
-                        trace.stage(step.event)
-                        self._emit_sync(step.event)
+                        progress.observe(step.event)
+                        report(step.event)
                 except BaseException as exc:
                     failure = exc
 
@@ -220,8 +230,22 @@ class MeClearEngine:
         """
         context = freeze_context(memories)
         game, run, algorithm = self._start(context, PriorCandidate.of(prior_harmful))
+        progress = RunProgress(run.started)
         with start_trace(self.tracing, context, self.config) as trace:
             evaluate = trace.evaluator(evaluate)
+            watched = self.listener is not None or trace is not NULL_TRACE  # else no progress
+
+            async def report(event: StageEvent | None) -> None:
+                if event is not None:
+                    trace.stage(event)
+                    await self._emit_async(event)
+
+            async def started(n: int) -> None:
+                await report(progress.start(n))
+
+            async def done(n: int) -> None:
+                await report(progress.advance(n))
+
             failure: BaseException | None = None
             while True:
                 try:
@@ -240,10 +264,12 @@ class MeClearEngine:
                             self.config.max_concurrency,
                             retrier=run.retrier,
                             failures=run.failures,
+                            on_start=started if watched else None,
+                            on_done=done if watched else None,
                         )
                     else:
-                        trace.stage(step.event)
-                        await self._emit_async(step.event)
+                        progress.observe(step.event)
+                        await report(step.event)
                 except BaseException as exc:
                     failure = exc
 

@@ -267,6 +267,24 @@ async def _settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _failed_task(task: asyncio.Future[Any]) -> bool:
+    return task.done() and not task.cancelled() and task.exception() is not None
+
+
+async def _wait(
+    tasks: Sequence[asyncio.Future[Any]], on_done: Callable[[int], Awaitable[None]] | None
+) -> None:
+    """Wait until every task is done or one failed; report the calls done as they finish."""
+    pending: set[asyncio.Future[Any]] = set(tasks)
+    while pending:
+        finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if any(_failed_task(t) for t in finished):
+            return
+        if on_done is not None:  # one count per call, as on the sync path
+            for done in range(len(tasks) - len(pending) - len(finished), len(tasks) - len(pending)):
+                await on_done(done + 1)
+
+
 async def evaluate_async(
     game: CoalitionGame,
     coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
@@ -276,11 +294,15 @@ async def evaluate_async(
     *,
     retrier: CallRetrier | None = None,
     failures: list[FailedCoalition] | None = None,
+    on_start: Callable[[int], Awaitable[None]] | None = None,
+    on_done: Callable[[int], Awaitable[None]] | None = None,
 ) -> None:
     """Evaluate ``coalitions`` up to ``trials`` trials each (async).
 
     Brings ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
-    at most ``max_concurrency`` calls at once.
+    at most ``max_concurrency`` calls at once. ``on_start`` is awaited with the batch's
+    size before the first call, ``on_done`` with the calls done whenever calls finish
+    (on the caller's task).
 
     A sync evaluator runs in daemon worker threads (:func:`~.workers.in_worker`), never on
     the loop. On any failure, the deadline, or cancellation every call still in flight is
@@ -296,6 +318,8 @@ async def evaluate_async(
         trials: trials each coalition needs (None: T, or the pair's).
         retrier: retries and budget of the run (None: one attempt, no budget).
         failures: collects the calls that failed.
+        on_start: awaited with the number of calls of the batch before the first one.
+        on_done: awaited with the number of calls done, as calls finish.
 
     Raises:
         EvaluatorError: a call failed after its retries.
@@ -318,10 +342,12 @@ async def evaluate_async(
                 return await in_worker(calls.sync, request)
             return await calls.asynchronous(request)
 
+    if on_start is not None:
+        await on_start(len(requests))
     tasks = [asyncio.ensure_future(call(r)) for r in requests]
     try:
         async with asyncio.timeout(budget.remaining_seconds()):
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            await _wait(tasks, on_done)
     except TimeoutError:
         budget.close("time_budget")
         await _settle(tasks)
@@ -330,7 +356,7 @@ async def evaluate_async(
         budget.close("cancelled")
         await _settle(tasks)
         raise
-    failed = [t for t in tasks if t.done() and not t.cancelled() and t.exception() is not None]
+    failed = [t for t in tasks if _failed_task(t)]
     if failed:
         await _settle(tasks)
         raise failed[0].exception()  # type: ignore[misc]

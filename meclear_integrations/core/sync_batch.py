@@ -47,8 +47,9 @@ __all__ = [
     "time_exceeded",
 ]
 
-INLINE_BELOW_SECONDS = 0.0005
-"""A first call faster than this marks the run's evaluator as fast (calls run inline)."""
+INLINE_BELOW_SECONDS = 0.002
+"""A first call faster than this marks the run's evaluator as fast (calls run inline);
+far above an in-process evaluator's call, far below a model call's."""
 
 PROBE_SECONDS = 0.002
 """How long the run's first call may run alone before the other workers start."""

@@ -120,7 +120,7 @@ class Trace(Protocol):
         """
 
     def stage(self, event: StageEvent) -> None:
-        """Open or close the stage span of ``event``.
+        """Open or close the stage span of ``event`` (``progress``: a span event at most).
 
         Args:
             event: a stage event.

@@ -7,7 +7,9 @@ One call = one chain run named ``meclear_clearance`` under the caller's run. Und
   model runs as children;
 - the custom events ``meclear.screening``, ``meclear.attribution``,
   ``meclear.interactions`` (when enabled) and ``meclear.clearance``, one per stage start,
-  end or error, sent with ``dispatch_custom_event`` / ``adispatch_custom_event`` and
+  end or error, and ``meclear.progress`` for the engine's progress events (each batch of
+  evaluator calls: stage, calls done / total, elapsed, model calls so far), sent with
+  ``dispatch_custom_event`` / ``adispatch_custom_event`` and
   ``config={"callbacks": <clearance run>.get_child()}`` (so their ``run_id`` is the
   clearance run). Payloads: :func:`~meclear_integrations.payloads.stage_event_payload`
   (``stage``, ``phase``, ``query_id`` and the engine's stage payload: LOO effects and
@@ -80,6 +82,7 @@ from ..payloads import (
     event_name,
     exception_summary,
     report_summary,
+    stage_event_name,
     stage_event_payload,
 )
 from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags, render_memories
@@ -442,7 +445,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         def listener(event: StageEvent) -> None:
             event = with_event_cost(event, task.calls, meter)
             dispatch_custom_event(
-                event_name(event.stage),
+                stage_event_name(event),
                 self._payload(event, str(run.run_id)),
                 config={"callbacks": run.get_child()},
             )
@@ -547,7 +550,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         async def listener(event: StageEvent) -> None:
             event = with_event_cost(event, task.calls, meter)
             await adispatch_custom_event(
-                event_name(event.stage),
+                stage_event_name(event),
                 self._payload(event, str(run.run_id)),
                 config={"callbacks": run.get_child()},
             )

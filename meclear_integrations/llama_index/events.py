@@ -12,6 +12,11 @@ event (:func:`~meclear_integrations.payloads.stage_event_payload`: ``stage``, ``
 stage fails, its end event carries ``error`` and ``payload["phase"] == "error"``; a stage
 still open when the clearance is aborted (cancellation, a failure outside the engine) is
 closed by :class:`StageTracker` with an end event too, so every start has an end.
+
+Between a stage's start and end, :class:`MeClearProgressEvent` reports each batch of
+evaluator calls (the engine's ``progress`` events: ``batch``, ``calls_done``,
+``calls_total``, ``run_calls_done``, ``elapsed_seconds``, ``model_calls_done``); it is no
+stage event and opens or closes nothing.
 """
 
 from __future__ import annotations
@@ -32,12 +37,14 @@ __all__ = [
     "ClearanceStartEvent",
     "InteractionsEndEvent",
     "InteractionsStartEvent",
+    "MeClearProgressEvent",
     "MeClearStageEndEvent",
     "MeClearStageEvent",
     "MeClearStageStartEvent",
     "ScreeningEndEvent",
     "ScreeningStartEvent",
     "StageTracker",
+    "progress_event",
     "stage_events",
 ]
 
@@ -59,6 +66,30 @@ class MeClearStageEvent(BaseEvent):
     def class_name(cls) -> str:
         """The stable name LlamaIndex serialises this class under."""
         return "MeClearStageEvent"
+
+
+class MeClearProgressEvent(BaseEvent):
+    """A batch of evaluator calls of a stage progresses (ids and numbers only)."""
+
+    stage: Stage = Field(description="The stage the batch belongs to.")
+    query_id: str | None = Field(
+        default=None,
+        description="Id of the clearance run (the same on every event of one query).",
+    )
+    batch: int = Field(description="The batch's number in the run (1, 2, ...).")
+    calls_done: int = Field(description="Evaluator calls of the batch finished so far.")
+    calls_total: int = Field(description="Evaluator calls in the batch.")
+    run_calls_done: int = Field(description="Evaluator calls finished in the run so far.")
+    elapsed_seconds: float = Field(description="Seconds since the clearance run started.")
+    payload: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The ``meclear.progress`` payload shared with the LangChain integration.",
+    )
+
+    @classmethod
+    def class_name(cls) -> str:
+        """The stable name LlamaIndex serialises this class under."""
+        return "MeClearProgressEvent"
 
 
 class MeClearStageStartEvent(MeClearStageEvent):
@@ -229,6 +260,32 @@ def stage_events(
         }
     return _ENDS[event.stage](
         stage=event.stage, query_id=query_id, payload=payload, error=error, **extra
+    )
+
+
+def progress_event(
+    event: StageEvent, *, query_id: str | None, max_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> MeClearProgressEvent:
+    """The typed event for an engine ``progress`` event.
+
+    Args:
+        event: The engine's progress event.
+        query_id: The id of the clearance (the postprocessor's span).
+        max_bytes: The size cap of the payload's JSON.
+
+    Returns:
+        The progress event.
+    """
+    numbers = event.payload
+    return MeClearProgressEvent(
+        stage=event.stage,
+        query_id=query_id,
+        batch=int(numbers.get("batch", 0)),
+        calls_done=int(numbers.get("calls_done", 0)),
+        calls_total=int(numbers.get("calls_total", 0)),
+        run_calls_done=int(numbers.get("run_calls_done", 0)),
+        elapsed_seconds=float(numbers.get("elapsed_seconds", 0.0)),
+        payload=stage_event_payload(event, query_id=query_id, max_bytes=max_bytes),
     )
 
 

@@ -41,6 +41,7 @@ from typing import Any, Literal
 from llama_index.core import Settings
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.dispatcher import active_instrument_tags
+from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -71,7 +72,7 @@ from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
-from .events import MeClearStageEvent, StageTracker, stage_events
+from .events import MeClearStageEvent, StageTracker, progress_event, stage_events
 from .gating import GatedPostprocessing, prior_of
 from .guarded import GuardedPostprocessing
 from .judges import resolve_judge
@@ -555,12 +556,12 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
 
         return acomplete if asynchronous else complete
 
-    def _events(
-        self, query_id: str
-    ) -> tuple[StageTracker, Callable[[StageEvent], MeClearStageEvent]]:
+    def _events(self, query_id: str) -> tuple[StageTracker, Callable[[StageEvent], BaseEvent]]:
         tracker = StageTracker(query_id)
 
-        def convert(event: StageEvent) -> MeClearStageEvent:
+        def convert(event: StageEvent) -> BaseEvent:
+            if event.phase == "progress":  # no stage boundary: not tracked
+                return progress_event(event, query_id=query_id, max_bytes=self.max_event_bytes)
             typed = stage_events(event, query_id=query_id, max_bytes=self.max_event_bytes)
             tracker.see(typed)
             return typed

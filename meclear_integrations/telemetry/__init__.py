@@ -44,7 +44,11 @@ Attributes (GenAI semantic conventions and OpenInference where they define one):
 - stage spans ``meclear.stage.<stage>``: ``meclear.stage`` and the stage event's payload
   as ``meclear.<stage>.<key>`` (scalars and id lists as they are, maps as JSON strings:
   ``meclear.screening.loo``, ``meclear.attribution.shapley``...); a stage that failed:
-  ERROR status, ``error.type``, an ``exception`` event (redacted message).
+  ERROR status, ``error.type``, an ``exception`` event (redacted message); progress (the
+  engine's ``progress`` events, never spans of their own) as ``meclear.progress`` span
+  events with ``meclear.progress.batch`` / ``.calls_done`` / ``.calls_total`` /
+  ``.run_calls_done`` / ``.elapsed_seconds``: one per finished batch, every progress event
+  with ``detail="evaluations"``, none with ``detail="stages"``.
 - ``meclear.evaluate``: ``meclear.stage``, ``meclear.coalition.memory_ids``,
   ``meclear.coalition.size``, ``meclear.trial``, ``meclear.attempt``, ``meclear.score``
   and a ``gen_ai.evaluation.result`` event (``gen_ai.evaluation.name`` =

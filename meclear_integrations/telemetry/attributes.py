@@ -32,6 +32,7 @@ __all__ = [
     "MEMORY_RECORD_ID",
     "OPENINFERENCE_SPAN_KIND",
     "OUTPUT_VALUE",
+    "PROGRESS_EVENT",
     "RERANKER_INPUT_DOCUMENTS",
     "RERANKER_OUTPUT_DOCUMENTS",
     "RERANKER_QUERY",
@@ -80,3 +81,6 @@ OUTPUT_VALUE = "output.value"
 
 MEMORY_CLEARED_EVENT = "meclear.memory.cleared"
 """Span event on the clearance span, one per cleared memory (``gen_ai.memory.record.id``)."""
+PROGRESS_EVENT = "meclear.progress"
+"""Span event on a stage span: a batch of evaluator calls (``meclear.progress.batch``,
+``.calls_done``, ``.calls_total``, ``.run_calls_done``, ``.elapsed_seconds``)."""

@@ -397,9 +397,15 @@ class ClearanceTrace:
     def stage(self, event: StageEvent) -> None:
         """Open or close the span of an engine stage.
 
+        A ``progress`` event opens and closes nothing: it becomes a ``meclear.progress``
+        span event on the open stage span (:meth:`_progress`).
+
         Args:
             event: The engine's stage event (``start`` opens, ``end`` closes).
         """
+        if event.phase == "progress":
+            self._progress(event)
+            return
         if event.phase == "start":
             previous = self._stages.pop(event.stage, None)
             if previous is not None:  # a stage reopened without an end: close the old span
@@ -425,6 +431,21 @@ class ClearanceTrace:
             span.set_status(Status(StatusCode.ERROR, f"{kind}: {message}"[:300]))
         span.end()
         del self._stages[event.stage]
+
+    def _progress(self, event: StageEvent) -> None:
+        """A span event per finished batch (``"evaluations"``: per progress event).
+
+        ``"stages"`` records no progress; ``"failures"`` (the default) one span event when
+        a batch completes; ``"evaluations"`` every progress event of the batch.
+        """
+        span = self._stages.get(event.stage)
+        detail = self.settings.detail
+        if span is None or detail == "stages":
+            return
+        numbers = {k: v for k, v in event.payload.items() if isinstance(v, int | float)}
+        complete = numbers.get("calls_done") == numbers.get("calls_total")
+        if detail == "evaluations" or complete:
+            span.add_event(A.PROGRESS_EVENT, _flatten("meclear.progress", numbers))
 
     def done(self, report: ClearanceReport) -> ClearanceReport:
         """Record the report's outcome on the root span.

@@ -41,13 +41,18 @@ def test_early_exit_costs(trials: int, estimator: str, verification: str) -> Non
     assert report.early_exit and report.recovered and report.cleared == []
     rounds = 1 if verification == "paper" or trials >= 4 else 2
     assert report.attributions == [] and report.cost.rounds == rounds
-    assert [(e.stage, e.phase) for e in events] == [
+    stages = [e for e in events if e.phase != "progress"]
+    assert [(e.stage, e.phase) for e in stages] == [
         ("screening", "start"),
         ("screening", "end"),
         ("clearance", "start"),
         ("clearance", "end"),
     ]
-    assert events[1].payload["early_exit"] is True
+    assert stages[1].payload["early_exit"] is True
+    progress = [e for e in events if e.phase == "progress"]  # one batch per round
+    assert {e.stage for e in progress} == {"screening"}
+    assert {e.payload["batch"] for e in progress} == set(range(1, rounds + 1))
+    assert progress[-1].payload["run_calls_done"] == expected
     assert "early exit" in report.to_table()
 
 

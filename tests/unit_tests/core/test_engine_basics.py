@@ -19,6 +19,7 @@ from meclear_integrations import (
 )
 from meclear_integrations.core import PermutationShapley
 from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.unit_tests.progress_checks import check_progress
 
 
 def redundant_value(ids: frozenset[str]) -> float:
@@ -173,7 +174,8 @@ def test_stage_events_come_in_start_end_pairs() -> None:
     MeClearEngine(ClearanceConfig(interactions=True), listener=events.append).clear(
         make_memories(4), CountingEvaluator(redundant_value)
     )
-    assert [(e.stage, e.phase) for e in events] == [
+    stages = [e for e in events if e.phase != "progress"]
+    assert [(e.stage, e.phase) for e in stages] == [
         ("screening", "start"),
         ("screening", "end"),
         ("attribution", "start"),
@@ -183,9 +185,10 @@ def test_stage_events_come_in_start_end_pairs() -> None:
         ("clearance", "start"),
         ("clearance", "end"),
     ]
-    end = events[-1].payload
+    end = stages[-1].payload
     assert end["cleared_ids"] == ["m1", "m2"] and end["recovered"] is True
-    assert set(events[3].payload["shapley"]) == {"m0", "m1", "m2", "m3"}
+    assert set(stages[3].payload["shapley"]) == {"m0", "m1", "m2", "m3"}
+    assert check_progress([(e.stage, e.phase, e.payload) for e in events])
 
 
 async def test_error_closes_the_open_stage_async() -> None:
@@ -203,13 +206,14 @@ async def test_error_closes_the_open_stage_async() -> None:
         await MeClearEngine(ClearanceConfig.paper(on_failure="closed"), listener=listener).aclear(
             make_memories(3), evaluate
         )
-    assert [(e.stage, e.phase) for e in events] == [
+    assert [(e.stage, e.phase) for e in events if e.phase != "progress"] == [
         ("screening", "start"),
         ("screening", "end"),
         ("attribution", "start"),
         ("attribution", "error"),
     ]
     assert events[-1].payload["error_type"] == "EvaluatorError"
+    assert events[-2].phase == "progress" and events[-2].stage == "attribution"
 
 
 def test_failing_listener_does_not_break_clearance() -> None:

@@ -10,6 +10,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, StageEvent
 from meclear_integrations.core import PriorCandidate
 from meclear_integrations.core.engine import verifier
 from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.unit_tests.progress_checks import check_progress
 
 VERIFIED = verifier(ClearanceConfig()).verify_trials
 """Trials the default (sequential) rule gives a context that passes every one (4)."""
@@ -97,15 +98,17 @@ def test_without_early_exit_baseline_and_prior_share_one_round() -> None:
 def test_prior_shortcut_events_pair_up() -> None:
     events: list[StageEvent] = []
     run(direct_value, prior=["m3"], events=events.append)
-    assert [(e.stage, e.phase) for e in events] == [
+    stages = [e for e in events if e.phase != "progress"]
+    assert [(e.stage, e.phase) for e in stages] == [
         ("screening", "start"),
         ("screening", "end"),
         ("clearance", "start"),
         ("clearance", "end"),
     ]
-    assert events[1].payload["prior_ids"] == ["m3"]
-    assert events[2].payload["search"] == "prior"
-    assert events[3].payload["cleared_ids"] == ["m3"]
+    assert stages[1].payload["prior_ids"] == ["m3"]
+    assert stages[2].payload["search"] == "prior"
+    assert stages[3].payload["cleared_ids"] == ["m3"]
+    assert check_progress([(e.stage, e.phase, e.payload) for e in events])
 
 
 @pytest.mark.parametrize("prior", [["m3"], ["m1"]])
@@ -224,7 +227,7 @@ def test_put_back_events_and_async_path() -> None:
     prior = PriorCandidate(ids=("m1", "m3"), unproven=("m1",))
     events: list[StageEvent] = []
     sync, _ = run(direct_value, prior=prior, events=events.append)
-    start, end = events[2], events[3]
+    start, end = [e for e in events if e.phase != "progress"][2:4]
     assert start.payload["candidates"] == [[], ["m1", "m3"], ["m3"]]
     assert end.payload["selected_index"] == 1 and end.payload["cleared_ids"] == ["m1", "m3"]
 

@@ -33,7 +33,8 @@ class InFlight:
             self.now += 1
             self.peak = max(self.peak, self.now)
             self.threads.add(threading.get_ident())
-        time.sleep(delay)
+        if delay:
+            time.sleep(delay)
         with self.lock:
             self.now -= 1
 

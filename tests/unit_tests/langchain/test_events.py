@@ -16,7 +16,9 @@ from meclear_integrations.langchain import (
     ClearingRetriever,
     reference_config,
 )
+from meclear_integrations.payloads import PROGRESS_EVENT_NAME
 from meclear_integrations.telemetry import TraceSettings
+from tests.unit_tests.progress_checks import check_progress
 
 EXPECTED_STAGES = [
     ("meclear.screening", "start"),
@@ -58,15 +60,21 @@ class AsyncEvents(AsyncCallbackHandler):
         self.chain_starts[run_id] = ("retriever", parent_run_id)
 
 
+def _stages(events):  # type: ignore[no-untyped-def]
+    """The stage boundaries alone (progress events have a name of their own)."""
+    return [e for e in events if e[0] != PROGRESS_EVENT_NAME]
+
+
 def _check(handler, top_level_retriever: bool = True) -> None:
-    assert [(n, d["phase"]) for n, d, _ in handler.events] == EXPECTED_STAGES
+    assert [(n, d["phase"]) for n, d, _ in _stages(handler.events)] == EXPECTED_STAGES
+    assert check_progress([(d["stage"], d["phase"], d) for _, d, _ in handler.events])
     run_ids = {run_id for _, _, run_id in handler.events}
     assert len(run_ids) == 1
     (clearance_run,) = run_ids
     name, parent = handler.chain_starts[clearance_run]
     assert name == CLEARANCE_RUN_NAME
     assert handler.chain_starts[parent][0] == "retriever"
-    payloads = {(n, d["phase"]): d for n, d, _ in handler.events}
+    payloads = {(n, d["phase"]): d for n, d, _ in _stages(handler.events)}
     attribution = payloads[("meclear.attribution", "end")]
     assert attribution["shapley"]["f1"]["value"] < 0 and attribution["shapley"]["g1"]["value"] > 0
     end = payloads[("meclear.clearance", "end")]
@@ -102,7 +110,8 @@ async def test_events_in_astream_events(case, inner, llm) -> None:
         )
         if e["event"] == "on_custom_event"
     ]
-    assert names == [n for n, _ in EXPECTED_STAGES]
+    assert [n for n in names if n != PROGRESS_EVENT_NAME] == [n for n, _ in EXPECTED_STAGES]
+    assert PROGRESS_EVENT_NAME in names
 
 
 def test_interaction_events_when_enabled(case, inner, llm) -> None:
@@ -123,9 +132,10 @@ def test_error_path_closes_the_stage(case, inner, llm) -> None:
         retriever=inner, llm=llm, judge=RunnableLambda(lambda p: "??"), on_failure="open"
     )
     retriever.invoke(case.query, config=reference_config(case.reference, {"callbacks": [handler]}))
-    phases = [(n, d["phase"]) for n, d, _ in handler.events]
+    phases = [(n, d["phase"]) for n, d, _ in _stages(handler.events)]
     assert phases == [("meclear.screening", "start"), ("meclear.screening", "error")]
     assert handler.events[-1][1]["error_type"] == "EvaluatorError"
+    assert {d["stage"] for n, d, _ in handler.events if n == PROGRESS_EVENT_NAME} == {"screening"}
 
 
 def test_empty_retrieval_event(case, llm) -> None:

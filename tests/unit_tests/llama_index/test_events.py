@@ -52,7 +52,7 @@ def engine_payloads(case) -> list[dict]:
     """What the LangChain integration would send as ``meclear.<stage>`` data."""
     seen: list[StageEvent] = []
     MeClearEngine(ClearanceConfig(), listener=seen.append).clear(case.memories, case.evaluator())
-    return [stage_event_payload(e, query_id="q") for e in seen]
+    return [stage_event_payload(e, query_id="q") for e in seen if e.phase != "progress"]
 
 
 def check_run(events, case) -> None:

@@ -21,6 +21,7 @@ EXPECTED = [
     "LlamaIndexStructuredTextModel",
     "LlamaIndexTextModel",
     "MeClearPostprocessor",
+    "MeClearProgressEvent",
     "MeClearStageEndEvent",
     "MeClearStageEvent",
     "MeClearStageStartEvent",
