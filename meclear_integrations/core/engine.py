@@ -59,6 +59,7 @@ from .stages.clearance import verifier as verifier
 from .stages.failures import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
+from .sync_batch import Pace
 from .trace_settings import TraceSettings
 from .tracing import start_trace  # imports no OpenTelemetry
 
@@ -164,6 +165,7 @@ class MeClearEngine:
                 "await aclear() instead"
             )
         game, run, algorithm = self._start(context, prior)
+        pace = Pace()
         with start_trace(self.tracing, context, self.config) as trace:
             evaluate = trace.evaluator(evaluate)
             failure: BaseException | None = None
@@ -184,6 +186,7 @@ class MeClearEngine:
                             self.config.max_concurrency,
                             retrier=run.retrier,
                             failures=run.failures,
+                            pace=pace,
                         )
                     else:
                         trace.stage(step.event)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
@@ -40,7 +39,8 @@ from .memory import Memory
 from .redaction import redact
 from .report import FailedCoalition
 from .retry import CallRetrier
-from .workers import call_gate, in_worker, submit
+from .sync_batch import Pace, run_batch, time_exceeded
+from .workers import call_gate, in_worker
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
 
@@ -201,77 +201,6 @@ def _default_retrier(retrier: CallRetrier | None) -> CallRetrier:
     return retrier if retrier is not None else CallRetrier(RetryPolicy(max_attempts=1), RunBudget())
 
 
-def _time_exceeded(budget: RunBudget) -> BudgetExceededError:
-    return BudgetExceededError(
-        f"max_wall_seconds exhausted after {budget.clock() - budget.started:.3f}s",
-        reason="time_budget",
-    )
-
-
-INLINE_BELOW_SECONDS = 0.0005
-"""Sync evaluators whose first call of a batch returns faster than this run inline."""
-
-
-def _call_threaded(
-    calls: _Calls, requests: Sequence[EvaluationRequest], workers: int
-) -> list[object]:
-    """Run ``requests`` on daemon worker threads.
-
-    Run ``requests`` on ``workers`` daemon threads (:mod:`.workers`) that pull from one
-    shared queue; the first failure stops the workers from taking new requests and is
-    raised once every worker has stopped. At the run's deadline the batch is abandoned:
-    the budget is closed, so workers take nothing new and the calls in flight start no
-    further model call (:func:`~.workers.check_call_allowed`); they finish in their
-    daemon threads, which never delay the caller or the interpreter's exit, and their
-    results are discarded.
-    """
-    budget = calls.retrier.budget
-    results: list[object] = [None] * len(requests)
-    pending = iter(range(len(requests)))
-    errors: list[BaseException] = []
-    lock = threading.Lock()
-    abandoned = threading.Event()
-    finished = threading.Event()
-    running = [workers]
-
-    def work() -> None:
-        try:
-            while True:
-                with lock:
-                    if errors or abandoned.is_set():
-                        return
-                    index = next(pending, None)
-                if index is None:
-                    return
-                try:
-                    value = calls.sync(requests[index])
-                except BaseException as exc:
-                    with lock:
-                        errors.append(exc)
-                    return
-                with lock:
-                    if not abandoned.is_set():
-                        results[index] = value
-        finally:
-            with lock:
-                running[0] -= 1
-                if running[0] == 0:
-                    finished.set()
-
-    # Each worker runs in a copy of the caller's context, so context variables (tracing
-    # spans, callback managers) are seen by the evaluator as on the caller's thread.
-    for _ in range(workers):
-        submit(work)
-    if not finished.wait(timeout=budget.remaining_seconds()):
-        with lock:
-            abandoned.set()
-        budget.close("time_budget")
-        raise _time_exceeded(budget)
-    if errors:
-        raise errors[0]
-    return results
-
-
 def evaluate_sync(
     game: CoalitionGame,
     coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
@@ -281,13 +210,19 @@ def evaluate_sync(
     *,
     retrier: CallRetrier | None = None,
     failures: list[FailedCoalition] | None = None,
+    pace: Pace | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
 ) -> None:
     """Evaluate ``coalitions`` up to ``trials`` trials each (sync).
 
-    Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, in
-    worker threads up to ``max_concurrency``. When the run has a deadline the batch always
-    goes to threads (never inline), so that the caller's thread can stop waiting at the
-    deadline; calls already in flight then finish in their threads, discarded.
+    Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, up to
+    ``max_concurrency`` calls at once (:func:`~.sync_batch.run_batch`: a slow evaluator on
+    daemon worker threads from its first call, a fast one inline). When the run has a
+    deadline the batch always goes to threads (never inline), so that the caller's thread
+    can stop waiting at the deadline; calls already in flight then finish in their
+    threads, discarded. ``on_start`` / ``on_done`` are called on the caller's thread, with
+    the batch's size before the first call and with the calls done after each call.
 
     Args:
         game: the coalition table (filled in place).
@@ -297,6 +232,9 @@ def evaluate_sync(
         trials: trials each coalition needs (None: T, or the pair's).
         retrier: retries and budget of the run (None: one attempt, no budget).
         failures: collects the calls that failed.
+        pace: the run's evaluator speed, kept across its batches (None: a fresh one).
+        on_start: called with the number of calls of the batch before the first one.
+        on_done: called with the number of calls done, after each call.
 
     Raises:
         EvaluatorError: a call failed after its retries.
@@ -309,21 +247,16 @@ def evaluate_sync(
     retrier.budget.ensure(len(requests))
     game.rounds += 1
     calls = _Calls(evaluate, retrier, failures if failures is not None else [])
-    timed = retrier.budget.deadline is not None
-    if not timed and (max_concurrency <= 1 or len(requests) == 1):
-        results = [calls.sync(r) for r in requests]
-    elif timed:
-        results = _call_threaded(calls, requests, min(max_concurrency, len(requests)))
-    else:
-        # Probe with one inline call: an evaluator faster than a thread hand-off (a cache,
-        # a local function) runs inline; anything slower (a model call) goes to threads.
-        started = time.perf_counter()
-        first = calls.sync(requests[0])
-        rest = requests[1:]
-        if time.perf_counter() - started < INLINE_BELOW_SECONDS:
-            results = [first, *(calls.sync(r) for r in rest)]
-        else:
-            results = [first, *_call_threaded(calls, rest, min(max_concurrency, len(rest)))]
+    if on_start is not None:
+        on_start(len(requests))
+    results = run_batch(
+        calls.sync,
+        requests,
+        budget=retrier.budget,
+        workers=max_concurrency,
+        pace=pace,
+        on_done=on_done,
+    )
     _store(game, requests, results)
 
 
@@ -392,7 +325,7 @@ async def evaluate_async(
     except TimeoutError:
         budget.close("time_budget")
         await _settle(tasks)
-        raise _time_exceeded(budget) from None
+        raise time_exceeded(budget) from None
     except BaseException:
         budget.close("cancelled")
         await _settle(tasks)

@@ -72,11 +72,22 @@ ACCEPTED = 0.5
 """A verdict scoring at least this accepts the answer (for the consistency check)."""
 
 
+NEGATIONS = frozenset(
+    (  # noqa: SIM905 - a word list reads best as one string
+        "not no never none nobody nothing nowhere neither nor without cannot cant dont "
+        "doesnt didnt isnt arent wasnt werent wont wouldnt hasnt havent hadnt shouldnt couldnt"
+    ).split()
+)
+"""Words (normalised, apostrophes dropped) that turn a statement into its denial."""
+
+
 def answers_agree(first: str, second: str) -> bool:
     """Whether two answers state the same thing.
 
     They do when equal once normalised, or when the words of one are all among the
-    other's ("December 2023" and "John was in Italy in December 2023").
+    other's ("December 2023" and "John was in Italy in December 2023"), unless the longer
+    one's extra words hold a negation ("Paris" and "not Paris" disagree): a judge that
+    accepts an answer and its denial is inconsistent, whatever the word overlap.
 
     Args:
         first: One answer.
@@ -89,12 +100,20 @@ def answers_agree(first: str, second: str) -> bool:
         >>> from meclear_integrations.judges.task import answers_agree
         >>> answers_agree("December 2023", "John was in Italy in December 2023.")
         True
+        >>> answers_agree("Paris", "Not Paris.")
+        False
     """
     a, b = normalize_answer(first), normalize_answer(second)
     if a == b:
         return True
     words_a, words_b = set(a.split()), set(b.split())
-    return bool(words_a and words_b) and (words_a <= words_b or words_b <= words_a)
+    if not (words_a and words_b):
+        return False
+    if words_a <= words_b:
+        return not (words_b - words_a) & NEGATIONS
+    if words_b <= words_a:
+        return not (words_a - words_b) & NEGATIONS
+    return False
 
 
 @dataclass(frozen=True)

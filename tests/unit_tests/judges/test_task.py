@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine
+from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine, Memory
 from meclear_integrations.judges import (
     AsyncTaskEvaluator,
+    BaseJudge,
     ExactMatchJudge,
+    JudgeVerdict,
     MissingReferenceError,
     ReferenceFreeLLMJudge,
     ReferenceLLMJudge,
     TaskEvaluator,
     task_evaluator,
 )
+from meclear_integrations.judges.task import answers_agree
 from meclear_integrations.prompts import format_answer_prompt
 from meclear_integrations.simulation import TextReader, redundant_harm_example
 
@@ -91,3 +94,42 @@ def test_answer_must_be_text() -> None:
     evaluate = task_evaluator(lambda c: 42, ExactMatchJudge(), question="q", reference="r")
     with pytest.raises(TypeError):
         evaluate((), 0)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "agree"),
+    [
+        ("December 2023", "John was in Italy in December 2023.", True),
+        ("Paris", "the Paris", True),
+        ("Paris", "Not Paris.", False),
+        ("Not Paris", "Paris", False),
+        ("He moved to Berlin", "He never moved to Berlin", False),
+        ("Italy", "John didn't go to Italy", False),
+        ("not Paris", "John is not in Paris", True),
+        ("Paris", "Rome", False),
+        ("", "Paris", False),
+    ],
+)
+def test_answers_agree_unless_one_denies_the_other(first: str, second: str, agree: bool) -> None:
+    assert answers_agree(first, second) is agree
+    assert answers_agree(second, first) is agree
+
+
+class _AcceptsEverything(BaseJudge):
+    def score(self, question, answer, *, reference=None, context=None) -> JudgeVerdict:
+        return JudgeVerdict(score=1.0, parsed_by="rule")
+
+
+def test_a_judge_accepting_an_answer_and_its_denial_makes_the_run_abstain() -> None:
+    memories = [Memory(id="a", content="Alice lives in Paris."), Memory(id="b", content="x")]
+
+    def answer(coalition) -> str:
+        return "Paris" if any(m.id == "a" for m in coalition) else "not Paris"
+
+    evaluate = task_evaluator(
+        answer, _AcceptsEverything(), question="Where does Alice live?", context=memories
+    )
+    config = ClearanceConfig(estimator="exact", trials=1, early_exit=False)
+    report = MeClearEngine(config).clear(memories, evaluate)
+    assert report.status == "unverified" and report.status_reason == "accepted_two_answers"
+    assert report.kept_ids == ["a", "b"]
