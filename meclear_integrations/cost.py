@@ -57,6 +57,10 @@ def with_model_calls(
 def with_event_cost(event: StageEvent, calls: TaskCalls, meter: UsageMeter | None) -> StageEvent:
     """A clearance end event whose ``cost`` also holds the model calls so far.
 
+    With a limiter, the event also gets ``limiter``: its bound (``max_in_flight``), its
+    ``peak_in_flight`` so far, and this query's ``acquisitions``, ``waited`` and
+    ``wait_seconds`` (``meclear_integrations.limiter``).
+
     Args:
         event: An engine stage event (only the clearance end event is changed).
         calls: The query's agent and judge calls so far.
@@ -71,4 +75,7 @@ def with_event_cost(event: StageEvent, calls: TaskCalls, meter: UsageMeter | Non
     fields = cost_fields(calls, meter)
     extra = {k: v.model_dump() if hasattr(v, "model_dump") else v for k, v in fields.items()}
     extra["model_calls"] = calls.agent_calls + calls.judge_calls
-    return event.model_copy(update={"payload": {**event.payload, "cost": {**cost, **extra}}})
+    payload = {**event.payload, "cost": {**cost, **extra}}
+    if calls.limiter is not None:
+        payload["limiter"] = calls.limiter
+    return event.model_copy(update={"payload": payload})

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
+import math
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ __all__ = [
     "call_gate",
     "check_call_allowed",
     "in_worker",
+    "remaining_call_seconds",
     "submit",
 ]
 
@@ -51,6 +53,8 @@ IDLE_SECONDS = 2.0
 
 class _Gate(Protocol):
     def check_open(self) -> None: ...
+
+    def remaining_seconds(self) -> float | None: ...
 
 
 _GATE: contextvars.ContextVar[_Gate | None] = contextvars.ContextVar("meclear_gate", default=None)
@@ -82,6 +86,20 @@ def check_call_allowed() -> None:
     gate = _GATE.get()
     if gate is not None:
         gate.check_open()
+
+
+def remaining_call_seconds() -> float | None:
+    """Seconds before the current run's deadline, for code that waits before a model call.
+
+    Returns:
+        None outside an engine run, ``math.inf`` inside a run without a deadline, else the
+        seconds left (may be <= 0).
+    """
+    gate = _GATE.get()
+    if gate is None:
+        return None
+    remaining = gate.remaining_seconds()
+    return math.inf if remaining is None else remaining
 
 
 Job = Callable[[], None]

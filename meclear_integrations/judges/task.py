@@ -21,6 +21,11 @@ Deduplication (per query, single-flight: concurrent requests wait for the first 
   (coalition, trial). Either way a retried evaluator call reuses the agent's answer when
   only the judge failed (an unreadable verdict retries the judge only).
 
+Shared limits (``limiter=``, a :class:`~meclear_integrations.limiter.CallLimiter`): the
+agent call and the judge call each hold one slot of the limiter while they run, never one
+while waiting for the other (a sync agent awaited from the async evaluator holds its slot
+in the worker thread that runs it). The slot waits count in ``calls.limiter``.
+
 Consistency (``abstain_on_conflict=True``): when the judge accepts two different answers to
 the question within one query (neither answer's words contain the other's), the verdicts
 cannot all be right, so the evaluator raises
@@ -40,7 +45,7 @@ import threading
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -51,6 +56,7 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.tracing import judge_call
 from ..core.workers import check_call_allowed, in_worker
+from ..limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
 from ..usage import model_role
 from .base import Judge, JudgeVerdict
 from .normalize import normalize_answer
@@ -127,6 +133,8 @@ class TaskCalls:
     agent_hits: int
     judge_calls: int
     judge_hits: int
+    limiter: dict[str, Any] | None = None
+    """The limiter's bound and peak and this query's waits for it (None: no limiter)."""
 
     @property
     def calls(self) -> int:
@@ -190,6 +198,7 @@ class _TaskBase:
         deterministic_agent: bool = False,
         judge_once: bool = True,
         abstain_on_conflict: bool = True,
+        limiter: CallLimiter | None = None,
     ) -> None:
         if getattr(judge, "requires_reference", False) and reference is None:
             from .errors import MissingReferenceError
@@ -206,6 +215,9 @@ class _TaskBase:
         self.deterministic_agent = deterministic_agent
         self.judge_once = judge_once
         self.abstain_on_conflict = abstain_on_conflict
+        self.limiter = limiter
+        self.waits = WaitTally()
+        """What this query's model calls waited for the limiter."""
         self.records: list[TaskRecord] = []
         """Every run, in completion order."""
         self.conflict: tuple[str, str] | None = None
@@ -223,6 +235,7 @@ class _TaskBase:
             agent_hits=self._answers.hits,
             judge_calls=self._verdicts.calls,
             judge_hits=self._verdicts.hits,
+            limiter=None if self.limiter is None else limiter_summary(self.limiter, self.waits),
         )
 
     def _shown(self, coalition: tuple[Memory, ...]) -> tuple[Memory, ...]:
@@ -308,7 +321,7 @@ class TaskEvaluator(_TaskBase):
 
     def _call_agent(self, coalition: tuple[Memory, ...]) -> str:
         check_call_allowed()  # no model call after the run's deadline
-        with _role("agent"):
+        with limited(self.limiter, self.waits), _role("agent"):
             if _is_async(self.answer):
                 return _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
             return _text(self.answer(coalition))
@@ -316,6 +329,7 @@ class TaskEvaluator(_TaskBase):
     def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
         check_call_allowed()
         with (
+            limited(self.limiter, self.waits),
             _role("judge"),
             judge_call(self.judge, self.question, answer, reference=self.reference) as call,
         ):
@@ -376,11 +390,21 @@ class AsyncTaskEvaluator(_TaskBase):
         check_call_allowed()  # no model call after the run's deadline
         with _role("agent"):
             if _is_async(self.answer):
-                return _text(await self.answer(coalition))  # type: ignore[misc]
-            return _text(await in_worker(self.answer, coalition))
+                async with alimited(self.limiter, self.waits):
+                    return _text(await self.answer(coalition))  # type: ignore[misc]
+            # the slot is held in the worker, for as long as the call really runs
+            return _text(await in_worker(self._limited_answer, coalition))
+
+    def _limited_answer(self, coalition: tuple[Memory, ...]) -> str | Awaitable[str]:
+        with limited(self.limiter, self.waits):
+            return self.answer(coalition)
 
     async def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
         check_call_allowed()
+        async with alimited(self.limiter, self.waits):
+            return await self._ajudge(coalition, answer)
+
+    async def _ajudge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
         with (
             _role("judge"),
             judge_call(self.judge, self.question, answer, reference=self.reference) as call,
@@ -447,6 +471,7 @@ def task_evaluator(
     deterministic_agent: bool = False,
     judge_once: bool = True,
     abstain_on_conflict: bool = True,
+    limiter: CallLimiter | None = None,
 ) -> TaskEvaluator | AsyncTaskEvaluator:
     """The engine's ``evaluate(coalition, trial)`` for one query (module docstring).
 
@@ -469,6 +494,8 @@ def task_evaluator(
         and coalition with ``judge_context="coalition"``).
         abstain_on_conflict: Raise ``InconsistentVerdictsError`` when the judge accepts two
             different answers to the query.
+        limiter: Bounds the model calls in flight: the agent call and the judge call each
+            hold one of its slots while they run (``meclear_integrations.limiter``).
 
     Returns:
         A :class:`TaskEvaluator` or an :class:`AsyncTaskEvaluator`.
@@ -503,4 +530,5 @@ def task_evaluator(
         deterministic_agent=deterministic_agent,
         judge_once=judge_once,
         abstain_on_conflict=abstain_on_conflict,
+        limiter=limiter,
     )

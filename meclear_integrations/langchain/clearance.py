@@ -69,6 +69,7 @@ from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
 from ..gate import GatePlan
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
+from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..memory_metadata import present_keys
@@ -168,6 +169,14 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
     after consecutive provider failures (``meclear_integrations.breaker``; default: 3
     failures, 30 s). Pass one instance to several components to share it; None: off."""
+    limiter: CallLimiter | None = None
+    """Bounds the model calls in flight (agent and judge, each call one slot) across every
+    query of this component (``meclear_integrations.limiter``); pass one instance to
+    several components to bound the process. None: no bound beyond each query's
+    ``clearance.max_concurrency``."""
+    max_calls_in_flight: int | None = Field(default=None, ge=1)
+    """Shorthand for a limiter of this component's own: ``CallLimiter(max_calls_in_flight)``
+    (not together with ``limiter``)."""
     metadata_key: str = DEFAULT_METADATA_KEY
     """Metadata key of the per-memory results on returned documents."""
     reference_key: str = REFERENCE_METADATA_KEY
@@ -215,6 +224,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
     _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
+    _limiter: CallLimiter | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -227,6 +237,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
+        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
@@ -280,6 +291,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
             judge_context=self.judge_context,
             context=memories,
             deterministic_agent=self._deterministic(),
+            limiter=self._limiter,
         )
 
     def _deterministic(self) -> bool:

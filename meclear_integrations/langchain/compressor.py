@@ -48,6 +48,9 @@ class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
         circuit_breaker: CircuitBreaker | None
             Skips clearance for a cool-down after consecutive provider failures
             (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
+        limiter: CallLimiter | None
+            Bounds the model calls in flight across queries (share one instance to bound
+            several components); ``max_calls_in_flight=N`` makes one of its own.
         on_failure: "open" | "closed" | None
             Fail open or raise on transient failures.
 

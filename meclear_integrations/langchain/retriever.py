@@ -67,6 +67,9 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
         circuit_breaker: CircuitBreaker | None
             Skips clearance for a cool-down after consecutive provider failures
             (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
+        limiter: CallLimiter | None
+            Bounds the model calls in flight across queries (share one instance to bound
+            several components); ``max_calls_in_flight=N`` makes one of its own.
         k: int | None
             Documents to retrieve (passed to a ``BaseRetriever`` and enforced).
         on_failure: "open" | "closed" | None

@@ -60,6 +60,7 @@ from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
 from ..gate import GateOutcome
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
+from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..memory_metadata import present_keys
@@ -158,6 +159,9 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
             bounded at 60 s per query unless ``max_wall_seconds`` is set explicitly.
         circuit_breaker: Skips clearance for a cool-down after consecutive provider
             failures (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
+        limiter: Bounds the model calls in flight across queries (a ``CallLimiter``;
+            share one instance to bound several components; None: off).
+        max_calls_in_flight: Shorthand for a limiter of this component's own.
         on_failure: ``"open"`` (documents unchanged and a ``FailOpenWarning`` on
             transient failures) or ``"closed"``; None follows ``clearance.on_failure``.
         trigger: When to clear (``meclear_integrations.triggers``); None clears every
@@ -266,6 +270,24 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
             "failures, 30 s). Pass one instance to several components to share it; None: off."
         ),
     )
+    limiter: CallLimiter | None = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "Bounds the model calls in flight (agent and judge, each call one slot) across every "
+            "query of this component (``meclear_integrations.limiter``); pass one instance to "
+            "several components to bound the process. None: no bound beyond each query's "
+            "``clearance.max_concurrency``."
+        ),
+    )
+    max_calls_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Shorthand for a limiter of this component's own: ``CallLimiter(max_calls_in_flight)`` "
+            "(not together with ``limiter``)."
+        ),
+    )
     answer_prompt: str = Field(
         default=DEFAULT_ANSWER_PROMPT,
         description=(
@@ -357,6 +379,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
     _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
+    _limiter: CallLimiter | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -370,6 +393,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
         super().model_post_init(context)
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
+        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
 
     @classmethod
     def class_name(cls) -> str:
@@ -480,6 +504,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
             judge_context=self.judge_context,
             context=memories,
             deterministic_agent=self._deterministic(llm),
+            limiter=self._limiter,
         )
 
     def _deterministic(self, llm: LLM | None) -> bool:

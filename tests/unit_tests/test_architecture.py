@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "usage",
                 "memory_metadata",
                 "breaker",
+                "limiter",
                 "provider_retries",
                 "live_guard",
                 "preflight",

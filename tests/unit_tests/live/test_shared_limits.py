@@ -1,0 +1,282 @@
+"""Shared limits in the components: six concurrent queries through a LangChain
+``ClearingRetriever`` or a LlamaIndex ``MeClearPostprocessor`` sharing one ``CallLimiter``
+never have more model calls in flight than its bound (and do without it), sync (threads)
+and async (``gather``); every model call takes one slot; a query waiting for a slot
+never outlives its wall bound; the clearance end event reports the limiter."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.runnables import RunnableLambda
+from pydantic import Field
+
+from meclear_integrations.core.errors import ConfigurationError
+from meclear_integrations.langchain import (
+    ClearingRetriever,
+    MeClearCompressor,
+    SimulatedChatModel,
+    reference_config,
+)
+from meclear_integrations.limiter import CallLimiter
+from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+from meclear_integrations.simulation import redundant_harm_example
+
+from .test_limiter import Gauge, Holder, wait_until
+
+QUERIES = 6
+LATENCY = 0.005
+FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+
+
+class GaugedChat(SimulatedChatModel):
+    """The simulated chat model, each call taking ``latency`` and counted by ``gauge``."""
+
+    gauge: Any = None
+    latency: float = LATENCY
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        with self.gauge.inside():
+            time.sleep(self.latency)
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        with self.gauge.inside():
+            await asyncio.sleep(self.latency)
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+
+class GaugedLLM(SimulatedLLM):
+    """The simulated LlamaIndex LLM, each call counted by ``gauge`` (``latency`` set)."""
+
+    gauge: Any = Field(default=None, exclude=True)
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        with self.gauge.inside():
+            return super().complete(prompt, formatted, **kwargs)
+
+    async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        with self.gauge.inside():
+            return await super().acomplete(prompt, formatted, **kwargs)
+
+
+def _langchain(gauge: Gauge, **kwargs: Any) -> Callable[[bool], Any]:
+    from langchain_core.documents import Document
+
+    case = redundant_harm_example()
+    docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
+    retriever = ClearingRetriever(
+        retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
+        llm=GaugedChat.from_case(case, gauge=gauge),
+        clearance={**FAST, **kwargs.pop("clearance", {})},
+        **kwargs,
+    )
+    config = reference_config(case.reference)
+
+    async def run(asynchronous: bool) -> list[Any]:
+        if asynchronous:
+            return await retriever.ainvoke(case.query, config=config)
+        return retriever.invoke(case.query, config=config)
+
+    return run
+
+
+def _llama_index(gauge: Gauge, **kwargs: Any) -> Callable[[bool], Any]:
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    case = redundant_harm_example()
+    nodes = [NodeWithScore(node=TextNode(id_=m.id, text=m.content)) for m in case.memories]
+    pp = MeClearPostprocessor(
+        llm=GaugedLLM.from_case(case, gauge=gauge, latency=LATENCY),
+        reference=case.reference,
+        clearance={**FAST, **kwargs.pop("clearance", {})},
+        **kwargs,
+    )
+
+    async def run(asynchronous: bool) -> list[Any]:
+        if asynchronous:
+            return await pp.apostprocess_nodes(nodes, query_str=case.query)
+        return pp.postprocess_nodes(nodes, query_str=case.query)
+
+    return run
+
+
+COMPONENTS = {"langchain": _langchain, "llama_index": _llama_index}
+
+
+def _meta(item: Any) -> dict[str, Any]:
+    holder = item.metadata if hasattr(item, "metadata") else item.node.metadata
+    return holder["meclear"]
+
+
+def _cleared(out: list[Any]) -> bool:
+    """The query cleared the two stale memories (f1, f2) and kept the rest."""
+    ids = [getattr(i, "id", None) or i.node.node_id for i in out]
+    return ids == ["g1", "b1", "b2", "b3"] and "failure" not in _meta(out[0])
+
+
+def concurrent_queries(
+    run: Callable[[bool], Any], asynchronous: bool, queries: int = QUERIES
+) -> list[list[Any]]:
+    """``queries`` queries at once: ``gather`` on one loop, or one thread each."""
+    if asynchronous:
+
+        async def all_queries() -> list[list[Any]]:
+            return list(await asyncio.gather(*(run(True) for _ in range(queries))))
+
+        return asyncio.run(all_queries())
+    results: list[Any] = [None] * queries
+
+    def one(i: int) -> None:
+        results[i] = asyncio.run(run(False))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(queries)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("framework", list(COMPONENTS))
+def test_a_shared_limiter_bounds_calls_in_flight_across_queries(
+    framework: str, asynchronous: bool
+) -> None:
+    gauge = Gauge()
+    limiter = CallLimiter(2)
+    outs = concurrent_queries(COMPONENTS[framework](gauge, limiter=limiter), asynchronous)
+    assert all(_cleared(out) for out in outs)
+    assert gauge.peak <= 2
+    stats = limiter.stats()
+    assert stats.peak_in_flight == 2 and stats.in_flight == 0 and stats.waited > 0
+    model_calls = sum(_meta(out[0])["model_calls"]["total"] for out in outs)
+    assert stats.acquisitions == model_calls  # one slot per agent or judge call
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("framework", list(COMPONENTS))
+def test_without_a_limiter_concurrent_queries_exceed_the_bound(
+    framework: str, asynchronous: bool
+) -> None:
+    gauge = Gauge()
+    outs = concurrent_queries(COMPONENTS[framework](gauge), asynchronous)
+    assert all(_cleared(out) for out in outs)
+    assert gauge.peak > 2
+
+
+def test_components_share_one_limiter() -> None:
+    gauge = Gauge()
+    limiter = CallLimiter(3)
+    runs = [_langchain(gauge, limiter=limiter), _llama_index(gauge, limiter=limiter)]
+
+    async def both() -> None:
+        await asyncio.gather(*(run(True) for run in runs for _ in range(3)))
+
+    asyncio.run(both())
+    assert gauge.peak <= 3 and limiter.stats().peak_in_flight == 3
+
+
+@pytest.mark.parametrize("framework", list(COMPONENTS))
+def test_max_calls_in_flight_builds_a_limiter_per_component(framework: str) -> None:
+    gauge = Gauge()
+    outs = concurrent_queries(COMPONENTS[framework](gauge, max_calls_in_flight=1), True, 2)
+    assert all(_cleared(out) for out in outs)
+    assert gauge.peak == 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("framework", list(COMPONENTS))
+def test_a_query_waiting_for_a_slot_ends_at_its_wall_bound(
+    framework: str, asynchronous: bool
+) -> None:
+    limiter = CallLimiter(1)
+    holder = Holder(limiter)  # another caller holds the only slot
+    try:
+        run = COMPONENTS[framework](
+            Gauge(),
+            limiter=limiter,
+            clearance={**FAST, "max_wall_seconds": 0.5},
+            circuit_breaker=None,
+        )
+        started = time.perf_counter()
+        with pytest.warns(Warning):  # the FailOpenWarning of the time budget
+            out = asyncio.run(run(asynchronous))
+        seconds = time.perf_counter() - started
+    finally:
+        holder.release()
+    meta = _meta(out[0])
+    assert meta["status"] == "failed" and meta["failure"]["reason"] == "time_budget"
+    assert seconds < 3.0
+    # abandoned waiters of the sync path notice the run's end
+    wait_until(lambda: limiter.stats().waiting == 0 and limiter.stats().in_flight == 0)
+    stats = limiter.stats()
+    assert (stats.in_flight, stats.waiting) == (0, 0) and stats.gave_up >= 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_the_clearance_end_event_reports_the_limiter(asynchronous: bool) -> None:
+    from langchain_core.documents import Document
+
+    case = redundant_harm_example()
+    docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
+    limiter = CallLimiter(2)
+    retriever = ClearingRetriever(
+        retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
+        llm=GaugedChat.from_case(case, gauge=Gauge(), latency=0.0),
+        limiter=limiter,
+        clearance=FAST,
+    )
+    ends: list[dict[str, Any]] = []
+    config = reference_config(case.reference)
+    async for event in retriever.astream_events(case.query, config=config, version="v2"):
+        data = event["data"]
+        custom = event["event"] == "on_custom_event"
+        if custom and (data.get("stage"), data.get("phase")) == ("clearance", "end"):
+            ends.append(data)
+    assert len(ends) == 1
+    entry = ends[0]["limiter"]
+    assert entry["max_in_flight"] == 2 and entry["peak_in_flight"] <= 2
+    assert entry["acquisitions"] == ends[0]["cost"]["model_calls"] == limiter.stats().acquisitions
+    assert entry["waited"] <= entry["acquisitions"] and entry["wait_seconds"] >= 0.0
+
+
+def test_no_limiter_no_event_entry() -> None:
+    from meclear_integrations.core.events import StageEvent
+    from meclear_integrations.cost import with_event_cost
+    from meclear_integrations.judges.task import TaskCalls
+
+    event = StageEvent(stage="clearance", phase="end", payload={"cost": {}})
+    calls = TaskCalls(agent_calls=1, agent_hits=0, judge_calls=1, judge_hits=0)
+    assert "limiter" not in with_event_cost(event, calls, None).payload
+
+
+@pytest.mark.parametrize("component", ["retriever", "compressor", "postprocessor"])
+def test_limiter_settings_are_strict(component: str) -> None:
+    case = redundant_harm_example()
+    limiter = CallLimiter(2)
+
+    def build(**kwargs: Any) -> Any:
+        if component == "postprocessor":
+            return MeClearPostprocessor(llm=SimulatedLLM.from_case(case), **kwargs)
+        llm = SimulatedChatModel.from_case(case)
+        if component == "compressor":
+            return MeClearCompressor(llm=llm, **kwargs)
+        return ClearingRetriever(retriever=RunnableLambda(lambda q: []), llm=llm, **kwargs)
+
+    assert build(limiter=limiter)._limiter is limiter
+    assert build(max_calls_in_flight=3)._limiter.max_in_flight == 3
+    assert build()._limiter is None
+    with pytest.raises((ConfigurationError, ValueError), match="not both"):
+        build(limiter=limiter, max_calls_in_flight=3)
+    with pytest.raises(ValueError, match="max_calls_in_flight"):
+        build(max_calls_inflight=3)
+    with pytest.raises(ValueError):
+        build(max_calls_in_flight=0)
+    with pytest.raises(ValueError):
+        build(limiter=4)  # a number is max_calls_in_flight's
