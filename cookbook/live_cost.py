@@ -24,7 +24,11 @@ from meclear_integrations import ClearanceConfig
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from meclear_integrations.simulation import redundant_harm_example
 
-PRESETS = {"default": ClearanceConfig(), "paper": ClearanceConfig.paper()}
+PRESETS = {
+    "default": ClearanceConfig(),
+    "cheap": ClearanceConfig.cheap(),
+    "paper": ClearanceConfig.paper(),
+}
 
 
 def measure() -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from .figures import load_pyplot
 
-__all__ = ["render_sweep", "write_sweep_figure"]
+__all__ = ["cost_table", "render_sweep", "write_sweep_figure"]
 
 
 def _pct(x: float | None) -> str:
@@ -114,11 +114,75 @@ def judge_table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _calls(group: dict[str, Any]) -> str:
+    if not group.get("n"):
+        return "n/a"
+    return f"{group['agent_calls']:.1f} + {group['judge_calls']:.1f} = {group['model_calls']:.1f}"
+
+
+def cost_table(doc: dict[str, Any]) -> str:
+    """The README's "Cost" rows: model calls per clean and per faulty query, per preset.
+
+    Args:
+        doc: The cost sweep's document.
+
+    Returns:
+        The Markdown table.
+    """
+    lines = [
+        "| preset | clean query: agent + judge | faulty query: agent + judge (max) | "
+        "Recovery (faulty) | Recall@\\|M\\| | harm rate | deleted bg / case | unverified |",
+        "|" + "---|" * 8,
+    ]
+    for r in doc["rows"]:
+        clean, faulty = r["clean"], r["faulty"]
+        worst = f" ({faulty['max_model_calls']})" if faulty.get("n") else ""
+        everyone = [g for g in (clean, faulty) if g.get("n")]
+        n = sum(g["n"] for g in everyone) or 1
+        harm = sum(g["harm_rate"] * g["n"] for g in everyone) / n
+        background = sum(g["cleared_background"] * g["n"] for g in everyone) / n
+        unverified = sum(g["unverified_rate"] * g["n"] for g in everyone) / n
+        lines.append(
+            f"| {r['preset']} | {_calls(clean)} | {_calls(faulty)}{worst} | "
+            f"{_pct(faulty.get('recovery'))} | {_pct(faulty.get('recall_at_m'))} | "
+            f"{_pct(harm)} | {background:.3f} | {_pct(unverified)} |"
+        )
+    return "\n".join(lines)
+
+
+def _cheap_table(doc: dict[str, Any]) -> str:
+    ks = list(doc["reference"])
+    head = " | ".join(f"K={k}: faulty calls / Recovery / Recall@\\|M\\|" for k in ks)
+    lines = [f"| settings | {head} | admissible |", "|" + "---|" * (len(ks) + 2)]
+
+    def cells(points: dict[Any, Any]) -> str:
+        return " | ".join(
+            f"{_num(points[k]['faulty']['model_calls'])} / {_pct(points[k]['faulty']['recovery'])}"
+            f" / {_pct(points[k]['faulty']['recall_at_m'])}"
+            for k in ks
+        )
+
+    lines.append(f"| default (reference) | {cells(doc['reference'])} | |")
+    objective = doc["objective_k"]
+    order = sorted(
+        range(len(doc["rows"])),
+        key=lambda i: doc["rows"][i]["points"][objective]["faulty"]["model_calls"],
+    )
+    for i in order:
+        row = doc["rows"][i]
+        label = ", ".join(f"{k}={v}" for k, v in row["settings"].items())
+        mark = " **(chosen)**" if i == doc["chosen"] else ""
+        lines.append(
+            f"| {label}{mark} | {cells(row['points'])} | {'yes' if row['admissible'] else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
 def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
     """The sweep's report (Markdown).
 
     Args:
-        kind: ``tune``, ``budget``, ``permutations`` or ``judges``.
+        kind: ``tune``, ``budget``, ``permutations``, ``judges``, ``cheap`` or ``cost``.
         doc: The sweep's document.
         command: The command that reproduces it.
 
@@ -130,12 +194,16 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
         "budget": "Quality versus cost",
         "permutations": "Sensitivity to the permutation budget L",
         "judges": "Success signals with and without a reference answer",
+        "cheap": "The cheap preset's settings, chosen on the dev split",
+        "cost": "Model calls per query by engine preset",
     }[kind]
     body = {
         "tune": _tune_table,
         "budget": _budget_table,
         "permutations": _permutation_table,
         "judges": judge_table,
+        "cheap": _cheap_table,
+        "cost": cost_table,
     }[kind](doc)
     head = [
         f"# {title}",
@@ -154,13 +222,25 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
             "Chosen: "
             + ", ".join(f"{name}: {settings}" for name, settings in doc["chosen"].items()),
         ]
+    if kind == "cheap":
+        chosen = doc["chosen"]
+        head += [
+            "",
+            f"Objective: {doc['objective']}.",
+            "",
+            "Chosen: "
+            + ("none admissible" if chosen is None else str(doc["rows"][chosen]["settings"])),
+        ]
+    if kind in ("cheap", "cost"):
+        setting = f"judge {doc['judge']}, temperature {doc['temperature'] or 'as in cases'}"
+        head += ["", f"Setting: {setting}; model calls are agent + judge, deduplicated."]
     if kind in ("budget", "permutations", "judges"):
         head += ["", f"![{kind}]({kind}.png)"]
     return "\n".join([*head, "", body, ""])
 
 
 def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path | None:
-    """Write the sweep's figure; None for ``tune``.
+    """Write the sweep's figure; None for ``tune``, ``cheap`` and ``cost`` (tables only).
 
     budget: quality vs cost; permutations: metrics vs L; judges: accuracy gain and harm per
     signal.
@@ -173,7 +253,7 @@ def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path
     Returns:
         ``path``, or None.
     """
-    if kind == "tune":
+    if kind in ("tune", "cheap", "cost"):
         return None
     plt = load_pyplot()
     out = Path(path)

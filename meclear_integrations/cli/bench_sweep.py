@@ -1,4 +1,4 @@
-"""``meclear bench-sweep KIND``: dev tuning, cost curve, L sensitivity, judge signals.
+"""``meclear bench-sweep KIND``: dev tuning, cost curve, L sensitivity, judge signals, presets.
 
 SIMULATED figures, written to ``--out``.
 
@@ -8,7 +8,11 @@ SIMULATED figures, written to ``--out``.
   (``budget.json``, ``budget.md``, ``budget.png``);
 - ``permutations``: the paper's configuration at L = 4, 8, 16 (``permutations.*``);
 - ``judges``: MeClear and no clearance under every success signal (``judges.*``), the
-  table of the README's "Without a reference answer".
+  table of the README's "Without a reference answer";
+- ``cheap``: the cheap preset's grid on the dev split at K = 5, 10, 20 (``--locomo``) and
+  its choice (``cheap.json``, ``cheap.md``);
+- ``cost``: model calls per clean and per faulty query for the default, cheap and paper
+  presets (``cost.json``, ``cost.md``), the README's "Cost" table.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from .bench import SETTINGS, signal_settings
 
 __all__ = ["register", "run_sweep"]
 
-KINDS = ("tune", "budget", "permutations", "judges")
+KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,9 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--split",
         choices=["dev", "test", "all"],
         default=None,
-        help="LoCoMo split (default: dev for tune, test otherwise)",
+        help="LoCoMo split (default: dev for tune and cheap, test otherwise)",
     )
-    p.add_argument("--k", type=int, default=5, help="retrieval budget K (with --locomo)")
+    p.add_argument(
+        "--k", type=int, default=5, help="retrieval budget K (with --locomo; cheap: 5, 10, 20)"
+    )
     add_engine_flags(p)
     p.add_argument("--judge", default=None, help="success signal (not for tune / judges)")
     p.add_argument("--temperature", type=float, default=None, help="world temperature")
@@ -84,7 +90,7 @@ def _command(args: argparse.Namespace) -> str:
         value = getattr(args, flag, None)
         if value is not None:
             parts += [f"--{flag}", str(value)]
-    if args.locomo is not None:
+    if args.locomo is not None and args.kind != "cheap":
         parts += ["--k", str(args.k)]
     parts += ["--seed", str(args.seed), "--out", str(args.out)]
     return shlex.join(parts)
@@ -99,20 +105,26 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     Returns:
         The sweep's document (also written to ``KIND.json``).
     """
-    from ..bench import sweeps
+    from ..bench import cost_sweep, sweeps
     from ..bench.settings import BenchSettings
     from ..bench.sweep_report import render_sweep, write_sweep_figure
     from .bench import _load
 
     if args.split is None:
-        args.split = "dev" if args.kind == "tune" else "test"
+        args.split = "dev" if args.kind in ("tune", "cheap") else "test"
+    if args.kind == "cheap" and args.locomo is None:
+        raise ValueError("bench-sweep cheap builds cases at K = 5, 10, 20: give --locomo DIR")
     if args.kind == "tune" and args.preset is None:
         # tuning starts from the package default, not from what an earlier tuning chose
         # (its grid's "auto" estimator then means what it means for a user)
         args.preset = "default"
     if args.cases is None and args.locomo is None and args.split != "all":
         args.split = "all"  # the built-in cases are not LoCoMo: no split applies
-    cases, _, _, source, _ = _load(args)
+    by_k = {}
+    for k in cost_sweep.CHEAP_KS if args.kind == "cheap" else (args.k,):
+        args.k = k
+        by_k[k], _, _, source, _ = _load(args)
+    cases = by_k[args.k]
     if not cases:
         raise SystemExit("error: no valid cases to run")
     base = BenchSettings(
@@ -128,6 +140,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         doc = sweeps.budget_sweep(cases, base=base, progress=say)
     elif args.kind == "permutations":
         doc = sweeps.permutation_sweep(cases, base=base, progress=say)
+    elif args.kind == "cheap":
+        doc = cost_sweep.cheap_sweep(by_k, base=base, progress=say)
+    elif args.kind == "cost":
+        doc = cost_sweep.preset_costs(cases, base=base, progress=say)
     else:
         doc = sweeps.judge_sweep(cases, base=base, progress=say)
     doc["source"] = source

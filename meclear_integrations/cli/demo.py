@@ -36,9 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--preset",
-        choices=["default", "paper"],
+        choices=["default", "cheap", "paper"],
         default="default",
-        help="engine configuration: the budget-aware default or the paper's (L=16, T=2)",
+        help="engine configuration: the budget-aware default, the cheap preset (fewer model "
+        "calls on faulty queries) or the paper's (L=16, T=2)",
     )
     p.add_argument("--estimator", choices=list(get_args(EstimatorName)), default=None)
     p.add_argument("--permutations", type=int, default=None, help="L")

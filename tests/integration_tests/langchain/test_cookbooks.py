@@ -97,3 +97,6 @@ def test_live_cost_cookbook() -> None:
         faulty = r["query"] == "faulty"
         assert (r["kept"] == ["g1", "b1", "b2", "b3"]) is faulty
     assert by[("default", True, "faulty")]["total"] < by[("default", False, "faulty")]["total"]
+    # the cheap preset: the same clearance for fewer calls; a clean query costs the same
+    assert by[("cheap", True, "faulty")]["total"] < by[("default", True, "faulty")]["total"]
+    assert by[("cheap", True, "clean")]["total"] == clean["total"]

@@ -19,6 +19,7 @@ from meclear_integrations.simulation import redundant_harm_example
 CONFIGS = {
     "default": ClearanceConfig(),
     "paper": ClearanceConfig.paper(),
+    "cheap": ClearanceConfig.cheap(),
     "exact": ClearanceConfig(estimator="exact"),
     "permutation": ClearanceConfig(estimator="permutation"),
     "hierarchical": ClearanceConfig(estimator="hierarchical"),
