@@ -27,9 +27,12 @@ a component builds one for that component alone.
 - **Pacing.** ``rate_limiter=`` takes any object with LangChain's rate-limiter interface
   (``acquire(blocking=...)`` / ``aacquire(blocking=...)``, e.g.
   ``langchain_core.rate_limiters.InMemoryRateLimiter``): after a caller gets its slot it
-  takes one token, so call starts follow the rate (inside a run the token is polled
-  without blocking, so the deadline still holds). Give the rate limiter to the limiter or
-  to the chat model (``ChatOpenAI(rate_limiter=...)``), not both.
+  takes one token, so call starts follow the rate. Tokens are asked for without blocking,
+  four times per token interval (``requests_per_second``, when the rate limiter declares
+  it), so the run's deadline holds and a one-token bucket loses little (LangChain's own
+  blocking ``acquire`` checks every ``check_every_n_seconds``, 0.1 s, per waiter). Give
+  the rate limiter to the limiter or to the chat model (``ChatOpenAI(rate_limiter=...)``),
+  not both.
 - **Counters.** :meth:`CallLimiter.stats` (in flight now, peak, acquisitions, waits, wait
   seconds); each acquisition yields a :class:`SlotTicket`, and a query's waits are summed
   by a :class:`WaitTally` (the integrations put it into the clearance end event).
@@ -64,8 +67,9 @@ __all__ = [
 
 POLL_SECONDS = 0.1
 """A thread waiting inside an engine run re-checks whether the run was stopped this often."""
-PACE_SECONDS = 0.02
-"""How often a token is asked for while pacing inside an engine run."""
+PACE_SECONDS = 0.05
+"""The longest pause between two asks for a token while pacing inside an engine run (a
+rate limiter declaring ``requests_per_second`` is asked four times per token interval)."""
 DEADLINE_GRACE_SECONDS = 0.25
 """A waiter outlives the run's deadline by this much before it gives up on its own: the
 engine abandons the call at the deadline and stops the run first, which reports the
@@ -349,44 +353,57 @@ class CallLimiter:
             raise
 
     # ------------------------------------------------------------------ pacing
+    def _pace_seconds(self) -> float:
+        """The pause between two asks for a token.
+
+        Short against the token interval: a bucket of one token loses what accrues while
+        nobody asks.
+        """
+        rate = getattr(self.rate_limiter, "requests_per_second", None)
+        if isinstance(rate, int | float) and rate > 0:
+            return max(0.002, min(PACE_SECONDS, 0.25 / rate))
+        return PACE_SECONDS
+
+    def _pause(self) -> float:
+        """How long to sleep before asking for a token again (raises once the run is over)."""
+        timeout = self._timeout()
+        pause = self._pace_seconds()
+        return pause if timeout is None else min(pause, timeout)
+
     def _pace(self) -> float | None:
-        """Take one token of the rate limiter; seconds waited (None: it did not wait)."""
+        """Take one token of the rate limiter; seconds waited (None: it did not wait).
+
+        Tokens are asked for without blocking (``acquire(blocking=False)``) every
+        :meth:`_pace_seconds`, so that the run's deadline holds.
+        """
         limiter = self.rate_limiter
         if limiter is None or limiter.acquire(blocking=False):
             return None
         started = self.clock()
-        if remaining_call_seconds() is None:
-            limiter.acquire(blocking=True)
-        else:  # poll, so that the run's deadline still holds
-            while True:
-                time.sleep(min(PACE_SECONDS, self._timeout() or 0.0))
-                if limiter.acquire(blocking=False):
-                    break
-        return self.clock() - started
+        while True:
+            time.sleep(self._pause())
+            if limiter.acquire(blocking=False):
+                return self.clock() - started
 
     async def _apace(self) -> float | None:
-        """Async :meth:`_pace` (a rate limiter without ``aacquire`` is polled)."""
+        """Async :meth:`_pace` (``aacquire``, or ``acquire`` when the limiter has none)."""
         limiter = self.rate_limiter
         if limiter is None:
             return None
         aacquire = getattr(limiter, "aacquire", None)
 
-        async def take(blocking: bool) -> bool:
+        async def take() -> bool:
             if aacquire is not None:
-                return bool(await aacquire(blocking=blocking))
+                return bool(await aacquire(blocking=False))
             return limiter.acquire(blocking=False)
 
-        if await take(False):
+        if await take():
             return None
         started = self.clock()
-        if remaining_call_seconds() is None and aacquire is not None:
-            await take(True)
-        else:
-            while True:
-                await asyncio.sleep(min(PACE_SECONDS, self._timeout() or 0.0))
-                if await take(False):
-                    break
-        return self.clock() - started
+        while True:
+            await asyncio.sleep(self._pause())
+            if await take():
+                return self.clock() - started
 
     # ------------------------------------------------------------------ public
     @contextlib.contextmanager

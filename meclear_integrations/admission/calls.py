@@ -2,7 +2,9 @@
 
 Every attempt counts as a model call. An attempt fails when the model raises or its output
 does not parse; the next attempt repeats the prompt, with the parse error appended as
-feedback. After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
+feedback. Each attempt's model call holds a slot of the runner's
+:class:`~meclear_integrations.limiter.CallLimiter`, when it has one (parsing and backoff
+waits hold none). After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
 guessed value; its error text and last output are redacted (no API key a provider error or
 a hostile candidate put there reaches the decision).
 """
@@ -29,6 +31,7 @@ from tenacity import (
 )
 
 from ..core.redaction import redact
+from ..limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
 from .labels import ProbeRole
@@ -139,12 +142,21 @@ class CallRunner:
         model: The text model.
         config: Retries, timeouts and output limits.
         meter: Counts every attempt.
+        limiter: Bounds the model calls in flight (shared with other runners); None: off.
     """
 
-    def __init__(self, model: TextModel, config: AdmissionConfig, meter: CallMeter) -> None:
+    def __init__(
+        self,
+        model: TextModel,
+        config: AdmissionConfig,
+        meter: CallMeter,
+        *,
+        limiter: CallLimiter | None = None,
+    ) -> None:
         self.model = model
         self.config = config
         self.meter = meter
+        self.limiter = limiter
         self._structured = config.use_structured_output and supports_structured_output(model)
 
     def _policy(self) -> dict[str, Any]:
@@ -191,6 +203,17 @@ class CallRunner:
             ),
         )
 
+    def _complete(self, call: ModelCall, prompt: str) -> object:
+        if self._structured and call.schema is not None:
+            return self.model.complete_json(prompt, call.schema.model_json_schema())  # type: ignore[attr-defined]
+        return self.model.complete(prompt)
+
+    async def _acomplete(self, call: ModelCall, prompt: str) -> object:
+        if self._structured and call.schema is not None:
+            schema = call.schema.model_json_schema()
+            return await self.model.acomplete_json(prompt, schema)  # type: ignore[attr-defined]
+        return await self.model.acomplete(prompt)
+
     def run(self, call: ModelCall) -> CallResult:
         """Synchronous call with bounded retries.
 
@@ -209,12 +232,8 @@ class CallRunner:
                     prompt = _feedback(call.prompt, last)
                     started = time.perf_counter()
                     try:
-                        if self._structured and call.schema is not None:
-                            output: object = self.model.complete_json(  # type: ignore[attr-defined]
-                                prompt, call.schema.model_json_schema()
-                            )
-                        else:
-                            output = self.model.complete(prompt)
+                        with limited(self.limiter):
+                            output = self._complete(call, prompt)
                     except Exception as exc:
                         last = self._model_error(call, started, exc)
                         raise last from exc
@@ -246,12 +265,8 @@ class CallRunner:
                     prompt = _feedback(call.prompt, last)
                     started = time.perf_counter()
                     try:
-                        if self._structured and call.schema is not None:
-                            output: object = await self.model.acomplete_json(  # type: ignore[attr-defined]
-                                prompt, call.schema.model_json_schema()
-                            )
-                        else:
-                            output = await self.model.acomplete(prompt)
+                        async with alimited(self.limiter):
+                            output = await self._acomplete(call, prompt)
                     except Exception as exc:
                         last = self._model_error(call, started, exc)
                         raise last from exc

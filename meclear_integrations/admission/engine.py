@@ -27,6 +27,7 @@ from typing import Any, Literal
 from ..core.redaction import redact
 from ..core.tasks import gather_or_cancel
 from ..core.workers import map_in_workers
+from ..limiter import CallLimiter
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig
 from .decision import (
@@ -116,6 +117,9 @@ class ConMemAdmitter:
         model: The text model of every stage (or a function ``prompt -> str``).
         config: The admission configuration (weights, retries, seed).
         listener: Called with an :class:`AdmissionEvent` per stage.
+        limiter: Bounds the model calls in flight, across decisions and with any other
+            component given the same :class:`~meclear_integrations.limiter.CallLimiter`;
+            None: each decision bounds only its own (``config.max_concurrency``).
 
     Example:
         >>> from meclear_integrations.admission import ConMemAdmitter
@@ -132,14 +136,21 @@ class ConMemAdmitter:
         config: AdmissionConfig | None = None,
         *,
         listener: AdmissionListener | None = None,
+        limiter: CallLimiter | None = None,
     ) -> None:
         self.model = as_text_model(model)
         self.config = config if config is not None else AdmissionConfig()
         self.listener = listener
+        self.limiter = limiter
 
     # ------------------------------------------------------------------ drivers
     def decide(
-        self, candidate: str, context: Context, *, candidate_id: str | None = None
+        self,
+        candidate: str,
+        context: Context,
+        *,
+        candidate_id: str | None = None,
+        limiter: CallLimiter | None = None,
     ) -> AdmissionDecision:
         """Admission decision for ``candidate`` given its historical ``context`` (sync).
 
@@ -147,12 +158,13 @@ class ConMemAdmitter:
             candidate: The candidate memory's text.
             context: Its historical context (text or ``{"role", "content"}`` turns).
             candidate_id: The candidate's id in the decision.
+            limiter: Bounds this decision's model calls (None: the admitter's ``limiter``).
 
         Returns:
             The decision, with the probe evidence, CMTE, reason and cost.
         """
         meter = CallMeter()
-        runner = CallRunner(self.model, self.config, meter)
+        runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
         reply: Any = None
         failure: BaseException | None = None
@@ -171,7 +183,12 @@ class ConMemAdmitter:
                 failure = exc
 
     async def adecide(
-        self, candidate: str, context: Context, *, candidate_id: str | None = None
+        self,
+        candidate: str,
+        context: Context,
+        *,
+        candidate_id: str | None = None,
+        limiter: CallLimiter | None = None,
     ) -> AdmissionDecision:
         """Admission decision on the event loop; independent calls run concurrently.
 
@@ -179,12 +196,13 @@ class ConMemAdmitter:
             candidate: The candidate memory's text.
             context: Its historical context (text or ``{"role", "content"}`` turns).
             candidate_id: The candidate's id in the decision.
+            limiter: Bounds this decision's model calls (None: the admitter's ``limiter``).
 
         Returns:
             The decision, with the probe evidence, CMTE, reason and cost.
         """
         meter = CallMeter()
-        runner = CallRunner(self.model, self.config, meter)
+        runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         semaphore = asyncio.Semaphore(self.config.max_concurrency)
         algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
         reply: Any = None

@@ -32,7 +32,7 @@ from langchain_core.callbacks import (  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSerializable  # noqa: E402
 from langchain_core.vectorstores import VectorStore  # noqa: E402
-from pydantic import BaseModel, ConfigDict, Field, model_validator  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator  # noqa: E402
 
 from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
@@ -41,6 +41,7 @@ from ..admission.prompts import Context  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
 from ..core.tasks import gather_or_cancel  # noqa: E402
+from ..limiter import CallLimiter, resolve_limiter  # noqa: E402
 from .model import as_text_model  # noqa: E402
 
 __all__ = [
@@ -98,6 +99,9 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
             The metadata key holding a document's own context.
         max_concurrent_candidates: int
             Documents decided at once on the async path.
+        limiter: CallLimiter | None
+            Bounds the model calls in flight (share one instance with other components to
+            bound the process); ``max_calls_in_flight=N`` makes one of its own.
 
     Instantiate:
         ```python
@@ -155,12 +159,25 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
     """Context for documents without ``metadata[context_key]``."""
     max_concurrent_candidates: int = Field(default=4, ge=1)
     """Documents decided at once on the async path."""
+    limiter: CallLimiter | None = None
+    """Bounds the model calls in flight across every decision of this runnable (and of any
+    component given the same instance: ``meclear_integrations.limiter``); None: the
+    admitter's own ``limiter``, if any."""
+    max_calls_in_flight: int | None = Field(default=None, ge=1)
+    """Shorthand for a limiter of this runnable's own (not together with ``limiter``)."""
+
+    _limiter: CallLimiter | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         reject_unknown(cls.__name__, data, accepted_names(cls))
         return data
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Resolve the limiter (``limiter`` or ``max_calls_in_flight``)."""
+        super().model_post_init(context)
+        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
 
     def _requests(self, docs: Sequence[Document]) -> list[tuple[str, Context, str]]:
         if isinstance(docs, Document):
@@ -185,7 +202,7 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
         child: RunnableConfig = {"callbacks": run_manager.get_child()}
         decisions = []
         for text, ctx, cid in self._requests(docs):
-            decision = self.admitter.decide(text, ctx, candidate_id=cid)
+            decision = self.admitter.decide(text, ctx, candidate_id=cid, limiter=self._limiter)
             dispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
             decisions.append(decision)
         return decisions
@@ -201,7 +218,9 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
 
         async def one(text: str, ctx: Context, cid: str) -> AdmissionDecision:
             async with gate:
-                decision = await self.admitter.adecide(text, ctx, candidate_id=cid)
+                decision = await self.admitter.adecide(
+                    text, ctx, candidate_id=cid, limiter=self._limiter
+                )
             await adispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
             return decision
 
@@ -279,6 +298,9 @@ class AdmissionGate:
             parsed): ``reject`` (default) keeps it out, ``admit`` stores it, ``raise``
             raises :class:`~meclear_integrations.admission.errors.AdmissionFailedError`.
         max_concurrent_candidates: Documents decided at once by ``aadd_documents``.
+        limiter: Bounds the model calls in flight (a ``CallLimiter``; share one instance
+            with other components to bound the process; None: off).
+        max_calls_in_flight: Shorthand for a limiter of this gate's own.
 
     Instantiate:
         ```python
@@ -330,6 +352,8 @@ class AdmissionGate:
         metadata_key: str = "meclear_admission",
         on_error: OnError = "reject",
         max_concurrent_candidates: int = 4,
+        limiter: CallLimiter | None = None,
+        max_calls_in_flight: int | None = None,
     ) -> None:
         self.vectorstore = vectorstore
         self.metadata_key = metadata_key
@@ -338,6 +362,8 @@ class AdmissionGate:
             admitter=admitter,
             context_key=context_key,
             max_concurrent_candidates=max_concurrent_candidates,
+            limiter=limiter,
+            max_calls_in_flight=max_calls_in_flight,
         )
 
     def _select(

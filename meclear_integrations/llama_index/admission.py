@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "meclear_integrations.llama_index needs llama-index-core: "
         "pip install 'meclear-integrations[llama-index]'"
     ) from exc
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
@@ -34,6 +34,7 @@ from ..core.errors import ConfigurationError
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
 from ..core.tasks import gather_or_cancel
+from ..limiter import CallLimiter, resolve_limiter
 
 __all__ = [
     "AdmissionDecisionEvent",
@@ -103,6 +104,9 @@ class AdmissionTransform(TransformComponent):
             ``raise`` raises.
         keep_rejected: Keep do-not-store nodes too (annotated).
         max_concurrent_candidates: Nodes decided at once on the async path.
+        limiter: Bounds the model calls in flight (a ``CallLimiter``; share one instance
+            with other components to bound the process; None: the admitter's own).
+        max_calls_in_flight: Shorthand for a limiter of this transform's own.
 
     Example:
         ```python
@@ -162,12 +166,33 @@ class AdmissionTransform(TransformComponent):
         ge=1,
         description="Nodes decided at once by ``acall``.",
     )
+    limiter: CallLimiter | None = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "Bounds the model calls in flight across every decision of this transform (and of "
+            "any component given the same instance: ``meclear_integrations.limiter``); None: "
+            "the admitter's own ``limiter``, if any."
+        ),
+    )
+    max_calls_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description="Shorthand for a limiter of this transform's own (not with ``limiter``).",
+    )
+
+    _limiter: CallLimiter | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         reject_unknown(cls.__name__, data, [*accepted_names(cls), "class_name"])
         return data
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Resolve the limiter (``limiter`` or ``max_calls_in_flight``)."""
+        super().model_post_init(context)
+        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
 
     @classmethod
     def class_name(cls) -> str:
@@ -239,7 +264,9 @@ class AdmissionTransform(TransformComponent):
             for node in nodes:
                 text = node.get_content(metadata_mode=MetadataMode.NONE)
                 decisions.append(
-                    self.admitter.decide(text, self._context(node), candidate_id=node.node_id)
+                    self.admitter.decide(
+                        text, self._context(node), candidate_id=node.node_id, limiter=self._limiter
+                    )
                 )
             kept, events = self._route(nodes, decisions)
             for event in events:
@@ -275,7 +302,7 @@ class AdmissionTransform(TransformComponent):
             async with gate:
                 text = node.get_content(metadata_mode=MetadataMode.NONE)
                 return await self.admitter.adecide(
-                    text, self._context(node), candidate_id=node.node_id
+                    text, self._context(node), candidate_id=node.node_id, limiter=self._limiter
                 )
 
         try:

@@ -26,3 +26,9 @@ def test_engine_quickstart_runs(capsys) -> None:
     exec(compile(code, "README quickstart", "exec"), {})
     out = capsys.readouterr().out
     assert "['f1', 'f2']" in out
+
+
+def test_shared_limits_example_runs(capsys) -> None:
+    code = next(b for b in blocks("python") if "CallLimiter(" in b)
+    exec(compile(code, "README shared limits", "exec"), {})
+    assert capsys.readouterr().out.split() == ["4", "0", "330"]
