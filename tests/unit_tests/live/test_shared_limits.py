@@ -27,7 +27,7 @@ from meclear_integrations.limiter import CallLimiter
 from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
 from meclear_integrations.simulation import redundant_harm_example
 
-from .test_limiter import Gauge, Holder, wait_until
+from .test_limiter import CountingRateLimiter, Gauge, Holder, wait_until
 
 QUERIES = 6
 LATENCY = 0.005
@@ -168,6 +168,19 @@ def test_without_a_limiter_concurrent_queries_exceed_the_bound(
     outs = concurrent_queries(COMPONENTS[framework](gauge), asynchronous)
     assert all(_cleared(out) for out in outs)
     assert gauge.peak > 2
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("framework", list(COMPONENTS))
+def test_the_rate_limiter_gives_one_token_per_model_call(
+    framework: str, asynchronous: bool
+) -> None:
+    pacer = CountingRateLimiter(0.001)
+    limiter = CallLimiter(3, rate_limiter=pacer)
+    outs = concurrent_queries(COMPONENTS[framework](Gauge(), limiter=limiter), asynchronous, 2)
+    assert all(_cleared(out) for out in outs)
+    model_calls = sum(_meta(out[0])["model_calls"]["total"] for out in outs)
+    assert pacer.granted == model_calls == limiter.stats().acquisitions
 
 
 def test_components_share_one_limiter() -> None:
