@@ -22,6 +22,8 @@ simply stopped with the process).
   (``RunBudget.close``), it raises :class:`~.errors.BudgetExceededError`, so an abandoned
   worker finishes the call it is in and starts no other one (the judge call after an
   abandoned agent call, a retry).
+  :func:`remaining_call_seconds` tells code that waits before a model call (the shared
+  call limiter) how long the run has left.
 """
 
 from __future__ import annotations

@@ -73,6 +73,26 @@ class Holder:
         self._thread.join(5)
 
 
+def queued_waiter(
+    limiter: CallLimiter, budget: RunBudget
+) -> tuple[threading.Thread, list[BaseException]]:
+    """A thread inside ``budget``'s run, queued for a slot; what it raised goes to the list."""
+    outcome: list[BaseException] = []
+
+    def waiter() -> None:
+        with call_gate(budget):
+            try:
+                with limiter.slot():
+                    pass
+            except BaseException as exc:
+                outcome.append(exc)
+
+    thread = threading.Thread(target=waiter, daemon=True)
+    thread.start()
+    wait_until(lambda: limiter.stats().waiting == 1)
+    return thread, outcome
+
+
 def test_bound_holds_across_threads_and_an_event_loop() -> None:
     limiter = CallLimiter(2)
     gauge = Gauge()
@@ -241,19 +261,7 @@ def test_the_deadline_follows_the_runs_clock() -> None:
     budget = RunBudget(max_seconds=5.0, clock=lambda: now[0])
     limiter = CallLimiter(1)
     holder = Holder(limiter)
-    outcome: list[BaseException] = []
-
-    def waiter() -> None:
-        with call_gate(budget):
-            try:
-                with limiter.slot():
-                    pass
-            except BaseException as exc:
-                outcome.append(exc)
-
-    thread = threading.Thread(target=waiter, daemon=True)
-    thread.start()
-    wait_until(lambda: limiter.stats().waiting == 1)
+    thread, outcome = queued_waiter(limiter, budget)
     time.sleep(0.3)  # real time passes; the run's clock does not
     assert not outcome and limiter.stats().waiting == 1
     now[0] = 5.0 + DEADLINE_GRACE_SECONDS
@@ -267,19 +275,7 @@ def test_a_stopped_run_stops_its_waiters() -> None:
     limiter = CallLimiter(1)
     holder = Holder(limiter)
     budget = RunBudget()  # no deadline
-    outcome: list[BaseException] = []
-
-    def waiter() -> None:
-        with call_gate(budget):
-            try:
-                with limiter.slot():
-                    pass
-            except BaseException as exc:
-                outcome.append(exc)
-
-    thread = threading.Thread(target=waiter, daemon=True)
-    thread.start()
-    wait_until(lambda: limiter.stats().waiting == 1)
+    thread, outcome = queued_waiter(limiter, budget)
     budget.close("cancelled")
     thread.join(5)
     holder.release()

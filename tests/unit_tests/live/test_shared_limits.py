@@ -27,7 +27,7 @@ from meclear_integrations.limiter import CallLimiter
 from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
 from meclear_integrations.simulation import redundant_harm_example
 
-from .test_limiter import Gauge, Holder, wait_until
+from .test_limiter import CountingRateLimiter, Gauge, Holder, wait_until
 
 QUERIES = 6
 LATENCY = 0.005
@@ -170,6 +170,19 @@ def test_without_a_limiter_concurrent_queries_exceed_the_bound(
     assert gauge.peak > 2
 
 
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize("framework", list(COMPONENTS))
+def test_the_rate_limiter_gives_one_token_per_model_call(
+    framework: str, asynchronous: bool
+) -> None:
+    pacer = CountingRateLimiter(0.001)
+    limiter = CallLimiter(3, rate_limiter=pacer)
+    outs = concurrent_queries(COMPONENTS[framework](Gauge(), limiter=limiter), asynchronous, 2)
+    assert all(_cleared(out) for out in outs)
+    model_calls = sum(_meta(out[0])["model_calls"]["total"] for out in outs)
+    assert pacer.granted == model_calls == limiter.stats().acquisitions
+
+
 def test_components_share_one_limiter() -> None:
     gauge = Gauge()
     limiter = CallLimiter(3)
@@ -219,8 +232,7 @@ def test_a_query_waiting_for_a_slot_ends_at_its_wall_bound(
     assert (stats.in_flight, stats.waiting) == (0, 0) and stats.gave_up >= 1
 
 
-@pytest.mark.parametrize("asynchronous", [False, True])
-async def test_the_clearance_end_event_reports_the_limiter(asynchronous: bool) -> None:
+async def test_the_langchain_clearance_end_event_reports_the_limiter() -> None:
     from langchain_core.documents import Document
 
     case = redundant_harm_example()
@@ -244,6 +256,33 @@ async def test_the_clearance_end_event_reports_the_limiter(asynchronous: bool) -
     assert entry["max_in_flight"] == 2 and entry["peak_in_flight"] <= 2
     assert entry["acquisitions"] == ends[0]["cost"]["model_calls"] == limiter.stats().acquisitions
     assert entry["waited"] <= entry["acquisitions"] and entry["wait_seconds"] >= 0.0
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_the_llama_index_clearance_end_event_reports_the_limiter(asynchronous: bool) -> None:
+    from llama_index.core.instrumentation import get_dispatcher
+
+    from tests.unit_tests.llama_index.conftest import EventCollector
+
+    collector = EventCollector()
+    root = get_dispatcher()
+    root.add_event_handler(collector)
+    limiter = CallLimiter(2)
+    try:
+        out = asyncio.run(_llama_index(Gauge(), limiter=limiter)(asynchronous))
+    finally:
+        root.event_handlers.remove(collector)
+    assert _cleared(out)
+    ends = [
+        e.payload
+        for e in collector.events
+        if (e.payload.get("stage"), e.payload.get("phase")) == ("clearance", "end")
+    ]
+    assert len(ends) == 1
+    entry = ends[0]["limiter"]
+    assert entry["max_in_flight"] == 2
+    assert entry["acquisitions"] == _meta(out[0])["model_calls"]["total"]
+    assert entry["acquisitions"] == limiter.stats().acquisitions
 
 
 def test_no_limiter_no_event_entry() -> None:
