@@ -32,3 +32,33 @@ def test_shared_limits_example_runs(capsys) -> None:
     code = next(b for b in blocks("python") if "CallLimiter(" in b)
     exec(compile(code, "README shared limits", "exec"), {})
     assert capsys.readouterr().out.split() == ["4", "0", "330"]
+
+
+def test_progress_examples_run(capsys) -> None:
+    code = next(b for b in blocks("python") if "meclear.progress" in b)
+    exec(compile(code, "README progress (LangChain)", "exec"), {})
+    lines = capsys.readouterr().out.split("\n")[:-1]
+    assert lines[0] == "screening batch 1: 0/2"
+    assert "screening batch 2: 47/47" in lines and lines[-1] == "clearance batch 3: 3/3"
+
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+    from meclear_integrations.simulation import redundant_harm_example
+
+    code = next(b for b in blocks("python") if "ProgressPrinter" in b)
+    root = get_dispatcher()
+    before = list(root.event_handlers)
+    exec(compile(code, "README progress (LlamaIndex)", "exec"), {})
+    try:
+        case = redundant_harm_example()
+        nodes = [NodeWithScore(node=TextNode(id_=m.id, text=m.content)) for m in case.memories]
+        postprocessor = MeClearPostprocessor(
+            llm=SimulatedLLM.from_case(case), reference=case.reference
+        )
+        postprocessor.postprocess_nodes(nodes, query_str=case.query)
+    finally:
+        root.event_handlers[:] = before
+    lines = capsys.readouterr().out.split("\n")[:-1]
+    assert lines[0] == "screening 1 0/2" and lines[-1] == "clearance 3 3/3"
