@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -176,17 +176,22 @@ async def _run_case(
     model: TextModel,
     config: AdmissionConfig,
     gate: asyncio.Semaphore,
+    on_case: Callable[[], None] | None = None,
 ) -> CaseOutcome:
     async with gate:
-        if method == "conmem":
-            d = await ConMemAdmitter(model, config).adecide(
+        try:
+            if method == "conmem":
+                d = await ConMemAdmitter(model, config).adecide(
+                    case.candidate_memory, case.context(), candidate_id=case.id
+                )
+                return _conmem_outcome(case, d)
+            b = await _baseline(method, model, config).adecide(
                 case.candidate_memory, case.context(), candidate_id=case.id
             )
-            return _conmem_outcome(case, d)
-        b = await _baseline(method, model, config).adecide(
-            case.candidate_memory, case.context(), candidate_id=case.id
-        )
-        return _baseline_outcome(case, b)
+            return _baseline_outcome(case, b)
+        finally:
+            if on_case is not None:
+                on_case()
 
 
 async def arun_admission_bench(
@@ -199,6 +204,7 @@ async def arun_admission_bench(
     model_name: str = "scripted",
     scripted: bool = True,
     cases_file: str = "",
+    on_case: Callable[[], None] | None = None,
 ) -> AdmissionBenchResult:
     """Run every method on every case (cases concurrently, up to ``max_concurrent_cases``).
 
@@ -211,6 +217,7 @@ async def arun_admission_bench(
         model_name: The model's name in the report.
         scripted: Whether the model is the SCRIPTED stand-in (labels the report).
         cases_file: The case file's path in the report.
+        on_case: Called after each (method, case) decision (a progress bar).
 
     Returns:
         Every decision and the metrics per method.
@@ -221,7 +228,7 @@ async def arun_admission_bench(
     results = []
     for method in methods:
         outcomes = list(
-            await asyncio.gather(*(_run_case(method, c, model, cfg, gate) for c in cases))
+            await asyncio.gather(*(_run_case(method, c, model, cfg, gate, on_case) for c in cases))
         )
         results.append(_summarise(method, outcomes))
     notes = []

@@ -12,6 +12,7 @@ from ..admission.config import AdmissionConfig
 from ..admission.model import TextModel
 from ..admission.scripted import ScriptedAdmissionModel
 from ._openai import chat_openai
+from ._progress import Bar
 
 __all__ = ["register", "run"]
 
@@ -58,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=42, help="A/B order seed (paper: 42)")
     p.add_argument("--max-concurrency", type=int, default=8, help="model calls in flight per case")
     p.add_argument("--concurrent-cases", type=int, default=4, help="cases in flight at once")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_handle)
 
 
@@ -97,16 +99,20 @@ def run(args: argparse.Namespace) -> AdmissionBenchResult:
         model, name, scripted = _openai_model(args), f"openai:{args.openai_model}", False
     else:
         model, name, scripted = ScriptedAdmissionModel(), "scripted", True
-    result = run_admission_bench(
-        parsed.cases,
-        model,
-        methods=methods,
-        config=AdmissionConfig(seed=args.seed, max_concurrency=args.max_concurrency),
-        max_concurrent_cases=args.concurrent_cases,
-        model_name=name,
-        scripted=scripted,
-        cases_file=str(path),
-    )
+    total = len(parsed.cases) * len(methods)
+    enabled = not getattr(args, "no_progress", False)
+    with Bar(total, desc="admission bench", unit="decision", enabled=enabled) as bar:
+        result = run_admission_bench(
+            parsed.cases,
+            model,
+            methods=methods,
+            config=AdmissionConfig(seed=args.seed, max_concurrency=args.max_concurrency),
+            max_concurrent_cases=args.concurrent_cases,
+            model_name=name,
+            scripted=scripted,
+            cases_file=str(path),
+            on_case=bar.update,
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
     (args.out / "report.md").write_text(render_report(result), encoding="utf-8")

@@ -22,10 +22,12 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..core.errors import ConfigurationError
+from ._progress import Bar
 
 __all__ = ["SoakResult", "register", "run_soak"]
 
@@ -81,19 +83,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    result = run_soak(
-        queries=args.queries,
-        concurrency=args.concurrency,
-        fault_rate=args.fault_rate,
-        seconds=args.seconds,
-        query_seconds=args.query_seconds,
-        outage_share=args.outage_share,
-        seed=args.seed,
-    )
+    with Bar(args.queries, desc="soak", unit="query", enabled=not args.no_progress) as bar:
+        result = run_soak(
+            queries=args.queries,
+            concurrency=args.concurrency,
+            fault_rate=args.fault_rate,
+            seconds=args.seconds,
+            query_seconds=args.query_seconds,
+            outage_share=args.outage_share,
+            seed=args.seed,
+            on_query=bar.update,
+        )
     if args.json:
         print(json.dumps(asdict(result), indent=2))
     else:
@@ -117,6 +122,7 @@ def run_soak(
     query_seconds: float = 10.0,
     outage_share: float = 0.0,
     seed: int = 0,
+    on_query: Callable[[], None] | None = None,
 ) -> SoakResult:
     """Run the soak (module docstring); bounded by ``queries`` and ``seconds``.
 
@@ -131,6 +137,7 @@ def run_soak(
         query_seconds: Each query's time bound.
         outage_share: The share of queries whose every model call faults.
         seed: The seed of the faults.
+        on_query: Called after each query (run, or skipped at the time bound).
 
     Returns:
         The soak's figures: queries served, verified, failed open, errors surfaced, latencies.
@@ -145,7 +152,9 @@ def run_soak(
     if not 0.0 <= outage_share <= 1.0:
         raise ConfigurationError("need 0 <= outage_share <= 1")
     return asyncio.run(
-        _soak(queries, concurrency, fault_rate, seconds, query_seconds, outage_share, seed)
+        _soak(
+            queries, concurrency, fault_rate, seconds, query_seconds, outage_share, seed, on_query
+        )
     )
 
 
@@ -157,6 +166,7 @@ async def _soak(
     query_seconds: float,
     outage_share: float,
     seed: int,
+    on_query: Callable[[], None] | None = None,
 ) -> SoakResult:
     from langchain_core.documents import Document
     from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -211,6 +221,13 @@ async def _soak(
     rng = random.Random(seed)
 
     async def one(index: int) -> None:
+        try:
+            await query_once(index)
+        finally:
+            if on_query is not None:
+                on_query()
+
+    async def query_once(index: int) -> None:
         async with gate:
             if time.monotonic() >= deadline:
                 return
