@@ -102,6 +102,8 @@ def _call_sync(evaluate: Evaluator, request: EvaluationRequest) -> object:
     failure: BaseException | None = None
     try:
         result = evaluate(request.memories, request.trial)
+    except BudgetExceededError:
+        raise  # the run's gate refused a model call: the deadline, not the evaluator
     except EvaluatorError as exc:
         failure = redact_chain(exc)
     except Exception as exc:
@@ -127,6 +129,8 @@ async def _call_async(evaluate: Evaluator, request: EvaluationRequest) -> object
         result = evaluate(request.memories, request.trial)
         if inspect.isawaitable(result):
             result = await result
+    except BudgetExceededError:
+        raise  # the run's gate refused a model call: the deadline, not the evaluator
     except EvaluatorError as exc:
         failure = redact_chain(exc)
     except Exception as exc:

@@ -160,3 +160,34 @@ def test_the_call_gate_closes_with_the_budget() -> None:
         with pytest.raises(BudgetExceededError):
             check_call_allowed()
     check_call_allowed()
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_call_the_gate_refuses_ends_the_run_on_its_budget_not_as_an_evaluator_bug(
+    asynchronous: bool,
+) -> None:
+    """The gate's refusal inside an evaluator call (the deadline won the race against the
+    driver) is reported as the time budget, never as the evaluator's error."""
+    memories = [Memory(id=name, content=name) for name in "abc"]
+    budget_error = BudgetExceededError("max_wall_seconds exhausted", reason="time_budget")
+
+    def evaluate(coalition, trial):
+        if len(coalition) < 3:
+            raise budget_error  # what check_call_allowed raises past the deadline
+        return 0.0
+
+    async def aevaluate(coalition, trial):
+        return evaluate(coalition, trial)
+
+    engine = MeClearEngine(ClearanceConfig(estimator="exact", early_exit=False))
+    if asynchronous:
+        report = asyncio.run(engine.aclear(memories, aevaluate))
+    else:
+        report = engine.clear(memories, evaluate)
+    assert report.status == "failed" and report.failure is not None
+    assert report.failure.reason == "time_budget"
+    assert report.kept_ids == ["a", "b", "c"]
+    with pytest.raises(BudgetExceededError):
+        MeClearEngine(
+            ClearanceConfig(estimator="exact", early_exit=False, on_failure="closed")
+        ).clear(memories, evaluate)
