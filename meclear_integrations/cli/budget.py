@@ -68,7 +68,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="direct,redundant2,redundant3",
         help="comma-separated: direct, redundant2, redundant3, redundant5, joint",
     )
-    sc.add_argument("--presets", default="default,flat,paper", help="default, flat, paper")
+    sc.add_argument(
+        "--presets",
+        default="default,flat,paper",
+        help="comma-separated: default, cheap, flat, paper",
+    )
     sc.add_argument("--delay", type=float, default=0.05, help="seconds per model call")
     sc.add_argument("--concurrency", type=int, default=64, help="model calls in flight")
     sc.add_argument("--wall-games", type=int, default=1, help="games per cell timed with latency")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import statistics
 import time
 import tracemalloc
@@ -48,11 +49,13 @@ __all__ = [
 
 PRESETS: dict[str, Callable[[], ClearanceConfig]] = {
     "default": ClearanceConfig,
+    "cheap": ClearanceConfig.cheap,
     "flat": lambda: ClearanceConfig(hierarchical_from=4096, escalation=False),
     "paper": ClearanceConfig.paper,
 }
-"""``default``: the budget-aware default; ``flat``: the default before hierarchical
-attribution and escalation (exact or KernelSHAP over every memory); ``paper``: the paper's
+"""``default``: the budget-aware default; ``cheap``: :meth:`ClearanceConfig.cheap` (a
+smaller first hierarchical level); ``flat``: the default before hierarchical attribution
+and escalation (exact or KernelSHAP over every memory); ``paper``: the paper's
 configuration."""
 
 FAMILIES: dict[str, ScaleFamily] = {
@@ -356,12 +359,14 @@ def plot_scale(rows: Sequence[ScaleRow], path: Path, *, delay: float) -> Path:
         (axes[1][1], "engine overhead % of model time", lambda r: 100 * r.overhead(delay), True),
     ]
     for ax, title, metric, log in panels:
+        values: list[float] = []
         for preset in presets:
             sub = [r for r in rows if r.preset == preset]
+            values += [metric(r) for r in sub]
             ax.plot([r.k for r in sub], [metric(r) for r in sub], marker="o", label=preset)
         ax.set_xscale("log")
-        if log:
-            ax.set_yscale("log")
+        if log and all(v > 0 for v in values if math.isfinite(v)) and any(v > 0 for v in values):
+            ax.set_yscale("log")  # not when nothing was timed (--wall-games 0: overhead 0)
         ax.set_xlabel("K (retrieved memories)")
         ax.set_title(title)
         ax.grid(True, alpha=0.3)

@@ -67,3 +67,15 @@ def test_budget_scale_command(tmp_path, capsys) -> None:
     assert default12["games"] == 4 and default12["recovered"] == 4
     assert (tmp_path / "scale.png").stat().st_size > 10_000
     assert main(["budget", "scale", "--presets", "nope"]) == 2
+
+
+def test_budget_scale_cheap_preset_without_timed_games(tmp_path, capsys) -> None:
+    """The cheap preset is a choice, and a run that times nothing still draws its plot."""
+    args = ["budget", "scale", "--k", "5,10", "--games", "2", "--families", "redundant3"]
+    args += ["--wall-games", "0", "--no-progress"]
+    code = main([*args, "--presets", "default,cheap", "--out", str(tmp_path)])
+    assert code == 0 and "| cheap | 10 |" in capsys.readouterr().out
+    rows = json.loads((tmp_path / "scale.json").read_text())["rows"]
+    calls = {(r["preset"], r["k"]): r for r in rows}
+    assert calls["cheap", 10]["recovered"] == calls["cheap", 10]["games"] == 2
+    assert (tmp_path / "scale.png").stat().st_size > 10_000
