@@ -36,6 +36,7 @@ __all__ = [
     "neutralize_tags",
     "render_memories",
     "render_memory",
+    "validate_metadata_keys",
 ]
 
 NO_MEMORIES = "(no memories)"
@@ -133,6 +134,37 @@ def fence(tag: str, text: str, **attributes: object) -> str:
     """
     attrs = "".join(f' {_attribute_name(k)}="{escape_attribute(v)}"' for k, v in attributes.items())
     return f"<{tag}{attrs}>\n{neutralize_tags(text)}\n</{tag}>"
+
+
+def validate_metadata_keys(keys: Sequence[str] | None) -> tuple[str, ...] | None:
+    """Check metadata keys once, when a component is built, not on the first memory that has one.
+
+    Args:
+        keys: The keys a component renders (None: the defaults).
+
+    Returns:
+        The keys as a tuple (None stays None).
+
+    Raises:
+        ConfigurationError: A key is ``"id"`` (the memory's own attribute) or not a plain
+            identifier starting with a letter.
+
+    Example:
+        >>> validate_metadata_keys(["date", "source"])
+        ('date', 'source')
+    """
+    if keys is None:
+        return None
+    if isinstance(keys, str):
+        raise ConfigurationError(f"metadata_keys takes a sequence of keys, got the string {keys!r}")
+    checked = tuple(keys)
+    for key in checked:
+        if not isinstance(key, str):
+            raise ConfigurationError(f"metadata keys are strings, got {key!r}")
+        if key == "id":
+            raise ConfigurationError("'id' is the memory's own attribute, not a metadata key")
+        _attribute_name(key)
+    return checked
 
 
 def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:

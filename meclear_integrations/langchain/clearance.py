@@ -56,7 +56,14 @@ from langchain_core.callbacks import (
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from ..breaker import CircuitBreaker
 from ..core.config import ClearanceConfig
@@ -85,7 +92,12 @@ from ..payloads import (
     stage_event_name,
     stage_event_payload,
 )
-from ..prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags, render_memories
+from ..prompts import (
+    DEFAULT_ANSWER_PROMPT,
+    neutralize_tags,
+    render_memories,
+    validate_metadata_keys,
+)
 from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
@@ -241,6 +253,11 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
         self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+
+    @field_validator("metadata_keys", mode="before")
+    @classmethod
+    def _renderable_keys(cls, keys: Any) -> Any:
+        return validate_metadata_keys(keys)
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:

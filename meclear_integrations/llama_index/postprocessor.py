@@ -66,7 +66,7 @@ from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
-from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt
+from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
@@ -400,6 +400,11 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     def class_name(cls) -> str:
         """The stable name LlamaIndex serialises this class under."""
         return "MeClearPostprocessor"
+
+    @field_validator("metadata_keys", mode="before")
+    @classmethod
+    def _renderable_keys(cls, keys: Any) -> Any:
+        return validate_metadata_keys(keys)
 
     @field_validator("answer_prompt")
     @classmethod

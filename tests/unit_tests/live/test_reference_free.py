@@ -208,3 +208,26 @@ def test_llama_index_reference_under_an_instrument_tag_warns() -> None:
             pp.clear_nodes(scripted.nodes(), scripted.QUESTION)
     found = [w for w in caught if issubclass(w.category, ReferenceKeyWarning)]
     assert len(found) == 1 and "'expected_answer'" in str(found[0].message)
+
+
+@pytest.mark.parametrize("bad", [("id",), ("date", "x y"), ("1st",), "date", (3,)])
+def test_unrenderable_metadata_keys_fail_when_the_component_is_built(bad: Any) -> None:
+    """A bad key must not wait for the first memory that carries it to fail in production."""
+    from langchain_core.language_models import FakeListChatModel
+    from llama_index.core.llms import MockLLM
+
+    with pytest.raises(ValueError, match=r"metadata|attribute"):
+        ClearingRetriever(
+            retriever=RunnableLambda(lambda q: []),
+            llm=FakeListChatModel(responses=["a"]),
+            metadata_keys=bad,
+        )
+    with pytest.raises(ValueError, match=r"metadata|attribute"):
+        MeClearPostprocessor(llm=MockLLM(), metadata_keys=bad)
+
+
+def test_valid_metadata_keys_are_kept_as_a_tuple() -> None:
+    from llama_index.core.llms import MockLLM
+
+    assert MeClearPostprocessor(llm=MockLLM(), metadata_keys=["date"]).metadata_keys == ("date",)
+    assert MeClearPostprocessor(llm=MockLLM()).metadata_keys is None
