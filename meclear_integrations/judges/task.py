@@ -115,11 +115,8 @@ def answers_agree(first: str, second: str) -> bool:
     words_a, words_b = set(a.split()), set(b.split())
     if not (words_a and words_b):
         return False
-    if words_a <= words_b:
-        return not (words_b - words_a) & NEGATIONS
-    if words_b <= words_a:
-        return not (words_a - words_b) & NEGATIONS
-    return False
+    fewer, more = sorted((words_a, words_b), key=len)
+    return fewer <= more and not (more - fewer) & NEGATIONS
 
 
 @dataclass(frozen=True)

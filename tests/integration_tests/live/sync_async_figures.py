@@ -31,7 +31,7 @@ from tests.integration_tests.langchain.servers import OpenAIStub, serve
 from .stubs import COMPONENTS, FaultStub, meta
 
 
-def _cases() -> dict[str, Any]:
+def clean_and_faulty_cases() -> dict[str, Any]:
     faulty = redundant_harm_example()
     clean = faulty.model_copy(
         update={"memories": [m for m in faulty.memories if m.id not in ("f1", "f2")]}
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     print("framework   wall bound  query   sync s (req)      async s (req)     sync/async")
     for framework in COMPONENTS:
         for label, kwargs in settings:
-            for name, case in _cases().items():
+            for name, case in clean_and_faulty_cases().items():
                 s = _timed(framework, case, False, args.delay, **kwargs)
                 a = _timed(framework, case, True, args.delay, **kwargs)
                 print(

@@ -16,13 +16,13 @@ from tests.integration_tests.langchain.servers import OpenAIStub, serve
 
 from .limit_figures import GaugedStub
 from .stubs import COMPONENTS, meta
-from .sync_async_figures import _cases
+from .sync_async_figures import clean_and_faulty_cases
 
 
 @pytest.mark.parametrize("bounded", [True, False])
 @pytest.mark.parametrize("framework", list(COMPONENTS))
 def test_sync_clean_query_sends_its_baseline_trials_together(framework: str, bounded: bool) -> None:
-    case = _cases()["clean"]
+    case = clean_and_faulty_cases()["clean"]
     stub = GaugedStub(OpenAIStub.for_case(case), delay=0.3)
     kwargs = {} if bounded else {"clearance": ClearanceConfig(max_wall_seconds=None)}
     with serve(stub) as url:

@@ -4,6 +4,7 @@ collectors of instrumentation events and spans on the root dispatcher."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import pytest
 from llama_index.core import Settings, VectorStoreIndex
@@ -59,16 +60,17 @@ def index(case: SimulatedCase) -> VectorStoreIndex:
 
 
 class EventCollector(BaseEventHandler):
-    """Collects MeClear stage events (a fresh list per instance)."""
+    """Collects MeClear events of the ``kinds`` (a fresh list per instance)."""
 
-    events: list[MeClearStageEvent] = Field(default_factory=list)
+    kinds: ClassVar[tuple[type, ...]] = (MeClearStageEvent,)
+    events: list[Any] = Field(default_factory=list)
 
     @classmethod
     def class_name(cls) -> str:
         return "EventCollector"
 
     def handle(self, event, **kwargs) -> None:
-        if isinstance(event, MeClearStageEvent):
+        if isinstance(event, self.kinds):
             self.events.append(event)
 
 

@@ -4,13 +4,11 @@ inside the postprocessor's span, between the start and end of their stage."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.schema import NodeWithScore, TextNode
-from pydantic import Field
 
 from meclear_integrations.llama_index import (
     MeClearPostprocessor,
@@ -19,21 +17,18 @@ from meclear_integrations.llama_index import (
     MeClearStageStartEvent,
     SimulatedLLM,
 )
+from tests.unit_tests.llama_index.conftest import EventCollector
 from tests.unit_tests.progress_checks import check_progress, has_progress_inside, wide_case
 
 
-class Collector(BaseEventHandler):
+class Collector(EventCollector):
     """Stage and progress events of MeClear, in order."""
 
-    events: list[Any] = Field(default_factory=list)
+    kinds: ClassVar[tuple[type, ...]] = (MeClearStageEvent, MeClearProgressEvent)
 
     @classmethod
     def class_name(cls) -> str:
         return "ProgressCollector"
-
-    def handle(self, event, **kwargs) -> None:
-        if isinstance(event, MeClearStageEvent | MeClearProgressEvent):
-            self.events.append(event)
 
 
 @pytest.fixture
