@@ -62,7 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0 if args.command is None else 2
-    return int(args.handler(args) or 0)
+    from ._safe import safe_output
+
+    with safe_output():  # stored text is hostile: no raw control character reaches a terminal
+        return int(args.handler(args) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigurationError
+from ._safe import safe_text
 
 __all__ = ["register"]
 
@@ -113,6 +114,7 @@ def _emit(text: str, out: Path | None) -> None:
         print(text)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
+    text = safe_text(text)  # the file may be printed to a terminal later
     out.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     print(f"wrote {out}")
 
