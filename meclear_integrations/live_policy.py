@@ -10,6 +10,14 @@
   Transient failures fail open (or raise under ``on_failure="closed"``) and warn: a
   :class:`~.core.alerts.FailOpenWarning` once per reason per component instance, plus a
   logger warning every time.
+- One name per failure (``core.failure_kind``): the warning says ``reason`` and ``kind``
+  exactly as the document / node metadata, the ``error`` event and the span do
+  (``evaluator_error`` / ``transient``, ``evaluator_error`` / ``content_rejected``...).
+- A web page where an API reply was expected (a proxy's HTML error page) is transient,
+  unless the component's first :data:`FIRST_CALLS` calls all got one and none was ever
+  answered: then it is a wrong ``base_url`` and raises :class:`PermanentFailureError`
+  naming the URL (:meth:`LivePolicy.check_endpoint`); after the provider has answered once,
+  a page is a passing proxy error and fails open.
 - A likely reference answer under a key the component does not read (``reference``,
   ``answer``, ``ground_truth``, ``expected``, ``gold``...) makes the query run reference-free;
   :meth:`LivePolicy.check_reference_keys` warns once per component instance
@@ -20,18 +28,26 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from .core.alerts import FailOpenWarning, ReferenceKeyWarning, WarnOnce
 from .core.config import ClearanceConfig
 from .core.errors import ConfigurationError
-from .core.failure_kind import describe_permanent, failure_kind
+from .core.failure_kind import (
+    PermanentFailureError,
+    describe_permanent,
+    failure_kind,
+    failure_url,
+    is_not_api_reply,
+)
 from .core.redaction import redact
 from .core.report import ClearanceReport
 from .judges.errors import MissingReferenceError
 
 __all__ = [
+    "FIRST_CALLS",
     "LIKELY_REFERENCE_KEYS",
     "FailureSwitch",
     "LivePolicy",
@@ -41,6 +57,9 @@ __all__ = [
 ]
 
 FailureSwitch = Literal["open", "closed"]
+FIRST_CALLS = 2
+"""Failed calls at the start of a component's life that decide whether an HTML page is its
+endpoint (all of them got one, none was answered) or a passing proxy error."""
 _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
 
 
@@ -119,6 +138,10 @@ def is_deterministic(model: object) -> bool:
     return bool(getattr(world, "deterministic", False))
 
 
+class _PageSeen(Exception):
+    """A fail-open report's (redacted) error text, classified like the original."""
+
+
 class LivePolicy:
     """Per component instance: the warn-once memory and the failure decisions.
 
@@ -133,6 +156,9 @@ class LivePolicy:
         self.component = component
         self.settings = settings
         self.warn = WarnOnce()
+        self._answered = False
+        self._pages = 0
+        self._lock = threading.Lock()
 
     def absorb(self, exc: BaseException, mode: FailureSwitch) -> None:
         """Return when ``exc`` fails open (after warning); raise otherwise.
@@ -157,21 +183,55 @@ class LivePolicy:
             if isinstance(exc, _ALWAYS_RAISE):
                 raise exc
             raise describe_permanent(exc, settings=self.settings) from exc
+        self.check_endpoint(exc, answered=False)
         if mode == "closed":
             raise exc
         error = redact(f"{type(exc).__name__}: {exc}")[:300]
-        self.fail_open_warning(kind, error)
+        self.fail_open_warning("integration_error", error, kind=kind)
 
-    def fail_open_warning(self, reason: str, detail: str) -> None:
-        """Warn (once per ``reason``) and log that a query failed open.
+    def check_endpoint(self, exc: BaseException | None, *, answered: bool) -> None:
+        """Raise when the component's first queries all got a web page instead of a reply.
 
         Args:
-            reason: The failure kind (the warn-once key).
-            detail: The redacted error text.
+            exc: the query's failure (a fail-open report's cause, or what the run raised).
+            answered: the provider answered at least one call of the query.
+
+        Raises:
+            PermanentFailureError: ``base_url`` points at a web page (its URL named).
         """
+        page = exc is not None and is_not_api_reply(exc)
+        with self._lock:
+            if answered or not page:
+                self._answered = self._answered or answered
+                if not page:
+                    return
+            if self._answered:
+                return
+            self._pages += 1
+            loud = self._pages >= FIRST_CALLS
+        if loud and exc is not None:
+            url = failure_url(exc) or "the model's base_url"
+            raise PermanentFailureError(
+                f"MeClear: {self.component}'s first {FIRST_CALLS} calls got a web page "
+                f"where an API reply was expected (from {url}); this is not a passing proxy "
+                f"error. Fix: check base_url (it usually ends in /v1) of the agent and judge "
+                f"models ({', '.join(sorted(set(self.settings.values())))}).",
+                kind_detail="bad_endpoint",
+                role=None,
+            ) from exc
+
+    def fail_open_warning(self, reason: str, detail: str, *, kind: str | None = None) -> None:
+        """Warn (once per ``reason`` and ``kind``) and log that a query failed open.
+
+        Args:
+            reason: The metadata's ``reason`` (``evaluator_error``, ``circuit_open``...).
+            detail: The redacted error text.
+            kind: The failure's kind (``core.failure_kind``), as in the metadata.
+        """
+        label = f"reason {reason!r}" + (f", kind {kind!r}" if kind else "")
         self.warn(
-            reason,
-            f"{self.component}: clearance failed open ({reason}); the context was returned "
+            f"{reason}/{kind}" if kind else reason,
+            f"{self.component}: clearance failed open ({label}); the context was returned "
             f"unchanged: {detail}",
             FailOpenWarning,
             stacklevel=5,
@@ -184,13 +244,20 @@ class LivePolicy:
             report: The engine's report.
         """
         failure = report.failure
+        if report.status in ("complete", "unverified"):
+            self.check_endpoint(None, answered=True)
         if report.status != "failed" or failure is None:
             return
-        transient = [f for f in failure.failed_coalitions if f.transient]
-        reason: str = failure.reason
-        if reason == "evaluator_error":
-            reason = "transient" if transient else "unreadable"
-        self.fail_open_warning(reason, f"{failure.error_type}: {failure.error}"[:300])
+        if failure.kind == "transient" and failure.coalitions_evaluated == 0:
+            texts = [f.error for f in failure.failed_coalitions]
+            pages = [t for t in texts if is_not_api_reply(_PageSeen(t))]
+            for text in pages or [failure.error]:
+                self.check_endpoint(_PageSeen(text), answered=False)
+        elif failure.coalitions_evaluated > 0:
+            self.check_endpoint(None, answered=True)
+        self.fail_open_warning(
+            failure.reason, f"{failure.error_type}: {failure.error}"[:300], kind=failure.kind
+        )
 
     def check_reference_keys(
         self, metadata: Mapping[str, Any] | None, read_key: str, *, where: str

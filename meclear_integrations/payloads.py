@@ -57,6 +57,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .core.events import StageEvent
+from .core.failure_kind import failure_kind
 from .core.redaction import redact, redact_payload
 from .core.report import ClearanceReport
 from .core.text import utf8_safe
@@ -185,14 +186,37 @@ def failure_summary(report: ClearanceReport) -> dict[str, Any] | None:
     failure = getattr(report, "failure", None)
     if failure is None:
         return None
-    return {
+    summary: dict[str, Any] = {
         "reason": failure.reason,
+        "kind": failure.kind,
         "stage": failure.stage,
         "error_type": failure.error_type,
         "error": redact(failure.error)[:500],
         "estimates_usable": failure.estimates_usable,
         "failed_count": len(failure.failed_coalitions),
     }
+    rejected = rejected_memory_ids(failure.failed_coalitions)
+    if rejected is not None:
+        summary["rejected_memory_ids"] = rejected
+    return summary
+
+
+def rejected_memory_ids(failed: Sequence[Any]) -> list[str] | None:
+    """The memories whose content a provider refused (``content_rejected``), if any.
+
+    The smallest refused coalition (the fewest memories to look at), in retrieval order.
+
+    Args:
+        failed: A report's failed coalitions.
+
+    Returns:
+        Memory ids (redacted), or None when no call was refused for its content.
+    """
+    refused = [f for f in failed if getattr(f, "kind", None) == "content_rejected"]
+    if not refused:
+        return None
+    smallest = min(refused, key=lambda f: len(f.memory_ids))
+    return [redact(m) for m in smallest.memory_ids]
 
 
 def exception_summary(error: BaseException, *, stage: str = "integration") -> dict[str, Any]:
@@ -207,6 +231,7 @@ def exception_summary(error: BaseException, *, stage: str = "integration") -> di
     """
     return {
         "reason": "integration_error",
+        "kind": failure_kind(error),
         "stage": stage,
         "error_type": type(error).__name__,
         "error": redact(f"{type(error).__name__}: {error}")[:500],

@@ -33,6 +33,7 @@ from .budget import RunBudget
 from .coalitions import Coalition
 from .config import RetryPolicy
 from .errors import BudgetExceededError, EvaluatorError, RedactedError
+from .failure_kind import failure_kind
 from .faults import exception_chain, is_transient, redact_chain
 from .game import CoalitionGame, EvaluationRequest
 from .memory import Memory
@@ -95,6 +96,7 @@ def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -
         error=redact(str(root))[:500],
         transient=any(is_transient(e) for e in exception_chain(exc)),
         attempts=attempts,
+        kind=failure_kind(exc),
     )
 
 

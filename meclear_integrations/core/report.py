@@ -184,6 +184,10 @@ class FailedCoalition(BaseModel):
     """Classified transient (it was retried, and retries ran out)."""
     attempts: int
     """Attempts made on this call."""
+    kind: str | None = None
+    """The failure's kind (``core.failure_kind``: ``transient``, ``unreadable``,
+    ``content_rejected``, ``permanent``...): a ``content_rejected`` entry names the memories
+    whose content the provider refused."""
 
 
 class ClearanceFailure(BaseModel):
@@ -212,6 +216,10 @@ class ClearanceFailure(BaseModel):
     nothing is cleared. False: no estimate is complete and ``attributions`` is empty."""
     coalitions_evaluated: int = 0
     """Distinct coalitions whose values were complete when the run stopped."""
+    kind: str | None = None
+    """The failure's kind (``core.failure_kind``): ``transient``, ``unreadable``,
+    ``content_rejected``, ``budget``, ``capacity``, ``estimator``, ``invalid_score``; the
+    same name the warning, the metadata, the events and the span carry."""
 
 
 class ClearanceReport(BaseModel):

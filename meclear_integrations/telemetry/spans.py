@@ -493,6 +493,8 @@ class ClearanceTrace:
         failure = report.failure
         if failure is not None:
             root.set_attribute("meclear.failure.reason", failure.reason)
+            if failure.kind is not None:  # the same name as the metadata and the warning
+                root.set_attribute("meclear.failure.kind", failure.kind)
             root.set_attribute("meclear.failure.stage", failure.stage)
             root.set_attribute("meclear.failure.failed_count", len(failure.failed_coalitions))
             root.set_attribute(A.ERROR_TYPE, failure.reason)
