@@ -58,6 +58,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .core.events import StageEvent
 from .core.failure_kind import failure_kind
+from .core.instructions import is_instruction_like
 from .core.redaction import redact, redact_payload
 from .core.report import ClearanceReport
 from .core.text import utf8_safe
@@ -245,7 +246,9 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
 
     When the run stopped before attribution (the full context already succeeded: early
     exit) the numeric fields are None, ``harmful`` and ``cleared`` are False and
-    ``early_exit`` is True. A failed run (fail-open) adds ``status`` and ``failure``; an
+    ``early_exit`` is True. An instruction-like memory (``core.instructions``) has
+    ``suspect: True``; when the run cleared memories but kept suspects, every memory's dict
+    lists them under ``suspects_kept``. A failed run (fail-open) adds ``status`` and ``failure``; an
     abstaining (``unverified``) or declined (``skipped``) run adds ``status`` and
     ``status_reason`` (the context is unchanged).
 
@@ -258,6 +261,12 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
         cleared, recovered, early exit).
     """
     meta = _memory_metadata(report, memory_id)
+    memory = next((m for m in (*report.kept, *report.cleared) if m.id == memory_id), None)
+    if memory is not None and is_instruction_like(memory.content):
+        meta["suspect"] = True  # carries instructions to the model (core.instructions)
+    kept_suspects = report.suspects_kept
+    if kept_suspects:  # the fix left instruction-like memories in the context
+        meta["suspects_kept"] = [redact(i) for i in kept_suspects]
     failure = failure_summary(report)
     if failure is not None:
         meta["status"] = "failed"

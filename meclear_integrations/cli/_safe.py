@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from ..core.text import terminal_safe
 
-__all__ = ["SafeStream", "safe_output", "safe_text"]
+__all__ = ["SafeStream", "framed_lines", "safe_output", "safe_text"]
 
 
 def safe_text(text: str) -> str:
@@ -81,3 +81,24 @@ def safe_output() -> Iterator[None]:
             sys.stdout = out
         if isinstance(sys.stderr, SafeStream):
             sys.stderr = err
+
+
+def framed_lines(framed: Sequence[Any]) -> str:
+    """The review table's note on memories set aside because suspects were kept.
+
+    Args:
+        framed: ``ledger.review.FramedCandidate`` entries.
+
+    Returns:
+        Lines to append to the table (empty when there are none).
+    """
+    if not framed:
+        return ""
+    lines = ["", "not proposed: every verified removal kept instruction-like (suspect) memories"]
+    for f in framed:
+        lines.append(
+            f"  {f.memory_id}: removed for {f.harmful_queries} queries while suspects "
+            f"{', '.join(f.suspect_ids)} stayed; look at the interaction (runs "
+            f"{', '.join(r[:8] for r in f.run_ids[:3])})"
+        )
+    return "\n".join(lines)

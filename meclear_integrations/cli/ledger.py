@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigurationError
-from ._safe import safe_text
+from ._safe import framed_lines, safe_text
 
 __all__ = ["register"]
 
@@ -129,6 +129,11 @@ def _review(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             limit=args.limit,
         )
+        framed = ledger.review_interactions(
+            min_queries=args.min_queries,
+            min_consistency=args.min_consistency,
+            confidence=args.confidence,
+        )
     if args.format == "json":
         text = proposals_json(
             proposals,
@@ -136,11 +141,12 @@ def _review(args: argparse.Namespace) -> int:
             min_queries=args.min_queries,
             min_consistency=args.min_consistency,
             confidence=args.confidence,
+            set_aside=[f.model_dump(mode="json") for f in framed],
         )
     elif args.format == "csv":
         text = proposals_csv(proposals)
     else:
-        text = _proposal_table(proposals, args.min_queries)
+        text = _proposal_table(proposals, args.min_queries) + framed_lines(framed)
     _emit(text, args.out)
     return 0
 

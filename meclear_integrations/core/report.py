@@ -290,6 +290,27 @@ class ClearanceReport(BaseModel):
         return [m.id for m in self.kept]
 
     @property
+    def suspect_ids(self) -> list[str]:
+        """Ids of the instruction-like memories (``core.instructions``), in retrieval order."""
+        from .instructions import is_instruction_like
+
+        return [m.id for m in (*self.kept, *self.cleared) if is_instruction_like(m.content)]
+
+    @property
+    def suspects_kept(self) -> list[str]:
+        """Suspects a clearance left in the context while removing other memories.
+
+        Non-empty only when something was cleared: such a fix may have framed an innocent
+        memory (an injection that acts only when it is present); it is reported, and review
+        does not propose the cleared memories on this evidence alone.
+        """
+        if not self.cleared:
+            return []
+        from .instructions import is_instruction_like
+
+        return [m.id for m in self.kept if is_instruction_like(m.content)]
+
+    @property
     def harmful_ids(self) -> list[str]:
         """Ids of the memories flagged harmful (H^, Eq. 14)."""
         return [a.memory_id for a in self.attributions if a.harmful]

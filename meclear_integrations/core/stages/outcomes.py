@@ -203,6 +203,8 @@ def clearance_end(selected: int, report: ClearanceReport) -> Emit:
                     c.memory_ids for c in report.candidates if c.family == "escalation"
                 ],
                 "cost": report.cost.model_dump(),
+                "suspect_ids": report.suspect_ids,
+                "suspects_kept": report.suspects_kept,
             },
         )
     )
