@@ -105,9 +105,8 @@ def instruction_cues(text: str) -> tuple[str, ...]:
     return tuple(name for name, pattern in CUES.items() if pattern.search(head))
 
 
-@functools.lru_cache(maxsize=4096)
 def is_instruction_like(text: str) -> bool:
-    """Whether ``text`` carries instructions to the model (any cue; cached per text).
+    """Whether ``text`` carries instructions to the model (any cue; cached per text head).
 
     Args:
         text: A memory's text.
@@ -115,4 +114,9 @@ def is_instruction_like(text: str) -> bool:
     Returns:
         True for a suspect memory.
     """
-    return bool(instruction_cues(text))
+    return _flagged(text[:MAX_SCAN_CHARS] if isinstance(text, str) else "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _flagged(head: str) -> bool:
+    return bool(instruction_cues(head))
