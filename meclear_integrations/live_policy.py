@@ -29,7 +29,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .core.alerts import FailOpenWarning, ReferenceKeyWarning, WarnOnce
@@ -138,6 +138,34 @@ def is_deterministic(model: object) -> bool:
     return bool(getattr(world, "deterministic", False))
 
 
+_URL_ATTRIBUTES = ("openai_api_base", "base_url", "api_base", "endpoint", "azure_endpoint")
+
+
+def model_url(model: object, depth: int = 0) -> str | None:
+    """The base URL a model object declares (``base_url``, ``api_base``...), redacted.
+
+    Args:
+        model: A LangChain chat model, a LlamaIndex LLM, a binding of one, or anything.
+        depth: Bindings followed so far.
+
+    Returns:
+        The URL, or None.
+    """
+    if model is None or depth > 3:
+        return None
+    for name in _URL_ATTRIBUTES:
+        value = getattr(model, name, None)
+        if value is not None and str(value).startswith("http"):
+            return redact(str(value))[:200]
+    for name in ("bound", "llm", "model"):
+        inner = getattr(model, name, None)
+        if inner is not None and inner is not model and not isinstance(inner, str):
+            url = model_url(inner, depth + 1)
+            if url:
+                return url
+    return None
+
+
 class _PageSeen(Exception):
     """A fail-open report's (redacted) error text, classified like the original."""
 
@@ -151,8 +179,15 @@ class LivePolicy:
             in the messages of permanent failures.
     """
 
-    def __init__(self, component: str, settings: dict[str, str]) -> None:
-        """``settings`` maps a role (agent, judge, evaluator) to the setting supplying it."""
+    def __init__(
+        self,
+        component: str,
+        settings: dict[str, str],
+        *,
+        models: Callable[[], Sequence[object]] | None = None,
+    ) -> None:
+        """``settings`` maps a role to its setting; ``models`` gives the models (their URLs)."""
+        self.models = models
         self.component = component
         self.settings = settings
         self.warn = WarnOnce()
@@ -210,7 +245,7 @@ class LivePolicy:
             self._pages += 1
             loud = self._pages >= FIRST_CALLS
         if loud and exc is not None:
-            url = failure_url(exc) or "the model's base_url"
+            url = failure_url(exc) or self._model_urls() or "the model's base_url"
             raise PermanentFailureError(
                 f"MeClear: {self.component}'s first {FIRST_CALLS} calls got a web page "
                 f"where an API reply was expected (from {url}); this is not a passing proxy "
@@ -219,6 +254,17 @@ class LivePolicy:
                 kind_detail="bad_endpoint",
                 role=None,
             ) from exc
+
+    def _model_urls(self) -> str | None:
+        """The base URLs of the component's models, when they declare one."""
+        if self.models is None:
+            return None
+        found = []
+        for model in self.models():
+            url = model_url(model)
+            if url and url not in found:
+                found.append(url)
+        return " / ".join(found) or None
 
     def fail_open_warning(self, reason: str, detail: str, *, kind: str | None = None) -> None:
         """Warn (once per ``reason`` and ``kind``) and log that a query failed open.
