@@ -167,3 +167,45 @@ def test_a_401_stays_loud() -> None:
 )
 def test_one_classification(error: Exception, kind: str) -> None:
     assert failure_kind(error) == kind
+
+
+def test_llama_index_a_content_rejection_fails_open_naming_the_memory() -> None:
+    from typing import Any
+
+    from llama_index.core.base.llms.types import CompletionResponse, LLMMetadata
+    from llama_index.core.llms.callbacks import llm_completion_callback
+    from llama_index.core.llms.custom import CustomLLM
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from meclear_integrations.llama_index import MeClearPostprocessor
+
+    class FilteringLLM(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="filtering")
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any):  # type: ignore[no-untyped-def]
+            if TRIGGER in prompt:
+                raise REJECTIONS["content_filter"]()
+            return CompletionResponse(text=GOLD if GOLD_MEMORY in prompt else "I don't know")
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+    nodes = [
+        NodeWithScore(node=TextNode(id_=d.id, text=d.page_content), score=1.0) for d in _docs()
+    ]
+    postprocessor = MeClearPostprocessor(
+        llm=FilteringLLM(),
+        judge=CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
+        reference=GOLD,
+        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FailOpenWarning)
+        out = postprocessor.postprocess_nodes(nodes, query_str=QUESTION)
+    assert [n.node.id_ for n in out] == ["g1", "h", "b1"]
+    failure = out[0].node.metadata["meclear"]["failure"]
+    assert failure["kind"] == "content_rejected" and "h" in failure["rejected_memory_ids"]
