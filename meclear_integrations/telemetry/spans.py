@@ -478,6 +478,12 @@ class ClearanceTrace:
             attrs["meclear.estimator"] = report.estimator
         if report.status_reason:
             attrs["meclear.status_reason"] = redact(report.status_reason)[:200]
+        for name, ids in (
+            ("suspect_ids", report.suspect_ids),
+            ("suspects_kept", report.suspects_kept),
+        ):
+            if ids:  # instruction-like memories (core.instructions), as in the metadata
+                attrs[f"meclear.{name}"] = tuple(redact(i) for i in ids[:MAX_IDS])
         for name, value in report.cost.model_dump().items():
             if _number(value) is not None:
                 attrs[f"meclear.cost.{name}"] = value

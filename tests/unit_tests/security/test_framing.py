@@ -134,3 +134,32 @@ def test_data_is_not_flagged(text: str) -> None:
     from meclear_integrations.core.instructions import instruction_cues
 
     assert not instruction_cues(text)
+
+
+def test_the_span_and_the_cli_review_show_the_interaction(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from meclear_integrations.cli import main
+    from meclear_integrations.telemetry import TraceSettings
+    from tests.unit_tests.telemetry.conftest import Traces
+
+    traces = Traces()
+    engine = MeClearEngine(
+        ClearanceConfig(estimator="exact"), tracing=TraceSettings(tracer_provider=traces.provider)
+    )
+    report = engine.clear(CONTEXT, _evaluate)
+    attrs = traces.one("meclear.clearance").attributes
+    assert tuple(attrs["meclear.suspects_kept"]) == ("inj1", "inj2")
+    path = tmp_path / "ledger.db"
+    with HarmLedger(path) as ledger:
+        for q in ("q1", "q2"):
+            ledger.record(report, query=q, context=CONTEXT)
+    assert main(["ledger", "--ledger", str(path), "review"]) == 0
+    out = capsys.readouterr().out
+    assert "not proposed" in out and "innocent" in out and "inj1" in out
+    assert main(["ledger", "--ledger", str(path), "review", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["proposals"] == [] or all(
+        p["memory_id"] != "innocent" for p in document["proposals"]
+    )
+    assert [f["memory_id"] for f in document["set_aside"]] == ["innocent"]
