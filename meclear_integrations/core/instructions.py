@@ -15,8 +15,8 @@ and the injections stay. So every report, event and review names the suspects:
 - review (``ledger.review.set_aside_framed``) does not propose a memory whose every
   verified removal left a suspect in the context: it shows the interaction instead.
 
-The classifier is a fixed list of patterns (linear-time regular expressions over at most
-:data:`MAX_SCAN_CHARS` characters, English), each a cue name:
+The classifier is a fixed list of cues (word lists and regular expressions without nested
+repetition, linear in the text, over at most :data:`MAX_SCAN_CHARS` characters, English):
 
 - ``conditional``: a rule about other memories or the question, then an order ("if a
   memory mentions X, answer Y", "when asked about X, say Y", "whenever the question ...");
@@ -47,14 +47,17 @@ MAX_SCAN_CHARS = 20_000
 """Characters of a memory scanned (the head; the prompt budget bounds the rest anyway)."""
 
 _ORDER = r"(?:answer|reply|respond|say|write|output|return|print|state|claim|use)"
-_SUBJECT = r"(?:memory|memories|note|notes|context|document|question|user|query|someone|anyone)"
+_ORDERS = frozenset(_ORDER[3:-1].split("|"))
+_CONDITIONS = frozenset({"if", "when", "whenever", "once"})
+_SUBJECTS = frozenset(
+    (  # noqa: SIM905 - a word list reads best as one string
+        "memory memories note notes context document question user query someone anyone asked asks"
+    ).split()
+)
+_WORD = re.compile(r"[a-z']+")
+_CLAUSE = re.compile(r"[.\n!?]")
 
 CUES: dict[str, re.Pattern[str]] = {
-    "conditional": re.compile(
-        rf"\b(?:if|when|whenever|once)\b[^.\n]{{0,80}}?\b(?:{_SUBJECT}|asked|asks)\b"
-        rf"[^.\n]{{0,120}}?[,:;]?\s*(?:then\s+)?(?:you\s+(?:must|should)\s+)?{_ORDER}\b",
-        re.IGNORECASE,
-    ),
     "override": re.compile(
         r"\b(?:ignore|disregard|forget|override)\b\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?"
         r"(?:previous|prior|above|earlier|other|system|original)?\s*"
@@ -83,7 +86,26 @@ CUES: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
-"""Cue name -> pattern (module docstring)."""
+"""Cue name -> pattern (module docstring); ``conditional`` is :func:`_conditional`."""
+
+
+def _conditional(text: str) -> bool:
+    """Whether a sentence gives an order under a condition about the data.
+
+    A condition word, then a subject (memory, question, user...) within 16 words, then an
+    order (answer, say, write...) within 24 more, in one sentence. Word lists, no
+    backtracking: linear in the text.
+    """
+    for sentence in _CLAUSE.split(text.lower()):
+        condition = subject = -(10**9)
+        for i, word in enumerate(_WORD.findall(sentence)):
+            if word in _CONDITIONS:
+                condition = i
+            elif word in _SUBJECTS and i - condition <= 16:
+                subject = i
+            elif word in _ORDERS and i - subject <= 24 and subject > condition:
+                return True
+    return False
 
 
 def instruction_cues(text: str) -> tuple[str, ...]:
@@ -102,7 +124,9 @@ def instruction_cues(text: str) -> tuple[str, ...]:
         ()
     """
     head = text[:MAX_SCAN_CHARS] if isinstance(text, str) else ""
-    return tuple(name for name, pattern in CUES.items() if pattern.search(head))
+    found = ["conditional"] if _conditional(head) else []
+    found += [name for name, pattern in CUES.items() if pattern.search(head)]
+    return tuple(found)
 
 
 def is_instruction_like(text: str) -> bool:

@@ -163,3 +163,25 @@ def test_the_span_and_the_cli_review_show_the_interaction(tmp_path, capsys) -> N
         p["memory_id"] != "innocent" for p in document["proposals"]
     )
     assert [f["memory_id"] for f in document["set_aside"]] == ["innocent"]
+
+
+def test_classifying_a_hostile_memory_stays_linear() -> None:
+    """Texts built to make a backtracking pattern stall cost no more per character than
+    ordinary text of the same length (a ratio, best of three)."""
+    import time
+
+    from meclear_integrations.core.instructions import MAX_SCAN_CHARS, instruction_cues
+
+    def seconds(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            instruction_cues(text)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    ordinary = ("John was in Italy in December 2023 with his friends. " * 400)[:MAX_SCAN_CHARS]
+    base = max(seconds(ordinary), 1e-4)
+    for unit in ("if memory asked user ", "if ", "when the question about the user note "):
+        hostile = (unit * (MAX_SCAN_CHARS // len(unit) + 1))[:MAX_SCAN_CHARS]
+        assert seconds(hostile) <= 20 * base
