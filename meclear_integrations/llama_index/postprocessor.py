@@ -59,13 +59,25 @@ from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
-from ..gate import GateOutcome
+from ..gating import model_name
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
-from ..live_guard import LiveGuard, live_config
+from ..live_guard import LiveGuard
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..pipeline import (
+    Clear,
+    FlowEvent,
+    FlowResult,
+    QuerySettings,
+    clearance_flow,
+    component_config,
+    make_gate,
+    result_metadata,
+    run_async,
+    run_sync,
+)
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
@@ -73,11 +85,10 @@ from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
 from .events import MeClearStageEvent, StageTracker, progress_event, stage_events
-from .gating import GatedPostprocessing, prior_of
-from .guarded import GuardedPostprocessing
 from .judges import resolve_judge
 from .model import as_text_model
-from .nodes import annotate, error_nodes, node_ids, to_memories
+from .nodes import _copy as copy_node
+from .nodes import error_nodes, node_ids, to_memories
 from .reference import current_reference
 from .usage import install_usage_handler
 
@@ -131,7 +142,7 @@ async def _aresponse_text(response: Any) -> str:
     return _response_text(response)
 
 
-class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodePostprocessor):
+class MeClearPostprocessor(BaseNodePostprocessor):
     """Drops the retrieved nodes that verifiably hurt the answer to this query.
 
     It runs the MeClear engine on the frozen retrieved nodes (Eq. 6): the task agent
@@ -573,13 +584,6 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
 
         return tracker, convert
 
-    def _skip(self, query_id: str) -> list[MeClearStageEvent]:
-        base = {"stage": "clearance", "query_id": query_id, "skipped": "empty", "cleared_ids": []}
-        return [
-            StageTracker.start("clearance", query_id, {**base, "phase": "start"}),
-            StageTracker.end("clearance", query_id, {**base, "phase": "end"}),
-        ]
-
     @staticmethod
     def _trace_scope(bundle: QueryBundle):
         """The clearance's tracing scope: its query and the parent span.
@@ -593,10 +597,20 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
 
     def _engine_config(self) -> ClearanceConfig:
         """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
-        mode = failure_mode(self.clearance, self.on_failure)
-        if self.clearance.on_failure == mode:
-            return live_config(self.clearance)
-        return live_config(self.clearance.model_copy(update={"on_failure": mode}))
+        return component_config(self.clearance, self.on_failure)
+
+    def _settings(self, llm: LLM | None, query_id: str) -> QuerySettings:
+        """What this query runs with: config, guard, gate and the ledger fields."""
+        reference = self._reference()
+        record = {
+            "success_signal": "reference" if reference is not None else "judge",
+            "agent_model": model_name(llm),
+            "judge_model": model_name(self.judge if self.judge is not None else llm),
+            "trace_run_id": query_id,
+            "trace_system": "llama_index",
+        }
+        gate = make_gate(self.trigger, self.ledger)
+        return QuerySettings(self._engine_config(), self._guard, gate, record)
 
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
@@ -609,81 +623,63 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
             return NodeClearance.model_construct(nodes=kept, report=None, error=error)
         return NodeClearance(nodes=kept, report=None, error=error)
 
-    def _done(
-        self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
+    def _result(
+        self, result: FlowResult, nodes: list[NodeWithScore], ids: list[str]
     ) -> NodeClearance:
-        self._policy.report_warning(report)
-        kept = annotate(
-            nodes,
-            ids,
-            report,
-            key=self.metadata_key,
-            policy=self.edge_cases,
-            shadow=self.mode == "shadow",
-        )
-        failure = getattr(report, "failure", None)  # the engine failed open
-        error = f"{failure.error_type}: {failure.error}" if failure is not None else None
+        """The clearance of a result that is not a failure."""
+        report, error = result.report, None
+        if result.kind == "guarded":
+            self._policy.fail_open_warning(str(result.reason), str(result.detail))
+        elif result.kind == "cleared" and report is not None:
+            self._policy.report_warning(report)
+            failure = getattr(report, "failure", None)  # the engine failed open
+            error = f"{failure.error_type}: {failure.error}" if failure is not None else None
+        chosen = result_metadata(result, ids, policy=self.edge_cases, shadow=self.mode == "shadow")
+        kept = [copy_node(nodes[i], self.metadata_key, meta) for i, meta in chosen]
         return NodeClearance(nodes=kept, report=report, error=error)
-
-    def _declined(
-        self, nodes: list[NodeWithScore], ids: list[str], outcome: GateOutcome
-    ) -> NodeClearance:
-        return NodeClearance(nodes=self._declined_nodes(nodes, ids, outcome), report=outcome.report)
-
-    def _gated(self, done: NodeClearance, outcome: GateOutcome) -> NodeClearance:
-        return done.model_copy(update={"nodes": self._with_outcome(done.nodes, outcome)})
 
     # ------------------------------------------------------------------ sync
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
         bundle = _require_query(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
-        if not nodes:
-            for event in self._skip(query_id):
-                dispatcher.event(event)
-            return NodeClearance(nodes=[], report=None)
-        llm = self._resolved_llm()  # a missing default model raises before any stage
+        llm = self._resolved_llm() if nodes else None  # a missing model raises before any stage
         ids = node_ids(nodes)
-        gate, plan = self._gate(), None
-        fields = self._record_fields(llm, self._reference(), query_id)
-        tracker, convert = self._events(query_id)
-        try:
-            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
-            ticket = self._guard.admit(memories, self._engine_config())
-            if ticket.declined:
-                for event in self._guard_events(ticket, query_id):
-                    dispatcher.event(event)
-                kept = self._guard_nodes(ticket, nodes, ids)
-                return NodeClearance(nodes=kept, report=ticket.report)
-            with ticket:
-                if gate is not None:
-                    plan = gate.plan(bundle.query_str, memories, self._engine_config())
-                    if not plan.run:
-                        for event in self._decline_events(plan, query_id):
-                            dispatcher.event(event)
-                        outcome = gate.finish(plan, gate.skipped(plan), **fields)
-                        return self._declined(nodes, ids, outcome)
-                task = self._task(bundle, nodes, memories, llm, asynchronous=False)
-                assert isinstance(task, TaskEvaluator)
-                meter = UsageMeter()
-                # the engine runs its worker threads in a copy of this context (the span)
-                engine = MeClearEngine(
-                    plan.config if plan is not None else self._engine_config(),
-                    listener=lambda e: dispatcher.event(
-                        convert(with_event_cost(e, task.calls, meter))
-                    ),
-                    tracing=self.tracing,
-                )
-                with self._trace_scope(bundle), metering(meter):
-                    report = engine.clear(memories, task, prior_harmful=prior_of(plan))
-                report = ticket.observe(with_model_calls(report, task.calls, meter))
-        except BaseException as exc:
-            for event in tracker.closing(exc):
+        host = _SyncHost(self, bundle, nodes, llm, query_id)
+        flow = clearance_flow(
+            bundle.query_str,
+            len(nodes),
+            lambda: to_memories(nodes)[0],  # an unusable node fails open or raises
+            self._settings(llm, query_id),
+        )
+        result = run_sync(flow, host)
+        if result.kind == "failed":
+            assert result.error is not None
+            for event in host.tracker.closing(result.error):
                 dispatcher.event(event)
-            return self._failed(nodes, ids, exc)
-        done = self._done(nodes, ids, report)
-        if gate is None or plan is None:
-            return done
-        return self._gated(done, gate.finish(plan, report, **fields))
+            return self._failed(nodes, ids, result.error)
+        return self._result(result, nodes, ids)
+
+    def _engine_sync(
+        self,
+        bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        llm: LLM | None,
+        convert: Callable[[StageEvent], BaseEvent],
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
+        task = self._task(bundle, nodes, memories, llm, asynchronous=False)
+        assert isinstance(task, TaskEvaluator)
+        meter = UsageMeter()
+        # the engine runs its worker threads in a copy of this context (the span)
+        engine = MeClearEngine(
+            request.config,
+            listener=lambda e: dispatcher.event(convert(with_event_cost(e, task.calls, meter))),
+            tracing=self.tracing,
+        )
+        with self._trace_scope(bundle), metering(meter):
+            report = engine.clear(memories, task, prior_harmful=request.prior)
+        return with_model_calls(report, task.calls, meter)
 
     # ------------------------------------------------------------------ async
     async def _aclear(
@@ -691,16 +687,32 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     ) -> NodeClearance:
         bundle = _require_query(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
-        if not nodes:
-            for event in self._skip(query_id):
-                await dispatcher.aevent(event)
-            return NodeClearance(nodes=[], report=None)
-        llm = self._resolved_llm()  # a missing default model raises before any stage
+        llm = self._resolved_llm() if nodes else None  # a missing model raises before any stage
         ids = node_ids(nodes)
-        gate, plan = self._gate(), None
-        fields = self._record_fields(llm, self._reference(), query_id)
-        tracker, convert = self._events(query_id)
+        host = _AsyncHost(self, bundle, nodes, llm, query_id)
+        flow = clearance_flow(
+            bundle.query_str,
+            len(nodes),
+            lambda: to_memories(nodes)[0],  # an unusable node fails open or raises
+            self._settings(llm, query_id),
+        )
+        result = await run_async(flow, host)
+        if result.kind == "failed":
+            assert result.error is not None
+            for event in host.tracker.closing(result.error):
+                await dispatcher.aevent(event)
+            return self._failed(nodes, ids, result.error)
+        return self._result(result, nodes, ids)
 
+    async def _engine_async(
+        self,
+        bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        llm: LLM | None,
+        convert: Callable[[StageEvent], BaseEvent],
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
         meter = UsageMeter()
         calls: list[TaskEvaluator | AsyncTaskEvaluator] = []
 
@@ -709,37 +721,57 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
                 event = with_event_cost(event, calls[0].calls, meter)
             await dispatcher.aevent(convert(event))
 
-        try:
-            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
-            ticket = self._guard.admit(memories, self._engine_config())
-            if ticket.declined:
-                for event in self._guard_events(ticket, query_id):
-                    await dispatcher.aevent(event)
-                kept = self._guard_nodes(ticket, nodes, ids)
-                return NodeClearance(nodes=kept, report=ticket.report)
-            with ticket:
-                if gate is not None:
-                    plan = await gate.aplan(bundle.query_str, memories, self._engine_config())
-                    if not plan.run:
-                        for event in self._decline_events(plan, query_id):
-                            await dispatcher.aevent(event)
-                        outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
-                        return self._declined(nodes, ids, outcome)
-                task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-                calls.append(task)
-                config = plan.config if plan is not None else self._engine_config()
-                engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-                with self._trace_scope(bundle), metering(meter):
-                    report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
-                report = ticket.observe(with_model_calls(report, task.calls, meter))
-        except BaseException as exc:
-            for event in tracker.closing(exc):
-                await dispatcher.aevent(event)
-            return self._failed(nodes, ids, exc)
-        done = self._done(nodes, ids, report)
-        if gate is None or plan is None:
-            return done
-        return self._gated(done, await gate.afinish(plan, report, **fields))
+        task = self._task(bundle, nodes, memories, llm, asynchronous=True)
+        calls.append(task)
+        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
+        with self._trace_scope(bundle), metering(meter):
+            report = await engine.aclear(memories, task, prior_harmful=request.prior)
+        return with_model_calls(report, task.calls, meter)
+
+
+def _events_of(event: FlowEvent, query_id: str) -> list[MeClearStageEvent]:
+    """The start/end pair of a clearance event with no engine stage behind it."""
+    end = {**event.payload, "query_id": query_id}
+    return [
+        StageTracker.start("clearance", query_id, {**end, "phase": "start"}),
+        StageTracker.end("clearance", query_id, end),
+    ]
+
+
+class _SyncHost:
+    """The sync driver's host: LlamaIndex events and the engine inside the span."""
+
+    def __init__(
+        self,
+        owner: MeClearPostprocessor,
+        bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        llm: LLM | None,
+        query_id: str,
+    ) -> None:
+        self.owner, self.bundle, self.nodes, self.llm = owner, bundle, nodes, llm
+        self.query_id = query_id
+        self.tracker, self.convert = owner._events(query_id)
+
+    def notify(self, event: FlowEvent) -> None:
+        for typed in _events_of(event, self.query_id):
+            dispatcher.event(typed)
+
+    def clear(self, request: Clear) -> ClearanceReport:
+        return self.owner._engine_sync(self.bundle, self.nodes, self.llm, self.convert, request)
+
+
+class _AsyncHost(_SyncHost):
+    """The async driver's host (see :class:`_SyncHost`)."""
+
+    async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
+        for typed in _events_of(event, self.query_id):
+            await dispatcher.aevent(typed)
+
+    async def clear(self, request: Clear) -> ClearanceReport:  # type: ignore[override]
+        return await self.owner._engine_async(
+            self.bundle, self.nodes, self.llm, self.convert, request
+        )
 
 
 def _bundle(query: str | QueryBundle) -> QueryBundle:
