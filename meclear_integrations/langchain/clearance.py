@@ -78,6 +78,8 @@ from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
 from ..gating import model_name
+from ..jobs.protocol import AuditOutcome
+from ..jobs.snapshot import AuditSnapshot
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard
@@ -95,6 +97,7 @@ from ..payloads import (
 )
 from ..pipeline import (
     Clear,
+    Flow,
     FlowEvent,
     FlowResult,
     QuerySettings,
@@ -105,6 +108,8 @@ from ..pipeline import (
     run_async,
     run_sync,
 )
+from ..pipeline.audit import Stoppable, audit_outcome, audit_settings, open_queue, start_workers
+from ..pipeline.background import background_flow
 from ..prompts import (
     DEFAULT_ANSWER_PROMPT,
     neutralize_tags,
@@ -129,6 +134,12 @@ CLEARANCE_RUN_NAME = "meclear_clearance"
 """Name of the chain run that holds one clearance."""
 EVALUATE_RUN_NAME = "meclear_evaluate"
 """Name of the chain run of one evaluator call (agent + judge)."""
+AUDIT_RUN_NAME = "meclear_audit"
+"""Name of the chain run of one background audit."""
+ANSWER_METADATA_KEY = "meclear_answer"
+"""Config-metadata key of the chain's answer, kept in a background audit's snapshot."""
+FEEDBACK_METADATA_KEY = "meclear_feedback"
+"""Config-metadata key of the user's feedback, kept in a background audit's snapshot."""
 _ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evaluator": "agent="}
 """Which setting supplies each role, for the messages of permanent failures."""
 
@@ -220,9 +231,19 @@ class ClearanceSettings(BaseModel):
     deterministic_agent: bool | None = None
     """The agent gives the same answer to the same prompt, so it is asked once per coalition
     across trials. None: when the model declares temperature 0."""
-    mode: Literal["clear", "shadow"] = "clear"
-    """``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing
-    (each document's ``cleared`` says whether clearance would have removed it)."""
+    mode: Literal["clear", "shadow", "background"] = "clear"
+    """``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate metadata
+    and emit events, but drop nothing (each document's ``cleared`` says whether clearance
+    would have removed it). ``"background"`` (needs ``ledger``): no model call on the request
+    path; withhold the memories the ledger verified harmful for this question or ones like
+    it, queue the audit of a triggered query and return at once
+    (``meclear_integrations.pipeline.background``)."""
+    audit_queue: Any = None
+    """Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``);
+    None: a job table beside the ledger (same database)."""
+    audit_workers: int = Field(default=1, ge=0)
+    """Background mode: audit worker threads started with the component (0: none; run
+    ``meclear worker`` instead)."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every document is cleared (see ``meclear_integrations.payloads``)."""
     on_failure: FailureSwitch | None = None
@@ -251,6 +272,8 @@ class ClearanceSettings(BaseModel):
     _guard: LiveGuard = PrivateAttr()
     _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
+    _queue: Any = PrivateAttr(default=None)
+    _workers: Stoppable | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -264,6 +287,15 @@ class ClearanceSettings(BaseModel):
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
         self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        if self.mode == "background":
+            self._queue = open_queue(self.ledger, self.audit_queue)
+            self._workers = start_workers(self._queue, self, self.audit_workers)
+
+    def close(self) -> None:
+        """Stop the background audit workers this component started (after their job)."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
 
     @field_validator("metadata_keys", mode="before")
     @classmethod
@@ -272,6 +304,11 @@ class ClearanceSettings(BaseModel):
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
+        if self.mode == "background" and self.ledger is None:
+            raise ConfigurationError(
+                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
+                "the harm the ledger verified, and the audits record there"
+            )
         if self.agent is None and self.llm is None:
             raise ConfigurationError("pass llm=... (or agent=...) as the task agent")
         if self.judge is None and self.llm is None:
@@ -391,6 +428,72 @@ class ClearanceSettings(BaseModel):
         gate = make_gate(self.trigger, self.ledger)
         return QuerySettings(self._engine_config(), self._guard, gate, record)
 
+    def _flow(
+        self,
+        query: str,
+        documents: Sequence[Document],
+        settings: QuerySettings,
+        metadata: dict[str, Any] | None,
+    ) -> Flow:
+        """The query's flow: cleared now, or in the background."""
+
+        def load() -> list[Memory]:
+            return to_memories(documents)[0]  # a bad item fails open or raises
+
+        if self.mode != "background":
+            return clearance_flow(query, len(documents), load, settings)
+        extra = {
+            "reference": self._reference(metadata),
+            "answer": (metadata or {}).get(ANSWER_METADATA_KEY),
+            "feedback": (metadata or {}).get(FEEDBACK_METADATA_KEY),
+        }
+        return background_flow(
+            query,
+            len(documents),
+            load,
+            settings,
+            self._queue,
+            policy=self.edge_cases,
+            snapshot=extra,
+        )
+
+    def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
+        """Run one background audit: the verified clearance of ``snapshot``, recorded.
+
+        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
+        in the ledger under ``run_id`` (the job id), so running a job twice records once.
+
+        Args:
+            snapshot: The job's frozen input.
+            run_id: The job id.
+
+        Returns:
+            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
+        """
+        documents = [
+            Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
+            for m in snapshot.memories
+        ]
+        manager = CallbackManager.configure()
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
+        run = manager.on_chain_start(
+            None, {"query_id": snapshot.query_id, "job_id": run_id}, name=AUDIT_RUN_NAME
+        )
+        settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
+        settings = QuerySettings(
+            settings.config.model_copy(update={"on_failure": "open"}),
+            settings.guard,
+            settings.gate,
+            settings.record,
+        )
+        flow = clearance_flow(
+            snapshot.query, len(documents), lambda: to_memories(documents)[0], settings
+        )
+        host = _SyncHost(self, run, snapshot.query, documents, snapshot.reference)
+        outcome = audit_outcome(run_sync(flow, host))
+        run.on_chain_end({"audit": outcome.state, "ledger_run_id": outcome.ledger_run_id})
+        return outcome
+
     def _returned(
         self, result: FlowResult, documents: Sequence[Document], ids: list[str]
     ) -> list[Document]:
@@ -419,12 +522,7 @@ class ClearanceSettings(BaseModel):
         run = manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
-        flow = clearance_flow(
-            query,
-            len(documents),
-            lambda: to_memories(documents)[0],  # a bad item fails open or raises
-            self._settings(reference, run),
-        )
+        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
         result = run_sync(flow, _SyncHost(self, run, query, documents, reference))
         if result.kind == "failed":
             exc = result.error
@@ -501,12 +599,7 @@ class ClearanceSettings(BaseModel):
         run = await manager.on_chain_start(
             None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
         )
-        flow = clearance_flow(
-            query,
-            len(documents),
-            lambda: to_memories(documents)[0],  # a bad item fails open or raises
-            self._settings(reference, run),
-        )
+        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
         result = await run_async(flow, _AsyncHost(self, run, query, documents, reference))
         if result.kind == "failed":
             exc = result.error
