@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import ExitStack
 from typing import Any, Literal
 
 from llama_index.core import Settings
@@ -46,7 +47,7 @@ from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.response_synthesizers import BaseSynthesizer
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..breaker import CircuitBreaker
@@ -60,6 +61,8 @@ from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
 from ..cost import with_event_cost, with_model_calls
 from ..gating import model_name
+from ..jobs.protocol import AuditOutcome
+from ..jobs.snapshot import AuditSnapshot
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard
@@ -68,6 +71,7 @@ from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..pipeline import (
     Clear,
+    Flow,
     FlowEvent,
     FlowResult,
     QuerySettings,
@@ -78,6 +82,8 @@ from ..pipeline import (
     run_async,
     run_sync,
 )
+from ..pipeline.audit import Stoppable, audit_outcome, audit_settings, open_queue, start_workers
+from ..pipeline.background import background_flow
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
@@ -89,7 +95,7 @@ from .judges import resolve_judge
 from .model import as_text_model
 from .nodes import _copy as copy_node
 from .nodes import error_nodes, node_ids, to_memories
-from .reference import current_reference
+from .reference import current_reference, query_reference
 from .usage import install_usage_handler
 
 __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
@@ -335,11 +341,31 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             "coalition across trials. None: when the LLM declares temperature 0."
         ),
     )
-    mode: Literal["clear", "shadow"] = Field(
+    mode: Literal["clear", "shadow", "background"] = Field(
         default="clear",
         description=(
-            '``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing '
-            "(each node's ``cleared`` says whether clearance would have removed it)."
+            '``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate '
+            "metadata and emit events, but drop nothing (each node's ``cleared`` says whether "
+            'clearance would have removed it). ``"background"`` (needs ``ledger``): no model '
+            "call on the request path; withhold the memories the ledger verified harmful for "
+            "this question or ones like it, queue the audit of a triggered query and return at "
+            "once (``meclear_integrations.pipeline.background``)."
+        ),
+    )
+    audit_queue: Any = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``); "
+            "None: a job table beside the ledger (same database)."
+        ),
+    )
+    audit_workers: int = Field(
+        default=1,
+        ge=0,
+        description=(
+            "Background mode: audit worker threads started with the component (0: none; run "
+            "``meclear worker`` instead)."
         ),
     )
     edge_cases: EdgeCasePolicy = Field(
@@ -392,6 +418,8 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     _guard: LiveGuard = PrivateAttr()
     _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
+    _queue: Any = PrivateAttr(default=None)
+    _workers: Stoppable | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -406,6 +434,15 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
         self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        if self.mode == "background":
+            self._queue = open_queue(self.ledger, self.audit_queue)
+            self._workers = start_workers(self._queue, self, self.audit_workers)
+
+    def close(self) -> None:
+        """Stop the background audit workers this component started (after their job)."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
 
     @classmethod
     def class_name(cls) -> str:
@@ -416,6 +453,15 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     @classmethod
     def _renderable_keys(cls, keys: Any) -> Any:
         return validate_metadata_keys(keys)
+
+    @model_validator(mode="after")
+    def _background_needs_a_ledger(self) -> MeClearPostprocessor:
+        if self.mode == "background" and self.ledger is None:
+            raise ConfigurationError(
+                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
+                "the harm the ledger verified, and the audits record there"
+            )
+        return self
 
     @field_validator("answer_prompt")
     @classmethod
@@ -612,6 +658,61 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         gate = make_gate(self.trigger, self.ledger)
         return QuerySettings(self._engine_config(), self._guard, gate, record)
 
+    def _flow(
+        self, bundle: QueryBundle, nodes: list[NodeWithScore], settings: QuerySettings
+    ) -> Flow:
+        """The query's flow: cleared now, or in the background."""
+
+        def load() -> list[Memory]:
+            return to_memories(nodes)[0]  # an unusable node fails open or raises
+
+        if self.mode != "background":
+            return clearance_flow(bundle.query_str, len(nodes), load, settings)
+        return background_flow(
+            bundle.query_str,
+            len(nodes),
+            load,
+            settings,
+            self._queue,
+            policy=self.edge_cases,
+            snapshot={"reference": self._reference()},
+        )
+
+    def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
+        """Run one background audit: the verified clearance of ``snapshot``, recorded.
+
+        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
+        in the ledger under ``run_id`` (the job id), so running a job twice records once.
+
+        Args:
+            snapshot: The job's frozen input.
+            run_id: The job id.
+
+        Returns:
+            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
+        """
+        nodes = [
+            NodeWithScore(node=TextNode(id_=m.id, text=m.content, metadata=dict(m.metadata)))
+            for m in snapshot.memories
+        ]
+        bundle = QueryBundle(snapshot.query)
+        with ExitStack() as stack:
+            if snapshot.reference is not None:
+                stack.enter_context(query_reference(snapshot.reference))
+            llm = self._resolved_llm()
+            host = _SyncHost(self, bundle, nodes, llm, run_id)
+            settings = audit_settings(self._settings(llm, run_id), snapshot, run_id)
+            settings = QuerySettings(
+                settings.config.model_copy(update={"on_failure": "open"}),
+                settings.guard,
+                settings.gate,
+                settings.record,
+            )
+            flow = clearance_flow(
+                snapshot.query, len(nodes), lambda: to_memories(nodes)[0], settings
+            )
+            return audit_outcome(run_sync(flow, host))
+
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
     ) -> NodeClearance:
@@ -642,15 +743,11 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
         bundle = _require_query(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
-        llm = self._resolved_llm() if nodes else None  # a missing model raises before any stage
+        # a missing default model raises before any stage (background mode needs none)
+        llm = self._resolved_llm() if nodes and self.mode != "background" else None
         ids = node_ids(nodes)
         host = _SyncHost(self, bundle, nodes, llm, query_id)
-        flow = clearance_flow(
-            bundle.query_str,
-            len(nodes),
-            lambda: to_memories(nodes)[0],  # an unusable node fails open or raises
-            self._settings(llm, query_id),
-        )
+        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
         result = run_sync(flow, host)
         if result.kind == "failed":
             assert result.error is not None
@@ -687,15 +784,11 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     ) -> NodeClearance:
         bundle = _require_query(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
-        llm = self._resolved_llm() if nodes else None  # a missing model raises before any stage
+        # a missing default model raises before any stage (background mode needs none)
+        llm = self._resolved_llm() if nodes and self.mode != "background" else None
         ids = node_ids(nodes)
         host = _AsyncHost(self, bundle, nodes, llm, query_id)
-        flow = clearance_flow(
-            bundle.query_str,
-            len(nodes),
-            lambda: to_memories(nodes)[0],  # an unusable node fails open or raises
-            self._settings(llm, query_id),
-        )
+        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
         result = await run_async(flow, host)
         if result.kind == "failed":
             assert result.error is not None
