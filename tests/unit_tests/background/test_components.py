@@ -12,7 +12,6 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.jobs import AuditWorker
 from meclear_integrations.langchain import (
     ClearingRetriever,

@@ -11,6 +11,7 @@ from meclear_integrations.breaker import CircuitBreaker
 from meclear_integrations.core.engine import MeClearEngine
 from meclear_integrations.core.failure_kind import CircuitOpenError
 from meclear_integrations.live_guard import LiveGuard
+from meclear_integrations.payloads import EdgeCasePolicy
 from meclear_integrations.pipeline import (
     Clear,
     FlowEvent,
@@ -21,7 +22,6 @@ from meclear_integrations.pipeline import (
     run_async,
     run_sync,
 )
-from meclear_integrations.payloads import EdgeCasePolicy
 from meclear_integrations.triggers import Sampling
 
 MEMORIES = [Memory(id="a", content="Paris"), Memory(id="b", content="Rome")]
