@@ -35,6 +35,7 @@ __all__ = [
     "AuditWorker",
     "Auditor",
     "JobStore",
+    "ProcrastinateQueue",
     "SnapshotMemory",
     "WorkerPool",
     "flight_key",
@@ -47,6 +48,10 @@ def __getattr__(name: str) -> object:
         from .store import JobStore
 
         return JobStore
+    if name == "ProcrastinateQueue":
+        from .procrastinate_queue import ProcrastinateQueue
+
+        return ProcrastinateQueue
     if name in ("AuditWorker", "WorkerPool"):
         from . import worker
 
