@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, case, exists, func, or_, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from ..core.errors import ConfigurationError, ConfigurationTypeError, MeClearError
 from ..core.memory import Memory
@@ -57,6 +58,14 @@ from .records import (
 )
 from .review import QueryEvidence, ReviewProposal, rank_proposals
 from .rows import candidate_rows, context_of, memory_rows, run_mode, safe_payload, safe_text
+from .scope import (
+    EMBEDDING_THRESHOLD,
+    LEXICAL_THRESHOLD,
+    ScopedHarm,
+    lexical_signature,
+    question_similarity,
+)
+from .scope_state import apply_run, load_active, observe, restore_scopes
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
@@ -96,10 +105,13 @@ class HarmLedger:
         create: False refuses a database that is not at the current schema version instead
             of migrating it.
         clock: Returns the current UTC time (inject it in tests).
+        lexical_threshold: Jaccard of two questions' content words at or above which a
+            harm verified on one applies to the other (``scope``).
+        embedding_threshold: The cosine threshold when both questions have embeddings.
         **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
 
     Raises:
-        ConfigurationError: ``namespace`` is empty.
+        ConfigurationError: ``namespace`` is empty or a threshold is outside (0, 1].
         SchemaVersionError: The database is at another schema version and cannot be
             migrated (or ``create=False``).
 
@@ -119,10 +131,20 @@ class HarmLedger:
         query_key: bytes | str | None = None,
         create: bool = True,
         clock: Clock | None = None,
+        lexical_threshold: float = LEXICAL_THRESHOLD,
+        embedding_threshold: float = EMBEDDING_THRESHOLD,
         **engine_kwargs: Any,
     ) -> None:
         if not namespace:
             raise ConfigurationError("namespace must be a non-empty string")
+        for name, value in (
+            ("lexical_threshold", lexical_threshold),
+            ("embedding_threshold", embedding_threshold),
+        ):
+            if not 0.0 < float(value) <= 1.0:
+                raise ConfigurationError(f"{name} must be in (0, 1]")
+        self.lexical_threshold = float(lexical_threshold)
+        self.embedding_threshold = float(embedding_threshold)
         self.url = ledger_url(url)
         self.namespace = namespace
         self.store_text = store_text
@@ -185,8 +207,15 @@ class HarmLedger:
         feedback_id: str | None = None,
         guided_by: str = "ledger",
         extra: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        query_embedding: Sequence[float] | None = None,
     ) -> RunRecord:
         """Append one decision (one transaction) and return it as recorded.
+
+        The same transaction updates the per memory and question state the request path
+        reads (``scope_state``). With a caller-given ``run_id`` the write is idempotent:
+        recording a run id that is already stored changes nothing and returns the stored
+        run (a job retried after its worker died writes no duplicate and no torn row).
 
         Args:
             report: The engine's clearance report (any status, skips included).
@@ -207,9 +236,16 @@ class HarmLedger:
             guided_by: Who supplied the report's prior candidate, ``"ledger"`` or
                 ``"feedback"`` (sets the mode of a prior run).
             extra: Further JSON-ready fields kept with the run.
+            run_id: The run's id (at most 36 characters; default: a new UUID). Recording
+                an id already stored is a no-op that returns the stored run.
+            query_embedding: The question's embedding, kept with the verified verdicts so
+                that later questions like it are matched by cosine (``scope``).
 
         Returns:
             The run as recorded, with its memories and candidates.
+
+        Raises:
+            ConfigurationError: ``run_id`` is empty or longer than 36 characters.
 
         Example:
             >>> from meclear_integrations.ledger import HarmLedger
@@ -222,17 +258,23 @@ class HarmLedger:
             ...     sorted(run.cleared_ids)
             ['f1', 'f2']
         """
+        if run_id is not None and not (isinstance(run_id, str) and 0 < len(run_id) <= 36):
+            raise ConfigurationError("run_id must be a non-empty string of at most 36 characters")
         memories = context_of(report, context)
         if model_calls is None:
             model_calls = getattr(report.cost, "model_calls", None)
-        run = {
-            "run_id": str(uuid.uuid4()),
+        new_id = run_id if run_id is not None else str(uuid.uuid4())
+        query_id = self.query_id(query)
+        now = self._now()
+        mode = run_mode(report, guided_by)
+        run: dict[str, Any] = {
+            "run_id": new_id,
             "namespace": self.namespace,
-            "created_at": self._now(),
-            "query_id": self.query_id(query),
+            "created_at": now,
+            "query_id": query_id,
             "query_text": safe_text(query, 100_000) if self.store_text else None,
             "origin": safe_text(origin, 20),
-            "mode": run_mode(report, guided_by),
+            "mode": mode,
             "status": report.status,
             "status_reason": safe_text(report.status_reason),
             "recovered": bool(report.recovered),
@@ -263,13 +305,58 @@ class HarmLedger:
             report, memories, namespace=self.namespace, store_text=self.store_text
         )
         cand_rows = candidate_rows(report)
-        with write_transaction(self.engine) as conn:
-            pk = _inserted_key(conn.execute(t.runs.insert().values(**run)))
-            if mem_rows:
-                conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in mem_rows])
-            if cand_rows:
-                conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in cand_rows])
+        observations = observe(
+            status=report.status,
+            recovered=bool(report.recovered),
+            mode=mode,
+            harm_tolerance=report.config.harm_tolerance,
+            memories=mem_rows,
+            candidates=cand_rows,
+            carriers=_carrier_ids(report),
+        )
+        signature = lexical_signature(query, key=self._query_key) if observations else None
+        embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
+        try:
+            with write_transaction(self.engine) as conn:
+                if run_id is not None:
+                    stored = self._stored_run(conn, run_id)
+                    if stored is not None:
+                        return stored
+                pk = _inserted_key(conn.execute(t.runs.insert().values(**run)))
+                if mem_rows:
+                    conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in mem_rows])
+                if cand_rows:
+                    conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in cand_rows])
+                apply_run(
+                    conn,
+                    namespace=self.namespace,
+                    query_id=query_id,
+                    run_id=new_id,
+                    at=now,
+                    signature=signature,
+                    embedding=embedding,
+                    observations=observations,
+                )
+        except IntegrityError:
+            if run_id is None:
+                raise
+            with read_transaction(self.engine) as conn:  # a concurrent writer stored it first
+                stored = self._stored_run(conn, run_id)
+            if stored is None:
+                raise
+            return stored
         return self._run_record(run, mem_rows, cand_rows)
+
+    def _stored_run(self, conn: Connection, run_id: str) -> RunRecord | None:
+        r = t.runs
+        row = conn.execute(select(r).where(r.c.run_id == run_id)).mappings().first()
+        if row is None:
+            return None
+        if row["namespace"] != self.namespace:
+            raise ConfigurationError(
+                f"run id {run_id!r} is already recorded in another ledger namespace"
+            )
+        return self._load(conn, row)
 
     async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
         """:meth:`record` in a worker thread.
@@ -283,24 +370,146 @@ class HarmLedger:
         """
         return await asyncio.to_thread(lambda: self.record(report, **kwargs))
 
+    # ------------------------------------------------------------------ scoped harm
+    def scoped_harm(
+        self,
+        query: str,
+        context: Sequence[Memory],
+        *,
+        query_embedding: Sequence[float] | None = None,
+    ) -> list[ScopedHarm]:
+        """The context's memories verified harmful for ``query`` or a question like it.
+
+        Reads the state kept up to date on write (``scope_state``): one indexed read of the
+        active rows of the K memories, O(K) in the history's length. A memory counts when a
+        verified clearance removed the same text for the same question (``same_query``) or
+        for a question whose similarity reaches the threshold (``similar_query``, ``scope``)
+        and neither a restore, nor a later finding that the question needs it, nor an
+        acquittal came after. An unrelated question keeps the memory.
+
+        Args:
+            query: The question.
+            context: The retrieved memories, in retrieval order.
+            query_embedding: The question's embedding (compared with those recorded with
+                ``record(query_embedding=...)``; otherwise the lexical signatures are).
+
+        Returns:
+            One entry per memory, in retrieval order (the same question first, else the most
+            similar recorded question).
+
+        Example:
+            >>> from meclear_integrations.ledger import HarmLedger
+            >>> from meclear_integrations.core import Memory
+            >>> with HarmLedger("sqlite://") as ledger:
+            ...     ledger.scoped_harm("Where is John?", [Memory(id="m1", content="x")])
+            []
+        """
+        return [h for h, _ in self._scoped(query, context, query_embedding)]
+
+    async def ascoped_harm(
+        self,
+        query: str,
+        context: Sequence[Memory],
+        *,
+        query_embedding: Sequence[float] | None = None,
+    ) -> list[ScopedHarm]:
+        """:meth:`scoped_harm` in a worker thread.
+
+        Args:
+            query: The question.
+            context: The retrieved memories, in retrieval order.
+            query_embedding: The question's embedding, if any.
+
+        Returns:
+            The scoped harm.
+        """
+        return await asyncio.to_thread(
+            lambda: self.scoped_harm(query, list(context), query_embedding=query_embedding)
+        )
+
+    def _scoped(
+        self,
+        query: str,
+        context: Sequence[Memory],
+        embedding: Sequence[float] | None,
+    ) -> list[tuple[ScopedHarm, bool]]:
+        """(harm, its own contribution tested) per context memory in scope."""
+        hashes = {m.id: content_hash(m.content) for m in context}
+        if not hashes:
+            return []
+        with read_transaction(self.engine) as conn:
+            rows = load_active(conn, self.namespace, hashes)
+        if not rows:
+            return []
+        query_id = self.query_id(query)
+        signature = lexical_signature(query, key=self._query_key)
+        vector = [float(x) for x in embedding] if embedding is not None else None
+        best: dict[str, tuple[ScopedHarm, bool]] = {}
+        for row in rows:
+            if row.query_id == query_id:
+                similarity, scope = 1.0, "same_query"
+            else:
+                similarity, alike = question_similarity(
+                    signature,
+                    vector,
+                    row.signature,
+                    row.embedding,
+                    lexical_threshold=self.lexical_threshold,
+                    embedding_threshold=self.embedding_threshold,
+                )
+                if not alike:
+                    continue
+                scope = "similar_query"
+            harm = ScopedHarm(
+                memory_id=row.memory_id,
+                content_hash=row.content_hash,
+                run_id=row.cleared_run_id or "",
+                query_id=row.query_id,
+                scope=scope,  # type: ignore[arg-type]
+                similarity=similarity,
+                carrier=row.carrier,
+            )
+            current = best.get(row.memory_id)
+            if current is None or harm.similarity > current[0].similarity:
+                best[row.memory_id] = (harm, row.tested)
+        return [best[m.id] for m in context if m.id in best]
+
     # ------------------------------------------------------------------ prior candidates
-    def prior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
+    def prior_candidate(
+        self,
+        context: Sequence[Memory],
+        *,
+        query: str | None = None,
+        query_embedding: Sequence[float] | None = None,
+    ) -> PriorCandidate:
         """The engine's prior candidate for ``context`` (``core.prior``).
 
-        The memories that a verified clearance removed before (same id and same text) and that were
-        not restored since, in retrieval order; ``unproven``: those whose own contribution no
-        verified run has tested yet (neither proven nor acquitted, see ``proof``), which the engine
-        puts back once to find out.
+        With ``query`` (what every integration passes): the memories of :meth:`scoped_harm`,
+        marked ``scoped`` so the engine verifies them before its early exit (a fooled
+        reference-free judge accepting the full context cannot hide a harm verified for this
+        question); ``unproven``: those whose own contribution no verified run of that
+        question tested yet, which the engine puts back once.
 
-        A restored memory is offered again only after new verified evidence: a clearance
-        recorded after the restore that removed it (the shortcut itself never offers it).
+        Without ``query`` (unscoped, for callers that do not know the question): the memories
+        that a verified clearance of *any* question removed before (same id and same text)
+        and that were not restored since; a restored memory is offered again only after new
+        verified evidence.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup, O(K)).
+            query_embedding: The question's embedding, if any (scoped lookup).
 
         Returns:
             The prior candidate (empty when the ledger knows no harm in ``context``).
         """
+        if query is not None:
+            scoped = self._scoped(query, context, query_embedding)
+            return PriorCandidate(
+                ids=tuple(h.memory_id for h, _ in scoped),
+                unproven=tuple(h.memory_id for h, tested in scoped if not tested),
+                scoped=bool(scoped),
+            )
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
             return PriorCandidate()
@@ -314,29 +523,43 @@ class HarmLedger:
             ids=tuple(known), unproven=tuple(i for i, f in known.items() if not f.tested)
         )
 
-    async def aprior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
+    async def aprior_candidate(
+        self,
+        context: Sequence[Memory],
+        *,
+        query: str | None = None,
+        query_embedding: Sequence[float] | None = None,
+    ) -> PriorCandidate:
         """:meth:`prior_candidate` in a worker thread.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup).
+            query_embedding: The question's embedding, if any.
 
         Returns:
             The prior candidate.
         """
-        return await asyncio.to_thread(self.prior_candidate, list(context))
+        return await asyncio.to_thread(
+            lambda: self.prior_candidate(
+                list(context), query=query, query_embedding=query_embedding
+            )
+        )
 
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+    def prior_harmful(self, context: Sequence[Memory], *, query: str | None = None) -> list[str]:
         """Ids of :meth:`prior_candidate`, in retrieval order.
 
-        These are the context's memories verified harmful before and offered to the engine.
+        These are the context's memories verified harmful before (for ``query`` or a
+        question like it, when given) and offered to the engine.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup); None: unscoped.
 
         Returns:
             The memory ids.
         """
-        return list(self.prior_candidate(context).ids)
+        return list(self.prior_candidate(context, query=query).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
         """Ids of ``{memory id: content hash}`` that a verified clearance removed.
@@ -372,16 +595,19 @@ class HarmLedger:
             i for i in ids if i in evidence and (i not in restored or evidence[i] > restored[i])
         ]
 
-    async def aprior_harmful(self, context: Sequence[Memory]) -> list[str]:
+    async def aprior_harmful(
+        self, context: Sequence[Memory], *, query: str | None = None
+    ) -> list[str]:
         """:meth:`prior_harmful` in a worker thread.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup); None: unscoped.
 
         Returns:
             The memory ids.
         """
-        return await asyncio.to_thread(self.prior_harmful, list(context))
+        return await asyncio.to_thread(lambda: self.prior_harmful(list(context), query=query))
 
     def _restores(self, conn: Connection, ids: Sequence[str]) -> dict[str, datetime]:
         e = t.memory_events
@@ -526,6 +752,7 @@ class HarmLedger:
         }
         with write_transaction(self.engine) as conn:
             conn.execute(t.memory_events.insert().values(**row))
+            restore_scopes(conn, self.namespace, row["memory_id"], row["created_at"])
         return MemoryEvent(**row)
 
     def pending_replays(self) -> list[FeedbackRecord]:
@@ -929,6 +1156,20 @@ def _feedback_record(row: Any, memory_ids: list[str]) -> FeedbackRecord:
     fields = {k: v for k, v in row.items() if k != "id"}
     fields["created_at"] = _utc(fields["created_at"])
     return FeedbackRecord(**fields, memory_ids=memory_ids)
+
+
+def _carrier_ids(report: ClearanceReport) -> list[str]:
+    """Ids the report marks as carriers of a redundant fault (issue 26), if it has the field."""
+    carriers = getattr(report, "carriers", None) or ()
+    out = []
+    for item in carriers:
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            found = getattr(item, "memory_id", None) or getattr(item, "id", None)
+            if found is not None:
+                out.append(str(found))
+    return out
 
 
 def _inserted_key(result: Any) -> int:

@@ -87,6 +87,9 @@ class Run:
     """The concrete estimator, once attribution has started."""
     attributions: list[MemoryAttribution] | None = None
     """Complete contributions, once attribution has finished."""
+    prior_first: bool = False
+    """The prior candidate is scoped to this question: tried before the early exit and
+    admitted on recovery (``core.prior``)."""
 
     @property
     def ids(self) -> list[str]:

@@ -1,0 +1,399 @@
+"""Per memory and question state, kept up to date on write (``meclear_memory_scopes``).
+
+The request path must not recompute a memory's evidence from every run that touched it.
+Each recorded run that verified (status ``complete``, recovered) updates, in the same
+transaction, one row per memory it has a verdict on, keyed by (namespace, memory id, content
+hash, query id):
+
+- *cleared*: the verified clearance removed it (``cleared_at``, ``cleared_run_id``,
+  ``harm_runs`` + 1); *rooted* when the run did not get the memory from the ledger's
+  shortcut (a full run attributed it, or a person's feedback named it and the reference
+  verified): only rooted questions count in review (``review``);
+- *proven* / *acquitted*: its own removal was shown necessary, or not needed, by the run's
+  put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
+  early exit whose full context the live judge accepted) is not one;
+- *needed*: a full attribution kept it with a contribution clear of zero and above the
+  run's harm tolerance (``needed_at``, ``needed_runs`` + 1).
+
+``active`` (the harm holds for this question) is the latest clearance being later than the
+memory's last restore, than any later finding that the question needs it and than any
+acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
+O(K x questions each was verified harmful on), independent of the history's length.
+
+Rows are upserted with ``INSERT ... ON CONFLICT DO NOTHING`` then locked (``SELECT ... FOR
+UPDATE`` on PostgreSQL; SQLite's write transaction already holds the lock) and updated, so
+concurrent writers of the same (memory, question) never lose an update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from . import schema as t
+from .proof import GUIDED_MODES, split_members
+
+__all__ = [
+    "Observation",
+    "ScopeRow",
+    "apply_run",
+    "load_active",
+    "observe",
+    "rebuild",
+    "restore_scopes",
+]
+
+_CHUNK = 400
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One memory's verdict in one verified run."""
+
+    memory_id: str
+    content_hash: str
+    cleared: bool = False
+    rooted: bool = False
+    proven: bool = False
+    acquitted: bool = False
+    needed: bool = False
+    carrier: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRow:
+    """An active row as the request path reads it."""
+
+    memory_id: str
+    content_hash: str
+    query_id: str
+    signature: list[str] | None
+    embedding: list[float] | None
+    cleared_run_id: str | None
+    carrier: bool
+    tested: bool
+
+
+def observe(
+    *,
+    status: str,
+    recovered: bool,
+    mode: str,
+    harm_tolerance: float | None,
+    memories: Sequence[dict[str, Any]],
+    candidates: Sequence[dict[str, Any]],
+    carriers: Iterable[str] = (),
+) -> list[Observation]:
+    """The verdicts one recorded run gives (module docstring); none unless it verified.
+
+    Args:
+        status: The run's status.
+        recovered: Whether its returned context passed.
+        mode: The run's mode (``records.RunMode``).
+        harm_tolerance: tau of its configuration.
+        memories: Its memory rows (``rows.memory_rows``).
+        candidates: Its candidate rows (``rows.candidate_rows``).
+        carriers: Ids the report marks as carriers of a redundant fault.
+
+    Returns:
+        One observation per memory with a verdict.
+    """
+    if status != "complete" or not recovered:
+        return []
+    cleared = [m["memory_id"] for m in memories if m["cleared"]]
+    tried = [(list(c["memory_ids"]), bool(c["recovered"])) for c in candidates]
+    proven, put_back = split_members(cleared, tried)
+    singles = {x for x in cleared if not set(cleared) - {x}}
+    rooted = mode == "full" or mode == "feedback_guided"
+    carrier_ids = set(carriers)
+    tau = harm_tolerance or 0.0
+    out = []
+    for m in memories:
+        mid = m["memory_id"]
+        if m["cleared"]:
+            out.append(
+                Observation(
+                    memory_id=mid,
+                    content_hash=m["content_hash"],
+                    cleared=True,
+                    rooted=rooted,
+                    proven=mid in proven,
+                    acquitted=mid in put_back and mode in GUIDED_MODES and mid not in singles,
+                    carrier=mid in carrier_ids,
+                )
+            )
+        elif (
+            m.get("shapley_lo") is not None
+            and m.get("shapley") is not None
+            and m["shapley_lo"] > 0.0
+            and m["shapley"] > tau
+        ):
+            out.append(Observation(memory_id=mid, content_hash=m["content_hash"], needed=True))
+    return out
+
+
+def _later(current: datetime | None, at: datetime) -> datetime:
+    current = _utc(current)
+    return at if current is None or at >= current else current
+
+
+def _active(row: dict[str, Any]) -> bool:
+    cleared = _utc(row["cleared_at"])
+    if cleared is None:
+        return False
+    return all(
+        (other := _utc(row[k])) is None or cleared > other
+        for k in ("restored_at", "needed_at", "acquitted_at")
+    )
+
+
+def _upsert_keys(conn: Connection, keys: list[dict[str, Any]]) -> None:
+    s = t.memory_scopes
+    dialect = conn.dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        module: Any = postgresql if dialect == "postgresql" else sqlite
+        conn.execute(
+            module.insert(s).on_conflict_do_nothing(
+                index_elements=["namespace", "memory_id", "content_hash", "query_id"]
+            ),
+            keys,
+        )
+        return
+    for key in keys:  # pragma: no cover - other backends are not supported by the ledger
+        found = conn.execute(
+            select(s.c.id).where(
+                s.c.namespace == key["namespace"],
+                s.c.memory_id == key["memory_id"],
+                s.c.content_hash == key["content_hash"],
+                s.c.query_id == key["query_id"],
+            )
+        ).first()
+        if found is None:
+            conn.execute(insert(s).values(**key))
+
+
+def apply_run(
+    conn: Connection,
+    *,
+    namespace: str,
+    query_id: str,
+    run_id: str,
+    at: datetime,
+    signature: list[str] | None,
+    embedding: list[float] | None,
+    observations: Sequence[Observation],
+) -> None:
+    """Fold one run's observations into the state (inside the run's write transaction).
+
+    Args:
+        conn: The connection of the write transaction.
+        namespace: The ledger's namespace.
+        query_id: The run's query id.
+        run_id: The run's id.
+        at: The run's time (UTC).
+        signature: The question's lexical signature (None: unknown).
+        embedding: The question's embedding, if the caller gave one.
+        observations: :func:`observe`'s verdicts.
+    """
+    if not observations:
+        return
+    s = t.memory_scopes
+    at = _utc(at) or at
+    keys = [
+        {
+            "namespace": namespace,
+            "memory_id": o.memory_id,
+            "content_hash": o.content_hash,
+            "query_id": query_id,
+            "signature": signature,
+            "embedding": embedding,
+            "active": False,
+            "carrier": False,
+            "harm_runs": 0,
+            "needed_runs": 0,
+            "updated_at": at,
+        }
+        for o in observations
+    ]
+    _upsert_keys(conn, keys)
+    ids = sorted({o.memory_id for o in observations})
+    query = select(s).where(
+        s.c.namespace == namespace, s.c.query_id == query_id, s.c.memory_id.in_(ids)
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    rows = {(r["memory_id"], r["content_hash"]): dict(r) for r in conn.execute(query).mappings()}
+    for o in observations:
+        row = rows[(o.memory_id, o.content_hash)]
+        values: dict[str, Any] = {"updated_at": at}
+        if row["signature"] is None and signature is not None:
+            values["signature"] = signature
+        if row["embedding"] is None and embedding is not None:
+            values["embedding"] = embedding
+        if o.cleared:
+            if _later(row["cleared_at"], at) == at:
+                values["cleared_at"] = at
+                values["cleared_run_id"] = run_id
+                values["carrier"] = o.carrier
+            values["harm_runs"] = row["harm_runs"] + 1
+            if o.rooted and _later(row["rooted_at"], at) == at:
+                values["rooted_at"] = at
+                values["rooted_run_id"] = run_id
+            if o.proven:
+                values["proven_at"] = _later(row["proven_at"], at)
+            if o.acquitted:
+                values["acquitted_at"] = _later(row["acquitted_at"], at)
+        if o.needed:
+            if _later(row["needed_at"], at) == at:
+                values["needed_at"] = at
+                values["needed_run_id"] = run_id
+            values["needed_runs"] = row["needed_runs"] + 1
+        merged = {**row, **values}
+        values["active"] = _active(merged)
+        conn.execute(update(s).where(s.c.id == row["id"]).values(**values))
+
+
+def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetime) -> None:
+    """A restore of ``memory_id``: every question's harm is lifted until new evidence.
+
+    Args:
+        conn: The connection of the restore's write transaction.
+        namespace: The ledger's namespace.
+        memory_id: The restored memory.
+        at: The restore's time (UTC).
+    """
+    s = t.memory_scopes
+    conn.execute(
+        update(s)
+        .where(s.c.namespace == namespace, s.c.memory_id == memory_id)
+        .values(restored_at=at, active=False, updated_at=at)
+    )
+
+
+def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> list[ScopeRow]:
+    """The active rows of the context's memories (same id and same text).
+
+    Args:
+        conn: A connection in a read transaction.
+        namespace: The ledger's namespace.
+        hashes: Memory id -> content hash of the context.
+
+    Returns:
+        The rows, by index on (namespace, memory id, active).
+    """
+    s = t.memory_scopes
+    ids = list(hashes)
+    out: list[ScopeRow] = []
+    for start in range(0, len(ids), _CHUNK):
+        query = select(
+            s.c.memory_id,
+            s.c.content_hash,
+            s.c.query_id,
+            s.c.signature,
+            s.c.embedding,
+            s.c.cleared_run_id,
+            s.c.carrier,
+            s.c.proven_at,
+            s.c.acquitted_at,
+        ).where(
+            s.c.namespace == namespace,
+            s.c.memory_id.in_(ids[start : start + _CHUNK]),
+            s.c.active.is_(True),
+        )
+        for row in conn.execute(query):
+            if hashes.get(row.memory_id) != row.content_hash:
+                continue
+            out.append(
+                ScopeRow(
+                    memory_id=row.memory_id,
+                    content_hash=row.content_hash,
+                    query_id=row.query_id,
+                    signature=list(row.signature) if row.signature else None,
+                    embedding=list(row.embedding) if row.embedding else None,
+                    cleared_run_id=row.cleared_run_id,
+                    carrier=bool(row.carrier),
+                    tested=row.proven_at is not None or row.acquitted_at is not None,
+                )
+            )
+    return out
+
+
+def rebuild(conn: Connection) -> int:
+    """Derive the state from the history tables (the version-2 migration's backfill).
+
+    Runs are folded in the order they were recorded; the last restore of each memory is
+    applied after them (a clearance recorded after it stays active). Recorded questions get
+    no lexical signature here (the ledger's ``query_key`` is not known to a migration): their
+    harm applies to the same question only.
+
+    Args:
+        conn: The connection of the migration's write transaction.
+
+    Returns:
+        The number of verified runs folded in.
+    """
+    r, m, c, e, s = t.runs, t.run_memories, t.candidates, t.memory_events, t.memory_scopes
+    verified = conn.execute(
+        select(r.c.id, r.c.run_id, r.c.namespace, r.c.query_id, r.c.created_at, r.c.mode)
+        .add_columns(r.c.harm_tolerance)
+        .where(r.c.status == "complete", r.c.recovered.is_(True))
+        .order_by(r.c.id)
+    ).all()
+    for start in range(0, len(verified), _CHUNK):
+        chunk = verified[start : start + _CHUNK]
+        pks = [row.id for row in chunk]
+        mems: dict[int, list[dict[str, Any]]] = {}
+        for row in conn.execute(select(m).where(m.c.run_pk.in_(pks)).order_by(m.c.position)):
+            mems.setdefault(row.run_pk, []).append(dict(row._mapping))
+        cands: dict[int, list[dict[str, Any]]] = {}
+        for row in conn.execute(select(c).where(c.c.run_pk.in_(pks)).order_by(c.c.position)):
+            cands.setdefault(row.run_pk, []).append(dict(row._mapping))
+        for run in chunk:
+            observations = observe(
+                status="complete",
+                recovered=True,
+                mode=run.mode,
+                harm_tolerance=run.harm_tolerance,
+                memories=mems.get(run.id, []),
+                candidates=cands.get(run.id, []),
+            )
+            apply_run(
+                conn,
+                namespace=run.namespace,
+                query_id=run.query_id,
+                run_id=run.run_id,
+                at=_utc(run.created_at) or run.created_at,
+                signature=None,
+                embedding=None,
+                observations=observations,
+            )
+    restores = conn.execute(
+        select(e.c.namespace, e.c.memory_id, func.max(e.c.created_at))
+        .where(e.c.event == "restored")
+        .group_by(e.c.namespace, e.c.memory_id)
+    ).all()
+    for namespace, memory_id, at in restores:
+        found = conn.execute(
+            select(s).where(s.c.namespace == namespace, s.c.memory_id == memory_id)
+        ).mappings()
+        for scope_row in list(found):
+            merged = {**dict(scope_row), "restored_at": at}
+            conn.execute(
+                update(s)
+                .where(s.c.id == scope_row["id"])
+                .values(restored_at=at, active=_active(merged))
+            )
+    return len(verified)
