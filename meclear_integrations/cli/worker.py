@@ -87,7 +87,9 @@ def _run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    pool = queue.start_workers(component, concurrency=args.concurrency)
+    pool = queue.start_workers(
+        component, concurrency=args.concurrency, lease_seconds=args.lease_seconds
+    )
     print(f"meclear worker: {args.concurrency} worker(s) on {queue!r}", flush=True)
     stop.wait()
     pool.stop()

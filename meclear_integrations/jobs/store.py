@@ -309,19 +309,22 @@ class JobStore:
         with write_transaction(self.engine) as conn:
             conn.execute(self._finish(job_id, "dead", dead_reason=reason))
 
-    def start_workers(self, auditor: Auditor, *, concurrency: int = 1) -> Any:
+    def start_workers(
+        self, auditor: Auditor, *, concurrency: int = 1, lease_seconds: float = 180.0
+    ) -> Any:
         """Start in-process worker threads on this table (a ``WorkerPool``).
 
         Args:
             auditor: Runs each audit (the component).
             concurrency: Worker threads.
+            lease_seconds: How long a claimed job is a worker's.
 
         Returns:
             The started pool (``stop()`` it on shutdown).
         """
         from .worker import WorkerPool
 
-        pool = WorkerPool(self, auditor, concurrency=concurrency)
+        pool = WorkerPool(self, auditor, concurrency=concurrency, lease_seconds=lease_seconds)
         self._pools.append(pool)
         return pool.start()
 

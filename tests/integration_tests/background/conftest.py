@@ -33,7 +33,10 @@ APP = textwrap.dedent(
     from meclear_integrations.simulation import redundant_harm_example
 
     CASE = redundant_harm_example()
-    DOCS = [Document(page_content=m.content, metadata=dict(m.metadata), id=m.id) for m in CASE.memories]
+    DOCS = [
+        Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
+        for m in CASE.memories
+    ]
 
 
     class SlowModel(SimulatedChatModel):

@@ -26,11 +26,6 @@ def case() -> SimulatedCase:
     return redundant_harm_example()
 
 
-class _PreContractLedger(HarmLedger):  # TEMPORARY until branch ledger (record(run_id=)) is merged
-    def record(self, report, *, run_id=None, **kwargs):  # type: ignore[no-untyped-def,override]
-        return super().record(report, **kwargs)
-
-
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[HarmLedger]:
     import inspect
