@@ -28,14 +28,7 @@ def case() -> SimulatedCase:
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[HarmLedger]:
-    import inspect
-
-    cls = (
-        HarmLedger
-        if "run_id" in inspect.signature(HarmLedger.record).parameters
-        else _PreContractLedger
-    )
-    with cls(tmp_path / "ledger.db") as store:
+    with HarmLedger(tmp_path / "ledger.db") as store:
         yield store
 
 
