@@ -100,6 +100,12 @@ def _run(args: argparse.Namespace) -> int:
 def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
     from ..jobs.worker import AuditWorker
 
+    run_worker = getattr(queue, "run_worker", None)
+    if run_worker is not None:  # a distributed queue drains with its own worker
+        run_worker(component, concurrency=args.concurrency, wait=False)
+        print(json.dumps({"queue": queue.stats()}), flush=True)
+        return 0
+
     worker = AuditWorker(queue, component, lease_seconds=args.lease_seconds)
     done = worker.run_until_idle(limit=args.max_jobs)
     states: dict[str, int] = {}
