@@ -35,7 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--component",
-        required=True,
         help="module:attribute of the background component (or of a function returning it)",
     )
     p.add_argument("--concurrency", type=int, default=1, help="worker threads (default 1)")
@@ -45,6 +44,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-jobs", type=int, default=None, help="exit after this many jobs")
     p.add_argument(
         "--lease-seconds", type=float, default=180.0, help="how long a claimed job is held"
+    )
+    measure = p.add_argument_group("measurements (--measure; no --component needed)")
+    measure.add_argument(
+        "--measure",
+        action="store_true",
+        help="time the background request path against the plain retriever, and the audit "
+        "throughput of 1 vs --concurrency workers on a latency-bound stub",
+    )
+    measure.add_argument("--k", type=int, default=20, help="documents per query (20)")
+    measure.add_argument("--queries", type=int, default=300, help="queries timed (300)")
+    measure.add_argument(
+        "--ledger-runs", type=int, default=1000, help="clearances in the ledger first (1000)"
+    )
+    measure.add_argument("--ledger", default=None, help="ledger URL (default: a fresh SQLite)")
+    measure.add_argument("--jobs", type=int, default=40, help="stub audits drained (40)")
+    measure.add_argument(
+        "--audit-seconds", type=float, default=0.2, help="the stub audit's latency (0.2)"
     )
     p.set_defaults(handler=_run)
 
@@ -75,6 +91,10 @@ def load_component(spec: str) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.measure:
+        return _measure(args)
+    if not args.component:
+        raise ConfigurationError("meclear worker needs --component module:attribute")
     component = load_component(args.component)
     component.close()  # its own in-process workers, if it started any
     queue = component._queue
@@ -112,4 +132,16 @@ def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
     for _, outcome in done:
         states[outcome.state] = states.get(outcome.state, 0) + 1
     print(json.dumps({"ran": len(done), "outcomes": states, "queue": queue.stats()}), flush=True)
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from ..bench.background_perf import audit_throughput, request_overhead
+
+    workers = max(2, args.concurrency)
+    overhead = request_overhead(
+        k=args.k, queries=args.queries, ledger_runs=args.ledger_runs, ledger_url=args.ledger
+    )
+    throughput = audit_throughput(jobs=args.jobs, audit_seconds=args.audit_seconds, workers=workers)
+    print(json.dumps({"request_overhead": overhead, "audit_throughput": throughput}, indent=2))
     return 0

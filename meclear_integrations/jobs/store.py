@@ -42,9 +42,9 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    text,
     update,
 )
-from sqlalchemy.exc import IntegrityError
 
 from ..core.redaction import redact
 from ..ledger.database import create_ledger_engine, display_url, ledger_url, write_transaction
@@ -176,41 +176,57 @@ class JobStore:
             The ticket: the job id and whether it joined a pending job.
         """
         key, now = snapshot.key, self.clock()
-        for _ in range(3):  # a pending job may finish between the lookup and the insert
-            try:
-                with write_transaction(self.engine) as conn:
-                    pending = conn.execute(
-                        select(jobs.c.job_id).where(
-                            self._mine(), jobs.c.flight_key == key, jobs.c.state.in_(_ACTIVE)
-                        )
-                    ).first()
-                    if pending is not None:
-                        conn.execute(
-                            update(jobs)
-                            .where(jobs.c.job_id == pending.job_id)
-                            .values(joined=jobs.c.joined + 1)
-                        )
-                        return AuditTicket(pending.job_id, True, self.backend)
-                    job_id = str(uuid.uuid4())
-                    conn.execute(
-                        jobs.insert().values(
-                            job_id=job_id,
-                            namespace=self.namespace,
-                            flight_key=key,
-                            state="queued",
-                            payload=snapshot.dumps(),
-                            attempts=0,
-                            max_attempts=self.max_attempts,
-                            joined=0,
-                            run_after=now,
-                            created_at=now,
-                        )
-                    )
+        job_id = str(uuid.uuid4())
+        row = {
+            "job_id": job_id,
+            "namespace": self.namespace,
+            "flight_key": key,
+            "state": "queued",
+            "payload": snapshot.dumps(),
+            "attempts": 0,
+            "max_attempts": self.max_attempts,
+            "joined": 0,
+            "run_after": now,
+            "created_at": now,
+        }
+        join = (
+            update(jobs)
+            .where(self._mine(), jobs.c.flight_key == key, jobs.c.state.in_(_ACTIVE))
+            .values(joined=jobs.c.joined + 1)
+            .returning(jobs.c.job_id)
+        )
+        for _ in range(3):  # a pending job may finish between the insert and the join
+            with write_transaction(self.engine) as conn:
+                # one statement in the common case: the partial unique index decides
+                insert = self._insert_new(conn).values(**row).returning(jobs.c.job_id)
+                if conn.execute(insert).first() is not None:
+                    inserted = True
+                else:
+                    pending = conn.execute(join).first()
+                    if pending is None:
+                        continue
+                    inserted = False
+            if inserted:
                 self._woken()
                 return AuditTicket(job_id, False, self.backend)
-            except IntegrityError:  # another replica queued it first: join that one
-                continue
+            return AuditTicket(pending.job_id, True, self.backend)
         raise RuntimeError("could not queue or join the audit job")  # pragma: no cover
+
+    @staticmethod
+    def _insert_new(conn: Any) -> Any:
+        """INSERT that does nothing when the question's audit is already pending."""
+        where = text("state IN ('queued', 'running')")  # literal: matches the index predicate
+        if conn.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert(jobs).on_conflict_do_nothing(
+                index_elements=["namespace", "flight_key"], index_where=where
+            )
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(jobs).on_conflict_do_nothing(
+            index_elements=["namespace", "flight_key"], index_where=where
+        )
 
     # ------------------------------------------------------------------ consumer
     def claim(self, worker: str, *, lease_seconds: float) -> ClaimedJob | None:
