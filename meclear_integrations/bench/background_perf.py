@@ -82,7 +82,7 @@ def request_overhead(
         Document(page_content=f"memory {i}: Sam walked the dog on day {i}.", id=f"d{i}")
         for i in range(k)
     ]
-    plain = RunnableLambda(lambda q: documents)
+    plain: Any = RunnableLambda(lambda q: documents)
     with tempfile.TemporaryDirectory() as tmp:
         url = ledger_url or str(Path(tmp) / "ledger.db")
         with HarmLedger(url) as ledger:

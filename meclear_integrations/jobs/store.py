@@ -196,20 +196,19 @@ class JobStore:
             .returning(jobs.c.job_id)
         )
         for _ in range(3):  # a pending job may finish between the insert and the join
+            joined: str | None = None
             with write_transaction(self.engine) as conn:
                 # one statement in the common case: the partial unique index decides
                 insert = self._insert_new(conn).values(**row).returning(jobs.c.job_id)
-                if conn.execute(insert).first() is not None:
-                    inserted = True
-                else:
+                if conn.execute(insert).first() is None:
                     pending = conn.execute(join).first()
                     if pending is None:
                         continue
-                    inserted = False
-            if inserted:
-                self._woken()
-                return AuditTicket(job_id, False, self.backend)
-            return AuditTicket(pending.job_id, True, self.backend)
+                    joined = str(pending.job_id)
+            if joined is not None:
+                return AuditTicket(joined, True, self.backend)
+            self._woken()
+            return AuditTicket(job_id, False, self.backend)
         raise RuntimeError("could not queue or join the audit job")  # pragma: no cover
 
     @staticmethod
