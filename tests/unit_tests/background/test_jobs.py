@@ -147,3 +147,12 @@ def test_the_snapshot_round_trips_and_keys_by_question_and_context() -> None:
 def test_backoff_grows_exponentially_with_a_cap() -> None:
     delays = [backoff_seconds(n, initial=1.0, maximum=60.0) for n in range(1, 10)]
     assert delays[0] < 3.0 and delays[3] >= 8.0 and max(delays) <= 60.0
+
+
+def test_meclear_worker_names_a_bad_component_spec() -> None:
+    from meclear_integrations.cli.worker import load_component
+
+    with pytest.raises(ConfigurationError, match="module:attribute"):
+        load_component("no_colon_here")
+    with pytest.raises(ConfigurationError, match="background"):
+        load_component("meclear_integrations.jobs.snapshot:SNAPSHOT_VERSION")
