@@ -82,7 +82,14 @@ from ..pipeline import (
     run_async,
     run_sync,
 )
-from ..pipeline.audit import Stoppable, audit_outcome, audit_settings, open_queue, start_workers
+from ..pipeline.audit import (
+    Stoppable,
+    audit_outcome,
+    audit_settings,
+    open_queue,
+    run_pending,
+    start_workers,
+)
 from ..pipeline.background import background_flow
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..provider_retries import SingleRetryLayer
@@ -443,6 +450,22 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         if self._workers is not None:
             self._workers.stop()
             self._workers = None
+
+    def run_audits(self, *, limit: int | None = None) -> list[AuditOutcome]:
+        """Run the due background audits now, on this thread (scripts, tests, cron jobs).
+
+        Args:
+            limit: The most audits to run.
+
+        Returns:
+            Their outcomes (``done``, ``retry``, ``dead``).
+
+        Raises:
+            ConfigurationError: The component is not in ``mode="background"``.
+        """
+        if self._queue is None:
+            raise ConfigurationError('run_audits() needs mode="background"')
+        return run_pending(self._queue, self, limit=limit)
 
     @classmethod
     def class_name(cls) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "audit_outcome",
     "audit_settings",
     "open_queue",
+    "run_pending",
     "start_workers",
 ]
 
@@ -173,3 +174,24 @@ def start_workers(queue: Any, auditor: Auditor, concurrency: int) -> Stoppable |
         )
     pool: Stoppable = start(auditor, concurrency=concurrency)
     return pool
+
+
+def run_pending(queue: Any, auditor: Auditor, *, limit: int | None = None) -> list[AuditOutcome]:
+    """Run the due audits of ``queue`` on the calling thread (scripts, tests, cron).
+
+    Args:
+        queue: The component's audit queue.
+        auditor: The component.
+        limit: The most audits to run.
+
+    Returns:
+        Their outcomes, in the order they ran (empty for a distributed queue, whose own
+        worker drains it).
+    """
+    run_worker = getattr(queue, "run_worker", None)
+    if run_worker is not None:
+        run_worker(auditor, wait=False)
+        return []
+    from ..jobs.worker import AuditWorker
+
+    return [outcome for _, outcome in AuditWorker(queue, auditor).run_until_idle(limit=limit)]
