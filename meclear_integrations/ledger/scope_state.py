@@ -13,11 +13,12 @@ hash, query id):
   put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
   early exit whose full context the live judge accepted) is not one;
 - *needed*: a full attribution kept it with a contribution clear of zero and above the
-  run's harm tolerance (``needed_at``, ``needed_runs`` + 1).
+  run's harm tolerance (``needed_at``, ``needed_runs`` + 1); *helpful*: kept with a
+  positive contribution whose interval still reaches zero (``helpful_at``).
 
 ``active`` (the harm holds for this question) is the latest clearance being later than the
-memory's last restore, than any later finding that the question needs it and than any
-acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
+memory's last restore, than any finding that the question needs it or that it helped, and
+than any acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
 O(K x questions each was verified harmful on), independent of the history's length.
 
 Rows are upserted with ``INSERT ... ON CONFLICT DO NOTHING`` then locked (``SELECT ... FOR
@@ -68,7 +69,9 @@ class Observation:
     proven: bool = False
     acquitted: bool = False
     needed: bool = False
+    helpful: bool = False
     carrier: bool = False
+    shapley: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,15 +134,17 @@ def observe(
                     proven=mid in proven,
                     acquitted=mid in put_back and mode in GUIDED_MODES and mid not in singles,
                     carrier=mid in carrier_ids,
+                    shapley=m.get("shapley"),
                 )
             )
-        elif (
-            m.get("shapley_lo") is not None
-            and m.get("shapley") is not None
-            and m["shapley_lo"] > 0.0
-            and m["shapley"] > tau
-        ):
-            out.append(Observation(memory_id=mid, content_hash=m["content_hash"], needed=True))
+        elif m.get("shapley") is not None and m["shapley"] > tau:
+            lo = m.get("shapley_lo")
+            needed = lo is not None and lo > 0.0
+            out.append(
+                Observation(
+                    memory_id=mid, content_hash=m["content_hash"], needed=needed, helpful=True
+                )
+            )
     return out
 
 
@@ -154,7 +159,7 @@ def _active(row: dict[str, Any]) -> bool:
         return False
     return all(
         (other := _utc(row[k])) is None or cleared > other
-        for k in ("restored_at", "needed_at", "acquitted_at")
+        for k in ("restored_at", "needed_at", "helpful_at", "acquitted_at")
     )
 
 
@@ -224,6 +229,8 @@ def apply_run(
             "carrier": False,
             "harm_runs": 0,
             "needed_runs": 0,
+            "shapley_sum": 0.0,
+            "shapley_count": 0,
             "updated_at": at,
         }
         for o in observations
@@ -256,6 +263,11 @@ def apply_run(
                 values["proven_at"] = _later(row["proven_at"], at)
             if o.acquitted:
                 values["acquitted_at"] = _later(row["acquitted_at"], at)
+            if o.shapley is not None:
+                values["shapley_sum"] = row["shapley_sum"] + o.shapley
+                values["shapley_count"] = row["shapley_count"] + 1
+        if o.helpful:
+            values["helpful_at"] = _later(row["helpful_at"], at)
         if o.needed:
             if _later(row["needed_at"], at) == at:
                 values["needed_at"] = at

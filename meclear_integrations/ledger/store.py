@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
 
-from sqlalchemy import Row, and_, case, exists, func, or_, select
+from sqlalchemy import exists, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -1002,64 +1002,21 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ review
     def evidence(self) -> list[QueryEvidence]:
-        """Per memory, content hash and distinct query.
+        """Per memory, content hash and distinct question: the verified verdict (``review``).
 
-        The latest verified evidence since the memory's last restore (``review``). A clearance
-        counts against a memory when the memory was attributed in it (a full run) or its own removal
-        was proven in some verified run (``proof``); a guided clearance that only carried it along
-        with others does not.
+        Read from the state kept on write (``scope_state``), one row per memory and question.
+        A question counts against a memory only when a run that did not get it from the
+        ledger verified its harm there (a full attribution, or a person's feedback replayed
+        against the correction: *rooted*), after the memory's last restore, and no later
+        verified run found it helpful or needed for that question; a ledger-guided run that
+        carried it along (or carried it to a question it was never proven on) earns no
+        evidence. A question whose latest verdict is that it needs the memory is recorded
+        as such (``needed``), one where it helped as ``beneficial``.
         """
-        r, m, e = t.runs, t.run_memories, t.memory_events
-        restored = (
-            select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
-            .where(e.c.namespace == self.namespace, e.c.event == "restored")
-            .group_by(e.c.memory_id)
-            .subquery()
-        )
-        harmful = m.c.cleared.is_(True)
-        attributed = and_(harmful, r.c.mode == "full")
-        beneficial = and_(
-            m.c.cleared.is_(False),
-            m.c.shapley_lo > 0.0,
-            m.c.shapley > func.coalesce(r.c.harm_tolerance, 0.0),
-        )
-        query = (
-            select(
-                m.c.memory_id,
-                m.c.content_hash,
-                r.c.query_id,
-                func.max(case((harmful, r.c.created_at))).label("harmful_at"),
-                func.max(case((beneficial, r.c.created_at))).label("beneficial_at"),
-                func.sum(case((and_(harmful, m.c.shapley.is_not(None)), m.c.shapley))).label(
-                    "psi_sum"
-                ),
-                func.count(case((and_(harmful, m.c.shapley.is_not(None)), 1))).label("psi_n"),
-                func.max(case((harmful, r.c.run_id))).label("run_id"),
-                func.max(case((attributed, r.c.created_at))).label("attributed_at"),
-                func.max(case((attributed, r.c.run_id))).label("attributed_run_id"),
-            )
-            .join(r, m.c.run_pk == r.c.id)
-            .outerjoin(restored, restored.c.memory_id == m.c.memory_id)
-            .where(
-                r.c.namespace == self.namespace,
-                m.c.namespace == self.namespace,
-                r.c.status == "complete",
-                r.c.recovered.is_(True),
-                or_(restored.c.restored_at.is_(None), r.c.created_at > restored.c.restored_at),
-            )
-            .group_by(m.c.memory_id, m.c.content_hash, r.c.query_id)
-        )
+        s = t.memory_scopes
         with read_transaction(self.engine) as conn:
-            rows = conn.execute(query).all()
-            restores = conn.execute(
-                select(e.c.memory_id, func.max(e.c.created_at))
-                .where(e.c.namespace == self.namespace, e.c.event == "restored")
-                .group_by(e.c.memory_id)
-            )
-            since = {memory_id: _utc(at) for memory_id, at in restores}
-            facts = load_harm_facts(conn, self.namespace, None, since)
-        proven = {key for key, f in facts.items() if f.proven_at is not None}
-        return [_evidence(row, proven) for row in rows]
+            rows = conn.execute(select(s).where(s.c.namespace == self.namespace)).mappings().all()
+        return [e for e in (_scope_evidence(row) for row in rows) if e is not None]
 
     def review(
         self,
@@ -1179,23 +1136,35 @@ def _inserted_key(result: Any) -> int:
     return int(key[0])
 
 
-def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
-    """One row of :meth:`HarmLedger.evidence`.
-
-    Every verified clearance of a proven memory counts, otherwise only those of full runs
-    (attribution).
-    """
-    fields: tuple[Any, ...] = tuple(row)
-    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields
-    if (memory_id, digest) not in proven:
-        harmful_at, run_id = full
-    return QueryEvidence(
-        memory_id=memory_id,
-        content_hash=digest,
-        query_id=query_id,
-        harmful_at=_utc(harmful_at) if harmful_at is not None else None,
-        beneficial_at=_utc(beneficial_at) if beneficial_at is not None else None,
-        harmful_shapley_sum=float(psi_sum or 0.0),
-        harmful_shapley_count=int(psi_n or 0),
-        run_ids=[run_id] if run_id else [],
+def _scope_evidence(row: Any) -> QueryEvidence | None:
+    """One state row as review evidence (:meth:`HarmLedger.evidence`); None when neutral."""
+    cleared = _maybe_utc(row["cleared_at"])
+    restored = _maybe_utc(row["restored_at"])
+    rooted = _maybe_utc(row["rooted_at"])
+    needed = _maybe_utc(row["needed_at"])
+    helpful = _maybe_utc(row["helpful_at"])
+    harmful_at = (
+        cleared
+        if row["active"] and rooted is not None and (restored is None or rooted > restored)
+        else None
     )
+    latest_help = max((x for x in (needed, helpful) if x is not None), default=None)
+    if latest_help is not None and cleared is not None and cleared > latest_help:
+        latest_help = None  # a later verified clearance supersedes the help
+    if harmful_at is None and latest_help is None:
+        return None
+    return QueryEvidence(
+        memory_id=row["memory_id"],
+        content_hash=row["content_hash"],
+        query_id=row["query_id"],
+        harmful_at=harmful_at,
+        beneficial_at=latest_help,
+        needed=latest_help is not None and needed is not None and needed >= latest_help,
+        harmful_shapley_sum=float(row["shapley_sum"] or 0.0) if harmful_at else 0.0,
+        harmful_shapley_count=int(row["shapley_count"] or 0) if harmful_at else 0,
+        run_ids=[row["rooted_run_id"]] if harmful_at and row["rooted_run_id"] else [],
+    )
+
+
+def _maybe_utc(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)
