@@ -208,6 +208,7 @@ memory_scopes = Table(
     Column("rooted_at", _TIME),
     Column("rooted_run_id", String(36)),
     Column("proven_at", _TIME),
+    Column("settled_at", _TIME),
     Column("acquitted_at", _TIME),
     Column("needed_at", _TIME),
     Column("needed_run_id", String(36)),

@@ -9,6 +9,9 @@ hash, query id):
   ``harm_runs`` + 1); *rooted* when the run did not get the memory from the ledger's
   shortcut (a full run attributed it, or a person's feedback named it and the reference
   verified): only rooted questions count in review (``review``);
+- *settled*: rooted or proven by a run judged against a reference answer or a person's
+  correction (success signal ``reference`` / ``feedback``): a live reference-free judge
+  that cannot confirm it later (it may be the judge that was fooled) does not undo it;
 - *proven* / *acquitted*: its own removal was shown necessary, or not needed, by the run's
   put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
   early exit whose full context the live judge accepted) is not one;
@@ -70,6 +73,7 @@ class Observation:
     acquitted: bool = False
     needed: bool = False
     helpful: bool = False
+    settled: bool = False
     carrier: bool = False
     shapley: float | None = None
 
@@ -86,6 +90,7 @@ class ScopeRow:
     cleared_run_id: str | None
     carrier: bool
     tested: bool
+    settled: bool = False
 
 
 def observe(
@@ -97,6 +102,7 @@ def observe(
     memories: Sequence[dict[str, Any]],
     candidates: Sequence[dict[str, Any]],
     carriers: Iterable[str] = (),
+    success_signal: str = "judge",
 ) -> list[Observation]:
     """The verdicts one recorded run gives (module docstring); none unless it verified.
 
@@ -108,6 +114,7 @@ def observe(
         memories: Its memory rows (``rows.memory_rows``).
         candidates: Its candidate rows (``rows.candidate_rows``).
         carriers: Ids the report marks as carriers of a redundant fault.
+        success_signal: What the run was judged against (``records.SuccessSignal``).
 
     Returns:
         One observation per memory with a verdict.
@@ -119,6 +126,7 @@ def observe(
     proven, put_back = split_members(cleared, tried)
     singles = {x for x in cleared if not set(cleared) - {x}}
     rooted = mode == "full" or mode == "feedback_guided"
+    strong = success_signal in ("reference", "feedback")
     carrier_ids = set(carriers)
     tau = harm_tolerance or 0.0
     out = []
@@ -132,6 +140,7 @@ def observe(
                     cleared=True,
                     rooted=rooted,
                     proven=mid in proven,
+                    settled=strong and (rooted or mid in proven),
                     acquitted=mid in put_back and mode in GUIDED_MODES and mid not in singles,
                     carrier=mid in carrier_ids,
                     shapley=m.get("shapley"),
@@ -261,6 +270,8 @@ def apply_run(
                 values["rooted_run_id"] = run_id
             if o.proven:
                 values["proven_at"] = _later(row["proven_at"], at)
+            if o.settled:
+                values["settled_at"] = _later(row["settled_at"], at)
             if o.acquitted:
                 values["acquitted_at"] = _later(row["acquitted_at"], at)
             if o.shapley is not None:
@@ -320,6 +331,8 @@ def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> lis
             s.c.carrier,
             s.c.proven_at,
             s.c.acquitted_at,
+            s.c.settled_at,
+            s.c.restored_at,
         ).where(
             s.c.namespace == namespace,
             s.c.memory_id.in_(ids[start : start + _CHUNK]),
@@ -338,6 +351,8 @@ def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> lis
                     cleared_run_id=row.cleared_run_id,
                     carrier=bool(row.carrier),
                     tested=row.proven_at is not None or row.acquitted_at is not None,
+                    settled=row.settled_at is not None
+                    and (row.restored_at is None or _utc(row.settled_at) > _utc(row.restored_at)),  # type: ignore[operator]
                 )
             )
     return out
@@ -360,7 +375,7 @@ def rebuild(conn: Connection) -> int:
     r, m, c, e, s = t.runs, t.run_memories, t.candidates, t.memory_events, t.memory_scopes
     verified = conn.execute(
         select(r.c.id, r.c.run_id, r.c.namespace, r.c.query_id, r.c.created_at, r.c.mode)
-        .add_columns(r.c.harm_tolerance)
+        .add_columns(r.c.harm_tolerance, r.c.success_signal)
         .where(r.c.status == "complete", r.c.recovered.is_(True))
         .order_by(r.c.id)
     ).all()
@@ -381,6 +396,7 @@ def rebuild(conn: Connection) -> int:
                 harm_tolerance=run.harm_tolerance,
                 memories=mems.get(run.id, []),
                 candidates=cands.get(run.id, []),
+                success_signal=run.success_signal,
             )
             apply_run(
                 conn,

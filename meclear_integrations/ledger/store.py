@@ -313,6 +313,7 @@ class HarmLedger:
             memories=mem_rows,
             candidates=cand_rows,
             carriers=_carrier_ids(report),
+            success_signal=success_signal,
         )
         signature = lexical_signature(query, key=self._query_key) if observations else None
         embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
@@ -468,9 +469,13 @@ class HarmLedger:
                 scope=scope,  # type: ignore[arg-type]
                 similarity=similarity,
                 carrier=row.carrier,
+                settled=row.settled,
             )
             current = best.get(row.memory_id)
-            if current is None or harm.similarity > current[0].similarity:
+            if current is None or (harm.similarity, harm.settled) > (
+                current[0].similarity,
+                current[0].settled,
+            ):
                 best[row.memory_id] = (harm, row.tested)
         return [best[m.id] for m in context if m.id in best]
 
@@ -488,7 +493,8 @@ class HarmLedger:
         marked ``scoped`` so the engine verifies them before its early exit (a fooled
         reference-free judge accepting the full context cannot hide a harm verified for this
         question); ``unproven``: those whose own contribution no verified run of that
-        question tested yet, which the engine puts back once.
+        question tested yet, which the engine puts back once; ``settled``: those whose harm
+        for the question was verified against a reference or a person's correction.
 
         Without ``query`` (unscoped, for callers that do not know the question): the memories
         that a verified clearance of *any* question removed before (same id and same text)
@@ -509,6 +515,7 @@ class HarmLedger:
                 ids=tuple(h.memory_id for h, _ in scoped),
                 unproven=tuple(h.memory_id for h, tested in scoped if not tested),
                 scoped=bool(scoped),
+                settled=tuple(h.memory_id for h, _ in scoped if h.settled),
             )
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
@@ -633,8 +640,16 @@ class HarmLedger:
         source: str = "api",
         source_id: str | None = None,
         comment: str | None = None,
+        trusted: bool = False,
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
+
+        Feedback is recorded, never acted on alone: a verdict that would restore or
+        exonerate a memory (``correct=True`` naming memories) is a claim any user, or a
+        hostile one, can make. It restores them only when ``trusted=True`` (a reviewer you
+        trust) or once a verification replay (``replay.replay_feedback`` with the
+        ``correction`` as reference) shows the answer is right *with* them; until then the
+        memories keep their verified harm, the ledger shortcut and review see no change.
 
         Args:
             run_or_query_id: A ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
@@ -645,11 +660,12 @@ class HarmLedger:
                 reference, verified and recorded).
             memory_ids: With ``correct=False`` the memories the person suspects (tried first
                 by the replay, never cleared without verification); with ``correct=True``
-                memories the person confirms as good, which are restored when a verified
-                clearance had removed them.
+                memories the person confirms as good: restored (when a verified clearance
+                had removed them) only when ``trusted`` or after a verification replay.
             source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
             source_id: The verdict's id at its source.
             comment: Free text.
+            trusted: The verdict comes from someone allowed to restore memories directly.
 
         Returns:
             The feedback as recorded.
@@ -661,6 +677,8 @@ class HarmLedger:
         """
         if not isinstance(correct, bool):
             raise ConfigurationTypeError("correct must be True or False")
+        if not isinstance(trusted, bool):
+            raise ConfigurationTypeError("trusted must be True or False")
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
@@ -692,13 +710,14 @@ class HarmLedger:
                     ],
                 )
         record = FeedbackRecord(**row, memory_ids=named)
-        if correct and named:
+        if correct and named and trusted:
             recorded = {m.memory_id: m.content_hash for m in run.memories}
             confirmed = self._verified_harmful({i: recorded[i] for i in named})
             for memory_id in sorted(confirmed):
                 self.restore(
                     memory_id,
-                    reason="confirmed good by positive feedback",
+                    reason="confirmed good by trusted positive feedback",
+                    actor=safe_text(source, 40),
                     feedback_id=record.feedback_id,
                     run_id=run.run_id,
                 )
@@ -756,14 +775,19 @@ class HarmLedger:
         return MemoryEvent(**row)
 
     def pending_replays(self) -> list[FeedbackRecord]:
-        """Negative feedback with a correction that no replay has answered yet."""
-        f, r = t.feedback, t.runs
+        """Feedback with a correction that no replay has answered yet.
+
+        Negative feedback (a clearance to verify against the correction), and positive
+        feedback naming memories (their exoneration to verify: the answer right with them).
+        """
+        f, r, fm = t.feedback, t.runs, t.feedback_memories
         answered = exists().where(r.c.feedback_id == f.c.feedback_id)
+        names = exists().where(fm.c.feedback_pk == f.c.id)
         query = (
             select(f)
             .where(
                 f.c.namespace == self.namespace,
-                f.c.correct.is_(False),
+                or_(f.c.correct.is_(False), names),
                 f.c.correction.is_not(None),
                 ~answered,
             )
