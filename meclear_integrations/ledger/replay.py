@@ -12,9 +12,10 @@ suppressed: they are restored.
 A *positive* feedback naming memories ("the answer was right, and these notes are good")
 is a claim, never acted on alone (unless recorded with ``trusted=True``): its replay runs
 the clearance on the recorded context against the correction, and only the named memories
-that the verified replay keeps, with the answer right, are restored. A positive feedback on
+that the verified replay keeps, with the answer right, are exonerated. A positive feedback on
 a run that had cleared the memory (so the answer it calls right was given *without* it)
-therefore restores nothing unless the context *with* it verifies.
+therefore exonerates nothing unless the context *with* it verifies; an exoneration is
+scoped to the question (``HarmLedger.exonerate``), not a global restore.
 
 The question's text: the ledger's (``store_text=True``), else ``query=``, else
 ``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads
@@ -75,6 +76,9 @@ class ReplayResult(BaseModel):
     """The replay as recorded (origin ``replay``, success signal ``feedback``)."""
     restored: list[str]
     """Memories the original cleared that the verified replay keeps (now restored)."""
+    exonerated: list[str] = []
+    """For positive feedback: the named memories the verified replay kept with the answer
+    right (their harm lifted for this question only)."""
 
 
 def _context(original: RunRecord, resolve: Resolver | None) -> tuple[list[Memory], str]:
@@ -186,22 +190,32 @@ def _finish(
         **record_kwargs,  # type: ignore[arg-type]
     )
     restored: list[str] = []
+    exonerated: list[str] = []
     if report.status == "complete" and report.recovered:
         kept = set(report.kept_ids)
-        candidates = record.memory_ids if record.correct else original.cleared_ids
-        reason = (
-            "vouched for by positive feedback; a verified replay answered right with it"
-            if record.correct
-            else "kept by a verified feedback replay"
-        )
-        for memory_id in candidates:
+        hashes = {m.memory_id: m.content_hash for m in original.memories}
+        for memory_id in record.memory_ids if record.correct else ():
+            if memory_id in kept:
+                ledger.exonerate(
+                    memory_id, content_hash=hashes[memory_id], query=text, run_id=run.run_id
+                )
+                exonerated.append(memory_id)
+        for memory_id in () if record.correct else original.cleared_ids:
             if memory_id in kept:
                 ledger.restore(
-                    memory_id, reason=reason, feedback_id=record.feedback_id, run_id=run.run_id
+                    memory_id,
+                    reason="kept by a verified feedback replay",
+                    feedback_id=record.feedback_id,
+                    run_id=run.run_id,
                 )
                 restored.append(memory_id)
     return ReplayResult(
-        feedback=record, original=original, report=report, run=run, restored=restored
+        feedback=record,
+        original=original,
+        report=report,
+        run=run,
+        restored=restored,
+        exonerated=exonerated,
     )
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from . import schema as t
@@ -91,6 +91,7 @@ class ScopeRow:
     carrier: bool
     tested: bool
     settled: bool = False
+    active: bool = True
 
 
 def observe(
@@ -306,13 +307,17 @@ def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetim
     )
 
 
-def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> list[ScopeRow]:
+def load_active(
+    conn: Connection, namespace: str, hashes: dict[str, str], query_id: str | None = None
+) -> list[ScopeRow]:
     """The active rows of the context's memories (same id and same text).
 
     Args:
         conn: A connection in a read transaction.
         namespace: The ledger's namespace.
         hashes: Memory id -> content hash of the context.
+        query_id: Also return this question's inactive rows (its own verdict on a memory
+            wins over a similar question's).
 
     Returns:
         The rows, by index on (namespace, memory id, active).
@@ -333,10 +338,13 @@ def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> lis
             s.c.acquitted_at,
             s.c.settled_at,
             s.c.restored_at,
+            s.c.active,
         ).where(
             s.c.namespace == namespace,
             s.c.memory_id.in_(ids[start : start + _CHUNK]),
-            s.c.active.is_(True),
+            s.c.active.is_(True)
+            if query_id is None
+            else or_(s.c.active.is_(True), s.c.query_id == query_id),
         )
         for row in conn.execute(query):
             if hashes.get(row.memory_id) != row.content_hash:
@@ -353,6 +361,7 @@ def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> lis
                     tested=row.proven_at is not None or row.acquitted_at is not None,
                     settled=row.settled_at is not None
                     and (row.restored_at is None or _utc(row.settled_at) > _utc(row.restored_at)),  # type: ignore[operator]
+                    active=bool(row.active),
                 )
             )
     return out

@@ -65,7 +65,7 @@ from .scope import (
     lexical_signature,
     question_similarity,
 )
-from .scope_state import apply_run, load_active, observe, restore_scopes
+from .scope_state import Observation, apply_run, load_active, observe, restore_scopes
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
@@ -382,11 +382,13 @@ class HarmLedger:
         """The context's memories verified harmful for ``query`` or a question like it.
 
         Reads the state kept up to date on write (``scope_state``): one indexed read of the
-        active rows of the K memories, O(K) in the history's length. A memory counts when a
-        verified clearance removed the same text for the same question (``same_query``) or
-        for a question whose similarity reaches the threshold (``similar_query``, ``scope``)
-        and neither a restore, nor a later finding that the question needs it, nor an
-        acquittal came after. An unrelated question keeps the memory.
+        active rows of the K memories (and this question's own rows), O(K) in the history's
+        length. A memory counts when a verified clearance removed the same text for the same
+        question (``same_query``) or for a question whose similarity reaches the threshold
+        (``similar_query``, ``scope``) and neither a restore, nor a later finding that the
+        question needs it or was answered right with it, nor an acquittal came after; this
+        question's own later verdict wins over a similar question's harm. An unrelated
+        question keeps the memory.
 
         Args:
             query: The question.
@@ -438,15 +440,18 @@ class HarmLedger:
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
             return []
+        query_id = self.query_id(query)
         with read_transaction(self.engine) as conn:
-            rows = load_active(conn, self.namespace, hashes)
+            rows = load_active(conn, self.namespace, hashes, query_id)
         if not rows:
             return []
-        query_id = self.query_id(query)
+        own_verdict = {r.memory_id for r in rows if r.query_id == query_id and not r.active}
         signature = lexical_signature(query, key=self._query_key)
         vector = [float(x) for x in embedding] if embedding is not None else None
         best: dict[str, tuple[ScopedHarm, bool]] = {}
         for row in rows:
+            if row.memory_id in own_verdict:
+                continue  # this question's own later verdict (needed, helped) wins
             if row.query_id == query_id:
                 similarity, scope = 1.0, "same_query"
             else:
@@ -648,8 +653,9 @@ class HarmLedger:
         exonerate a memory (``correct=True`` naming memories) is a claim any user, or a
         hostile one, can make. It restores them only when ``trusted=True`` (a reviewer you
         trust) or once a verification replay (``replay.replay_feedback`` with the
-        ``correction`` as reference) shows the answer is right *with* them; until then the
-        memories keep their verified harm, the ledger shortcut and review see no change.
+        ``correction`` as reference) shows the answer is right *with* them (which exonerates
+        them for that question only); until then the memories keep their verified harm,
+        and the ledger shortcut and review see no change.
 
         Args:
             run_or_query_id: A ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
@@ -773,6 +779,33 @@ class HarmLedger:
             conn.execute(t.memory_events.insert().values(**row))
             restore_scopes(conn, self.namespace, row["memory_id"], row["created_at"])
         return MemoryEvent(**row)
+
+    def exonerate(self, memory_id: str, *, content_hash: str, query: str, run_id: str) -> None:
+        """Record that a verified run answered ``query`` right *with* the memory.
+
+        Scoped: the memory's harm is lifted for this question only (a later verified
+        clearance of it there counts again), and review counts the question for it. Called
+        by a verified replay of positive feedback (``replay``).
+
+        Args:
+            memory_id: The memory.
+            content_hash: The text the verification ran on.
+            query: The question.
+            run_id: The verified run.
+        """
+        with write_transaction(self.engine) as conn:
+            apply_run(
+                conn,
+                namespace=self.namespace,
+                query_id=self.query_id(query),
+                run_id=run_id,
+                at=self._now(),
+                signature=lexical_signature(query, key=self._query_key),
+                embedding=None,
+                observations=[
+                    Observation(memory_id=memory_id, content_hash=content_hash, helpful=True)
+                ],
+            )
 
     def pending_replays(self) -> list[FeedbackRecord]:
         """Feedback with a correction that no replay has answered yet.
