@@ -102,6 +102,9 @@ class GatePlan:
     prior_unproven: tuple[str, ...] = ()
     """Members of ``prior_ids`` whose own harm was never proven (the engine puts them back
     one at a time; ``core.prior``)."""
+    prior_settled: tuple[str, ...] = ()
+    """Members of ``prior_ids`` whose harm for this question a reference or a person's
+    correction verified (``core.prior``)."""
     prior_scoped: bool = False
     """The prior candidate is the ledger's harm for this question or one like it (tried
     before the engine's early exit; ``core.prior``)."""
@@ -117,7 +120,10 @@ class GatePlan:
     def prior(self) -> PriorCandidate:
         """What to pass to the engine as ``prior_harmful``."""
         return PriorCandidate(
-            ids=self.prior_ids, unproven=self.prior_unproven, scoped=self.prior_scoped
+            ids=self.prior_ids,
+            unproven=self.prior_unproven,
+            settled=self.prior_settled,
+            scoped=self.prior_scoped,
         )
 
 
@@ -328,6 +334,7 @@ class ClearanceGate:
             config=config,
             prior_ids=prior.ids,
             prior_unproven=prior.unproven,
+            prior_settled=prior.settled,
             prior_scoped=prior.scoped,
             notes=notes,
         )

@@ -342,3 +342,6 @@ class ScopedHarm:
     """1.0 for ``same_query``; else the cosine or Jaccard that put it in scope."""
     carrier: bool = False
     """Harmful by redundancy (a carrier of a fault repeated elsewhere), if recorded so."""
+    settled: bool = False
+    """Verified against a reference answer or a person's correction (success signal
+    ``reference`` / ``feedback``), not only by a live reference-free judge."""

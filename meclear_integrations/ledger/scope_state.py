@@ -9,15 +9,19 @@ hash, query id):
   ``harm_runs`` + 1); *rooted* when the run did not get the memory from the ledger's
   shortcut (a full run attributed it, or a person's feedback named it and the reference
   verified): only rooted questions count in review (``review``);
+- *settled*: rooted or proven by a run judged against a reference answer or a person's
+  correction (success signal ``reference`` / ``feedback``): a live reference-free judge
+  that cannot confirm it later (it may be the judge that was fooled) does not undo it;
 - *proven* / *acquitted*: its own removal was shown necessary, or not needed, by the run's
   put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
   early exit whose full context the live judge accepted) is not one;
 - *needed*: a full attribution kept it with a contribution clear of zero and above the
-  run's harm tolerance (``needed_at``, ``needed_runs`` + 1).
+  run's harm tolerance (``needed_at``, ``needed_runs`` + 1); *helpful*: kept with a
+  positive contribution whose interval still reaches zero (``helpful_at``).
 
 ``active`` (the harm holds for this question) is the latest clearance being later than the
-memory's last restore, than any later finding that the question needs it and than any
-acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
+memory's last restore, than any finding that the question needs it or that it helped, and
+than any acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
 O(K x questions each was verified harmful on), independent of the history's length.
 
 Rows are upserted with ``INSERT ... ON CONFLICT DO NOTHING`` then locked (``SELECT ... FOR
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from . import schema as t
@@ -68,7 +72,10 @@ class Observation:
     proven: bool = False
     acquitted: bool = False
     needed: bool = False
+    helpful: bool = False
+    settled: bool = False
     carrier: bool = False
+    shapley: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +90,8 @@ class ScopeRow:
     cleared_run_id: str | None
     carrier: bool
     tested: bool
+    settled: bool = False
+    active: bool = True
 
 
 def observe(
@@ -94,6 +103,7 @@ def observe(
     memories: Sequence[dict[str, Any]],
     candidates: Sequence[dict[str, Any]],
     carriers: Iterable[str] = (),
+    success_signal: str = "judge",
 ) -> list[Observation]:
     """The verdicts one recorded run gives (module docstring); none unless it verified.
 
@@ -105,6 +115,7 @@ def observe(
         memories: Its memory rows (``rows.memory_rows``).
         candidates: Its candidate rows (``rows.candidate_rows``).
         carriers: Ids the report marks as carriers of a redundant fault.
+        success_signal: What the run was judged against (``records.SuccessSignal``).
 
     Returns:
         One observation per memory with a verdict.
@@ -116,6 +127,7 @@ def observe(
     proven, put_back = split_members(cleared, tried)
     singles = {x for x in cleared if not set(cleared) - {x}}
     rooted = mode == "full" or mode == "feedback_guided"
+    strong = success_signal in ("reference", "feedback")
     carrier_ids = set(carriers)
     tau = harm_tolerance or 0.0
     out = []
@@ -129,17 +141,20 @@ def observe(
                     cleared=True,
                     rooted=rooted,
                     proven=mid in proven,
+                    settled=strong and (rooted or mid in proven),
                     acquitted=mid in put_back and mode in GUIDED_MODES and mid not in singles,
                     carrier=mid in carrier_ids,
+                    shapley=m.get("shapley"),
                 )
             )
-        elif (
-            m.get("shapley_lo") is not None
-            and m.get("shapley") is not None
-            and m["shapley_lo"] > 0.0
-            and m["shapley"] > tau
-        ):
-            out.append(Observation(memory_id=mid, content_hash=m["content_hash"], needed=True))
+        elif m.get("shapley") is not None and m["shapley"] > tau:
+            lo = m.get("shapley_lo")
+            needed = lo is not None and lo > 0.0
+            out.append(
+                Observation(
+                    memory_id=mid, content_hash=m["content_hash"], needed=needed, helpful=True
+                )
+            )
     return out
 
 
@@ -154,7 +169,7 @@ def _active(row: dict[str, Any]) -> bool:
         return False
     return all(
         (other := _utc(row[k])) is None or cleared > other
-        for k in ("restored_at", "needed_at", "acquitted_at")
+        for k in ("restored_at", "needed_at", "helpful_at", "acquitted_at")
     )
 
 
@@ -224,6 +239,8 @@ def apply_run(
             "carrier": False,
             "harm_runs": 0,
             "needed_runs": 0,
+            "shapley_sum": 0.0,
+            "shapley_count": 0,
             "updated_at": at,
         }
         for o in observations
@@ -254,8 +271,15 @@ def apply_run(
                 values["rooted_run_id"] = run_id
             if o.proven:
                 values["proven_at"] = _later(row["proven_at"], at)
+            if o.settled:
+                values["settled_at"] = _later(row["settled_at"], at)
             if o.acquitted:
                 values["acquitted_at"] = _later(row["acquitted_at"], at)
+            if o.shapley is not None:
+                values["shapley_sum"] = row["shapley_sum"] + o.shapley
+                values["shapley_count"] = row["shapley_count"] + 1
+        if o.helpful:
+            values["helpful_at"] = _later(row["helpful_at"], at)
         if o.needed:
             if _later(row["needed_at"], at) == at:
                 values["needed_at"] = at
@@ -283,13 +307,17 @@ def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetim
     )
 
 
-def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> list[ScopeRow]:
+def load_active(
+    conn: Connection, namespace: str, hashes: dict[str, str], query_id: str | None = None
+) -> list[ScopeRow]:
     """The active rows of the context's memories (same id and same text).
 
     Args:
         conn: A connection in a read transaction.
         namespace: The ledger's namespace.
         hashes: Memory id -> content hash of the context.
+        query_id: Also return this question's inactive rows (its own verdict on a memory
+            wins over a similar question's).
 
     Returns:
         The rows, by index on (namespace, memory id, active).
@@ -308,10 +336,15 @@ def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> lis
             s.c.carrier,
             s.c.proven_at,
             s.c.acquitted_at,
+            s.c.settled_at,
+            s.c.restored_at,
+            s.c.active,
         ).where(
             s.c.namespace == namespace,
             s.c.memory_id.in_(ids[start : start + _CHUNK]),
-            s.c.active.is_(True),
+            s.c.active.is_(True)
+            if query_id is None
+            else or_(s.c.active.is_(True), s.c.query_id == query_id),
         )
         for row in conn.execute(query):
             if hashes.get(row.memory_id) != row.content_hash:
@@ -326,6 +359,9 @@ def load_active(conn: Connection, namespace: str, hashes: dict[str, str]) -> lis
                     cleared_run_id=row.cleared_run_id,
                     carrier=bool(row.carrier),
                     tested=row.proven_at is not None or row.acquitted_at is not None,
+                    settled=row.settled_at is not None
+                    and (row.restored_at is None or _utc(row.settled_at) > _utc(row.restored_at)),  # type: ignore[operator]
+                    active=bool(row.active),
                 )
             )
     return out
@@ -348,7 +384,7 @@ def rebuild(conn: Connection) -> int:
     r, m, c, e, s = t.runs, t.run_memories, t.candidates, t.memory_events, t.memory_scopes
     verified = conn.execute(
         select(r.c.id, r.c.run_id, r.c.namespace, r.c.query_id, r.c.created_at, r.c.mode)
-        .add_columns(r.c.harm_tolerance)
+        .add_columns(r.c.harm_tolerance, r.c.success_signal)
         .where(r.c.status == "complete", r.c.recovered.is_(True))
         .order_by(r.c.id)
     ).all()
@@ -369,6 +405,7 @@ def rebuild(conn: Connection) -> int:
                 harm_tolerance=run.harm_tolerance,
                 memories=mems.get(run.id, []),
                 candidates=cands.get(run.id, []),
+                success_signal=run.success_signal,
             )
             apply_run(
                 conn,

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
 
-from sqlalchemy import Row, and_, case, exists, func, or_, select
+from sqlalchemy import exists, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -65,7 +65,7 @@ from .scope import (
     lexical_signature,
     question_similarity,
 )
-from .scope_state import apply_run, load_active, observe, restore_scopes
+from .scope_state import Observation, apply_run, load_active, observe, restore_scopes
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
@@ -313,6 +313,7 @@ class HarmLedger:
             memories=mem_rows,
             candidates=cand_rows,
             carriers=_carrier_ids(report),
+            success_signal=success_signal,
         )
         signature = lexical_signature(query, key=self._query_key) if observations else None
         embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
@@ -381,11 +382,13 @@ class HarmLedger:
         """The context's memories verified harmful for ``query`` or a question like it.
 
         Reads the state kept up to date on write (``scope_state``): one indexed read of the
-        active rows of the K memories, O(K) in the history's length. A memory counts when a
-        verified clearance removed the same text for the same question (``same_query``) or
-        for a question whose similarity reaches the threshold (``similar_query``, ``scope``)
-        and neither a restore, nor a later finding that the question needs it, nor an
-        acquittal came after. An unrelated question keeps the memory.
+        active rows of the K memories (and this question's own rows), O(K) in the history's
+        length. A memory counts when a verified clearance removed the same text for the same
+        question (``same_query``) or for a question whose similarity reaches the threshold
+        (``similar_query``, ``scope``) and neither a restore, nor a later finding that the
+        question needs it or was answered right with it, nor an acquittal came after; this
+        question's own later verdict wins over a similar question's harm. An unrelated
+        question keeps the memory.
 
         Args:
             query: The question.
@@ -437,15 +440,18 @@ class HarmLedger:
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
             return []
+        query_id = self.query_id(query)
         with read_transaction(self.engine) as conn:
-            rows = load_active(conn, self.namespace, hashes)
+            rows = load_active(conn, self.namespace, hashes, query_id)
         if not rows:
             return []
-        query_id = self.query_id(query)
+        own_verdict = {r.memory_id for r in rows if r.query_id == query_id and not r.active}
         signature = lexical_signature(query, key=self._query_key)
         vector = [float(x) for x in embedding] if embedding is not None else None
         best: dict[str, tuple[ScopedHarm, bool]] = {}
         for row in rows:
+            if row.memory_id in own_verdict:
+                continue  # this question's own later verdict (needed, helped) wins
             if row.query_id == query_id:
                 similarity, scope = 1.0, "same_query"
             else:
@@ -468,9 +474,13 @@ class HarmLedger:
                 scope=scope,  # type: ignore[arg-type]
                 similarity=similarity,
                 carrier=row.carrier,
+                settled=row.settled,
             )
             current = best.get(row.memory_id)
-            if current is None or harm.similarity > current[0].similarity:
+            if current is None or (harm.similarity, harm.settled) > (
+                current[0].similarity,
+                current[0].settled,
+            ):
                 best[row.memory_id] = (harm, row.tested)
         return [best[m.id] for m in context if m.id in best]
 
@@ -488,7 +498,8 @@ class HarmLedger:
         marked ``scoped`` so the engine verifies them before its early exit (a fooled
         reference-free judge accepting the full context cannot hide a harm verified for this
         question); ``unproven``: those whose own contribution no verified run of that
-        question tested yet, which the engine puts back once.
+        question tested yet, which the engine puts back once; ``settled``: those whose harm
+        for the question was verified against a reference or a person's correction.
 
         Without ``query`` (unscoped, for callers that do not know the question): the memories
         that a verified clearance of *any* question removed before (same id and same text)
@@ -509,6 +520,7 @@ class HarmLedger:
                 ids=tuple(h.memory_id for h, _ in scoped),
                 unproven=tuple(h.memory_id for h, tested in scoped if not tested),
                 scoped=bool(scoped),
+                settled=tuple(h.memory_id for h, _ in scoped if h.settled),
             )
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
@@ -633,8 +645,17 @@ class HarmLedger:
         source: str = "api",
         source_id: str | None = None,
         comment: str | None = None,
+        trusted: bool = False,
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
+
+        Feedback is recorded, never acted on alone: a verdict that would restore or
+        exonerate a memory (``correct=True`` naming memories) is a claim any user, or a
+        hostile one, can make. It restores them only when ``trusted=True`` (a reviewer you
+        trust) or once a verification replay (``replay.replay_feedback`` with the
+        ``correction`` as reference) shows the answer is right *with* them (which exonerates
+        them for that question only); until then the memories keep their verified harm,
+        and the ledger shortcut and review see no change.
 
         Args:
             run_or_query_id: A ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
@@ -645,11 +666,12 @@ class HarmLedger:
                 reference, verified and recorded).
             memory_ids: With ``correct=False`` the memories the person suspects (tried first
                 by the replay, never cleared without verification); with ``correct=True``
-                memories the person confirms as good, which are restored when a verified
-                clearance had removed them.
+                memories the person confirms as good: restored (when a verified clearance
+                had removed them) only when ``trusted`` or after a verification replay.
             source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
             source_id: The verdict's id at its source.
             comment: Free text.
+            trusted: The verdict comes from someone allowed to restore memories directly.
 
         Returns:
             The feedback as recorded.
@@ -661,6 +683,8 @@ class HarmLedger:
         """
         if not isinstance(correct, bool):
             raise ConfigurationTypeError("correct must be True or False")
+        if not isinstance(trusted, bool):
+            raise ConfigurationTypeError("trusted must be True or False")
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
@@ -692,13 +716,14 @@ class HarmLedger:
                     ],
                 )
         record = FeedbackRecord(**row, memory_ids=named)
-        if correct and named:
+        if correct and named and trusted:
             recorded = {m.memory_id: m.content_hash for m in run.memories}
             confirmed = self._verified_harmful({i: recorded[i] for i in named})
             for memory_id in sorted(confirmed):
                 self.restore(
                     memory_id,
-                    reason="confirmed good by positive feedback",
+                    reason="confirmed good by trusted positive feedback",
+                    actor=safe_text(source, 40),
                     feedback_id=record.feedback_id,
                     run_id=run.run_id,
                 )
@@ -755,15 +780,47 @@ class HarmLedger:
             restore_scopes(conn, self.namespace, row["memory_id"], row["created_at"])
         return MemoryEvent(**row)
 
+    def exonerate(self, memory_id: str, *, content_hash: str, query: str, run_id: str) -> None:
+        """Record that a verified run answered ``query`` right *with* the memory.
+
+        Scoped: the memory's harm is lifted for this question only (a later verified
+        clearance of it there counts again), and review counts the question for it. Called
+        by a verified replay of positive feedback (``replay``).
+
+        Args:
+            memory_id: The memory.
+            content_hash: The text the verification ran on.
+            query: The question.
+            run_id: The verified run.
+        """
+        with write_transaction(self.engine) as conn:
+            apply_run(
+                conn,
+                namespace=self.namespace,
+                query_id=self.query_id(query),
+                run_id=run_id,
+                at=self._now(),
+                signature=lexical_signature(query, key=self._query_key),
+                embedding=None,
+                observations=[
+                    Observation(memory_id=memory_id, content_hash=content_hash, helpful=True)
+                ],
+            )
+
     def pending_replays(self) -> list[FeedbackRecord]:
-        """Negative feedback with a correction that no replay has answered yet."""
-        f, r = t.feedback, t.runs
+        """Feedback with a correction that no replay has answered yet.
+
+        Negative feedback (a clearance to verify against the correction), and positive
+        feedback naming memories (their exoneration to verify: the answer right with them).
+        """
+        f, r, fm = t.feedback, t.runs, t.feedback_memories
         answered = exists().where(r.c.feedback_id == f.c.feedback_id)
+        names = exists().where(fm.c.feedback_pk == f.c.id)
         query = (
             select(f)
             .where(
                 f.c.namespace == self.namespace,
-                f.c.correct.is_(False),
+                or_(f.c.correct.is_(False), names),
                 f.c.correction.is_not(None),
                 ~answered,
             )
@@ -1002,64 +1059,21 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ review
     def evidence(self) -> list[QueryEvidence]:
-        """Per memory, content hash and distinct query.
+        """Per memory, content hash and distinct question: the verified verdict (``review``).
 
-        The latest verified evidence since the memory's last restore (``review``). A clearance
-        counts against a memory when the memory was attributed in it (a full run) or its own removal
-        was proven in some verified run (``proof``); a guided clearance that only carried it along
-        with others does not.
+        Read from the state kept on write (``scope_state``), one row per memory and question.
+        A question counts against a memory only when a run that did not get it from the
+        ledger verified its harm there (a full attribution, or a person's feedback replayed
+        against the correction: *rooted*), after the memory's last restore, and no later
+        verified run found it helpful or needed for that question; a ledger-guided run that
+        carried it along (or carried it to a question it was never proven on) earns no
+        evidence. A question whose latest verdict is that it needs the memory is recorded
+        as such (``needed``), one where it helped as ``beneficial``.
         """
-        r, m, e = t.runs, t.run_memories, t.memory_events
-        restored = (
-            select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
-            .where(e.c.namespace == self.namespace, e.c.event == "restored")
-            .group_by(e.c.memory_id)
-            .subquery()
-        )
-        harmful = m.c.cleared.is_(True)
-        attributed = and_(harmful, r.c.mode == "full")
-        beneficial = and_(
-            m.c.cleared.is_(False),
-            m.c.shapley_lo > 0.0,
-            m.c.shapley > func.coalesce(r.c.harm_tolerance, 0.0),
-        )
-        query = (
-            select(
-                m.c.memory_id,
-                m.c.content_hash,
-                r.c.query_id,
-                func.max(case((harmful, r.c.created_at))).label("harmful_at"),
-                func.max(case((beneficial, r.c.created_at))).label("beneficial_at"),
-                func.sum(case((and_(harmful, m.c.shapley.is_not(None)), m.c.shapley))).label(
-                    "psi_sum"
-                ),
-                func.count(case((and_(harmful, m.c.shapley.is_not(None)), 1))).label("psi_n"),
-                func.max(case((harmful, r.c.run_id))).label("run_id"),
-                func.max(case((attributed, r.c.created_at))).label("attributed_at"),
-                func.max(case((attributed, r.c.run_id))).label("attributed_run_id"),
-            )
-            .join(r, m.c.run_pk == r.c.id)
-            .outerjoin(restored, restored.c.memory_id == m.c.memory_id)
-            .where(
-                r.c.namespace == self.namespace,
-                m.c.namespace == self.namespace,
-                r.c.status == "complete",
-                r.c.recovered.is_(True),
-                or_(restored.c.restored_at.is_(None), r.c.created_at > restored.c.restored_at),
-            )
-            .group_by(m.c.memory_id, m.c.content_hash, r.c.query_id)
-        )
+        s = t.memory_scopes
         with read_transaction(self.engine) as conn:
-            rows = conn.execute(query).all()
-            restores = conn.execute(
-                select(e.c.memory_id, func.max(e.c.created_at))
-                .where(e.c.namespace == self.namespace, e.c.event == "restored")
-                .group_by(e.c.memory_id)
-            )
-            since = {memory_id: _utc(at) for memory_id, at in restores}
-            facts = load_harm_facts(conn, self.namespace, None, since)
-        proven = {key for key, f in facts.items() if f.proven_at is not None}
-        return [_evidence(row, proven) for row in rows]
+            rows = conn.execute(select(s).where(s.c.namespace == self.namespace)).mappings().all()
+        return [e for e in (_scope_evidence(row) for row in rows) if e is not None]
 
     def review(
         self,
@@ -1179,23 +1193,35 @@ def _inserted_key(result: Any) -> int:
     return int(key[0])
 
 
-def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
-    """One row of :meth:`HarmLedger.evidence`.
-
-    Every verified clearance of a proven memory counts, otherwise only those of full runs
-    (attribution).
-    """
-    fields: tuple[Any, ...] = tuple(row)
-    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields
-    if (memory_id, digest) not in proven:
-        harmful_at, run_id = full
-    return QueryEvidence(
-        memory_id=memory_id,
-        content_hash=digest,
-        query_id=query_id,
-        harmful_at=_utc(harmful_at) if harmful_at is not None else None,
-        beneficial_at=_utc(beneficial_at) if beneficial_at is not None else None,
-        harmful_shapley_sum=float(psi_sum or 0.0),
-        harmful_shapley_count=int(psi_n or 0),
-        run_ids=[run_id] if run_id else [],
+def _scope_evidence(row: Any) -> QueryEvidence | None:
+    """One state row as review evidence (:meth:`HarmLedger.evidence`); None when neutral."""
+    cleared = _maybe_utc(row["cleared_at"])
+    restored = _maybe_utc(row["restored_at"])
+    rooted = _maybe_utc(row["rooted_at"])
+    needed = _maybe_utc(row["needed_at"])
+    helpful = _maybe_utc(row["helpful_at"])
+    harmful_at = (
+        cleared
+        if row["active"] and rooted is not None and (restored is None or rooted > restored)
+        else None
     )
+    latest_help = max((x for x in (needed, helpful) if x is not None), default=None)
+    if latest_help is not None and cleared is not None and cleared > latest_help:
+        latest_help = None  # a later verified clearance supersedes the help
+    if harmful_at is None and latest_help is None:
+        return None
+    return QueryEvidence(
+        memory_id=row["memory_id"],
+        content_hash=row["content_hash"],
+        query_id=row["query_id"],
+        harmful_at=harmful_at,
+        beneficial_at=latest_help,
+        needed=latest_help is not None and needed is not None and needed >= latest_help,
+        harmful_shapley_sum=float(row["shapley_sum"] or 0.0) if harmful_at else 0.0,
+        harmful_shapley_count=int(row["shapley_count"] or 0) if harmful_at else 0,
+        run_ids=[row["rooted_run_id"]] if harmful_at and row["rooted_run_id"] else [],
+    )
+
+
+def _maybe_utc(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)

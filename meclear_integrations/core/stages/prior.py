@@ -81,10 +81,18 @@ def _prior_verify(
             yield Evaluate(plan)
         selection = rule.select(game, [everything, coalition])
         passed = bool(selection.recovered[1])
-        return passed, (passed if run.prior_first else selection.selected == 1)
+        return passed, (
+            _scoped_admits(run, cleared, passed) if run.prior_first else selection.selected == 1
+        )
     yield Evaluate(want(([everything, coalition], cfg.trials)))
     _, _, recovered, admissible = select_candidate(game, [[], cleared], cfg.success_threshold)
-    return recovered[1], (recovered[1] if run.prior_first else admissible[1])
+    passed = bool(recovered[1])
+    return passed, (_scoped_admits(run, cleared, passed) if run.prior_first else admissible[1])
+
+
+def _scoped_admits(run: Run, cleared: list[int], passed: bool) -> bool:
+    """A scoped candidate: M minus it recovers, or every member is settled (``core.prior``)."""
+    return passed or (bool(cleared) and set(cleared) <= run.prior_settled)
 
 
 def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
@@ -160,7 +168,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
     report = ClearanceReport(
         baseline_value=baseline,
         final_value=candidates[1].value,
-        recovered=True,
+        recovered=tried[0].recovered,
         kept=[m for i, m in enumerate(game.context) if i not in cleared],
         cleared=[m for i, m in enumerate(game.context) if i in cleared],
         attributions=[],
