@@ -79,7 +79,8 @@ def audit_settings(settings: QuerySettings, snapshot: AuditSnapshot, run_id: str
         record_skipped=False,
         record_failed=False,
     )
-    record = {**settings.record, **snapshot.record, "run_id": run_id}
+    known = {k: v for k, v in snapshot.record.items() if v is not None}  # the live run's
+    record = {**settings.record, **known, "run_id": run_id}
     if snapshot.reference is not None:
         record["success_signal"] = "reference"
     return QuerySettings(settings.config, settings.guard, gate, record)
