@@ -220,3 +220,30 @@ def test_an_audit_run_twice_records_once(case: SimulatedCase, ledger: HarmLedger
     assert first.ledger_run_id == second.ledger_run_id == job.job_id
     [run] = ledger.runs()
     assert run.run_id == job.job_id and len(run.memories) == len(case.memories)
+
+
+def test_a_provider_outage_backs_the_audit_off_and_leaves_the_request_path_alone(
+    case: SimulatedCase, ledger: HarmLedger
+) -> None:
+    from meclear_integrations import ClearanceConfig
+
+    model = ScriptedChat(inner=SimulatedChatModel.from_case(case), every=ConnectionError("503"))
+    docs = documents(case)
+    component = ClearingRetriever(
+        retriever=RunnableLambda(lambda q: docs),
+        llm=model,
+        ledger=ledger,
+        mode="background",
+        audit_workers=0,
+        circuit_breaker=None,
+        clearance=ClearanceConfig(retry={"max_attempts": 1, "initial_backoff": 0.0}),
+    )
+    out = component.invoke(case.query, config=reference_config(case.reference))
+    assert len(out) == len(case.memories) and model.calls == 0
+    [outcome] = component.run_audits()
+    assert outcome.state == "retry" and "503" in str(outcome.reason)
+    [job] = component._queue.list_jobs()
+    assert job.state == "queued" and job.attempts == 1 and "503" in str(job.last_error)
+    assert ledger.runs() == []  # a failed audit records nothing; the retry will
+    again = component.invoke(case.query, config=reference_config(case.reference))
+    assert len(again) == len(case.memories) and meta(again[0])["audit"]["joined"] is True
