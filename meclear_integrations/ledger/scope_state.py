@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from . import schema as t
@@ -44,8 +44,10 @@ from .proof import GUIDED_MODES, split_members
 
 __all__ = [
     "Observation",
+    "RunVerdicts",
     "ScopeRow",
     "apply_run",
+    "apply_runs",
     "load_active",
     "observe",
     "rebuild",
@@ -200,6 +202,18 @@ def _upsert_keys(conn: Connection, keys: list[dict[str, Any]]) -> None:
             conn.execute(insert(s).values(**key))
 
 
+@dataclass(frozen=True, slots=True)
+class RunVerdicts:
+    """One recorded run's observations with what locates them (:func:`apply_runs`)."""
+
+    query_id: str
+    run_id: str
+    at: datetime
+    signature: list[str] | None
+    embedding: list[float] | None
+    observations: Sequence[Observation]
+
+
 def apply_run(
     conn: Connection,
     *,
@@ -223,71 +237,117 @@ def apply_run(
         embedding: The question's embedding, if the caller gave one.
         observations: :func:`observe`'s verdicts.
     """
-    if not observations:
+    apply_runs(
+        conn, namespace, [RunVerdicts(query_id, run_id, at, signature, embedding, observations)]
+    )
+
+
+def apply_runs(conn: Connection, namespace: str, runs: Sequence[RunVerdicts]) -> None:
+    """Fold many runs' observations into the state, in order, with a few statements.
+
+    The keys are inserted if missing (``ON CONFLICT DO NOTHING``), read back (locked on
+    PostgreSQL), merged in Python run by run and written back with one ``executemany``.
+
+    Args:
+        conn: The connection of the write transaction.
+        namespace: The ledger's namespace.
+        runs: The runs, oldest first.
+    """
+    runs = [r for r in runs if r.observations]
+    if not runs:
         return
     s = t.memory_scopes
-    at = _utc(at) or at
-    keys = [
-        {
-            "namespace": namespace,
-            "memory_id": o.memory_id,
-            "content_hash": o.content_hash,
-            "query_id": query_id,
-            "signature": signature,
-            "embedding": embedding,
-            "active": False,
-            "carrier": False,
-            "harm_runs": 0,
-            "needed_runs": 0,
-            "shapley_sum": 0.0,
-            "shapley_count": 0,
-            "updated_at": at,
-        }
-        for o in observations
-    ]
-    _upsert_keys(conn, keys)
-    ids = sorted({o.memory_id for o in observations})
-    query = select(s).where(
-        s.c.namespace == namespace, s.c.query_id == query_id, s.c.memory_id.in_(ids)
-    )
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update()
-    rows = {(r["memory_id"], r["content_hash"]): dict(r) for r in conn.execute(query).mappings()}
-    for o in observations:
-        row = rows[(o.memory_id, o.content_hash)]
-        values: dict[str, Any] = {"updated_at": at}
-        if row["signature"] is None and signature is not None:
-            values["signature"] = signature
-        if row["embedding"] is None and embedding is not None:
-            values["embedding"] = embedding
-        if o.cleared:
-            if _later(row["cleared_at"], at) == at:
-                values["cleared_at"] = at
-                values["cleared_run_id"] = run_id
-                values["carrier"] = o.carrier
-            values["harm_runs"] = row["harm_runs"] + 1
-            if o.rooted and _later(row["rooted_at"], at) == at:
-                values["rooted_at"] = at
-                values["rooted_run_id"] = run_id
-            if o.proven:
-                values["proven_at"] = _later(row["proven_at"], at)
-            if o.settled:
-                values["settled_at"] = _later(row["settled_at"], at)
-            if o.acquitted:
-                values["acquitted_at"] = _later(row["acquitted_at"], at)
-            if o.shapley is not None:
-                values["shapley_sum"] = row["shapley_sum"] + o.shapley
-                values["shapley_count"] = row["shapley_count"] + 1
-        if o.helpful:
-            values["helpful_at"] = _later(row["helpful_at"], at)
-        if o.needed:
-            if _later(row["needed_at"], at) == at:
-                values["needed_at"] = at
-                values["needed_run_id"] = run_id
-            values["needed_runs"] = row["needed_runs"] + 1
-        merged = {**row, **values}
-        values["active"] = _active(merged)
-        conn.execute(update(s).where(s.c.id == row["id"]).values(**values))
+    first: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in runs:
+        at = _utc(r.at) or r.at
+        for o in r.observations:
+            first.setdefault(
+                (o.memory_id, o.content_hash, r.query_id),
+                {
+                    "namespace": namespace,
+                    "memory_id": o.memory_id,
+                    "content_hash": o.content_hash,
+                    "query_id": r.query_id,
+                    "signature": r.signature,
+                    "embedding": r.embedding,
+                    "active": False,
+                    "carrier": False,
+                    "harm_runs": 0,
+                    "needed_runs": 0,
+                    "shapley_sum": 0.0,
+                    "shapley_count": 0,
+                    "updated_at": at,
+                },
+            )
+    _upsert_keys(conn, list(first.values()))
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    memory_ids = sorted({k[0] for k in first})
+    query_ids = sorted({k[2] for k in first})
+    for start in range(0, len(memory_ids), _CHUNK):
+        for qstart in range(0, len(query_ids), _CHUNK):
+            query = select(s).where(
+                s.c.namespace == namespace,
+                s.c.memory_id.in_(memory_ids[start : start + _CHUNK]),
+                s.c.query_id.in_(query_ids[qstart : qstart + _CHUNK]),
+            )
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update()
+            for found in conn.execute(query).mappings():
+                key = (found["memory_id"], found["content_hash"], found["query_id"])
+                if key in first:
+                    rows[key] = dict(found)
+    changed: dict[int, dict[str, Any]] = {}
+    for r in runs:
+        at = _utc(r.at) or r.at
+        for o in r.observations:
+            row = rows[(o.memory_id, o.content_hash, r.query_id)]
+            row.update(_merge(row, o, at, r))
+            changed[row["id"]] = row
+    if changed:
+        columns = [c.name for c in s.columns if c.name not in _KEY_COLUMNS]
+        conn.execute(
+            update(s).where(s.c.id == bindparam("row_id")),
+            [{**{c: row[c] for c in columns}, "row_id": pk} for pk, row in changed.items()],
+        )
+
+
+_KEY_COLUMNS = ("id", "namespace", "memory_id", "content_hash", "query_id")
+
+
+def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) -> dict[str, Any]:
+    """The row's new values after observation ``o`` of run ``r`` (the state's rules)."""
+    values: dict[str, Any] = {"updated_at": at}
+    if row["signature"] is None and r.signature is not None:
+        values["signature"] = r.signature
+    if row["embedding"] is None and r.embedding is not None:
+        values["embedding"] = r.embedding
+    if o.cleared:
+        if _later(row["cleared_at"], at) == at:
+            values["cleared_at"] = at
+            values["cleared_run_id"] = r.run_id
+            values["carrier"] = o.carrier
+        values["harm_runs"] = row["harm_runs"] + 1
+        if o.rooted and _later(row["rooted_at"], at) == at:
+            values["rooted_at"] = at
+            values["rooted_run_id"] = r.run_id
+        if o.proven:
+            values["proven_at"] = _later(row["proven_at"], at)
+        if o.settled:
+            values["settled_at"] = _later(row["settled_at"], at)
+        if o.acquitted:
+            values["acquitted_at"] = _later(row["acquitted_at"], at)
+        if o.shapley is not None:
+            values["shapley_sum"] = row["shapley_sum"] + o.shapley
+            values["shapley_count"] = row["shapley_count"] + 1
+    if o.helpful:
+        values["helpful_at"] = _later(row["helpful_at"], at)
+    if o.needed:
+        if _later(row["needed_at"], at) == at:
+            values["needed_at"] = at
+            values["needed_run_id"] = r.run_id
+        values["needed_runs"] = row["needed_runs"] + 1
+    values["active"] = _active({**row, **values})
+    return values
 
 
 def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetime) -> None:

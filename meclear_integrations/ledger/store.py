@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
@@ -65,13 +66,34 @@ from .scope import (
     lexical_signature,
     question_similarity,
 )
-from .scope_state import Observation, apply_run, load_active, observe, restore_scopes
+from .scope_state import (
+    Observation,
+    RunVerdicts,
+    apply_run,
+    apply_runs,
+    load_active,
+    observe,
+    restore_scopes,
+)
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
 Clock = Callable[[], datetime]
 _CHUNK = 400
 """Ids per ``IN (...)`` list."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """One decision's rows, ready to write (:meth:`HarmLedger.record`)."""
+
+    run: dict[str, Any]
+    memories: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
+    observations: list[Observation]
+    signature: list[str] | None
+    embedding: list[float] | None
+    given_id: bool
 
 
 class LedgerLookupError(MeClearError, KeyError):
@@ -258,6 +280,123 @@ class HarmLedger:
             ...     sorted(run.cleared_ids)
             ['f1', 'f2']
         """
+        prepared = self._prepare(
+            report,
+            query=query,
+            context=context,
+            origin=origin,
+            success_signal=success_signal,
+            agent_model=agent_model,
+            judge_model=judge_model,
+            model_calls=model_calls,
+            trace_run_id=trace_run_id,
+            trace_system=trace_system,
+            trigger=trigger,
+            trigger_reason=trigger_reason,
+            replay_of=replay_of,
+            feedback_id=feedback_id,
+            guided_by=guided_by,
+            extra=extra,
+            run_id=run_id,
+            query_embedding=query_embedding,
+        )
+        try:
+            with write_transaction(self.engine) as conn:
+                if run_id is not None:
+                    stored = self._stored_run(conn, run_id)
+                    if stored is not None:
+                        return stored
+                self._write(conn, prepared)
+        except IntegrityError:
+            if run_id is None:
+                raise
+            with read_transaction(self.engine) as conn:  # a concurrent writer stored it first
+                stored = self._stored_run(conn, run_id)
+            if stored is None:
+                raise
+            return stored
+        return self._run_record(prepared.run, prepared.memories, prepared.candidates)
+
+    def record_many(self, entries: Sequence[tuple[ClearanceReport, dict[str, Any]]]) -> int:
+        """Append many decisions in one transaction (bulk loads, benchmarks, imports).
+
+        Each entry is ``(report, keyword arguments of record)``; the rows and the per memory
+        and question state are exactly what :meth:`record` writes, in order. Entries with a
+        ``run_id`` already stored are skipped.
+
+        Args:
+            entries: The decisions, oldest first.
+
+        Returns:
+            The number of runs written.
+        """
+        prepared = [self._prepare(report, **kwargs) for report, kwargs in entries]
+        with write_transaction(self.engine) as conn:
+            fresh = [
+                p
+                for p in prepared
+                if not p.given_id or self._stored_run(conn, p.run["run_id"]) is None
+            ]
+            if not fresh:
+                return 0
+            keys = (
+                conn.execute(
+                    t.runs.insert().returning(t.runs.c.id, sort_by_parameter_order=True),
+                    [p.run for p in fresh],
+                )
+                .scalars()
+                .all()
+            )
+            memories = [
+                {**r, "run_pk": pk} for p, pk in zip(fresh, keys, strict=True) for r in p.memories
+            ]
+            cands = [
+                {**r, "run_pk": pk} for p, pk in zip(fresh, keys, strict=True) for r in p.candidates
+            ]
+            if memories:
+                conn.execute(t.run_memories.insert(), memories)
+            if cands:
+                conn.execute(t.candidates.insert(), cands)
+            apply_runs(
+                conn,
+                self.namespace,
+                [
+                    RunVerdicts(
+                        p.run["query_id"],
+                        p.run["run_id"],
+                        p.run["created_at"],
+                        p.signature,
+                        p.embedding,
+                        p.observations,
+                    )
+                    for p in fresh
+                ],
+            )
+        return len(fresh)
+
+    def _prepare(
+        self,
+        report: ClearanceReport,
+        *,
+        query: str,
+        context: Sequence[Memory] | None = None,
+        origin: str = "live",
+        success_signal: SuccessSignal = "judge",
+        agent_model: str | None = None,
+        judge_model: str | None = None,
+        model_calls: int | None = None,
+        trace_run_id: str | None = None,
+        trace_system: str | None = None,
+        trigger: str | None = None,
+        trigger_reason: str | None = None,
+        replay_of: str | None = None,
+        feedback_id: str | None = None,
+        guided_by: str = "ledger",
+        extra: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        query_embedding: Sequence[float] | None = None,
+    ) -> _Prepared:
+        """The rows :meth:`record` writes for one decision."""
         if run_id is not None and not (isinstance(run_id, str) and 0 < len(run_id) <= 36):
             raise ConfigurationError("run_id must be a non-empty string of at most 36 characters")
         memories = context_of(report, context)
@@ -317,36 +456,27 @@ class HarmLedger:
         )
         signature = lexical_signature(query, key=self._query_key) if observations else None
         embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
-        try:
-            with write_transaction(self.engine) as conn:
-                if run_id is not None:
-                    stored = self._stored_run(conn, run_id)
-                    if stored is not None:
-                        return stored
-                pk = _inserted_key(conn.execute(t.runs.insert().values(**run)))
-                if mem_rows:
-                    conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in mem_rows])
-                if cand_rows:
-                    conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in cand_rows])
-                apply_run(
-                    conn,
-                    namespace=self.namespace,
-                    query_id=query_id,
-                    run_id=new_id,
-                    at=now,
-                    signature=signature,
-                    embedding=embedding,
-                    observations=observations,
-                )
-        except IntegrityError:
-            if run_id is None:
-                raise
-            with read_transaction(self.engine) as conn:  # a concurrent writer stored it first
-                stored = self._stored_run(conn, run_id)
-            if stored is None:
-                raise
-            return stored
-        return self._run_record(run, mem_rows, cand_rows)
+        return _Prepared(
+            run, mem_rows, cand_rows, observations, signature, embedding, run_id is not None
+        )
+
+    def _write(self, conn: Connection, p: _Prepared) -> None:
+        """Insert one prepared decision and fold it into the state (inside a transaction)."""
+        pk = _inserted_key(conn.execute(t.runs.insert().values(**p.run)))
+        if p.memories:
+            conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in p.memories])
+        if p.candidates:
+            conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in p.candidates])
+        apply_run(
+            conn,
+            namespace=self.namespace,
+            query_id=p.run["query_id"],
+            run_id=p.run["run_id"],
+            at=p.run["created_at"],
+            signature=p.signature,
+            embedding=p.embedding,
+            observations=p.observations,
+        )
 
     def _stored_run(self, conn: Connection, run_id: str) -> RunRecord | None:
         r = t.runs
