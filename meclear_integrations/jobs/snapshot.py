@@ -111,17 +111,15 @@ class AuditSnapshot(BaseModel):
         Returns:
             The snapshot.
         """
-        frozen = tuple(
-            SnapshotMemory(
-                id=m.id,
-                content=m.content,
-                content_hash=content_hash(m.content),
-                metadata=_json_safe(dict(m.metadata)),
+        metadata = _json_safe({"m": [dict(m.metadata) for m in memories]})["m"]  # one pass
+        frozen = tuple(  # built from trusted values on the request path: no re-validation
+            SnapshotMemory.model_construct(
+                id=m.id, content=m.content, content_hash=content_hash(m.content), metadata=meta
             )
-            for m in memories
+            for m, meta in zip(memories, metadata, strict=True)
         )
         record = _json_safe(dict(fields.pop("record", None) or {}))
-        return cls(
+        return cls.model_construct(
             query=query,
             query_id=query_id,
             memories=frozen,
@@ -129,7 +127,7 @@ class AuditSnapshot(BaseModel):
             trigger_reason=decision.reason,
             early_exit=decision.early_exit,
             record=record,
-            **fields,
+            **{name: fields.get(name) for name in ("reference", "answer", "feedback")},
         )
 
     @property
