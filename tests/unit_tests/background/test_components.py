@@ -247,3 +247,18 @@ def test_a_provider_outage_backs_the_audit_off_and_leaves_the_request_path_alone
     assert ledger.runs() == []  # a failed audit records nothing; the retry will
     again = component.invoke(case.query, config=reference_config(case.reference))
     assert len(again) == len(case.memories) and meta(again[0])["audit"]["joined"] is True
+
+
+def test_shadow_mode_with_a_ledger_drops_nothing(case: SimulatedCase, ledger: HarmLedger) -> None:
+    """The four copies filtered a gated query's documents by the report's kept ids, so shadow
+    mode with a trigger or ledger dropped what it would have cleared; the one flow does not."""
+    component = ClearingRetriever(
+        retriever=RunnableLambda(lambda q: documents(case)),
+        llm=SimulatedChatModel.from_case(case),
+        ledger=ledger,
+        mode="shadow",
+    )
+    out = component.invoke(case.query, config=reference_config(case.reference))
+    assert [d.id for d in out] == [m.id for m in case.memories]
+    assert sorted(d.id for d in out if meta(d)["cleared"]) == HARMFUL
+    assert all(meta(d)["mode"] == "shadow" and "ledger_run_id" in meta(d) for d in out)
