@@ -39,6 +39,7 @@ from sqlalchemy import (
     Table,
     Text,
     and_,
+    bindparam,
     func,
     or_,
     select,
@@ -157,6 +158,18 @@ class JobStore:
         self.backend = self.engine.dialect.name
         metadata.create_all(self.engine)
         self._pools: list[Any] = []
+        # built once: the request path only binds parameters (SQLAlchemy caches the SQL)
+        self._insert = self._insert_new(self.engine.dialect.name).returning(jobs.c.job_id)
+        self._join = (
+            update(jobs)
+            .where(
+                jobs.c.namespace == bindparam("ns"),
+                jobs.c.flight_key == bindparam("key"),
+                jobs.c.state.in_(_ACTIVE),
+            )
+            .values(joined=jobs.c.joined + 1)
+            .returning(jobs.c.job_id)
+        )
 
     def __repr__(self) -> str:
         return f"JobStore({display_url(self.url)!r}, namespace={self.namespace!r})"
@@ -189,19 +202,12 @@ class JobStore:
             "run_after": now,
             "created_at": now,
         }
-        join = (
-            update(jobs)
-            .where(self._mine(), jobs.c.flight_key == key, jobs.c.state.in_(_ACTIVE))
-            .values(joined=jobs.c.joined + 1)
-            .returning(jobs.c.job_id)
-        )
         for _ in range(3):  # a pending job may finish between the insert and the join
             joined: str | None = None
             with write_transaction(self.engine) as conn:
                 # one statement in the common case: the partial unique index decides
-                insert = self._insert_new(conn).values(**row).returning(jobs.c.job_id)
-                if conn.execute(insert).first() is None:
-                    pending = conn.execute(join).first()
+                if conn.execute(self._insert, row).first() is None:
+                    pending = conn.execute(self._join, {"ns": self.namespace, "key": key}).first()
                     if pending is None:
                         continue
                     joined = str(pending.job_id)
@@ -212,10 +218,10 @@ class JobStore:
         raise RuntimeError("could not queue or join the audit job")  # pragma: no cover
 
     @staticmethod
-    def _insert_new(conn: Any) -> Any:
+    def _insert_new(dialect: str) -> Any:
         """INSERT that does nothing when the question's audit is already pending."""
         where = text("state IN ('queued', 'running')")  # literal: matches the index predicate
-        if conn.dialect.name == "postgresql":
+        if dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert as pg_insert
 
             return pg_insert(jobs).on_conflict_do_nothing(
