@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from . import schema as t
@@ -367,6 +367,42 @@ def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetim
     )
 
 
+def _lookup_columns() -> list[Any]:
+    s = t.memory_scopes
+    return [
+        s.c.memory_id,
+        s.c.content_hash,
+        s.c.query_id,
+        s.c.signature,
+        s.c.embedding,
+        s.c.cleared_run_id,
+        s.c.carrier,
+        s.c.proven_at,
+        s.c.acquitted_at,
+        s.c.settled_at,
+        s.c.restored_at,
+        s.c.active,
+    ]
+
+
+_S = t.memory_scopes
+_ACTIVE = select(*_lookup_columns()).where(
+    _S.c.namespace == bindparam("namespace"),
+    _S.c.memory_id.in_(bindparam("ids", expanding=True)),
+    _S.c.active.is_(True),
+)
+"""The request path's read, built once (index on namespace, memory id, active)."""
+_ACTIVE_OR_OWN = _ACTIVE.union_all(
+    select(*_lookup_columns()).where(
+        _S.c.namespace == bindparam("namespace"),
+        _S.c.query_id == bindparam("query_id"),
+        _S.c.memory_id.in_(bindparam("ids", expanding=True)),
+        _S.c.active.is_(False),
+    )
+)
+"""The same, plus this question's own inactive rows (index on namespace, query id)."""
+
+
 def load_active(
     conn: Connection, namespace: str, hashes: dict[str, str], query_id: str | None = None
 ) -> list[ScopeRow]:
@@ -382,31 +418,14 @@ def load_active(
     Returns:
         The rows, by index on (namespace, memory id, active).
     """
-    s = t.memory_scopes
     ids = list(hashes)
     out: list[ScopeRow] = []
     for start in range(0, len(ids), _CHUNK):
-        query = select(
-            s.c.memory_id,
-            s.c.content_hash,
-            s.c.query_id,
-            s.c.signature,
-            s.c.embedding,
-            s.c.cleared_run_id,
-            s.c.carrier,
-            s.c.proven_at,
-            s.c.acquitted_at,
-            s.c.settled_at,
-            s.c.restored_at,
-            s.c.active,
-        ).where(
-            s.c.namespace == namespace,
-            s.c.memory_id.in_(ids[start : start + _CHUNK]),
-            s.c.active.is_(True)
-            if query_id is None
-            else or_(s.c.active.is_(True), s.c.query_id == query_id),
-        )
-        for row in conn.execute(query):
+        params: dict[str, Any] = {"namespace": namespace, "ids": ids[start : start + _CHUNK]}
+        query: Any = _ACTIVE
+        if query_id is not None:
+            query, params["query_id"] = _ACTIVE_OR_OWN, query_id
+        for row in conn.execute(query, params):
             if hashes.get(row.memory_id) != row.content_hash:
                 continue
             out.append(

@@ -43,6 +43,7 @@ from .database import (
     display_url,
     ledger_url,
     read_transaction,
+    single_read,
     write_transaction,
 )
 from .migrations import check_version, migrate
@@ -571,7 +572,7 @@ class HarmLedger:
         if not hashes:
             return []
         query_id = self.query_id(query)
-        with read_transaction(self.engine) as conn:
+        with single_read(self.engine) as conn:
             rows = load_active(conn, self.namespace, hashes, query_id)
         if not rows:
             return []
