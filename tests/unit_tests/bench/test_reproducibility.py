@@ -32,3 +32,14 @@ def test_noisy_run_is_identical_at_concurrency_1_and_8(judge: str) -> None:
     one, eight = _run(judge, 1), _run(judge, 8)
     assert set(one) == {"meclear", "loo", "contextcite"}
     assert one == eight
+
+
+def test_evidence_correct_is_a_headline_metric() -> None:
+    from meclear_integrations.bench.metrics import metric_value
+
+    settings = BenchSettings(methods=("oracle", "none"), temperature=0.2, bootstrap_replicates=0)
+    cases = load_builtin_cases()
+    run = run_benchmark(cases, settings)
+    assert metric_value(run.outcomes["oracle"], "evidence_correct") == 1.0
+    none = metric_value(run.outcomes["none"], "evidence_correct")
+    assert none is not None and none < 0.5  # the faults dominate most built-in contexts

@@ -172,3 +172,13 @@ def test_world_abstain_weight_ties_and_correct_probability() -> None:
     assert len({coin.answer(["a", "b"], case_id="c", trial=t) for t in range(20)}) == 2
     assert tie.correct_probability(["a", "b"], "x", case_id="c") in (0.0, 1.0)
     assert coin.correct_probability(["a", "b"], "x") == 0.5
+
+
+def test_world_favours_the_reference_only_outright() -> None:
+    w = world()
+    assert not w.favours(IDS, REF) and w.favours(("g", "b"), "december 2023.")
+    assert not w.favours(("b",), REF)  # nothing claimed favours nothing
+    tie = EvidenceWorld(claims={"g": Claim(answer=REF), "f": Claim(answer=WRONG)})
+    assert not tie.favours(("g", "f"), REF)
+    hot = w.model_copy(update={"temperature": 5.0})  # the reader's temperature does not move it
+    assert hot.favours(("g", "b"), REF) and not hot.favours(IDS, REF)
