@@ -370,6 +370,7 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
             run_cases,
             settings,
             rater=real.rater() if real is not None and "rater" in real.clients else _rater(args),
+            keeper=real.keeper() if real is not None and "rater" in real.clients else None,
             backend=real.backend if real is not None else SIMULATED,
             completed=completed,
             workers=args.concurrency if real is not None else 1,

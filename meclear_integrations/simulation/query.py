@@ -71,6 +71,8 @@ class SimulatedQuery:
             seed=seed,
         )
         self.cache = AnswerCache(deterministic=world.deterministic)
+        self.other_calls = 0
+        """Model calls made for the query outside agent and judge (e.g. a filter call)."""
         self.accepted: set[str] = set()
         """Normalised answers the judge has accepted."""
         self._lock = threading.Lock()
@@ -129,7 +131,16 @@ class SimulatedQuery:
         """Judge calls made (distinct verdict keys)."""
         return self.cache.stats.judge_calls
 
+    def charge(self, calls: int) -> None:
+        """Count model calls a method made for this query outside agent and judge.
+
+        Args:
+            calls: The number of calls (a one-call filter: 1).
+        """
+        with self._lock:
+            self.other_calls += int(calls)
+
     @property
     def model_calls(self) -> int:
-        """Agent plus judge calls made (what a user pays for this query)."""
-        return self.agent_calls + self.judge_calls
+        """Agent, judge and other calls made (what a user pays for this query)."""
+        return self.agent_calls + self.judge_calls + self.other_calls
