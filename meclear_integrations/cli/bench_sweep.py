@@ -12,7 +12,10 @@ SIMULATED figures, written to ``--out``.
 - ``cheap``: the cheap preset's grid on the dev split at K = 5, 10, 20 (``--locomo``) and
   its choice (``cheap.json``, ``cheap.md``);
 - ``cost``: model calls per clean and per faulty query for the default, cheap and paper
-  presets (``cost.json``, ``cost.md``), the README's "Cost" table.
+  presets (``cost.json``, ``cost.md``), the README's "Cost" table;
+- ``equal-calls``: every baseline at (at least) MeClear's model calls per case, paired
+  differences with intervals, quality-versus-calls curves (``equal-calls.*``), the README's
+  headline tables.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from .bench import SETTINGS, signal_settings
 
 __all__ = ["register", "run_sweep"]
 
-KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost")
+KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost", "equal-calls")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -144,6 +147,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         doc = cost_sweep.cheap_sweep(by_k, base=base, progress=say)
     elif args.kind == "cost":
         doc = cost_sweep.preset_costs(cases, base=base, progress=say)
+    elif args.kind == "equal-calls":
+        from ..bench.equal_calls import equal_calls
+
+        doc = equal_calls(cases, base=base, progress=say)
     else:
         doc = sweeps.judge_sweep(cases, base=base, progress=say)
     doc["source"] = source
