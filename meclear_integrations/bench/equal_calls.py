@@ -153,8 +153,9 @@ def equal_calls(
     Returns:
         The document: ``results`` (the ``results.json`` of the matched run: per-method
         metrics with intervals, ``paired`` differences with MeClear), ``matched_rungs``
-        (per baseline, how many cases used each rung), ``curves`` (per method, one point
-        per rung) and the labels.
+        (per baseline, how many cases used each rung), ``choices`` (per baseline and case:
+        [rung, its calls, MeClear's calls, whether it is the ladder's last]), ``curves``
+        (per method, one point per rung) and the labels.
     """
     say = progress or (lambda _: None)
     settings = base.model_copy(update={"match_budget": False})
@@ -171,10 +172,12 @@ def equal_calls(
         curves.setdefault("meclear", []).append(_point(label, run.outcomes[method.name]))
     per_case: dict[str, dict[str, CaseOutcome]] = {"meclear": ref}
     used: dict[str, dict[str, int]] = {}
+    choices: dict[str, dict[str, list[Any]]] = {}
     failures = list(ref_run.failures)
     for family, rungs in ladders.items():
         chosen: dict[str, CaseOutcome] = {}
         counts: dict[str, int] = {}
+        picked: dict[str, list[Any]] = {}
         for index, rung in enumerate(rungs):
             run = run_benchmark(cases, rung.settings, methods=[rung.method])
             failures += run.failures
@@ -187,9 +190,11 @@ def equal_calls(
                 if o.model_calls >= target[o.case_id] or last:
                     chosen[o.case_id] = o
                     counts[rung.label] = counts.get(rung.label, 0) + 1
+                    picked[o.case_id] = [rung.label, o.model_calls, target[o.case_id], last]
             say(f"{family} @ {rung.label}: {curves[family][-1]['model_calls_per_case']:.1f} calls")
         per_case[family] = chosen
         used[family] = counts
+        choices[family] = picked
     methods = ["meclear", *ladders]
     run = assemble_run(
         settings.model_copy(update={"methods": tuple(methods)}),
@@ -206,6 +211,7 @@ def equal_calls(
         "n_cases": len(run.outcomes.get("meclear", [])),
         "results": results,
         "matched_rungs": used,
+        "choices": choices,
         "curves": curves,
     }
 

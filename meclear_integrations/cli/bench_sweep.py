@@ -65,10 +65,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=None, help="world temperature")
     p.add_argument("--setting", choices=sorted(SETTINGS), default=None)
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates")
+    p.add_argument(
+        "--max-queries",
+        type=int,
+        default=None,
+        help="at most this many questions per conversation (with --locomo; bounded runs)",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figure")
     p.add_argument("--no-progress", action="store_true", help="quiet")
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.set_defaults(handler=_handle, conversations=None, max_queries=None)
+    p.set_defaults(handler=_handle, conversations=None)
 
 
 _COMMAND_FLAGS = (
@@ -82,6 +88,7 @@ _COMMAND_FLAGS = (
     "setting",
     "judge",
     "temperature",
+    "max_queries",
 )
 """Flags that change a sweep's figures, in the order the reproducing command gives them."""
 
@@ -92,7 +99,7 @@ def _command(args: argparse.Namespace) -> str:
     for flag in _COMMAND_FLAGS:
         value = getattr(args, flag, None)
         if value is not None:
-            parts += [f"--{flag}", str(value)]
+            parts += [f"--{flag.replace('_', '-')}", str(value)]
     if args.locomo is not None and args.kind != "cheap":
         parts += ["--k", str(args.k)]
     parts += ["--seed", str(args.seed), "--out", str(args.out)]
