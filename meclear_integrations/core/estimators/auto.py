@@ -59,6 +59,7 @@ class AutoShapley:
         exact_error_model: the exact estimator's ``error_model`` (``"none"``: zero-width
             intervals; ``"pooled"``: intervals from the run's trial disagreement).
         exact_noise_floor: the exact estimator's ``noise_floor``.
+        exact_z: the exact estimator's interval quantile ``z`` (None: from the run).
 
     Raises:
         ConfigurationError: a setting is out of range.
@@ -80,11 +81,14 @@ class AutoShapley:
         seed: int | None = None,
         exact_error_model: ErrorModel = "none",
         exact_noise_floor: float = 0.0,
+        exact_z: float | None = None,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
         self.exact_budget = exact_budget
-        self.exact = ExactShapley(error_model=exact_error_model, noise_floor=exact_noise_floor)
+        self.exact = ExactShapley(
+            error_model=exact_error_model, noise_floor=exact_noise_floor, z=exact_z
+        )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
         )
@@ -150,6 +154,7 @@ class AutoShapley:
             "seed": self.seed,
             "exact_error_model": self.exact.error_model,
             "exact_noise_floor": self.exact.noise_floor,
+            "exact_z": self.exact.z,
         }
 
     def __eq__(self, other: object) -> bool:

@@ -63,11 +63,13 @@ def test_noise_floor_and_z_from_the_run() -> None:
 
 
 def test_settings_round_trip_and_auto_passes_the_error_model() -> None:
-    auto = AutoShapley(exact_budget=32, exact_error_model="pooled", exact_noise_floor=0.05)
+    auto = AutoShapley(
+        exact_budget=32, exact_error_model="pooled", exact_noise_floor=0.05, exact_z=1.0
+    )
     assert estimator_from_settings(auto.settings()) == auto
     chosen = auto.for_context(5, config=ClearanceConfig(), rng=np.random.default_rng(0))
     assert isinstance(chosen, ExactShapley) and chosen.error_model == "pooled"
-    assert chosen.noise_floor == 0.05
+    assert (chosen.noise_floor, chosen.z) == (0.05, 1.0)
     exact = ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0)
     assert estimator_from_settings(exact.settings()).settings() == exact.settings()
 
