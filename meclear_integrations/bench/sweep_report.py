@@ -178,6 +178,13 @@ def _cheap_table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _variants_body(doc: dict[str, Any]) -> str:
+    from .variants import variants_table
+
+    setting = f"judge {doc['judge']}, temperature {doc['temperature'] or 'as in cases'}"
+    return f"Setting: {setting}.\n\n" + variants_table(doc)
+
+
 def _equal_calls_body(doc: dict[str, Any]) -> str:
     from .equal_calls import equal_calls_table
 
@@ -211,6 +218,7 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
         "cheap": "The cheap preset's settings, chosen on the dev split",
         "cost": "Model calls per query by engine preset",
         "equal-calls": "Every method at equal model calls",
+        "variants": "MeClear's parts against their calls",
     }[kind]
     body = {
         "tune": _tune_table,
@@ -220,6 +228,7 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
         "cheap": _cheap_table,
         "cost": cost_table,
         "equal-calls": _equal_calls_body,
+        "variants": _variants_body,
     }[kind](doc)
     head = [
         f"# {title}",
@@ -282,7 +291,7 @@ def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path
     Returns:
         ``path``, or None.
     """
-    if kind in ("tune", "cheap", "cost"):
+    if kind in ("tune", "cheap", "cost", "variants"):
         return None
     if kind == "equal-calls":
         from .equal_calls import write_equal_calls_figure

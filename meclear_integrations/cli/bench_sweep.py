@@ -15,7 +15,10 @@ SIMULATED figures, written to ``--out``.
   presets (``cost.json``, ``cost.md``), the README's "Cost" table;
 - ``equal-calls``: every baseline at (at least) MeClear's model calls per case, paired
   differences with intervals, quality-versus-calls curves (``equal-calls.*``), the README's
-  headline tables.
+  headline tables;
+- ``variants``: MeClear's configuration against variants without escalation, without the
+  minimal-subset search, with the point or the interval flag rule, with two trials
+  everywhere (``variants.json``, ``variants.md``): the dev evidence behind the defaults.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from .bench import SETTINGS, signal_settings
 
 __all__ = ["register", "run_sweep"]
 
-KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost", "equal-calls")
+KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost", "equal-calls", "variants")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -121,7 +124,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     from .bench import _load
 
     if args.split is None:
-        args.split = "dev" if args.kind in ("tune", "cheap") else "test"
+        args.split = "dev" if args.kind in ("tune", "cheap", "variants") else "test"
     if args.kind == "cheap" and args.locomo is None:
         raise ValueError("bench-sweep cheap builds cases at K = 5, 10, 20: give --locomo DIR")
     if args.kind == "tune" and args.preset is None:
@@ -158,6 +161,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         from ..bench.equal_calls import equal_calls
 
         doc = equal_calls(cases, base=base, progress=say)
+    elif args.kind == "variants":
+        from ..bench.variants import variant_sweep
+
+        doc = variant_sweep(cases, base=base, progress=say)
     else:
         doc = sweeps.judge_sweep(cases, base=base, progress=say)
     doc["source"] = source
