@@ -39,14 +39,15 @@ variance, noise floor 0.02, z = 1); beyond, the package's automatic choice."""
 
 TUNED_MECLEAR: dict[str, Any] = {
     "estimator": INTERVAL_ESTIMATOR,
-    "harm_rule": "interval",
+    "harm_rule": "auto",
     "harm_tolerance": 0.02,
     "recovery_rate": 0.3,
     "max_trials": 12,
 }
 """MeClear: exact enumeration up to K = 5 (32 coalitions) with intervals from the trials'
-error; the interval flag rule (Eq. 14 with tau = 0.02, and the memory's interval clear of
-zero; memories below -tau whose interval reaches zero are verified as fallbacks), the
+error; the interval flag rule there (``harm_rule="auto"``: Eq. 14 with tau = 0.02, and the
+memory's interval clear of zero; memories below -tau whose interval reaches zero are
+verified as fallbacks; another estimator given on the command line keeps its own rule), the
 sequential verification rule with recovery rate 0.3 and at most 12 trials."""
 TUNED_LOO_TOLERANCE = 0.0
 """LOO: kappa = 0 (flag every negative leave-one-out effect)."""

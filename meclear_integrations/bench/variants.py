@@ -47,7 +47,7 @@ def meclear_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
     Returns:
         Label -> configuration.
     """
-    interval = {"estimator": INTERVAL_ESTIMATOR, "harm_rule": "interval"}
+    interval = {"estimator": INTERVAL_ESTIMATOR, "harm_rule": "auto"}
     point = {"estimator": AutoShapley(exact_budget=32), "harm_rule": "threshold"}
     return {
         "as configured": engine,

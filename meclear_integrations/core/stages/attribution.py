@@ -67,7 +67,8 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     psi = [float(x) for x in estimate.values]
     sampled = bool(np.any(estimate.lower < estimate.upper))
     use_interval = cfg.harm_rule == "interval" or (
-        cfg.harm_rule == "auto" and estimator.name == "kernel"
+        cfg.harm_rule == "auto"
+        and (estimator.name == "kernel" or getattr(estimator, "error_model", "none") != "none")
     )
     upper = [float(x) for x in estimate.upper] if use_interval else None
     priority = harmful_positions(psi, cfg.harm_tolerance, upper)

@@ -74,7 +74,8 @@ def test_settings_round_trip_and_auto_passes_the_error_model() -> None:
     assert estimator_from_settings(exact.settings()).settings() == exact.settings()
 
 
-def test_interval_rule_with_a_noise_floor_keeps_a_weak_estimate_as_a_fallback() -> None:
+@pytest.mark.parametrize("rule", ["interval", "auto"])
+def test_interval_rule_with_a_noise_floor_keeps_a_weak_estimate_as_a_fallback(rule: str) -> None:
     context = [Memory(id=i, content=i) for i in ("good", "bad", "meh")]
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
@@ -84,11 +85,12 @@ def test_interval_rule_with_a_noise_floor_keeps_a_weak_estimate_as_a_fallback() 
     def run(floor: float) -> tuple[float, list[str]]:
         config = ClearanceConfig(
             estimator=ExactShapley(error_model="pooled", noise_floor=floor),
-            harm_rule="interval",
+            harm_rule=rule,  # type: ignore[arg-type]
             harm_tolerance=0.02,
         )
         report = MeClearEngine(config).clear(context, evaluate)
         bad = next(a for a in report.attributions if a.memory_id == "bad")
+        assert bad.harmful == (floor == 0.0 or "bad" in report.cleared_ids)
         assert bad.shapley == pytest.approx(-0.5)
         return bad.shapley_interval[1], report.cleared_ids
 
