@@ -6,7 +6,8 @@ case are the budget every baseline gets on that case. Each baseline has a ladder
 budgets ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX B = 8 ... 32
 distinct ablations, then T = 2 ... 8 trials on each of the 32 (adaptive trials off: every
 coalition, the baseline and the candidates get T trials); LOO T = 1 ... 12 trials per
-coalition; fixed-cost methods (``loo-once``, ``newest``, ``llm-filter``) one rung. Every
+coalition; fixed-cost methods (``loo-once``, ``newest``, ``llm-filter``) one rung; the
+oracle (the ceiling) and no clearance are reported beside them at no cost. Every
 rung runs on every case (the curve's point: its mean calls and quality); on each case the
 headline uses the first rung that spent at least MeClear's calls on that case, else the
 largest rung (a method that stops early, e.g. on a clean query, cannot be made to spend
@@ -32,7 +33,9 @@ from .methods.llm_filter import LlmFilterMethod
 from .methods.loo import LooMethod, LooOnceMethod
 from .methods.meclear import MeClearMethod
 from .methods.newest import NewestWinsMethod
+from .methods.none import NoClearance
 from .methods.proxyspex import ProxySpexMethod
+from .methods.targets import TargetOracle
 from .metrics import summarize
 from .outcomes import CaseOutcome
 from .results import build_results
@@ -121,6 +124,8 @@ def default_ladders(
     ladders["loo-once"] = [Rung("K+1", _named(LooOnceMethod(), "loo-once"), plain)]
     ladders["newest"] = [Rung("0 calls", _named(NewestWinsMethod(), "newest"), plain)]
     ladders["llm-filter"] = [Rung("1 call", _named(LlmFilterMethod(), "llm-filter"), plain)]
+    ladders["oracle"] = [Rung("ceiling", _named(TargetOracle(), "oracle"), plain)]
+    ladders["none"] = [Rung("no clearance", _named(NoClearance(), "none"), plain)]
     if families is not None:
         ladders = {k: v for k, v in ladders.items() if k in families}
     return ladders
