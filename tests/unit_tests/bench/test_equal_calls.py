@@ -42,3 +42,29 @@ def test_each_baseline_spends_at_least_meclears_calls_unless_its_ladder_ends(
     table = equal_calls_table(doc)
     assert "| contextcite |" in table and "MeClear - method" in table
     assert write_equal_calls_figure(doc, tmp_path / "calls.png").stat().st_size > 0
+
+
+def test_gap_to_the_oracle_by_outcome_kind() -> None:
+    from meclear_integrations.bench.gap import gap_by_outcome, outcome_kind
+
+    def row(method: str, cid: str, targets: list[str], cleared: list[str], e: float) -> dict:
+        return {
+            "method": method,
+            "case_id": cid,
+            "targets": targets,
+            "cleared": cleared,
+            "expected_recovery": e,
+            "status": "complete",
+        }
+
+    rows = [
+        row("meclear", "a", ["f1", "f2"], ["f1"], 0.5),
+        row("oracle", "a", ["f1", "f2"], ["f1", "f2"], 0.9),
+        row("meclear", "b", ["f1"], ["f1"], 0.8),
+        row("oracle", "b", ["f1"], ["f1"], 0.8),
+    ]
+    assert outcome_kind(rows[0]) == "partial" and outcome_kind(rows[2]) == "exact"
+    assert outcome_kind({**rows[0], "status": "unverified"}) == "abstained"
+    gap = gap_by_outcome(rows)
+    assert gap[0]["kind"] == "partial" and round(gap[0]["gap_pp"], 6) == 20.0
+    assert gap[1] == {"kind": "exact", "cases": 1, "method": 0.8, "oracle": 0.8, "gap_pp": 0.0}
