@@ -60,6 +60,7 @@ class AutoShapley:
             intervals; ``"pooled"``: intervals from the run's trial disagreement).
         exact_noise_floor: the exact estimator's ``noise_floor``.
         exact_z: the exact estimator's interval quantile ``z`` (None: from the run).
+        exact_refine_rounds: the exact estimator's ``refine_rounds``.
 
     Raises:
         ConfigurationError: a setting is out of range.
@@ -82,12 +83,16 @@ class AutoShapley:
         exact_error_model: ErrorModel = "none",
         exact_noise_floor: float = 0.0,
         exact_z: float | None = None,
+        exact_refine_rounds: int = 0,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
         self.exact_budget = exact_budget
         self.exact = ExactShapley(
-            error_model=exact_error_model, noise_floor=exact_noise_floor, z=exact_z
+            error_model=exact_error_model,
+            noise_floor=exact_noise_floor,
+            z=exact_z,
+            refine_rounds=exact_refine_rounds,
         )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
@@ -155,6 +160,7 @@ class AutoShapley:
             "exact_error_model": self.exact.error_model,
             "exact_noise_floor": self.exact.noise_floor,
             "exact_z": self.exact.z,
+            "exact_refine_rounds": self.exact.refine_rounds,
         }
 
     def __eq__(self, other: object) -> bool:

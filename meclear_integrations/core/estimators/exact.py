@@ -10,6 +10,11 @@ is sum_S w(|S|)^2 [var v(S u {i}) + var v(S)], and the interval is psi_i -/+ z s
 z the one-sided normal quantile at the run's ``confidence_delta``. A deterministic run
 (every repeated trial agrees) keeps zero-width intervals, so Eq. 14 is unchanged there.
 
+With ``refine_rounds`` R > 0 the estimator spends trials where intervals overlap the harm
+threshold: after the first pass, for every memory whose interval holds -tau it asks one more
+trial of the two coalitions that weigh most in its value ({i} and M minus {i}, weight 1/K
+each) and of the empty and full contexts, then re-estimates; at most R rounds.
+
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
 """
@@ -130,6 +135,8 @@ class ExactShapley(ShapleyEstimator):
         noise_floor: e, a floor e(1 - e) on every coalition's trial variance (pooled only).
         z: the interval's normal quantile (None: from the run's ``confidence_delta``,
             one-sided; 1.645 outside a run).
+        refine_rounds: rounds of extra trials where intervals hold -tau (pooled only;
+            module docstring).
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -146,7 +153,10 @@ class ExactShapley(ShapleyEstimator):
         error_model: ErrorModel = "none",
         noise_floor: float = 0.0,
         z: float | None = None,
+        refine_rounds: int = 0,
     ) -> None:
+        if not 0 <= refine_rounds <= 8:
+            raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
         if error_model not in ("none", "pooled"):
             raise ConfigurationError(f"error_model must be 'none' or 'pooled', got {error_model!r}")
         if not 0.0 <= noise_floor <= 0.5:
@@ -157,6 +167,9 @@ class ExactShapley(ShapleyEstimator):
         self.error_model: ErrorModel = error_model
         self.noise_floor = float(noise_floor)
         self.z = z
+        self.refine_rounds = int(refine_rounds)
+        self.tau = 0.05
+        self._rounds_done = 0
 
     def for_context(
         self,
@@ -179,9 +192,15 @@ class ExactShapley(ShapleyEstimator):
         """
         bound = self.max_memories if self.max_memories is not None else config.max_exact_memories
         z = self.z if self.z is not None else NormalDist().inv_cdf(1 - config.confidence_delta)
-        return ExactShapley(
-            max_memories=bound, error_model=self.error_model, noise_floor=self.noise_floor, z=z
+        fresh = ExactShapley(
+            max_memories=bound,
+            error_model=self.error_model,
+            noise_floor=self.noise_floor,
+            z=z,
+            refine_rounds=self.refine_rounds,
         )
+        fresh.tau = config.harm_tolerance
+        return fresh
 
     def settings(self) -> dict[str, Any]:
         """The estimator's settings (see :class:`~.base.Estimator`).
@@ -195,6 +214,7 @@ class ExactShapley(ShapleyEstimator):
             "error_model": self.error_model,
             "noise_floor": self.noise_floor,
             "z": self.z,
+            "refine_rounds": self.refine_rounds,
         }
 
     def plan(self, k: int) -> list[Coalition]:
@@ -216,6 +236,29 @@ class ExactShapley(ShapleyEstimator):
                 f"max_exact_memories={bound} (use estimator='permutation')"
             )
         return list(range(1 << k))
+
+    def refine(self, game: CoalitionGame) -> list[tuple[Coalition, int]]:
+        """More trials where an interval holds -tau (module docstring); [] when settled.
+
+        Args:
+            game: the coalition table with every coalition evaluated.
+
+        Returns:
+            (coalition, trials it must have) pairs to evaluate before re-estimating.
+        """
+        if self.error_model == "none" or self._rounds_done >= self.refine_rounds:
+            return []
+        self._rounds_done += 1
+        est = self.estimate(game)
+        k = game.k
+        full = (1 << k) - 1
+        unsure = [i for i in range(k) if est.lower[i] < -self.tau < est.upper[i]]
+        if not unsure:
+            return []
+        wanted = {0, full}
+        for i in unsure:
+            wanted.update({1 << i, full & ~(1 << i)})
+        return [(c, game.trials_of(c) + 1) for c in sorted(wanted)]
 
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
         """Psi by Eq. 3 over the full table.

@@ -10,6 +10,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..clearance import harmful_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimate, ShapleyEstimator, guarded
 from ..events import StageEvent
+from ..game import CoalitionGame
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
 from .failures import closing
@@ -125,6 +127,11 @@ def _estimate(run: Run, estimator: ShapleyEstimator) -> Steps[ShapleyEstimate]:
     while more:  # adaptive stopping: further rounds until the estimator is settled
         yield Evaluate(want((more, run.single)))
         more = guarded(estimator, estimator.extend, run.game)
+    refine: Callable[[CoalitionGame], list[tuple[int, int]]] | None = getattr(
+        estimator, "refine", None
+    )  # more trials where intervals overlap (exact enumeration with an error model)
+    while refine is not None and (extra := guarded(estimator, refine, run.game)):
+        yield Evaluate(list(extra))
     return guarded(estimator, estimator.estimate, run.game)
 
 

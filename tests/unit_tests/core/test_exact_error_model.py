@@ -97,3 +97,37 @@ def test_interval_rule_with_a_noise_floor_keeps_a_weak_estimate_as_a_fallback(ru
     assert run(0.0) == (pytest.approx(-0.5), ["bad"])
     upper, cleared = run(0.45)  # a very noisy judge: psi(bad) = -0.5 is no longer clear
     assert upper > 0 and cleared == ["bad"]  # not flagged, tried as a fallback and verified
+
+
+def test_refinement_asks_more_trials_where_an_interval_holds_minus_tau() -> None:
+    k = 3
+    g = game(k, {0b111: (1.0, 0.0, 1.0, 1.0)})  # disagreeing trials: wide intervals
+    est = fitted(ExactShapley(error_model="pooled", z=2.0, refine_rounds=1), k)
+    wanted = dict(est.refine(g))
+    assert wanted[0b000] == 2 and wanted[0b111] == 5  # one more trial each
+    unsure = [i for i in range(k) if (1 << i) in wanted]
+    assert unsure and all(wanted[0b111 & ~(1 << i)] == 2 for i in unsure)
+    assert est.refine(g) == []  # one round only
+    assert fitted(ExactShapley(error_model="pooled"), k).refine(g) == []  # off by default
+    with pytest.raises(ConfigurationError):
+        ExactShapley(refine_rounds=9)
+
+
+def test_refinement_runs_inside_the_engine() -> None:
+    context = [Memory(id=i, content=i) for i in ("good", "bad", "meh")]
+    seen: list[tuple[str, ...]] = []
+
+    def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        ids = tuple(m.id for m in coalition)
+        seen.append(ids)
+        return 1.0 if "good" in ids and "bad" not in ids else 0.0
+
+    config = ClearanceConfig(
+        estimator=ExactShapley(error_model="pooled", noise_floor=0.2, refine_rounds=2),
+        harm_tolerance=0.02,
+    )
+    report = MeClearEngine(config).clear(context, evaluate)
+    assert report.cleared_ids == ["bad"]
+    assert seen.count(("meh",)) >= 2  # the unsure memory's singleton got more trials
+    assert seen.count(("good", "bad")) >= 2  # and so did the context without it
+    assert seen.count(("bad",)) == 1  # a memory whose interval is clear of -tau did not
