@@ -7,8 +7,9 @@ variance is its own within-trial variance or, when larger, the pooled within-tri
 of every coalition with repeated trials (the judge's and reader's disagreement rate seen in
 this run; ``noise_floor`` e adds a floor e(1 - e)), divided by its trials; psi_i's variance
 is sum_S w(|S|)^2 [var v(S u {i}) + var v(S)], and the interval is psi_i -/+ z sigma_i with
-z the one-sided normal quantile at the run's ``confidence_delta``. A deterministic run
-(every repeated trial agrees) keeps zero-width intervals, so Eq. 14 is unchanged there.
+z the one-sided normal quantile at the run's ``confidence_delta``. Without a noise floor a
+deterministic run (every repeated trial agrees) keeps zero-width intervals, so Eq. 14 is
+unchanged there.
 
 With ``refine_rounds`` R > 0 the estimator spends trials where intervals overlap the harm
 threshold: after the first pass, for every memory whose interval holds -tau it asks one more
