@@ -186,7 +186,7 @@ def _progress(total: int, enabled: bool) -> Any:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is in the bench extra
         return nullcontext(None)
-    return tqdm(total=total, desc="bench", unit="case")
+    return tqdm(total=total, desc="bench", unit="case", disable=None)
 
 
 class _Progress:
