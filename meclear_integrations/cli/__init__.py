@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
-    return parser
+    from .polish import polish
+
+    return polish(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["demo"])  # doctest: +SKIP
         0
     """
+    from .config_file import apply_config
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    apply_config(parser, argv)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
