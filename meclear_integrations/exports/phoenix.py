@@ -47,8 +47,7 @@ def phoenix_annotations(source: Any, span_id: str, *, name: str = NAME) -> list[
                 "document_position": score.position,
                 "annotator_kind": "CODE",
                 "result": result,
-                "metadata": score.fields(),
-                "identifier": f"meclear:{score.memory_id}",
+                "metadata": score.fields(),  # no identifier: Phoenix rejects one on documents
             }
         )
     return annotations
