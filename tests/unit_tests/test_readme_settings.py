@@ -217,3 +217,20 @@ def test_every_bare_setting_exists(line: int, name: str) -> None:
     assert name in SETTINGS or name in NOT_OURS, (
         f"README line {line}: `{name}=...` is no setting of any component"
     )
+
+
+def test_the_readme_settings_files_load(tmp_path: Path) -> None:
+    """Every ``toml`` block of the README loads into its command without an unknown key."""
+    import tomllib
+
+    from meclear_integrations.cli import build_parser
+    from meclear_integrations.cli.config_file import apply_config
+
+    text = README.read_text(encoding="utf-8")
+    documents = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    assert documents
+    for number, body in enumerate(documents):
+        path = tmp_path / f"readme-{number}.toml"
+        path.write_text(body, encoding="utf-8")
+        for command in tomllib.loads(body):
+            apply_config(build_parser(), [*command.split(), "--config", str(path)])
