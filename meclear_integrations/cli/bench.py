@@ -320,13 +320,19 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     from ..bench.results import build_results
     from ..bench.runner import run_benchmark
     from ..bench.shards import parse_shard, select_shard, sum_calls
+    from ..bench.stopping import RunStopped
     from .bench_long import ProgressBar, annotate_results, manifest, reverify, write_build
 
     shard = parse_shard(args.shard) if args.shard else None
-    cases, skipped, funnel, source, built = _load(args, real)
-    given = len(cases)
-    if real is not None and args.reverify:
-        cases, funnel = reverify(cases, real.verifier(args.concurrency), _verifiers(real))
+    try:
+        cases, skipped, funnel, source, built = _load(args, real)
+        given = len(cases)
+        if real is not None and args.reverify:
+            cases, funnel = reverify(cases, real.verifier(args.concurrency), _verifiers(real))
+    except RunStopped as exc:
+        if real is not None and (args.build_only or args.reverify):
+            _stopped_funnel(args, real, exc)
+        raise
     if args.build_only:
         files = write_build(Path(args.out), cases, funnel, source)
         print(_build_message(args, real, cases, given, source, built))
@@ -467,6 +473,24 @@ def _verifiers(real: Any) -> str:
     """The models that verify cases (agent and judge), for messages and funnels."""
     labels = real.labels()
     return ", ".join(f"{role} {labels[role]}" for role in ("agent", "judge") if role in labels)
+
+
+def _stopped_funnel(args: argparse.Namespace, real: Any, exc: Exception) -> None:
+    """``funnel.json`` of a build or re-verification that stopped before its end."""
+    import json
+
+    source = str(args.cases) if args.cases is not None else f"LoCoMo {args.locomo}"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    funnel = {
+        "source": source,
+        "stopped": str(exc),
+        "verified_with": _verifiers(real),
+        "calls": real.gate.totals.as_dict(),
+        "note": "the build stopped before its end: no case was written",
+    }
+    (out / "funnel.json").write_text(json.dumps(funnel, indent=2) + "\n", encoding="utf-8")
+    print(f"build stopped: {exc}; wrote {out / 'funnel.json'}", file=sys.stderr)
 
 
 def _build_message(

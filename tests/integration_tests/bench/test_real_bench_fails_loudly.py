@@ -130,3 +130,17 @@ def test_resume_reports_this_invocations_calls_apart(
     assert results["calls"]["provider_calls"] == first + second
     assert f"made by this invocation: {second} " in printed
     assert f"whole run (every invocation): {first + second} " in printed
+
+
+def test_a_build_stopped_by_its_budget_still_writes_the_funnel(
+    server, tmp_path: Path, capsys
+) -> None:
+    url, _ = server
+    data = write_conversations(tmp_path / "locomo")
+    flags = ["--locomo", str(data), *model_flags(url, tmp_path / "fresh.db"), "--max-calls", "5"]
+    out = tmp_path / "cases"
+    assert main(["bench", *flags, "--build-only", "--out", str(out)]) == 3
+    funnel = json.loads((out / "funnel.json").read_text())
+    assert funnel["stopped"] == "--max-calls 5 reached"
+    assert funnel["calls"]["provider_calls"] <= 5 and "text-reader" in funnel["verified_with"]
+    assert "build stopped" in capsys.readouterr().err
