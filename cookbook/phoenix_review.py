@@ -15,13 +15,18 @@ Needs a running Phoenix and a few packages::
         opentelemetry-exporter-otlp-proto-http openinference-instrumentation-langchain
     PHOENIX_COLLECTOR_ENDPOINT=http://127.0.0.1:6006 python cookbook/phoenix_review.py
 
+``--screenshot trace.png`` also saves what Phoenix shows for the retriever span (the trace
+tree, each document with its annotation) with headless Chromium (Debian's ``chromium``).
 ``tests/integration_tests/exports/test_phoenix_server.py`` runs it against a real Phoenix
 when ``MECLEAR_TEST_PHOENIX_URL`` names one (skipped otherwise).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -79,15 +84,72 @@ def _wait_for_span(client: Any, span_id: str, seconds: float = 30.0) -> None:
     raise TimeoutError(f"span {span_id} did not reach Phoenix within {seconds:.0f} s")
 
 
-def main(endpoint: str | None = None) -> dict[str, Any]:
+def span_url(client: Any, endpoint: str, span_id: str) -> str:
+    """The Phoenix UI page of a span (its trace, the span selected).
+
+    Args:
+        client: A ``phoenix.client.Client``.
+        endpoint: Phoenix's base URL.
+        span_id: The span's id (16 hex characters).
+
+    Returns:
+        The page's URL.
+    """
+    (span,) = client.spans.get_spans(project_identifier=PROJECT, span_ids=[span_id])
+    projects = client.projects.list()
+    project = next(p["id"] for p in projects if p["name"] == PROJECT)
+    trace = span["context"]["trace_id"]
+    return f"{endpoint}/projects/{project}/traces/{trace}?selectedSpanNodeId={span['id']}"
+
+
+def screenshot(url: str, path: Path) -> Path:
+    """Save what headless Chromium shows at ``url`` as a PNG.
+
+    Args:
+        url: The page.
+        path: The PNG to write.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        FileNotFoundError: No Chromium on the PATH (``apt-get install chromium``).
+    """
+    browser = next(
+        (b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
+    )
+    if browser is None:
+        raise FileNotFoundError("no headless browser: apt-get install chromium")
+    subprocess.run(
+        [
+            browser,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1600,1000",
+            "--virtual-time-budget=15000",  # let the page load its data before the shot
+            f"--screenshot={path}",
+            url,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return path
+
+
+def main(endpoint: str | None = None, shot: Path | None = None) -> dict[str, Any]:
     """Trace one cleared query into Phoenix and annotate its retriever span's documents.
 
     Args:
         endpoint: Phoenix's base URL (default ``$PHOENIX_COLLECTOR_ENDPOINT`` or
             ``http://127.0.0.1:6006``).
+        shot: Save a screenshot of the retriever span's page here (headless Chromium).
 
     Returns:
-        The trace and span ids, the annotations written and the kept document ids.
+        The trace and span ids, the span's page, the annotations written and the kept
+        document ids.
     """
     from phoenix.client import Client
 
@@ -121,6 +183,7 @@ def main(endpoint: str | None = None) -> dict[str, Any]:
             client = Client(base_url=endpoint)
             _wait_for_span(client, span_id)
             written = phoenix_document_annotations(run, span_id, client=client)
+            url = span_url(client, endpoint, span_id)
     finally:
         instrumentor.uninstrument()
         provider.shutdown()
@@ -129,8 +192,11 @@ def main(endpoint: str | None = None) -> dict[str, Any]:
         f"kept {[d.id for d in kept]}; cleared {[m.memory_id for m in run.memories if m.cleared]}"
     )
     print(f"{written} 'meclear harm' annotations on span {span_id} of trace {trace_id}")
-    print(f"open {endpoint}/projects and the trace {trace_id} (project {PROJECT!r})")
+    print(f"open {url}")
+    if shot is not None:
+        print(f"wrote {screenshot(url, shot)}")
     return {
+        "url": url,
         "trace_id": trace_id,
         "span_id": span_id,
         "annotations": written,
@@ -140,4 +206,8 @@ def main(endpoint: str | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    cli = argparse.ArgumentParser(description="a clearance's per-memory scores in Phoenix")
+    cli.add_argument("--endpoint", default=None, help="Phoenix URL ($PHOENIX_COLLECTOR_ENDPOINT)")
+    cli.add_argument("--screenshot", type=Path, default=None, help="save the span's page (PNG)")
+    options = cli.parse_args()
+    main(options.endpoint, options.screenshot)

@@ -11,13 +11,15 @@ running Phoenix, e.g.::
 
 It runs ``cookbook/phoenix_review.py`` against that server, then reads the retriever span's
 document evaluations back through Phoenix's GraphQL API: one ``meclear harm`` annotation
-per retrieved document, the two stale records labelled ``cleared`` at their positions.
+per retrieved document, the two stale records labelled ``cleared`` at their positions. With
+Debian's ``chromium`` installed it also screenshots the span's page in Phoenix's UI.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,14 +41,15 @@ def _cookbook():
     return module
 
 
-def test_document_annotations_show_on_the_retriever_span() -> None:
+def test_document_annotations_show_on_the_retriever_span(tmp_path: Path) -> None:
     pytest.importorskip("phoenix.client")
     pytest.importorskip("openinference.instrumentation.langchain")
     import httpx
     from phoenix.client import Client
 
     cookbook = _cookbook()
-    result = cookbook.main(URL)
+    shot = tmp_path / "span.png" if shutil.which("chromium") else None
+    result = cookbook.main(URL, shot)
     assert result["annotations"] == 6 and result["kept"] == ["g1", "b1", "b2", "b3"]
     (span,) = Client(base_url=URL).spans.get_spans(
         project_identifier=cookbook.PROJECT, span_ids=[result["span_id"]]
@@ -65,3 +68,6 @@ def test_document_annotations_show_on_the_retriever_span() -> None:
     }
     scores = {result["order"][e["documentPosition"]]: e["score"] for e in mine}
     assert scores["f1"] > 0 and scores["f2"] > 0 and scores["g1"] < 0
+    assert result["url"].startswith(f"{URL}/projects/") and span["id"] in result["url"]
+    if shot is not None:  # headless Chromium rendered the span's page
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
