@@ -174,8 +174,8 @@ def _emit(text: str, out: Path | None) -> None:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from ..ledger import proposals_csv, proposals_json
-    from .ledger_review import review_entries
+    from ..ledger import proposals_json
+    from .ledger_review import entries_csv, review_entries
 
     with _open(args) as ledger:
         proposals = ledger.review(
@@ -184,7 +184,7 @@ def _review(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             limit=args.limit,
         )
-        entries = review_entries(ledger, proposals) if args.format != "csv" else []
+        entries = review_entries(ledger, proposals)
     if args.format == "json":
         text = proposals_json(
             proposals,
@@ -199,7 +199,7 @@ def _review(args: argparse.Namespace) -> int:
             item["questions"] = entry.questions
         text = json.dumps(document, indent=2, default=str)
     elif args.format == "csv":
-        text = proposals_csv(proposals)
+        text = entries_csv(entries)
     else:
         text = _proposal_table(entries, args.min_queries)
     _emit(text, args.out)

@@ -22,6 +22,7 @@ from ..core.redaction import redact
 __all__ = [
     "MIN_PREFIX",
     "ReviewEntry",
+    "entries_csv",
     "resolve_feedback_ref",
     "resolve_run_ref",
     "review_entries",
@@ -98,6 +99,41 @@ def review_entries(ledger: Any, proposals: Sequence[Any]) -> list[ReviewEntry]:
                 )
             )
     return entries
+
+
+def _formula_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula gets a leading ``'``."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def entries_csv(entries: Sequence[ReviewEntry]) -> str:
+    """The review entries as CSV: the proposal's columns, the memory text and its questions.
+
+    Memory texts, ids and questions are hostile text: a cell that would start a spreadsheet
+    formula is prefixed with ``'``.
+
+    Args:
+        entries: The review entries.
+
+    Returns:
+        The CSV text, with a header row (questions joined by `` | ``).
+    """
+    import csv
+    import io
+
+    from ..ledger.review import ReviewProposal
+
+    fields = [f for f in ReviewProposal.model_fields if f not in ("query_ids", "run_ids")]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*fields, "memory_text", "questions"])
+    for entry in entries:
+        questions = " | ".join(q or f"({qid}: text not kept)" for qid, q in entry.questions.items())
+        row = [entry.proposal.get(f) for f in fields] + [entry.memory_text or "", questions]
+        writer.writerow([_formula_safe(v) for v in row])
+    return out.getvalue()
 
 
 def _safe(text: str | None) -> str | None:

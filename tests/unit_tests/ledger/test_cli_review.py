@@ -93,3 +93,20 @@ def test_an_ambiguous_prefix_is_refused_with_the_matches(tmp_path, capsys) -> No
             )
     code, _, err = run(capsys, "ledger", "--ledger", str(target), "feedback", "trace-", "--correct")
     assert code == 2 and "ambiguous" in err and "trace-1" in err and "trace-2" in err
+
+
+def test_review_csv_carries_text_and_questions_safely(tmp_path, capsys) -> None:
+    import csv
+    import io
+
+    target = tmp_path / "csv.db"
+    with HarmLedger(target, store_text=True) as ledger:
+        for q in ("=cmd|' /C calc'!A0", "second question"):
+            context = [Memory(id="g", content="good"), Memory(id="s", content="=HYPERLINK(x)")]
+            ledger.record(clear(context, {"g"}, {"s"}), query=q, context=context)
+    code, out, _ = run(capsys, "ledger", "--ledger", str(target), "review", "--format", "csv")
+    assert code == 0
+    (row,) = list(csv.DictReader(io.StringIO(out)))
+    assert row["memory_id"] == "s" and row["harmful_queries"] == "2"
+    assert row["memory_text"] == "'=HYPERLINK(x)"  # no formula reaches a spreadsheet
+    assert row["questions"][:1] not in "=+-@" and "second question" in row["questions"]
