@@ -89,7 +89,8 @@ def _accepts(target: Any, keyword: str) -> bool:
 def _code() -> Iterator[tuple[int, str]]:
     """(line, code) of every Python block and inline code span of the README."""
     text = README.read_text(encoding="utf-8")
-    for match in re.finditer(r"```python\n(.*?)```", text, flags=re.S):
+    # ```python blocks run as written (tests/integration_tests); ```py blocks are fragments.
+    for match in re.finditer(r"```(?:python|py)\n(.*?)```", text, flags=re.S):
         yield text[: match.start()].count("\n") + 2, match.group(1)
     prose = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     for match in re.finditer(r"`([^`]+)`", prose):  # inline code may wrap a line
