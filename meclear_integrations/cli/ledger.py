@@ -122,6 +122,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_flags(replay)
     replay.set_defaults(handler=_guarded(_replay))
 
+    export = commands.add_parser(
+        "langsmith",
+        help="write per-memory scores (and review proposals) as LangSmith feedback",
+        description=(
+            "Writes each recorded clearance's per-memory harm scores and verdicts as feedback "
+            "on its traced LangSmith run (meclear.memory_harm, meclear.clearance) and, with "
+            "--proposals, the review proposals on the runs holding their evidence "
+            "(meclear.review_proposal). LangSmith from the environment: LANGSMITH_API_KEY, "
+            "LANGSMITH_ENDPOINT. Memory texts are never sent."
+        ),
+    )
+    export.add_argument(
+        "run_ids", nargs="*", help="ledger run, tracing run or query ids (or printed prefixes)"
+    )
+    export.add_argument("--latest", type=int, default=None, help="the N latest traced runs")
+    export.add_argument("--proposals", action="store_true", help="also the review proposals")
+    export.add_argument("--min-queries", type=int, default=2, help="proposals: N queries (2)")
+    export.add_argument(
+        "--project-id", default=None, help="the LangSmith project (session) id of the runs"
+    )
+    export.set_defaults(handler=_guarded(_langsmith))
+
     stats = commands.add_parser("stats", help="runs per mode, model calls, feedback")
     stats.set_defaults(handler=_guarded(_stats))
 
@@ -359,6 +381,34 @@ def _replay(args: argparse.Namespace) -> int:
                 f"restored {', '.join(result.restored) or 'nothing'}"
             )
     return 2 if failed else 0
+
+
+def _langsmith(args: argparse.Namespace) -> int:
+    from ..exports.langsmith import langsmith_proposals, langsmith_scores
+    from .ledger_review import resolve_run_ref
+
+    if not (args.run_ids or args.latest or args.proposals):
+        raise ConfigurationError("name runs, or give --latest N or --proposals")
+    project = {"session_id": args.project_id} if args.project_id else {}
+    with _open(args) as ledger:
+        runs = [ledger.find_run(resolve_run_ref(ledger, ref)) for ref in args.run_ids]
+        if args.latest:
+            traced = [r for r in ledger.runs(limit=10 * args.latest) if r.trace_run_id]
+            runs += traced[: args.latest]
+        written = 0
+        for run in runs:
+            if not run.trace_run_id or run.trace_system not in (None, "langchain"):
+                print(f"run {run.run_id[:8]}: no LangSmith run recorded (skipped)")
+                continue
+            written += len(langsmith_scores(run, **project))
+            print(f"run {run.run_id[:8]} -> LangSmith run {run.trace_run_id}")
+        if args.proposals:
+            proposals = ledger.review(min_queries=args.min_queries)
+            sent = langsmith_proposals(ledger, proposals, **project)
+            written += len(sent)
+            print(f"{len(proposals)} proposals -> {len(sent)} feedback on their runs")
+    print(f"{written} feedback written")
+    return 0
 
 
 def _stats(args: argparse.Namespace) -> int:
