@@ -3,9 +3,9 @@
 Keys are the command's flag names without the dashes (``agent-model`` or ``agent_model``),
 values their TOML types (strings, numbers, booleans for on/off flags, arrays for repeatable
 flags). Keys may sit at the top level or in a table named after the command (``[bench]``,
-``[admission-bench]``, ``["ledger replay"]``), so one file can serve several commands; the
-command's table wins over the top level. A flag given on the command line wins over the
-file. An unknown key, a value outside a flag's choices or a wrong type is an error that
+``[admission-bench]``, ``[ledger]`` for every ``ledger`` subcommand, ``[ledger.replay]`` for
+one), so one file can serve several commands; the more specific table wins. A flag given
+on the command line wins over the file. An unknown key, a value outside a flag's choices or a wrong type is an error that
 names the key::
 
     # long-run.toml
@@ -59,26 +59,43 @@ def _value(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _leaf(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[str, Any]:
-    """The command named by ``argv``'s command words, and its parser."""
+def _chain(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[str, list[Any]]:
+    """The command named by ``argv``'s command words, and its parsers, the command's first.
+
+    The parsers above it come after it: a command's own options (``meclear ledger
+    --ledger``) may be set from the file too.
+    """
     path: list[str] = []
-    current: Any = parser
+    chain: list[Any] = [parser]
     for token in argv:
         if token.startswith("-"):
             continue
-        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        subs = [a for a in chain[-1]._actions if isinstance(a, argparse._SubParsersAction)]
         if subs and token in subs[0].choices:
-            current = subs[0].choices[token]
+            chain.append(subs[0].choices[token])
             path.append(token)
-    return " ".join(path), current
+    return " ".join(path), chain[::-1]
 
 
 def _settings(document: dict[str, Any], command: str) -> dict[str, Any]:
-    tables = {command, command.replace(" ", "."), command.split(" ")[-1]}
+    """The file's settings for ``command``: top level, then the tables of the command's words.
+
+    ``meclear ledger stats`` reads ``[ledger]`` then ``["ledger stats"]`` (or
+    ``[ledger.stats]``, or ``[stats]``), the more specific table winning.
+    """
+    words = command.split(" ") if command else []
     settings = {k: v for k, v in document.items() if not isinstance(v, dict)}
-    for key, value in document.items():
-        if isinstance(value, dict) and key in tables:
-            settings.update(value)
+    names: list[str] = [" ".join(words[:n]) for n in range(1, len(words) + 1)]
+    if words:
+        names += [words[-1]]
+    for name in dict.fromkeys(names):
+        table = document.get(name)
+        if table is None and "." not in name:  # [ledger.stats] is a table inside [ledger]
+            table = document
+            for word in name.split(" "):
+                table = table.get(word) if isinstance(table, dict) else None
+        if isinstance(table, dict):
+            settings.update({k: v for k, v in table.items() if not isinstance(v, dict)})
     return settings
 
 
@@ -119,20 +136,23 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
     path = _value(argv)
     if path is None:
         return
-    command, leaf = _leaf(parser, argv)
+    command, chain = _chain(parser, argv)
+    leaf = chain[0]
     try:
         document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         leaf.error(f"--config {path}: {exc}")
-    defaults: dict[str, Any] = {}
+    defaults: dict[int, dict[str, Any]] = {}
     try:
         for key, value in _settings(document, command).items():
             flag = "--" + key.replace("_", "-")
-            action = leaf._option_string_actions.get(flag)
+            owner = next((p for p in chain if flag in p._option_string_actions), None)
+            action = owner._option_string_actions[flag] if owner is not None else None
             if action is None or action.help == argparse.SUPPRESS or flag == CONFIG_FLAG:
                 known = sorted(
                     s[2:]
-                    for s, a in leaf._option_string_actions.items()
+                    for p in chain[:-1] or chain
+                    for s, a in p._option_string_actions.items()
                     if s.startswith("--")
                     and a.help != argparse.SUPPRESS
                     and s not in ("--help", CONFIG_FLAG)
@@ -141,9 +161,10 @@ def apply_config(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
                     f"{key}: not a setting of 'meclear {command}' ({', '.join(known)})"
                 )
             _check(action, key, value)
-            defaults[action.dest] = _converted(action, value)
+            defaults.setdefault(chain.index(owner), {})[action.dest] = _converted(action, value)
             action.required = False
     except ValueError as exc:
         print(f"meclear {command}: error: --config {path}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    leaf.set_defaults(**defaults)
+    for index, values in defaults.items():
+        chain[index].set_defaults(**values)

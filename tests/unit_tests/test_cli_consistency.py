@@ -113,3 +113,30 @@ def test_a_required_flag_may_come_from_the_file(tmp_path: Path) -> None:
     argv = ["admission-bench", "--config", str(config)]
     apply_config(parser, argv)
     assert parser.parse_args(argv).out == tmp_path / "ab"
+
+
+def test_a_parent_commands_option_may_come_from_the_file(tmp_path: Path, capsys) -> None:
+    pytest.importorskip("sqlalchemy")
+    from meclear_integrations.ledger import HarmLedger
+
+    HarmLedger(tmp_path / "l.db").close()
+    config = tmp_path / "ledger.toml"
+    config.write_text(f'[ledger]\nledger = "{tmp_path / "l.db"}"\n', encoding="utf-8")
+    assert main(["ledger", "stats", "--config", str(config)]) == 0
+    assert json.loads(capsys.readouterr().out)["runs_by_mode"] == {}
+
+
+def test_the_more_specific_table_wins(tmp_path: Path) -> None:
+    from meclear_integrations.cli.config_file import apply_config
+
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'namespace = "top"\n[ledger]\nnamespace = "all"\nledger = "x.db"\n'
+        '[ledger.review]\nmin-queries = 5\n[bench]\nseed = 1\n',
+        encoding="utf-8",
+    )
+    parser = build_parser()
+    argv = ["ledger", "review", "--config", str(config)]
+    apply_config(parser, argv)
+    args = parser.parse_args(argv)
+    assert (args.namespace, args.ledger, args.min_queries) == ("all", "x.db", 5)
