@@ -5,8 +5,8 @@ values their TOML types (strings, numbers, booleans for on/off flags, arrays for
 flags). Keys may sit at the top level or in a table named after the command (``[bench]``,
 ``[admission-bench]``, ``[ledger]`` for every ``ledger`` subcommand, ``[ledger.replay]`` for
 one), so one file can serve several commands; the more specific table wins. A flag given
-on the command line wins over the file. An unknown key, a value outside a flag's choices or a wrong type is an error that
-names the key::
+on the command line wins over the file. An unknown key, a value outside a flag's choices or
+a wrong type is an error that names the key::
 
     # long-run.toml
     [bench]

@@ -132,7 +132,7 @@ def test_the_more_specific_table_wins(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text(
         'namespace = "top"\n[ledger]\nnamespace = "all"\nledger = "x.db"\n'
-        '[ledger.review]\nmin-queries = 5\n[bench]\nseed = 1\n',
+        "[ledger.review]\nmin-queries = 5\n[bench]\nseed = 1\n",
         encoding="utf-8",
     )
     parser = build_parser()
