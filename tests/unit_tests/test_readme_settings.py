@@ -7,6 +7,7 @@ says ``query_str=``) fails here with the README line that names it.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import inspect
@@ -235,3 +236,62 @@ def test_the_readme_settings_files_load(tmp_path: Path) -> None:
         path.write_text(body, encoding="utf-8")
         for command in tomllib.loads(body):
             apply_config(build_parser(), [*command.split(), "--config", str(path)])
+
+
+def _command_lines() -> list[tuple[int, str]]:
+    """Every ``meclear ...`` command line of the README (bash blocks and inline code)."""
+    text = README.read_text(encoding="utf-8")
+    found: list[tuple[int, str]] = []
+    for match in re.finditer(r"```bash\n(.*?)```", text, flags=re.S):
+        start = text[: match.start()].count("\n") + 2
+        body = match.group(1).replace("\\\n", " ")
+        for offset, line in enumerate(body.splitlines()):
+            for part in line.split("&&"):
+                part = part.split("#")[0].strip()
+                if part.startswith("meclear "):
+                    found.append((start + offset, part))
+    for line, span in _code():
+        if span.startswith("meclear "):
+            found.append((line, span))
+    from meclear_integrations.cli import COMMANDS
+
+    commands = {m.rsplit(".", 1)[-1].replace("_", "-") for m in COMMANDS}
+    # Prose such as `meclear harm` (an annotation's name) or `meclear COMMAND --help` is not
+    # a command line; `meclear --help` has no flag to check beyond --help.
+    return [(n, c) for n, c in found if c.split()[1] in commands]
+
+
+def _flags_of(words: list[str]) -> tuple[str, set[str]]:
+    from meclear_integrations.cli import build_parser
+
+    parser: Any = build_parser()
+    path: list[str] = []
+    for word in words:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+            path.append(word)
+    flags: set[str] = set()
+    chain = build_parser()
+    for depth in range(len(path) + 1):  # the command's options and its parents'
+        node: Any = chain
+        for word in path[:depth]:
+            node = next(
+                a for a in node._actions if isinstance(a, argparse._SubParsersAction)
+            ).choices[word]
+        flags |= {s for s, a in node._option_string_actions.items() if a.help != argparse.SUPPRESS}
+    return " ".join(path), flags
+
+
+def test_the_readme_shows_commands() -> None:
+    assert len(_command_lines()) > 20
+
+
+@pytest.mark.parametrize(("line", "command"), _command_lines(), ids=lambda v: str(v)[:60])
+def test_every_flag_the_readme_shows_exists(line: int, command: str) -> None:
+    words = [w.strip("[]()`|,;") for w in command.split()[1:]]  # [--flag VALUE] in prose
+    name, flags = _flags_of([w for w in words if not w.startswith("-")])
+    assert name, f"README line {line}: {command!r} names no meclear command"
+    shown = {w.split("=", 1)[0] for w in words if w.startswith("--")}
+    unknown = sorted(shown - flags)
+    assert not unknown, f"README line {line}: meclear {name} has no {unknown}"
