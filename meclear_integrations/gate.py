@@ -197,6 +197,8 @@ class ClearanceGate:
         shortcut: False records to the ledger without offering its verified harm to the
             engine (every clearance cold).
         origin: The origin label written with each ledger record.
+        record_failed: Also record runs that failed open (False for background audits,
+            which retry instead and record only their final result).
 
     Example:
         >>> from meclear_integrations.gate import ClearanceGate
@@ -213,8 +215,10 @@ class ClearanceGate:
         record_skipped: bool = True,
         shortcut: bool = True,
         origin: str = "live",
+        record_failed: bool = True,
     ) -> None:
         self.trigger = trigger if trigger is not None else Always()
+        self.record_failed = record_failed
         self.ledger = ledger
         self.shortcut = shortcut
         self.token_counter = token_counter
@@ -393,7 +397,9 @@ class ClearanceGate:
         return fit_to_budget(report, limit, counter=counter)
 
     def _records(self, report: ClearanceReport) -> bool:
-        return self.ledger is not None and (self.record_skipped or report.status != "skipped")
+        if self.ledger is None or (report.status == "failed" and not self.record_failed):
+            return False
+        return self.record_skipped or report.status != "skipped"
 
     def _record(
         self,
