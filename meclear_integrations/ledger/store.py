@@ -12,10 +12,13 @@ and interval, harmful and cleared flags, the verified candidates, recovery, the 
 signal, model names, cost and the tracing run id. Texts (queries, corrections, reasons,
 model names, free-form extras) pass through ``core.redaction`` first: no API keys.
 
-What it is used for: :meth:`prior_harmful` (memories verified harmful before, offered to the
-engine as a prior candidate), :meth:`feedback` and :meth:`restore`, :meth:`review`
-(proposals for a person) and :meth:`history`. Nothing is ever updated or deleted, neither in
-the ledger nor in any memory store.
+What it is used for: :meth:`scoped_harm` (memories verified harmful for this question or
+one like it, read in O(K) from state kept up to date on write, ``scope_state``) and
+:meth:`prior_candidate` (the same, offered to the engine as a prior candidate),
+:meth:`feedback`, :meth:`restore` and :meth:`exonerate`, :meth:`review` (proposals for a
+person) and :meth:`history`. The history tables are append-only; only the derived state
+table is updated in place. Nothing is ever deleted, neither in the ledger nor in any
+memory store.
 """
 
 from __future__ import annotations
