@@ -60,6 +60,7 @@ from .stages.clearance import verifier as verifier
 from .stages.failures import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
+from .stages.unexplained import unexplained_stop
 from .sync_batch import Pace
 from .trace_settings import TraceSettings
 from .tracing import NULL_TRACE, start_trace  # imports no OpenTelemetry
@@ -346,6 +347,8 @@ class MeClearEngine:
         screened = yield from screening(run, estimator, rng, prior, unproven)  # steps 2-4
         if screened.exited:
             return (yield from early_exit(run))
+        if screened.unexplained is not None:  # no memory explains the failure
+            return (yield from unexplained_stop(run, screened.unexplained))
         if screened.prior is not None:
             return (yield from prior_clearance(run, screened.prior))
         attributed = yield from attribution(run, screened.estimator)  # step 5

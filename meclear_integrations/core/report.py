@@ -17,6 +17,8 @@ from .screening import LooLabel
 
 __all__ = [
     "CandidateFamily",
+    "CarrierEvidence",
+    "CarrierStatus",
     "ClearanceCandidate",
     "ClearanceCost",
     "ClearanceFailure",
@@ -41,7 +43,41 @@ FailureReason = Literal[
     "estimator_error",
 ]
 
+CarrierStatus = Literal[
+    "found",
+    "none_found",
+    "answers_not_reported",
+    "harm_is_abstention",
+]
+"""How the carriers search ended (:attr:`ClearanceReport.carrier_status`)."""
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class CarrierEvidence(BaseModel):
+    """A kept memory that carries the verified harm by itself (``core.stages.carriers``).
+
+    Harmful by redundancy: alone, it makes the agent give the harmful answer, although
+    this query's verified clearance did not need to remove it.
+    """
+
+    model_config = _FROZEN
+
+    memory_id: str
+    """Id of the memory."""
+    position: int
+    """Index in the frozen retrieval order."""
+    answer: str
+    """The agent's answer on the memory alone (redacted, at most 300 characters)."""
+    harmful_answer: str
+    """The full context's failing answer it agrees with (redacted, at most 300
+    characters)."""
+    score: float
+    """The judge's score of the memory alone (below the success threshold)."""
+    trials: int = 1
+    """Trials of the memory alone behind the evidence."""
+    withheld: bool = False
+    """Also removed from this query's context (``clearance_scope="complete"``, verified)."""
 
 
 class MemoryAttribution(BaseModel):
@@ -263,8 +299,20 @@ class ClearanceReport(BaseModel):
     """Why the run failed (None when ``status == "complete"``)."""
     status_reason: str | None = None
     """Why the run is ``unverified`` (it abstained: e.g. ``inconsistent_verdicts``) or
-    ``skipped`` (clearance was declined up front: e.g. ``budget``, a trigger policy); None
-    otherwise. Both return the context unchanged."""
+    ``skipped`` (clearance was declined up front: e.g. ``budget``, a trigger policy, or
+    after the baseline trials: ``no_memory_explains_failure``, ``model_cannot_answer``);
+    None otherwise. All return the context unchanged."""
+    carriers: list[CarrierEvidence] = Field(default_factory=list)
+    """Kept memories that carry the verified harm by themselves (redundant copies the
+    minimal clearance did not need to remove), with the evidence for each; withheld from
+    the context too under ``clearance_scope="complete"`` when the answer verifiably stays
+    right without them (then they are in neither ``kept`` nor ``cleared``)."""
+    carrier_status: CarrierStatus | None = None
+    """How the carriers search ended; None when it did not run (no verified clearance,
+    or ``find_carriers`` off)."""
+    carrier_calls: int = 0
+    """Evaluator calls the carriers search and the complete clearance's verification made
+    (included in ``cost``)."""
 
     @property
     def failed(self) -> bool:
@@ -280,6 +328,17 @@ class ClearanceReport(BaseModel):
     def kept_ids(self) -> list[str]:
         """Ids of the kept memories, in retrieval order."""
         return [m.id for m in self.kept]
+
+    @property
+    def carrier_ids(self) -> list[str]:
+        """Ids of the carriers of the verified harm, in retrieval order."""
+        return [c.memory_id for c in self.carriers]
+
+    @property
+    def withheld_ids(self) -> list[str]:
+        """Ids of every memory removed from this query's context (cleared and withheld)."""
+        withheld = {c.memory_id for c in self.carriers if c.withheld}
+        return [m.id for m in self.cleared] + [i for i in self.carrier_ids if i in withheld]
 
     @property
     def harmful_ids(self) -> list[str]:

@@ -31,6 +31,7 @@ from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
 from ..verification import SequentialVerifier
 from .attribution import Attribution
+from .carriers import carriers, withhold_carriers
 from .failures import closing
 from .outcomes import clearance_end, cost, unverified_report
 from .steps import Emit, Evaluate, Run, Steps, want
@@ -162,8 +163,54 @@ def clearance(
         estimator=attributed.estimator.name,
         clearance_search=search,
     )
+    if cleared_positions and final_recovered and cfg.carriers_wanted:
+        report = yield from closing("clearance", with_carriers(run, report, cleared_positions), run)
     yield clearance_end(selected, report)
     return report
+
+
+def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps[ClearanceReport]:
+    """``report`` with the carriers of its verified harm (``core.stages.carriers``).
+
+    Under ``clearance_scope="complete"`` the carriers are withheld too when the context
+    without them verifies; the report's kept context, final value and cost follow.
+
+    Args:
+        run: the run.
+        report: the verified clearance's report.
+        cleared: the positions it removed.
+
+    Returns:
+        The report with ``carriers``, ``carrier_status`` and ``carrier_calls``.
+    """
+    cfg, game = run.config, run.game
+    before = game.evaluator_calls
+    scan = yield from carriers(run, sorted(cleared))
+    found = scan.carriers
+    update: dict[str, object] = {}
+    if found and cfg.clearance_scope == "complete":
+        removed = yield from withhold_carriers(run, sorted(cleared), found)
+        if removed is not None:
+            gone = set(removed)
+            final = candidate_coalition(game.k, removed)
+            found = [c.model_copy(update={"withheld": True}) for c in found]
+            update = {
+                "kept": [m for i, m in enumerate(game.context) if i not in gone],
+                "final_value": game.value(final),
+                "attributions": [
+                    a.model_copy(update={"cleared": a.cleared or a.position in gone})
+                    for a in report.attributions
+                ],
+            }
+    return report.model_copy(
+        update={
+            **update,
+            "carriers": found,
+            "carrier_status": scan.status,
+            "carrier_calls": game.evaluator_calls - before,
+            "cost": cost(run),
+        }
+    )
 
 
 def _verified(
