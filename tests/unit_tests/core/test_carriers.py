@@ -19,7 +19,7 @@ POISONS = ["p0", "p1", "p2", "p3", "p4"]
 def redundant_world() -> EvidenceWorld:
     """Five copies of one wrong claim, of unequal strength; one gold memory."""
     weights = [1.0, 0.8, 0.5, 0.3, 0.2]
-    claims = {"g": ("Paris", 1.5)} | {p: ("Rome", w) for p, w in zip(POISONS, weights)}
+    claims = {"g": ("Paris", 1.5)} | {p: ("Rome", w) for p, w in zip(POISONS, weights, strict=True)}
     return EvidenceWorld.from_claims(claims, ties="prompt")
 
 
