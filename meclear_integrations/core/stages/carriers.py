@@ -30,15 +30,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..answers import SameAnswer, plain_same
+from ..answers import plain_same
 from ..clearance import GAIN_TIE_TOLERANCE, candidate_coalition
 from ..coalitions import from_positions
 from ..game import CoalitionGame
+from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
 from ..report import CarrierEvidence, CarrierStatus
 from .steps import Evaluate, Run, Steps, want
 
-__all__ = ["CarrierScan", "carriers", "failing_answers", "withhold_carriers"]
+__all__ = ["CarrierScan", "carriers", "withhold_carriers"]
 
 _SHOWN = 300
 """Characters of an answer kept in the evidence."""
@@ -57,29 +58,6 @@ class CarrierScan:
     status: CarrierStatus
     carriers: list[CarrierEvidence] = field(default_factory=list)
     calls: int = 0
-
-
-def failing_answers(game: CoalitionGame, threshold: float) -> list[str]:
-    """The answers of the full context's trials that failed (distinct, first seen first).
-
-    Args:
-        game: the coalition table.
-        threshold: the success threshold of one trial.
-
-    Returns:
-        The answers (empty when none failed or none was reported).
-    """
-    scores = game.scores.get(game.full, ())
-    answers = game.answers_of(game.full)
-    out: list[str] = []
-    for score, answer in zip(scores, answers, strict=False):
-        if answer is not None and score < threshold and answer not in out:
-            out.append(answer)
-    return out
-
-
-def _agrees(same: SameAnswer, answer: str, others: Sequence[str]) -> str | None:
-    return next((o for o in others if same(answer, o)), None)
 
 
 def carriers(run: Run, cleared: Sequence[int]) -> Steps[CarrierScan]:
@@ -102,47 +80,29 @@ def carriers(run: Run, cleared: Sequence[int]) -> Steps[CarrierScan]:
     yield Evaluate(want(([0], run.single), (singles, run.single)))
     calls = game.evaluator_calls - before
     same = game.same or plain_same
-    silent = [a for a in game.answers_of(0) if a is not None]
+    silent = silent_answers(game)
     if not silent:
         return CarrierScan(status="answers_not_reported", calls=calls)
-    if any(_agrees(same, h, silent) for h in harmful):
+    if any(same(h, s) for h in harmful for s in silent):
         return CarrierScan(status="harm_is_abstention", calls=calls)
     found: list[CarrierEvidence] = []
-    for i, single in zip(kept, singles, strict=True):
-        evidence = _evidence(game, i, single, harmful, silent, same, cfg.success_threshold)
+    for i in kept:
+        evidence = _evidence(game, i, harmful, cfg.success_threshold)
         if evidence is not None:
             found.append(evidence)
     return CarrierScan(status="found" if found else "none_found", carriers=found, calls=calls)
 
 
 def _evidence(
-    game: CoalitionGame,
-    position: int,
-    single: int,
-    harmful: Sequence[str],
-    silent: Sequence[str],
-    same: SameAnswer,
-    threshold: float,
+    game: CoalitionGame, position: int, harmful: Sequence[str], threshold: float
 ) -> CarrierEvidence | None:
-    """The evidence that the memory at ``position`` carries a harmful answer, or None.
-
-    Every trial of the memory alone must fail and give a harmful answer that is not the
-    no-memory answer.
-    """
-    scores = game.scores.get(single, ())
-    answers = game.answers_of(single)
-    if not scores or len(answers) < len(scores):
+    """The evidence that the memory at ``position`` carries a harmful answer, or None."""
+    matched = supports_answer(game, position, harmful, threshold)
+    if matched is None:
         return None
-    matched: str | None = None
-    for score, answer in zip(scores, answers, strict=True):
-        if answer is None or score >= threshold or _agrees(same, answer, silent):
-            return None
-        match = _agrees(same, answer, harmful)
-        if match is None:
-            return None
-        matched = matched or match
-    assert matched is not None
-    shown = next(a for a in answers if a is not None)
+    single = from_positions([position])
+    scores = game.scores[single]
+    shown = next(a for a in game.answers_of(single) if a is not None)
     return CarrierEvidence(
         memory_id=game.context[position].id,
         position=position,
