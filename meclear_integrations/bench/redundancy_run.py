@@ -122,7 +122,7 @@ def _engine_row(
     withheld = [c.memory_id for c in report.carriers if c.withheld]
     return {
         "identified": report.cleared_ids + report.carrier_ids,
-        "flagged": report.harmful_ids,
+        "flagged": [a.memory_id for a in report.attributions if a.harmful or a.answer_group],
         "deleted": report.cleared_ids + withheld,
         "status": report.status_reason or report.status,
         "coalitions": evaluate.coalitions,

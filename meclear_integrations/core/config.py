@@ -208,6 +208,14 @@ class ClearanceConfig(BaseModel):
     paper). ``"complete"``: also withhold the carriers (``find_carriers`` implied) when the
     context without them verifiably recovers, at least as well; otherwise they are only
     reported."""
+    answer_groups: bool = False
+    """When the full context fails, also ask the agent on each memory alone and on no
+    memory (K + 1 calls, with the screening batch) and group the memories that alone give
+    the failing answer (``core.grouping.answer_group``): they are flagged
+    (``MemoryAttribution.answer_group``) however small their share under redundancy, and
+    when no candidate of H^ verifies they are tried as nested candidates (most negative
+    contribution first), verified like any other. Also used, at no extra cost, when
+    ``stop_unexplained`` or the carriers search is on and the singletons are evaluated."""
     stop_unexplained: bool = False
     """When the full context fails, first ask the agent on each memory alone (and on no
     memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
@@ -276,6 +284,15 @@ class ClearanceConfig(BaseModel):
             ``find_carriers`` or ``clearance_scope == "complete"``.
         """
         return self.find_carriers or self.clearance_scope == "complete"
+
+    @property
+    def groups_wanted(self) -> bool:
+        """Memories are grouped by the answer they support (``answer_groups``).
+
+        Returns:
+            ``answer_groups``, ``stop_unexplained`` or :attr:`carriers_wanted`.
+        """
+        return self.answer_groups or self.stop_unexplained or self.carriers_wanted
 
     @property
     def estimator_name(self) -> str:

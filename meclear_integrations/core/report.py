@@ -31,7 +31,7 @@ __all__ = [
     "TokenUsage",
 ]
 
-CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior"]
+CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior", "answer_group"]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 FailureReason = Literal[
@@ -110,6 +110,10 @@ class MemoryAttribution(BaseModel):
     clearance removes it (``ClearanceConfig.harm_rule``)."""
     cleared: bool
     """Removed from the returned context."""
+    answer_group: bool = False
+    """Alone, the memory gives the answer the full context failed with (grouped by the
+    answer it supports, ``core.grouping.answer_group``): a flag that redundancy does not
+    shrink; False when not tested."""
 
 
 class PairInteraction(BaseModel):
@@ -146,7 +150,9 @@ class ClearanceCandidate(BaseModel):
     """``nested`` (Eq. 17, C_0 included), ``minimal`` (a subset of H^, Eq. 5),
     ``fallback`` (H^ plus memories below -tau whose interval reaches zero), ``escalation``
     (found by the subset search over negative-valued memories after nothing else verified,
-    ``core.escalation``), ``prior`` (the caller's prior candidate); None in reports written
+    ``core.escalation``), ``prior`` (the caller's prior candidate), ``answer_group`` (the
+    memories that alone give the failing answer, nested by contribution, tried when no
+    candidate of H^ verified, ``core.grouping.answer_group``); None in reports written
     before this field."""
 
 

@@ -223,6 +223,12 @@ def _verified(
     cfg, game = run.config, run.game
     candidates, families = yield from _verify_staged(run, candidates, families)
     selection = select(cfg, game, candidates)
+    if selection[0] == 0 and not selection[4] and attributed.group:
+        extra = yield from _group_candidates(run, attributed, candidates)
+        if extra:
+            candidates = candidates + extra
+            families = families + ["answer_group"] * len(extra)
+            selection = select(cfg, game, candidates)
     if (
         selection[0] == 0
         and not selection[4]
@@ -235,6 +241,49 @@ def _verified(
             families = families + ["escalation"] * len(extra)
             selection = select(cfg, game, candidates)
     return candidates, families, selection
+
+
+def _group_candidates(
+    run: Run, attributed: Attribution, tried: list[list[int]]
+) -> Steps[list[list[int]]]:
+    """Nested candidates over the answer group (most negative contribution first), verified.
+
+    The memories that alone give the failing answer (``core.grouping.answer_group``),
+    ordered by psi as Eq. 16 orders H^, cut into prefixes as Eq. 17 does. The whole group
+    is verified first (Eq. 18-19 against M); when it is admissible, a binary search over
+    the prefix length finds the shortest admissible prefix it reaches (each probe
+    verified against M alone, as escalation verifies, so no two admissible candidates
+    tie). Returned: the probes that were not admissible and the shortest admissible one,
+    smallest first; never the whole context.
+    """
+    cfg, game = run.config, run.game
+    psi = attributed.psi
+    chain = sorted(attributed.group, key=lambda i: (psi[i], i))
+    if len(chain) >= game.k:
+        chain = chain[: game.k - 1]
+    seen = {tuple(sorted(c)) for c in tried}
+    if not chain or tuple(sorted(chain)) in seen:
+        return []
+
+    def admissible(j: int) -> Steps[bool]:
+        yield from verify(cfg, game, [game.full, candidate_coalition(game.k, chain[:j])])
+        return select(cfg, game, [[], chain[:j]])[0] == 1
+
+    failed: list[int] = []
+    lo, hi = 0, len(chain)
+    if not (yield from admissible(hi)):
+        return [chain]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tuple(sorted(chain[:mid])) in seen:
+            lo = mid  # tried already, and nothing tried was admissible
+            continue
+        if (yield from admissible(mid)):
+            hi = mid
+        else:
+            failed.append(mid)
+            lo = mid
+    return [chain[:j] for j in sorted(failed)] + [chain[:hi]]
 
 
 def _verify_staged(

@@ -135,6 +135,8 @@ def _evaluate(
     memory_loo = getattr(estimator, "memory_loo", True)
     loo = loo_coalitions(k)[1:] if memory_loo else []
     batch = want(([game.full], cfg.trials), (loo, run.single))
+    if cfg.answer_groups:  # the memories alone and the empty control (core.grouping)
+        batch += want(([0], run.single), ([1 << i for i in range(k)], run.single))
     if cfg.one_batch:
         batch += want((guarded(estimator, estimator.plan, k), run.single))
         if cfg.interactions and k >= 2 and not complete_plan(estimator, k) and memory_loo:
