@@ -22,7 +22,10 @@ baseline's flagged set):
   controls: still right (clean, double gold);
 - deleted background: non-copies deleted per case;
 - calls: evaluator calls per case, by structure (``unexplained``: the context no memory
-  explains, against LOO's calls).
+  explains, against LOO's calls); extra calls per memory: a method's calls minus the
+  default ``meclear``'s on the same heavy case, over K (mean and max); carriers calls
+  per remaining memory: what the carriers search itself cost (``carrier_calls``) over the
+  memories the minimal clearance kept (mean and max).
 
 The reader is the simulated world (``simulated``) or the offline text reader on the
 rendered answer prompt (``text``, :mod:`.text_reader`). SIMULATED / offline text reader:
@@ -126,6 +129,8 @@ def _engine_row(
         "deleted": report.cleared_ids + withheld,
         "status": report.status_reason or report.status,
         "coalitions": evaluate.coalitions,
+        "carrier_calls": report.carrier_calls,
+        "remaining": len(case.memories) - len(report.cleared),
     }
 
 
@@ -252,6 +257,18 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             a[f"cases_{structure}"] += 1
             a[f"recovered_{structure}"] += bool(row["recovered"])
             a[f"background_{structure}"] += len(deleted - targets)
+            base = record["methods"].get("meclear")
+            engine = "carrier_calls" in row
+            if structure == "heavy" and base is not None and name != "meclear" and engine:
+                extra = (row["calls"] - base["calls"]) / record["k"]
+                a["extra_per_memory"] += extra
+                a["max_extra_per_memory"] = max(a["max_extra_per_memory"], extra)
+            if structure == "heavy" and engine:
+                per = row["carrier_calls"] / max(1, row["remaining"])
+                a["carrier_calls_per_remaining"] += per
+                a["max_carrier_calls_per_remaining"] = max(
+                    a["max_carrier_calls_per_remaining"], per
+                )
             if structure == "heavy":
                 a["all_copies_deleted"] += targets <= deleted
                 a["max_background_heavy"] = max(a["max_background_heavy"], len(deleted - targets))
@@ -266,6 +283,26 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "deletion_precision": _ratio(a["deleted_hit"], a["deleted"]),
             "all_copies_deleted": _ratio(a["all_copies_deleted"], a.get("cases_heavy", 0)),
             "max_background_heavy": a["max_background_heavy"],
+            **(
+                {
+                    "extra_calls_per_memory": _ratio(
+                        a["extra_per_memory"], a.get("cases_heavy", 0)
+                    ),
+                    "max_extra_calls_per_memory": a["max_extra_per_memory"],
+                }
+                if "meclear" in acc and name != "meclear" and name in ENGINE_METHODS
+                else {}
+            ),
+            **(
+                {
+                    "carrier_calls_per_remaining": _ratio(
+                        a["carrier_calls_per_remaining"], a.get("cases_heavy", 0)
+                    ),
+                    "max_carrier_calls_per_remaining": a["max_carrier_calls_per_remaining"],
+                }
+                if name in ENGINE_METHODS
+                else {}
+            ),
             **{
                 f"{key}_{s}": _ratio(a[f"{key}_{s}"], a[f"cases_{s}"])
                 for s in structures

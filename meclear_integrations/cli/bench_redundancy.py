@@ -33,6 +33,8 @@ _COLUMNS = (
     ("background_heavy", "deleted background / case"),
     ("calls_heavy", "calls / heavy case"),
     ("calls_unexplained", "calls / unexplained case"),
+    ("extra_calls_per_memory", "extra calls / memory vs meclear (mean, max)"),
+    ("carrier_calls_per_remaining", "carriers search calls / kept memory (mean, max)"),
 )
 
 
@@ -65,7 +67,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
-        return f"{value:.3f}" if value <= 1.0 else f"{value:.1f}"
+        return f"{value:.3f}" if abs(value) <= 1.0 else f"{value:.1f}"
     return str(value)
 
 
@@ -89,7 +91,13 @@ def table(summary: dict[str, dict[str, Any]], reader: str, cases: dict[str, int]
         "|---|" + "---|" * len(_COLUMNS),
     ]
     for method, row in summary.items():
-        lines.append(f"| {method} | " + " | ".join(_cell(row.get(k)) for k, _ in _COLUMNS) + " |")
+        cells = []
+        for key, _ in _COLUMNS:
+            cell = _cell(row.get(key))
+            if row.get(f"max_{key}") is not None:
+                cell = f"{cell} (max {_cell(row[f'max_{key}'])})"
+            cells.append(cell)
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
