@@ -122,11 +122,10 @@ def _engine_row(
 ) -> dict[str, Any]:
     config = ClearanceConfig(**overrides, seed=case_seed(seed, case.case_id), on_failure="closed")
     report = MeClearEngine(config).clear(case.context(), evaluate)
-    withheld = [c.memory_id for c in report.carriers if c.withheld]
     return {
         "identified": report.cleared_ids + report.carrier_ids,
         "flagged": [a.memory_id for a in report.attributions if a.harmful or a.answer_group],
-        "deleted": report.cleared_ids + withheld,
+        "deleted": report.removed_ids,
         "status": report.status_reason or report.status,
         "coalitions": evaluate.coalitions,
         "carrier_calls": report.carrier_calls,

@@ -271,6 +271,9 @@ class ClearanceReport(BaseModel):
     """Returned context, original order."""
     cleared: list[Memory]
     """Memories removed for this query (the bank is untouched), original order."""
+    withheld: list[Memory] = Field(default_factory=list)
+    """Carriers also removed for this query (``clearance_scope="complete"``, verified),
+    original order; ``kept``, ``cleared`` and ``withheld`` partition the context."""
     attributions: list[MemoryAttribution]
     """One per memory, retrieval order."""
     interactions: list[PairInteraction] = Field(default_factory=list)
@@ -342,9 +345,13 @@ class ClearanceReport(BaseModel):
 
     @property
     def withheld_ids(self) -> list[str]:
-        """Ids of every memory removed from this query's context (cleared and withheld)."""
-        withheld = {c.memory_id for c in self.carriers if c.withheld}
-        return [m.id for m in self.cleared] + [i for i in self.carrier_ids if i in withheld]
+        """Ids of the withheld carriers, in retrieval order."""
+        return [m.id for m in self.withheld]
+
+    @property
+    def removed_ids(self) -> list[str]:
+        """Ids of every memory removed from this query's context (cleared, then withheld)."""
+        return self.cleared_ids + self.withheld_ids
 
     @property
     def harmful_ids(self) -> list[str]:

@@ -63,7 +63,13 @@ from ..gate import GateOutcome
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard, live_config
-from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..live_policy import (
+    FailureSwitch,
+    LivePolicy,
+    failure_mode,
+    fold_clearance_scope,
+    is_deterministic,
+)
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
@@ -335,6 +341,13 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
         default_factory=EdgeCasePolicy,
         description="Policy when every node is cleared (see ``meclear_integrations.payloads``).",
     )
+    clearance_scope: Literal["minimal", "complete"] | None = Field(
+        default=None,
+        description=(
+            "Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says): "
+            '``"complete"`` also withholds the verified carriers of a harm.'
+        ),
+    )
     on_failure: FailureSwitch | None = Field(
         default=None,
         description=(
@@ -387,7 +400,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     def _known_settings(cls, data: Any) -> Any:
         valid = [*accepted_names(cls), "class_name"]
         reject_unknown(cls.__name__, data, valid, engine=ClearanceConfig.model_fields)
-        return data
+        return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
         """Create the per-instance failure policy (warn-once memory)."""

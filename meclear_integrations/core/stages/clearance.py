@@ -196,6 +196,9 @@ def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps
             found = [c.model_copy(update={"withheld": True}) for c in found]
             update = {
                 "kept": [m for i, m in enumerate(game.context) if i not in gone],
+                "withheld": [
+                    m for i, m in enumerate(game.context) if i in gone and i not in cleared
+                ],
                 "final_value": game.value(final),
                 "attributions": [
                     a.model_copy(update={"cleared": a.cleared or a.position in gone})

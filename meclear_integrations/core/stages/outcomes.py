@@ -196,7 +196,7 @@ def clearance_end(selected: int, report: ClearanceReport) -> Emit:
                     c.memory_ids for c in report.candidates if c.family == "escalation"
                 ],
                 "carrier_ids": report.carrier_ids,
-                "withheld_ids": [c.memory_id for c in report.carriers if c.withheld],
+                "withheld_ids": report.withheld_ids,
                 "carrier_status": report.carrier_status,
                 "cost": report.cost.model_dump(),
             },

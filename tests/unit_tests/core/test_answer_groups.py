@@ -92,7 +92,7 @@ def test_group_candidates_are_minimal_along_the_chain() -> None:
     # 8 x 0.45 = 3.6 against 1.0: at most two copies may stay (0.9 < 1.0)
     assert len(report.cleared_ids) == 6
     assert sorted(report.cleared_ids + report.carrier_ids) == sorted(copies)
-    assert sorted(report.withheld_ids) == sorted(copies)
+    assert sorted(report.removed_ids) == sorted(copies)
 
 
 def test_custom_evaluator_with_a_paraphrase_equivalence() -> None:

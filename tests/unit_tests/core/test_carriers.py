@@ -56,7 +56,8 @@ def test_complete_withholds_verified_carriers() -> None:
     report = MeClearEngine(ClearanceConfig(clearance_scope="complete")).clear(MEMORIES, evaluate)
     assert report.recovered and report.final_value == 1.0
     assert all(c.withheld for c in report.carriers)
-    assert sorted(report.withheld_ids) == POISONS
+    assert sorted(report.removed_ids) == POISONS
+    assert report.withheld_ids == report.carrier_ids
     assert report.kept_ids == ["g", "b1", "b2", "b3", "b4"]
     assert {a.memory_id for a in report.attributions if a.cleared} == set(POISONS)
     assert not set(report.cleared_ids) & set(report.carrier_ids)
