@@ -50,8 +50,8 @@ DATES = ["8 May, 2023", "21 June, 2023", "2 August, 2023", "9 September, 2023"]
 
 
 def _conversation() -> dict:
-    facts_a = [[t, f"D1:{i}"] for i, t in enumerate(FILLER[::2] + [EVENTS[0][0], EVENTS[2][0]])]
-    facts_b = [[t, f"D2:{i}"] for i, t in enumerate(FILLER[1::2] + [EVENTS[1][0], EVENTS[3][0]])]
+    facts_a = [[t, f"D1:{i}"] for i, t in enumerate([*FILLER[::2], EVENTS[0][0], EVENTS[2][0]])]
+    facts_b = [[t, f"D2:{i}"] for i, t in enumerate([*FILLER[1::2], EVENTS[1][0], EVENTS[3][0]])]
     qa = [
         {"question": q, "answer": d.replace(",", ""), "evidence": [ev], "category": 2}
         for (_, q), d, ev in zip(
