@@ -4,6 +4,8 @@ Methods, each on every case through a fresh :class:`~.counting.CountingEvaluator
 are charged alike):
 
 - ``meclear``: the engine's default (minimal clearance, no carriers search);
+- ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
+  after a verified clearance: its own cost);
 - ``meclear-minimal``: ``find_carriers=True, stop_unexplained=True`` (carriers reported,
   the context is the minimal clearance's);
 - ``meclear-complete``: ``clearance_scope="complete", stop_unexplained=True`` (verified
@@ -52,6 +54,7 @@ __all__ = ["ENGINE_METHODS", "REDUNDANCY_METHODS", "case_evaluator", "run_redund
 
 ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
+    "meclear-carriers": {"find_carriers": True},
     "meclear-minimal": {"find_carriers": True, "stop_unexplained": True},
     "meclear-complete": {"clearance_scope": "complete", "stop_unexplained": True},
 }
