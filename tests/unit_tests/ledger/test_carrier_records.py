@@ -25,10 +25,10 @@ def report(scope: str = "minimal", ids: tuple[str, ...] = ()):
     return MeClearEngine(config).clear(memories, SimulatedEvaluator(world, "Paris"))
 
 
-def test_run_record_keeps_carriers_with_evidence() -> None:
+def test_run_record_keeps_carriers_with_evidence(ledger_url: str) -> None:
     r = report()
     assert r.carriers
-    with HarmLedger("sqlite://") as ledger:
+    with HarmLedger(ledger_url) as ledger:
         run = ledger.record(r, query="Where?")
         again = ledger.runs(limit=1)[0]
     for record in (run, again):
@@ -39,18 +39,18 @@ def test_run_record_keeps_carriers_with_evidence() -> None:
         assert not set(record.carrier_ids) & set(record.cleared_ids)
 
 
-def test_no_carriers_key_when_the_search_did_not_run() -> None:
+def test_no_carriers_key_when_the_search_did_not_run(ledger_url: str) -> None:
     plain = MeClearEngine(ClearanceConfig()).clear(
         [Memory(id="g", content="g")],
         SimulatedEvaluator(EvidenceWorld.from_claims({"g": ("Paris", 1.0)}), "Paris"),
     )
-    with HarmLedger("sqlite://") as ledger:
+    with HarmLedger(ledger_url) as ledger:
         run = ledger.record(plain, query="Where?", extra={"team": "a"})
     assert run.carriers == [] and run.extra == {"team": "a"}
 
 
-def test_review_proposes_carriers_across_queries() -> None:
-    with HarmLedger("sqlite://") as ledger:
+def test_review_proposes_carriers_across_queries(ledger_url: str) -> None:
+    with HarmLedger(ledger_url) as ledger:
         ledger.record(report(), query="Where did she go?")
         ledger.record(report("complete"), query="Where was she?")
         proposals = ledger.carrier_review()
@@ -62,9 +62,9 @@ def test_review_proposes_carriers_across_queries() -> None:
     assert {p.memory_id for p in twice} == {p.memory_id for p in proposals if p.queries >= 2}
 
 
-def test_unverified_runs_propose_nothing() -> None:
+def test_unverified_runs_propose_nothing(ledger_url: str) -> None:
     r = report().model_copy(update={"status": "unverified"})
-    with HarmLedger("sqlite://") as ledger:
+    with HarmLedger(ledger_url) as ledger:
         ledger.record(r, query="Where?")
         assert ledger.carrier_review() == []
     with pytest.raises(Exception, match="min_queries"):
