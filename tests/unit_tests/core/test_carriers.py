@@ -164,3 +164,20 @@ def test_no_carriers_without_a_clearance(scope: str) -> None:
         MEMORIES, SimulatedEvaluator(world, "Paris")
     )
     assert report.early_exit and report.carrier_status is None and report.carrier_calls == 0
+
+
+def test_table_shows_carriers_and_skips() -> None:
+    from meclear_integrations.simulation.examples import heavy_redundancy_example
+
+    case = heavy_redundancy_example()
+    report = MeClearEngine(ClearanceConfig(clearance_scope="complete")).clear(
+        case.memories, case.evaluator()
+    )
+    table = report.to_table()
+    assert "carriers (found," in table
+    assert "f3 alone answers 'January 2023' (withheld)" in table
+    lonely = EvidenceWorld.from_claims({"b1": ("Rome", 1.0)}, ties="prompt")
+    stopped = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(
+        case.memories, SimulatedEvaluator(lonely, case.reference)
+    )
+    assert "skipped: no_memory_explains_failure" in stopped.to_table()
