@@ -57,9 +57,9 @@ def render_report(report: ClearanceReport) -> str:
     )
     if report.carrier_status is not None:
         lines.append(f"carriers ({report.carrier_status}, {report.carrier_calls} calls):")
-        for c in report.carriers:
-            state = "withheld" if c.withheld else "kept"
-            lines.append(f"  {c.memory_id} alone answers {c.answer[:80]!r} ({state})")
+        for carrier in report.carriers:
+            state = "withheld" if carrier.withheld else "kept"
+            lines.append(f"  {carrier.memory_id} alone answers {carrier.answer[:80]!r} ({state})")
     if report.status == "skipped" and report.status_reason:
         lines.append(f"skipped: {report.status_reason}")
     failure = getattr(report, "failure", None)
