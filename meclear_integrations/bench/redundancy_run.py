@@ -26,7 +26,7 @@ baseline's flagged set):
 - calls: evaluator calls per case, by structure (``unexplained``: the context no memory
   explains, against LOO's calls); extra calls per memory: a method's calls minus the
   default ``meclear``'s on the same heavy case, over K (mean and max); carriers calls
-  per remaining memory: what the carriers search itself cost (``carrier_calls``) over the
+  per remaining memory: what the carriers search itself cost (``cost.carrier_calls``) over the
   memories the minimal clearance kept (mean and max).
 
 The reader is the simulated world (``simulated``) or the offline text reader on the
@@ -131,7 +131,7 @@ def _engine_row(
         "deleted": report.removed_ids,
         "status": report.status_reason or report.status,
         "coalitions": evaluate.coalitions,
-        "carrier_calls": report.carrier_calls,
+        "carrier_calls": report.cost.carrier_calls,
         "remaining": len(case.memories) - len(report.cleared),
     }
 

@@ -56,7 +56,7 @@ def render_report(report: ClearanceReport) -> str:
         f"recovered {'yes' if report.recovered else 'no'}"
     )
     if report.carrier_status is not None:
-        lines.append(f"carriers ({report.carrier_status}, {report.carrier_calls} calls):")
+        lines.append(f"carriers ({report.carrier_status}, {report.cost.carrier_calls} calls):")
         for carrier in report.carriers:
             state = "withheld" if carrier.withheld else "kept"
             lines.append(f"  {carrier.memory_id} alone answers {carrier.answer[:80]!r} ({state})")

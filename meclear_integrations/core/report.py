@@ -200,6 +200,9 @@ class ClearanceCost(BaseModel):
     """Tokens of the agent's model calls, when the provider reports usage."""
     judge_tokens: TokenUsage | None = None
     """Tokens of the judge's model calls, when the provider reports usage."""
+    carrier_calls: int = 0
+    """Evaluator calls (included in ``evaluator_calls``) the carriers search and the
+    verification of ``clearance_scope="complete"`` made (``core.stages.carriers``)."""
 
     @property
     def model_calls(self) -> int | None:
@@ -319,9 +322,6 @@ class ClearanceReport(BaseModel):
     carrier_status: CarrierStatus | None = None
     """How the carriers search ended; None when it did not run (no verified clearance,
     or ``find_carriers`` off)."""
-    carrier_calls: int = 0
-    """Evaluator calls the carriers search and the complete clearance's verification made
-    (included in ``cost``)."""
 
     @property
     def failed(self) -> bool:

@@ -181,7 +181,7 @@ def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps
         cleared: the positions it removed.
 
     Returns:
-        The report with ``carriers``, ``carrier_status`` and ``carrier_calls``.
+        The report with ``carriers``, ``carrier_status`` and ``cost.carrier_calls``.
     """
     cfg, game = run.config, run.game
     before = game.evaluator_calls
@@ -210,8 +210,7 @@ def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps
             **update,
             "carriers": found,
             "carrier_status": scan.status,
-            "carrier_calls": game.evaluator_calls - before,
-            "cost": cost(run),
+            "cost": cost(run).model_copy(update={"carrier_calls": game.evaluator_calls - before}),
         }
     )
 

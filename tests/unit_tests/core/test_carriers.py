@@ -38,17 +38,17 @@ def test_minimal_reports_every_copy_as_carrier_or_cleared() -> None:
         assert c.answer == "Rome" and c.harmful_answer == "Rome" and c.score == 0.0
         assert ORDER[c.position] == c.memory_id
     # at most one call per kept memory plus the control
-    assert 0 < report.carrier_calls <= len(report.kept) + 1
-    assert report.cost.evaluator_calls >= report.carrier_calls
+    assert 0 < report.cost.carrier_calls <= len(report.kept) + 1
+    assert report.cost.evaluator_calls >= report.cost.carrier_calls
 
 
 def test_off_by_default_and_minimal_unchanged() -> None:
     evaluate = SimulatedEvaluator(redundant_world(), "Paris")
     plain = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluate)
     found = MeClearEngine(ClearanceConfig(find_carriers=True)).clear(MEMORIES, evaluate)
-    assert plain.carrier_status is None and plain.carriers == [] and plain.carrier_calls == 0
+    assert plain.carrier_status is None and plain.carriers == [] and plain.cost.carrier_calls == 0
     assert found.kept_ids == plain.kept_ids and found.cleared_ids == plain.cleared_ids
-    assert found.cost.evaluator_calls == plain.cost.evaluator_calls + found.carrier_calls
+    assert found.cost.evaluator_calls == plain.cost.evaluator_calls + found.cost.carrier_calls
 
 
 def test_complete_withholds_verified_carriers() -> None:
@@ -119,7 +119,7 @@ def test_evaluator_without_answers_says_so() -> None:
 
     report = MeClearEngine(ClearanceConfig(find_carriers=True)).clear(MEMORIES, score_only)
     assert report.carrier_status == "answers_not_reported"
-    assert report.carriers == [] and report.carrier_calls == 0
+    assert report.carriers == [] and report.cost.carrier_calls == 0
 
 
 def test_async_path_finds_the_same_carriers() -> None:
@@ -163,7 +163,7 @@ def test_no_carriers_without_a_clearance(scope: str) -> None:
     report = MeClearEngine(ClearanceConfig(clearance_scope=scope)).clear(  # type: ignore[arg-type]
         MEMORIES, SimulatedEvaluator(world, "Paris")
     )
-    assert report.early_exit and report.carrier_status is None and report.carrier_calls == 0
+    assert report.early_exit and report.carrier_status is None and report.cost.carrier_calls == 0
 
 
 def test_table_shows_carriers_and_skips() -> None:
