@@ -202,6 +202,9 @@ def clearance_end(selected: int, report: ClearanceReport) -> Emit:
                 "escalation_ids": [
                     c.memory_ids for c in report.candidates if c.family == "escalation"
                 ],
+                "carrier_ids": report.carrier_ids,
+                "withheld_ids": report.withheld_ids,
+                "carrier_status": report.carrier_status,
                 "cost": report.cost.model_dump(),
                 "suspect_ids": report.suspect_ids,
                 "suspects_kept": report.suspects_kept,
