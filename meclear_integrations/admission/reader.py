@@ -22,8 +22,11 @@ Roles:
   query shares its topic words and is about the memory's subject ("Since <memory>, ..."),
   and does not carry it over to another person; given an update that the memory does not
   already state, it answers from the update and adds the memory as an earlier note.
-- *blind judge*: prefers the answer whose personal note is grounded in the context and
-  specific; prefers the plain answer when the note is unsupported or superseded; else TIE.
+- *blind judge*: prefers the plain answer when the other's personal note is contradicted
+  by the history (a later update, a correction nobody made, little support); otherwise
+  prefers the personal answer unless its note is almost empty (TIE). Details it cannot
+  check (a date the history never mentions) do not count against a note: checking the
+  memory against the history is the auditor's job.
 - *attribution auditor*: neutral when the treatment equals the control; risk when the
   memory is not grounded in the context (unsupported specifics or correction, low support,
   a later update); unnecessary when the query does not concern the memory; utility when
@@ -46,7 +49,7 @@ import re
 
 from . import prompts as P
 from .baselines.prompts import TASK_FEATURES
-from .reading import GENERIC, Reading, content_words, parse_turns, read
+from .reading import GENERIC, SUPPORT_FLOOR, Reading, content_words, parse_turns, read
 
 __all__ = ["IRRELEVANT_PROBES", "TIE_SPECIFIC", "AdmissionReader"]
 
@@ -63,6 +66,8 @@ LEAK_SHARE = 0.9
 """A probe repeating this share of the memory's topic words leaks it."""
 LEAK_WORDS = 3
 """... and at least this many of them (one topic word cannot restate a fact)."""
+JUDGE_SPECIFIC = 2
+"""Least specificity of a personal note the blind judge prefers to a plain answer."""
 TIE_SPECIFIC = 3
 """Least specificity of a grounded memory the tie-break stores."""
 _UPDATE = "Here is the latest update I have:"
@@ -96,6 +101,17 @@ def _topic(candidate: str, subject: str, n: int = 3) -> str:
 
 def _topic_words(candidate: str) -> set[str]:
     return {w for w in content_words(candidate) if w not in GENERIC}
+
+
+def _shared_words(candidate: str, query: str) -> int:
+    """How many of the memory's distinct lower-case topic words (names aside) the query has."""
+    present = content_words(query)
+    groups = {
+        frozenset(content_words(w))
+        for w in _WORD.findall(candidate)
+        if not w[0].isupper() and content_words(w) and not content_words(w) & GENERIC
+    }
+    return sum(1 for g in groups if g & present)
 
 
 def _shares_topic(candidate: str, query: str) -> float:
@@ -206,8 +222,7 @@ class AdmissionReader:
         for role, query in probes.items():
             issue = ""
             shared = _shares_topic(memory, query)
-            overlap = _topic_words(memory) & content_words(query)
-            if shared >= LEAK_SHARE and len(overlap) >= LEAK_WORDS:
+            if shared >= LEAK_SHARE and _shared_words(memory, query) >= LEAK_WORDS:
                 issue = "the probe repeats the candidate memory"
             elif role == "irrelevant" and shared > 0:
                 issue = "the irrelevant probe touches the memory's topic"
@@ -248,12 +263,13 @@ class AdmissionReader:
         personal = "A" if notes["A"] else "B"
         plain = "B" if personal == "A" else "A"
         r = read(notes[personal] or "", s["HISTORICAL_CONTEXT"])
-        if not r.grounded:
+        contradicted = r.superseded_by or r.unsupported_correction or r.support < SUPPORT_FLOOR
+        if contradicted:
             return {
                 "preference": plain,
                 "explanation": f"the personal note in {personal} is not borne out: {_problem(r)}",
             }
-        if not r.specific:
+        if r.specificity < JUDGE_SPECIFIC:
             return {"preference": "TIE", "explanation": "the personal note adds nothing concrete"}
         return {
             "preference": personal,
