@@ -199,7 +199,7 @@ def plot_result(result: LocomoAdmissionResult, path: Path) -> Path | None:
     ax.set_ylabel("%")
     label = "OFFLINE TEXT-READER, not an LLM" if result.offline_reader else result.model
     ax.set_title(f"LoCoMo admission ({result.split} split; {label})", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
