@@ -317,7 +317,11 @@ class BackgroundAdmission:
         if self.visibility == "pending" and self.on_write is not None:
             self.on_write(job, record)
         self._emit("acknowledged", job, {"state": "pending", "visibility": self.visibility})
-        self.executor.submit(job.job_id, lambda: self.run(job))
+
+        def work() -> None:
+            self.run(job)
+
+        self.executor.submit(job.job_id, work)
         return AdmissionTicket(
             job_id=job.job_id, candidate_id=candidate_id, visibility=self.visibility
         )
