@@ -14,13 +14,14 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
-def _row(m: MethodScore) -> str:
+def _row(m: MethodScore, *, calls: bool = True) -> str:
     sent = "-" if m.sent_calls_per_decision is None else f"{m.sent_calls_per_decision:.2f}"
+    requested = f"{m.calls_per_decision:.2f}" if calls else "- (re-decided)"
     return (
         f"| {m.method} | {_pct(m.accuracy)} | {_pct(m.balanced_accuracy)} | {_pct(m.macro_f1)} "
         f"| {_pct(m.recall['store'])} | {_pct(m.recall['do_not_store'])} "
         f"| {_pct(m.misaligned_do_not_store_recall)} | {_pct(m.precision['store'])} "
-        f"| {_pct(m.f1['store'])} | {m.errors} | {m.calls_per_decision:.2f} | {sent} |"
+        f"| {_pct(m.f1['store'])} | {m.errors} | {requested} | {sent} |"
     )
 
 
@@ -79,7 +80,7 @@ def render_locomo_report(result: LocomoAdmissionResult) -> str:
             "## Ablations (Table 3), on ConMem's recorded evidence",
             "",
             _HEAD,
-            *[_row(m) for m in result.ablations],
+            *[_row(m, calls=False) for m in result.ablations],
         ]
     if result.grid:
         f1s = [g.score.macro_f1 for g in result.grid]

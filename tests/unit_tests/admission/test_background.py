@@ -179,3 +179,16 @@ def test_a_raising_write_callback_is_recorded_not_lost() -> None:
     executor.run_all()
     record = gate.record(ticket.job_id)
     assert record.state == "stored" and record.error and "store offline" in record.error
+
+
+def test_readme_background_example_runs(capsys) -> None:
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[3] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S)
+    code = next(b for b in blocks if "BackgroundAdmission(" in b)
+    exec(compile(code, "README background admission", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "pending 0"
+    assert lines[1] == "stored 14 ['User is allergic to shellfish.']"
