@@ -16,7 +16,7 @@ from ._openai import chat_openai
 from ._progress import Bar
 
 if TYPE_CHECKING:
-    from ..admission.locomo_bench import LocomoAdmissionResult
+    from ..bench.admission_locomo_run import LocomoAdmissionResult
 
 __all__ = ["register", "run", "run_locomo"]
 
@@ -167,10 +167,10 @@ def run_locomo(args: argparse.Namespace) -> LocomoAdmissionResult:
     """
     import asyncio
 
-    from ..admission.locomo_bench import BASELINES, PRESETS, arun_locomo_admission
-    from ..admission.locomo_cases import build_locomo_admission, select
-    from ..admission.locomo_report import plot_result, render_locomo_report
     from ..admission.reader import AdmissionReader
+    from ..bench.admission_locomo import build_locomo_admission, select
+    from ..bench.admission_locomo_report import plot_result, render_locomo_report
+    from ..bench.admission_locomo_run import BASELINES, PRESETS, arun_locomo_admission
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(methods) - {"conmem", *BASELINES})

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from meclear_integrations.admission import ConMemAdmitter
-from meclear_integrations.admission.locomo_bench import arun_locomo_admission, score_method
-from meclear_integrations.admission.locomo_cases import (
+from meclear_integrations.admission.reader import AdmissionReader
+from meclear_integrations.admission.rescore import grid_weights, redecide
+from meclear_integrations.bench.admission_locomo import (
     DEV_CONVERSATIONS,
     MISALIGNED_KINDS,
     build_locomo_admission,
     select,
 )
-from meclear_integrations.admission.reader import AdmissionReader
-from meclear_integrations.admission.rescore import grid_weights, redecide
+from meclear_integrations.bench.admission_locomo_run import arun_locomo_admission, score_method
 from meclear_integrations.bench.locomo_data import load_locomo
 from meclear_integrations.bench.statements import lower_first
 
@@ -167,7 +167,7 @@ def test_redecide_variants_use_the_recorded_evidence() -> None:
 
 
 def test_score_method_counts_misaligned_recall() -> None:
-    from meclear_integrations.admission.locomo_cases import BenchCandidate
+    from meclear_integrations.bench.admission_locomo import BenchCandidate
 
     def cand(kind: str, label: str) -> BenchCandidate:
         return BenchCandidate(

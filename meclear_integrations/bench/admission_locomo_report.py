@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .locomo_bench import LocomoAdmissionResult, MethodScore
-from .locomo_cases import KINDS
+from .admission_locomo import KINDS
+from .admission_locomo_run import LocomoAdmissionResult, MethodScore
 
 __all__ = ["plot_result", "render_locomo_report"]
 

@@ -1,12 +1,12 @@
 """The LoCoMo admission bench: ConMem, the baselines, ablations, the 27-setting grid, presets.
 
-Runs on the candidates of :mod:`.locomo_cases`; every model answer comes from the model
-given (by default the OFFLINE TEXT-READING stand-in :class:`~.reader.AdmissionReader`,
-wrapped in :class:`~.dedup.DedupTextModel`). Reported per method: accuracy, balanced
+Runs on the candidates of :mod:`.admission_locomo`; every model answer comes from the model
+given (by default the OFFLINE TEXT-READING stand-in :class:`~..admission.reader.AdmissionReader`,
+wrapped in :class:`~..admission.dedup.DedupTextModel`). Reported per method: accuracy, balanced
 accuracy, Macro-F1, per-class precision / recall / F1 (Store precision / recall / F1 is
 the paper's LoCoMo protocol), recall per candidate kind, Do-Not-Store recall on the
 misaligned kinds, model calls per decision (requested, and sent after deduplication).
-Ablations and the grid re-decide ConMem's recorded evidence (:mod:`.rescore`); the cheap
+Ablations and the grid re-decide ConMem's recorded evidence (:mod:`..admission.rescore`); the cheap
 preset is chosen on the dev split and measured on the test split.
 """
 
@@ -20,19 +20,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .baselines import AMACBaseline, AMEMBaseline, MemoryBankBaseline
-from .config import AdmissionConfig, CMTEWeights
-from .decision import AdmissionDecision
-from .dedup import DedupTextModel
-from .engine import ConMemAdmitter
-from .labels import Decision
-from .locomo_cases import KINDS, MISALIGNED_KINDS, BenchCandidate
-from .metrics import admission_metrics
-from .model import TextModel
-from .outputs import OutputParseError, TieBreakOutput, parse_output
-from .prompts import tie_break_prompt
-from .rescore import Variant, grid_weights, redecide
-from .scoring import render_evidence
+from ..admission.baselines import AMACBaseline, AMEMBaseline, MemoryBankBaseline
+from ..admission.config import AdmissionConfig, CMTEWeights
+from ..admission.decision import AdmissionDecision
+from ..admission.dedup import DedupTextModel
+from ..admission.engine import ConMemAdmitter
+from ..admission.labels import Decision
+from ..admission.metrics import admission_metrics
+from ..admission.model import TextModel
+from ..admission.outputs import OutputParseError, TieBreakOutput, parse_output
+from ..admission.prompts import tie_break_prompt
+from ..admission.rescore import Variant, grid_weights, redecide
+from ..admission.scoring import render_evidence
+from .admission_locomo import KINDS, MISALIGNED_KINDS, BenchCandidate
 
 __all__ = [
     "BASELINES",

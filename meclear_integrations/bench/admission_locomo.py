@@ -38,16 +38,16 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..bench.faults import (
+from ..admission.labels import Decision
+from ..core.errors import ConfigurationError
+from .faults import (
     fault_texts,
     is_temporal,
     same_kind_distractor,
     temporal_distractor,
     wh_class,
 )
-from ..bench.locomo_data import LocomoConversation, LocomoDataError, load_locomo
-from ..core.errors import ConfigurationError
-from .labels import Decision
+from .locomo_data import LocomoConversation, LocomoDataError, load_locomo
 
 __all__ = [
     "DEV_CONVERSATIONS",
@@ -341,7 +341,7 @@ def clark_candidates(path: str | Path, *, pairs: int, seed: int) -> list[BenchCa
     Raises:
         ConfigurationError: The file is missing.
     """
-    from ..bench.statements import lower_first, statement
+    from .statements import lower_first, statement
 
     file = Path(path)
     file = file / "questions.csv" if file.is_dir() else file
