@@ -80,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--clark",
         type=Path,
         default=None,
-        help="CLARK-News folder (questions.csv) for stale/current world-fact candidates",
+        help="CLARK-News folder (questions.csv) for stale/current world-fact candidates "
+        "(default: a clark_news folder next to the LoCoMo one, if present)",
     )
     g.add_argument("--split", choices=("dev", "test", "all"), default="test")
     g.add_argument(
@@ -176,9 +177,12 @@ def run_locomo(args: argparse.Namespace) -> LocomoAdmissionResult:
     unknown = sorted(set(methods) - {"conmem", *BASELINES})
     if unknown:
         raise SystemExit(f"unknown methods {unknown}; choose from conmem,{','.join(BASELINES)}")
+    clark = args.clark
+    if clark is None and (args.locomo.parent / "clark_news" / "questions.csv").is_file():
+        clark = args.locomo.parent / "clark_news"  # the shared data layout
     candidates = build_locomo_admission(
         args.locomo,
-        clark=args.clark,
+        clark=clark,
         faults_per_conversation=args.faults_per_conversation,
         clark_pairs=args.clark_pairs,
     )
