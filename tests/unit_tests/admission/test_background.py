@@ -192,3 +192,17 @@ def test_readme_background_example_runs(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "pending 0"
     assert lines[1] == "stored 14 ['User is allergic to shellfish.']"
+
+
+def test_submit_does_not_wait_for_a_slow_model() -> None:
+    import time as _time
+
+    model = StageModel(delay=0.2)  # every call takes 0.2 s; a decision takes >= 1 s
+    gate = BackgroundAdmission(ConMemAdmitter(model), executor=ThreadExecutor(max_workers=1))
+    started = _time.perf_counter()
+    ticket = gate.submit("User is vegetarian.", CONTEXT)
+    acknowledged = _time.perf_counter() - started
+    assert acknowledged < 0.2  # less than one model call
+    assert gate.record(ticket.job_id).state == "pending"
+    assert gate.wait(ticket.job_id, timeout=60).state == "stored"
+    gate.close()
