@@ -81,6 +81,10 @@ def render_locomo_report(result: LocomoAdmissionResult) -> str:
             "",
             _HEAD,
             *[_row(m, calls=False) for m in result.ablations],
+            "",
+            f"Re-deciding needed {result.analysis_calls} extra tie-break calls (evidence some "
+            "variant or grid setting scores at zero that the judge had not seen); they are "
+            "analysis calls, outside calls/decision.",
         ]
     if result.grid:
         f1s = [g.score.macro_f1 for g in result.grid]

@@ -217,6 +217,8 @@ class LocomoAdmissionResult(BaseModel):
     """Why SAGE is not run."""
     paper: dict[str, Any]
     """The paper's figures and the difference in setting."""
+    analysis_calls: int = 0
+    """Tie-break calls the ablations and the grid needed beyond the decisions' own."""
     outcomes: list[dict[str, Any]] = Field(default_factory=list)
     """Per candidate: id, kind, label and each method's decision."""
     wall_seconds: float = 0.0
@@ -343,23 +345,39 @@ def _conmem_score(
     )
 
 
+def _ever_zero(d: AdmissionDecision, settings: Sequence[tuple[CMTEWeights, Variant]]) -> bool:
+    """Whether some re-decision of ``d`` lands on CMTE = 0 (needs the tie-break verdict)."""
+    return any(redecide(d.probes, weights=w, variant=v, zero="store")[2] for w, v in settings)
+
+
 async def _zero_verdicts(
     candidates: Sequence[BenchCandidate],
     decisions: Sequence[AdmissionDecision],
     model: TextModel,
     concurrency: int,
-) -> list[Decision | None]:
-    """The tie-break judge's verdict on each recorded evidence (reused when it already ran)."""
+    settings: Sequence[tuple[CMTEWeights, Variant]],
+) -> tuple[list[Decision | None], int]:
+    """The tie-break verdict on each recorded evidence some re-decision needs, and the calls.
+
+    A verdict the run already has is reused; the judge is asked only about evidence that
+    some variant or grid setting scores at zero and that it has not judged yet (these are
+    analysis calls, outside the decisions' own count, as in the paper's App. C).
+    """
+    asked = 0
 
     async def one(pair: tuple[BenchCandidate, AdmissionDecision]) -> Decision | None:
+        nonlocal asked
         c, d = pair
         if not d.ok:
             return None
         if d.tie_break is not None and d.config.tie_break == "judge":
             return d.tie_break.decision
+        if not _ever_zero(d, settings):
+            return d.decision  # never used: no re-decision lands on zero
         prompt = tie_break_prompt(
             c.candidate_memory, c.historical_context, render_evidence(d.probes)
         )
+        asked += 1
         try:
             verdict = parse_output(TieBreakOutput, await model.acomplete(prompt))
         except OutputParseError:
@@ -372,9 +390,10 @@ async def _zero_verdicts(
         async with gate:
             return await one(pair)
 
-    return list(
+    verdicts = list(
         await asyncio.gather(*(bounded(p) for p in zip(candidates, decisions, strict=True)))
     )
+    return verdicts, asked
 
 
 def _rescored(
@@ -484,8 +503,12 @@ async def arun_locomo_admission(
     ablations: list[MethodScore] = []
     grid: list[GridRow] = []
     if decisions:
-        zero = await _zero_verdicts(candidates, decisions, conmem_model, concurrency)
         w = cfg.weights
+        variants: tuple[Variant, ...] = ("full", "no_quality_judge", "no_auditor")
+        settings = [(w, v) for v in variants] + [(g, "full") for _, g in grid_weights()]
+        zero, analysis_calls = await _zero_verdicts(
+            candidates, decisions, conmem_model, concurrency, settings
+        )
         ablations = [
             _rescored("full (re-decided)", candidates, decisions, zero, weights=w),
             _rescored(
@@ -596,6 +619,7 @@ async def arun_locomo_admission(
         sage=SAGE_NOTE,
         paper=PAPER,
         outcomes=outcomes,
+        analysis_calls=analysis_calls,
         wall_seconds=time.perf_counter() - started,
         notes=notes,
     )

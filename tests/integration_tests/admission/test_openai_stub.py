@@ -135,5 +135,6 @@ def test_locomo_admission_bench_through_a_local_stub(tmp_path, monkeypatch) -> N
     assert conmem["errors"] == 0 and conmem["calls_per_decision"] >= 14
     sent = round(conmem["sent_calls_per_decision"] * conmem["n"])
     assert sent <= round(conmem["calls_per_decision"] * conmem["n"])
-    assert len(seen) == sent + data["methods"][1]["n"]  # ConMem after dedup + one A-MAC call each
+    # ConMem after dedup, one A-MAC call each, the ablations' extra tie-break questions
+    assert len(seen) == sent + data["methods"][1]["n"] + data["analysis_calls"]
     assert "OFFLINE TEXT-READER" not in (tmp_path / "o" / "report.md").read_text()
