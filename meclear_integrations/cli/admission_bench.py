@@ -224,13 +224,14 @@ def _handle_locomo(args: argparse.Namespace) -> int:
     result = run_locomo(args)
     label = "OFFLINE TEXT-READER, not an LLM" if result.offline_reader else result.model
     print(f"LoCoMo admission bench, {result.split} split ({label}): {result.counts}")
+    ablations = {m.method for m in result.ablations}
     for m in [*result.methods, *result.ablations]:
+        calls = "re-decided" if m.method in ablations else f"{m.calls_per_decision:.2f}"
         print(
             f"  {m.method:<26} bal.acc {100 * m.balanced_accuracy:5.1f}%  macro-F1 "
             f"{100 * m.macro_f1:5.1f}%  Store P/R {100 * m.precision['store']:5.1f}/"
             f"{100 * m.recall['store']:5.1f}%  DNS recall (misaligned) "
-            f"{100 * (m.misaligned_do_not_store_recall or 0):5.1f}%  calls/decision "
-            f"{m.calls_per_decision:.2f}"
+            f"{100 * (m.misaligned_do_not_store_recall or 0):5.1f}%  calls/decision {calls}"
         )
     if result.cheap_test is not None:
         t = result.cheap_test
