@@ -13,6 +13,7 @@ then shares one sample. Only successful replies are kept; a raising call is not 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -149,9 +150,13 @@ class DedupTextModel:
         return await self._async(("text", prompt), lambda: self.model.acomplete(prompt))
 
     def _complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
-        key = (f"json:{sorted(schema.items())!r}", prompt)
+        key = (_schema_key(schema), prompt)
         return self._sync(key, lambda: self.model.complete_json(prompt, schema))  # type: ignore[attr-defined]
 
     async def _acomplete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
-        key = (f"json:{sorted(schema.items())!r}", prompt)
+        key = (_schema_key(schema), prompt)
         return await self._async(key, lambda: self.model.acomplete_json(prompt, schema))  # type: ignore[attr-defined]
+
+
+def _schema_key(schema: Mapping[str, Any]) -> str:
+    return "json:" + json.dumps(schema, sort_keys=True, default=str)

@@ -142,3 +142,34 @@ def test_dedup_keeps_a_decision_identical() -> None:
     plain = ConMemAdmitter(StageModel()).decide(MEMORY, CONTEXT)
     deduped = ConMemAdmitter(DedupTextModel(StageModel())).decide(MEMORY, CONTEXT)
     assert json.dumps(plain.summary()) == json.dumps(deduped.summary())
+
+
+def test_dedup_keeps_structured_output_and_keys_it_by_schema() -> None:
+    from meclear_integrations.admission.model import supports_structured_output
+
+    class Structured:
+        calls = 0
+
+        def complete(self, prompt: str) -> str:
+            return prompt
+
+        async def acomplete(self, prompt: str) -> str:
+            return prompt
+
+        def complete_json(self, prompt, schema):
+            Structured.calls += 1
+            return {"schema": schema["title"]}
+
+        async def acomplete_json(self, prompt, schema):
+            return self.complete_json(prompt, schema)
+
+    model = DedupTextModel(Structured())
+    assert supports_structured_output(model)
+    assert not supports_structured_output(DedupTextModel(lambda p: p))
+    a = model.complete_json("p", {"title": "A", "properties": {"x": {"type": "string"}}})
+    b = model.complete_json("p", {"title": "B"})
+    again = asyncio.run(
+        model.acomplete_json("p", {"title": "A", "properties": {"x": {"type": "string"}}})
+    )
+    assert (a, b, again) == ({"schema": "A"}, {"schema": "B"}, {"schema": "A"})
+    assert Structured.calls == 2
