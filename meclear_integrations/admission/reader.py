@@ -63,7 +63,8 @@ IRRELEVANT_PROBES = (
 )
 """General-knowledge requests of the irrelevant probe (one per candidate, by hash)."""
 LEAK_SHARE = 0.9
-"""A probe repeating this share of the memory's topic words leaks it."""
+"""A probe repeating this share of the memory's topic words, at least :data:`LEAK_WORDS` of
+them and every name it gives, leaks it."""
 LEAK_WORDS = 3
 """... and at least this many of them (one topic word cannot restate a fact)."""
 JUDGE_SPECIFIC = 2
@@ -71,7 +72,7 @@ JUDGE_SPECIFIC = 2
 TIE_SPECIFIC = 3
 """Least specificity of a grounded memory the tie-break stores."""
 _UPDATE = "Here is the latest update I have:"
-_SHIFT = re.compile(r"\bfor ([A-Z][\w'-]+(?: [A-Z][\w'-]+)?), not ([A-Z][\w'-]+|me)\b")
+_SHIFT = re.compile(r"\bfor ([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?), not ([A-Z][\w'.-]*|me)\b")
 _NOTE = re.compile(r"Since (.*?), here is a tailored answer|earlier note: (.*?)\)\s*$", re.DOTALL)
 
 
@@ -101,6 +102,11 @@ def _topic(candidate: str, subject: str, n: int = 3) -> str:
 
 def _topic_words(candidate: str) -> set[str]:
     return {w for w in content_words(candidate) if w not in GENERIC}
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words after the first (names, places, titles): a fact's particulars."""
+    return {w.lower() for w in _WORD.findall(text)[1:] if w[0].isupper()}
 
 
 def _shared_words(candidate: str, query: str) -> int:
@@ -222,7 +228,11 @@ class AdmissionReader:
         for role, query in probes.items():
             issue = ""
             shared = _shares_topic(memory, query)
-            if shared >= LEAK_SHARE and _shared_words(memory, query) >= LEAK_WORDS:
+            if (
+                shared >= LEAK_SHARE
+                and _shared_words(memory, query) >= LEAK_WORDS
+                and _names(memory) <= _names(query)
+            ):
                 issue = "the probe repeats the candidate memory"
             elif role == "irrelevant" and shared > 0:
                 issue = "the irrelevant probe touches the memory's topic"

@@ -155,7 +155,7 @@ def parse_turns(context: str) -> tuple[Turn, ...]:
             if not line:
                 continue
         speaker, sep, text = line.partition(":")
-        if sep and len(speaker.split()) <= 3:
+        if sep and len(speaker.split()) <= 3 and "[" not in speaker:
             turns.append(Turn(len(turns), day, speaker.strip(), text.strip()))
         else:
             turns.append(Turn(len(turns), day, "", line))
@@ -180,7 +180,8 @@ def subject_of(candidate: str, context: str) -> str:
         if w in speakers or w.removesuffix("'s") in speakers:
             return w.removesuffix("'s")
     for i, w in enumerate(words):
-        if i > 0 and w[:1].isupper() and not _forms(w) & _STOP and w.lower() not in _MONTHS:
+        named = i > 0 and len(w) > 1 and w[:1].isupper() and w.lower() not in _MONTHS
+        if named and not _forms(w) & _STOP:
             return w
     return "the user"
 

@@ -164,7 +164,7 @@ def load_turns(path: str | Path) -> dict[str, dict[str, tuple[int, int, str, str
                     continue
                 for position, turn in enumerate(value):
                     if isinstance(turn, dict) and "dia_id" in turn:
-                        text = str(turn.get("text", "")).strip()
+                        text = " ".join(str(turn.get("text", "")).split())
                         caption = turn.get("blip_caption")
                         if caption:
                             text = f"{text} [shares a photo: {caption}]".strip()
@@ -446,24 +446,31 @@ def build_locomo_admission(
 def select(
     candidates: Sequence[BenchCandidate], split: str, limit: int | None = None
 ) -> list[BenchCandidate]:
-    """The candidates of ``split`` (``dev``, ``test`` or ``all``), at most ``limit`` per source.
+    """The candidates of ``split`` (``dev``, ``test`` or ``all``), about ``limit`` per source.
+
+    With a limit, each source (conversation, CLARK-News) keeps about ``limit`` candidates,
+    spread evenly over its list and shared among its kinds in proportion, with at least one
+    of each kind it has (so a small run still sees every kind).
 
     Args:
         candidates: The benchmark's candidates.
         split: ``dev``, ``test`` or ``all``.
-        limit: At most this many per source (conversation, CLARK-News), spread evenly.
+        limit: About this many per source (None: all).
 
     Returns:
-        The selection, in order.
+        The selection, in the original order.
     """
     chosen = [c for c in candidates if split == "all" or c.split == split]
     if limit is None:
         return chosen
-    by_source: dict[str, list[BenchCandidate]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[BenchCandidate]] = defaultdict(list)
+    per_source: dict[str, int] = defaultdict(int)
     for c in chosen:
-        by_source[c.source].append(c)
-    out: list[BenchCandidate] = []
-    for group in by_source.values():
-        step = max(1, len(group) / max(1, limit))
-        out += [group[int(i * step)] for i in range(min(limit, len(group)))]
-    return out
+        groups[(c.source, c.kind)].append(c)
+        per_source[c.source] += 1
+    keep: set[str] = set()
+    for (source, _), group in groups.items():
+        want = max(1, round(limit * len(group) / per_source[source]))
+        step = len(group) / min(want, len(group))
+        keep.update(group[int(i * step)].id for i in range(min(want, len(group))))
+    return [c for c in chosen if c.id in keep]

@@ -66,6 +66,18 @@ def render_locomo_report(result: LocomoAdmissionResult) -> str:
             continue
         cells = [_pct(m.kind_recall.get(k)) for m in result.methods]
         lines.append(f"| {k} | {result.counts[k]} | " + " | ".join(cells) + " |")
+    reasons = sorted({r for m in result.methods for r in m.reason_recall})
+    if reasons:
+        lines += [
+            "",
+            "## Recall per gold reason type (%)",
+            "",
+            "| reason | " + " | ".join(m.method for m in result.methods) + " |",
+            "|---|" + "---|" * len(result.methods),
+        ]
+        for r in reasons:
+            cells = [_pct(m.reason_recall.get(r)) for m in result.methods]
+            lines.append(f"| {r} | " + " | ".join(cells) + " |")
     conmem = next((m for m in result.methods if m.method == "conmem"), None)
     if conmem is not None:
         lines += [

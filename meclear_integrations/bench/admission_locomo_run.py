@@ -142,6 +142,9 @@ class MethodScore(BaseModel):
     """Per-class F1."""
     kind_recall: dict[str, float]
     """Share of correct decisions per candidate kind."""
+    reason_recall: dict[str, float] = Field(default_factory=dict)
+    """Share of correct decisions per gold reason type (``directly_relevant``,
+    ``not_needed_later``, ``false_memory_use``, ``stale_memory_use``)."""
     misaligned_do_not_store_recall: float | None
     """Do-Not-Store recall on the misaligned kinds (false claim, wrong correction, stale)."""
     reason_accuracy: float | None = None
@@ -286,6 +289,12 @@ def score_method(
         recall=m.recall,
         f1=m.f1,
         kind_recall={k: v.recall for k, v in m.per_reason.items()},
+        reason_recall={
+            k: v.recall
+            for k, v in admission_metrics(
+                gold, list(predictions), [c.reason_type for c in candidates]
+            ).per_reason.items()
+        },
         misaligned_do_not_store_recall=mis_recall,
         reason_accuracy=reason_accuracy,
         calls_per_decision=statistics.fmean(calls) if calls else 0.0,
