@@ -83,21 +83,34 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="CLARK-News folder (questions.csv) for stale/current world-fact candidates "
         "(default: a clark_news folder next to the LoCoMo one, if present)",
     )
-    g.add_argument("--split", choices=("dev", "test", "all"), default="test")
     g.add_argument(
-        "--limit", type=int, default=None, help="at most this many candidates per source"
+        "--split",
+        choices=("dev", "test", "all"),
+        default="test",
+        help="split measured (dev: conversations 26, 30, 41; test: the other seven)",
+    )
+    g.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="about this many candidates per source (conversation, CLARK-News), every kind kept",
     )
     g.add_argument(
         "--dev-limit",
         type=int,
         default=None,
-        help="at most this many dev candidates per source for choosing the cheap preset",
+        help="about this many dev candidates per source for choosing the cheap preset",
     )
     g.add_argument(
         "--no-presets", action="store_true", help="skip choosing the cheap preset on dev"
     )
-    g.add_argument("--faults-per-conversation", type=int, default=10)
-    g.add_argument("--clark-pairs", type=int, default=100)
+    g.add_argument(
+        "--faults-per-conversation",
+        type=int,
+        default=10,
+        help="fault-builder candidates of each kind per conversation",
+    )
+    g.add_argument("--clark-pairs", type=int, default=100, help="CLARK-News (stale, current) pairs")
     p.set_defaults(handler=_handle)
 
 
