@@ -40,6 +40,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "provider_retries",
                 "live_guard",
                 "preflight",
+                "pipeline",
+                "jobs",
             }
         ),
     ),
