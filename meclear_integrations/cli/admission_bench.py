@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group(
         "LoCoMo admission benchmark",
         "labels from LoCoMo's QA evidence plus fault-builder and CLARK-News misaligned "
-        "candidates; answered by the OFFLINE TEXT-READING stand-in unless --openai-model",
+        "candidates; answered by the OFFLINE TEXT-READING stand-in unless a chat model is given",
     )
     g.add_argument(
         "--locomo",
