@@ -18,7 +18,7 @@ clearance that the engine is about to trace (a context variable, read at the sta
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -58,6 +58,11 @@ class ClearanceScope:
     parent: Any = None
     """An OpenTelemetry span to parent the clearance span to (a framework
     instrumentation's span of the current step); None: the current span."""
+    cost: Callable[[], Mapping[str, Any]] | None = None
+    """The model-call cost the integration adds to the engine's report, read when the
+    clearance ends (``cost.cost_fields``: ``agent_calls``, ``judge_calls``,
+    ``agent_tokens``, ``judge_tokens``), so the clearance span carries the same figures
+    as the documents' metadata; None for the bare engine."""
 
 
 _SCOPE: ContextVar[ClearanceScope | None] = ContextVar("meclear_trace_scope", default=None)
@@ -67,19 +72,24 @@ _EVALUATION: ContextVar[Any] = ContextVar("meclear_trace_evaluation", default=No
 
 @contextmanager
 def clearance_scope(
-    *, query: str | None = None, framework: str | None = None, parent: Any = None
+    *,
+    query: str | None = None,
+    framework: str | None = None,
+    parent: Any = None,
+    cost: Callable[[], Mapping[str, Any]] | None = None,
 ) -> Iterator[ClearanceScope]:
-    """Name the query / framework / parent span of the clearance run inside the block.
+    """Name the query / framework / parent span / cost of the clearance run inside the block.
 
     Args:
         query: the query being answered.
         framework: the integration running the clearance.
         parent: the span to parent the clearance span to.
+        cost: returns the model-call fields of the run's ``ClearanceCost`` so far.
 
     Returns:
         A context manager yielding the scope.
     """
-    scope = ClearanceScope(query=query, framework=framework, parent=parent)
+    scope = ClearanceScope(query=query, framework=framework, parent=parent, cost=cost)
     token = _SCOPE.set(scope)
     try:
         yield scope

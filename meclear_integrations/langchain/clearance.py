@@ -75,7 +75,7 @@ from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
-from ..cost import with_event_cost, with_model_calls
+from ..cost import cost_source, with_event_cost, with_model_calls
 from ..gate import GatePlan
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
@@ -357,13 +357,13 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         return reference
 
     @staticmethod
-    def _trace_scope(query: str, run: Any):
-        """The clearance's tracing scope: its query and the parent span.
+    def _trace_scope(query: str, run: Any, cost: Any = None):
+        """The clearance's tracing scope: its query, the parent span and the cost source.
 
         Under OpenInference's LangChain instrumentation the parent is the clearance run's span.
         """
         parent = langchain_run_span(run.run_id, run.parent_run_id)
-        return clearance_scope(query=query, framework="langchain", parent=parent)
+        return clearance_scope(query=query, framework="langchain", parent=parent, cost=cost)
 
     @staticmethod
     def _start_inputs(query: str, ids: list[str], reference: str | None) -> dict[str, Any]:
@@ -469,7 +469,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
 
         config = plan.config if plan is not None else self._engine_config()
         engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run), metering(meter):
+        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
             report = engine.clear(memories, evaluate, prior_harmful=prior_of(plan))
         return with_model_calls(report, task.calls, meter)
 
@@ -574,6 +574,6 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
 
         config = plan.config if plan is not None else self._engine_config()
         engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run), metering(meter):
+        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
             report = await engine.aclear(memories, evaluate, prior_harmful=prior_of(plan))
         return with_model_calls(report, task.calls, meter)

@@ -58,7 +58,7 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
-from ..cost import with_event_cost, with_model_calls
+from ..cost import cost_source, with_event_cost, with_model_calls
 from ..gate import GateOutcome
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
@@ -581,14 +581,14 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
         ]
 
     @staticmethod
-    def _trace_scope(bundle: QueryBundle):
+    def _trace_scope(bundle: QueryBundle, cost: Any = None):
         """The clearance's tracing scope: its query and the parent span.
 
         Under OpenInference's LlamaIndex instrumentation the parent is the postprocessor's
         span.
         """
         return clearance_scope(
-            query=bundle.query_str, framework="llama_index", parent=llama_index_span()
+            query=bundle.query_str, framework="llama_index", parent=llama_index_span(), cost=cost
         )
 
     def _engine_config(self) -> ClearanceConfig:
@@ -673,7 +673,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
                     ),
                     tracing=self.tracing,
                 )
-                with self._trace_scope(bundle), metering(meter):
+                with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
                     report = engine.clear(memories, task, prior_harmful=prior_of(plan))
                 report = ticket.observe(with_model_calls(report, task.calls, meter))
         except BaseException as exc:
@@ -729,7 +729,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
                 calls.append(task)
                 config = plan.config if plan is not None else self._engine_config()
                 engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-                with self._trace_scope(bundle), metering(meter):
+                with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
                     report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
                 report = ticket.observe(with_model_calls(report, task.calls, meter))
         except BaseException as exc:

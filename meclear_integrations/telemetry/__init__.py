@@ -38,7 +38,14 @@ Attributes (GenAI semantic conventions and OpenInference where they define one):
   unverified, skipped; ``raised`` when the run raised), ``meclear.status_reason``,
   ``meclear.early_exit``, ``meclear.baseline_value``, ``meclear.final_value``,
   ``meclear.estimator``, ``meclear.clearance_search``, ``meclear.cost.<field>`` (every
-  numeric field of ``ClearanceCost``), ``meclear.config.*``, ``meclear.trace.detail``,
+  numeric field of ``ClearanceCost``: coalitions, evaluator_calls, cache_hits,
+  wall_seconds, rounds, attempts, retries and, from an integration, the same model calls
+  as the documents' ``model_calls`` metadata: ``meclear.cost.agent_calls``,
+  ``meclear.cost.judge_calls``, ``meclear.cost.model_calls``), the tokens when the
+  provider reports usage (``meclear.cost.agent_tokens.input_tokens`` /
+  ``.output_tokens`` / ``.calls_reported``, the same for ``judge_tokens``, and their sums
+  as ``gen_ai.usage.input_tokens`` / ``gen_ai.usage.output_tokens``),
+  ``meclear.config.*``, ``meclear.trace.detail``,
   ``meclear.framework``; a failed (fail-open) run: ERROR status, ``error.type`` = the
   failure reason, ``meclear.failure.reason`` / ``.stage`` / ``.failed_count``.
 - stage spans ``meclear.stage.<stage>``: ``meclear.stage`` and the stage event's payload

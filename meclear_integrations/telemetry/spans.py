@@ -268,6 +268,7 @@ class ClearanceTrace:
         tracer: The OpenTelemetry tracer.
         root: The clearance span.
         config: The engine configuration.
+        scope: The integration's scope (query, framework, parent, cost source), if any.
     """
 
     def __init__(
@@ -276,8 +277,10 @@ class ClearanceTrace:
         tracer: Tracer,
         root: Span,
         config: ClearanceConfig,
+        scope: ClearanceScope | None = None,
     ) -> None:
         self.settings = settings
+        self.scope = scope
         self.tracer = tracer
         self.root = root
         self.config = config
@@ -447,6 +450,47 @@ class ClearanceTrace:
         if detail == "evaluations" or complete:
             span.add_event(A.PROGRESS_EVENT, _flatten("meclear.progress", numbers))
 
+    def _cost(self, report: ClearanceReport) -> dict[str, Any]:
+        """The cost attributes: the report's, with the integration's model calls and tokens.
+
+        Args:
+            report: The engine's report (model calls not yet filled in).
+
+        Returns:
+            ``meclear.cost.*`` and ``gen_ai.usage.*`` attributes.
+        """
+        cost = report.cost
+        source = self.scope.cost if self.scope is not None else None
+        if source is not None:
+            try:
+                fields = {k: v for k, v in source().items() if v is not None}
+                cost = cost.model_copy(update=fields)
+            except Exception:  # a broken cost source never breaks the clearance
+                pass
+        attrs: dict[str, Any] = {}
+        for name, value in cost.model_dump().items():
+            if _number(value) is not None:
+                attrs[A.COST_PREFIX + name] = value
+        if cost.model_calls is not None:
+            attrs[A.COST_MODEL_CALLS] = cost.model_calls
+        inputs = outputs = 0
+        reported = False
+        for prefix, usage in (
+            (A.COST_AGENT_TOKENS, cost.agent_tokens),
+            (A.COST_JUDGE_TOKENS, cost.judge_tokens),
+        ):
+            if usage is None:
+                continue
+            reported = True
+            for key, value in usage.model_dump().items():
+                attrs[f"{prefix}.{key}"] = value
+            inputs += usage.input_tokens
+            outputs += usage.output_tokens
+        if reported:
+            attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = inputs
+            attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = outputs
+        return attrs
+
     def done(self, report: ClearanceReport) -> ClearanceReport:
         """Record the report's outcome on the root span.
 
@@ -478,9 +522,7 @@ class ClearanceTrace:
             attrs["meclear.estimator"] = report.estimator
         if report.status_reason:
             attrs["meclear.status_reason"] = redact(report.status_reason)[:200]
-        for name, value in report.cost.model_dump().items():
-            if _number(value) is not None:
-                attrs[f"meclear.cost.{name}"] = value
+        attrs.update(self._cost(report))
         by_id = {m.id: m for m in report.kept}
         for i, mid in enumerate(kept[:MAX_IDS]):
             attrs[f"{A.RERANKER_OUTPUT_DOCUMENTS}.{i}.{A.DOCUMENT_ID}"] = redact(mid)
@@ -546,7 +588,7 @@ def open_clearance(
     if not root.is_recording():
         root.end()
         return None
-    traced = ClearanceTrace(settings, tracer, root, config)
+    traced = ClearanceTrace(settings, tracer, root, config, scope)
     docs: dict[str, Any] = {}
     for i, memory in enumerate(context[:MAX_IDS]):
         docs[f"{A.RERANKER_INPUT_DOCUMENTS}.{i}.{A.DOCUMENT_ID}"] = redact(memory.id)
