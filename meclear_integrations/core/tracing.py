@@ -13,13 +13,23 @@ evaluation of a traced clearance is running in this context.
 
 :func:`clearance_scope` lets an integration name the query and the framework of the
 clearance that the engine is about to trace (a context variable, read at the start).
+
+Internal runs below ``detail="evaluations"``: the agent's and the judge's model calls are
+the clearance's internal runs, and other tracing systems would record every one of them
+(OpenInference's LangChain / LlamaIndex instrumentations make a span of each, LangSmith
+switched on by ``LANGSMITH_TRACING=true`` a run of each). Below ``"evaluations"``
+:func:`start_trace` wraps each evaluator call in :func:`quiet_internal_runs`: OpenTelemetry's
+suppress-instrumentation context key (honoured by OpenInference's and OpenTelemetry's own
+instrumentations; MeClear's spans use the SDK tracer directly and stay) and every quieter
+an integration registered (:func:`register_quieter`: the LangChain integration turns
+LangSmith's tracing context off).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,6 +51,8 @@ __all__ = [
     "Trace",
     "clearance_scope",
     "judge_call",
+    "quiet_internal_runs",
+    "register_quieter",
     "start_trace",
 ]
 
@@ -95,6 +107,47 @@ def clearance_scope(
         yield scope
     finally:
         _SCOPE.reset(token)
+
+
+Quieter = Callable[[bool], AbstractContextManager[Any]]
+"""``quieter(quiet)``: a context manager turning a tracing system's recording of internal
+runs off (``quiet=True``) or back on (``quiet=False``) for a block."""
+
+_QUIETERS: dict[str, Quieter] = {}
+
+
+def register_quieter(name: str, quieter: Quieter) -> None:
+    """Register a tracing system's switch for internal runs (an integration, at import).
+
+    Args:
+        name: A unique name (registering it again replaces the switch).
+        quieter: ``quieter(quiet) -> context manager``.
+    """
+    _QUIETERS[name] = quieter
+
+
+def _quieters() -> list[Quieter]:
+    found = list(_QUIETERS.values())
+    if "opentelemetry.context" in sys.modules:
+        # The one import of an outer layer from core (see start_trace): lazy, only once
+        # the application has loaded OpenTelemetry.
+        from ..telemetry.quiet import suppress_instrumentation
+
+        found.append(suppress_instrumentation)
+    return found
+
+
+@contextmanager
+def quiet_internal_runs() -> Iterator[None]:
+    """Within the block, other tracing systems record no run or span (module docstring).
+
+    Yields:
+        Nothing.
+    """
+    with ExitStack() as stack:
+        for quieter in _quieters():
+            stack.enter_context(quieter(True))
+        yield
 
 
 class JudgeCall(Protocol):
@@ -193,6 +246,15 @@ def start_trace(
         The trace (a no-op when nothing records spans).
     """
     settings = settings if settings is not None else _DEFAULT
+    trace = _spans(settings, context, config)
+    if settings.detail == "evaluations" or not (
+        _QUIETERS or "opentelemetry.context" in sys.modules
+    ):
+        return trace
+    return _Quieted(trace)
+
+
+def _spans(settings: TraceSettings, context: Sequence[Memory], config: ClearanceConfig) -> Trace:
     if not settings.enabled:
         return NULL_TRACE
     if settings.tracer_provider is None and "opentelemetry.trace" not in sys.modules:
@@ -203,6 +265,46 @@ def start_trace(
 
     trace = open_clearance(settings, context, config, _SCOPE.get())
     return trace if trace is not None else NULL_TRACE
+
+
+class _Quieted:
+    """``trace`` whose evaluator calls run in :func:`quiet_internal_runs`."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def __enter__(self) -> _Quieted:
+        self.trace.__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.trace.__exit__(exc_type, exc, tb)
+
+    def evaluator(self, evaluate: Evaluator) -> Evaluator:
+        from .evaluation import is_async_evaluator  # no import cycle at module level
+
+        if is_async_evaluator(evaluate):
+
+            async def quiet_async(coalition: tuple[Memory, ...], trial: int) -> Any:
+                with quiet_internal_runs():
+                    score = evaluate(coalition, trial)
+                    if hasattr(score, "__await__"):
+                        score = await score
+                    return score
+
+            return self.trace.evaluator(quiet_async)
+
+        def quiet(coalition: tuple[Memory, ...], trial: int) -> Any:
+            with quiet_internal_runs():
+                return evaluate(coalition, trial)
+
+        return self.trace.evaluator(quiet)
+
+    def stage(self, event: StageEvent) -> None:
+        self.trace.stage(event)
+
+    def done(self, report: ClearanceReport) -> ClearanceReport:
+        return self.trace.done(report)
 
 
 def judge_call(

@@ -110,7 +110,12 @@ from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
 from .usage import USAGE_CALLBACK
-from .volume import arecord_failure, evaluation_callbacks, record_failure
+from .volume import (
+    arecord_failure,
+    clearance_run_context,
+    evaluation_callbacks,
+    record_failure,
+)
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
 
@@ -377,9 +382,10 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         manager.add_handler(USAGE_CALLBACK, inherit=True)
         reference = self._reference(manager.metadata)
         ids = document_ids(documents)
-        run = manager.on_chain_start(
-            None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
-        )
+        with clearance_run_context(self.tracing):
+            run = manager.on_chain_start(
+                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            )
         gate, plan = self._gate(), None
         try:
             if not documents:
@@ -481,9 +487,10 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         manager.add_handler(USAGE_CALLBACK, inherit=True)
         reference = self._reference(manager.metadata)
         ids = document_ids(documents)
-        run = await manager.on_chain_start(
-            None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
-        )
+        with clearance_run_context(self.tracing):
+            run = await manager.on_chain_start(
+                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            )
         gate, plan = self._gate(), None
         try:
             if not documents:
