@@ -81,6 +81,7 @@ from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_ev
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -98,7 +99,6 @@ from ..prompts import (
     render_memories,
     validate_metadata_keys,
 )
-from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
 from ..triggers.base import Trigger
@@ -243,7 +243,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
 
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
-    _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
+    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")

@@ -64,10 +64,10 @@ from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard, live_config
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
-from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
@@ -379,7 +379,7 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
 
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
-    _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
+    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
