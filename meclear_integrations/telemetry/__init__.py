@@ -24,7 +24,14 @@ Span tree (``detail`` chooses how much of it)::
 - ``detail="failures"`` (default): the clearance and stage spans; an evaluation span (and
   its judge span) only for calls that raised, back-dated to the call's start.
 - ``detail="stages"``: the clearance and stage spans only.
-In the last two, model spans of the calls that are not traced nest under the stage span.
+In the last two, each evaluator call runs with OpenTelemetry's suppress-instrumentation key
+set (:func:`~meclear_integrations.core.tracing.quiet_internal_runs`): OpenInference's
+LangChain and LlamaIndex instrumentations (and OpenTelemetry's own) make no span of the
+agent's and judge's calls, so a clearance is 4 spans under them too; an instrumentation
+that ignores the key nests its model spans under the stage span. Under OpenInference's
+LangChain instrumentation the clearance run makes no span of its own (the clearance span
+stands for it), and at ``"evaluations"`` its evaluation spans nest under
+``meclear.evaluate``.
 
 Attributes (GenAI semantic conventions and OpenInference where they define one):
 
