@@ -50,8 +50,10 @@ __all__ = [
     "JudgeCall",
     "Trace",
     "clearance_scope",
+    "evaluation_contexts",
     "judge_call",
     "quiet_internal_runs",
+    "register_evaluation_context",
     "register_quieter",
     "start_trace",
 ]
@@ -148,6 +150,34 @@ def quiet_internal_runs() -> Iterator[None]:
         for quieter in _quieters():
             stack.enter_context(quieter(True))
         yield
+
+
+_EVALUATION_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
+
+
+def register_evaluation_context(
+    name: str, factory: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    """Register a context every traced evaluation span runs its call in (an integration).
+
+    Used to make a framework instrumentation parent its spans of the call to the
+    evaluation span (the LlamaIndex integration detaches the call from the current
+    LlamaIndex span under OpenInference, so its LLM spans nest under ``meclear.evaluate``).
+
+    Args:
+        name: A unique name (registering it again replaces the context).
+        factory: Returns the context manager, entered around each traced evaluator call.
+    """
+    _EVALUATION_CONTEXTS[name] = factory
+
+
+def evaluation_contexts() -> list[AbstractContextManager[Any]]:
+    """New instances of the registered evaluation contexts.
+
+    Returns:
+        The context managers to enter around one traced evaluator call.
+    """
+    return [factory() for factory in _EVALUATION_CONTEXTS.values()]
 
 
 class JudgeCall(Protocol):

@@ -22,6 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from contextvars import Token
 from typing import Any
 
@@ -36,7 +37,7 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.trace_settings import TraceSettings
-from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope
+from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope, evaluation_contexts
 from ..payloads import stage_event_payload
 from . import attributes as A
 
@@ -383,16 +384,22 @@ class ClearanceTrace:
     def _begin(self, coalition: tuple[Memory, ...], trial: int) -> tuple[_Evaluation, tuple]:
         evaluation = _Evaluation(self, self._parent(), [m.id for m in coalition], trial)
         current = evaluation.span if evaluation.span is not None else evaluation.parent
+        contexts = ExitStack()
         tokens = (
             otel_context.attach(trace.set_span_in_context(current)),
             _EVALUATION.set(evaluation),
             _SCOPE.set(None),  # a clearance inside the evaluator is a new clearance
+            contexts,
         )
+        if evaluation.span is not None:  # framework spans of the call go under it
+            for context in evaluation_contexts():
+                contexts.enter_context(context)
         return evaluation, tokens
 
     @staticmethod
     def _end(tokens: tuple) -> None:
-        otel_token, evaluation_token, scope_token = tokens
+        otel_token, evaluation_token, scope_token, contexts = tokens
+        contexts.close()
         _SCOPE.reset(scope_token)
         _EVALUATION.reset(evaluation_token)
         otel_context.detach(otel_token)

@@ -164,7 +164,18 @@ def test_llama_index_four_spans_per_clearance(
     assert plain - cleared == Counter()  # the answer's own LLM span is still there
 
 
-def test_llama_index_evaluations_keep_the_model_spans(traces: Traces, oi_llama_index: None) -> None:
-    _llama_index(traces, "evaluations", asynchronous=True)
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_llama_index_evaluation_spans_nest_under_their_stage(
+    traces: Traces, oi_llama_index: None, asynchronous: bool
+) -> None:
+    _llama_index(traces, "evaluations", asynchronous)
     models = [s for s in traces.spans if s.attributes.get("openinference.span.kind") == "LLM"]
-    assert len(models) > 52
+    parents = Counter(traces.parent_name(s) for s in models)
+    # every agent call under its evaluation span, every judge call under its judge span;
+    # none directly under the postprocessor, the answer's own LLM spans where they were
+    assert parents["meclear.evaluate"] == 52 and parents["meclear.judge"] >= 1
+    assert not [p for p in parents if p and p.startswith("MeClearPostprocessor")], parents
+    assert any(p and p.startswith(("SimulatedLLM", "DefaultRefine")) for p in parents)
+    assert {traces.parent_name(s) for s in traces.named("meclear.evaluate")} <= STAGES
+    query = traces.parent(traces.one("meclear.clearance"))
+    assert {s.context.trace_id for s in models} == {query.context.trace_id}
