@@ -365,7 +365,8 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     def _trace_scope(query: str, run: Any, cost: Any = None):
         """The clearance's tracing scope: its query, the parent span and the cost source.
 
-        Under OpenInference's LangChain instrumentation the parent is the clearance run's span.
+        Under OpenInference's LangChain instrumentation the parent is the retriever's span
+        (the clearance run makes no span there: ``volume.clearance_run_context``).
         """
         parent = langchain_run_span(run.run_id, run.parent_run_id)
         return clearance_scope(query=query, framework="langchain", parent=parent, cost=cost)
