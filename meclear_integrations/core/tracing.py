@@ -54,6 +54,7 @@ __all__ = [
     "judge_call",
     "quiet_internal_runs",
     "register_evaluation_context",
+    "register_internal_context",
     "register_quieter",
     "start_trace",
 ]
@@ -153,6 +154,23 @@ def quiet_internal_runs() -> Iterator[None]:
 
 
 _EVALUATION_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
+_INTERNAL_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
+
+
+def register_internal_context(
+    name: str, factory: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    """Register a context every evaluator call runs in, at every ``detail`` (an integration).
+
+    Used to mark the clearance's internal runs (the LlamaIndex integration adds the
+    instrument tag ``meclear: internal`` to the events and spans of the agent's and the
+    judge's calls).
+
+    Args:
+        name: A unique name (registering it again replaces the context).
+        factory: Returns the context manager, entered around each evaluator call.
+    """
+    _INTERNAL_CONTEXTS[name] = factory
 
 
 def register_evaluation_context(
@@ -277,11 +295,12 @@ def start_trace(
     """
     settings = settings if settings is not None else _DEFAULT
     trace = _spans(settings, context, config)
-    if settings.detail == "evaluations" or not (
+    quiet = settings.detail != "evaluations" and bool(
         _QUIETERS or "opentelemetry.context" in sys.modules
-    ):
+    )
+    if not (quiet or _INTERNAL_CONTEXTS):
         return trace
-    return _Quieted(trace)
+    return _Quieted(trace, quiet=quiet)
 
 
 def _spans(settings: TraceSettings, context: Sequence[Memory], config: ClearanceConfig) -> Trace:
@@ -298,10 +317,14 @@ def _spans(settings: TraceSettings, context: Sequence[Memory], config: Clearance
 
 
 class _Quieted:
-    """``trace`` whose evaluator calls run in :func:`quiet_internal_runs`."""
+    """``trace`` whose evaluator calls run in the internal-run contexts (and quieted).
 
-    def __init__(self, trace: Trace) -> None:
+    Quieted (:func:`quiet_internal_runs`) when ``quiet``: below ``detail="evaluations"``.
+    """
+
+    def __init__(self, trace: Trace, *, quiet: bool = True) -> None:
         self.trace = trace
+        self.quiet = quiet
 
     def __enter__(self) -> _Quieted:
         self.trace.__enter__()
@@ -316,7 +339,7 @@ class _Quieted:
         if is_async_evaluator(evaluate):
 
             async def quiet_async(coalition: tuple[Memory, ...], trial: int) -> Any:
-                with quiet_internal_runs():
+                with self._internal():
                     score = evaluate(coalition, trial)
                     if hasattr(score, "__await__"):
                         score = await score
@@ -325,10 +348,19 @@ class _Quieted:
             return self.trace.evaluator(quiet_async)
 
         def quiet(coalition: tuple[Memory, ...], trial: int) -> Any:
-            with quiet_internal_runs():
+            with self._internal():
                 return evaluate(coalition, trial)
 
         return self.trace.evaluator(quiet)
+
+    @contextmanager
+    def _internal(self) -> Iterator[None]:
+        with ExitStack() as stack:
+            for factory in _INTERNAL_CONTEXTS.values():
+                stack.enter_context(factory())
+            if self.quiet:
+                stack.enter_context(quiet_internal_runs())
+            yield
 
     def stage(self, event: StageEvent) -> None:
         self.trace.stage(event)

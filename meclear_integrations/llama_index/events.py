@@ -24,6 +24,12 @@ each traced evaluator call runs detached from the current LlamaIndex span
 :func:`~meclear_integrations.core.tracing.register_evaluation_context`), so the
 instrumentation parents the agent's and judge's LLM spans to MeClear's ``meclear.evaluate``
 span (the current OpenTelemetry span), inside its stage, instead of the postprocessor span.
+
+Internal runs: every evaluator call (the agent's and the judge's LLM calls) runs with the
+instrument tag :data:`INTERNAL_TAG` (``{"meclear": "internal"}``, merged into the current
+tags; :func:`internal_run_tags`), so an event or span handler (a UI streaming
+``LLMChatInProgressEvent`` tokens, say) can tell them from the user-facing LLM calls:
+``event.tags.get("meclear") == "internal"``.
 """
 
 from __future__ import annotations
@@ -33,16 +39,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from llama_index.core.instrumentation.dispatcher import active_instrument_tags
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.span import active_span_id
 from pydantic import Field
 
 from ..core.events import Stage, StageEvent
 from ..core.redaction import redact
-from ..core.tracing import register_evaluation_context
+from ..core.tracing import register_evaluation_context, register_internal_context
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
 
+INTERNAL_TAG = {"meclear": "internal"}
+"""The LlamaIndex instrument tag of the clearance's internal runs (``event.tags``)."""
+
 __all__ = [
+    "INTERNAL_TAG",
     "AttributionEndEvent",
     "AttributionStartEvent",
     "ClearanceEndEvent",
@@ -57,6 +68,7 @@ __all__ = [
     "ScreeningStartEvent",
     "StageTracker",
     "detached_from_llama_index_span",
+    "internal_run_tags",
     "progress_event",
     "stage_events",
 ]
@@ -399,3 +411,20 @@ def detached_from_llama_index_span() -> Iterator[None]:
 
 
 register_evaluation_context("llama_index", detached_from_llama_index_span)
+
+
+@contextmanager
+def internal_run_tags() -> Iterator[None]:
+    """Within the block, LlamaIndex events and spans carry :data:`INTERNAL_TAG`.
+
+    Yields:
+        Nothing.
+    """
+    token = active_instrument_tags.set({**active_instrument_tags.get(), **INTERNAL_TAG})
+    try:
+        yield
+    finally:
+        active_instrument_tags.reset(token)
+
+
+register_internal_context("llama_index", internal_run_tags)

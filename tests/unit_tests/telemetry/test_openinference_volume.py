@@ -179,3 +179,37 @@ def test_llama_index_evaluation_spans_nest_under_their_stage(
     assert {traces.parent_name(s) for s in traces.named("meclear.evaluate")} <= STAGES
     query = traces.parent(traces.one("meclear.clearance"))
     assert {s.context.trace_id for s in models} == {query.context.trace_id}
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_llama_index_internal_llm_events_are_tagged(asynchronous: bool) -> None:
+    """Every LLM event of the clearance's agent and judge calls carries the instrument tag
+    ``meclear: internal``; the answer's own LLM call does not (a streaming handler can
+    tell them apart)."""
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+    from llama_index.core.instrumentation.events.llm import LLMCompletionStartEvent
+
+    from meclear_integrations.llama_index.events import INTERNAL_TAG
+
+    seen: list[dict] = []
+
+    class Starts(BaseEventHandler):
+        @classmethod
+        def class_name(cls) -> str:
+            return "Starts"
+
+        def handle(self, event, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            if isinstance(event, LLMCompletionStartEvent):
+                seen.append(dict(event.tags))
+
+    root = get_dispatcher()
+    before = list(root.event_handlers)
+    root.add_event_handler(Starts())
+    try:
+        traces = Traces()
+        assert _llama_index(traces, "failures", asynchronous) == "December 2023"
+    finally:
+        root.event_handlers[:] = before
+    internal = [t for t in seen if t.get("meclear") == INTERNAL_TAG["meclear"]]
+    assert len(internal) >= 52 and len(seen) - len(internal) == 1  # + the answer's call
