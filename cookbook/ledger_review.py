@@ -5,10 +5,13 @@ memories that verified clearances removed for several distinct queries; a person
 This script plays the whole loop offline (the task agent and judge are the SIMULATED
 evidence world):
 
-1. three users ask about John's trip through ``ClearingRetriever`` with a ledger: the
-   first query pays a full clearance, the next ones are ledger-guided (the baseline and
-   one verified candidate);
-2. ``ledger.review(min_queries=2)`` proposes the two stale records;
+1. four users ask about John's trip through ``ClearingRetriever`` with a ledger: the
+   first question pays a full clearance; its rewordings ("Remind me: ...") are questions
+   like it, so they are ledger-guided (the baseline and one verified candidate); a second,
+   differently worded question ("When did John travel to Italy?") is not in the first
+   one's scope and pays its own full clearance;
+2. ``ledger.review(min_queries=2)`` proposes the two stale records, harmful for two
+   distinct questions (a ledger-guided rewording repeats a harm, it is not a new question);
 3. a person approves each proposal (interactively when run in a terminal, otherwise every
    proposal whose text is unchanged is approved and the script says so);
 4. the approved memories are deleted from the ``InMemoryVectorStore`` by *your* code, after
@@ -36,6 +39,7 @@ from meclear_integrations.triggers import WhenJudgeFails
 QUESTIONS = [
     "Which month was John in Italy?",
     "Remind me: which month was John in Italy?",
+    "When did John travel to Italy?",
     "Which month was John in Italy? Do you remember?",
 ]
 

@@ -74,8 +74,9 @@ class LedgerLike(Protocol):
         """
         ...
 
-    # A ledger may also offer ``prior_candidate(context) -> PriorCandidate`` (ids and the
-    # members to put back); the gate uses it when present, else ``prior_harmful``.
+    # A ledger may also offer ``prior_candidate(context, query=...) -> PriorCandidate``
+    # (ids and the members to put back, scoped to the question when it also offers
+    # ``scoped_harm``); the gate uses it when present, else ``prior_harmful``.
 
     @property
     def record(self) -> Callable[..., Any]:
@@ -101,6 +102,12 @@ class GatePlan:
     prior_unproven: tuple[str, ...] = ()
     """Members of ``prior_ids`` whose own harm was never proven (the engine puts them back
     one at a time; ``core.prior``)."""
+    prior_settled: tuple[str, ...] = ()
+    """Members of ``prior_ids`` whose harm for this question a reference or a person's
+    correction verified (``core.prior``)."""
+    prior_scoped: bool = False
+    """The prior candidate is the ledger's harm for this question or one like it (tried
+    before the engine's early exit; ``core.prior``)."""
     notes: dict[str, str] = field(default_factory=dict)
     """What went wrong on the side (a trigger or ledger failure), redacted."""
 
@@ -112,7 +119,12 @@ class GatePlan:
     @property
     def prior(self) -> PriorCandidate:
         """What to pass to the engine as ``prior_harmful``."""
-        return PriorCandidate(ids=self.prior_ids, unproven=self.prior_unproven)
+        return PriorCandidate(
+            ids=self.prior_ids,
+            unproven=self.prior_unproven,
+            settled=self.prior_settled,
+            scoped=self.prior_scoped,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +197,8 @@ class ClearanceGate:
         shortcut: False records to the ledger without offering its verified harm to the
             engine (every clearance cold).
         origin: The origin label written with each ledger record.
+        record_failed: Also record runs that failed open (False for background audits,
+            which retry instead and record only their final result).
 
     Example:
         >>> from meclear_integrations.gate import ClearanceGate
@@ -201,8 +215,10 @@ class ClearanceGate:
         record_skipped: bool = True,
         shortcut: bool = True,
         origin: str = "live",
+        record_failed: bool = True,
     ) -> None:
         self.trigger = trigger if trigger is not None else Always()
+        self.record_failed = record_failed
         self.ledger = ledger
         self.shortcut = shortcut
         self.token_counter = token_counter
@@ -242,7 +258,7 @@ class ClearanceGate:
         except Exception as exc:
             decision = self._trigger_failed(exc, notes)
         prior = (
-            self._prior(context.memories, notes)
+            self._prior(context.memories, notes, context.query)
             if decision.run and context.memories
             else PriorCandidate()
         )
@@ -269,7 +285,7 @@ class ClearanceGate:
             decision = self._trigger_failed(exc, notes)
         prior = PriorCandidate()
         if decision.run and context.memories and self.ledger is not None and self.shortcut:
-            prior = await asyncio.to_thread(self._prior, context.memories, notes)
+            prior = await asyncio.to_thread(self._prior, context.memories, notes, context.query)
         return self._plan(context, decision, config, prior, notes)
 
     def _context(self, query: str, memories: Sequence[Memory]) -> TriggerContext:
@@ -282,11 +298,15 @@ class ClearanceGate:
         )
         return TriggerDecision(run=True, policy=self.trigger.name, reason="trigger_error")
 
-    def _prior(self, memories: Sequence[Memory], notes: dict[str, str]) -> PriorCandidate:
+    def _prior(
+        self, memories: Sequence[Memory], notes: dict[str, str], query: str | None = None
+    ) -> PriorCandidate:
         if self.ledger is None or not self.shortcut:
             return PriorCandidate()
         try:
             candidate = getattr(self.ledger, "prior_candidate", None)
+            if candidate is not None and query is not None and hasattr(self.ledger, "scoped_harm"):
+                return PriorCandidate.of(candidate(memories, query=query))  # scoped (ledger)
             if candidate is not None:
                 return PriorCandidate.of(candidate(memories))
             return PriorCandidate.of(self.ledger.prior_harmful(memories))
@@ -314,6 +334,8 @@ class ClearanceGate:
             config=config,
             prior_ids=prior.ids,
             prior_unproven=prior.unproven,
+            prior_settled=prior.settled,
+            prior_scoped=prior.scoped,
             notes=notes,
         )
 
@@ -375,7 +397,9 @@ class ClearanceGate:
         return fit_to_budget(report, limit, counter=counter)
 
     def _records(self, report: ClearanceReport) -> bool:
-        return self.ledger is not None and (self.record_skipped or report.status != "skipped")
+        if self.ledger is None or (report.status == "failed" and not self.record_failed):
+            return False
+        return self.record_skipped or report.status != "skipped"
 
     def _record(
         self,

@@ -220,9 +220,10 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
 
     When the run stopped before attribution (the full context already succeeded: early
     exit) the numeric fields are None, ``harmful`` and ``cleared`` are False and
-    ``early_exit`` is True. A failed run (fail-open) adds ``status`` and ``failure``; an
-    abstaining (``unverified``) or declined (``skipped``) run adds ``status`` and
-    ``status_reason`` (the context is unchanged).
+    ``early_exit`` is True. ``status`` is always there: ``complete`` for a finished run; a
+    failed run (fail-open) has ``status: "failed"`` and ``failure``; an abstaining
+    (``unverified``) or declined (``skipped``) run has its ``status`` and ``status_reason``
+    (the context is unchanged).
 
     Args:
         report: The engine's report.
@@ -241,6 +242,8 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     elif report.status in ("unverified", "skipped"):
         meta["status"] = report.status
         meta["status_reason"] = report.status_reason
+    else:
+        meta["status"] = report.status  # "complete": every item says how its run ended
     calls = model_calls_summary(report)
     if calls is not None:
         meta["model_calls"] = calls

@@ -163,7 +163,8 @@ class ReviewOutcome(BaseModel):
     faults: list[str]
     """Ids of the conversation's injected faults."""
     eligible: list[str]
-    """Fault records retrieved, about the query and failing it, for >= N distinct queries."""
+    """Fault records retrieved, about the query and failing it, for >= N distinct questions
+    (rewordings of one question, alike under ``ledger.scope``, are one question)."""
 
 
 class ConfigRun(BaseModel):
@@ -282,7 +283,9 @@ class _Runner:
     ) -> QueryOutcome:
         context = query.case.context()
         failing, recoverable = _world_flags(query, self.check_trials, self.temperature)
-        known = set(ledger.prior_harmful(context)) if query.fault_ids else set()
+        known = (  # the harm the scoped ledger offers this question
+            set(ledger.prior_harmful(context, query=query.case.query)) if query.fault_ids else set()
+        )
         plan = gate.plan(query.case.query, context, self.engine)
         evaluator = _evaluator(query, self.judge, self.temperature, query.case.reference)
         if plan.run:
@@ -369,15 +372,16 @@ def review_stream(
         The review's outcome against the injected faults.
     """
     from ..ledger import HarmLedger
+    from ..ledger.scope import content_tokens
 
     with HarmLedger(ledger_path, namespace=stream.conversation, create=False) as ledger:
         proposed = [p.memory_id for p in ledger.review(min_queries=n)]
     texts = {q.position: q.case.query for q in stream.queries}
-    seen: dict[str, set[str]] = {}
+    seen: dict[str, set[frozenset[str]]] = {}
     for o in outcomes:
-        if o.failing:
+        if o.failing:  # distinct questions: a template rewording is the same question
             for fid in o.fault_ids:
-                seen.setdefault(fid, set()).add(" ".join(texts[o.position].split()))
+                seen.setdefault(fid, set()).add(content_tokens(texts[o.position]))
     return ReviewOutcome(
         conversation=stream.conversation,
         proposed=proposed,

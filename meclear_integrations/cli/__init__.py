@@ -20,6 +20,7 @@ COMMANDS: list[str] = [
     "meclear_integrations.cli.admission_bench",
     "meclear_integrations.cli.soak",
     "meclear_integrations.cli.ledger",
+    "meclear_integrations.cli.worker",
 ]
 
 

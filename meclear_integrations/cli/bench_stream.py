@@ -51,6 +51,27 @@ def add_stream_flags(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--review-min-queries", type=int, default=2, help="N of the final review (2)"
     )
+    group.add_argument(
+        "--mode",
+        default=None,
+        help="the production loop instead of methods x policies: comma-separated loop modes "
+        "none,inline,background on a simulated clock (bench.stream_loop)",
+    )
+    group.add_argument(
+        "--loop-policy", default="judge", help="trigger policy of the --mode runs (judge)"
+    )
+    group.add_argument(
+        "--call-seconds", type=float, default=0.5, help="--mode: seconds per model call (0.5)"
+    )
+    group.add_argument(
+        "--interval-seconds",
+        type=float,
+        default=2.0,
+        help="--mode: seconds between two queries of a conversation (2)",
+    )
+    group.add_argument(
+        "--audit-workers", type=int, default=4, help="--mode background: audit workers (4)"
+    )
 
 
 def _command(args: argparse.Namespace, methods: str) -> str:
@@ -92,6 +113,8 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.locomo is None:
         raise ConfigurationError("--stream needs --locomo DIR (the LoCoMo conversations)")
+    if getattr(args, "mode", None):
+        return run_loop_bench(args)
     methods = args.methods or DEFAULT_METHODS
     method_list = [m.strip() for m in methods.split(",") if m.strip()]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -150,6 +173,82 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
     from ..bench.stream_report import render_stream_markdown
 
     print(render_stream_markdown(results))
+    print(f"wrote {', '.join(str(p) for p in written.values())}")
+    return results
+
+
+def _loop_command(args: argparse.Namespace) -> str:
+    parts = ["meclear", "bench", "--stream", "--locomo", str(args.locomo), "--k", str(args.k)]
+    parts += ["--mode", args.mode, "--loop-policy", args.loop_policy]
+    parts += ["--call-seconds", f"{args.call_seconds:g}"]
+    parts += ["--interval-seconds", f"{args.interval_seconds:g}"]
+    parts += ["--audit-workers", str(args.audit_workers)]
+    parts += ["--fault-share", f"{args.fault_share:g}", "--seed", str(args.seed)]
+    if args.conversations:
+        parts += ["--conversations", args.conversations]
+    if args.max_queries is not None:
+        parts += ["--max-queries", str(args.max_queries)]
+    parts += ["--out", str(args.out)]
+    return shlex.join(parts)
+
+
+def run_loop_bench(args: argparse.Namespace) -> dict[str, Any]:
+    """``--stream --mode``: the production loop (none / inline / background) over the streams.
+
+    Args:
+        args: The parsed flags.
+
+    Returns:
+        The loop results (also written to ``--out``).
+
+    Raises:
+        ConfigurationError: An unknown mode.
+    """
+    from ..bench.cli_args import engine_config
+    from ..bench.stream_build import build_streams
+    from ..bench.stream_loop import LOOP_MODES, LoopSettings, run_loop
+    from ..bench.stream_loop_report import loop_results, render_loop_markdown, write_loop_outputs
+    from .bench import signal_settings
+
+    modes = [m.strip() for m in args.mode.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in LOOP_MODES]
+    if unknown:
+        raise ConfigurationError(f"unknown --mode {unknown}; choose from {', '.join(LOOP_MODES)}")
+    build = build_streams(
+        args.locomo,
+        k=args.k,
+        seed=args.seed,
+        fault_share=args.fault_share,
+        conversations=args.conversations.split(",") if args.conversations else None,
+        max_queries_per_conversation=args.max_queries,
+    )
+    settings = LoopSettings(args.call_seconds, args.interval_seconds, args.audit_workers)
+    signals = signal_settings(args)
+    total = sum(len(s.queries) for s in build.streams) * len(modes)
+    bar = _progress(total, not args.no_progress)
+    runs = []
+    try:
+        for mode in modes:
+            runs.append(
+                run_loop(
+                    build,
+                    mode,
+                    args.loop_policy,
+                    engine=engine_config(args),
+                    ledger_dir=Path(args.out) / "ledgers",
+                    settings=settings,
+                    seed=args.seed,
+                    judge=signals["judge"],
+                    temperature=signals["temperature"],
+                    progress=bar.update if bar is not None else None,
+                )
+            )
+    finally:
+        if bar is not None:
+            bar.close()
+    results = loop_results(runs, command=_loop_command(args))
+    written = write_loop_outputs(Path(args.out), runs, results, figures=not args.no_figures)
+    print(render_loop_markdown(results))
     print(f"wrote {', '.join(str(p) for p in written.values())}")
     return results
 

@@ -317,6 +317,8 @@ class MeClearEngine:
         prior = prior if prior is not None else PriorCandidate()
         positions = prior_positions(context, prior.ids)
         unproven = [i for i in prior_positions(context, prior.unproven) if i in positions]
+        run.prior_first = prior.scoped and bool(positions)
+        run.prior_settled = frozenset(prior_positions(context, prior.settled))
         return game, run, self._algorithm(run, positions, unproven)
 
     # ------------------------------------------------------------------ algorithm

@@ -25,6 +25,20 @@ the tests' extra trials of the full context overturn C_p's gain, in which case A
 runs. Each test costs one context's verification; a caller that remembers the verdicts
 pays it once per memory.
 
+A *scoped* candidate (``scoped=True``: the caller verified these memories harmful for this
+very question or one like it, e.g. with a reference answer or a person's correction) is
+tried before the early exit: a reference-free judge fooled into accepting the full context
+would otherwise stop the run before the known harm is tried. Its verification asks that M
+minus C_p passes the recovery test (the same trials and rule as any candidate); the gain
+over v(M) that the fooled judge hides was established by the verified run that proved the
+harm for this question. A candidate that does not recover there falls back to the usual
+flow (early exit test, then Algorithm 1), unless every member is *settled*: its harm for
+this question was verified against a reference answer or a person's correction (a feedback
+replay). A reference-free judge fooled by the stale memory may then reject the right
+answer on M minus C_p as well as accept the wrong one on M; the live run cannot overturn
+the stronger verdict, so the candidate is the clearance, reported with ``recovered=False``
+(the live judge did not confirm it).
+
 The engine never trusts a prior: an id is only a candidate to verify. Which memories to
 offer (and which never to offer, e.g. memories a person restored) is the caller's policy.
 
@@ -53,6 +67,15 @@ class PriorCandidate(BaseModel):
     unproven: tuple[str, ...] = Field(default=())
     """Members of ``ids`` whose own contribution the caller has not established: each is
     put back once the candidate verifies, as a test recorded in the report."""
+    settled: tuple[str, ...] = Field(default=())
+    """Members of ``ids`` whose harm for this question was verified against a reference
+    answer or a person's correction: with ``scoped``, a candidate of settled members only is
+    the clearance even when the live judge cannot confirm M minus C_p (``recovered`` is
+    then False in the report: module docstring)."""
+    scoped: bool = False
+    """The harm was verified for this very question or one like it (a scoped ledger
+    lookup): the candidate is verified *before* the early exit, and M minus C_p passing
+    its recovery test admits it even when the full context passes too (module docstring)."""
 
     @classmethod
     def of(cls, prior: Iterable[str] | PriorCandidate) -> PriorCandidate:

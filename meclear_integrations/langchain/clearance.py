@@ -74,12 +74,15 @@ from ..core.failure_kind import failure_role, mark_role
 from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
+from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
 from ..cost import cost_source, with_event_cost, with_model_calls
-from ..gate import GatePlan
+from ..gating import model_name
+from ..jobs.protocol import AuditOutcome
+from ..jobs.snapshot import AuditSnapshot
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
-from ..live_guard import LiveGuard, live_config
+from ..live_guard import LiveGuard
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
@@ -93,6 +96,28 @@ from ..payloads import (
     stage_event_name,
     stage_event_payload,
 )
+from ..pipeline import (
+    Clear,
+    Flow,
+    FlowEvent,
+    FlowResult,
+    QuerySettings,
+    clearance_flow,
+    component_config,
+    make_gate,
+    result_metadata,
+    run_async,
+    run_sync,
+)
+from ..pipeline.audit import (
+    Stoppable,
+    audit_outcome,
+    audit_settings,
+    open_queue,
+    run_pending,
+    start_workers,
+)
+from ..pipeline.background import background_flow
 from ..prompts import (
     DEFAULT_ANSWER_PROMPT,
     neutralize_tags,
@@ -103,9 +128,7 @@ from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
-from .documents import annotate, document_ids, error_documents, to_memories
-from .gating import GatedClearance, prior_of
-from .guarded import GuardedClearance
+from .documents import document_ids, error_documents, to_memories
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
@@ -123,6 +146,12 @@ CLEARANCE_RUN_NAME = "meclear_clearance"
 """Name of the chain run that holds one clearance."""
 EVALUATE_RUN_NAME = "meclear_evaluate"
 """Name of the chain run of one evaluator call (agent + judge)."""
+AUDIT_RUN_NAME = "meclear_audit"
+"""Name of the chain run of one background audit."""
+ANSWER_METADATA_KEY = "meclear_answer"
+"""Config-metadata key of the chain's answer, kept in a background audit's snapshot."""
+FEEDBACK_METADATA_KEY = "meclear_feedback"
+"""Config-metadata key of the user's feedback, kept in a background audit's snapshot."""
 _ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evaluator": "agent="}
 """Which setting supplies each role, for the messages of permanent failures."""
 
@@ -160,7 +189,7 @@ def default_agent(llm: Runnable) -> Runnable:
     return chain.with_config(run_name="meclear_agent")
 
 
-class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
+class ClearanceSettings(BaseModel):
     """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor.
 
     Not used directly: see :class:`~meclear_integrations.langchain.ClearingRetriever` and
@@ -214,9 +243,19 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     deterministic_agent: bool | None = None
     """The agent gives the same answer to the same prompt, so it is asked once per coalition
     across trials. None: when the model declares temperature 0."""
-    mode: Literal["clear", "shadow"] = "clear"
-    """``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing
-    (each document's ``cleared`` says whether clearance would have removed it)."""
+    mode: Literal["clear", "shadow", "background"] = "clear"
+    """``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate metadata
+    and emit events, but drop nothing (each document's ``cleared`` says whether clearance
+    would have removed it). ``"background"`` (needs ``ledger``): no model call on the request
+    path; withhold the memories the ledger verified harmful for this question or ones like
+    it, queue the audit of a triggered query and return at once
+    (``meclear_integrations.pipeline.background``)."""
+    audit_queue: Any = None
+    """Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``);
+    None: a job table beside the ledger (same database)."""
+    audit_workers: int = Field(default=1, ge=0)
+    """Background mode: audit worker threads started with the component (0: none; run
+    ``meclear worker`` instead)."""
     edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
     """Policy when every document is cleared (see ``meclear_integrations.payloads``)."""
     on_failure: FailureSwitch | None = None
@@ -245,6 +284,8 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     _guard: LiveGuard = PrivateAttr()
     _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
+    _queue: Any = PrivateAttr(default=None)
+    _workers: Stoppable | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -258,6 +299,31 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
         self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        if self.mode == "background":
+            self._queue = open_queue(self.ledger, self.audit_queue)
+            self._workers = start_workers(self._queue, self, self.audit_workers)
+
+    def close(self) -> None:
+        """Stop the background audit workers this component started (after their job)."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
+
+    def run_audits(self, *, limit: int | None = None) -> list[AuditOutcome]:
+        """Run the due background audits now, on this thread (scripts, tests, cron jobs).
+
+        Args:
+            limit: The most audits to run.
+
+        Returns:
+            Their outcomes (``done``, ``retry``, ``dead``).
+
+        Raises:
+            ConfigurationError: The component is not in ``mode="background"``.
+        """
+        if self._queue is None:
+            raise ConfigurationError('run_audits() needs mode="background"')
+        return run_pending(self._queue, self, limit=limit)
 
     @field_validator("metadata_keys", mode="before")
     @classmethod
@@ -266,6 +332,11 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
+        if self.mode == "background" and self.ledger is None:
+            raise ConfigurationError(
+                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
+                "the harm the ledger verified, and the audits record there"
+            )
         if self.agent is None and self.llm is None:
             raise ConfigurationError("pass llm=... (or agent=...) as the task agent")
         if self.judge is None and self.llm is None:
@@ -333,10 +404,7 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
         }
 
     def _engine_config(self) -> ClearanceConfig:
-        mode = failure_mode(self.clearance, self.on_failure)
-        if self.clearance.on_failure == mode:
-            return live_config(self.clearance)
-        return live_config(self.clearance.model_copy(update={"on_failure": mode}))
+        return component_config(self.clearance, self.on_failure)
 
     def _absorb(self, exc: BaseException) -> None:
         """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""
@@ -375,6 +443,103 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
     def _start_inputs(query: str, ids: list[str], reference: str | None) -> dict[str, Any]:
         return {"query": query, "memory_ids": ids, "reference_given": reference is not None}
 
+    # ------------------------------------------------------------------ the flow
+    def _settings(self, reference: str | None, run: AnyRun) -> QuerySettings:
+        """What this query runs with: config, guard, gate and the ledger fields."""
+        judge = self.judge if self.judge is not None else self.llm
+        record = {
+            "success_signal": "reference" if reference is not None else "judge",
+            "agent_model": model_name(self.agent if self.agent is not None else self.llm),
+            "judge_model": model_name(judge),
+            "trace_run_id": trace_id(run),
+            "trace_system": "langchain",
+        }
+        gate = make_gate(self.trigger, self.ledger)
+        return QuerySettings(self._engine_config(), self._guard, gate, record)
+
+    def _flow(
+        self,
+        query: str,
+        documents: Sequence[Document],
+        settings: QuerySettings,
+        metadata: dict[str, Any] | None,
+    ) -> Flow:
+        """The query's flow: cleared now, or in the background."""
+
+        def load() -> list[Memory]:
+            return to_memories(documents)[0]  # a bad item fails open or raises
+
+        if self.mode != "background":
+            return clearance_flow(query, len(documents), load, settings)
+        extra = {
+            "reference": self._reference(metadata),
+            "answer": (metadata or {}).get(ANSWER_METADATA_KEY),
+            "feedback": (metadata or {}).get(FEEDBACK_METADATA_KEY),
+        }
+        return background_flow(
+            query,
+            len(documents),
+            load,
+            settings,
+            self._queue,
+            policy=self.edge_cases,
+            snapshot=extra,
+        )
+
+    def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
+        """Run one background audit: the verified clearance of ``snapshot``, recorded.
+
+        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
+        in the ledger under ``run_id`` (the job id), so running a job twice records once.
+
+        Args:
+            snapshot: The job's frozen input.
+            run_id: The job id.
+
+        Returns:
+            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
+        """
+        documents = [
+            Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
+            for m in snapshot.memories
+        ]
+        manager = CallbackManager.configure()
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
+        run = manager.on_chain_start(
+            None, {"query_id": snapshot.query_id, "job_id": run_id}, name=AUDIT_RUN_NAME
+        )
+        settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
+        settings = QuerySettings(
+            settings.config.model_copy(update={"on_failure": "open"}),
+            settings.guard,
+            settings.gate,
+            settings.record,
+        )
+        flow = clearance_flow(
+            snapshot.query, len(documents), lambda: to_memories(documents)[0], settings
+        )
+        host = _SyncHost(self, run, snapshot.query, documents, snapshot.reference)
+        outcome = audit_outcome(run_sync(flow, host))
+        run.on_chain_end({"audit": outcome.state, "ledger_run_id": outcome.ledger_run_id})
+        return outcome
+
+    def _returned(
+        self, result: FlowResult, documents: Sequence[Document], ids: list[str]
+    ) -> list[Document]:
+        """The documents to return for a result that is not a failure."""
+        if result.kind == "guarded":
+            self._policy.fail_open_warning(str(result.reason), str(result.detail))
+        elif result.kind == "cleared" and result.report is not None:
+            self._policy.report_warning(result.report)
+        chosen = result_metadata(result, ids, policy=self.edge_cases, shadow=self.mode == "shadow")
+        return [_copy(documents[i], self.metadata_key, meta) for i, meta in chosen]
+
+    def _ended(self, result: FlowResult) -> dict[str, Any] | None:
+        """The clearance run's outputs when the flow ended it itself (None: not yet)."""
+        if result.kind == "cleared" and result.report is not None:
+            return report_summary(result.report, max_bytes=self.max_event_bytes)
+        return None
+
     # ------------------------------------------------------------------ sync
     def _clear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
@@ -387,23 +552,11 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
             run = manager.on_chain_start(
                 None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
             )
-        gate, plan = self._gate(), None
-        try:
-            if not documents:
-                self._skip_sync(run)
-                return []
-            memories, _ = to_memories(documents)  # a bad item fails open or raises
-            ticket = self._guard.admit(memories, self._engine_config())
-            if ticket.declined:
-                return self._guard_skip_sync(run, ticket, documents, ids)
-            with ticket:
-                if gate is not None:
-                    plan = gate.plan(query, memories, self._engine_config())
-                    if not plan.run:
-                        return self._decline_sync(run, gate, plan, documents, ids, reference)
-                report = self._engine_sync(run, query, documents, memories, reference, plan)
-                ticket.observe(report)
-        except BaseException as exc:
+        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
+        result = run_sync(flow, _SyncHost(self, run, query, documents, reference))
+        if result.kind == "failed":
+            exc = result.error
+            assert exc is not None
             run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             self._absorb(exc)
             dispatch_custom_event(
@@ -412,34 +565,20 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
                 config={"callbacks": run.get_child()},
             )
             return error_documents(documents, ids, exc, key=self.metadata_key)
-        run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
-        self._policy.report_warning(report)
-        kept = annotate(
-            documents,
-            ids,
-            report,
-            key=self.metadata_key,
-            policy=self.edge_cases,
-            shadow=self.mode == "shadow",
-        )
-        return self._finish_sync(gate, plan, report, kept, reference, run)
-
-    def _skip_sync(self, run: CallbackManagerForChainRun) -> None:
-        payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
-        dispatch_custom_event(
-            event_name("clearance"), payload, config={"callbacks": run.get_child()}
-        )
-        run.on_chain_end({"skipped": "empty"})
+        outputs = self._ended(result)
+        if outputs is not None:
+            run.on_chain_end(outputs)
+        return self._returned(result, documents, ids)
 
     def _engine_sync(
         self,
         run: CallbackManagerForChainRun,
         query: str,
         documents: Sequence[Document],
-        memories: list[Memory],
         reference: str | None,
-        plan: GatePlan | None = None,
-    ):
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
         task = self._task(query, documents, memories, reference, asynchronous=False)
         assert isinstance(task, TaskEvaluator)
         by_ids = {m.id: m for m in memories}
@@ -474,10 +613,9 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        config = plan.config if plan is not None else self._engine_config()
-        engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
+        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
         with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
-            report = engine.clear(memories, evaluate, prior_harmful=prior_of(plan))
+            report = engine.clear(memories, evaluate, prior_harmful=request.prior)
         return with_model_calls(report, task.calls, meter)
 
     # ------------------------------------------------------------------ async
@@ -492,23 +630,11 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
             run = await manager.on_chain_start(
                 None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
             )
-        gate, plan = self._gate(), None
-        try:
-            if not documents:
-                await self._askip(run)
-                return []
-            memories, _ = to_memories(documents)  # a bad item fails open or raises
-            ticket = self._guard.admit(memories, self._engine_config())
-            if ticket.declined:
-                return await self._aguard_skip(run, ticket, documents, ids)
-            with ticket:
-                if gate is not None:
-                    plan = await gate.aplan(query, memories, self._engine_config())
-                    if not plan.run:
-                        return await self._adecline(run, gate, plan, documents, ids, reference)
-                report = await self._engine_async(run, query, documents, memories, reference, plan)
-                ticket.observe(report)
-        except BaseException as exc:
+        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
+        result = await run_async(flow, _AsyncHost(self, run, query, documents, reference))
+        if result.kind == "failed":
+            exc = result.error
+            assert exc is not None
             await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
             self._absorb(exc)
             await adispatch_custom_event(
@@ -517,34 +643,20 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
                 config={"callbacks": run.get_child()},
             )
             return error_documents(documents, ids, exc, key=self.metadata_key)
-        await run.on_chain_end(report_summary(report, max_bytes=self.max_event_bytes))
-        self._policy.report_warning(report)
-        kept = annotate(
-            documents,
-            ids,
-            report,
-            key=self.metadata_key,
-            policy=self.edge_cases,
-            shadow=self.mode == "shadow",
-        )
-        return await self._afinish(gate, plan, report, kept, reference, run)
-
-    async def _askip(self, run: AsyncCallbackManagerForChainRun) -> None:
-        payload = {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}
-        await adispatch_custom_event(
-            event_name("clearance"), payload, config={"callbacks": run.get_child()}
-        )
-        await run.on_chain_end({"skipped": "empty"})
+        outputs = self._ended(result)
+        if outputs is not None:
+            await run.on_chain_end(outputs)
+        return self._returned(result, documents, ids)
 
     async def _engine_async(
         self,
         run: AsyncCallbackManagerForChainRun,
         query: str,
         documents: Sequence[Document],
-        memories: list[Memory],
         reference: str | None,
-        plan: GatePlan | None = None,
-    ):
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
         task = self._task(query, documents, memories, reference, asynchronous=True)
         assert isinstance(task, AsyncTaskEvaluator)
         by_ids = {m.id: m for m in memories}
@@ -580,8 +692,87 @@ class ClearanceSettings(GatedClearance, GuardedClearance, BaseModel):
                 config={"callbacks": run.get_child()},
             )
 
-        config = plan.config if plan is not None else self._engine_config()
-        engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
+        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
         with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
-            report = await engine.aclear(memories, evaluate, prior_harmful=prior_of(plan))
+            report = await engine.aclear(memories, evaluate, prior_harmful=request.prior)
         return with_model_calls(report, task.calls, meter)
+
+
+AnyRun = CallbackManagerForChainRun | AsyncCallbackManagerForChainRun
+
+
+def trace_id(run: AnyRun) -> str:
+    """The LangSmith trace (root run) id when a tracer follows ``run``, else its own id.
+
+    Args:
+        run: The clearance run's manager.
+
+    Returns:
+        The trace id.
+    """
+    for handler in getattr(run, "handlers", []):
+        tracked = getattr(handler, "run_map", {}).get(str(run.run_id))
+        root = getattr(tracked, "trace_id", None)
+        if root is not None:
+            return str(root)
+    return str(run.run_id)
+
+
+def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
+    return Document(
+        page_content=document.page_content,
+        metadata={**document.metadata, key: value},
+        id=document.id,
+    )
+
+
+class _SyncHost:
+    """The sync driver's host: LangChain events and the engine under the clearance run."""
+
+    def __init__(
+        self,
+        owner: ClearanceSettings,
+        run: CallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        reference: str | None,
+    ) -> None:
+        self.owner, self.run, self.query = owner, run, query
+        self.documents, self.reference = documents, reference
+
+    def notify(self, event: FlowEvent) -> None:
+        dispatch_custom_event(
+            event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
+        )
+        self.run.on_chain_end({"skipped": event.ended})
+
+    def clear(self, request: Clear) -> ClearanceReport:
+        return self.owner._engine_sync(
+            self.run, self.query, self.documents, self.reference, request
+        )
+
+
+class _AsyncHost:
+    """The async driver's host (see :class:`_SyncHost`)."""
+
+    def __init__(
+        self,
+        owner: ClearanceSettings,
+        run: AsyncCallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        reference: str | None,
+    ) -> None:
+        self.owner, self.run, self.query = owner, run, query
+        self.documents, self.reference = documents, reference
+
+    async def notify(self, event: FlowEvent) -> None:
+        await adispatch_custom_event(
+            event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
+        )
+        await self.run.on_chain_end({"skipped": event.ended})
+
+    async def clear(self, request: Clear) -> ClearanceReport:
+        return await self.owner._engine_async(
+            self.run, self.query, self.documents, self.reference, request
+        )

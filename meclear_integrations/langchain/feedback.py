@@ -7,10 +7,12 @@ history. The ledger is written first: an unknown run or memory id fails before a
 is sent, and a LangSmith outage after it leaves the ledger's record (with the LangSmith
 feedback id it was meant to have) for a retry of the send alone.
 
-:func:`replay_feedback` replays a negative feedback with its correction as reference using
-a ``ClearingRetriever``'s own agent and judge (``ledger.replay_feedback``), reading the
+:func:`replay_feedback` replays a feedback with its correction as reference using a
+``ClearingRetriever``'s own agent and judge (``ledger.replay_feedback``), reading the
 memories back from your vector store by id (``get_by_ids``) and checking their texts
-against the recorded content hashes.
+against the recorded content hashes. When the ledger keeps no query texts and no ``query=``
+is given, the question is read from the traced run's inputs (:func:`langsmith_trace_query`,
+with a ``langsmith.Client``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from langchain_core.documents import Document
 
 from ..core.redaction import redact
 
-__all__ = ["langsmith_feedback", "replay_feedback"]
+__all__ = ["langsmith_feedback", "langsmith_trace_query", "replay_feedback"]
 
 
 def langsmith_feedback(
@@ -86,6 +88,38 @@ def langsmith_feedback(
     return record
 
 
+_QUESTION_KEYS = ("query", "question", "input")
+
+
+def langsmith_trace_query(client: Any) -> Callable[[Any], str | None]:
+    """A ``trace_query`` reading a recorded run's question from its LangSmith trace.
+
+    The ledger records the trace (root run) id of each clearance; the question is the first
+    text among the root run's ``query``, ``question`` and ``input`` inputs (a retriever or
+    a chain invoked with a string has one of them), or its only text input.
+
+    Args:
+        client: A ``langsmith.Client`` (anything with ``read_run(run_id)``).
+
+    Returns:
+        ``trace_query(run) -> text | None`` for :func:`replay_feedback`.
+    """
+
+    def trace_query(run: Any) -> str | None:
+        if not run.trace_run_id:
+            return None
+        inputs = getattr(client.read_run(run.trace_run_id), "inputs", None) or {}
+        if not isinstance(inputs, dict):
+            return None
+        for key in _QUESTION_KEYS:
+            if isinstance(inputs.get(key), str):
+                return str(inputs[key])
+        texts = [v for v in inputs.values() if isinstance(v, str)]
+        return texts[0] if len(texts) == 1 else None
+
+    return trace_query
+
+
 def replay_feedback(
     retriever: Any,
     ledger: Any,
@@ -93,6 +127,8 @@ def replay_feedback(
     *,
     get_documents: Callable[[Sequence[str]], list[Document]],
     query: str | None = None,
+    client: Any = None,
+    trace_query: Callable[[Any], str | None] | None = None,
 ) -> Any:
     """Replay ``feedback`` through ``retriever``'s agent and judge, the correction as reference.
 
@@ -103,9 +139,16 @@ def replay_feedback(
         get_documents: Reads the memories back from your store by id (e.g.
             ``vector_store.get_by_ids``).
         query: The query text, when the ledger did not keep it.
+        client: A ``langsmith.Client``: without ``query`` and query texts in the ledger, the
+            question is read from the run's trace (:func:`langsmith_trace_query`).
+        trace_query: Your own ``trace_query(run) -> text | None`` instead.
 
     Returns:
         The ``ledger.ReplayResult``.
+
+    Raises:
+        ReplayError: No ``query``, no text in the ledger and none in the trace (or the
+            feedback cannot be replayed for another reason).
     """
     from ..ledger.replay import replay_feedback as replay
     from .documents import to_memories
@@ -122,6 +165,8 @@ def replay_feedback(
         rebuilt, _ = to_memories(docs)
         return retriever._task(text, docs, rebuilt, reference, asynchronous=False)
 
+    if trace_query is None and client is not None:
+        trace_query = langsmith_trace_query(client)
     return replay(
         ledger,
         feedback,
@@ -129,4 +174,5 @@ def replay_feedback(
         query=query,
         resolve=resolve,
         config=retriever._engine_config(),
+        trace_query=trace_query,
     )

@@ -39,11 +39,14 @@ from .replay import (
     replay_pending,
 )
 from .review import ReviewProposal, proposals_csv, proposals_json, wilson_lower_bound
+from .scope import EMBEDDING_THRESHOLD, LEXICAL_THRESHOLD, ScopedHarm
 from .store import HarmLedger, LedgerLookupError
 
 __all__ = [
     "DEFAULT_LEDGER_URL",
+    "EMBEDDING_THRESHOLD",
     "LEDGER_URL_ENV",
+    "LEXICAL_THRESHOLD",
     "SCHEMA_VERSION",
     "CandidateRecord",
     "FeedbackRecord",
@@ -59,6 +62,7 @@ __all__ = [
     "RunMode",
     "RunRecord",
     "SchemaVersionError",
+    "ScopedHarm",
     "SuccessSignal",
     "areplay_feedback",
     "content_hash",

@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Engine, func, inspect, select
 from ..core.errors import MeClearError
 from . import schema
 from .database import lock_for_migration, write_transaction
+from .scope_state import rebuild
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaVersionError", "current_version", "migrate"]
 
@@ -34,12 +35,25 @@ class SchemaVersionError(MeClearError, RuntimeError):
 
 
 def _v1_initial(connection: Connection) -> None:
-    tables = [t for t in schema.metadata.sorted_tables if t is not schema.schema_version]
+    tables = [
+        schema.runs,
+        schema.run_memories,
+        schema.candidates,
+        schema.feedback,
+        schema.feedback_memories,
+        schema.memory_events,
+    ]
     schema.metadata.create_all(connection, tables=tables)
+
+
+def _v2_memory_scopes(connection: Connection) -> None:
+    schema.metadata.create_all(connection, tables=[schema.memory_scopes])
+    rebuild(connection)
 
 
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
+    (2, "per memory and question state (scoped harm, O(K) lookups)", _v2_memory_scopes),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The schema version this package writes."""

@@ -16,9 +16,11 @@ A full run (Algorithm 1) also *attributes* every member it clears: its attributi
 them out before the clearance verified.
 
 The ledger asks the engine to put back the offered members never proven nor acquitted
-(each is tested once), and review counts a clearance against x only when x was attributed
-in it or proven in some verified run: a memory that only rode along in guided unions earns
-no evidence. Only runs after the memory's last restore count.
+(each is tested once). Review counts a question against x only when a run that did not
+take x from the ledger (a full run's attribution, or a feedback replay) verified its harm
+there (``scope_state``, ``review``): a memory that only rode along in guided unions, or was
+carried by the ledger to other questions, earns no evidence. Only runs after the memory's
+last restore count.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 17.

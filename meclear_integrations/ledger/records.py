@@ -202,8 +202,9 @@ class FeedbackRecord(BaseModel):
     correction: str | None = None
     """The correct answer (redacted), when given."""
     memory_ids: list[str] = Field(default_factory=list)
-    """Memories the feedback names (suspected harmful when ``correct`` is False; confirmed
-    good, so restored, when True)."""
+    """Memories the feedback names (suspected harmful when ``correct`` is False; claimed good
+    when True: restored only if the feedback was trusted or a verification replay showed
+    the answer right with them)."""
     source: str = "api"
     """Where the verdict came from (``api``, ``cli``, ``langsmith``...)."""
     source_id: str | None = None

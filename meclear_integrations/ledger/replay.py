@@ -1,4 +1,4 @@
-"""Replaying negative feedback: clearance rerun with the person's correction as reference.
+"""Replaying feedback: clearance rerun with the person's correction as reference.
 
 A feedback that says an answer was wrong and gives the right one (``correction``) can be
 replayed offline: the recorded context is rebuilt (texts from your store through
@@ -8,6 +8,18 @@ memories the feedback named are tried first as the prior candidate (verified lik
 other, never trusted), and the result is recorded as a ``replay`` run with success signal
 ``feedback``. Memories the original run cleared but the verified replay keeps were wrongly
 suppressed: they are restored.
+
+A *positive* feedback naming memories ("the answer was right, and these notes are good")
+is a claim, never acted on alone (unless recorded with ``trusted=True``): its replay runs
+the clearance on the recorded context against the correction, and only the named memories
+that the verified replay keeps, with the answer right, are exonerated. A positive feedback on
+a run that had cleared the memory (so the answer it calls right was given *without* it)
+therefore exonerates nothing unless the context *with* it verifies; an exoneration is
+scoped to the question (``HarmLedger.exonerate``), not a global restore.
+
+The question's text: the ledger's (``store_text=True``), else ``query=``, else
+``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads
+LangSmith's); a clear :class:`ReplayError` when none has it.
 
 Framework-free: ``evaluator_for(query, reference, memories)`` builds the evaluator (the
 LangChain helper in ``meclear_integrations.langchain.feedback`` builds it from a
@@ -31,10 +43,18 @@ from ..hashing import content_hash
 from .records import FeedbackRecord, RunRecord
 from .store import HarmLedger
 
-__all__ = ["ReplayError", "ReplayResult", "areplay_feedback", "replay_feedback", "replay_pending"]
+__all__ = [
+    "ReplayError",
+    "ReplayResult",
+    "areplay_feedback",
+    "query_text",
+    "replay_feedback",
+    "replay_pending",
+]
 
 EvaluatorFactory = Callable[[str, str, list[Memory]], Evaluator]
 Resolver = Callable[[Sequence[str]], Mapping[str, str]]
+TraceQuery = Callable[[RunRecord], "str | None"]
 
 
 class ReplayError(MeClearError, ValueError):
@@ -56,6 +76,9 @@ class ReplayResult(BaseModel):
     """The replay as recorded (origin ``replay``, success signal ``feedback``)."""
     restored: list[str]
     """Memories the original cleared that the verified replay keeps (now restored)."""
+    exonerated: list[str] = []
+    """For positive feedback: the named memories the verified replay kept with the answer
+    right (their harm lifted for this question only)."""
 
 
 def _context(original: RunRecord, resolve: Resolver | None) -> tuple[list[Memory], str]:
@@ -91,24 +114,57 @@ def _prepare(
     feedback: FeedbackRecord | str,
     query: str | None,
     resolve: Resolver | None,
+    trace_query: TraceQuery | None = None,
 ) -> tuple[FeedbackRecord, RunRecord, str, list[Memory], str]:
     record = ledger.get_feedback(feedback) if isinstance(feedback, str) else feedback
-    if record.correct or not record.correction:
+    if not record.correction or (record.correct and not record.memory_ids):
         raise ReplayError(
-            f"feedback {record.feedback_id} is not replayable: it needs correct=False and a "
-            "correction (the reference the replay judges against)"
+            f"feedback {record.feedback_id} is not replayable: it needs a correction (the "
+            "reference the replay judges against) and, when correct=True, the memories it "
+            "vouches for"
         )
     original = ledger.find_run(record.run_id)
-    text = query if query is not None else original.query_text
-    if text is None:
-        raise ReplayError(
-            "the ledger holds no query text (store_text=False): pass query= (e.g. from the "
-            "traced run's inputs)"
-        )
+    text, source = query_text(original, query, trace_query)
     if ledger.query_id(text) != original.query_id:
-        raise ReplayError(f"query= does not hash to the query id of run {original.run_id}")
+        raise ReplayError(f"the {source} does not hash to the query id of run {original.run_id}")
     memories, source = _context(original, resolve)
     return record, original, text, memories, source
+
+
+def query_text(
+    original: RunRecord, query: str | None, trace_query: TraceQuery | None = None
+) -> tuple[str, str]:
+    """The question of ``original``: ``query=``, the ledger's text, else the trace's.
+
+    Args:
+        original: The run the feedback is about.
+        query: The text the caller gave.
+        trace_query: Reads the question from the run's trace (``trace_run_id``).
+
+    Returns:
+        (text, where it came from).
+
+    Raises:
+        ReplayError: No source holds the question.
+    """
+    if query is not None:
+        return query, "query= text"
+    if original.query_text is not None:
+        return original.query_text, "ledger's query text"
+    found = trace_query(original) if trace_query is not None and original.trace_run_id else None
+    if found:
+        return found, f"question read from trace {original.trace_run_id}"
+    where = (
+        f"its trace ({original.trace_system or 'tracing'} run {original.trace_run_id}) gave none"
+        if original.trace_run_id and trace_query is not None
+        else "the run has no trace to read it from"
+        if not original.trace_run_id
+        else "no trace reader was given (trace_query=)"
+    )
+    raise ReplayError(
+        f"run {original.run_id}: the ledger holds no query text (store_text=False) and {where}; "
+        "pass query= (e.g. from the traced run's inputs)"
+    )
 
 
 def _finish(
@@ -134,9 +190,17 @@ def _finish(
         **record_kwargs,  # type: ignore[arg-type]
     )
     restored: list[str] = []
+    exonerated: list[str] = []
     if report.status == "complete" and report.recovered:
         kept = set(report.kept_ids)
-        for memory_id in original.cleared_ids:
+        hashes = {m.memory_id: m.content_hash for m in original.memories}
+        for memory_id in record.memory_ids if record.correct else ():
+            if memory_id in kept:
+                ledger.exonerate(
+                    memory_id, content_hash=hashes[memory_id], query=text, run_id=run.run_id
+                )
+                exonerated.append(memory_id)
+        for memory_id in () if record.correct else original.cleared_ids:
             if memory_id in kept:
                 ledger.restore(
                     memory_id,
@@ -146,8 +210,21 @@ def _finish(
                 )
                 restored.append(memory_id)
     return ReplayResult(
-        feedback=record, original=original, report=report, run=run, restored=restored
+        feedback=record,
+        original=original,
+        report=report,
+        run=run,
+        restored=restored,
+        exonerated=exonerated,
     )
+
+
+def _suspects(record: FeedbackRecord) -> list[str]:
+    """The prior candidate of a replay: the memories a negative feedback blames.
+
+    None for a positive one, whose named memories are on trial for being good.
+    """
+    return [] if record.correct else list(record.memory_ids)
 
 
 def replay_feedback(
@@ -158,15 +235,18 @@ def replay_feedback(
     query: str | None = None,
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
+    trace_query: TraceQuery | None = None,
     **record_kwargs: object,
 ) -> ReplayResult:
-    """Replay one negative feedback with its correction as reference (module docstring).
+    """Replay one feedback with its correction as reference (module docstring).
 
     Args:
         ledger: The harm ledger holding the feedback and its run.
         feedback: A feedback record or its id.
         evaluator_for: ``evaluator_for(query, reference, memories) -> evaluate``.
         query: The query text when the ledger does not store texts.
+        trace_query: ``trace_query(run) -> text | None``: reads the question from the
+            original run's trace when neither the ledger nor ``query`` has it.
         resolve: ``resolve(ids) -> {id: text}``: your store's texts (checked against the
             recorded hashes).
         config: The engine configuration (None: the package default).
@@ -177,13 +257,15 @@ def replay_feedback(
         The replay's clearance report and the run it recorded.
 
     Raises:
-        ReplayError: The feedback cannot be replayed (not negative, no correction, texts
-            missing or not matching the recorded hashes).
+        ReplayError: The feedback cannot be replayed (no correction, a positive one naming
+            no memory, no question text, texts missing or not matching the recorded hashes).
     """
-    record, original, text, memories, source = _prepare(ledger, feedback, query, resolve)
+    record, original, text, memories, source = _prepare(
+        ledger, feedback, query, resolve, trace_query
+    )
     evaluate = evaluator_for(text, record.correction or "", memories)
     engine = MeClearEngine(config or ClearanceConfig())
-    report = engine.clear(memories, evaluate, prior_harmful=record.memory_ids)
+    report = engine.clear(memories, evaluate, prior_harmful=_suspects(record))
     return _finish(ledger, record, original, text, memories, source, report, record_kwargs)
 
 
@@ -195,6 +277,7 @@ async def areplay_feedback(
     query: str | None = None,
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
+    trace_query: TraceQuery | None = None,
     **record_kwargs: object,
 ) -> ReplayResult:
     """:func:`replay_feedback` with the engine on the event loop.
@@ -203,11 +286,11 @@ async def areplay_feedback(
     result and errors are those of :func:`replay_feedback`.
     """
     record, original, text, memories, source = await asyncio.to_thread(
-        _prepare, ledger, feedback, query, resolve
+        _prepare, ledger, feedback, query, resolve, trace_query
     )
     evaluate = evaluator_for(text, record.correction or "", memories)
     engine = MeClearEngine(config or ClearanceConfig())
-    report = await engine.aclear(memories, evaluate, prior_harmful=record.memory_ids)
+    report = await engine.aclear(memories, evaluate, prior_harmful=_suspects(record))
     return await asyncio.to_thread(
         _finish, ledger, record, original, text, memories, source, report, record_kwargs
     )
@@ -219,6 +302,7 @@ def replay_pending(
     evaluator_for: EvaluatorFactory,
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
+    trace_query: TraceQuery | None = None,
 ) -> list[ReplayResult | ReplayError]:
     """Replay every pending negative feedback (``HarmLedger.pending_replays``).
 
@@ -229,6 +313,7 @@ def replay_pending(
         evaluator_for: ``evaluator_for(query, reference, memories) -> evaluate``.
         resolve: ``resolve(ids) -> {id: text}``: your store's texts.
         config: The engine configuration (None: the package default).
+        trace_query: Reads a question from its run's trace when the ledger has no text.
 
     Returns:
         One result or error per pending feedback, oldest first.
@@ -238,7 +323,12 @@ def replay_pending(
         try:
             results.append(
                 replay_feedback(
-                    ledger, record, evaluator_for=evaluator_for, resolve=resolve, config=config
+                    ledger,
+                    record,
+                    evaluator_for=evaluator_for,
+                    resolve=resolve,
+                    config=config,
+                    trace_query=trace_query,
                 )
             )
         except ReplayError as exc:

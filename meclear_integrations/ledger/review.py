@@ -1,19 +1,27 @@
 """Review: memories with consistently negative contributions, ranked, as proposals.
 
-Evidence comes only from verified outcomes (runs with status ``complete`` that recovered,
-early exits included) and only from after the memory's last restore. Per memory (id and
-content hash) and distinct query, the latest verified observation counts once:
+Evidence comes only from verified outcomes (runs with status ``complete`` that recovered)
+and, against a memory, only from after its last restore. Per memory (id and content hash)
+and distinct question, the latest verified verdict counts once (``HarmLedger.evidence``,
+read from the per memory and question state, ``scope_state``):
 
-- *harmful*: a verified clearance removed the memory for that query;
-- *beneficial*: a full attribution kept it with a contribution clear of zero and above the
-  run's harm tolerance (its interval's lower end > 0);
+- *harmful*: the memory's harm was proven for *that* question by a run that did not take it
+  from the ledger (a full attribution, or a person's feedback replayed against the
+  correction). A ledger-guided run only repeats a harm proven elsewhere: it never makes a
+  question count, so one question's misreading followed by guided runs of other questions
+  is one harmful question, not many;
+- *beneficial*: a full attribution kept it with a contribution above the run's harm
+  tolerance (it helped that question); *needed* when the contribution's interval is clear
+  of zero (that question needs it);
 - anything else (present but neutral, or the full context passed) is neither.
 
-A memory is proposed when it was harmful for at least ``min_queries`` distinct queries and
-its consistency h / (h + b) (harmful among non-neutral queries) is at least
-``min_consistency``. Proposals are ranked by the Wilson lower confidence bound of that
-consistency (more evidence ranks higher at the same rate), then by h, then by the mean
-Shapley value of the harmful observations (more negative first).
+A memory is proposed when it was harmful for at least ``min_queries`` distinct questions,
+no question currently needs it (:func:`blocked`: a memory some question needs is never
+proposed, however often it was harmful elsewhere) and its consistency h / (h + b)
+(harmful among non-neutral questions) is at least ``min_consistency``. Proposals are
+ranked by the Wilson lower confidence bound of that consistency (more evidence ranks
+higher at the same rate), then by h, then by the mean Shapley value of the harmful
+observations (more negative first).
 
 A proposal is only a proposal: the package never deletes a memory from a store.
 """
@@ -36,6 +44,7 @@ from ..core.errors import ConfigurationError
 __all__ = [
     "QueryEvidence",
     "ReviewProposal",
+    "blocked",
     "proposals_csv",
     "proposals_json",
     "rank_proposals",
@@ -94,6 +103,8 @@ class QueryEvidence(BaseModel):
     """The number of those runs."""
     run_ids: list[str] = Field(default_factory=list)
     """Runs holding the evidence."""
+    needed: bool = False
+    """The latest verdict is that this question needs the memory (blocks any proposal)."""
 
     @property
     def verdict(self) -> str:
@@ -138,6 +149,18 @@ class ReviewProposal(BaseModel):
     """Runs holding the harmful evidence (at most 20)."""
 
 
+def blocked(items: Sequence[QueryEvidence]) -> bool:
+    """A memory that some question needs is never proposed (its latest verdict there).
+
+    Args:
+        items: One memory's evidence, one item per question.
+
+    Returns:
+        True when the memory must not be proposed.
+    """
+    return any(e.needed and e.verdict == "beneficial" for e in items)
+
+
 def rank_proposals(
     evidence: Iterable[QueryEvidence],
     *,
@@ -167,6 +190,8 @@ def rank_proposals(
         groups.setdefault((item.memory_id, item.content_hash), []).append(item)
     proposals: list[dict[str, Any]] = []
     for (memory_id, digest), items in groups.items():
+        if blocked(items):
+            continue
         harmful = [e for e in items if e.verdict == "harmful"]
         beneficial = sum(1 for e in items if e.verdict == "beneficial")
         h = len(harmful)

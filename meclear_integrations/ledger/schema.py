@@ -1,6 +1,6 @@
 """The ledger's tables (SQLAlchemy Core), one portable definition for SQLite and PostgreSQL.
 
-Every table is append-only: the package inserts rows and never updates or deletes them.
+Every history table is append-only: the package inserts rows and never updates or deletes them.
 A restore, a feedback or a replay is a new row that refers to earlier ones.
 
 - ``meclear_runs``: one clearance decision (or a skip) for one query.
@@ -12,6 +12,12 @@ A restore, a feedback or a replay is a new row that refers to earlier ones.
   it names.
 - ``meclear_memory_events``: restores (a person or a verified replay says a memory was
   wrongly suppressed).
+- ``meclear_memory_scopes`` (version 2): state kept up to date on write, one row per
+  memory, content hash and question with a verified verdict: when a verified clearance of
+  that question removed it, proved it, acquitted it or found it needed, when it was last
+  restored, and the question's lexical signature (hashed words) and embedding. Unlike the
+  append-only tables its rows are updated in place by :meth:`HarmLedger.record` and
+  :meth:`HarmLedger.restore` (``scope_state``); it is derived from them and can be rebuilt.
 - ``meclear_schema_version``: the migrations applied (``migrations``).
 
 References:
@@ -34,6 +40,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 __all__ = [
@@ -41,6 +48,7 @@ __all__ = [
     "feedback",
     "feedback_memories",
     "memory_events",
+    "memory_scopes",
     "metadata",
     "run_memories",
     "runs",
@@ -181,4 +189,39 @@ memory_events = Table(
     Column("feedback_id", String(36)),
     Column("run_id", String(36)),
     Index("ix_meclear_memory_events_memory", "namespace", "memory_id"),
+)
+
+memory_scopes = Table(
+    "meclear_memory_scopes",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("namespace", String(200), nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("query_id", String(80), nullable=False),
+    Column("signature", JSON),
+    Column("embedding", JSON),
+    Column("active", Boolean, nullable=False),
+    Column("carrier", Boolean, nullable=False),
+    Column("cleared_at", _TIME),
+    Column("cleared_run_id", String(36)),
+    Column("rooted_at", _TIME),
+    Column("rooted_run_id", String(36)),
+    Column("proven_at", _TIME),
+    Column("settled_at", _TIME),
+    Column("acquitted_at", _TIME),
+    Column("needed_at", _TIME),
+    Column("needed_run_id", String(36)),
+    Column("helpful_at", _TIME),
+    Column("shapley_sum", Float, nullable=False),
+    Column("shapley_count", Integer, nullable=False),
+    Column("restored_at", _TIME),
+    Column("harm_runs", Integer, nullable=False),
+    Column("needed_runs", Integer, nullable=False),
+    Column("updated_at", _TIME, nullable=False),
+    UniqueConstraint(
+        "namespace", "memory_id", "content_hash", "query_id", name="uq_meclear_memory_scopes"
+    ),
+    Index("ix_meclear_memory_scopes_lookup", "namespace", "memory_id", "active"),
+    Index("ix_meclear_memory_scopes_query", "namespace", "query_id"),
 )

@@ -23,12 +23,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
 
-from sqlalchemy import Row, and_, case, exists, func, or_, select
+from sqlalchemy import exists, func, or_, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from ..core.errors import ConfigurationError, ConfigurationTypeError, MeClearError
 from ..core.memory import Memory
@@ -41,6 +43,7 @@ from .database import (
     display_url,
     ledger_url,
     read_transaction,
+    single_read,
     write_transaction,
 )
 from .migrations import check_version, migrate
@@ -57,12 +60,41 @@ from .records import (
 )
 from .review import QueryEvidence, ReviewProposal, rank_proposals
 from .rows import candidate_rows, context_of, memory_rows, run_mode, safe_payload, safe_text
+from .scope import (
+    EMBEDDING_THRESHOLD,
+    LEXICAL_THRESHOLD,
+    ScopedHarm,
+    lexical_signature,
+    question_similarity,
+)
+from .scope_state import (
+    Observation,
+    RunVerdicts,
+    apply_run,
+    apply_runs,
+    load_active,
+    observe,
+    restore_scopes,
+)
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
 Clock = Callable[[], datetime]
 _CHUNK = 400
 """Ids per ``IN (...)`` list."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """One decision's rows, ready to write (:meth:`HarmLedger.record`)."""
+
+    run: dict[str, Any]
+    memories: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
+    observations: list[Observation]
+    signature: list[str] | None
+    embedding: list[float] | None
+    given_id: bool
 
 
 class LedgerLookupError(MeClearError, KeyError):
@@ -96,10 +128,13 @@ class HarmLedger:
         create: False refuses a database that is not at the current schema version instead
             of migrating it.
         clock: Returns the current UTC time (inject it in tests).
+        lexical_threshold: Jaccard of two questions' content words at or above which a
+            harm verified on one applies to the other (``scope``).
+        embedding_threshold: The cosine threshold when both questions have embeddings.
         **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
 
     Raises:
-        ConfigurationError: ``namespace`` is empty.
+        ConfigurationError: ``namespace`` is empty or a threshold is outside (0, 1].
         SchemaVersionError: The database is at another schema version and cannot be
             migrated (or ``create=False``).
 
@@ -119,10 +154,20 @@ class HarmLedger:
         query_key: bytes | str | None = None,
         create: bool = True,
         clock: Clock | None = None,
+        lexical_threshold: float = LEXICAL_THRESHOLD,
+        embedding_threshold: float = EMBEDDING_THRESHOLD,
         **engine_kwargs: Any,
     ) -> None:
         if not namespace:
             raise ConfigurationError("namespace must be a non-empty string")
+        for name, value in (
+            ("lexical_threshold", lexical_threshold),
+            ("embedding_threshold", embedding_threshold),
+        ):
+            if not 0.0 < float(value) <= 1.0:
+                raise ConfigurationError(f"{name} must be in (0, 1]")
+        self.lexical_threshold = float(lexical_threshold)
+        self.embedding_threshold = float(embedding_threshold)
         self.url = ledger_url(url)
         self.namespace = namespace
         self.store_text = store_text
@@ -185,8 +230,15 @@ class HarmLedger:
         feedback_id: str | None = None,
         guided_by: str = "ledger",
         extra: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        query_embedding: Sequence[float] | None = None,
     ) -> RunRecord:
         """Append one decision (one transaction) and return it as recorded.
+
+        The same transaction updates the per memory and question state the request path
+        reads (``scope_state``). With a caller-given ``run_id`` the write is idempotent:
+        recording a run id that is already stored changes nothing and returns the stored
+        run (a job retried after its worker died writes no duplicate and no torn row).
 
         Args:
             report: The engine's clearance report (any status, skips included).
@@ -207,9 +259,16 @@ class HarmLedger:
             guided_by: Who supplied the report's prior candidate, ``"ledger"`` or
                 ``"feedback"`` (sets the mode of a prior run).
             extra: Further JSON-ready fields kept with the run.
+            run_id: The run's id (at most 36 characters; default: a new UUID). Recording
+                an id already stored is a no-op that returns the stored run.
+            query_embedding: The question's embedding, kept with the verified verdicts so
+                that later questions like it are matched by cosine (``scope``).
 
         Returns:
             The run as recorded, with its memories and candidates.
+
+        Raises:
+            ConfigurationError: ``run_id`` is empty or longer than 36 characters.
 
         Example:
             >>> from meclear_integrations.ledger import HarmLedger
@@ -222,17 +281,140 @@ class HarmLedger:
             ...     sorted(run.cleared_ids)
             ['f1', 'f2']
         """
+        prepared = self._prepare(
+            report,
+            query=query,
+            context=context,
+            origin=origin,
+            success_signal=success_signal,
+            agent_model=agent_model,
+            judge_model=judge_model,
+            model_calls=model_calls,
+            trace_run_id=trace_run_id,
+            trace_system=trace_system,
+            trigger=trigger,
+            trigger_reason=trigger_reason,
+            replay_of=replay_of,
+            feedback_id=feedback_id,
+            guided_by=guided_by,
+            extra=extra,
+            run_id=run_id,
+            query_embedding=query_embedding,
+        )
+        try:
+            with write_transaction(self.engine) as conn:
+                if run_id is not None:
+                    stored = self._stored_run(conn, run_id)
+                    if stored is not None:
+                        return stored
+                self._write(conn, prepared)
+        except IntegrityError:
+            if run_id is None:
+                raise
+            with read_transaction(self.engine) as conn:  # a concurrent writer stored it first
+                stored = self._stored_run(conn, run_id)
+            if stored is None:
+                raise
+            return stored
+        return self._run_record(prepared.run, prepared.memories, prepared.candidates)
+
+    def record_many(self, entries: Sequence[tuple[ClearanceReport, dict[str, Any]]]) -> int:
+        """Append many decisions in one transaction (bulk loads, benchmarks, imports).
+
+        Each entry is ``(report, keyword arguments of record)``; the rows and the per memory
+        and question state are exactly what :meth:`record` writes, in order. Entries with a
+        ``run_id`` already stored are skipped.
+
+        Args:
+            entries: The decisions, oldest first.
+
+        Returns:
+            The number of runs written.
+        """
+        prepared = [self._prepare(report, **kwargs) for report, kwargs in entries]
+        with write_transaction(self.engine) as conn:
+            fresh = [
+                p
+                for p in prepared
+                if not p.given_id or self._stored_run(conn, p.run["run_id"]) is None
+            ]
+            if not fresh:
+                return 0
+            keys = (
+                conn.execute(
+                    t.runs.insert().returning(t.runs.c.id, sort_by_parameter_order=True),
+                    [p.run for p in fresh],
+                )
+                .scalars()
+                .all()
+            )
+            memories = [
+                {**r, "run_pk": pk} for p, pk in zip(fresh, keys, strict=True) for r in p.memories
+            ]
+            cands = [
+                {**r, "run_pk": pk} for p, pk in zip(fresh, keys, strict=True) for r in p.candidates
+            ]
+            if memories:
+                conn.execute(t.run_memories.insert(), memories)
+            if cands:
+                conn.execute(t.candidates.insert(), cands)
+            apply_runs(
+                conn,
+                self.namespace,
+                [
+                    RunVerdicts(
+                        p.run["query_id"],
+                        p.run["run_id"],
+                        p.run["created_at"],
+                        p.signature,
+                        p.embedding,
+                        p.observations,
+                    )
+                    for p in fresh
+                ],
+            )
+        return len(fresh)
+
+    def _prepare(
+        self,
+        report: ClearanceReport,
+        *,
+        query: str,
+        context: Sequence[Memory] | None = None,
+        origin: str = "live",
+        success_signal: SuccessSignal = "judge",
+        agent_model: str | None = None,
+        judge_model: str | None = None,
+        model_calls: int | None = None,
+        trace_run_id: str | None = None,
+        trace_system: str | None = None,
+        trigger: str | None = None,
+        trigger_reason: str | None = None,
+        replay_of: str | None = None,
+        feedback_id: str | None = None,
+        guided_by: str = "ledger",
+        extra: dict[str, Any] | None = None,
+        run_id: str | None = None,
+        query_embedding: Sequence[float] | None = None,
+    ) -> _Prepared:
+        """The rows :meth:`record` writes for one decision."""
+        if run_id is not None and not (isinstance(run_id, str) and 0 < len(run_id) <= 36):
+            raise ConfigurationError("run_id must be a non-empty string of at most 36 characters")
         memories = context_of(report, context)
         if model_calls is None:
             model_calls = getattr(report.cost, "model_calls", None)
-        run = {
-            "run_id": str(uuid.uuid4()),
+        new_id = run_id if run_id is not None else str(uuid.uuid4())
+        query_id = self.query_id(query)
+        now = self._now()
+        mode = run_mode(report, guided_by)
+        run: dict[str, Any] = {
+            "run_id": new_id,
             "namespace": self.namespace,
-            "created_at": self._now(),
-            "query_id": self.query_id(query),
+            "created_at": now,
+            "query_id": query_id,
             "query_text": safe_text(query, 100_000) if self.store_text else None,
             "origin": safe_text(origin, 20),
-            "mode": run_mode(report, guided_by),
+            "mode": mode,
             "status": report.status,
             "status_reason": safe_text(report.status_reason),
             "recovered": bool(report.recovered),
@@ -263,13 +445,50 @@ class HarmLedger:
             report, memories, namespace=self.namespace, store_text=self.store_text
         )
         cand_rows = candidate_rows(report)
-        with write_transaction(self.engine) as conn:
-            pk = _inserted_key(conn.execute(t.runs.insert().values(**run)))
-            if mem_rows:
-                conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in mem_rows])
-            if cand_rows:
-                conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in cand_rows])
-        return self._run_record(run, mem_rows, cand_rows)
+        observations = observe(
+            status=report.status,
+            recovered=bool(report.recovered),
+            mode=mode,
+            harm_tolerance=report.config.harm_tolerance,
+            memories=mem_rows,
+            candidates=cand_rows,
+            carriers=_carrier_ids(report),
+            success_signal=success_signal,
+        )
+        signature = lexical_signature(query, key=self._query_key) if observations else None
+        embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
+        return _Prepared(
+            run, mem_rows, cand_rows, observations, signature, embedding, run_id is not None
+        )
+
+    def _write(self, conn: Connection, p: _Prepared) -> None:
+        """Insert one prepared decision and fold it into the state (inside a transaction)."""
+        pk = _inserted_key(conn.execute(t.runs.insert().values(**p.run)))
+        if p.memories:
+            conn.execute(t.run_memories.insert(), [{**r, "run_pk": pk} for r in p.memories])
+        if p.candidates:
+            conn.execute(t.candidates.insert(), [{**r, "run_pk": pk} for r in p.candidates])
+        apply_run(
+            conn,
+            namespace=self.namespace,
+            query_id=p.run["query_id"],
+            run_id=p.run["run_id"],
+            at=p.run["created_at"],
+            signature=p.signature,
+            embedding=p.embedding,
+            observations=p.observations,
+        )
+
+    def _stored_run(self, conn: Connection, run_id: str) -> RunRecord | None:
+        r = t.runs
+        row = conn.execute(select(r).where(r.c.run_id == run_id)).mappings().first()
+        if row is None:
+            return None
+        if row["namespace"] != self.namespace:
+            raise ConfigurationError(
+                f"run id {run_id!r} is already recorded in another ledger namespace"
+            )
+        return self._load(conn, row)
 
     async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
         """:meth:`record` in a worker thread.
@@ -283,24 +502,157 @@ class HarmLedger:
         """
         return await asyncio.to_thread(lambda: self.record(report, **kwargs))
 
+    # ------------------------------------------------------------------ scoped harm
+    def scoped_harm(
+        self,
+        query: str,
+        context: Sequence[Memory],
+        *,
+        query_embedding: Sequence[float] | None = None,
+    ) -> list[ScopedHarm]:
+        """The context's memories verified harmful for ``query`` or a question like it.
+
+        Reads the state kept up to date on write (``scope_state``): one indexed read of the
+        active rows of the K memories (and this question's own rows), O(K) in the history's
+        length. A memory counts when a verified clearance removed the same text for the same
+        question (``same_query``) or for a question whose similarity reaches the threshold
+        (``similar_query``, ``scope``) and neither a restore, nor a later finding that the
+        question needs it or was answered right with it, nor an acquittal came after; this
+        question's own later verdict wins over a similar question's harm. An unrelated
+        question keeps the memory.
+
+        Args:
+            query: The question.
+            context: The retrieved memories, in retrieval order.
+            query_embedding: The question's embedding (compared with those recorded with
+                ``record(query_embedding=...)``; otherwise the lexical signatures are).
+
+        Returns:
+            One entry per memory, in retrieval order (the same question first, else the most
+            similar recorded question).
+
+        Example:
+            >>> from meclear_integrations.ledger import HarmLedger
+            >>> from meclear_integrations.core import Memory
+            >>> with HarmLedger("sqlite://") as ledger:
+            ...     ledger.scoped_harm("Where is John?", [Memory(id="m1", content="x")])
+            []
+        """
+        return [h for h, _ in self._scoped(query, context, query_embedding)]
+
+    async def ascoped_harm(
+        self,
+        query: str,
+        context: Sequence[Memory],
+        *,
+        query_embedding: Sequence[float] | None = None,
+    ) -> list[ScopedHarm]:
+        """:meth:`scoped_harm` in a worker thread.
+
+        Args:
+            query: The question.
+            context: The retrieved memories, in retrieval order.
+            query_embedding: The question's embedding, if any.
+
+        Returns:
+            The scoped harm.
+        """
+        return await asyncio.to_thread(
+            lambda: self.scoped_harm(query, list(context), query_embedding=query_embedding)
+        )
+
+    def _scoped(
+        self,
+        query: str,
+        context: Sequence[Memory],
+        embedding: Sequence[float] | None,
+    ) -> list[tuple[ScopedHarm, bool]]:
+        """(harm, its own contribution tested) per context memory in scope."""
+        hashes = {m.id: content_hash(m.content) for m in context}
+        if not hashes:
+            return []
+        query_id = self.query_id(query)
+        with single_read(self.engine) as conn:
+            rows = load_active(conn, self.namespace, hashes, query_id)
+        if not rows:
+            return []
+        own_verdict = {r.memory_id for r in rows if r.query_id == query_id and not r.active}
+        signature = lexical_signature(query, key=self._query_key)
+        vector = [float(x) for x in embedding] if embedding is not None else None
+        best: dict[str, tuple[ScopedHarm, bool]] = {}
+        for row in rows:
+            if row.memory_id in own_verdict:
+                continue  # this question's own later verdict (needed, helped) wins
+            if row.query_id == query_id:
+                similarity, scope = 1.0, "same_query"
+            else:
+                similarity, alike = question_similarity(
+                    signature,
+                    vector,
+                    row.signature,
+                    row.embedding,
+                    lexical_threshold=self.lexical_threshold,
+                    embedding_threshold=self.embedding_threshold,
+                )
+                if not alike:
+                    continue
+                scope = "similar_query"
+            harm = ScopedHarm(
+                memory_id=row.memory_id,
+                content_hash=row.content_hash,
+                run_id=row.cleared_run_id or "",
+                query_id=row.query_id,
+                scope=scope,  # type: ignore[arg-type]
+                similarity=similarity,
+                carrier=row.carrier,
+                settled=row.settled,
+            )
+            current = best.get(row.memory_id)
+            if current is None or (harm.similarity, harm.settled) > (
+                current[0].similarity,
+                current[0].settled,
+            ):
+                best[row.memory_id] = (harm, row.tested)
+        return [best[m.id] for m in context if m.id in best]
+
     # ------------------------------------------------------------------ prior candidates
-    def prior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
+    def prior_candidate(
+        self,
+        context: Sequence[Memory],
+        *,
+        query: str | None = None,
+        query_embedding: Sequence[float] | None = None,
+    ) -> PriorCandidate:
         """The engine's prior candidate for ``context`` (``core.prior``).
 
-        The memories that a verified clearance removed before (same id and same text) and that were
-        not restored since, in retrieval order; ``unproven``: those whose own contribution no
-        verified run has tested yet (neither proven nor acquitted, see ``proof``), which the engine
-        puts back once to find out.
+        With ``query`` (what every integration passes): the memories of :meth:`scoped_harm`,
+        marked ``scoped`` so the engine verifies them before its early exit (a fooled
+        reference-free judge accepting the full context cannot hide a harm verified for this
+        question); ``unproven``: those whose own contribution no verified run of that
+        question tested yet, which the engine puts back once; ``settled``: those whose harm
+        for the question was verified against a reference or a person's correction.
 
-        A restored memory is offered again only after new verified evidence: a clearance
-        recorded after the restore that removed it (the shortcut itself never offers it).
+        Without ``query`` (unscoped, for callers that do not know the question): the memories
+        that a verified clearance of *any* question removed before (same id and same text)
+        and that were not restored since; a restored memory is offered again only after new
+        verified evidence.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup, O(K)).
+            query_embedding: The question's embedding, if any (scoped lookup).
 
         Returns:
             The prior candidate (empty when the ledger knows no harm in ``context``).
         """
+        if query is not None:
+            scoped = self._scoped(query, context, query_embedding)
+            return PriorCandidate(
+                ids=tuple(h.memory_id for h, _ in scoped),
+                unproven=tuple(h.memory_id for h, tested in scoped if not tested),
+                scoped=bool(scoped),
+                settled=tuple(h.memory_id for h, _ in scoped if h.settled),
+            )
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
             return PriorCandidate()
@@ -314,29 +666,43 @@ class HarmLedger:
             ids=tuple(known), unproven=tuple(i for i, f in known.items() if not f.tested)
         )
 
-    async def aprior_candidate(self, context: Sequence[Memory]) -> PriorCandidate:
+    async def aprior_candidate(
+        self,
+        context: Sequence[Memory],
+        *,
+        query: str | None = None,
+        query_embedding: Sequence[float] | None = None,
+    ) -> PriorCandidate:
         """:meth:`prior_candidate` in a worker thread.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup).
+            query_embedding: The question's embedding, if any.
 
         Returns:
             The prior candidate.
         """
-        return await asyncio.to_thread(self.prior_candidate, list(context))
+        return await asyncio.to_thread(
+            lambda: self.prior_candidate(
+                list(context), query=query, query_embedding=query_embedding
+            )
+        )
 
-    def prior_harmful(self, context: Sequence[Memory]) -> list[str]:
+    def prior_harmful(self, context: Sequence[Memory], *, query: str | None = None) -> list[str]:
         """Ids of :meth:`prior_candidate`, in retrieval order.
 
-        These are the context's memories verified harmful before and offered to the engine.
+        These are the context's memories verified harmful before (for ``query`` or a
+        question like it, when given) and offered to the engine.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup); None: unscoped.
 
         Returns:
             The memory ids.
         """
-        return list(self.prior_candidate(context).ids)
+        return list(self.prior_candidate(context, query=query).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
         """Ids of ``{memory id: content hash}`` that a verified clearance removed.
@@ -372,16 +738,19 @@ class HarmLedger:
             i for i in ids if i in evidence and (i not in restored or evidence[i] > restored[i])
         ]
 
-    async def aprior_harmful(self, context: Sequence[Memory]) -> list[str]:
+    async def aprior_harmful(
+        self, context: Sequence[Memory], *, query: str | None = None
+    ) -> list[str]:
         """:meth:`prior_harmful` in a worker thread.
 
         Args:
             context: The retrieved memories, in retrieval order.
+            query: The question (scoped lookup); None: unscoped.
 
         Returns:
             The memory ids.
         """
-        return await asyncio.to_thread(self.prior_harmful, list(context))
+        return await asyncio.to_thread(lambda: self.prior_harmful(list(context), query=query))
 
     def _restores(self, conn: Connection, ids: Sequence[str]) -> dict[str, datetime]:
         e = t.memory_events
@@ -407,8 +776,17 @@ class HarmLedger:
         source: str = "api",
         source_id: str | None = None,
         comment: str | None = None,
+        trusted: bool = False,
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
+
+        Feedback is recorded, never acted on alone: a verdict that would restore or
+        exonerate a memory (``correct=True`` naming memories) is a claim any user, or a
+        hostile one, can make. It restores them only when ``trusted=True`` (a reviewer you
+        trust) or once a verification replay (``replay.replay_feedback`` with the
+        ``correction`` as reference) shows the answer is right *with* them (which exonerates
+        them for that question only); until then the memories keep their verified harm,
+        and the ledger shortcut and review see no change.
 
         Args:
             run_or_query_id: A ledger run id, a tracing run id (LangSmith / LlamaIndex) or a
@@ -419,11 +797,12 @@ class HarmLedger:
                 reference, verified and recorded).
             memory_ids: With ``correct=False`` the memories the person suspects (tried first
                 by the replay, never cleared without verification); with ``correct=True``
-                memories the person confirms as good, which are restored when a verified
-                clearance had removed them.
+                memories the person confirms as good: restored (when a verified clearance
+                had removed them) only when ``trusted`` or after a verification replay.
             source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
             source_id: The verdict's id at its source.
             comment: Free text.
+            trusted: The verdict comes from someone allowed to restore memories directly.
 
         Returns:
             The feedback as recorded.
@@ -435,6 +814,8 @@ class HarmLedger:
         """
         if not isinstance(correct, bool):
             raise ConfigurationTypeError("correct must be True or False")
+        if not isinstance(trusted, bool):
+            raise ConfigurationTypeError("trusted must be True or False")
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
@@ -466,13 +847,14 @@ class HarmLedger:
                     ],
                 )
         record = FeedbackRecord(**row, memory_ids=named)
-        if correct and named:
+        if correct and named and trusted:
             recorded = {m.memory_id: m.content_hash for m in run.memories}
             confirmed = self._verified_harmful({i: recorded[i] for i in named})
             for memory_id in sorted(confirmed):
                 self.restore(
                     memory_id,
-                    reason="confirmed good by positive feedback",
+                    reason="confirmed good by trusted positive feedback",
+                    actor=safe_text(source, 40),
                     feedback_id=record.feedback_id,
                     run_id=run.run_id,
                 )
@@ -526,17 +908,50 @@ class HarmLedger:
         }
         with write_transaction(self.engine) as conn:
             conn.execute(t.memory_events.insert().values(**row))
+            restore_scopes(conn, self.namespace, row["memory_id"], row["created_at"])
         return MemoryEvent(**row)
 
+    def exonerate(self, memory_id: str, *, content_hash: str, query: str, run_id: str) -> None:
+        """Record that a verified run answered ``query`` right *with* the memory.
+
+        Scoped: the memory's harm is lifted for this question only (a later verified
+        clearance of it there counts again), and review counts the question for it. Called
+        by a verified replay of positive feedback (``replay``).
+
+        Args:
+            memory_id: The memory.
+            content_hash: The text the verification ran on.
+            query: The question.
+            run_id: The verified run.
+        """
+        with write_transaction(self.engine) as conn:
+            apply_run(
+                conn,
+                namespace=self.namespace,
+                query_id=self.query_id(query),
+                run_id=run_id,
+                at=self._now(),
+                signature=lexical_signature(query, key=self._query_key),
+                embedding=None,
+                observations=[
+                    Observation(memory_id=memory_id, content_hash=content_hash, helpful=True)
+                ],
+            )
+
     def pending_replays(self) -> list[FeedbackRecord]:
-        """Negative feedback with a correction that no replay has answered yet."""
-        f, r = t.feedback, t.runs
+        """Feedback with a correction that no replay has answered yet.
+
+        Negative feedback (a clearance to verify against the correction), and positive
+        feedback naming memories (their exoneration to verify: the answer right with them).
+        """
+        f, r, fm = t.feedback, t.runs, t.feedback_memories
         answered = exists().where(r.c.feedback_id == f.c.feedback_id)
+        names = exists().where(fm.c.feedback_pk == f.c.id)
         query = (
             select(f)
             .where(
                 f.c.namespace == self.namespace,
-                f.c.correct.is_(False),
+                or_(f.c.correct.is_(False), names),
                 f.c.correction.is_not(None),
                 ~answered,
             )
@@ -775,64 +1190,21 @@ class HarmLedger:
 
     # ------------------------------------------------------------------ review
     def evidence(self) -> list[QueryEvidence]:
-        """Per memory, content hash and distinct query.
+        """Per memory, content hash and distinct question: the verified verdict (``review``).
 
-        The latest verified evidence since the memory's last restore (``review``). A clearance
-        counts against a memory when the memory was attributed in it (a full run) or its own removal
-        was proven in some verified run (``proof``); a guided clearance that only carried it along
-        with others does not.
+        Read from the state kept on write (``scope_state``), one row per memory and question.
+        A question counts against a memory only when a run that did not get it from the
+        ledger verified its harm there (a full attribution, or a person's feedback replayed
+        against the correction: *rooted*), after the memory's last restore, and no later
+        verified run found it helpful or needed for that question; a ledger-guided run that
+        carried it along (or carried it to a question it was never proven on) earns no
+        evidence. A question whose latest verdict is that it needs the memory is recorded
+        as such (``needed``), one where it helped as ``beneficial``.
         """
-        r, m, e = t.runs, t.run_memories, t.memory_events
-        restored = (
-            select(e.c.memory_id, func.max(e.c.created_at).label("restored_at"))
-            .where(e.c.namespace == self.namespace, e.c.event == "restored")
-            .group_by(e.c.memory_id)
-            .subquery()
-        )
-        harmful = m.c.cleared.is_(True)
-        attributed = and_(harmful, r.c.mode == "full")
-        beneficial = and_(
-            m.c.cleared.is_(False),
-            m.c.shapley_lo > 0.0,
-            m.c.shapley > func.coalesce(r.c.harm_tolerance, 0.0),
-        )
-        query = (
-            select(
-                m.c.memory_id,
-                m.c.content_hash,
-                r.c.query_id,
-                func.max(case((harmful, r.c.created_at))).label("harmful_at"),
-                func.max(case((beneficial, r.c.created_at))).label("beneficial_at"),
-                func.sum(case((and_(harmful, m.c.shapley.is_not(None)), m.c.shapley))).label(
-                    "psi_sum"
-                ),
-                func.count(case((and_(harmful, m.c.shapley.is_not(None)), 1))).label("psi_n"),
-                func.max(case((harmful, r.c.run_id))).label("run_id"),
-                func.max(case((attributed, r.c.created_at))).label("attributed_at"),
-                func.max(case((attributed, r.c.run_id))).label("attributed_run_id"),
-            )
-            .join(r, m.c.run_pk == r.c.id)
-            .outerjoin(restored, restored.c.memory_id == m.c.memory_id)
-            .where(
-                r.c.namespace == self.namespace,
-                m.c.namespace == self.namespace,
-                r.c.status == "complete",
-                r.c.recovered.is_(True),
-                or_(restored.c.restored_at.is_(None), r.c.created_at > restored.c.restored_at),
-            )
-            .group_by(m.c.memory_id, m.c.content_hash, r.c.query_id)
-        )
+        s = t.memory_scopes
         with read_transaction(self.engine) as conn:
-            rows = conn.execute(query).all()
-            restores = conn.execute(
-                select(e.c.memory_id, func.max(e.c.created_at))
-                .where(e.c.namespace == self.namespace, e.c.event == "restored")
-                .group_by(e.c.memory_id)
-            )
-            since = {memory_id: _utc(at) for memory_id, at in restores}
-            facts = load_harm_facts(conn, self.namespace, None, since)
-        proven = {key for key, f in facts.items() if f.proven_at is not None}
-        return [_evidence(row, proven) for row in rows]
+            rows = conn.execute(select(s).where(s.c.namespace == self.namespace)).mappings().all()
+        return [e for e in (_scope_evidence(row) for row in rows) if e is not None]
 
     def review(
         self,
@@ -931,6 +1303,20 @@ def _feedback_record(row: Any, memory_ids: list[str]) -> FeedbackRecord:
     return FeedbackRecord(**fields, memory_ids=memory_ids)
 
 
+def _carrier_ids(report: ClearanceReport) -> list[str]:
+    """Ids the report marks as carriers of a redundant fault (issue 26), if it has the field."""
+    carriers = getattr(report, "carriers", None) or ()
+    out = []
+    for item in carriers:
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            found = getattr(item, "memory_id", None) or getattr(item, "id", None)
+            if found is not None:
+                out.append(str(found))
+    return out
+
+
 def _inserted_key(result: Any) -> int:
     key = result.inserted_primary_key
     if key is None:  # pragma: no cover - every supported backend returns it
@@ -938,23 +1324,35 @@ def _inserted_key(result: Any) -> int:
     return int(key[0])
 
 
-def _evidence(row: Row[Any], proven: set[tuple[str, str]]) -> QueryEvidence:
-    """One row of :meth:`HarmLedger.evidence`.
-
-    Every verified clearance of a proven memory counts, otherwise only those of full runs
-    (attribution).
-    """
-    fields: tuple[Any, ...] = tuple(row)
-    memory_id, digest, query_id, harmful_at, beneficial_at, psi_sum, psi_n, run_id, *full = fields
-    if (memory_id, digest) not in proven:
-        harmful_at, run_id = full
-    return QueryEvidence(
-        memory_id=memory_id,
-        content_hash=digest,
-        query_id=query_id,
-        harmful_at=_utc(harmful_at) if harmful_at is not None else None,
-        beneficial_at=_utc(beneficial_at) if beneficial_at is not None else None,
-        harmful_shapley_sum=float(psi_sum or 0.0),
-        harmful_shapley_count=int(psi_n or 0),
-        run_ids=[run_id] if run_id else [],
+def _scope_evidence(row: Any) -> QueryEvidence | None:
+    """One state row as review evidence (:meth:`HarmLedger.evidence`); None when neutral."""
+    cleared = _maybe_utc(row["cleared_at"])
+    restored = _maybe_utc(row["restored_at"])
+    rooted = _maybe_utc(row["rooted_at"])
+    needed = _maybe_utc(row["needed_at"])
+    helpful = _maybe_utc(row["helpful_at"])
+    harmful_at = (
+        cleared
+        if row["active"] and rooted is not None and (restored is None or rooted > restored)
+        else None
     )
+    latest_help = max((x for x in (needed, helpful) if x is not None), default=None)
+    if latest_help is not None and cleared is not None and cleared > latest_help:
+        latest_help = None  # a later verified clearance supersedes the help
+    if harmful_at is None and latest_help is None:
+        return None
+    return QueryEvidence(
+        memory_id=row["memory_id"],
+        content_hash=row["content_hash"],
+        query_id=row["query_id"],
+        harmful_at=harmful_at,
+        beneficial_at=latest_help,
+        needed=latest_help is not None and needed is not None and needed >= latest_help,
+        harmful_shapley_sum=float(row["shapley_sum"] or 0.0) if harmful_at else 0.0,
+        harmful_shapley_count=int(row["shapley_count"] or 0) if harmful_at else 0,
+        run_ids=[row["rooted_run_id"]] if harmful_at and row["rooted_run_id"] else [],
+    )
+
+
+def _maybe_utc(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import ExitStack
 from typing import Any, Literal
 
 from llama_index.core import Settings
@@ -46,7 +47,7 @@ from llama_index.core.instrumentation.span import active_span_id
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.response_synthesizers import BaseSynthesizer
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..breaker import CircuitBreaker
@@ -59,26 +60,49 @@ from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
 from ..cost import cost_source, with_event_cost, with_model_calls
-from ..gate import GateOutcome
+from ..gating import model_name
+from ..jobs.protocol import AuditOutcome
+from ..jobs.snapshot import AuditSnapshot
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
-from ..live_guard import LiveGuard, live_config
+from ..live_guard import LiveGuard
 from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
 from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..pipeline import (
+    Clear,
+    Flow,
+    FlowEvent,
+    FlowResult,
+    QuerySettings,
+    clearance_flow,
+    component_config,
+    make_gate,
+    result_metadata,
+    run_async,
+    run_sync,
+)
+from ..pipeline.audit import (
+    Stoppable,
+    audit_outcome,
+    audit_settings,
+    open_queue,
+    run_pending,
+    start_workers,
+)
+from ..pipeline.background import background_flow
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
 from .events import MeClearStageEvent, StageTracker, progress_event, stage_events
-from .gating import GatedPostprocessing, prior_of
-from .guarded import GuardedPostprocessing
 from .judges import resolve_judge
 from .model import as_text_model
-from .nodes import annotate, error_nodes, node_ids, to_memories
-from .reference import current_reference
+from .nodes import _copy as copy_node
+from .nodes import error_nodes, node_ids, to_memories
+from .reference import current_reference, query_reference
 from .usage import install_usage_handler
 
 __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
@@ -131,7 +155,7 @@ async def _aresponse_text(response: Any) -> str:
     return _response_text(response)
 
 
-class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodePostprocessor):
+class MeClearPostprocessor(BaseNodePostprocessor):
     """Drops the retrieved nodes that verifiably hurt the answer to this query.
 
     It runs the MeClear engine on the frozen retrieved nodes (Eq. 6): the task agent
@@ -324,11 +348,31 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
             "coalition across trials. None: when the LLM declares temperature 0."
         ),
     )
-    mode: Literal["clear", "shadow"] = Field(
+    mode: Literal["clear", "shadow", "background"] = Field(
         default="clear",
         description=(
-            '``"shadow"``: run clearance, annotate metadata and emit events, but drop nothing '
-            "(each node's ``cleared`` says whether clearance would have removed it)."
+            '``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate '
+            "metadata and emit events, but drop nothing (each node's ``cleared`` says whether "
+            'clearance would have removed it). ``"background"`` (needs ``ledger``): no model '
+            "call on the request path; withhold the memories the ledger verified harmful for "
+            "this question or ones like it, queue the audit of a triggered query and return at "
+            "once (``meclear_integrations.pipeline.background``)."
+        ),
+    )
+    audit_queue: Any = Field(
+        default=None,
+        exclude=True,
+        description=(
+            "Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``); "
+            "None: a job table beside the ledger (same database)."
+        ),
+    )
+    audit_workers: int = Field(
+        default=1,
+        ge=0,
+        description=(
+            "Background mode: audit worker threads started with the component (0: none; run "
+            "``meclear worker`` instead)."
         ),
     )
     edge_cases: EdgeCasePolicy = Field(
@@ -381,6 +425,8 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     _guard: LiveGuard = PrivateAttr()
     _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
+    _queue: Any = PrivateAttr(default=None)
+    _workers: Stoppable | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -395,6 +441,31 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
         self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
         self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        if self.mode == "background":
+            self._queue = open_queue(self.ledger, self.audit_queue)
+            self._workers = start_workers(self._queue, self, self.audit_workers)
+
+    def close(self) -> None:
+        """Stop the background audit workers this component started (after their job)."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
+
+    def run_audits(self, *, limit: int | None = None) -> list[AuditOutcome]:
+        """Run the due background audits now, on this thread (scripts, tests, cron jobs).
+
+        Args:
+            limit: The most audits to run.
+
+        Returns:
+            Their outcomes (``done``, ``retry``, ``dead``).
+
+        Raises:
+            ConfigurationError: The component is not in ``mode="background"``.
+        """
+        if self._queue is None:
+            raise ConfigurationError('run_audits() needs mode="background"')
+        return run_pending(self._queue, self, limit=limit)
 
     @classmethod
     def class_name(cls) -> str:
@@ -405,6 +476,15 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     @classmethod
     def _renderable_keys(cls, keys: Any) -> Any:
         return validate_metadata_keys(keys)
+
+    @model_validator(mode="after")
+    def _background_needs_a_ledger(self) -> MeClearPostprocessor:
+        if self.mode == "background" and self.ledger is None:
+            raise ConfigurationError(
+                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
+                "the harm the ledger verified, and the audits record there"
+            )
+        return self
 
     @field_validator("answer_prompt")
     @classmethod
@@ -573,13 +653,6 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
 
         return tracker, convert
 
-    def _skip(self, query_id: str) -> list[MeClearStageEvent]:
-        base = {"stage": "clearance", "query_id": query_id, "skipped": "empty", "cleared_ids": []}
-        return [
-            StageTracker.start("clearance", query_id, {**base, "phase": "start"}),
-            StageTracker.end("clearance", query_id, {**base, "phase": "end"}),
-        ]
-
     @staticmethod
     def _trace_scope(bundle: QueryBundle, cost: Any = None):
         """The clearance's tracing scope: its query and the parent span.
@@ -593,10 +666,75 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
 
     def _engine_config(self) -> ClearanceConfig:
         """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
-        mode = failure_mode(self.clearance, self.on_failure)
-        if self.clearance.on_failure == mode:
-            return live_config(self.clearance)
-        return live_config(self.clearance.model_copy(update={"on_failure": mode}))
+        return component_config(self.clearance, self.on_failure)
+
+    def _settings(self, llm: LLM | None, query_id: str) -> QuerySettings:
+        """What this query runs with: config, guard, gate and the ledger fields."""
+        reference = self._reference()
+        record = {
+            "success_signal": "reference" if reference is not None else "judge",
+            "agent_model": model_name(llm),
+            "judge_model": model_name(self.judge if self.judge is not None else llm),
+            "trace_run_id": query_id,
+            "trace_system": "llama_index",
+        }
+        gate = make_gate(self.trigger, self.ledger)
+        return QuerySettings(self._engine_config(), self._guard, gate, record)
+
+    def _flow(
+        self, bundle: QueryBundle, nodes: list[NodeWithScore], settings: QuerySettings
+    ) -> Flow:
+        """The query's flow: cleared now, or in the background."""
+
+        def load() -> list[Memory]:
+            return to_memories(nodes)[0]  # an unusable node fails open or raises
+
+        if self.mode != "background":
+            return clearance_flow(bundle.query_str, len(nodes), load, settings)
+        return background_flow(
+            bundle.query_str,
+            len(nodes),
+            load,
+            settings,
+            self._queue,
+            policy=self.edge_cases,
+            snapshot={"reference": self._reference()},
+        )
+
+    def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
+        """Run one background audit: the verified clearance of ``snapshot``, recorded.
+
+        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
+        in the ledger under ``run_id`` (the job id), so running a job twice records once.
+
+        Args:
+            snapshot: The job's frozen input.
+            run_id: The job id.
+
+        Returns:
+            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
+        """
+        nodes = [
+            NodeWithScore(node=TextNode(id_=m.id, text=m.content, metadata=dict(m.metadata)))
+            for m in snapshot.memories
+        ]
+        bundle = QueryBundle(snapshot.query)
+        with ExitStack() as stack:
+            if snapshot.reference is not None:
+                stack.enter_context(query_reference(snapshot.reference))
+            llm = self._resolved_llm()
+            host = _SyncHost(self, bundle, nodes, llm, run_id)
+            settings = audit_settings(self._settings(llm, run_id), snapshot, run_id)
+            settings = QuerySettings(
+                settings.config.model_copy(update={"on_failure": "open"}),
+                settings.guard,
+                settings.gate,
+                settings.record,
+            )
+            flow = clearance_flow(
+                snapshot.query, len(nodes), lambda: to_memories(nodes)[0], settings
+            )
+            return audit_outcome(run_sync(flow, host))
 
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
@@ -609,81 +747,59 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
             return NodeClearance.model_construct(nodes=kept, report=None, error=error)
         return NodeClearance(nodes=kept, report=None, error=error)
 
-    def _done(
-        self, nodes: list[NodeWithScore], ids: list[str], report: ClearanceReport
+    def _result(
+        self, result: FlowResult, nodes: list[NodeWithScore], ids: list[str]
     ) -> NodeClearance:
-        self._policy.report_warning(report)
-        kept = annotate(
-            nodes,
-            ids,
-            report,
-            key=self.metadata_key,
-            policy=self.edge_cases,
-            shadow=self.mode == "shadow",
-        )
-        failure = getattr(report, "failure", None)  # the engine failed open
-        error = f"{failure.error_type}: {failure.error}" if failure is not None else None
+        """The clearance of a result that is not a failure."""
+        report, error = result.report, None
+        if result.kind == "guarded":
+            self._policy.fail_open_warning(str(result.reason), str(result.detail))
+        elif result.kind == "cleared" and report is not None:
+            self._policy.report_warning(report)
+            failure = getattr(report, "failure", None)  # the engine failed open
+            error = f"{failure.error_type}: {failure.error}" if failure is not None else None
+        chosen = result_metadata(result, ids, policy=self.edge_cases, shadow=self.mode == "shadow")
+        kept = [copy_node(nodes[i], self.metadata_key, meta) for i, meta in chosen]
         return NodeClearance(nodes=kept, report=report, error=error)
-
-    def _declined(
-        self, nodes: list[NodeWithScore], ids: list[str], outcome: GateOutcome
-    ) -> NodeClearance:
-        return NodeClearance(nodes=self._declined_nodes(nodes, ids, outcome), report=outcome.report)
-
-    def _gated(self, done: NodeClearance, outcome: GateOutcome) -> NodeClearance:
-        return done.model_copy(update={"nodes": self._with_outcome(done.nodes, outcome)})
 
     # ------------------------------------------------------------------ sync
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
         bundle = _require_query(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
-        if not nodes:
-            for event in self._skip(query_id):
-                dispatcher.event(event)
-            return NodeClearance(nodes=[], report=None)
-        llm = self._resolved_llm()  # a missing default model raises before any stage
+        # a missing default model raises before any stage (background mode needs none)
+        llm = self._resolved_llm() if nodes and self.mode != "background" else None
         ids = node_ids(nodes)
-        gate, plan = self._gate(), None
-        fields = self._record_fields(llm, self._reference(), query_id)
-        tracker, convert = self._events(query_id)
-        try:
-            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
-            ticket = self._guard.admit(memories, self._engine_config())
-            if ticket.declined:
-                for event in self._guard_events(ticket, query_id):
-                    dispatcher.event(event)
-                kept = self._guard_nodes(ticket, nodes, ids)
-                return NodeClearance(nodes=kept, report=ticket.report)
-            with ticket:
-                if gate is not None:
-                    plan = gate.plan(bundle.query_str, memories, self._engine_config())
-                    if not plan.run:
-                        for event in self._decline_events(plan, query_id):
-                            dispatcher.event(event)
-                        outcome = gate.finish(plan, gate.skipped(plan), **fields)
-                        return self._declined(nodes, ids, outcome)
-                task = self._task(bundle, nodes, memories, llm, asynchronous=False)
-                assert isinstance(task, TaskEvaluator)
-                meter = UsageMeter()
-                # the engine runs its worker threads in a copy of this context (the span)
-                engine = MeClearEngine(
-                    plan.config if plan is not None else self._engine_config(),
-                    listener=lambda e: dispatcher.event(
-                        convert(with_event_cost(e, task.calls, meter))
-                    ),
-                    tracing=self.tracing,
-                )
-                with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
-                    report = engine.clear(memories, task, prior_harmful=prior_of(plan))
-                report = ticket.observe(with_model_calls(report, task.calls, meter))
-        except BaseException as exc:
-            for event in tracker.closing(exc):
+        host = _SyncHost(self, bundle, nodes, llm, query_id)
+        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
+        result = run_sync(flow, host)
+        if result.kind == "failed":
+            assert result.error is not None
+            for event in host.tracker.closing(result.error):
                 dispatcher.event(event)
-            return self._failed(nodes, ids, exc)
-        done = self._done(nodes, ids, report)
-        if gate is None or plan is None:
-            return done
-        return self._gated(done, gate.finish(plan, report, **fields))
+            return self._failed(nodes, ids, result.error)
+        return self._result(result, nodes, ids)
+
+    def _engine_sync(
+        self,
+        bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        llm: LLM | None,
+        convert: Callable[[StageEvent], BaseEvent],
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
+        task = self._task(bundle, nodes, memories, llm, asynchronous=False)
+        assert isinstance(task, TaskEvaluator)
+        meter = UsageMeter()
+        # the engine runs its worker threads in a copy of this context (the span)
+        engine = MeClearEngine(
+            request.config,
+            listener=lambda e: dispatcher.event(convert(with_event_cost(e, task.calls, meter))),
+            tracing=self.tracing,
+        )
+        with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
+            report = engine.clear(memories, task, prior_harmful=request.prior)
+        return with_model_calls(report, task.calls, meter)
 
     # ------------------------------------------------------------------ async
     async def _aclear(
@@ -691,16 +807,28 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
     ) -> NodeClearance:
         bundle = _require_query(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
-        if not nodes:
-            for event in self._skip(query_id):
-                await dispatcher.aevent(event)
-            return NodeClearance(nodes=[], report=None)
-        llm = self._resolved_llm()  # a missing default model raises before any stage
+        # a missing default model raises before any stage (background mode needs none)
+        llm = self._resolved_llm() if nodes and self.mode != "background" else None
         ids = node_ids(nodes)
-        gate, plan = self._gate(), None
-        fields = self._record_fields(llm, self._reference(), query_id)
-        tracker, convert = self._events(query_id)
+        host = _AsyncHost(self, bundle, nodes, llm, query_id)
+        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
+        result = await run_async(flow, host)
+        if result.kind == "failed":
+            assert result.error is not None
+            for event in host.tracker.closing(result.error):
+                await dispatcher.aevent(event)
+            return self._failed(nodes, ids, result.error)
+        return self._result(result, nodes, ids)
 
+    async def _engine_async(
+        self,
+        bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        llm: LLM | None,
+        convert: Callable[[StageEvent], BaseEvent],
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
         meter = UsageMeter()
         calls: list[TaskEvaluator | AsyncTaskEvaluator] = []
 
@@ -709,37 +837,57 @@ class MeClearPostprocessor(GatedPostprocessing, GuardedPostprocessing, BaseNodeP
                 event = with_event_cost(event, calls[0].calls, meter)
             await dispatcher.aevent(convert(event))
 
-        try:
-            memories, _ = to_memories(nodes)  # an unusable node fails open or raises
-            ticket = self._guard.admit(memories, self._engine_config())
-            if ticket.declined:
-                for event in self._guard_events(ticket, query_id):
-                    await dispatcher.aevent(event)
-                kept = self._guard_nodes(ticket, nodes, ids)
-                return NodeClearance(nodes=kept, report=ticket.report)
-            with ticket:
-                if gate is not None:
-                    plan = await gate.aplan(bundle.query_str, memories, self._engine_config())
-                    if not plan.run:
-                        for event in self._decline_events(plan, query_id):
-                            await dispatcher.aevent(event)
-                        outcome = await gate.afinish(plan, gate.skipped(plan), **fields)
-                        return self._declined(nodes, ids, outcome)
-                task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-                calls.append(task)
-                config = plan.config if plan is not None else self._engine_config()
-                engine = MeClearEngine(config, listener=listener, tracing=self.tracing)
-                with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
-                    report = await engine.aclear(memories, task, prior_harmful=prior_of(plan))
-                report = ticket.observe(with_model_calls(report, task.calls, meter))
-        except BaseException as exc:
-            for event in tracker.closing(exc):
-                await dispatcher.aevent(event)
-            return self._failed(nodes, ids, exc)
-        done = self._done(nodes, ids, report)
-        if gate is None or plan is None:
-            return done
-        return self._gated(done, await gate.afinish(plan, report, **fields))
+        task = self._task(bundle, nodes, memories, llm, asynchronous=True)
+        calls.append(task)
+        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
+        with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
+            report = await engine.aclear(memories, task, prior_harmful=request.prior)
+        return with_model_calls(report, task.calls, meter)
+
+
+def _events_of(event: FlowEvent, query_id: str) -> list[MeClearStageEvent]:
+    """The start/end pair of a clearance event with no engine stage behind it."""
+    end = {**event.payload, "query_id": query_id}
+    return [
+        StageTracker.start("clearance", query_id, {**end, "phase": "start"}),
+        StageTracker.end("clearance", query_id, end),
+    ]
+
+
+class _SyncHost:
+    """The sync driver's host: LlamaIndex events and the engine inside the span."""
+
+    def __init__(
+        self,
+        owner: MeClearPostprocessor,
+        bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        llm: LLM | None,
+        query_id: str,
+    ) -> None:
+        self.owner, self.bundle, self.nodes, self.llm = owner, bundle, nodes, llm
+        self.query_id = query_id
+        self.tracker, self.convert = owner._events(query_id)
+
+    def notify(self, event: FlowEvent) -> None:
+        for typed in _events_of(event, self.query_id):
+            dispatcher.event(typed)
+
+    def clear(self, request: Clear) -> ClearanceReport:
+        return self.owner._engine_sync(self.bundle, self.nodes, self.llm, self.convert, request)
+
+
+class _AsyncHost(_SyncHost):
+    """The async driver's host (see :class:`_SyncHost`)."""
+
+    async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
+        for typed in _events_of(event, self.query_id):
+            await dispatcher.aevent(typed)
+
+    async def clear(self, request: Clear) -> ClearanceReport:  # type: ignore[override]
+        return await self.owner._engine_async(
+            self.bundle, self.nodes, self.llm, self.convert, request
+        )
 
 
 def _bundle(query: str | QueryBundle) -> QueryBundle:

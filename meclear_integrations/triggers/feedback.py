@@ -158,14 +158,17 @@ class OnNegativeFeedback(Trigger):
 
 
 class OnKnownHarm(Trigger):
-    """Clear when the context holds a memory the ledger verified harmful before.
+    """Clear when the context holds a memory the ledger verified harmful for this question.
 
-    A memory restored since does not count. The cheap ledger-guided clearance then usually
-    settles it in a few calls (the baseline and one candidate's verification), while contexts
-    without known harm cost nothing.
+    With a ``HarmLedger`` the harm is scoped (``HarmLedger.scoped_harm``): verified for the
+    same question or one like it; an unrelated question that retrieves the memory is not
+    cleared for it. A memory restored since does not count. The cheap ledger-guided
+    clearance then usually settles it in a few calls (the baseline and one candidate's
+    verification), while contexts without known harm cost nothing.
 
     Args:
-        ledger: A ``HarmLedger`` (or anything with ``prior_harmful(memories)``).
+        ledger: A ``HarmLedger`` (scoped), or anything with ``prior_harmful(memories)``
+            (unscoped).
     """
 
     def __init__(self, ledger: HarmSource) -> None:
@@ -185,7 +188,12 @@ class OnKnownHarm(Trigger):
         Returns:
             The decision: run or skip, the policy and the reason.
         """
-        known: list[Any] = self.ledger.prior_harmful(context.memories)
+        scoped = getattr(self.ledger, "scoped_harm", None)
+        known: list[Any] = (
+            scoped(context.query, context.memories)
+            if scoped is not None
+            else self.ledger.prior_harmful(context.memories)
+        )
         return TriggerDecision(
             run=bool(known),
             policy=self.name,

@@ -41,6 +41,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "live_guard",
                 "preflight",
                 "loop_clients",
+                "pipeline",
+                "jobs",
             }
         ),
     ),

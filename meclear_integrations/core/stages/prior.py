@@ -67,7 +67,8 @@ def _prior_verify(
     """Verify M minus ``cleared`` against M (Eq. 18-19): (recovered, admissible).
 
     ``trials_first``: T trials before the rule's first ask (a put-back that fails is
-    settled there; one that passes goes on to the rule's recovery test).
+    settled there; one that passes goes on to the rule's recovery test). For a scoped
+    candidate (``run.prior_first``) recovery admits it (``core.prior``).
     """
     cfg, game = run.config, run.game
     everything = game.full
@@ -79,10 +80,19 @@ def _prior_verify(
         while plan := rule.plan(game, [everything, coalition]):
             yield Evaluate(plan)
         selection = rule.select(game, [everything, coalition])
-        return selection.recovered[1], selection.selected == 1
+        passed = bool(selection.recovered[1])
+        return passed, (
+            _scoped_admits(run, cleared, passed) if run.prior_first else selection.selected == 1
+        )
     yield Evaluate(want(([everything, coalition], cfg.trials)))
     _, _, recovered, admissible = select_candidate(game, [[], cleared], cfg.success_threshold)
-    return recovered[1], admissible[1]
+    passed = bool(recovered[1])
+    return passed, (_scoped_admits(run, cleared, passed) if run.prior_first else admissible[1])
+
+
+def _scoped_admits(run: Run, cleared: list[int], passed: bool) -> bool:
+    """A scoped candidate: M minus it recovers, or every member is settled (``core.prior``)."""
+    return passed or (bool(cleared) and set(cleared) <= run.prior_settled)
 
 
 def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
@@ -101,6 +111,8 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
     cfg, game = run.config, run.game
     ids = run.ids
     baseline = game.value(game.full)
+    # only a scoped candidate, tried before the exit test, can follow a passing baseline
+    baseline_recovered = run.prior_first and game.recovers(game.full, cfg.success_threshold)
     union = tried[0].cleared
     yield Emit(
         StageEvent(
@@ -108,7 +120,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
             phase="end",
             payload={
                 "baseline_value": baseline,
-                "baseline_recovered": False,
+                "baseline_recovered": baseline_recovered,
                 "early_exit": False,
                 "prior_ids": [ids[i] for i in union],
                 "loo": {},
@@ -132,7 +144,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
             memory_ids=[],
             value=baseline,
             gain=0.0,
-            recovered=False,
+            recovered=baseline_recovered,
             admissible=True,
             trials=game.trials_of(game.full),
             family="nested",
@@ -156,7 +168,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
     report = ClearanceReport(
         baseline_value=baseline,
         final_value=candidates[1].value,
-        recovered=True,
+        recovered=tried[0].recovered,
         kept=[m for i, m in enumerate(game.context) if i not in cleared],
         cleared=[m for i, m in enumerate(game.context) if i in cleared],
         attributions=[],

@@ -117,9 +117,13 @@ def _evaluate(
             f"{cfg.max_memories}; raise max_memories or retrieve fewer"
         )
     screened = Screened(estimator)
+    if prior and run.prior_first:  # harm verified for this question: before the exit test
+        screened.prior = yield from prior_search(run, prior, unproven)
+        if screened.prior is not None:
+            return screened
     if cfg.early_exit:
         screened.exited = yield from _exit_test(run)
-    if prior and not screened.exited:  # the prior candidate, verified before attribution
+    if prior and not screened.exited and not run.prior_first:  # verified before attribution
         screened.prior = yield from prior_search(run, prior, unproven)
     if screened.exited or screened.prior is not None:
         return screened

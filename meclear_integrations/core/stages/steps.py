@@ -87,6 +87,12 @@ class Run:
     """The concrete estimator, once attribution has started."""
     attributions: list[MemoryAttribution] | None = None
     """Complete contributions, once attribution has finished."""
+    prior_settled: frozenset[int] = frozenset()
+    """Positions of the scoped prior's members verified against a reference or a
+    correction (``core.prior``)."""
+    prior_first: bool = False
+    """The prior candidate is scoped to this question: tried before the early exit and
+    admitted on recovery (``core.prior``)."""
 
     @property
     def ids(self) -> list[str]:

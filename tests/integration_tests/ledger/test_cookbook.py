@@ -26,7 +26,9 @@ def test_review_cookbook() -> None:
     assert "SIMULATED" in out
     # T = 2 baseline trials, then the ledger's candidate verified in two more (recovery
     # rate 0.3 at level 0.1: two passes in two trials)
-    assert out.count("ledger_guided, 4 evaluator calls") == 2
-    assert "1. f1: harmful for 3 distinct queries" in out
-    assert "deleted from the vector store: ['f1', 'f2']" in out
+    assert out.count("ledger_guided, 4 evaluator calls") == 2  # the two rewordings
+    assert out.count(": full, ") == 2  # two distinct questions, each its own clearance
+    assert out.count("harmful for 2 distinct queries") == 2  # f1 and f2, not 4 (scoped)
+    deleted = out.split("deleted from the vector store: ")[1].splitlines()[0]
+    assert sorted(eval(deleted)) == ["f1", "f2"]
     assert "-> December 2023" in out

@@ -47,7 +47,9 @@ def test_memory_metadata_fields() -> None:
         "cleared",
         "recovered",
         "early_exit",
+        "status",
     }
+    assert meta["status"] == "complete"
     assert meta["harmful"] and meta["cleared"] and meta["shapley"] < 0 and meta["rank"] <= 2
     assert memory_metadata(report, "g1")["cleared"] is False
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from meclear_integrations.cli import main
-from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger import SCHEMA_VERSION, HarmLedger
 from tests.unit_tests.ledger.helpers import clear, memories
 
 
@@ -85,4 +85,4 @@ def test_migrate_creates_a_ledger(tmp_path, capsys, monkeypatch) -> None:
     target = tmp_path / "new.db"
     monkeypatch.setenv("MECLEAR_LEDGER_URL", str(target))
     code, out, _ = run(capsys, "ledger", "migrate")
-    assert code == 0 and "schema version 1" in out and target.exists()
+    assert code == 0 and f"schema version {SCHEMA_VERSION}" in out and target.exists()

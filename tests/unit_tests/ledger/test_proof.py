@@ -45,12 +45,16 @@ def test_a_rider_is_put_back_once_acquitted_and_never_reviewed(ledger: HarmLedge
     ledger.record(tested, query="q2", context=context)
     assert ledger.prior_candidate(context) == PriorCandidate(ids=("f", "c"), unproven=())
 
-    # f is proven, so both of its verified clearances count; c has no evidence
+    # f is proven, but only by runs that took it from the ledger: a guided run repeats a
+    # harm proven elsewhere and never makes a question count in review (issue 24)
+    assert ledger.review(min_queries=1) == []
+    for q in ("q3", "q4"):  # full runs attribute f on two questions of their own
+        ledger.record(clear(context, {"g"}, {"f"}), query=q, context=context)
     [proposal] = ledger.review(min_queries=2)
     assert proposal.memory_id == "f" and proposal.harmful_queries == 2
     assert {e.memory_id for e in ledger.evidence() if e.harmful_at is not None} == {"f"}
 
-    # a third repeat pays no put-back: both members' contributions are known
+    # a repeat pays no put-back: both members' contributions are known
     third = clear(context, {"g"}, {"f"}, prior=ledger.prior_candidate(context))
     assert len(third.candidates) == 2 and third.cleared_ids == ["f", "c"]
 

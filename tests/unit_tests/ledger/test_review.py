@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,6 +16,7 @@ from meclear_integrations.ledger import (
     proposals_json,
     wilson_lower_bound,
 )
+from meclear_integrations.ledger.review import QueryEvidence, rank_proposals
 from tests.unit_tests.ledger.helpers import StepClock, clear, evaluator, memories
 
 
@@ -71,10 +73,41 @@ def test_beneficial_evidence_breaks_consistency(ledger: HarmLedger) -> None:
     history = ledger.history("m")
     assert any(o.memory.shapley and o.memory.shapley > 0 for o in history.observations)
     assert [p.memory_id for p in ledger.review(min_queries=2)] == ["f"]  # m: 2 / 4 < 0.8
-    lenient = {p.memory_id: p for p in ledger.review(min_queries=2, min_consistency=0.5)}
-    p = lenient["m"]
+    # q3 and q4 need m (a contribution clear of zero): it is never proposed, however lenient
+    assert "m" not in {p.memory_id for p in ledger.review(min_queries=1, min_consistency=0.0)}
+    verdicts = sorted(
+        (e.query_id, e.verdict, e.needed) for e in ledger.evidence() if e.memory_id == "m"
+    )
+    q = ledger.query_id
+    assert verdicts == sorted(
+        [
+            (q("q1"), "harmful", False),
+            (q("q2"), "harmful", False),
+            (q("q3"), "beneficial", True),
+            (q("q4"), "beneficial", True),
+        ]
+    )
+
+
+def test_helpful_but_not_needed_queries_count_for_the_memory() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def item(query: str, harmful: bool) -> QueryEvidence:
+        return QueryEvidence(
+            memory_id="m",
+            content_hash="h",
+            query_id=query,
+            harmful_at=at if harmful else None,
+            beneficial_at=None if harmful else at,
+        )
+
+    evidence = [item("q1", True), item("q2", True), item("q3", False), item("q4", False)]
+    assert rank_proposals(evidence, min_queries=2) == []  # 2 / 4 < 0.8
+    [p] = rank_proposals(evidence, min_queries=2, min_consistency=0.5)
     assert (p.harmful_queries, p.beneficial_queries, p.consistency) == (2, 2, 0.5)
     assert p.observed_queries == 4
+    needed = [*evidence[:3], evidence[3].model_copy(update={"needed": True})]
+    assert rank_proposals(needed, min_queries=1, min_consistency=0.0) == []
 
 
 def test_unverified_runs_and_restores_do_not_count(ledger: HarmLedger) -> None:

@@ -161,14 +161,20 @@ def test_negative_feedback_with_a_correction_waits_for_a_replay(ledger: HarmLedg
     assert [f.feedback_id for f in history.feedback] == [fb.feedback_id]
 
 
-def test_positive_feedback_naming_a_cleared_memory_restores_it(ledger: HarmLedger) -> None:
+def test_only_trusted_positive_feedback_restores_a_cleared_memory(ledger: HarmLedger) -> None:
     context = memories("g", "f")
     run = ledger.record(clear(context, {"g"}, {"f"}), query="q", context=context)
-    ledger.feedback(run.run_id, correct=True, memory_ids=["g"])  # never cleared: no restore
+    ledger.feedback(run.run_id, correct=True, memory_ids=["g"], trusted=True)  # never cleared
     assert ledger.history("g").events == []
-    ledger.feedback(run.run_id, correct=True, memory_ids=["f"])
+    # issue 28 item 7: untrusted feedback is recorded, never acted on alone
+    fb = ledger.feedback(run.run_id, correct=True, memory_ids=["f"])
+    assert ledger.prior_harmful(context) == ["f"] and ledger.history("f").events == []
+    assert ledger.prior_candidate(context, query="q").ids == ("f",)
+    assert fb.feedback_id in [f.feedback_id for f in ledger.history("f").feedback]
+    ledger.feedback(run.run_id, correct=True, memory_ids=["f"], trusted=True, source="cli")
     assert ledger.prior_harmful(context) == []
-    assert ledger.history("f").events[0].reason == "confirmed good by positive feedback"
+    event = ledger.history("f").events[0]
+    assert event.reason == "confirmed good by trusted positive feedback" and event.actor == "cli"
 
 
 def test_namespaces_do_not_see_each_other(ledger_url: str) -> None:

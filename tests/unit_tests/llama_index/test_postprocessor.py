@@ -30,6 +30,7 @@ META_FIELDS = {
     "cleared",
     "recovered",
     "early_exit",
+    "status",
     "model_calls",
 }
 

@@ -130,7 +130,7 @@ async def test_every_path_serves_the_context_and_changes_nothing(
     retrieved = [d.id for d, _ in watched.handed]
     if path == "transient-recovered":
         assert sorted(d.id for d in out) == sorted(KEPT)
-        assert all("status" not in d.metadata["meclear"] for d in out)
+        assert all(d.metadata["meclear"]["status"] == "complete" for d in out)
         return
     assert [d.id for d in out] == retrieved  # the full context, retrieval order
     assert [d.page_content for d in out] == [d.page_content for d, _ in watched.handed]

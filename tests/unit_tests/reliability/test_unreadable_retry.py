@@ -41,7 +41,7 @@ def test_one_unreadable_verdict_is_retried_and_clearance_completes() -> None:
     retriever, _ = _retriever(unreadable=True)
     out = retriever.invoke(case.query, config=reference_config(case.reference))
     assert sorted(d.id for d in out) == sorted(KEPT)
-    assert all("status" not in d.metadata["meclear"] for d in out)
+    assert all(d.metadata["meclear"]["status"] == "complete" for d in out)
 
 
 def test_without_retry_unreadable_the_query_fails_open() -> None:

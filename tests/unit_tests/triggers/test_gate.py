@@ -104,8 +104,11 @@ def test_known_harm_and_negative_feedback_triggers(ledger: HarmLedger) -> None:
     assert plan.run and plan.decision.reason == "negative_feedback" and calls > 0
     assert outcome.returned_ids == ["gold", "bg"]
     other = [CONTEXT[1], Memory(id="gold2", content="Ann lives in Paris.")]
-    plan, _, _ = run(gate, "Where does Ann live?", context=other)
+    plan, _, _ = run(gate, "Remind me, where did Ann move?", context=other)  # a paraphrase
     assert plan.run and plan.decision.reason == "known_harm"
+    assert plan.prior_ids == ("stale",) and plan.prior_scoped
+    plan, _, _ = run(gate, "What does Ann like to drink?", context=other)  # scoped: unrelated
+    assert not plan.run and plan.decision.reason == "no_known_harm+no_negative_feedback"
 
 
 def test_token_budget_drops_least_contributing_after_clearance(ledger: HarmLedger) -> None:
@@ -157,7 +160,7 @@ def test_async_plan_and_finish_match_sync(ledger: HarmLedger) -> None:
     run(gate)
 
     async def main():
-        plan = await gate.aplan("Ann?", CONTEXT, ClearanceConfig())
+        plan = await gate.aplan("Where did Ann move?", CONTEXT, ClearanceConfig())
         report = await MeClearEngine(plan.config).aclear(
             CONTEXT, CountingEvaluator(value), prior_harmful=plan.prior_ids
         )

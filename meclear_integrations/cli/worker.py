@@ -1,0 +1,147 @@
+"""``meclear worker``: run background audit workers outside the application process.
+
+The application builds its component with ``mode="background"`` and ``audit_workers=0``;
+``meclear worker --component myapp.meclear:retriever`` imports the same component (an
+object, or a function that returns one), takes its audit queue (the job table beside its
+ledger, or the ``ProcrastinateQueue`` it was given) and runs ``--concurrency`` workers until
+SIGINT/SIGTERM, or until no job is due with ``--until-idle``. Run as many of these as you
+like, on as many machines as share the ledger database: a job is claimed by one worker at a
+time and taken over by another when its worker dies (leases, at-least-once delivery,
+idempotent ledger writes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import threading
+from typing import Any
+
+from ..core.errors import ConfigurationError
+
+__all__ = ["load_component", "register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``meclear worker`` subcommand.
+
+    Args:
+        sub: The subparsers of the ``meclear`` parser.
+    """
+    p = sub.add_parser(
+        "worker", help="run background audit workers for a component", description=__doc__
+    )
+    p.add_argument(
+        "--component",
+        help="module:attribute of the background component (or of a function returning it)",
+    )
+    p.add_argument("--concurrency", type=int, default=1, help="worker threads (default 1)")
+    p.add_argument(
+        "--until-idle", action="store_true", help="exit once no job is due (drain the queue)"
+    )
+    p.add_argument("--max-jobs", type=int, default=None, help="exit after this many jobs")
+    p.add_argument(
+        "--lease-seconds", type=float, default=180.0, help="how long a claimed job is held"
+    )
+    measure = p.add_argument_group("measurements (--measure; no --component needed)")
+    measure.add_argument(
+        "--measure",
+        action="store_true",
+        help="time the background request path against the plain retriever, and the audit "
+        "throughput of 1 vs --concurrency workers on a latency-bound stub",
+    )
+    measure.add_argument("--k", type=int, default=20, help="documents per query (20)")
+    measure.add_argument("--queries", type=int, default=300, help="queries timed (300)")
+    measure.add_argument(
+        "--ledger-runs", type=int, default=1000, help="clearances in the ledger first (1000)"
+    )
+    measure.add_argument("--ledger", default=None, help="ledger URL (default: a fresh SQLite)")
+    measure.add_argument("--jobs", type=int, default=40, help="stub audits drained (40)")
+    measure.add_argument(
+        "--audit-seconds", type=float, default=0.2, help="the stub audit's latency (0.2)"
+    )
+    p.set_defaults(handler=_run)
+
+
+def load_component(spec: str) -> Any:
+    """The component named by ``module:attribute`` (called when it is a factory).
+
+    Args:
+        spec: ``package.module:name``.
+
+    Returns:
+        The component.
+
+    Raises:
+        ConfigurationError: The spec is malformed, or the object has no audit queue.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigurationError(f"--component must be module:attribute, got {spec!r}")
+    target = getattr(importlib.import_module(module_name), attribute)
+    component = target() if callable(target) and not hasattr(target, "audit") else target
+    if getattr(component, "_queue", None) is None or not hasattr(component, "audit"):
+        raise ConfigurationError(
+            f'{spec} is not a component in mode="background" (ClearingRetriever, '
+            "MeClearCompressor or MeClearPostprocessor with a ledger)"
+        )
+    return component
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.measure:
+        return _measure(args)
+    if not args.component:
+        raise ConfigurationError("meclear worker needs --component module:attribute")
+    component = load_component(args.component)
+    component.close()  # its own in-process workers, if it started any
+    queue = component._queue
+    if args.until_idle or args.max_jobs is not None:
+        return _drain(queue, component, args)
+    run_worker = getattr(queue, "run_worker", None)
+    if run_worker is not None:  # a distributed queue runs its own worker loop
+        run_worker(component, concurrency=args.concurrency)
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    pool = queue.start_workers(
+        component, concurrency=args.concurrency, lease_seconds=args.lease_seconds
+    )
+    print(f"meclear worker: {args.concurrency} worker(s) on {queue!r}", flush=True)
+    stop.wait()
+    pool.stop()
+    print(json.dumps(queue.stats()), flush=True)
+    return 0
+
+
+def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
+    from ..jobs.worker import AuditWorker
+
+    run_worker = getattr(queue, "run_worker", None)
+    if run_worker is not None:  # a distributed queue drains with its own worker
+        run_worker(component, concurrency=args.concurrency, wait=False)
+        print(json.dumps({"queue": queue.stats()}), flush=True)
+        return 0
+
+    worker = AuditWorker(queue, component, lease_seconds=args.lease_seconds)
+    done = worker.run_until_idle(limit=args.max_jobs)
+    states: dict[str, int] = {}
+    for _, outcome in done:
+        states[outcome.state] = states.get(outcome.state, 0) + 1
+    print(json.dumps({"ran": len(done), "outcomes": states, "queue": queue.stats()}), flush=True)
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from ..bench.background_perf import audit_throughput, request_overhead
+
+    workers = max(2, args.concurrency)
+    overhead = request_overhead(
+        k=args.k, queries=args.queries, ledger_runs=args.ledger_runs, ledger_url=args.ledger
+    )
+    throughput = audit_throughput(jobs=args.jobs, audit_seconds=args.audit_seconds, workers=workers)
+    print(json.dumps({"request_overhead": overhead, "audit_throughput": throughput}, indent=2))
+    return 0

@@ -1,0 +1,349 @@
+"""Audit jobs on procrastinate: several replicas or machines, the ledger's PostgreSQL.
+
+Needs the ``jobs`` extra (``pip install 'meclear-integrations[jobs]'``: procrastinate 3 on
+psycopg 3, the ledger's driver). Why procrastinate: see the package docstring (no broker
+beside the PostgreSQL the ledger already uses; jobs are rows; heartbeats; retry
+strategies; queueing locks).
+
+What maps to what:
+
+- **Single flight**: the job's queueing lock is the snapshot's
+  :func:`~.snapshot.flight_key`; an identical question whose audit is still waiting joins
+  it (procrastinate locks waiting jobs only: a duplicate that arrives while the audit
+  runs queues one more, which then finds the ledger's proof and costs a repeat
+  clearance's few calls).
+- **Backoff**: an audit that comes back ``retry`` raises :class:`RetryAudit`, which the
+  task's ``RetryStrategy`` retries with exponential waits up to ``max_attempts``.
+- **Dead letters**: a payload that cannot run, a permanent failure or the last failed
+  attempt writes a row to ``meclear_audit_dead_letters`` (job id, reason, payload) and the
+  job ends ``failed``.
+- **Killed workers**: workers send heartbeats; :meth:`ProcrastinateQueue.retry_stalled`
+  (run by every worker at start and every ``stalled_seconds``) puts the jobs of workers
+  silent for longer back in the queue.
+- **Idempotent results**: the ledger run id of job ``n`` is ``procrastinate-<n>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import Any
+
+from sqlalchemy import Column, Float, MetaData, String, Table, Text, select
+from sqlalchemy.engine import make_url
+
+from ..core.redaction import redact
+from ..ledger.database import create_ledger_engine, write_transaction
+from .protocol import Auditor, AuditOutcome, AuditTicket
+from .snapshot import AuditSnapshot
+
+__all__ = ["ProcrastinateQueue", "RetryAudit"]
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = "meclear.audit"
+
+_metadata = MetaData()
+dead_letters = Table(
+    "meclear_audit_dead_letters",
+    _metadata,
+    Column("job_id", String(64), primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("payload", Text),
+    Column("created_at", Float, nullable=False),
+)
+
+
+class RetryAudit(Exception):
+    """The audit should run again later (provider or ledger away)."""
+
+
+class _DeadAudit(Exception):
+    """The audit cannot run; already written to the dead letters."""
+
+
+def _conninfo(url: str) -> str:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        raise ValueError("ProcrastinateQueue needs a PostgreSQL URL")
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class ProcrastinateQueue:
+    """An :class:`~.protocol.AuditQueue` on procrastinate (module docstring).
+
+    Args:
+        url: The PostgreSQL URL (SQLAlchemy or libpq form; normally the ledger's).
+        queue: The procrastinate queue name.
+        max_attempts: Attempts before the dead letters.
+        backoff_base: Exponential wait base in seconds (``base ** (attempt + 1)``).
+        stalled_seconds: A worker silent this long is dead; its jobs run again.
+        heartbeat_seconds: How often workers send heartbeats.
+    """
+
+    backend = "procrastinate"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        queue: str = "meclear_audits",
+        max_attempts: int = 8,
+        backoff_base: int = 2,
+        stalled_seconds: float = 30.0,
+        heartbeat_seconds: float = 5.0,
+    ) -> None:
+        try:
+            import procrastinate
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "ProcrastinateQueue needs procrastinate: pip install 'meclear-integrations[jobs]'"
+            ) from exc
+        self.url = url
+        self.queue = queue
+        self.max_attempts = max_attempts
+        self.stalled_seconds = stalled_seconds
+        self.heartbeat_seconds = heartbeat_seconds
+        self.engine = create_ledger_engine(
+            make_url(url).set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+        )
+        self.app = procrastinate.App(
+            connector=procrastinate.PsycopgConnector(conninfo=_conninfo(url))
+        )
+        self._auditor: Auditor | None = None
+        self._opened = False
+        self._lock = threading.Lock()
+        strategy = procrastinate.RetryStrategy(
+            max_attempts=max_attempts - 1,
+            exponential_wait=backoff_base,
+            retry_exceptions={RetryAudit},
+        )
+
+        @self.app.task(name=TASK_NAME, queue=queue, retry=strategy, pass_context=True)
+        def audit(context: Any, payload: str) -> str | None:
+            return self._run(context.job, payload)
+
+        self._task = audit
+
+    def __repr__(self) -> str:
+        return f"ProcrastinateQueue(queue={self.queue!r})"
+
+    # ------------------------------------------------------------------ setup
+    def apply_schema(self) -> None:
+        """Create procrastinate's tables and the dead-letter table (once per database)."""
+        with self.engine.connect() as conn:
+            exists = conn.exec_driver_sql(
+                "SELECT to_regclass('procrastinate_jobs') IS NOT NULL"
+            ).scalar()
+        if not exists:
+            self._open()
+            self.app.schema_manager.apply_schema()
+        _metadata.create_all(self.engine)
+
+    def _open(self) -> None:
+        with self._lock:
+            if not self._opened:
+                self.app.open()
+                self._opened = True
+
+    def close(self) -> None:
+        """Close the connections."""
+        with self._lock:
+            if self._opened:
+                self.app.close()
+                self._opened = False
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ producer
+    def submit(self, snapshot: AuditSnapshot) -> AuditTicket:
+        """Queue an audit, or join the waiting one with the same queueing lock.
+
+        Args:
+            snapshot: The audit's frozen input.
+
+        Returns:
+            The ticket (procrastinate job id).
+        """
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        self._open()
+        key = snapshot.key
+        try:
+            job_id = self._task.configure(queueing_lock=key).defer(payload=snapshot.dumps())
+        except AlreadyEnqueued:
+            with self.engine.connect() as conn:
+                row = conn.exec_driver_sql(
+                    "SELECT id FROM procrastinate_jobs WHERE queueing_lock = %(k)s "
+                    "AND status = 'todo' ORDER BY id LIMIT 1",
+                    {"k": key},
+                ).first()
+            if row is None:  # it started meanwhile: queue one more
+                return self.submit(snapshot)
+            return AuditTicket(str(row[0]), True, self.backend)
+        return AuditTicket(str(job_id), False, self.backend)
+
+    # ------------------------------------------------------------------ consumer
+    def run_worker(self, auditor: Auditor, *, concurrency: int = 1, wait: bool = True) -> None:
+        """Run a procrastinate worker for the audits (blocks; ``wait=False`` drains and returns).
+
+        Args:
+            auditor: Runs each audit (the component).
+            concurrency: Jobs run at once (each in a thread).
+            wait: Keep waiting for jobs (False: return once the queue is empty).
+        """
+        self._auditor = auditor
+        asyncio.run(self._serve(concurrency, wait))
+
+    def start_workers(self, auditor: Auditor, *, concurrency: int = 1) -> _ThreadWorker:
+        """Run a worker in a background thread of this process (``stop()`` it).
+
+        Args:
+            auditor: Runs each audit.
+            concurrency: Jobs run at once.
+
+        Returns:
+            The running worker.
+        """
+        return _ThreadWorker(self, auditor, concurrency)
+
+    async def _serve(self, concurrency: int, wait: bool) -> None:
+        async with self.app.open_async():
+            await self.retry_stalled_async()
+            sweeper = asyncio.create_task(self._sweep()) if wait else None
+            try:
+                await self.app.run_worker_async(
+                    queues=[self.queue],
+                    concurrency=concurrency,
+                    wait=wait,
+                    install_signal_handlers=wait
+                    and threading.current_thread() is threading.main_thread(),
+                    update_heartbeat_interval=self.heartbeat_seconds,
+                    stalled_worker_timeout=self.stalled_seconds,
+                )
+            finally:
+                if sweeper is not None:
+                    sweeper.cancel()
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(self.stalled_seconds)
+            try:
+                await self.retry_stalled_async()
+            except Exception as exc:
+                logger.warning("MeClear stalled-job sweep failed: %s", redact(str(exc))[:300])
+
+    async def retry_stalled_async(self) -> int:
+        """Put back the jobs of workers silent for ``stalled_seconds`` (killed workers).
+
+        Returns:
+            How many jobs were put back.
+        """
+        stalled = await self.app.job_manager.get_stalled_jobs(
+            queue=self.queue, seconds_since_heartbeat=self.stalled_seconds
+        )
+        count = 0
+        for job in stalled:
+            await self.app.job_manager.retry_job(job)
+            count += 1
+        return count
+
+    def _run(self, job: Any, payload: str) -> str | None:
+        run_id = f"procrastinate-{job.id}"
+        try:
+            snapshot = AuditSnapshot.loads(payload)
+        except Exception as exc:
+            self._dead(run_id, f"unreadable payload: {type(exc).__name__}: {exc}", payload)
+        if self._auditor is None:
+            raise RetryAudit("no auditor in this worker")
+        try:
+            outcome = self._auditor.audit(snapshot, run_id=run_id)
+        except Exception as exc:
+            from ..core.failure_kind import failure_kind
+
+            state = "retry" if failure_kind(exc) == "transient" else "dead"
+            outcome = AuditOutcome(state, f"{type(exc).__name__}: {exc}")  # type: ignore[arg-type]
+        if outcome.state == "done":
+            return outcome.ledger_run_id
+        last = int(getattr(job, "attempts", 0)) + 1 >= self.max_attempts
+        if outcome.state == "retry" and not last:
+            raise RetryAudit(str(outcome.reason))
+        self._dead(run_id, str(outcome.reason), payload)
+        return None  # pragma: no cover - _dead raises
+
+    def _dead(self, run_id: str, reason: str, payload: str) -> None:
+        logger.warning("MeClear audit %s dead-lettered: %s", run_id, redact(reason)[:300])
+        with write_transaction(self.engine) as conn:
+            exists = conn.execute(
+                select(dead_letters.c.job_id).where(dead_letters.c.job_id == run_id)
+            ).first()
+            if exists is None:
+                conn.execute(
+                    dead_letters.insert().values(
+                        job_id=run_id,
+                        reason=redact(reason)[:2000],
+                        payload=payload,
+                        created_at=time.time(),
+                    )
+                )
+        raise _DeadAudit(reason)
+
+    # ------------------------------------------------------------------ reading
+    def stats(self) -> dict[str, int]:
+        """Jobs of this queue per procrastinate status, and the dead letters."""
+        with self.engine.connect() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT status::text, count(*) FROM procrastinate_jobs "
+                "WHERE queue_name = %(q)s GROUP BY status",
+                {"q": self.queue},
+            ).all()
+            dead = conn.execute(select(dead_letters.c.job_id)).all()
+        counts = {str(status): int(n) for status, n in rows}
+        counts["dead_letters"] = len(dead)
+        return counts
+
+    def dead_letters(self) -> list[tuple[str, str]]:
+        """``(run id, reason)`` of every dead-lettered audit."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(dead_letters.c.job_id, dead_letters.c.reason)).all()
+        return [(str(a), str(b)) for a, b in rows]
+
+
+class _ThreadWorker:
+    """A procrastinate worker on a daemon thread (in-process workers of a component)."""
+
+    def __init__(self, queue: ProcrastinateQueue, auditor: Auditor, concurrency: int) -> None:
+        self.queue = queue
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = threading.Event()
+        queue._auditor = auditor
+        self._thread = threading.Thread(
+            target=self._main, args=(concurrency,), name="meclear-procrastinate", daemon=True
+        )
+        self._thread.start()
+        self._ready.wait(10)
+
+    def _main(self, concurrency: int) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._task = loop.create_task(self.queue._serve(concurrency, True))
+        self._ready.set()
+        try:
+            loop.run_until_complete(self._task)
+        except (asyncio.CancelledError, Exception):
+            pass
+        finally:
+            loop.close()
+
+    @property
+    def running(self) -> bool:
+        """The worker thread is alive."""
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float | None = 10.0) -> None:
+        """Stop the worker (the job in flight is retried after its heartbeat stops)."""
+        if self._loop is not None and self._task is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._task.cancel)
+        self._thread.join(timeout)

@@ -1,0 +1,428 @@
+"""The embedded job table: durable audit jobs in the ledger's database, no server needed.
+
+One table, ``meclear_audit_jobs``, beside the ledger's (same SQLite file or PostgreSQL
+database, SQLAlchemy like the ledger). A job moves ``queued -> running -> done``, or back
+to ``queued`` with a later ``run_after`` (backoff), or to ``dead`` with its reason (the
+dead letters). Delivery is at least once:
+
+- **Leases.** A worker claims a job for ``lease_seconds``; a worker that dies (``kill -9``)
+  leaves a ``running`` job whose lease runs out, and the next claim takes it over. Each
+  claim counts an attempt, so a payload that kills every worker ends in the dead letters.
+- **Single flight.** A partial unique index allows one ``queued``/``running`` job per
+  :func:`~.snapshot.flight_key`; a second identical question joins the pending job (its
+  ``joined`` count grows) instead of queueing another.
+- **Idempotent results.** The audit records its ledger run under the job id
+  (``HarmLedger.record(run_id=job_id)``), so a job finished twice leaves one ledger run.
+
+Claims are one write transaction: ``BEGIN IMMEDIATE`` on SQLite (one writer at a time),
+``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL (concurrent workers take different jobs).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import (
+    Column,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
+
+from ..core.redaction import redact
+from ..ledger.database import create_ledger_engine, display_url, ledger_url, write_transaction
+from .protocol import Auditor, AuditTicket
+from .snapshot import AuditSnapshot
+
+__all__ = ["ClaimedJob", "JobRecord", "JobState", "JobStore", "default_worker_name"]
+
+JobState = Literal["queued", "running", "done", "dead"]
+_ACTIVE = ("queued", "running")
+
+metadata = MetaData()
+jobs = Table(
+    "meclear_audit_jobs",
+    metadata,
+    Column("job_id", String(36), primary_key=True),
+    Column("namespace", String(200), nullable=False),
+    Column("flight_key", String(64), nullable=False),
+    Column("state", String(12), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("max_attempts", Integer, nullable=False),
+    Column("joined", Integer, nullable=False, default=0),
+    Column("run_after", Float, nullable=False),
+    Column("lease_until", Float),
+    Column("worker", String(200)),
+    Column("last_error", Text),
+    Column("dead_reason", Text),
+    Column("ledger_run_id", String(64)),
+    Column("created_at", Float, nullable=False),
+    Column("finished_at", Float),
+    Index("ix_meclear_audit_jobs_claim", "state", "run_after"),
+)
+Index(
+    "ux_meclear_audit_jobs_flight",
+    jobs.c.namespace,
+    jobs.c.flight_key,
+    unique=True,
+    sqlite_where=jobs.c.state.in_(_ACTIVE),
+    postgresql_where=jobs.c.state.in_(_ACTIVE),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    """A job a worker holds under a lease."""
+
+    job_id: str
+    payload: str
+    attempts: int
+    max_attempts: int
+    lease_until: float
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """A job as stored (for status, tests and the dead letters)."""
+
+    job_id: str
+    state: str
+    attempts: int
+    joined: int
+    run_after: float
+    last_error: str | None
+    dead_reason: str | None
+    ledger_run_id: str | None
+    worker: str | None
+
+
+def default_worker_name() -> str:
+    """``host:pid:short-uuid``, unique per worker thread."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class JobStore:
+    """Durable audit jobs in a SQL table (module docstring).
+
+    Args:
+        url: A SQLAlchemy URL or SQLite path (None: ``MECLEAR_LEDGER_URL``, else the
+            ledger's default file) — normally the ledger's own URL.
+        namespace: Separates applications sharing one database.
+        max_attempts: Claims before a job goes to the dead letters.
+        clock: Epoch seconds (inject it in tests).
+        **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
+
+    Example:
+        >>> from meclear_integrations.jobs import JobStore
+        >>> JobStore("sqlite://").stats()
+        {'queued': 0, 'running': 0, 'done': 0, 'dead': 0}
+    """
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        url: str | os.PathLike[str] | None = None,
+        *,
+        namespace: str = "default",
+        max_attempts: int = 8,
+        clock: Callable[[], float] = time.time,
+        **engine_kwargs: Any,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.url = ledger_url(url)
+        self.namespace = namespace
+        self.max_attempts = max_attempts
+        self.clock = clock
+        self.engine: Engine = create_ledger_engine(self.url, **engine_kwargs)
+        self.backend = self.engine.dialect.name
+        metadata.create_all(self.engine)
+        self._pools: list[Any] = []
+        # built once: the request path only binds parameters (SQLAlchemy caches the SQL)
+        self._insert = self._insert_new(self.engine.dialect.name).returning(jobs.c.job_id)
+        self._join = (
+            update(jobs)
+            .where(
+                jobs.c.namespace == bindparam("ns"),
+                jobs.c.flight_key == bindparam("key"),
+                jobs.c.state.in_(_ACTIVE),
+            )
+            .values(joined=jobs.c.joined + 1)
+            .returning(jobs.c.job_id)
+        )
+
+    def __repr__(self) -> str:
+        return f"JobStore({display_url(self.url)!r}, namespace={self.namespace!r})"
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ producer
+    def submit(self, snapshot: AuditSnapshot) -> AuditTicket:
+        """Queue an audit, or join the pending one for the same question and context.
+
+        Args:
+            snapshot: The audit's frozen input.
+
+        Returns:
+            The ticket: the job id and whether it joined a pending job.
+        """
+        key, now = snapshot.key, self.clock()
+        job_id = str(uuid.uuid4())
+        row = {
+            "job_id": job_id,
+            "namespace": self.namespace,
+            "flight_key": key,
+            "state": "queued",
+            "payload": snapshot.dumps(),
+            "attempts": 0,
+            "max_attempts": self.max_attempts,
+            "joined": 0,
+            "run_after": now,
+            "created_at": now,
+        }
+        for _ in range(3):  # a pending job may finish between the insert and the join
+            joined: str | None = None
+            with write_transaction(self.engine) as conn:
+                # one statement in the common case: the partial unique index decides
+                if conn.execute(self._insert, row).first() is None:
+                    pending = conn.execute(self._join, {"ns": self.namespace, "key": key}).first()
+                    if pending is None:
+                        continue
+                    joined = str(pending.job_id)
+            if joined is not None:
+                return AuditTicket(joined, True, self.backend)
+            self._woken()
+            return AuditTicket(job_id, False, self.backend)
+        raise RuntimeError("could not queue or join the audit job")  # pragma: no cover
+
+    @staticmethod
+    def _insert_new(dialect: str) -> Any:
+        """INSERT that does nothing when the question's audit is already pending."""
+        where = text("state IN ('queued', 'running')")  # literal: matches the index predicate
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert(jobs).on_conflict_do_nothing(
+                index_elements=["namespace", "flight_key"], index_where=where
+            )
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(jobs).on_conflict_do_nothing(
+            index_elements=["namespace", "flight_key"], index_where=where
+        )
+
+    # ------------------------------------------------------------------ consumer
+    def claim(self, worker: str, *, lease_seconds: float) -> ClaimedJob | None:
+        """Take the next due job (or one whose lease ran out) under a lease.
+
+        A job claimed ``max_attempts`` times without finishing goes to the dead letters.
+
+        Args:
+            worker: The claiming worker's name.
+            lease_seconds: How long the job is the worker's.
+
+        Returns:
+            The job, or None when nothing is due.
+        """
+        now = self.clock()
+        due = or_(
+            and_(jobs.c.state == "queued", jobs.c.run_after <= now),
+            and_(jobs.c.state == "running", jobs.c.lease_until < now),
+        )
+        with write_transaction(self.engine) as conn:
+            while True:
+                query = (
+                    select(
+                        jobs.c.job_id,
+                        jobs.c.payload,
+                        jobs.c.attempts,
+                        jobs.c.max_attempts,
+                        jobs.c.state,
+                        jobs.c.worker,
+                    )
+                    .where(self._mine(), due)
+                    .order_by(jobs.c.run_after)
+                    .limit(1)
+                    .with_for_update(skip_locked=True)
+                )
+                row = conn.execute(query).first()
+                if row is None:
+                    return None
+                if row.attempts >= row.max_attempts:
+                    reason = (
+                        f"lease expired {row.attempts} times (last worker {row.worker})"
+                        if row.state == "running"
+                        else f"gave up after {row.attempts} attempts"
+                    )
+                    conn.execute(self._finish(row.job_id, "dead", dead_reason=reason))
+                    continue
+                lease = now + lease_seconds
+                conn.execute(
+                    update(jobs)
+                    .where(jobs.c.job_id == row.job_id)
+                    .values(
+                        state="running", attempts=row.attempts + 1, lease_until=lease, worker=worker
+                    )
+                )
+                return ClaimedJob(
+                    row.job_id, row.payload, row.attempts + 1, row.max_attempts, lease
+                )
+
+    def complete(self, job_id: str, *, ledger_run_id: str | None) -> None:
+        """Mark a job done (the ledger holds its result under ``ledger_run_id``).
+
+        Args:
+            job_id: The job.
+            ledger_run_id: The ledger run the audit recorded.
+        """
+        with write_transaction(self.engine) as conn:
+            conn.execute(self._finish(job_id, "done", ledger_run_id=ledger_run_id))
+
+    def retry(self, job_id: str, *, delay: float, error: str) -> None:
+        """Put a job back with a backoff delay.
+
+        Args:
+            job_id: The job.
+            delay: Seconds before it is due again.
+            error: Why the attempt failed (redacted before storing).
+        """
+        with write_transaction(self.engine) as conn:
+            conn.execute(
+                update(jobs)
+                .where(jobs.c.job_id == job_id, jobs.c.state == "running")
+                .values(
+                    state="queued",
+                    run_after=self.clock() + delay,
+                    lease_until=None,
+                    last_error=redact(error)[:2000],
+                )
+            )
+
+    def dead(self, job_id: str, *, reason: str) -> None:
+        """Move a job to the dead letters with its reason.
+
+        Args:
+            job_id: The job.
+            reason: Why it cannot run (redacted before storing).
+        """
+        with write_transaction(self.engine) as conn:
+            conn.execute(self._finish(job_id, "dead", dead_reason=reason))
+
+    def start_workers(
+        self, auditor: Auditor, *, concurrency: int = 1, lease_seconds: float = 180.0
+    ) -> Any:
+        """Start in-process worker threads on this table (a ``WorkerPool``).
+
+        Args:
+            auditor: Runs each audit (the component).
+            concurrency: Worker threads.
+            lease_seconds: How long a claimed job is a worker's.
+
+        Returns:
+            The started pool (``stop()`` it on shutdown).
+        """
+        from .worker import WorkerPool
+
+        pool = WorkerPool(self, auditor, concurrency=concurrency, lease_seconds=lease_seconds)
+        self._pools.append(pool)
+        return pool.start()
+
+    def _woken(self) -> None:
+        for pool in self._pools:
+            pool.wake()
+
+    # ------------------------------------------------------------------ reading
+    def get(self, job_id: str) -> JobRecord:
+        """One job as stored.
+
+        Args:
+            job_id: The job.
+
+        Returns:
+            Its record.
+
+        Raises:
+            KeyError: No such job.
+        """
+        with self.engine.connect() as conn:
+            row = conn.execute(select(jobs).where(jobs.c.job_id == job_id)).first()
+        if row is None:
+            raise KeyError(job_id)
+        return _record(row)
+
+    def list_jobs(self, state: JobState | None = None) -> list[JobRecord]:
+        """The jobs of this namespace (one state, or all), oldest first.
+
+        Args:
+            state: Only jobs in this state.
+
+        Returns:
+            Their records.
+        """
+        query = select(jobs).where(self._mine()).order_by(jobs.c.created_at)
+        if state is not None:
+            query = query.where(jobs.c.state == state)
+        with self.engine.connect() as conn:
+            return [_record(row) for row in conn.execute(query)]
+
+    def dead_letters(self) -> list[JobRecord]:
+        """The jobs that cannot run, with their reasons."""
+        return self.list_jobs("dead")
+
+    def stats(self) -> dict[str, int]:
+        """How many jobs are in each state."""
+        counts = {"queued": 0, "running": 0, "done": 0, "dead": 0}
+        query = select(jobs.c.state, func.count()).where(self._mine()).group_by(jobs.c.state)
+        with self.engine.connect() as conn:
+            for state, count in conn.execute(query):
+                counts[state] = int(count)
+        return counts
+
+    # ------------------------------------------------------------------ pieces
+    def _mine(self) -> Any:
+        return jobs.c.namespace == self.namespace
+
+    def _finish(self, job_id: str, state: str, **values: Any) -> Any:
+        if "dead_reason" in values:
+            values["dead_reason"] = redact(str(values["dead_reason"]))[:2000]
+        return (
+            update(jobs)
+            .where(jobs.c.job_id == job_id, jobs.c.state.in_(_ACTIVE))
+            .values(state=state, finished_at=self.clock(), lease_until=None, **values)
+        )
+
+
+def _record(row: Any) -> JobRecord:
+    return JobRecord(
+        job_id=row.job_id,
+        state=row.state,
+        attempts=row.attempts,
+        joined=row.joined,
+        run_after=row.run_after,
+        last_error=row.last_error,
+        dead_reason=row.dead_reason,
+        ledger_run_id=row.ledger_run_id,
+        worker=row.worker,
+    )

@@ -1,0 +1,515 @@
+"""Per memory and question state, kept up to date on write (``meclear_memory_scopes``).
+
+The request path must not recompute a memory's evidence from every run that touched it.
+Each recorded run that verified (status ``complete``, recovered) updates, in the same
+transaction, one row per memory it has a verdict on, keyed by (namespace, memory id, content
+hash, query id):
+
+- *cleared*: the verified clearance removed it (``cleared_at``, ``cleared_run_id``,
+  ``harm_runs`` + 1); *rooted* when the run did not get the memory from the ledger's
+  shortcut (a full run attributed it, or a person's feedback named it and the reference
+  verified): only rooted questions count in review (``review``);
+- *settled*: rooted or proven by a run judged against a reference answer or a person's
+  correction (success signal ``reference`` / ``feedback``): a live reference-free judge
+  that cannot confirm it later (it may be the judge that was fooled) does not undo it;
+- *proven* / *acquitted*: its own removal was shown necessary, or not needed, by the run's
+  put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
+  early exit whose full context the live judge accepted) is not one;
+- *needed*: a full attribution kept it with a contribution clear of zero and above the
+  run's harm tolerance (``needed_at``, ``needed_runs`` + 1); *helpful*: kept with a
+  positive contribution whose interval still reaches zero (``helpful_at``).
+
+``active`` (the harm holds for this question) is the latest clearance being later than the
+memory's last restore, than any finding that the question needs it or that it helped, and
+than any acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
+O(K x questions each was verified harmful on), independent of the history's length.
+
+Rows are upserted with ``INSERT ... ON CONFLICT DO NOTHING`` then locked (``SELECT ... FOR
+UPDATE`` on PostgreSQL; SQLite's write transaction already holds the lock) and updated, so
+concurrent writers of the same (memory, question) never lose an update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from . import schema as t
+from .proof import GUIDED_MODES, split_members
+
+__all__ = [
+    "Observation",
+    "RunVerdicts",
+    "ScopeRow",
+    "apply_run",
+    "apply_runs",
+    "load_active",
+    "observe",
+    "rebuild",
+    "restore_scopes",
+]
+
+_CHUNK = 400
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One memory's verdict in one verified run."""
+
+    memory_id: str
+    content_hash: str
+    cleared: bool = False
+    rooted: bool = False
+    proven: bool = False
+    acquitted: bool = False
+    needed: bool = False
+    helpful: bool = False
+    settled: bool = False
+    carrier: bool = False
+    shapley: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRow:
+    """An active row as the request path reads it."""
+
+    memory_id: str
+    content_hash: str
+    query_id: str
+    signature: list[str] | None
+    embedding: list[float] | None
+    cleared_run_id: str | None
+    carrier: bool
+    tested: bool
+    settled: bool = False
+    active: bool = True
+
+
+def observe(
+    *,
+    status: str,
+    recovered: bool,
+    mode: str,
+    harm_tolerance: float | None,
+    memories: Sequence[dict[str, Any]],
+    candidates: Sequence[dict[str, Any]],
+    carriers: Iterable[str] = (),
+    success_signal: str = "judge",
+) -> list[Observation]:
+    """The verdicts one recorded run gives (module docstring); none unless it verified.
+
+    Args:
+        status: The run's status.
+        recovered: Whether its returned context passed.
+        mode: The run's mode (``records.RunMode``).
+        harm_tolerance: tau of its configuration.
+        memories: Its memory rows (``rows.memory_rows``).
+        candidates: Its candidate rows (``rows.candidate_rows``).
+        carriers: Ids the report marks as carriers of a redundant fault.
+        success_signal: What the run was judged against (``records.SuccessSignal``).
+
+    Returns:
+        One observation per memory with a verdict.
+    """
+    if status != "complete" or not recovered:
+        return []
+    cleared = [m["memory_id"] for m in memories if m["cleared"]]
+    tried = [(list(c["memory_ids"]), bool(c["recovered"])) for c in candidates]
+    proven, put_back = split_members(cleared, tried)
+    singles = {x for x in cleared if not set(cleared) - {x}}
+    rooted = mode == "full" or mode == "feedback_guided"
+    strong = success_signal in ("reference", "feedback")
+    carrier_ids = set(carriers)
+    tau = harm_tolerance or 0.0
+    out = []
+    for m in memories:
+        mid = m["memory_id"]
+        if m["cleared"]:
+            out.append(
+                Observation(
+                    memory_id=mid,
+                    content_hash=m["content_hash"],
+                    cleared=True,
+                    rooted=rooted,
+                    proven=mid in proven,
+                    settled=strong and (rooted or mid in proven),
+                    acquitted=mid in put_back and mode in GUIDED_MODES and mid not in singles,
+                    carrier=mid in carrier_ids,
+                    shapley=m.get("shapley"),
+                )
+            )
+        elif m.get("shapley") is not None and m["shapley"] > tau:
+            lo = m.get("shapley_lo")
+            needed = lo is not None and lo > 0.0
+            out.append(
+                Observation(
+                    memory_id=mid, content_hash=m["content_hash"], needed=needed, helpful=True
+                )
+            )
+    return out
+
+
+def _later(current: datetime | None, at: datetime) -> datetime:
+    current = _utc(current)
+    return at if current is None or at >= current else current
+
+
+def _active(row: dict[str, Any]) -> bool:
+    cleared = _utc(row["cleared_at"])
+    if cleared is None:
+        return False
+    return all(
+        (other := _utc(row[k])) is None or cleared > other
+        for k in ("restored_at", "needed_at", "helpful_at", "acquitted_at")
+    )
+
+
+def _upsert_keys(conn: Connection, keys: list[dict[str, Any]]) -> None:
+    s = t.memory_scopes
+    dialect = conn.dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        module: Any = postgresql if dialect == "postgresql" else sqlite
+        conn.execute(
+            module.insert(s).on_conflict_do_nothing(
+                index_elements=["namespace", "memory_id", "content_hash", "query_id"]
+            ),
+            keys,
+        )
+        return
+    for key in keys:  # pragma: no cover - other backends are not supported by the ledger
+        found = conn.execute(
+            select(s.c.id).where(
+                s.c.namespace == key["namespace"],
+                s.c.memory_id == key["memory_id"],
+                s.c.content_hash == key["content_hash"],
+                s.c.query_id == key["query_id"],
+            )
+        ).first()
+        if found is None:
+            conn.execute(insert(s).values(**key))
+
+
+@dataclass(frozen=True, slots=True)
+class RunVerdicts:
+    """One recorded run's observations with what locates them (:func:`apply_runs`)."""
+
+    query_id: str
+    run_id: str
+    at: datetime
+    signature: list[str] | None
+    embedding: list[float] | None
+    observations: Sequence[Observation]
+
+
+def apply_run(
+    conn: Connection,
+    *,
+    namespace: str,
+    query_id: str,
+    run_id: str,
+    at: datetime,
+    signature: list[str] | None,
+    embedding: list[float] | None,
+    observations: Sequence[Observation],
+) -> None:
+    """Fold one run's observations into the state (inside the run's write transaction).
+
+    Args:
+        conn: The connection of the write transaction.
+        namespace: The ledger's namespace.
+        query_id: The run's query id.
+        run_id: The run's id.
+        at: The run's time (UTC).
+        signature: The question's lexical signature (None: unknown).
+        embedding: The question's embedding, if the caller gave one.
+        observations: :func:`observe`'s verdicts.
+    """
+    apply_runs(
+        conn, namespace, [RunVerdicts(query_id, run_id, at, signature, embedding, observations)]
+    )
+
+
+def apply_runs(conn: Connection, namespace: str, runs: Sequence[RunVerdicts]) -> None:
+    """Fold many runs' observations into the state, in order, with a few statements.
+
+    The keys are inserted if missing (``ON CONFLICT DO NOTHING``), read back (locked on
+    PostgreSQL), merged in Python run by run and written back with one ``executemany``.
+
+    Args:
+        conn: The connection of the write transaction.
+        namespace: The ledger's namespace.
+        runs: The runs, oldest first.
+    """
+    runs = [r for r in runs if r.observations]
+    if not runs:
+        return
+    s = t.memory_scopes
+    first: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in runs:
+        at = _utc(r.at) or r.at
+        for o in r.observations:
+            first.setdefault(
+                (o.memory_id, o.content_hash, r.query_id),
+                {
+                    "namespace": namespace,
+                    "memory_id": o.memory_id,
+                    "content_hash": o.content_hash,
+                    "query_id": r.query_id,
+                    "signature": r.signature,
+                    "embedding": r.embedding,
+                    "active": False,
+                    "carrier": False,
+                    "harm_runs": 0,
+                    "needed_runs": 0,
+                    "shapley_sum": 0.0,
+                    "shapley_count": 0,
+                    "updated_at": at,
+                },
+            )
+    _upsert_keys(conn, list(first.values()))
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    memory_ids = sorted({k[0] for k in first})
+    query_ids = sorted({k[2] for k in first})
+    for start in range(0, len(memory_ids), _CHUNK):
+        for qstart in range(0, len(query_ids), _CHUNK):
+            query = select(s).where(
+                s.c.namespace == namespace,
+                s.c.memory_id.in_(memory_ids[start : start + _CHUNK]),
+                s.c.query_id.in_(query_ids[qstart : qstart + _CHUNK]),
+            )
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update()
+            for found in conn.execute(query).mappings():
+                key = (found["memory_id"], found["content_hash"], found["query_id"])
+                if key in first:
+                    rows[key] = dict(found)
+    changed: dict[int, dict[str, Any]] = {}
+    for r in runs:
+        at = _utc(r.at) or r.at
+        for o in r.observations:
+            row = rows[(o.memory_id, o.content_hash, r.query_id)]
+            row.update(_merge(row, o, at, r))
+            changed[row["id"]] = row
+    if changed:
+        columns = [c.name for c in s.columns if c.name not in _KEY_COLUMNS]
+        conn.execute(
+            update(s).where(s.c.id == bindparam("row_id")),
+            [{**{c: row[c] for c in columns}, "row_id": pk} for pk, row in changed.items()],
+        )
+
+
+_KEY_COLUMNS = ("id", "namespace", "memory_id", "content_hash", "query_id")
+
+
+def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) -> dict[str, Any]:
+    """The row's new values after observation ``o`` of run ``r`` (the state's rules)."""
+    values: dict[str, Any] = {"updated_at": at}
+    if row["signature"] is None and r.signature is not None:
+        values["signature"] = r.signature
+    if row["embedding"] is None and r.embedding is not None:
+        values["embedding"] = r.embedding
+    if o.cleared:
+        if _later(row["cleared_at"], at) == at:
+            values["cleared_at"] = at
+            values["cleared_run_id"] = r.run_id
+            values["carrier"] = o.carrier
+        values["harm_runs"] = row["harm_runs"] + 1
+        if o.rooted and _later(row["rooted_at"], at) == at:
+            values["rooted_at"] = at
+            values["rooted_run_id"] = r.run_id
+        if o.proven:
+            values["proven_at"] = _later(row["proven_at"], at)
+        if o.settled:
+            values["settled_at"] = _later(row["settled_at"], at)
+        if o.acquitted:
+            values["acquitted_at"] = _later(row["acquitted_at"], at)
+        if o.shapley is not None:
+            values["shapley_sum"] = row["shapley_sum"] + o.shapley
+            values["shapley_count"] = row["shapley_count"] + 1
+    if o.helpful:
+        values["helpful_at"] = _later(row["helpful_at"], at)
+    if o.needed:
+        if _later(row["needed_at"], at) == at:
+            values["needed_at"] = at
+            values["needed_run_id"] = r.run_id
+        values["needed_runs"] = row["needed_runs"] + 1
+    values["active"] = _active({**row, **values})
+    return values
+
+
+def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetime) -> None:
+    """A restore of ``memory_id``: every question's harm is lifted until new evidence.
+
+    Args:
+        conn: The connection of the restore's write transaction.
+        namespace: The ledger's namespace.
+        memory_id: The restored memory.
+        at: The restore's time (UTC).
+    """
+    s = t.memory_scopes
+    conn.execute(
+        update(s)
+        .where(s.c.namespace == namespace, s.c.memory_id == memory_id)
+        .values(restored_at=at, active=False, updated_at=at)
+    )
+
+
+def _lookup_columns() -> list[Any]:
+    s = t.memory_scopes
+    return [
+        s.c.memory_id,
+        s.c.content_hash,
+        s.c.query_id,
+        s.c.signature,
+        s.c.embedding,
+        s.c.cleared_run_id,
+        s.c.carrier,
+        s.c.proven_at,
+        s.c.acquitted_at,
+        s.c.settled_at,
+        s.c.restored_at,
+        s.c.active,
+    ]
+
+
+_S = t.memory_scopes
+_ACTIVE = select(*_lookup_columns()).where(
+    _S.c.namespace == bindparam("namespace"),
+    _S.c.memory_id.in_(bindparam("ids", expanding=True)),
+    _S.c.active.is_(True),
+)
+"""The request path's read, built once (index on namespace, memory id, active)."""
+_ACTIVE_OR_OWN = _ACTIVE.union_all(
+    select(*_lookup_columns()).where(
+        _S.c.namespace == bindparam("namespace"),
+        _S.c.query_id == bindparam("query_id"),
+        _S.c.memory_id.in_(bindparam("ids", expanding=True)),
+        _S.c.active.is_(False),
+    )
+)
+"""The same, plus this question's own inactive rows (index on namespace, query id)."""
+
+
+def load_active(
+    conn: Connection, namespace: str, hashes: dict[str, str], query_id: str | None = None
+) -> list[ScopeRow]:
+    """The active rows of the context's memories (same id and same text).
+
+    Args:
+        conn: A connection in a read transaction.
+        namespace: The ledger's namespace.
+        hashes: Memory id -> content hash of the context.
+        query_id: Also return this question's inactive rows (its own verdict on a memory
+            wins over a similar question's).
+
+    Returns:
+        The rows, by index on (namespace, memory id, active).
+    """
+    ids = list(hashes)
+    out: list[ScopeRow] = []
+    for start in range(0, len(ids), _CHUNK):
+        params: dict[str, Any] = {"namespace": namespace, "ids": ids[start : start + _CHUNK]}
+        query: Any = _ACTIVE
+        if query_id is not None:
+            query, params["query_id"] = _ACTIVE_OR_OWN, query_id
+        for row in conn.execute(query, params):
+            if hashes.get(row.memory_id) != row.content_hash:
+                continue
+            out.append(
+                ScopeRow(
+                    memory_id=row.memory_id,
+                    content_hash=row.content_hash,
+                    query_id=row.query_id,
+                    signature=list(row.signature) if row.signature else None,
+                    embedding=list(row.embedding) if row.embedding else None,
+                    cleared_run_id=row.cleared_run_id,
+                    carrier=bool(row.carrier),
+                    tested=row.proven_at is not None or row.acquitted_at is not None,
+                    settled=row.settled_at is not None
+                    and (row.restored_at is None or _utc(row.settled_at) > _utc(row.restored_at)),  # type: ignore[operator]
+                    active=bool(row.active),
+                )
+            )
+    return out
+
+
+def rebuild(conn: Connection) -> int:
+    """Derive the state from the history tables (the version-2 migration's backfill).
+
+    Runs are folded in the order they were recorded; the last restore of each memory is
+    applied after them (a clearance recorded after it stays active). Recorded questions get
+    no lexical signature here (the ledger's ``query_key`` is not known to a migration): their
+    harm applies to the same question only.
+
+    Args:
+        conn: The connection of the migration's write transaction.
+
+    Returns:
+        The number of verified runs folded in.
+    """
+    r, m, c, e, s = t.runs, t.run_memories, t.candidates, t.memory_events, t.memory_scopes
+    verified = conn.execute(
+        select(r.c.id, r.c.run_id, r.c.namespace, r.c.query_id, r.c.created_at, r.c.mode)
+        .add_columns(r.c.harm_tolerance, r.c.success_signal)
+        .where(r.c.status == "complete", r.c.recovered.is_(True))
+        .order_by(r.c.id)
+    ).all()
+    for start in range(0, len(verified), _CHUNK):
+        chunk = verified[start : start + _CHUNK]
+        pks = [row.id for row in chunk]
+        mems: dict[int, list[dict[str, Any]]] = {}
+        for row in conn.execute(select(m).where(m.c.run_pk.in_(pks)).order_by(m.c.position)):
+            mems.setdefault(row.run_pk, []).append(dict(row._mapping))
+        cands: dict[int, list[dict[str, Any]]] = {}
+        for row in conn.execute(select(c).where(c.c.run_pk.in_(pks)).order_by(c.c.position)):
+            cands.setdefault(row.run_pk, []).append(dict(row._mapping))
+        for run in chunk:
+            observations = observe(
+                status="complete",
+                recovered=True,
+                mode=run.mode,
+                harm_tolerance=run.harm_tolerance,
+                memories=mems.get(run.id, []),
+                candidates=cands.get(run.id, []),
+                success_signal=run.success_signal,
+            )
+            apply_run(
+                conn,
+                namespace=run.namespace,
+                query_id=run.query_id,
+                run_id=run.run_id,
+                at=_utc(run.created_at) or run.created_at,
+                signature=None,
+                embedding=None,
+                observations=observations,
+            )
+    restores = conn.execute(
+        select(e.c.namespace, e.c.memory_id, func.max(e.c.created_at))
+        .where(e.c.event == "restored")
+        .group_by(e.c.namespace, e.c.memory_id)
+    ).all()
+    for namespace, memory_id, at in restores:
+        found = conn.execute(
+            select(s).where(s.c.namespace == namespace, s.c.memory_id == memory_id)
+        ).mappings()
+        for scope_row in list(found):
+            merged = {**dict(scope_row), "restored_at": at}
+            conn.execute(
+                update(s)
+                .where(s.c.id == scope_row["id"])
+                .values(restored_at=at, active=_active(merged))
+            )
+    return len(verified)

@@ -1,0 +1,44 @@
+"""One query flow for both integrations, sync and async, live and in the background.
+
+The flow around a query (guard, trigger, ledger lookup, clearance, events, ledger write)
+is written once, framework-free, as a generator of steps (:mod:`.steps`, :mod:`.flow`), in
+the engine's style; :func:`run_sync` and :func:`run_async` drive it. The LangChain and
+LlamaIndex components are thin hosts: they turn their items into memories, run the
+engine with their agent and judge, report events their framework's way and copy their
+items with the metadata of :func:`result_metadata`. The background mode's request path
+(:mod:`.background`) and its audit (:mod:`.audit`) are two more drivers of the same flow.
+"""
+
+from .drivers import AsyncHost, SyncHost, run_async, run_sync
+from .flow import (
+    EMPTY_EVENT,
+    QuerySettings,
+    clearance_flow,
+    component_config,
+    make_gate,
+    trigger_event,
+)
+from .shaping import result_metadata
+from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify, Step, Steps
+
+__all__ = [
+    "EMPTY_EVENT",
+    "AsyncHost",
+    "Call",
+    "Clear",
+    "Flow",
+    "FlowEvent",
+    "FlowResult",
+    "Notify",
+    "QuerySettings",
+    "Step",
+    "Steps",
+    "SyncHost",
+    "clearance_flow",
+    "component_config",
+    "make_gate",
+    "result_metadata",
+    "run_async",
+    "run_sync",
+    "trigger_event",
+]

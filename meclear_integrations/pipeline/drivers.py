@@ -1,0 +1,97 @@
+"""The two drivers of the query flow: one sync, one async (the engine's pattern).
+
+The flow yields steps (:mod:`.steps`); a driver executes each and sends the value back, or
+throws the step's exception into the flow. What the integration supplies is a
+:class:`Host`: how to run the engine and how to report an event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ..core.report import ClearanceReport
+from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify
+
+__all__ = ["AsyncHost", "SyncHost", "run_async", "run_sync"]
+
+
+class SyncHost(Protocol):
+    """What the sync driver needs from an integration."""
+
+    def notify(self, event: FlowEvent) -> None:
+        """Report ``event``."""
+
+    def clear(self, request: Clear) -> ClearanceReport:
+        """Run the engine (the integration's agent, judge and listener)."""
+        ...
+
+
+class AsyncHost(Protocol):
+    """What the async driver needs from an integration."""
+
+    async def notify(self, event: FlowEvent) -> None:
+        """Report ``event``."""
+
+    async def clear(self, request: Clear) -> ClearanceReport:
+        """Run the engine on the event loop."""
+        ...
+
+
+def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
+    """Drive ``flow`` on the calling thread.
+
+    Args:
+        flow: The flow generator.
+        host: The integration's engine and event sink.
+
+    Returns:
+        The flow's result.
+    """
+    value: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = flow.send(value) if failure is None else flow.throw(failure)
+        except StopIteration as stop:
+            result: FlowResult = stop.value
+            return result
+        value, failure = None, None
+        try:
+            if isinstance(step, Call):
+                value = step.sync()
+            elif isinstance(step, Notify):
+                host.notify(step.event)
+            else:
+                value = host.clear(step)
+        except BaseException as exc:
+            failure = exc
+
+
+async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
+    """Drive ``flow`` on the event loop (blocking calls in worker threads).
+
+    Args:
+        flow: The flow generator.
+        host: The integration's engine and event sink.
+
+    Returns:
+        The flow's result.
+    """
+    value: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            step = flow.send(value) if failure is None else flow.throw(failure)
+        except StopIteration as stop:
+            result: FlowResult = stop.value
+            return result
+        value, failure = None, None
+        try:
+            if isinstance(step, Call):
+                value = await step.awaitable()
+            elif isinstance(step, Notify):
+                await host.notify(step.event)
+            else:
+                value = await host.clear(step)
+        except BaseException as exc:
+            failure = exc

@@ -1,0 +1,110 @@
+"""Issue 24 item 4: a question with verified negative feedback answers right on its next ask.
+
+The live judge is reference-free and fooled: it sees the full context and accepts the
+stale answer, so clearance exits early. The user says the answer was wrong; the feedback is
+replayed against the correction (the question read from the trace: the ledger keeps no
+texts), which verifies the stale records harmful for this question. The next ask of the same
+question, and of a paraphrase, tries that known harm before the early exit and answers
+right; an unrelated question keeps the records.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+
+from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel
+from meclear_integrations.langchain.feedback import replay_feedback
+from meclear_integrations.ledger import HarmLedger, ReplayError
+from meclear_integrations.simulation import redundant_harm_example
+from meclear_integrations.triggers import OnKnownHarm, OnNegativeFeedback, WhenJudgeFails
+
+CASE = redundant_harm_example()
+DOCS = [Document(page_content=m.content, id=m.id) for m in CASE.memories]
+STORE = {d.id: d for d in DOCS}
+FAULTS = {"f1", "f2"}
+
+
+class TraceClient:
+    """A LangSmith client stand-in: ``read_run`` returns the traced run's inputs."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[str, dict[str, str]] = {}
+
+    def read_run(self, run_id: str) -> SimpleNamespace:
+        return SimpleNamespace(inputs=self.inputs.get(str(run_id), {}))
+
+
+def get_documents(ids):
+    return [STORE[i] for i in ids if i in STORE]
+
+
+@pytest.mark.parametrize("trigger", ["judge_first", "known_harm_or_feedback"])
+def test_negative_feedback_fixes_the_next_ask(tmp_path, trigger) -> None:
+    """Under both recommended triggers (README "Running it in production")."""
+    with HarmLedger(tmp_path / "l.db") as ledger:  # store_text=False: no question texts
+        policy = (
+            WhenJudgeFails()
+            if trigger == "judge_first"
+            else OnKnownHarm(ledger) | OnNegativeFeedback(ledger)
+        )
+        retriever = ClearingRetriever(
+            retriever=RunnableLambda(lambda q: DOCS),
+            llm=SimulatedChatModel.from_case(CASE),
+            trigger=policy,
+            ledger=ledger,
+        )
+        first = retriever.invoke(CASE.query)  # no reference: the fooled judge decides
+        assert {d.id for d in first} >= FAULTS  # answered wrong
+        run = ledger.find_run(ledger.query_id(CASE.query))
+        assert run.query_text is None
+        feedback = ledger.feedback(run.run_id, correct=False, correction=CASE.reference)
+
+        with pytest.raises(ReplayError, match="no query text"):
+            replay_feedback(retriever, ledger, feedback, get_documents=get_documents)
+        client = TraceClient()
+        if run.trace_run_id:
+            client.inputs[run.trace_run_id] = {"query": CASE.query}
+        result = replay_feedback(
+            retriever, ledger, feedback, get_documents=get_documents, client=client
+        )
+        assert set(result.report.cleared_ids) == FAULTS and result.report.recovered
+        assert result.run.success_signal == "feedback"
+
+        again = retriever.invoke(CASE.query)  # the next ask: no reference, same fooled judge
+        assert {d.id for d in again}.isdisjoint(FAULTS)
+        meta = again[0].metadata["meclear"]
+        assert meta["ledger_guided"] and meta["cleared"] is False
+        assert ledger.find_run(meta["ledger_run_id"]).mode == "ledger_guided"
+        paraphrase = retriever.invoke("Remind me, " + CASE.query[0].lower() + CASE.query[1:])
+        assert {d.id for d in paraphrase}.isdisjoint(FAULTS)
+        unrelated = ledger.scoped_harm("What colour is the office door?", CASE.memories)
+        assert unrelated == []  # scoped: another question keeps them
+
+
+def test_the_question_comes_from_the_trace_or_a_clear_error(tmp_path) -> None:
+    with HarmLedger(tmp_path / "l.db") as ledger:
+        retriever = ClearingRetriever(
+            retriever=RunnableLambda(lambda q: DOCS), llm=SimulatedChatModel.from_case(CASE)
+        )
+        from meclear_integrations import ClearanceConfig, MeClearEngine
+
+        report = MeClearEngine(ClearanceConfig()).clear(CASE.memories, lambda c, t: 1.0)
+        run = ledger.record(report, query=CASE.query, context=CASE.memories, trace_run_id="t-1")
+        fb = ledger.feedback(run.run_id, correct=False, correction=CASE.reference)
+        with pytest.raises(ReplayError, match=r"its trace .* gave none"):
+            replay_feedback(
+                retriever, ledger, fb, get_documents=get_documents, client=TraceClient()
+            )
+        with pytest.raises(ReplayError, match="does not hash"):
+            replay_feedback(
+                retriever, ledger, fb, get_documents=get_documents,
+                trace_query=lambda r: "another question",
+            )  # fmt: skip
+        client = TraceClient()
+        client.inputs["t-1"] = {"question": CASE.query, "chat_history": "..."}
+        result = replay_feedback(retriever, ledger, fb, get_documents=get_documents, client=client)
+        assert set(result.report.cleared_ids) == FAULTS
