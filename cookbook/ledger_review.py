@@ -59,9 +59,10 @@ def main() -> dict[str, object]:
     store.add_documents([Document(page_content=m.content, id=m.id) for m in case.memories])
     base = store.as_retriever(search_kwargs={"k": len(case.memories)})
     config = reference_config(case.reference)
-    folder = Path(tempfile.mkdtemp(prefix="meclear-ledger-"))
-
-    with HarmLedger(folder / "ledger.db") as ledger:
+    with (
+        tempfile.TemporaryDirectory(prefix="meclear-ledger-") as folder,  # removed afterwards
+        HarmLedger(Path(folder) / "ledger.db") as ledger,
+    ):
         retriever = ClearingRetriever(
             retriever=base, llm=llm, trigger=WhenJudgeFails(), ledger=ledger
         )

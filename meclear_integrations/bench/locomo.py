@@ -553,7 +553,7 @@ def build_locomo_cases(
         try:
             from tqdm import tqdm
 
-            iterator = tqdm(chosen, desc="LoCoMo conversations", unit="conv")
+            iterator = tqdm(chosen, desc="LoCoMo conversations", unit="conv", disable=None)
         except ImportError:  # pragma: no cover - tqdm is in the bench extra
             pass
     cases: list[BenchCase] = []

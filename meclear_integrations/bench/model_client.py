@@ -18,7 +18,10 @@ benchmark's calls are the integrations' calls. One call:
 
 A call that still fails raises a non-transient error for that case (the runner records it
 and moves on), except a refusal no retry heals (HTTP 401, 403, 404: bad key, no access,
-unknown model), which raises :class:`~.stopping.ProviderRejected` and stops the run.
+unknown model), which raises :class:`~.stopping.ProviderRejected` and stops the run, and an
+endpoint that cannot be reached before any call of the run has reached it (a dead or
+mistyped ``--base-url``), which raises :class:`~.stopping.EndpointUnreachable` and stops the
+run too (later connection errors stay one case's failure: a blip mid-run).
 Concurrent calls with the same cache key are made once.
 """
 
@@ -36,12 +39,12 @@ from typing import Any
 from ..core.budget import RunBudget
 from ..core.config import RetryPolicy
 from ..core.errors import ConfigurationError, ConfigurationTypeError, RedactedError
-from ..core.faults import http_status, sanitize
+from ..core.faults import exception_chain, http_status, sanitize
 from ..core.workers import check_call_allowed, in_worker
 from .cache import CachedReply, ResponseCache, cache_key, unbind_nonce
 from .model_spec import ModelSpec
 from .reader_server import estimate_tokens
-from .stopping import BudgetReached, ProviderRejected, RunStopped
+from .stopping import BudgetReached, EndpointUnreachable, ProviderRejected, RunStopped
 
 __all__ = [
     "CallLimits",
@@ -53,6 +56,8 @@ __all__ = [
 ]
 
 _FATAL_STATUS = frozenset({401, 403, 404})
+_CONNECT_ERRORS = frozenset({"APIConnectionError", "ConnectError", "ConnectTimeout"})
+"""Exception type names of a connection that never opened (openai, httpx)."""
 
 
 @dataclass
@@ -463,6 +468,13 @@ class ModelClient:
             return exc
         status = http_status(exc)
         safe = sanitize(exc)
+        if status is None and self._unreachable(exc):
+            where = self.spec.base_url or "the provider's default endpoint"
+            return EndpointUnreachable(
+                f"the {self.role} model ({self.spec.label}) at {where} cannot be reached: "
+                f"{safe} (check --base-url and that the server is up)",
+                reason="unreachable",
+            )
         if status in _FATAL_STATUS:
             return ProviderRejected(
                 f"the {self.role} model ({self.spec.label}) refused the call with HTTP "
@@ -475,6 +487,16 @@ class ModelClient:
             transient=False,  # retried here already: the engine must not retry it again
             status_code=status,
         )
+
+    def _unreachable(self, exc: BaseException) -> bool:
+        """A connection error before any call of the run reached a provider."""
+        with self.gate.totals.lock:
+            if self.gate.totals.provider_calls:
+                return False
+        for link in exception_chain(exc, depth=16):
+            if isinstance(link, ConnectionError) or type(link).__name__ in _CONNECT_ERRORS:
+                return True
+        return False
 
 
 class _Facade:

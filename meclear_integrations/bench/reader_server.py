@@ -7,7 +7,8 @@ message contents. A request with ``response_format`` gets a judge's verdict as t
 object in the content, one with ``tools`` as the arguments of a call to the first tool,
 any other one the free-text reply. ``usage`` counts about 4 characters per token.
 ``fail(prompt, n) -> status | None`` injects HTTP errors (429 and 5xx carry
-``retry-after-ms: 1``), for tests of retries and of per-case failures.
+``retry-after-ms: 1``), for tests of retries and of per-case failures;
+``rewrite(prompt, text) -> text`` replaces free-text replies (tests of unparsable replies).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ CHARS_PER_TOKEN = 4
 """The stand-in's token count: one token per 4 characters (rounded up)."""
 
 Fail = Callable[[str, int], int | None]
+Rewrite = Callable[[str, str], str]
 
 
 def estimate_tokens(text: str) -> int:
@@ -58,10 +60,12 @@ class ReaderServer:
 
     Args:
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
+        rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
     """
 
-    def __init__(self, *, fail: Fail | None = None) -> None:
+    def __init__(self, *, fail: Fail | None = None, rewrite: Rewrite | None = None) -> None:
         self.fail = fail
+        self.rewrite = rewrite
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -105,7 +109,8 @@ class ReaderServer:
             The response object, with a ``usage`` of about 4 characters per token.
         """
         answer = reply(prompt)
-        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        text = answer.text if self.rewrite is None else self.rewrite(prompt, answer.text)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
         if answer.verdict is not None and "response_format" in request:
             message["content"] = answer.structured()
         elif answer.verdict is not None and request.get("tools"):
@@ -168,15 +173,18 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
 
 
 @contextmanager
-def serve_reader(*, fail: Fail | None = None) -> Iterator[tuple[str, ReaderServer]]:
+def serve_reader(
+    *, fail: Fail | None = None, rewrite: Rewrite | None = None
+) -> Iterator[tuple[str, ReaderServer]]:
     """Serve the stand-in on 127.0.0.1 (a free port).
 
     Yields (base URL ending in ``/v1``, the server state).
 
     Args:
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
+        rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
     """
-    state = ReaderServer(fail=fail)
+    state = ReaderServer(fail=fail, rewrite=rewrite)
     server = _http_server(state)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

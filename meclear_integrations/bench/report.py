@@ -307,7 +307,7 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
         ]
     not_run = {n: b["reason"] for n, b in results["methods"].items() if b.get("status") != "ok"}
     if not_run:
-        parts += ["", "## Not run", ""] + [f"- `{n}`: {r}" for n, r in not_run.items()]
+        parts += ["", "## Not run or failed", ""] + [f"- `{n}`: {r}" for n, r in not_run.items()]
     if results.get("funnel"):
         parts += ["", "## Case funnel", "", "```", _render_funnel(results["funnel"]), "```"]
     if results.get("skipped_lines"):
@@ -315,7 +315,7 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
             f"- line {e['line']}: {e['error']}" for e in results["skipped_lines"]
         ]
     if results.get("failures"):
-        parts += ["", "## Method failures (cases excluded from the cohort)", ""] + [
+        parts += ["", "## Method failures", ""] + [
             f"- `{f['method']}` on `{f['case_id']}`: {f['error']}" for f in results["failures"]
         ]
     parts += [

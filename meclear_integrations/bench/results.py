@@ -6,7 +6,7 @@ clean cases only)::
     {"methods": {NAME: {"status": "ok", "overall": {...}, "by_structure": {S: {...}},
                         "by_fault_type": {F: {...}}, "ci": {METRIC: [lo, hi]},
                         "ci_by_structure": {S: {METRIC: [lo, hi]}}}
-                 | {"status": "not_run", "reason": str}},
+                 | {"status": "not_run" | "failed", "reason": str}},
      "paired": {COMPARATOR: {METRIC: {"delta", "ci", "wins", "losses"}}},
      "reference": NAME, "funnel": {...}, "n_cases": int, "simulated": true, ...}
 
@@ -159,6 +159,8 @@ def build_results(
     for spec in s.methods:
         if spec in run.not_run:
             methods[spec] = {"status": "not_run", "reason": run.not_run[spec]}
+        elif spec in run.failed:
+            methods[spec] = {"status": "failed", "reason": run.failed[spec]}
         elif spec in run.outcomes:
             methods[spec] = _method_block(run.outcomes[spec], boot, s.confidence)
     ref = reference_method(run)

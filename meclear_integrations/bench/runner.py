@@ -7,9 +7,12 @@ model calls deduplicated as a user's cache would,
 (:class:`~.real_backend.RealModelBackend`). It wraps the evaluator in a fresh
 :class:`CountingEvaluator`, times the method, then measures the returned context on trials
 no method saw (:meth:`~.backend.CaseBackend.measure`), uncounted. A method that cannot run
-(:class:`MethodNotRunError`) is reported as not run; a method that fails on a case is
-recorded and that case leaves the common cohort of every method (so paired comparisons
-stay paired), as in the paper's exclusions.
+(:class:`MethodNotRunError`) is reported as not run. A failure of the reference method
+(MeClear) on a case is the case's failure: that case leaves the common cohort of every
+method (so paired comparisons stay paired), as in the paper's exclusions. A failure of
+another method on a case the reference finished is that method's failure: its row is
+excluded (reported as failed, with the reason) and every other method keeps its cases
+(:func:`assemble_run`).
 
 Long runs: cases may run on ``workers`` threads; outcomes already computed
 (``completed``, e.g. from a resumed run's journal) are reused, not recomputed; a
@@ -73,7 +76,9 @@ class BenchRun(BaseModel):
     not_run: dict[str, str] = Field(default_factory=dict)
     """Method -> why it did not run (e.g. needs a real chat model)."""
     failures: list[CaseFailure] = Field(default_factory=list)
-    """Method errors; their cases are excluded from every method's cohort."""
+    """Method errors (the reference's exclude their cases from every method's cohort)."""
+    failed: dict[str, str] = Field(default_factory=dict)
+    """Method -> why its row is excluded (it failed on cases the reference finished)."""
     wall_seconds: float = 0.0
     """Wall time of the whole run."""
     stopped: str | None = None
@@ -181,7 +186,7 @@ def _progress(total: int, enabled: bool) -> Any:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is in the bench extra
         return nullcontext(None)
-    return tqdm(total=total, desc="bench", unit="case")
+    return tqdm(total=total, desc="bench", unit="case", disable=None)
 
 
 class _Progress:
@@ -349,7 +354,9 @@ def assemble_run(
 ) -> BenchRun:
     """The run of these outcomes (method -> case id -> outcome), in ``case_ids`` order.
 
-    The cohort is the cases every method that ran finished without failing.
+    A method other than the reference that failed on a case the reference finished is
+    excluded (its row, with the reason); the cohort is then the cases every remaining method
+    finished without failing. Without a reference every failure excludes its case.
 
     Args:
         settings: The run's settings.
@@ -365,8 +372,10 @@ def assemble_run(
         The run.
     """
     not_run = dict(not_run or {})
-    failed = {f.case_id for f in failures}
-    ran = [name for name in methods if name not in not_run]
+    ref = _reference_name(methods, settings)
+    excluded = _failed_methods(case_ids, per_case, failures, ref)
+    failed = {f.case_id for f in failures if f.method not in excluded}
+    ran = [name for name in methods if name not in not_run and name not in excluded]
     finished = [cid for cid in case_ids if all(cid in per_case.get(n, {}) for n in ran)]
     cohort = [cid for cid in finished if cid not in failed]
     done = set(finished) | failed
@@ -375,8 +384,45 @@ def assemble_run(
         outcomes={name: [per_case[name][cid] for cid in cohort] for name in ran},
         not_run=not_run,
         failures=list(failures),
+        failed=excluded,
         wall_seconds=wall_seconds,
         stopped=str(stopped) if stopped is not None else None,
         stopped_fatal=bool(stopped is not None and stopped.fatal),
         incomplete=[cid for cid in case_ids if cid not in done],
     )
+
+
+def _reference_name(methods: Sequence[str], settings: BenchSettings) -> str | None:
+    wanted = settings.reference_method
+    if wanted is not None:
+        return wanted if wanted in methods else None
+    return next((name for name in methods if name.split(":")[0] == "meclear"), None)
+
+
+def _failed_methods(
+    case_ids: Sequence[str],
+    per_case: Mapping[str, Mapping[str, CaseOutcome]],
+    failures: Sequence[CaseFailure],
+    reference: str | None,
+) -> dict[str, str]:
+    """Method -> why its row is excluded: it failed where the reference did not.
+
+    A case the reference failed on too is the case's failure (e.g. a provider error on its
+    prompts), not the method's.
+    """
+    if reference is None:
+        return {}
+    finished = per_case.get(reference, {})
+    own: dict[str, list[CaseFailure]] = {}
+    for f in failures:
+        if f.method != reference and f.case_id in finished:
+            own.setdefault(f.method, []).append(f)
+    total = len(case_ids)
+    return {
+        method: (
+            f"failed on {len({f.case_id for f in fs})} of {total} cases the reference "
+            f"{reference} finished (row excluded; other methods keep these cases); first: "
+            f"{fs[0].error}"
+        )
+        for method, fs in own.items()
+    }

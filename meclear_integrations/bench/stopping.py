@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.faults import exception_chain
 
-__all__ = ["BudgetReached", "ProviderRejected", "RunStopped", "stop_cause"]
+__all__ = ["BudgetReached", "EndpointUnreachable", "ProviderRejected", "RunStopped", "stop_cause"]
 
 
 class RunStopped(Exception):
@@ -36,6 +36,15 @@ class ProviderRejected(RunStopped):
     """The provider refused a call in a way no retry heals.
 
     A bad key, an unknown model, a permission denied: every later call would fail the same way.
+    """
+
+    fatal = True
+
+
+class EndpointUnreachable(RunStopped):
+    """The model's endpoint cannot be reached and no call of the run ever reached it.
+
+    A dead or mistyped ``--base-url``: every call would fail the same way.
     """
 
     fatal = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
-    return parser
+    from .polish import polish
+
+    return polish(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,12 +61,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["demo"])  # doctest: +SKIP
         0
     """
+    from .config_file import apply_config
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    apply_config(parser, argv)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0 if args.command is None else 2
-    return int(args.handler(args) or 0)
+    try:
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+
+
+def _quiet_stdout() -> None:
+    """The reader of stdout went away (``meclear ... | head``): stop without a traceback.
+
+    Python's documented recipe: point stdout at /dev/null so that the flush at exit does not
+    raise again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout is no file (tests capture it)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

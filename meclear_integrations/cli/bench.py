@@ -9,7 +9,9 @@ Every run writes ``run.json`` and ``journal.jsonl`` (:mod:`meclear_integrations.
 as it goes: ``--resume`` continues an interrupted run, ``--shard i/n`` runs a part of the
 cases and ``meclear bench merge DIR...`` assembles the parts into one run's report. Exit
 status: 0 complete, 3 stopped by ``--max-calls`` / ``--max-tokens`` (partial results written),
-2 an error (a provider refusing every call: partial results written).
+2 an error: a provider refusing every call or an unreachable endpoint (partial results
+written), no case left to run or finished (the funnel is written), a method excluded because
+it failed where the reference did not (the other methods' results are written).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
 from ..core.errors import ConfigurationError
 
-__all__ = ["SETTINGS", "register", "run_bench"]
+__all__ = ["SETTINGS", "BenchFailed", "outcome_errors", "register", "run_bench"]
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "deterministic": {"temperature": None, "judge": "reference"},
@@ -196,7 +198,7 @@ def _load(
             verification = {
                 "verify": real.verifier(args.concurrency),
                 "batch": 2 * args.concurrency,
-                "verified_with": ", ".join(f"{r} {m}" for r, m in real.labels().items()),
+                "verified_with": _verifiers(real),
             }
         build = build_locomo_cases(
             args.locomo,
@@ -287,7 +289,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     Raises:
         ConfigurationError: ``--out`` is missing, or the flags ask for real models without
             ``--agent-model``.
-        SystemExit: No valid case is left to run.
+        BenchFailed: No valid case is left to run (or, with ``--build-only``, none verified).
     """
     from .bench_real import real_mode, real_session
 
@@ -318,19 +320,32 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
     from ..bench.results import build_results
     from ..bench.runner import run_benchmark
     from ..bench.shards import parse_shard, select_shard, sum_calls
+    from ..bench.stopping import RunStopped
     from .bench_long import ProgressBar, annotate_results, manifest, reverify, write_build
 
     shard = parse_shard(args.shard) if args.shard else None
-    cases, skipped, funnel, source, built = _load(args, real)
-    if real is not None and args.reverify:
-        label = ", ".join(f"{r} {m}" for r, m in real.labels().items())
-        cases, funnel = reverify(cases, real.verifier(args.concurrency), label)
-    if not cases:
-        raise SystemExit("error: no valid cases to run")
+    try:
+        cases, skipped, funnel, source, built = _load(args, real)
+        given = len(cases)
+        if real is not None and args.reverify:
+            cases, funnel = reverify(cases, real.verifier(args.concurrency), _verifiers(real))
+    except RunStopped as exc:
+        if real is not None and (args.build_only or args.reverify):
+            _stopped_funnel(args, real, exc)
+        raise
     if args.build_only:
         files = write_build(Path(args.out), cases, funnel, source)
-        print(f"{len(cases)} verified cases from {source}; wrote {', '.join(map(str, files))}")
+        print(_build_message(args, real, cases, given, source, built))
+        print(f"wrote {', '.join(map(str, files))}")
+        if not cases:
+            raise BenchFailed(f"no case of {source} was verified (see {files[1]})")
         return {"cases": len(cases), "funnel": funnel}
+    if not cases:
+        where = ""
+        if funnel:
+            files = write_build(Path(args.out), cases, funnel, source)
+            where = f" (funnel: {files[1]})"
+        raise BenchFailed(f"no valid case to run from {source}{where}")
     settings = _settings(args, real is not None)
     run_cases = select_shard(cases, *shard) if shard else cases
     command = _command(args)
@@ -374,13 +389,15 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
         )
     finally:
         bar.close()
-    calls = gate.totals.as_dict() if gate is not None else None
+    calls = this_run = gate.totals.as_dict() if gate is not None else None
     if calls is not None and journal.previous.get("calls"):
         calls = sum_calls([journal.previous["calls"], calls])  # every invocation of the run
     results = build_results(run, funnel=funnel, skipped_lines=skipped, source=source)
     annotate_results(
         results, run, models=models, mode=real.mode if real else None, calls=calls, shard=shard
     )
+    if this_run is not None:
+        results["calls_this_invocation"] = this_run
     written = write_outputs(
         args.out,
         run,
@@ -424,14 +441,21 @@ def _print_summary(
         if block.get("status") != "ok":
             print(f"{name}: {block['reason']}")
     if results.get("calls"):
-        c = results["calls"]
+        c = results.get("calls_this_invocation") or results["calls"]
         print(
-            f"model calls made by this run: {c['provider_calls']} ({c['cache_hits']} answered "
-            f"from the cache); tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} "
-            "completion"
+            f"model calls made by this invocation: {c['provider_calls']} ({c['cache_hits']} "
+            f"answered from the cache); tokens: {c['prompt_tokens']} prompt + "
+            f"{c['completion_tokens']} completion"
         )
+        if results["calls"] != c:  # a resumed run: the earlier invocations too
+            t = results["calls"]
+            print(
+                f"model calls of the whole run (every invocation): {t['provider_calls']} "
+                f"({t['cache_hits']} from the cache); tokens: {t['prompt_tokens']} prompt + "
+                f"{t['completion_tokens']} completion"
+            )
     if results.get("failures"):
-        print(f"{len(results['failures'])} method failures (cases excluded; see report.md)")
+        print(f"{len(results['failures'])} method failures (see report.md)")
     if results.get("stopped"):
         print(
             f"STOPPED: {results['stopped']}; partial results for {results['n_cases']} cases "
@@ -439,6 +463,78 @@ def _print_summary(
             "are free)"
         )
     print(f"wrote {', '.join(str(p) for p in written.values())}")
+
+
+class BenchFailed(RuntimeError):
+    """The run produced no results to report (exit status 2, with the reason)."""
+
+
+def _verifiers(real: Any) -> str:
+    """The models that verify cases (agent and judge), for messages and funnels."""
+    labels = real.labels()
+    return ", ".join(f"{role} {labels[role]}" for role in ("agent", "judge") if role in labels)
+
+
+def _stopped_funnel(args: argparse.Namespace, real: Any, exc: Exception) -> None:
+    """``funnel.json`` of a build or re-verification that stopped before its end."""
+    import json
+
+    source = str(args.cases) if args.cases is not None else f"LoCoMo {args.locomo}"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    funnel = {
+        "source": source,
+        "stopped": str(exc),
+        "verified_with": _verifiers(real),
+        "calls": real.gate.totals.as_dict(),
+        "note": "the build stopped before its end: no case was written",
+    }
+    (out / "funnel.json").write_text(json.dumps(funnel, indent=2) + "\n", encoding="utf-8")
+    print(f"build stopped: {exc}; wrote {out / 'funnel.json'}", file=sys.stderr)
+
+
+def _build_message(
+    args: argparse.Namespace, real: Any, cases: list, given: int, source: str, built: bool
+) -> str:
+    """What ``--build-only`` verified, with which models, at what cost."""
+    if real is None or not (built or args.reverify):
+        return (
+            f"{len(cases)} cases from {source}, written as given: NOT verified by this run "
+            "(add --reverify to verify them with the run's models)"
+        )
+    c = real.gate.totals.as_dict()
+    cost = f"{c['provider_calls']} model calls, {c['cache_hits']} answered from the cache"
+    if args.reverify:
+        what = f"re-verified {given} cases from {source}: {len(cases)} kept"
+    else:
+        what = f"built and verified {len(cases)} cases from {source}"
+    return f"{what}, verified with {_verifiers(real)} ({cost})"
+
+
+def outcome_errors(results: dict[str, Any]) -> list[str]:
+    """Why a finished run's results are not usable in full (empty: they are).
+
+    Args:
+        results: The run's ``results.json`` content.
+
+    Returns:
+        One message per problem: no case in the cohort, a method excluded by its failures.
+    """
+    problems: list[str] = []
+    if results.get("stopped"):
+        return problems  # reported as stopped (exit 3, or 2 when fatal)
+    if not results.get("n_cases"):
+        failures = results.get("failures") or []
+        first = ""
+        if failures:
+            first = f"; first failure: {failures[0]['method']}: {failures[0]['error']}"
+        problems.append(
+            f"no case finished by every method ({len(failures)} method failures){first}"
+        )
+    for name, block in results.get("methods", {}).items():
+        if block.get("status") == "failed":
+            problems.append(f"{name}: {block['reason']}")
+    return problems
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -456,9 +552,15 @@ def _handle(args: argparse.Namespace) -> int:
     except RunStopped as exc:
         print(f"{'error' if exc.fatal else 'stopped'}: {exc}", file=sys.stderr)
         return 2 if exc.fatal else 3
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, BenchFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if "methods" in results:
+        problems = outcome_errors(results)
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        if problems:
+            return 2
     if results.get("stopped"):
         print(f"{'error' if _fatal(results) else 'stopped'}: {results['stopped']}", file=sys.stderr)
         return 2 if _fatal(results) else 3

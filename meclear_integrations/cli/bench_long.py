@@ -176,7 +176,7 @@ class ProgressBar:
                 from tqdm.auto import tqdm
             except ImportError:  # pragma: no cover - tqdm is in the bench extra
                 return
-            self.bar = tqdm(total=total, desc="bench", unit="case")
+            self.bar = tqdm(total=total, desc="bench", unit="case", disable=None)
 
     def update(self, n: int = 1) -> None:
         """Advance the bar by ``n`` cases and refresh the calls, cache hits and tokens.

@@ -88,4 +88,11 @@ def _handle(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from .bench import outcome_errors
+
+    problems = outcome_errors(results)
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        return 2
     return 3 if results.get("stopped") else 0

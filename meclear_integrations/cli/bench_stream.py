@@ -260,4 +260,4 @@ def _progress(total: int, enabled: bool) -> Any:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is in the bench extra
         return None
-    return tqdm(total=total, unit="query")
+    return tqdm(total=total, unit="query", disable=None)  # no bar when stderr is no TTY

@@ -3,6 +3,12 @@
 The ledger is ``--ledger URL_OR_PATH`` (else ``MECLEAR_LEDGER_URL``, else
 ``./meclear-ledger.db``). Every subcommand only reads or appends: nothing is ever deleted,
 neither from the ledger nor from a memory store (``review`` writes proposals for a person).
+
+``review`` shows each proposal with its memory's text (redacted) and the questions it was
+proven harmful on (:mod:`.ledger_review`; texts exist when the ledger keeps them). Every id
+the commands print in short (8 characters) is accepted back by ``show``, ``feedback`` and
+``replay``. ``replay`` replays pending negative feedback with a model given on the command
+line (the same model flags as ``meclear bench``).
 """
 
 from __future__ import annotations
@@ -53,7 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     review.add_argument("--min-consistency", type=float, default=0.8, help="h/(h+b) (0.8)")
     review.add_argument("--confidence", type=float, default=0.95, help="bound level (0.95)")
     review.add_argument("--limit", type=int, default=None, help="at most this many proposals")
-    review.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    review.add_argument(
+        "--format",
+        choices=["table", "json", "csv"],
+        default="table",
+        help="table: one block per proposal with its text and questions (default)",
+    )
     review.add_argument("--out", type=Path, default=None, help="write to a file")
     review.set_defaults(handler=_guarded(_review))
 
@@ -88,11 +99,78 @@ def register(sub: argparse._SubParsersAction) -> None:
     pending = commands.add_parser("pending", help="negative feedback waiting for a replay")
     pending.set_defaults(handler=_guarded(_pending))
 
+    replay = commands.add_parser(
+        "replay",
+        help="replay pending negative feedback with a model (the correction as reference)",
+        description=(
+            "Reruns clearance on the recorded context of each negative feedback with its "
+            "correction as the judge's reference, verified, and records the replay; memories "
+            "the original run cleared that the verified replay keeps are restored. Needs the "
+            "ledger's texts (store_text=True) or --texts, and the 'langchain' extra."
+        ),
+    )
+    replay.add_argument(
+        "feedback_ids", nargs="*", help="feedback ids or printed prefixes (default: all pending)"
+    )
+    replay.add_argument("--query", default=None, help="the question, when the ledger has no text")
+    replay.add_argument(
+        "--texts",
+        type=Path,
+        default=None,
+        help="JSON file {memory id: text} of your store (checked against the recorded hashes)",
+    )
+    add_model_flags(replay)
+    replay.set_defaults(handler=_guarded(_replay))
+
+    export = commands.add_parser(
+        "langsmith",
+        help="write per-memory scores (and review proposals) as LangSmith feedback",
+        description=(
+            "Writes each recorded clearance's per-memory harm scores and verdicts as feedback "
+            "on its traced LangSmith run (meclear.memory_harm, meclear.clearance) and, with "
+            "--proposals, the review proposals on the runs holding their evidence "
+            "(meclear.review_proposal). LangSmith from the environment: LANGSMITH_API_KEY, "
+            "LANGSMITH_ENDPOINT. Memory texts are never sent."
+        ),
+    )
+    export.add_argument(
+        "run_ids", nargs="*", help="ledger run, tracing run or query ids (or printed prefixes)"
+    )
+    export.add_argument("--latest", type=int, default=None, help="the N latest traced runs")
+    export.add_argument("--proposals", action="store_true", help="also the review proposals")
+    export.add_argument("--min-queries", type=int, default=2, help="proposals: N queries (2)")
+    export.add_argument(
+        "--project-id", default=None, help="the LangSmith project (session) id of the runs"
+    )
+    export.set_defaults(handler=_guarded(_langsmith))
+
     stats = commands.add_parser("stats", help="runs per mode, model calls, feedback")
     stats.set_defaults(handler=_guarded(_stats))
 
     migrate = commands.add_parser("migrate", help="create or upgrade the ledger's schema")
     migrate.set_defaults(handler=_guarded(_migrate))
+
+
+def add_model_flags(p: argparse.ArgumentParser) -> None:
+    """The model flags of ``meclear ledger replay`` (named as in ``meclear bench``).
+
+    Args:
+        p: The subcommand's parser.
+    """
+    g = p.add_argument_group("models (any OpenAI-compatible endpoint or LangChain model)")
+    g.add_argument(
+        "--agent-model",
+        required=True,
+        help="task agent: an OpenAI-compatible model name or module:Class of a chat model",
+    )
+    g.add_argument("--agent-kwargs", default=None, help="JSON keyword arguments of the agent")
+    g.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint of the models")
+    g.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
+    )
+    g.add_argument("--judge-model", default=None, help="judge model (default: the agent's)")
+    g.add_argument("--judge-base-url", default=None, help="endpoint of the judge model")
+    g.add_argument("--timeout", type=float, default=120.0, help="seconds per request (120)")
 
 
 def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
@@ -118,7 +196,8 @@ def _emit(text: str, out: Path | None) -> None:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from ..ledger import proposals_csv, proposals_json
+    from ..ledger import proposals_json
+    from .ledger_review import entries_csv, review_entries
 
     with _open(args) as ledger:
         proposals = ledger.review(
@@ -127,6 +206,7 @@ def _review(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             limit=args.limit,
         )
+        entries = review_entries(ledger, proposals)
     if args.format == "json":
         text = proposals_json(
             proposals,
@@ -135,31 +215,57 @@ def _review(args: argparse.Namespace) -> int:
             min_consistency=args.min_consistency,
             confidence=args.confidence,
         )
+        document = json.loads(text)
+        for item, entry in zip(document["proposals"], entries, strict=True):
+            item["memory_text"] = entry.memory_text
+            item["questions"] = entry.questions
+        text = json.dumps(document, indent=2, default=str)
     elif args.format == "csv":
-        text = proposals_csv(proposals)
+        text = entries_csv(entries)
     else:
-        text = _proposal_table(proposals, args.min_queries)
+        text = _proposal_table(entries, args.min_queries)
     _emit(text, args.out)
     return 0
 
 
-def _proposal_table(proposals: list[Any], n: int) -> str:
-    if not proposals:
+def _proposal_table(entries: list[Any], n: int) -> str:
+    if not entries:
         return f"no memory was verified harmful for at least {n} distinct queries"
-    header = ("rank", "memory id", "harmful", "helpful", "bound", "mean psi")
-    lines = ["{:>4}  {:<32} {:>7} {:>7} {:>6} {:>8}".format(*header)]
-    for p in proposals:
-        psi = f"{p.mean_shapley:+.3f}" if p.mean_shapley is not None else "-"
+    lines: list[str] = []
+    for entry in entries:
+        p = entry.proposal
+        psi = f"{p['mean_shapley']:+.3f}" if p["mean_shapley"] is not None else "-"
         lines.append(
-            f"{p.rank:>4}  {_clip(p.memory_id, 32):<32} {p.harmful_queries:>7} "
-            f"{p.beneficial_queries:>7} {p.lower_bound:>6.3f} {psi:>8}"
+            f"#{p['rank']}  memory {_line(p['memory_id'])}  (hash {p['content_hash'][:12]})"
         )
-    lines.append("proposals only: nothing was deleted; act on them in your store after review")
+        lines.append(
+            f"    harmful on {p['harmful_queries']} queries, helpful on "
+            f"{p['beneficial_queries']}; bound {p['lower_bound']:.3f}; mean psi {psi}"
+        )
+        text = entry.memory_text
+        lines.append(
+            f"    text: {_clip(text, 300)}"
+            if text is not None
+            else "    text: (not kept: the ledger stores no texts; see it in your store)"
+        )
+        lines.append("    proven harmful on:")
+        for query_id, question in entry.questions.items():
+            shown = _clip(question, 160) if question is not None else "(question text not kept)"
+            lines.append(f"      {query_id[:8]}  {shown}")
+        lines.append("")
+    lines.append(
+        "proposals only: nothing was deleted; act on them in your store after review "
+        "(meclear ledger show MEMORY_ID for the history, restore to keep one)"
+    )
     return "\n".join(lines)
 
 
+def _line(text: str) -> str:
+    return text.replace("\n", " ").replace("\r", " ")
+
+
 def _clip(text: str, width: int) -> str:
-    text = text.replace("\n", " ")
+    text = _line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -181,7 +287,7 @@ def _show(args: argparse.Namespace) -> int:
         rows.append(
             (
                 o.created_at,
-                f"{o.mode:<15} query {o.query_id[:14]} {psi} {flags}"
+                f"{o.mode:<15} query {o.query_id[:8]} {psi} {flags}"
                 f"recovered={o.recovered} signal={o.success_signal} run {o.run_id[:8]}",
             )
         )
@@ -205,9 +311,11 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _feedback(args: argparse.Namespace) -> int:
+    from .ledger_review import resolve_run_ref
+
     with _open(args) as ledger:
         record = ledger.feedback(
-            args.run_or_query_id,
+            resolve_run_ref(ledger, args.run_or_query_id),
             correct=args.correct,
             correction=args.correction,
             memory_ids=args.memory_id,
@@ -222,8 +330,84 @@ def _pending(args: argparse.Namespace) -> int:
     with _open(args) as ledger:
         pending = ledger.pending_replays()
     for f in pending:
-        print(f"{f.feedback_id}  run {f.run_id}  query {f.query_id}  names {f.memory_ids}")
-    print(f"{len(pending)} feedback waiting for a replay")
+        named = f"  names {', '.join(f.memory_ids)}" if f.memory_ids else ""
+        print(f"{f.feedback_id}  run {f.run_id[:8]}  query {f.query_id[:8]}{named}")
+    print(f"{len(pending)} feedback waiting for a replay (meclear ledger replay ID...)")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ..ledger import ReplayError, replay_feedback
+    from .ledger_replay import replay_models
+    from .ledger_review import resolve_feedback_ref
+
+    texts = None
+    if args.texts is not None:
+        texts = json.loads(args.texts.read_text(encoding="utf-8"))
+        if not isinstance(texts, dict):
+            raise ConfigurationError(f"{args.texts}: expected a JSON object {{id: text}}")
+    evaluator_for, models = replay_models(args)
+    failed = 0
+    with _open(args) as ledger:
+        if args.feedback_ids:
+            todo: list[Any] = [resolve_feedback_ref(ledger, f) for f in args.feedback_ids]
+        else:
+            todo = list(ledger.pending_replays())
+        if not todo:
+            print("no feedback waiting for a replay")
+            return 0
+        for item in todo:
+            fid = item if isinstance(item, str) else item.feedback_id
+            try:
+                result = replay_feedback(
+                    ledger,
+                    item,
+                    evaluator_for=evaluator_for,
+                    query=args.query,
+                    resolve=(lambda ids: {i: texts[i] for i in ids if i in texts})
+                    if texts is not None
+                    else None,
+                    **models,
+                )
+            except ReplayError as exc:
+                failed += 1
+                print(f"{fid[:8]}  not replayed: {exc}")
+                continue
+            report = result.report
+            cleared = ", ".join(report.cleared_ids) or "nothing"
+            print(
+                f"{fid[:8]}  replay run {result.run.run_id[:8]}: {report.status}, "
+                f"recovered={report.recovered}; cleared {cleared}; "
+                f"restored {', '.join(result.restored) or 'nothing'}"
+            )
+    return 2 if failed else 0
+
+
+def _langsmith(args: argparse.Namespace) -> int:
+    from ..exports.langsmith import langsmith_proposals, langsmith_scores
+    from .ledger_review import resolve_run_ref
+
+    if not (args.run_ids or args.latest or args.proposals):
+        raise ConfigurationError("name runs, or give --latest N or --proposals")
+    project = {"session_id": args.project_id} if args.project_id else {}
+    with _open(args) as ledger:
+        runs = [ledger.find_run(resolve_run_ref(ledger, ref)) for ref in args.run_ids]
+        if args.latest:
+            traced = [r for r in ledger.runs(limit=10 * args.latest) if r.trace_run_id]
+            runs += traced[: args.latest]
+        written = 0
+        for run in runs:
+            if not run.trace_run_id or run.trace_system not in (None, "langchain"):
+                print(f"run {run.run_id[:8]}: no LangSmith run recorded (skipped)")
+                continue
+            written += len(langsmith_scores(run, **project))
+            print(f"run {run.run_id[:8]} -> LangSmith run {run.trace_run_id}")
+        if args.proposals:
+            proposals = ledger.review(min_queries=args.min_queries)
+            sent = langsmith_proposals(ledger, proposals, **project)
+            written += len(sent)
+            print(f"{len(proposals)} proposals -> {len(sent)} feedback on their runs")
+    print(f"{written} feedback written")
     return 0
 
 

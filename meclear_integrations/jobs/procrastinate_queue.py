@@ -21,6 +21,8 @@ What maps to what:
   (run by every worker at start and every ``stalled_seconds``) puts the jobs of workers
   silent for longer back in the queue.
 - **Idempotent results**: the ledger run id of job ``n`` is ``procrastinate-<n>``.
+- **Workers** run in their own processes (``meclear worker``), not as threads of the
+  application: build the component with ``audit_workers=0``.
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ class ProcrastinateQueue:
             connector=procrastinate.PsycopgConnector(conninfo=_conninfo(url))
         )
         self._auditor: Auditor | None = None
-        self._opened = False
+        self._sync: Any = None
         self._lock = threading.Lock()
         strategy = procrastinate.RetryStrategy(
             max_attempts=max_attempts - 1,
@@ -144,16 +146,16 @@ class ProcrastinateQueue:
 
     def _open(self) -> None:
         with self._lock:
-            if not self._opened:
-                self.app.open()
-                self._opened = True
+            if self._sync is None:
+                self._sync = self.app.connector.get_sync_connector()
+                self._sync.open()
 
     def close(self) -> None:
         """Close the connections."""
         with self._lock:
-            if self._opened:
-                self.app.close()
-                self._opened = False
+            if self._sync is not None:
+                self._sync.close()
+                self._sync = None
         self.engine.dispose()
 
     # ------------------------------------------------------------------ producer
@@ -195,18 +197,6 @@ class ProcrastinateQueue:
         """
         self._auditor = auditor
         asyncio.run(self._serve(concurrency, wait))
-
-    def start_workers(self, auditor: Auditor, *, concurrency: int = 1) -> _ThreadWorker:
-        """Run a worker in a background thread of this process (``stop()`` it).
-
-        Args:
-            auditor: Runs each audit.
-            concurrency: Jobs run at once.
-
-        Returns:
-            The running worker.
-        """
-        return _ThreadWorker(self, auditor, concurrency)
 
     async def _serve(self, concurrency: int, wait: bool) -> None:
         async with self.app.open_async():
@@ -308,42 +298,3 @@ class ProcrastinateQueue:
         with self.engine.connect() as conn:
             rows = conn.execute(select(dead_letters.c.job_id, dead_letters.c.reason)).all()
         return [(str(a), str(b)) for a, b in rows]
-
-
-class _ThreadWorker:
-    """A procrastinate worker on a daemon thread (in-process workers of a component)."""
-
-    def __init__(self, queue: ProcrastinateQueue, auditor: Auditor, concurrency: int) -> None:
-        self.queue = queue
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._ready = threading.Event()
-        queue._auditor = auditor
-        self._thread = threading.Thread(
-            target=self._main, args=(concurrency,), name="meclear-procrastinate", daemon=True
-        )
-        self._thread.start()
-        self._ready.wait(10)
-
-    def _main(self, concurrency: int) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._task = loop.create_task(self.queue._serve(concurrency, True))
-        self._ready.set()
-        try:
-            loop.run_until_complete(self._task)
-        except (asyncio.CancelledError, Exception):
-            pass
-        finally:
-            loop.close()
-
-    @property
-    def running(self) -> bool:
-        """The worker thread is alive."""
-        return self._thread.is_alive()
-
-    def stop(self, timeout: float | None = 10.0) -> None:
-        """Stop the worker (the job in flight is retried after its heartbeat stops)."""
-        if self._loop is not None and self._task is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._task.cancel)
-        self._thread.join(timeout)

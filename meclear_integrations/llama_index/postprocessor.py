@@ -509,13 +509,18 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     # ------------------------------------------------------------------ public
     @dispatcher.span
     def clear_nodes(
-        self, nodes: Sequence[NodeWithScore], query: str | QueryBundle
+        self,
+        nodes: Sequence[NodeWithScore],
+        query: str | QueryBundle | None = None,
+        *,
+        query_str: str | None = None,
     ) -> NodeClearance:
         """Clear ``nodes`` for ``query`` and return the nodes with the engine's report.
 
         Args:
             nodes: The retrieved nodes.
             query: The query text or bundle.
+            query_str: The query text, as ``postprocess_nodes`` spells it (give one of the two).
 
         Returns:
             The kept nodes, the engine's report and any absorbed failure.
@@ -536,22 +541,27 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             print(result.report.status, result.report.cleared_ids)  # complete ['f1', 'f2']
             ```
         """
-        return self._clear(list(nodes), _bundle(query))
+        return self._clear(list(nodes), _bundle(_one_query(query, query_str)))
 
     @dispatcher.span
     async def aclear_nodes(
-        self, nodes: Sequence[NodeWithScore], query: str | QueryBundle
+        self,
+        nodes: Sequence[NodeWithScore],
+        query: str | QueryBundle | None = None,
+        *,
+        query_str: str | None = None,
     ) -> NodeClearance:
         """Async :meth:`clear_nodes` (agent and judge awaited on the event loop).
 
         Args:
             nodes: The retrieved nodes.
             query: The query text or bundle.
+            query_str: The query text, as ``postprocess_nodes`` spells it (give one of the two).
 
         Returns:
             The kept nodes, the engine's report and any absorbed failure.
         """
-        return await self._aclear(list(nodes), _bundle(query))
+        return await self._aclear(list(nodes), _bundle(_one_query(query, query_str)))
 
     # ------------------------------------------------------------------ pieces
     def _resolved_llm(self) -> LLM | None:
@@ -892,6 +902,13 @@ class _AsyncHost(_SyncHost):
 
 def _bundle(query: str | QueryBundle) -> QueryBundle:
     return QueryBundle(query) if isinstance(query, str) else query
+
+
+def _one_query(query: str | QueryBundle | None, query_str: str | None) -> str | QueryBundle:
+    """The query of ``clear_nodes``: ``query=`` or ``query_str=`` (both spellings accepted)."""
+    if (query is None) == (query_str is None):
+        raise ConfigurationError("clear_nodes needs the query: pass query=... or query_str=...")
+    return query if query is not None else query_str  # type: ignore[return-value]
 
 
 def _require_query(bundle: QueryBundle | str | None) -> QueryBundle:

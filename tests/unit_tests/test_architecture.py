@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("integrations", frozenset({"langchain", "llama_index"})),
+    ("integrations", frozenset({"langchain", "llama_index", "exports"})),
     ("bench", frozenset({"bench"})),
     ("cli", frozenset({"cli"})),
 )

@@ -101,3 +101,19 @@ def test_an_unreadable_payload_is_dead_lettered_with_its_reason(
     assert run_id.startswith("procrastinate-") and "version 99" in reason
     assert _status(postgres_url) == {"failed": 1}
     queue.close()
+
+
+def test_procrastinate_workers_run_apart_from_the_app(app_dir: Path, postgres_url: str) -> None:
+    from meclear_integrations.core.errors import ConfigurationError
+    from meclear_integrations.jobs import ProcrastinateQueue
+    from meclear_integrations.langchain import ClearingRetriever
+
+    env = {"APP_LEDGER_URL": postgres_url, "APP_QUEUE": "procrastinate", "APP_CALL_SECONDS": "0"}
+    app = _build(app_dir, env)
+    queue = ProcrastinateQueue(postgres_url)
+    with pytest.raises((ConfigurationError, ValueError), match="meclear worker"):
+        ClearingRetriever(
+            retriever=app.retriever, llm=app.llm, ledger=app.ledger, mode="background",
+            audit_queue=queue,
+        )  # fmt: skip
+    queue.close()

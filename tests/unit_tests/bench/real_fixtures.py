@@ -85,7 +85,8 @@ def comparable(results: Any) -> Any:
         return {
             k: comparable(v)
             for k, v in results.items()
-            if "wall" not in k and k not in ("calls", "merged_from", "shard", "source")
+            if "wall" not in k
+            and k not in ("calls", "calls_this_invocation", "merged_from", "shard", "source")
         }
     if isinstance(results, list):
         return [comparable(v) for v in results]

@@ -1,0 +1,223 @@
+"""What ``meclear ledger`` shows a reviewer, and the short ids it accepts back.
+
+A proposal alone is an id and a hash; a person needs the memory's text and the questions
+it was proven harmful on. :func:`review_entries` joins each proposal with the latest
+recorded (redacted) text of that memory at that content hash and the recorded texts of
+its harmful queries (both exist only when the ledger keeps texts, ``store_text=True``;
+otherwise the entry says so). :func:`resolve_run_ref` and :func:`resolve_feedback_ref`
+accept the 8-character prefixes the CLI prints wherever a full id is accepted: a prefix
+that matches one id stands for it, one that matches several is refused with the matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.errors import ConfigurationError
+from ..core.redaction import redact
+
+__all__ = [
+    "MIN_PREFIX",
+    "ReviewEntry",
+    "entries_csv",
+    "resolve_feedback_ref",
+    "resolve_run_ref",
+    "review_entries",
+]
+
+MIN_PREFIX = 6
+"""The shortest id prefix accepted (shorter ones match too much to be safe)."""
+
+_MATCHES_SHOWN = 5
+
+
+class ReviewEntry(BaseModel):
+    """A review proposal with what a person needs to decide on it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    proposal: dict[str, Any]
+    """The proposal (``ReviewProposal`` fields)."""
+    memory_text: str | None = None
+    """The memory's recorded text at the proposal's content hash (redacted), if kept."""
+    questions: dict[str, str | None] = Field(default_factory=dict)
+    """Query id -> recorded question text (redacted; None when not kept), harmful queries."""
+
+
+def review_entries(ledger: Any, proposals: Sequence[Any]) -> list[ReviewEntry]:
+    """Each proposal with its memory's text and the questions it was proven harmful on.
+
+    Args:
+        ledger: The ``HarmLedger``.
+        proposals: Its review proposals.
+
+    Returns:
+        One entry per proposal, in order.
+    """
+    if not proposals:
+        return []
+    from sqlalchemy import select
+
+    from ..ledger import schema as t
+    from ..ledger.database import read_transaction
+
+    m, r = t.run_memories, t.runs
+    entries: list[ReviewEntry] = []
+    with read_transaction(ledger.engine) as conn:
+        for p in proposals:
+            text = conn.execute(
+                select(m.c.memory_text)
+                .where(
+                    m.c.namespace == ledger.namespace,
+                    m.c.memory_id == p.memory_id,
+                    m.c.content_hash == p.content_hash,
+                    m.c.memory_text.is_not(None),
+                )
+                .order_by(m.c.id.desc())
+                .limit(1)
+            ).scalar()
+            questions: dict[str, str | None] = {}
+            for query_id in p.query_ids:
+                questions[query_id] = conn.execute(
+                    select(r.c.query_text)
+                    .where(
+                        r.c.namespace == ledger.namespace,
+                        r.c.query_id == query_id,
+                        r.c.query_text.is_not(None),
+                    )
+                    .order_by(r.c.id.desc())
+                    .limit(1)
+                ).scalar()
+            entries.append(
+                ReviewEntry(
+                    proposal=p.model_dump(mode="json"),
+                    memory_text=_safe(text),
+                    questions={q: _safe(v) for q, v in questions.items()},
+                )
+            )
+    return entries
+
+
+def _formula_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula gets a leading ``'``."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def entries_csv(entries: Sequence[ReviewEntry]) -> str:
+    """The review entries as CSV: the proposal's columns, the memory text and its questions.
+
+    Memory texts, ids and questions are hostile text: a cell that would start a spreadsheet
+    formula is prefixed with ``'``.
+
+    Args:
+        entries: The review entries.
+
+    Returns:
+        The CSV text, with a header row (questions joined by `` | ``).
+    """
+    import csv
+    import io
+
+    from ..ledger.review import ReviewProposal
+
+    fields = [f for f in ReviewProposal.model_fields if f not in ("query_ids", "run_ids")]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*fields, "memory_text", "questions"])
+    for entry in entries:
+        questions = " | ".join(q or f"({qid}: text not kept)" for qid, q in entry.questions.items())
+        row = [entry.proposal.get(f) for f in fields] + [entry.memory_text or "", questions]
+        writer.writerow([_formula_safe(v) for v in row])
+    return out.getvalue()
+
+
+def _safe(text: str | None) -> str | None:
+    return None if text is None else redact(text)
+
+
+def _unique(ref: str, matches: list[str], what: str) -> str | None:
+    distinct = sorted(set(matches))
+    if len(distinct) > 1:
+        shown = ", ".join(distinct[:_MATCHES_SHOWN])
+        more = "" if len(distinct) <= _MATCHES_SHOWN else f" and {len(distinct) - 5} more"
+        raise ConfigurationError(
+            f"{what} prefix {ref!r} is ambiguous: {shown}{more}; give more characters"
+        )
+    return distinct[0] if distinct else None
+
+
+def _prefix_matches(ledger: Any, column: Any, ref: str, table: Any) -> list[str]:
+    from sqlalchemy import select
+
+    from ..ledger.database import read_transaction
+
+    with read_transaction(ledger.engine) as conn:
+        rows = conn.execute(
+            select(column)
+            .where(table.c.namespace == ledger.namespace, column.startswith(ref, autoescape=True))
+            .distinct()
+            .limit(_MATCHES_SHOWN + 20)
+        ).scalars()
+        return [str(v) for v in rows if v is not None]
+
+
+def resolve_run_ref(ledger: Any, ref: str) -> str:
+    """A full run, tracing-run or query id for ``ref`` (itself, or the id it is a prefix of).
+
+    An exact id is returned as it is (the ledger looks it up); a prefix of at least
+    :data:`MIN_PREFIX` characters that matches exactly one run id, tracing run id or query id
+    (in that order) stands for it.
+
+    Args:
+        ledger: The ``HarmLedger``.
+        ref: A full id or a printed prefix.
+
+    Returns:
+        The id to look up.
+
+    Raises:
+        ConfigurationError: The prefix matches several ids of one kind.
+    """
+    from ..ledger import LedgerLookupError
+    from ..ledger import schema as t
+
+    try:
+        ledger.find_run(ref)
+        return ref
+    except LedgerLookupError:
+        if len(ref) < MIN_PREFIX:
+            raise
+    r = t.runs
+    for column, what in ((r.c.run_id, "run id"), (r.c.trace_run_id, "tracing run id")):
+        found = _unique(ref, _prefix_matches(ledger, column, ref, r), what)
+        if found is not None:
+            return found
+    found = _unique(ref, _prefix_matches(ledger, r.c.query_id, ref, r), "query id")
+    return found if found is not None else ref
+
+
+def resolve_feedback_ref(ledger: Any, ref: str) -> str:
+    """A full feedback id for ``ref`` (itself, or the one id it is a prefix of).
+
+    Args:
+        ledger: The ``HarmLedger``.
+        ref: A full feedback id or a printed prefix (at least :data:`MIN_PREFIX` characters).
+
+    Returns:
+        The feedback id.
+
+    Raises:
+        ConfigurationError: The prefix matches several feedback ids.
+    """
+    from ..ledger import schema as t
+
+    if len(ref) < MIN_PREFIX:
+        return ref
+    f = t.feedback
+    found = _unique(ref, _prefix_matches(ledger, f.c.feedback_id, ref, f), "feedback id")
+    return found if found is not None else ref
