@@ -119,8 +119,10 @@ class ClearanceConfig(BaseModel):
     become fallback candidates (H^ plus them, most negative first) verified after the
     nested ones, and a fallback memory the selected clearance removes is reported
     harmful. Identical to Eq. 14 for exact enumeration.
-    ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals), else
-    ``"threshold"`` (the permutation estimator's Hoeffding intervals are too wide)."""
+    ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals) and for exact
+    enumeration with an error model (``ExactShapley(error_model="pooled")``: intervals from
+    the trials' error), else ``"threshold"`` (the permutation estimator's Hoeffding
+    intervals are too wide)."""
     estimator: EstimatorName | Estimator = "auto"
     """A name or an estimator object (:class:`~.estimators.Estimator`) with its own
     settings, e.g. ``PermutationShapley(permutations=64)``. ``"auto"``

@@ -10,6 +10,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..clearance import harmful_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimate, ShapleyEstimator, guarded
 from ..events import StageEvent
+from ..game import CoalitionGame
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
 from .failures import closing
@@ -67,7 +69,8 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     psi = [float(x) for x in estimate.values]
     sampled = bool(np.any(estimate.lower < estimate.upper))
     use_interval = cfg.harm_rule == "interval" or (
-        cfg.harm_rule == "auto" and estimator.name == "kernel"
+        cfg.harm_rule == "auto"
+        and (estimator.name == "kernel" or getattr(estimator, "error_model", "none") != "none")
     )
     upper = [float(x) for x in estimate.upper] if use_interval else None
     priority = harmful_positions(psi, cfg.harm_tolerance, upper)
@@ -124,6 +127,11 @@ def _estimate(run: Run, estimator: ShapleyEstimator) -> Steps[ShapleyEstimate]:
     while more:  # adaptive stopping: further rounds until the estimator is settled
         yield Evaluate(want((more, run.single)))
         more = guarded(estimator, estimator.extend, run.game)
+    refine: Callable[[CoalitionGame], list[tuple[int, int]]] | None = getattr(
+        estimator, "refine", None
+    )  # more trials where intervals overlap (exact enumeration with an error model)
+    while refine is not None and (extra := guarded(estimator, refine, run.game)):
+        yield Evaluate(list(extra))
     return guarded(estimator, estimator.estimate, run.game)
 
 
