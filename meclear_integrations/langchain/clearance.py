@@ -83,7 +83,13 @@ from ..jobs.snapshot import AuditSnapshot
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard
-from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..live_policy import (
+    FailureSwitch,
+    LivePolicy,
+    failure_mode,
+    fold_clearance_scope,
+    is_deterministic,
+)
 from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import (
@@ -214,6 +220,9 @@ class ClearanceSettings(BaseModel):
     ``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
     layer: ``llm`` and a model ``judge`` are called through a copy whose own retries are
     off (``provider_retries``)."""
+    clearance_scope: Literal["minimal", "complete"] | None = None
+    """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
+    ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""
     circuit_breaker: CircuitBreaker | None = Field(default_factory=CircuitBreaker)
     """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
     after consecutive provider failures (``meclear_integrations.breaker``; default: 3
@@ -291,7 +300,7 @@ class ClearanceSettings(BaseModel):
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         reject_unknown(cls.__name__, data, accepted_names(cls), engine=ClearanceConfig.model_fields)
-        return data
+        return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
         """Create the per-instance failure policy (warn-once memory)."""

@@ -66,7 +66,13 @@ from ..jobs.snapshot import AuditSnapshot
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..limiter import CallLimiter, resolve_limiter
 from ..live_guard import LiveGuard
-from ..live_policy import FailureSwitch, LivePolicy, failure_mode, is_deterministic
+from ..live_policy import (
+    FailureSwitch,
+    LivePolicy,
+    failure_mode,
+    fold_clearance_scope,
+    is_deterministic,
+)
 from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
@@ -379,6 +385,13 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         default_factory=EdgeCasePolicy,
         description="Policy when every node is cleared (see ``meclear_integrations.payloads``).",
     )
+    clearance_scope: Literal["minimal", "complete"] | None = Field(
+        default=None,
+        description=(
+            "Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says): "
+            '``"complete"`` also withholds the verified carriers of a harm.'
+        ),
+    )
     on_failure: FailureSwitch | None = Field(
         default=None,
         description=(
@@ -433,7 +446,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     def _known_settings(cls, data: Any) -> Any:
         valid = [*accepted_names(cls), "class_name"]
         reject_unknown(cls.__name__, data, valid, engine=ClearanceConfig.model_fields)
-        return data
+        return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
         """Create the per-instance failure policy (warn-once memory)."""

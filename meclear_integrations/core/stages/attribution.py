@@ -19,6 +19,7 @@ from ..clearance import harmful_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimate, ShapleyEstimator, guarded
 from ..events import StageEvent
 from ..game import CoalitionGame
+from ..grouping import answer_group
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
 from .failures import closing
@@ -38,6 +39,7 @@ class Attribution:
         priority: H^ (Eq. 14), most harmful first (Eq. 16).
         fallback: memories below -tau whose interval reaches zero (interval rule), tried
             as fallback candidates after H^.
+        group: memories grouped by the failing answer they support alone.
     """
 
     estimator: ShapleyEstimator
@@ -45,6 +47,8 @@ class Attribution:
     sampled: bool
     priority: list[int]
     fallback: list[int]
+    group: tuple[int, ...] = ()
+    """Memories that alone give the failing answer (``core.grouping.answer_group``)."""
 
 
 def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
@@ -81,6 +85,7 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
         if upper is not None
         else []
     )
+    group = answer_group(game, cfg.success_threshold) if cfg.groups_wanted else []
     ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
     effects = measured_loo_effects(game)  # attribution may have measured more of them
     labels = [None if d is None else loo_label(d, cfg.loo_tolerance) for d in effects]
@@ -95,6 +100,7 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
             rank=ranks[i],
             harmful=i in priority,
             cleared=False,
+            answer_group=i in group,
         )
         for i in range(k)
     ]
@@ -110,12 +116,13 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
                     )
                 },
                 "harmful_ids": [ids[i] for i in priority],
+                "answer_group_ids": [ids[i] for i in group],
                 "coalitions": game.coalitions_evaluated,
                 **hierarchy_payload(estimator, ids),
             },
         )
     )
-    return Attribution(estimator, psi, sampled, priority, fallback)
+    return Attribution(estimator, psi, sampled, priority, fallback, tuple(group))
 
 
 def _estimate(run: Run, estimator: ShapleyEstimator) -> Steps[ShapleyEstimate]:
