@@ -36,12 +36,40 @@ __all__ = [
     "FailureSwitch",
     "LivePolicy",
     "failure_mode",
+    "fold_clearance_scope",
     "is_deterministic",
     "likely_reference_keys",
 ]
 
 FailureSwitch = Literal["open", "closed"]
 _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
+
+
+def fold_clearance_scope(data: Any) -> Any:
+    """An integration's ``clearance_scope=`` folded into its ``clearance`` configuration.
+
+    The integrations take ``clearance_scope`` (``"minimal"`` / ``"complete"``, see
+    ``ClearanceConfig.clearance_scope``) as a passthrough of their own; None (or absent)
+    leaves ``clearance`` as given.
+
+    Args:
+        data: The keyword arguments of the integration (a model validator's input).
+
+    Returns:
+        The arguments with ``clearance`` updated.
+    """
+    if not isinstance(data, Mapping) or data.get("clearance_scope") is None:
+        return data
+    out = dict(data)
+    config = out.get("clearance")
+    update = {"clearance_scope": out["clearance_scope"]}
+    if config is None:
+        out["clearance"] = ClearanceConfig(**update)
+    elif isinstance(config, ClearanceConfig):
+        out["clearance"] = config.model_copy(update=update)
+    elif isinstance(config, Mapping):
+        out["clearance"] = {**config, **update}
+    return out
 
 
 def failure_mode(clearance: ClearanceConfig, on_failure: FailureSwitch | None) -> FailureSwitch:

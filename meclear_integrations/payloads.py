@@ -234,6 +234,9 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
         cleared, recovered, early exit).
     """
     meta = _memory_metadata(report, memory_id)
+    if getattr(report, "carrier_status", None) is not None:  # the carriers search ran
+        meta["carrier"] = memory_id in report.carrier_ids
+        meta["withheld"] = memory_id in report.withheld_ids
     failure = failure_summary(report)
     if failure is not None:
         meta["status"] = "failed"
@@ -333,7 +336,7 @@ def _memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     try:
         a = report.attribution(memory_id)
     except KeyError:
-        if memory_id not in report.kept_ids + report.cleared_ids:
+        if memory_id not in report.kept_ids + report.cleared_ids + report.withheld_ids:
             raise
         return {
             "memory_id": memory_id,
@@ -343,7 +346,7 @@ def _memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
             "shapley_interval": None,
             "rank": None,
             "harmful": False,
-            "cleared": memory_id in report.cleared_ids,
+            "cleared": memory_id in report.cleared_ids + report.withheld_ids,
             "recovered": report.recovered,
             "early_exit": early_exit,
         }
@@ -440,6 +443,11 @@ def report_summary(
         "cleared_ids": report.cleared_ids,
         "kept_ids": report.kept_ids,
         "harmful_ids": report.harmful_ids,
+        **(
+            {"carrier_ids": report.carrier_ids, "withheld_ids": report.withheld_ids}
+            if report.carrier_status is not None
+            else {}
+        ),
         "contributions": {
             a.memory_id: {
                 "loo_effect": a.loo_effect,

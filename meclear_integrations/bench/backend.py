@@ -115,6 +115,8 @@ class SimulatedBackend:
             case_id=case.case_id,
             context_ids=[m.id for m in case.memories],
             signal=settings.judge,
+            question=case.query,
+            seed=settings.seed,
         )
 
     def session(self, query: Any) -> AbstractContextManager[Any]:

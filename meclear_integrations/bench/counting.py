@@ -65,6 +65,20 @@ class CountingEvaluator:
                 v for (c, _), v in sorted(self._cache.items(), key=lambda kv: kv[0][1]) if c == ids
             ]
 
+    def charge(self, calls: int) -> None:
+        """Charge model calls made outside the evaluator (a filter call) to the query.
+
+        Args:
+            calls: The number of model calls.
+
+        Raises:
+            TypeError: The wrapped evaluator does not count model calls.
+        """
+        charge = getattr(self._evaluate, "charge", None)
+        if charge is None:
+            raise TypeError("the wrapped evaluator does not count model calls")
+        charge(calls)
+
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         """Score ``coalition`` on trial ``trial``, once per distinct (coalition, trial).
 

@@ -31,6 +31,9 @@ class ContextQuality(BaseModel):
     """P(recovered) computed exactly from the world: accuracy ** trials."""
     accuracy: float
     """P(one fresh answer is correct), exactly from the world."""
+    evidence_correct: bool | None = None
+    """The kept context's evidence favours the reference outright
+    (:meth:`EvidenceWorld.favours`; None where no world computes it, e.g. real models)."""
 
 
 def measure_context(
@@ -59,4 +62,5 @@ def measure_context(
         recovered=all(exact_match_score(a, reference) for a in answers),
         expected_recovery=accuracy**trials,
         accuracy=accuracy,
+        evidence_correct=world.favours(kept, reference),
     )

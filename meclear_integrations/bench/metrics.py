@@ -7,6 +7,8 @@ Every metric is sum(numerator) / sum(denominator) over cases:
   have denominator 0); ``deleted_complete``, ``deleted_exact``: the same on what was deleted;
 - ``recovery`` (fresh trials no method saw), ``expected_recovery`` (its exact probability),
   ``extra_background``, ``cleared_extra_background``: over all cases;
+- ``evidence_correct``: share of cases whose returned context's evidence favours the
+  reference outright (over the cases where the world computes it);
 - ``verified_recovery``: the method's in-run claim, over the cases where it evaluated the
   context it returned;
 - ``accuracy``, ``accuracy_none``, ``accuracy_gain`` (accuracy minus accuracy_none, paired
@@ -58,6 +60,10 @@ METRICS: dict[str, _Pair] = {
     "deleted_exact": lambda o: (float(bool(o.deleted_exact)), float(o.m > 0)),
     "recovery": lambda o: (float(o.recovered), 1.0),
     "expected_recovery": lambda o: (o.expected_recovery, 1.0),
+    "evidence_correct": lambda o: (
+        float(bool(o.evidence_correct)),
+        float(o.evidence_correct is not None),
+    ),
     "verified_recovery": lambda o: (
         float(bool(o.verified_recovery)),
         float(o.verified_recovery is not None),
@@ -91,6 +97,7 @@ RATE_METRICS = (
     "deleted_exact",
     "recovery",
     "expected_recovery",
+    "evidence_correct",
 )
 """The headline rates (in [0, 1])."""
 

@@ -9,6 +9,9 @@ verification, D = what it deleted):
 - extra_background: |H^ minus F|; cleared_extra_background: |D minus F|;
 - recovered: every fresh trial on M minus D answers correctly (Binary Task Recovery on
   trials no method saw); expected_recovery: its exact probability;
+- evidence_correct: the returned context's evidence favours the reference outright (a
+  measure that does not move with the reader's temperature; None where no world computes
+  it);
 - verified_recovery: every trial the method itself ran on M minus D passed its judge (None
   when it never evaluated that context): the in-run claim, reported separately;
 - accuracy / accuracy_none: P(a fresh answer is correct) with D deleted / with nothing
@@ -101,6 +104,8 @@ class CaseOutcome(BaseModel):
     verified_recovery: bool | None = None
     """Every trial the method ran on its returned context passed its judge; None if it
     never evaluated that context."""
+    evidence_correct: bool | None = None
+    """The returned context's evidence favours the reference outright (None: not computed)."""
     accuracy: float = 0.0
     """P(correct answer) with the returned context."""
     accuracy_none: float = 0.0
@@ -190,6 +195,7 @@ def score_case(
         recovered=quality.recovered,
         expected_recovery=quality.expected_recovery,
         verified_recovery=verified_recovery,
+        evidence_correct=quality.evidence_correct,
         accuracy=quality.accuracy,
         accuracy_none=accuracy_none,
         harm=max(0.0, accuracy_none - quality.accuracy),

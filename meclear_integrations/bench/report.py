@@ -68,11 +68,11 @@ def table_overall(results: dict[str, Any]) -> str:
     """
     head = (
         "| method | n | Recall@\\|M\\| | Complete | Exact | Exact (deleted) | Recovery | "
-        "E[recovery] | verified in-run | extra bg / case | deleted bg / case | "
+        "E[recovery] | evidence correct | verified in-run | extra bg / case | deleted bg / case | "
         "model calls / case | coalitions / case | evaluator calls / case | unverified | "
         "ECDF@1/2/3 |"
     )
-    lines = [head, "|" + "---|" * 16]
+    lines = [head, "|" + "---|" * 17]
     for name, block in _ok(results).items():
         o, ci = block["overall"], block["ci"]
         ecdf = "/".join(_pct(o["target_rank_ecdf"][k]) for k in ("1", "2", "3"))
@@ -87,6 +87,7 @@ def table_overall(results: dict[str, Any]) -> str:
                     "deleted_exact",
                     "recovery",
                     "expected_recovery",
+                    "evidence_correct",
                 )
             )
             + f" | {_pct(o['verified_recovery'])}"
@@ -266,8 +267,11 @@ def render_markdown(results: dict[str, Any], *, command: str = "") -> str:
         "ranking; Complete = all targets flagged; Exact = flagged set (before any "
         "verification) equals the targets; Exact (deleted) = deleted set equals the targets; "
         "Recovery = every fresh trial on the returned context answers correctly (trials no "
-        "method saw; exact match with the reference, whatever the judge); E[recovery] = its "
-        "exact probability; verified in-run = every trial the method itself ran on its "
+        "method saw; exact match with the reference, whatever the judge; "
+        f"{results.get('recovery_trials', 2)} trials); E[recovery] = its exact probability; "
+        "evidence correct = the returned context's evidence favours the reference outright "
+        "(stable under the reader's temperature); verified in-run = every trial the method "
+        "itself ran on its "
         "returned context passed its judge; extra bg = flagged non-targets per case; deleted "
         "bg = deleted non-targets per case; model calls = agent + judge calls, deduplicated "
         "as a user's cache would; unverified = the method abstained (inconsistent verdicts). "

@@ -39,6 +39,7 @@ CI_METRICS = (
     "deleted_exact",
     "recovery",
     "expected_recovery",
+    "evidence_correct",
     "accuracy_gain",
     "harm_rate",
     "extra_background",
@@ -182,6 +183,7 @@ def build_results(
         "failures": [f.model_dump() for f in run.failures],
         "judge": str(s.judge),
         "temperature": s.temperature,
+        "recovery_trials": s.recovery_trials,
         "settings": s.model_dump(mode="json"),
         "bootstrap": {
             "replicates": s.bootstrap_replicates,

@@ -38,6 +38,7 @@ from .cases import BenchCase
 from .counting import CountingEvaluator
 from .methods.base import BenchMethod, MethodContext, MethodNotRunError, MethodOutput
 from .methods.llm_direct import Rater
+from .methods.llm_filter import Keeper
 from .methods.registry import build_method
 from .outcomes import CaseCost, CaseOutcome, score_case
 from .settings import BenchSettings
@@ -140,6 +141,7 @@ def run_case(
                     evaluate=counter,
                     settings=settings,
                     matched_coalitions=matched_coalitions,
+                    simulated=bool(getattr(backend, "simulated", False)),
                 )
             )
     except InconsistentVerdictsError as exc:
@@ -260,6 +262,7 @@ def run_benchmark(
     settings: BenchSettings,
     *,
     rater: Rater | None = None,
+    keeper: Keeper | None = None,
     methods: Sequence[BenchMethod] | None = None,
     progress: bool = False,
     on_outcome: Callable[[str, CaseOutcome], None] | None = None,
@@ -276,6 +279,7 @@ def run_benchmark(
         cases: The benchmark cases.
         settings: The run's settings.
         rater: The rater of the ``llm-direct`` baseline (None: not run offline).
+        keeper: The filter model of ``llm-filter`` (None: the simulated filter).
         methods: The methods (None: built from ``settings.methods``).
         progress: Show a progress bar.
         on_outcome: Called with (method, outcome) as each outcome is computed (the journal).
@@ -302,7 +306,7 @@ def run_benchmark(
     chosen = (
         list(methods)
         if methods is not None
-        else [build_method(spec, settings, rater=rater) for spec in settings.methods]
+        else [build_method(spec, settings, rater=rater, keeper=keeper) for spec in settings.methods]
     )
     state = _Progress(chosen)
     reference = _reference(chosen, settings)

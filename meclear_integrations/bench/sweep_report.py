@@ -178,6 +178,27 @@ def _cheap_table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _variants_body(doc: dict[str, Any]) -> str:
+    from .variants import variants_table
+
+    setting = f"judge {doc['judge']}, temperature {doc['temperature'] or 'as in cases'}"
+    return f"Setting: {setting}.\n\n" + variants_table(doc)
+
+
+def _equal_calls_body(doc: dict[str, Any]) -> str:
+    from .equal_calls import equal_calls_table
+
+    curves = ["", "Curves (model calls per case: E[recovery] / Exact flagged, %):", ""]
+    for name, rows in doc["curves"].items():
+        points = ", ".join(
+            f"{r['budget']} {r['model_calls_per_case'] or 0:.1f}: "
+            f"{100 * (r['expected_recovery'] or 0):.1f} / {100 * (r['exact_match'] or 0):.1f}"
+            for r in rows
+        )
+        curves.append(f"- {name}: {points}")
+    return equal_calls_table(doc) + "\n" + "\n".join(curves)
+
+
 def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
     """The sweep's report (Markdown).
 
@@ -196,6 +217,8 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
         "judges": "Success signals with and without a reference answer",
         "cheap": "The cheap preset's settings, chosen on the dev split",
         "cost": "Model calls per query by engine preset",
+        "equal-calls": "Every method at equal model calls",
+        "variants": "MeClear's parts against their calls",
     }[kind]
     body = {
         "tune": _tune_table,
@@ -204,6 +227,8 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
         "judges": judge_table,
         "cheap": _cheap_table,
         "cost": cost_table,
+        "equal-calls": _equal_calls_body,
+        "variants": _variants_body,
     }[kind](doc)
     head = [
         f"# {title}",
@@ -234,7 +259,20 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
     if kind in ("cheap", "cost"):
         setting = f"judge {doc['judge']}, temperature {doc['temperature'] or 'as in cases'}"
         head += ["", f"Setting: {setting}; model calls are agent + judge, deduplicated."]
-    if kind in ("budget", "permutations", "judges"):
+    if kind == "equal-calls":
+        rungs = "; ".join(
+            f"{name}: " + ", ".join(f"{label} ({n})" for label, n in counts.items())
+            for name, counts in doc["matched_rungs"].items()
+        )
+        head += [
+            "",
+            f"Setting: judge {doc['judge']}, temperature {doc['temperature'] or 'as in cases'}. "
+            "Each baseline gets, per case, the first budget of its ladder that spent at least "
+            "MeClear's model calls on that case (cases per budget: " + rungs + "). "
+            "Differences are MeClear minus the method, paired by case, with 95% two-level "
+            "cluster-bootstrap intervals.",
+        ]
+    if kind in ("budget", "permutations", "judges", "equal-calls"):
         head += ["", f"![{kind}]({kind}.png)"]
     return "\n".join([*head, "", body, ""])
 
@@ -253,8 +291,12 @@ def write_sweep_figure(kind: str, doc: dict[str, Any], path: str | Path) -> Path
     Returns:
         ``path``, or None.
     """
-    if kind in ("tune", "cheap", "cost"):
+    if kind in ("tune", "cheap", "cost", "variants"):
         return None
+    if kind == "equal-calls":
+        from .equal_calls import write_equal_calls_figure
+
+        return write_equal_calls_figure(doc, path)
     plt = load_pyplot()
     out = Path(path)
     if kind == "budget":

@@ -52,6 +52,11 @@ __all__ = [
 STANDARD_SETTINGS: dict[str, dict[str, Any]] = {
     "deterministic": {"temperature": None, "judge": JudgeSignal()},
     "noisy": {"temperature": 0.2, "judge": JudgeSignal(kind="noisy", level=0.05)},
+    "persistent": {"temperature": 0.2, "judge": JudgeSignal(kind="persistent", level=0.05)},
+    "mixed": {
+        "temperature": 0.2,
+        "judge": JudgeSignal(kind="mixed", level=0.05, per_call=0.05),
+    },
 }
 """The two standard settings every headline figure is reported in."""
 

@@ -34,7 +34,8 @@ verdict is written in the judges' own protocol
 <nonce>: CORRECT`` line bound to the prompt's nonce; a structured-output judge prompt (no
 nonce) gets the JSON object ``{"reason", "correct"}``. Harm rating (the ``llm-direct``
 prompt) rates a matching statement whose answer disagrees with the reader's answer 0.9,
-every other memory 0.1. Prompt blocks are found with the package's
+every other memory 0.1; the one-call filter prompt (``llm-filter``) gets the JSON list of
+the numbers of every other memory (:func:`keep_numbers`). Prompt blocks are found with the package's
 :func:`~meclear_integrations.simulation.replies.fenced_block`.
 """
 
@@ -57,6 +58,7 @@ __all__ = [
     "ReadMemory",
     "harm_ratings",
     "judge_correct",
+    "keep_numbers",
     "parse_memories",
     "read_answer",
     "reply",
@@ -361,6 +363,19 @@ def harm_ratings(question: str, memories: Sequence[ReadMemory]) -> list[float]:
     return [0.9 if i in disagree else 0.1 for i in range(len(memories))]
 
 
+def keep_numbers(question: str, memories: Sequence[ReadMemory]) -> list[int]:
+    """The 1-based numbers of the memories a filter keeps: all but the disagreeing statements.
+
+    Args:
+        question: The question.
+        memories: The memories in the prompt.
+
+    Returns:
+        The numbers of the kept memories (those :func:`harm_ratings` rates 0.1).
+    """
+    return [i + 1 for i, r in enumerate(harm_ratings(question, memories)) if r < 0.5]
+
+
 def _judge(prompt: str, candidate: str) -> tuple[bool, str]:
     reference = fenced_block("reference_answer", prompt)
     if reference is not None:
@@ -407,6 +422,8 @@ def reply(prompt: str) -> Reply:
         )
         return Reply(text=text, verdict=correct, reason=reason)
     memories = parse_memories(fenced_block("memories", prompt) or "")
+    if "numbers of the memories to keep" in prompt:
+        return Reply(text=json.dumps(keep_numbers(question, memories)))
     if "JSON list of" in prompt:
         return Reply(text=json.dumps(harm_ratings(question, memories)))
     return Reply(text=read_answer(question, memories))

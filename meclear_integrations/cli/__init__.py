@@ -16,6 +16,7 @@ COMMANDS: list[str] = [
     "meclear_integrations.cli.demo",
     "meclear_integrations.cli.bench",
     "meclear_integrations.cli.bench_sweep",
+    "meclear_integrations.cli.bench_redundancy",
     "meclear_integrations.cli.explain",
     "meclear_integrations.cli.budget",
     "meclear_integrations.cli.admission_bench",

@@ -30,8 +30,11 @@ __all__ = ["SETTINGS", "BenchFailed", "outcome_errors", "register", "run_bench"]
 SETTINGS: dict[str, dict[str, Any]] = {
     "deterministic": {"temperature": None, "judge": "reference"},
     "noisy": {"temperature": 0.2, "judge": "noisy:0.05"},
+    "persistent": {"temperature": 0.2, "judge": "persistent:0.05"},
+    "mixed": {"temperature": 0.2, "judge": "mixed:0.05:0.05"},
 }
-"""The two standard settings: world temperature and judge signal."""
+"""The standard settings: world temperature and judge signal (``persistent``: a judge that
+repeats its mistakes; ``mixed``: persistent and per-call errors)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--judge",
         default=None,
         help="success signal of every method: reference (default), full:Q, noisy:E, "
-        "coalition (see meclear_integrations.simulation.judging)",
+        "persistent:E, mixed:P:E, coalition (see meclear_integrations.simulation.judging)",
     )
     p.add_argument(
         "--temperature",
@@ -86,8 +89,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--setting",
         choices=sorted(SETTINGS),
         default=None,
-        help="a standard setting: deterministic (each case's world, reference judge) or "
-        "noisy (temperature 0.2 and 5%% judge flips: --temperature 0.2 --judge noisy:0.05); "
+        help="a standard setting: deterministic (each case's world, reference judge), "
+        "noisy (temperature 0.2 and 5%% judge flips: --temperature 0.2 --judge noisy:0.05), "
+        "persistent (a judge wrong on 5%% of answers on every call: persistent:0.05) or mixed "
+        "(mixed:0.05:0.05); "
         "--judge / --temperature override it",
     )
     p.add_argument(
@@ -380,6 +385,7 @@ def _run(args: argparse.Namespace, real: Any) -> dict[str, Any]:
             run_cases,
             settings,
             rater=real.rater() if real is not None and "rater" in real.clients else _rater(args),
+            keeper=real.keeper() if real is not None and "rater" in real.clients else None,
             backend=real.backend if real is not None else SIMULATED,
             completed=completed,
             workers=args.concurrency if real is not None else 1,

@@ -183,6 +183,16 @@ class RealSession:
 
         return prompt_rater(self.clients["rater"].complete)
 
+    def keeper(self) -> Any:
+        """The filter of the ``llm-filter`` baseline, over the rater model (one call per query).
+
+        Returns:
+            A keeper that asks the rater model which memories to keep.
+        """
+        from ..bench.methods import prompt_keeper
+
+        return prompt_keeper(self.clients["rater"].complete)
+
     def mode_identity(self) -> dict[str, Any]:
         """The judge mode and metadata keys, recorded in the manifest.
 
@@ -317,7 +327,8 @@ def real_session(
         retry=RetryPolicy(max_attempts=args.retries, retry_unreadable=False),
     )
     structured = {"auto": None, "structured": True, "text": False}[args.judge_output]
-    roles = ["agent", "judge"] + (["rater"] if "llm-direct" in methods else [])
+    rated = any(m.split(":")[0] in ("llm-direct", "llm-filter") for m in methods)
+    roles = ["agent", "judge"] + (["rater"] if rated else [])
     clients = {
         role: ModelClient(
             role,

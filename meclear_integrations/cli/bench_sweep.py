@@ -12,7 +12,13 @@ SIMULATED figures, written to ``--out``.
 - ``cheap``: the cheap preset's grid on the dev split at K = 5, 10, 20 (``--locomo``) and
   its choice (``cheap.json``, ``cheap.md``);
 - ``cost``: model calls per clean and per faulty query for the default, cheap and paper
-  presets (``cost.json``, ``cost.md``), the README's "Cost" table.
+  presets (``cost.json``, ``cost.md``), the README's "Cost" table;
+- ``equal-calls``: every baseline at (at least) MeClear's model calls per case, paired
+  differences with intervals, quality-versus-calls curves (``equal-calls.*``), the README's
+  headline tables;
+- ``variants``: MeClear's configuration against variants without escalation, without the
+  minimal-subset search, with the point or the interval flag rule, with two trials
+  everywhere (``variants.json``, ``variants.md``): the dev evidence behind the defaults.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from .bench import SETTINGS, signal_settings
 
 __all__ = ["register", "run_sweep"]
 
-KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost")
+KINDS = ("tune", "budget", "permutations", "judges", "cheap", "cost", "equal-calls", "variants")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,10 +68,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=None, help="world temperature")
     p.add_argument("--setting", choices=sorted(SETTINGS), default=None)
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates")
+    p.add_argument(
+        "--max-queries",
+        type=int,
+        default=None,
+        help="at most this many questions per conversation (with --locomo; bounded runs)",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figure")
     p.add_argument("--no-progress", action="store_true", help="quiet")
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.set_defaults(handler=_handle, conversations=None, max_queries=None)
+    p.set_defaults(handler=_handle, conversations=None)
 
 
 _COMMAND_FLAGS = (
@@ -79,6 +91,7 @@ _COMMAND_FLAGS = (
     "setting",
     "judge",
     "temperature",
+    "max_queries",
 )
 """Flags that change a sweep's figures, in the order the reproducing command gives them."""
 
@@ -89,7 +102,7 @@ def _command(args: argparse.Namespace) -> str:
     for flag in _COMMAND_FLAGS:
         value = getattr(args, flag, None)
         if value is not None:
-            parts += [f"--{flag}", str(value)]
+            parts += [f"--{flag.replace('_', '-')}", str(value)]
     if args.locomo is not None and args.kind != "cheap":
         parts += ["--k", str(args.k)]
     parts += ["--seed", str(args.seed), "--out", str(args.out)]
@@ -111,7 +124,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     from .bench import _load
 
     if args.split is None:
-        args.split = "dev" if args.kind in ("tune", "cheap") else "test"
+        args.split = "dev" if args.kind in ("tune", "cheap", "variants") else "test"
     if args.kind == "cheap" and args.locomo is None:
         raise ValueError("bench-sweep cheap builds cases at K = 5, 10, 20: give --locomo DIR")
     if args.kind == "tune" and args.preset is None:
@@ -144,6 +157,14 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         doc = cost_sweep.cheap_sweep(by_k, base=base, progress=say)
     elif args.kind == "cost":
         doc = cost_sweep.preset_costs(cases, base=base, progress=say)
+    elif args.kind == "equal-calls":
+        from ..bench.equal_calls import equal_calls
+
+        doc = equal_calls(cases, base=base, progress=say)
+    elif args.kind == "variants":
+        from ..bench.variants import variant_sweep
+
+        doc = variant_sweep(cases, base=base, progress=say)
     else:
         doc = sweeps.judge_sweep(cases, base=base, progress=say)
     doc["source"] = source

@@ -24,6 +24,7 @@ from .strict import RENAMED, reject_unknown
 
 __all__ = [
     "ClearanceConfig",
+    "ClearanceScope",
     "ClearanceSearch",
     "EstimatorName",
     "FailureMode",
@@ -34,6 +35,7 @@ __all__ = [
 
 EstimatorName = Literal["auto", "permutation", "bernstein", "exact", "kernel", "hierarchical"]
 ClearanceSearch = Literal["auto", "nested", "minimal"]
+ClearanceScope = Literal["minimal", "complete"]
 PresetName = Literal["paper", "default", "cheap"]
 FailureMode = Literal["open", "closed"]
 VerificationRule = Literal["paper", "sequential"]
@@ -119,8 +121,10 @@ class ClearanceConfig(BaseModel):
     become fallback candidates (H^ plus them, most negative first) verified after the
     nested ones, and a fallback memory the selected clearance removes is reported
     harmful. Identical to Eq. 14 for exact enumeration.
-    ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals), else
-    ``"threshold"`` (the permutation estimator's Hoeffding intervals are too wide)."""
+    ``"auto"``: ``"interval"`` for the kernel estimator (bootstrap intervals) and for exact
+    enumeration with an error model (``ExactShapley(error_model="pooled")``: intervals from
+    the trials' error), else ``"threshold"`` (the permutation estimator's Hoeffding
+    intervals are too wide)."""
     estimator: EstimatorName | Estimator = "auto"
     """A name or an estimator object (:class:`~.estimators.Estimator`) with its own
     settings, e.g. ``PermutationShapley(permutations=64)``. ``"auto"``
@@ -194,6 +198,32 @@ class ClearanceConfig(BaseModel):
     """At most this many negative-valued memories (most negative first) are searched."""
     interactions: bool = False
     """Also estimate pairwise interactions omega_ij (Eq. 15); diagnostic only."""
+    find_carriers: bool = False
+    """After a verified clearance, find the *carriers* of the harm: every kept memory
+    that alone makes the agent give the full context's failing answer (redundant copies
+    the minimal clearance did not need to remove; ``core.stages.carriers``). Costs one
+    evaluator call per kept memory plus one (the empty context, the control) and needs
+    an evaluator that reports its answers (``core.answers``; the package's evaluators
+    do). Reported in ``ClearanceReport.carriers`` with the evidence for each."""
+    clearance_scope: ClearanceScope = "minimal"
+    """``"minimal"``: the context returned is Eq. 20's verified minimal clearance (the
+    paper). ``"complete"``: also withhold the carriers (``find_carriers`` implied) when the
+    context without them verifiably recovers, at least as well; otherwise they are only
+    reported."""
+    answer_groups: bool = False
+    """When the full context fails, also ask the agent on each memory alone and on no
+    memory (K + 1 calls, with the screening batch) and group the memories that alone give
+    the failing answer (``core.grouping.answer_group``): they are flagged
+    (``MemoryAttribution.answer_group``) however small their share under redundancy, and
+    when no candidate of H^ verifies they are tried as nested candidates (most negative
+    contribution first), verified like any other. Also used, at no extra cost, when
+    ``stop_unexplained`` or the carriers search is on and the singletons are evaluated."""
+    stop_unexplained: bool = False
+    """When the full context fails, first ask the agent on each memory alone (and on no
+    memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
+    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
+    is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
+    calls and one round on faulty queries that go on (the carriers search reuses them)."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Recovery predicate nu: a context recovers when every trial scores >= this."""
     confidence_delta: float = Field(default=0.05, gt=0.0, lt=1.0)
@@ -247,6 +277,24 @@ class ClearanceConfig(BaseModel):
     @field_serializer("estimator")
     def _estimator_settings(self, estimator: EstimatorName | Estimator) -> object:
         return estimator if isinstance(estimator, str) else estimator.settings()
+
+    @property
+    def carriers_wanted(self) -> bool:
+        """The carriers search runs after a verified clearance.
+
+        Returns:
+            ``find_carriers`` or ``clearance_scope == "complete"``.
+        """
+        return self.find_carriers or self.clearance_scope == "complete"
+
+    @property
+    def groups_wanted(self) -> bool:
+        """Memories are grouped by the answer they support (``answer_groups``).
+
+        Returns:
+            ``answer_groups``, ``stop_unexplained`` or :attr:`carriers_wanted`.
+        """
+        return self.answer_groups or self.stop_unexplained or self.carriers_wanted
 
     @property
     def estimator_name(self) -> str:

@@ -3,8 +3,9 @@
 The algorithm is written once, as a generator of steps (evaluate these coalitions, emit
 this stage event); a sync and an async driver execute the steps. Its stages live in
 :mod:`.stages`, one module per stage, and read in :meth:`MeClearEngine._algorithm` as
-Algorithm 1 does: screening (steps 2-4), attribution (step 5), interactions (Eq. 15),
-verified clearance (steps 6-17).
+Algorithm 1 does: screening (steps 2-4; with ``stop_unexplained``, a failure no memory
+explains stops there), attribution (step 5), interactions (Eq. 15), verified clearance
+(steps 6-17), then, when asked, the carriers of the verified harm (``stages.carriers``).
 
 Reliability: every evaluator call is retried on transient errors (``config.retry``) and
 counted against the per-query budget (``max_evaluator_calls``, ``max_wall_seconds``).
@@ -60,6 +61,7 @@ from .stages.clearance import verifier as verifier
 from .stages.failures import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
+from .stages.unexplained import unexplained_stop
 from .sync_batch import Pace
 from .trace_settings import TraceSettings
 from .tracing import NULL_TRACE, start_trace  # imports no OpenTelemetry
@@ -348,6 +350,8 @@ class MeClearEngine:
         screened = yield from screening(run, estimator, rng, prior, unproven)  # steps 2-4
         if screened.exited:
             return (yield from early_exit(run))
+        if screened.unexplained is not None:  # no memory explains the failure
+            return (yield from unexplained_stop(run, screened.unexplained))
         if screened.prior is not None:
             return (yield from prior_clearance(run, screened.prior))
         attributed = yield from attribution(run, screened.estimator)  # step 5

@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
+from .answers import AnswerNote, answer_note
 from .budget import RunBudget
 from .coalitions import Coalition
 from .config import RetryPolicy
@@ -145,10 +146,26 @@ def _store(
     game: CoalitionGame, requests: Sequence[EvaluationRequest], results: Sequence[object]
 ) -> None:
     grouped: dict[Coalition, list[float]] = defaultdict(list)
+    answers: dict[Coalition, list[str | None]] = defaultdict(list)
     for request, result in zip(requests, results, strict=True):
-        grouped[request.coalition].append(game.record(request, result))
+        note = result if isinstance(result, _Noted) else None
+        value = note.value if note is not None else result
+        grouped[request.coalition].append(game.record(request, value))
+        answers[request.coalition].append(note.note.answer if note is not None else None)
+        if note is not None and note.note.same is not None:
+            game.same = note.note.same
     for coalition, trial_scores in grouped.items():
-        game.store(coalition, trial_scores)
+        game.store(coalition, trial_scores, answers[coalition])
+
+
+class _Noted:
+    """An evaluator's result and the answer it reported (``core.answers``)."""
+
+    __slots__ = ("note", "value")
+
+    def __init__(self, value: object, note: AnswerNote) -> None:
+        self.value = value
+        self.note = note
 
 
 class _Calls:
@@ -177,8 +194,8 @@ class _Calls:
             return _call_sync(self.evaluate, request)
 
         try:
-            with call_gate(self.retrier.budget):
-                return self.retrier.call(attempt)
+            with call_gate(self.retrier.budget), answer_note() as note:
+                return _Noted(self.retrier.call(attempt), note)
         except BaseException as exc:
             self._failed(request, exc, attempts)
             raise
@@ -192,8 +209,8 @@ class _Calls:
             return await _call_async(self.evaluate, request)
 
         try:
-            with call_gate(self.retrier.budget):
-                return await self.retrier.acall(attempt)
+            with call_gate(self.retrier.budget), answer_note() as note:
+                return _Noted(await self.retrier.acall(attempt), note)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:

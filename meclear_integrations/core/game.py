@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import reprlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .coalitions import Coalition, full, members
@@ -57,6 +57,11 @@ class CoalitionGame:
     context: tuple[Memory, ...]
     trials: int
     scores: dict[Coalition, tuple[float, ...]] = field(default_factory=dict)
+    answers: dict[Coalition, tuple[str | None, ...]] = field(default_factory=dict)
+    """The agent's answer behind each trial score, when the evaluator reported it
+    (``core.answers``; None for a trial without one)."""
+    same: Callable[[str, str], bool] | None = None
+    """The answer equivalence the evaluator reported with its answers (None: none yet)."""
     cache_hits: int = 0
     evaluator_calls: int = 0
     rounds: int = 0
@@ -219,14 +224,36 @@ class CoalitionGame:
             )
         return value
 
-    def store(self, coalition: Coalition, trial_scores: Sequence[float]) -> None:
+    def store(
+        self,
+        coalition: Coalition,
+        trial_scores: Sequence[float],
+        trial_answers: Sequence[str | None] | None = None,
+    ) -> None:
         """Append ``trial_scores`` (the next trials, in order) to the coalition's scores.
 
         Args:
             coalition: a coalition.
             trial_scores: its new trials' scores.
+            trial_answers: the answers behind them, when reported (None: none).
         """
+        had = len(self.scores.get(coalition, ()))
         self.scores[coalition] = self.scores.get(coalition, ()) + tuple(trial_scores)
+        answers = tuple(trial_answers) if trial_answers is not None else ()
+        answers += (None,) * (len(trial_scores) - len(answers))
+        known = self.answers.get(coalition, ())
+        self.answers[coalition] = known + (None,) * (had - len(known)) + answers
+
+    def answers_of(self, coalition: Coalition) -> tuple[str | None, ...]:
+        """The answers behind the coalition's trials (None where not reported).
+
+        Args:
+            coalition: a coalition.
+
+        Returns:
+            One entry per trial, in trial order (empty when never evaluated).
+        """
+        return self.answers.get(coalition, ())
 
     def value(self, coalition: Coalition) -> float:
         """v^(S): the mean of the coalition's trial scores.

@@ -1,4 +1,4 @@
-"""Similarity between memories, and the two ways hierarchical attribution groups them.
+"""Similarity between memories; grouping by similarity and by the answer supported.
 
 Similarity is the cosine of TF-IDF word vectors computed over the context (lexical), or of
 caller-supplied embedding vectors (the framework's own embedding model,
@@ -14,6 +14,11 @@ verified.
 - :func:`similarity_order` lists memories so that near-duplicates are adjacent. Used to
   cut a set under screening into contiguous sub-blocks, so that repeated copies of one
   stale claim fall into one sub-block and cost one test instead of one test each.
+
+:func:`answer_group` groups memories by the answer they support alone (from singletons
+already evaluated, with the answers the evaluator reported, ``core.answers``): the
+memories that alone give the answer the full context failed with. Unlike similarity, it
+feeds candidates, which are verified like any other (``core.stages.clearance``).
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .answers import plain_same
 from .errors import ConfigurationError
 from .faults import exception_chain, is_transient
+from .game import CoalitionGame
 from .memory import Memory
 from .redaction import redact
 
@@ -36,11 +43,15 @@ Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 
 __all__ = [
     "Embedder",
+    "answer_group",
     "cosine_similarity",
+    "failing_answers",
     "lexical_similarity",
     "memory_similarity",
+    "silent_answers",
     "similarity_order",
     "spread_partition",
+    "supports_answer",
 ]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -244,3 +255,95 @@ def similarity_order(positions: Sequence[int], similarity: np.ndarray) -> list[i
         visited[current] = True
         chain.append(current)
     return [remaining[j] for j in chain]
+
+
+def failing_answers(game: CoalitionGame, threshold: float) -> list[str]:
+    """The answers of the full context's trials that failed (distinct, first seen first).
+
+    Args:
+        game: the coalition table.
+        threshold: the success threshold of one trial.
+
+    Returns:
+        The answers (empty when none failed or none was reported).
+    """
+    scores = game.scores.get(game.full, ())
+    answers = game.answers_of(game.full)
+    out: list[str] = []
+    for score, answer in zip(scores, answers, strict=False):
+        if answer is not None and score < threshold and answer not in out:
+            out.append(answer)
+    return out
+
+
+def silent_answers(game: CoalitionGame) -> list[str]:
+    """The answers on the empty context (what the agent says from no memory).
+
+    Args:
+        game: the coalition table.
+
+    Returns:
+        The answers reported for the empty coalition (empty when not evaluated).
+    """
+    return [a for a in game.answers_of(0) if a is not None]
+
+
+def supports_answer(
+    game: CoalitionGame, position: int, answers: Sequence[str], threshold: float
+) -> str | None:
+    """The answer of ``answers`` the memory at ``position`` gives alone, or None.
+
+    Every trial of the memory alone must fail, agree (the evaluator's answer equivalence)
+    with one of ``answers``, and not be the no-memory answer.
+
+    Args:
+        game: the coalition table (the singleton and the empty coalition evaluated).
+        position: the memory's position.
+        answers: the answers looked for (e.g. :func:`failing_answers`).
+        threshold: the success threshold of one trial.
+
+    Returns:
+        The first of ``answers`` it agrees with, or None.
+    """
+    single = 1 << position
+    scores = game.scores.get(single, ())
+    given = game.answers_of(single)
+    silent = silent_answers(game)
+    if not scores or not silent or len(given) < len(scores):
+        return None
+    same = game.same or plain_same
+    matched: str | None = None
+    for score, answer in zip(scores, given, strict=True):
+        if answer is None or score >= threshold or any(same(answer, s) for s in silent):
+            return None
+        match = next((a for a in answers if same(answer, a)), None)
+        if match is None:
+            return None
+        matched = matched or match
+    return matched
+
+
+def answer_group(game: CoalitionGame, threshold: float) -> list[int]:
+    """Memories that alone give an answer the full context failed with (the harm's group).
+
+    Groups memories by the answer they support (their answer alone) instead of by a
+    marginal value: under redundancy (Theorem 1) every copy of a harmful claim has
+    d_i = 0 and psi_i = -Delta / r, shrinking as copies multiply, but each copy alone
+    still gives the harmful answer. Uses only coalitions already in the table (the
+    singletons and the empty context); empty when the failing answer is the no-memory
+    answer (a failure by abstention says nothing about a memory) or answers were not
+    reported.
+
+    Args:
+        game: the coalition table.
+        threshold: the success threshold of one trial.
+
+    Returns:
+        The positions, in retrieval order.
+    """
+    harmful = failing_answers(game, threshold)
+    silent = silent_answers(game)
+    same = game.same or plain_same
+    if not harmful or not silent or any(same(h, s) for h in harmful for s in silent):
+        return []
+    return [i for i in range(game.k) if supports_answer(game, i, harmful, threshold) is not None]

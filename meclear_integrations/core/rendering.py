@@ -55,6 +55,13 @@ def render_report(report: ClearanceReport) -> str:
         f"cleared [{', '.join(report.cleared_ids)}]; "
         f"recovered {'yes' if report.recovered else 'no'}"
     )
+    if report.carrier_status is not None:
+        lines.append(f"carriers ({report.carrier_status}, {report.cost.carrier_calls} calls):")
+        for carrier in report.carriers:
+            state = "withheld" if carrier.withheld else "kept"
+            lines.append(f"  {carrier.memory_id} alone answers {carrier.answer[:80]!r} ({state})")
+    if report.status == "skipped" and report.status_reason:
+        lines.append(f"skipped: {report.status_reason}")
     failure = getattr(report, "failure", None)
     if failure is not None:
         usable = "usable" if failure.estimates_usable else "not usable"

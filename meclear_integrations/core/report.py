@@ -17,6 +17,8 @@ from .screening import LooLabel
 
 __all__ = [
     "CandidateFamily",
+    "CarrierEvidence",
+    "CarrierStatus",
     "ClearanceCandidate",
     "ClearanceCost",
     "ClearanceFailure",
@@ -29,7 +31,7 @@ __all__ = [
     "TokenUsage",
 ]
 
-CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior"]
+CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior", "answer_group"]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 FailureReason = Literal[
@@ -41,7 +43,41 @@ FailureReason = Literal[
     "estimator_error",
 ]
 
+CarrierStatus = Literal[
+    "found",
+    "none_found",
+    "answers_not_reported",
+    "harm_is_abstention",
+]
+"""How the carriers search ended (:attr:`ClearanceReport.carrier_status`)."""
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class CarrierEvidence(BaseModel):
+    """A kept memory that carries the verified harm by itself (``core.stages.carriers``).
+
+    Harmful by redundancy: alone, it makes the agent give the harmful answer, although
+    this query's verified clearance did not need to remove it.
+    """
+
+    model_config = _FROZEN
+
+    memory_id: str
+    """Id of the memory."""
+    position: int
+    """Index in the frozen retrieval order."""
+    answer: str
+    """The agent's answer on the memory alone (redacted, at most 300 characters)."""
+    harmful_answer: str
+    """The full context's failing answer it agrees with (redacted, at most 300
+    characters)."""
+    score: float
+    """The judge's score of the memory alone (below the success threshold)."""
+    trials: int = 1
+    """Trials of the memory alone behind the evidence."""
+    withheld: bool = False
+    """Also removed from this query's context (``clearance_scope="complete"``, verified)."""
 
 
 class MemoryAttribution(BaseModel):
@@ -74,6 +110,10 @@ class MemoryAttribution(BaseModel):
     clearance removes it (``ClearanceConfig.harm_rule``)."""
     cleared: bool
     """Removed from the returned context."""
+    answer_group: bool = False
+    """Alone, the memory gives the answer the full context failed with (grouped by the
+    answer it supports, ``core.grouping.answer_group``): a flag that redundancy does not
+    shrink; False when not tested."""
 
 
 class PairInteraction(BaseModel):
@@ -110,7 +150,9 @@ class ClearanceCandidate(BaseModel):
     """``nested`` (Eq. 17, C_0 included), ``minimal`` (a subset of H^, Eq. 5),
     ``fallback`` (H^ plus memories below -tau whose interval reaches zero), ``escalation``
     (found by the subset search over negative-valued memories after nothing else verified,
-    ``core.escalation``), ``prior`` (the caller's prior candidate); None in reports written
+    ``core.escalation``), ``prior`` (the caller's prior candidate), ``answer_group`` (the
+    memories that alone give the failing answer, nested by contribution, tried when no
+    candidate of H^ verified, ``core.grouping.answer_group``); None in reports written
     before this field."""
 
 
@@ -158,6 +200,9 @@ class ClearanceCost(BaseModel):
     """Tokens of the agent's model calls, when the provider reports usage."""
     judge_tokens: TokenUsage | None = None
     """Tokens of the judge's model calls, when the provider reports usage."""
+    carrier_calls: int = 0
+    """Evaluator calls (included in ``evaluator_calls``) the carriers search and the
+    verification of ``clearance_scope="complete"`` made (``core.stages.carriers``)."""
 
     @property
     def model_calls(self) -> int | None:
@@ -229,6 +274,9 @@ class ClearanceReport(BaseModel):
     """Returned context, original order."""
     cleared: list[Memory]
     """Memories removed for this query (the bank is untouched), original order."""
+    withheld: list[Memory] = Field(default_factory=list)
+    """Carriers also removed for this query (``clearance_scope="complete"``, verified),
+    original order; ``kept``, ``cleared`` and ``withheld`` partition the context."""
     attributions: list[MemoryAttribution]
     """One per memory, retrieval order."""
     interactions: list[PairInteraction] = Field(default_factory=list)
@@ -263,8 +311,17 @@ class ClearanceReport(BaseModel):
     """Why the run failed (None when ``status == "complete"``)."""
     status_reason: str | None = None
     """Why the run is ``unverified`` (it abstained: e.g. ``inconsistent_verdicts``) or
-    ``skipped`` (clearance was declined up front: e.g. ``budget``, a trigger policy); None
-    otherwise. Both return the context unchanged."""
+    ``skipped`` (clearance was declined up front: e.g. ``budget``, a trigger policy, or
+    after the baseline trials: ``no_memory_explains_failure``, ``model_cannot_answer``);
+    None otherwise. All return the context unchanged."""
+    carriers: list[CarrierEvidence] = Field(default_factory=list)
+    """Kept memories that carry the verified harm by themselves (redundant copies the
+    minimal clearance did not need to remove), with the evidence for each; withheld from
+    the context too under ``clearance_scope="complete"`` when the answer verifiably stays
+    right without them (then they are in neither ``kept`` nor ``cleared``)."""
+    carrier_status: CarrierStatus | None = None
+    """How the carriers search ended; None when it did not run (no verified clearance,
+    or ``find_carriers`` off)."""
 
     @property
     def failed(self) -> bool:
@@ -280,6 +337,21 @@ class ClearanceReport(BaseModel):
     def kept_ids(self) -> list[str]:
         """Ids of the kept memories, in retrieval order."""
         return [m.id for m in self.kept]
+
+    @property
+    def carrier_ids(self) -> list[str]:
+        """Ids of the carriers of the verified harm, in retrieval order."""
+        return [c.memory_id for c in self.carriers]
+
+    @property
+    def withheld_ids(self) -> list[str]:
+        """Ids of the withheld carriers, in retrieval order."""
+        return [m.id for m in self.withheld]
+
+    @property
+    def removed_ids(self) -> list[str]:
+        """Ids of every memory removed from this query's context (cleared, then withheld)."""
+        return self.cleared_ids + self.withheld_ids
 
     @property
     def harmful_ids(self) -> list[str]:

@@ -49,6 +49,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.answers import note_answer
 from ..core.dedup import SingleFlightCache
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.failure_kind import mark_role
@@ -364,6 +365,7 @@ class TaskEvaluator(_TaskBase):
             agent_cached=agent_cached,
             judge_cached=self._verdicts.calls == judged,
         )
+        note_answer(answer, same=answers_agree)  # for the engine (core.answers)
         self._check(answer, verdict)
         return record
 
@@ -440,6 +442,7 @@ class AsyncTaskEvaluator(_TaskBase):
             agent_cached=agent_cached,
             judge_cached=self._verdicts.calls == judged,
         )
+        note_answer(answer, same=answers_agree)  # for the engine (core.answers)
         self._check(answer, verdict)
         return record
 

@@ -5,9 +5,10 @@ Needs the ``ledger`` extra (SQLAlchemy); PostgreSQL also needs ``postgres`` (psy
     pip install 'meclear-integrations[ledger]'      # SQLite file
     pip install 'meclear-integrations[postgres]'    # PostgreSQL shared by replicas
 
-See :class:`HarmLedger` for what is recorded and how it is used (prior candidates,
-feedback, restores, review), ``migrations`` for the versioned schema and ``database`` for
-concurrent writers.
+See :class:`HarmLedger` for what is recorded and how it is used (scoped harm and prior
+candidates, feedback, restores, review), ``scope`` for which questions a verified harm
+applies to, ``migrations`` for the versioned schema and ``database`` for concurrent
+writers.
 """
 
 try:

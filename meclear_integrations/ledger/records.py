@@ -181,6 +181,21 @@ class RunRecord(BaseModel):
         """Ids of every memory in the run's context, in retrieval order."""
         return [m.memory_id for m in self.memories]
 
+    @property
+    def carriers(self) -> list[dict[str, Any]]:
+        """The carriers of the run's verified harm with their evidence (``extra["carriers"]``).
+
+        Kept memories that alone gave the failing answer (``core.stages.carriers``): id,
+        position, the answer alone, the harmful answer, score, trials, withheld.
+        """
+        found = self.extra.get("carriers")
+        return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+    @property
+    def carrier_ids(self) -> list[str]:
+        """Ids of the run's carriers, in retrieval order."""
+        return [str(c.get("memory_id")) for c in self.carriers]
+
 
 class FeedbackRecord(BaseModel):
     """A person's (or an evaluator's) verdict on the answer of one recorded query."""

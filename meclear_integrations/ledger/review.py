@@ -42,9 +42,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..core.errors import ConfigurationError
 
 __all__ = [
+    "CarrierProposal",
     "QueryEvidence",
     "ReviewProposal",
     "blocked",
+    "carrier_payload",
+    "carrier_proposals",
     "proposals_csv",
     "proposals_json",
     "rank_proposals",
@@ -286,3 +289,100 @@ def proposals_csv(proposals: Sequence[ReviewProposal]) -> str:
         row = p.model_dump()
         writer.writerow({f: _cell(row[f]) for f in _CSV_FIELDS})
     return out.getvalue()
+
+
+def carrier_payload(report: Any) -> dict[str, Any]:
+    """The carriers of a report's verified harm, as the run record keeps them in ``extra``.
+
+    Args:
+        report: A :class:`~meclear_integrations.core.report.ClearanceReport`.
+
+    Returns:
+        ``{"carriers": [...], "carrier_status": ...}`` (evidence per carrier), or ``{}``
+        when the carriers search did not run.
+    """
+    status = getattr(report, "carrier_status", None)
+    if status is None:
+        return {}
+    return {
+        "carriers": [c.model_dump(mode="json") for c in report.carriers],
+        "carrier_status": status,
+    }
+
+
+class CarrierProposal(BaseModel):
+    """A memory that carried a verified harm by itself, proposed with its evidence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_id: str
+    """The memory's id in your store."""
+    content_hash: str | None
+    """SHA-256 of the text the evidence is about (None when the run did not record it)."""
+    queries: int
+    """Distinct queries whose verified clearance found it a carrier."""
+    answers: list[str] = Field(default_factory=list)
+    """What the agent answered on the memory alone (redacted, at most 5)."""
+    harmful_answers: list[str] = Field(default_factory=list)
+    """The failing answers of the full contexts it agreed with (redacted, at most 5)."""
+    withheld: int = 0
+    """Runs that also withheld it (``clearance_scope="complete"``)."""
+    query_ids: list[str] = Field(default_factory=list)
+    """The queries (at most 20)."""
+    run_ids: list[str] = Field(default_factory=list)
+    """The runs holding the evidence (at most 20)."""
+
+
+def carrier_proposals(runs: Iterable[Any], *, min_queries: int = 1) -> list[CarrierProposal]:
+    """Memories named carriers by verified runs, most queries first.
+
+    Only runs with status ``complete`` that recovered count (their clearance was
+    verified, so the harmful answer is established); per memory and content hash, each
+    distinct query counts once. A carrier is a memory that alone gives the answer a
+    verified clearance removed (``core.stages.carriers``): harmful by redundancy, which
+    minimal clearance does not remove and attribution scores weakly.
+
+    Args:
+        runs: :class:`~meclear_integrations.ledger.records.RunRecord` values.
+        min_queries: The fewest distinct queries a proposal needs.
+
+    Returns:
+        The proposals.
+
+    Raises:
+        ConfigurationError: ``min_queries`` is less than 1.
+    """
+    if min_queries < 1:
+        raise ConfigurationError("min_queries must be at least 1")
+    grouped: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for run in runs:
+        if run.status != "complete" or not run.recovered:
+            continue
+        hashes = {m.memory_id: m.content_hash for m in run.memories}
+        for carrier in run.carriers:
+            mid = str(carrier.get("memory_id"))
+            entry = grouped.setdefault(
+                (mid, hashes.get(mid)),
+                {"queries": {}, "answers": [], "harmful": [], "withheld": 0},
+            )
+            entry["queries"].setdefault(run.query_id, run.run_id)
+            for key, field in (("answers", "answer"), ("harmful", "harmful_answer")):
+                text = str(carrier.get(field, ""))
+                if text and text not in entry[key] and len(entry[key]) < 5:
+                    entry[key].append(text)
+            entry["withheld"] += bool(carrier.get("withheld"))
+    proposals = [
+        CarrierProposal(
+            memory_id=mid,
+            content_hash=content,
+            queries=len(e["queries"]),
+            answers=e["answers"],
+            harmful_answers=e["harmful"],
+            withheld=e["withheld"],
+            query_ids=list(e["queries"])[:20],
+            run_ids=list(e["queries"].values())[:20],
+        )
+        for (mid, content), e in grouped.items()
+        if len(e["queries"]) >= min_queries
+    ]
+    return sorted(proposals, key=lambda p: (-p.queries, p.memory_id))

@@ -47,11 +47,12 @@ def context_of(report: ClearanceReport, context: Sequence[Memory] | None) -> lis
     """
     if context is not None:
         return list(context)
+    withheld = list(getattr(report, "withheld", []))  # carriers (clearance_scope="complete")
     if report.attributions:
-        by_id = {m.id: m for m in [*report.kept, *report.cleared]}
+        by_id = {m.id: m for m in [*report.kept, *report.cleared, *withheld]}
         ordered = sorted(report.attributions, key=lambda a: a.position)
         return [by_id[a.memory_id] for a in ordered if a.memory_id in by_id]
-    return [*report.kept, *report.cleared]
+    return [*report.kept, *report.cleared, *withheld]
 
 
 def memory_rows(

@@ -202,6 +202,8 @@ memory_scopes = Table(
     Column("signature", JSON),
     Column("embedding", JSON),
     Column("active", Boolean, nullable=False),
+    Column("tested", Boolean, nullable=False),
+    Column("settled", Boolean, nullable=False),
     Column("carrier", Boolean, nullable=False),
     Column("cleared_at", _TIME),
     Column("cleared_run_id", String(36)),

@@ -271,6 +271,8 @@ def apply_runs(conn: Connection, namespace: str, runs: Sequence[RunVerdicts]) ->
                     "signature": r.signature,
                     "embedding": r.embedding,
                     "active": False,
+                    "tested": False,
+                    "settled": False,
                     "carrier": False,
                     "harm_runs": 0,
                     "needed_runs": 0,
@@ -346,8 +348,16 @@ def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) ->
             values["needed_at"] = at
             values["needed_run_id"] = r.run_id
         values["needed_runs"] = row["needed_runs"] + 1
-    values["active"] = _active({**row, **values})
+    merged = {**row, **values}
+    values["active"] = _active(merged)
+    values["tested"] = merged["proven_at"] is not None or merged["acquitted_at"] is not None
+    values["settled"] = _settled(merged)
     return values
+
+
+def _settled(row: dict[str, Any]) -> bool:
+    settled, restored = _utc(row["settled_at"]), _utc(row["restored_at"])
+    return settled is not None and (restored is None or settled > restored)
 
 
 def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetime) -> None:
@@ -363,7 +373,7 @@ def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetim
     conn.execute(
         update(s)
         .where(s.c.namespace == namespace, s.c.memory_id == memory_id)
-        .values(restored_at=at, active=False, updated_at=at)
+        .values(restored_at=at, active=False, settled=False, updated_at=at)
     )
 
 
@@ -377,10 +387,8 @@ def _lookup_columns() -> list[Any]:
         s.c.embedding,
         s.c.cleared_run_id,
         s.c.carrier,
-        s.c.proven_at,
-        s.c.acquitted_at,
-        s.c.settled_at,
-        s.c.restored_at,
+        s.c.tested,
+        s.c.settled,
         s.c.active,
     ]
 
@@ -437,9 +445,8 @@ def load_active(
                     embedding=list(row.embedding) if row.embedding else None,
                     cleared_run_id=row.cleared_run_id,
                     carrier=bool(row.carrier),
-                    tested=row.proven_at is not None or row.acquitted_at is not None,
-                    settled=row.settled_at is not None
-                    and (row.restored_at is None or _utc(row.settled_at) > _utc(row.restored_at)),  # type: ignore[operator]
+                    tested=bool(row.tested),
+                    settled=bool(row.settled),
                     active=bool(row.active),
                 )
             )
@@ -510,6 +517,6 @@ def rebuild(conn: Connection) -> int:
             conn.execute(
                 update(s)
                 .where(s.c.id == scope_row["id"])
-                .values(restored_at=at, active=_active(merged))
+                .values(restored_at=at, active=_active(merged), settled=_settled(merged))
             )
     return len(verified)

@@ -12,10 +12,13 @@ and interval, harmful and cleared flags, the verified candidates, recovery, the 
 signal, model names, cost and the tracing run id. Texts (queries, corrections, reasons,
 model names, free-form extras) pass through ``core.redaction`` first: no API keys.
 
-What it is used for: :meth:`prior_harmful` (memories verified harmful before, offered to the
-engine as a prior candidate), :meth:`feedback` and :meth:`restore`, :meth:`review`
-(proposals for a person) and :meth:`history`. Nothing is ever updated or deleted, neither in
-the ledger nor in any memory store.
+What it is used for: :meth:`scoped_harm` (memories verified harmful for this question or
+one like it, read in O(K) from state kept up to date on write, ``scope_state``) and
+:meth:`prior_candidate` (the same, offered to the engine as a prior candidate),
+:meth:`feedback`, :meth:`restore` and :meth:`exonerate`, :meth:`review` (proposals for a
+person) and :meth:`history`. The history tables are append-only; only the derived state
+table is updated in place. Nothing is ever deleted, neither in the ledger nor in any
+memory store.
 """
 
 from __future__ import annotations
@@ -58,7 +61,14 @@ from .records import (
     RunRecord,
     SuccessSignal,
 )
-from .review import QueryEvidence, ReviewProposal, rank_proposals
+from .review import (
+    CarrierProposal,
+    QueryEvidence,
+    ReviewProposal,
+    carrier_payload,
+    carrier_proposals,
+    rank_proposals,
+)
 from .rows import candidate_rows, context_of, memory_rows, run_mode, safe_payload, safe_text
 from .scope import (
     EMBEDDING_THRESHOLD,
@@ -439,7 +449,7 @@ class HarmLedger:
             "replay_of": replay_of,
             "feedback_id": feedback_id,
             "config": safe_payload(report.config.model_dump(mode="json")),
-            "extra": safe_payload(extra),
+            "extra": safe_payload({**(extra or {}), **carrier_payload(report)}),
         }
         mem_rows = memory_rows(
             report, memories, namespace=self.namespace, store_text=self.store_text
@@ -1239,6 +1249,21 @@ class HarmLedger:
             confidence=confidence,
         )
         return proposals if limit is None else proposals[:limit]
+
+    def carrier_review(self, *, min_queries: int = 1, runs: int = 1000) -> list[CarrierProposal]:
+        """Memories that carried a verified harm by themselves, with their evidence.
+
+        The carriers named by the latest ``runs`` verified runs (``review.carrier_proposals``:
+        redundant copies that minimal clearance kept), most queries first.
+
+        Args:
+            min_queries: The fewest distinct queries a proposal needs.
+            runs: The most recent runs read.
+
+        Returns:
+            The proposals; the ledger never deletes anything.
+        """
+        return carrier_proposals(self.runs(limit=runs), min_queries=min_queries)
 
     def stats(self) -> dict[str, Any]:
         """Counts per mode, feedback and restores in this namespace."""

@@ -6,6 +6,7 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 
+from ..core.answers import note_answer
 from ..core.memory import Memory
 from ..prompts import neutralize_tags
 from .world import EvidenceWorld, exact_match_score
@@ -56,7 +57,14 @@ class SimulatedEvaluator:
         Returns:
             1.0 when the answer matches the reference exactly (normalised), else 0.0.
         """
-        return exact_match_score(self.answer(coalition, trial), self.reference)
+        answer = self.answer(coalition, trial)
+        note_answer(answer, same=_same)  # the engine keeps it (carriers, unexplained failures)
+        return exact_match_score(answer, self.reference)
+
+
+def _same(first: str, second: str) -> bool:
+    """The simulated reader's answers are its claims: equal once normalised."""
+    return exact_match_score(first, second) == 1.0
 
 
 class TextReader:

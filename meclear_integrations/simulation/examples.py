@@ -8,7 +8,7 @@ from ..core.memory import Memory
 from .evaluator import SimulatedEvaluator
 from .world import Claim, EvidenceWorld
 
-__all__ = ["SimulatedCase", "redundant_harm_example"]
+__all__ = ["SimulatedCase", "heavy_redundancy_example", "redundant_harm_example"]
 
 
 class SimulatedCase(BaseModel):
@@ -107,4 +107,43 @@ def redundant_harm_example() -> SimulatedCase:
         memories=memories,
         world=world,
         targets=["f1", "f2"],
+    )
+
+
+def heavy_redundancy_example() -> SimulatedCase:
+    """Four copies of one wrong claim, of unequal strength: John in Italy again.
+
+    Returns:
+        The case; its targets are the four copies.
+
+    Two strong copies (each alone outweighs the gold memory) and two weak ones (together
+    still below it): minimal clearance removes the strong two and keeps the weak ones,
+    which alone still make the reader answer January 2023; they are the *carriers* of
+    the harm (``core.stages.carriers``), withheld too under ``clearance_scope="complete"``.
+
+    Example:
+        >>> case = heavy_redundancy_example()
+        >>> case.targets
+        ['f1', 'f2', 'f3', 'f4']
+    """
+    texts = {
+        "g1": "John said he spent December 2023 travelling around Italy.",
+        "b1": "John enjoys trying local food whenever he travels abroad.",
+        "f1": "John's trip to Italy took place in January 2023.",
+        "f2": "John mentioned that he was in Italy in January 2023.",
+        "b2": "John keeps a photo journal of the cities he visits.",
+        "f3": "Maybe John was in Italy in January 2023, he was not sure.",
+        "f4": "Someone thought John visited Italy in January 2023.",
+    }
+    weights = {"f1": 1.5, "f2": 1.5, "f3": 0.3, "f4": 0.2}
+    claims = {"g1": Claim(answer="December 2023", weight=1.0)} | {
+        f: Claim(answer="January 2023", weight=w) for f, w in weights.items()
+    }
+    return SimulatedCase(
+        case_id="john-italy-heavy",
+        query="Which month was John in Italy?",
+        reference="December 2023",
+        memories=[Memory(id=i, content=t) for i, t in texts.items()],
+        world=EvidenceWorld(claims=claims, ties="prompt"),
+        targets=list(weights),
     )

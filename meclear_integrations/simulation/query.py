@@ -4,8 +4,9 @@
 whose model calls go through the package's per-query :class:`~..core.dedup.AnswerCache`:
 a deterministic reader (:attr:`EvidenceWorld.deterministic`) answers each prompt once
 across trials, and the judge is asked once per distinct key of its signal
-(:meth:`SimulatedJudge.key`; a ``noisy`` judge on every evaluation, its n-th call about an
-answer being call n). ``agent_calls`` and ``judge_calls`` are what a user pays.
+(:meth:`SimulatedJudge.key`; a ``noisy`` or ``mixed`` judge on every evaluation, its
+verdict seeded by the evaluation's content, so any concurrency gives the same verdicts).
+``agent_calls`` and ``judge_calls`` are what a user pays.
 
 A reference-free judge (``full``, ``coalition``) that accepts two different normalised
 answers to the query contradicts itself; from then on every evaluation raises
@@ -41,6 +42,8 @@ class SimulatedQuery:
         case_id: The case's id (part of the seeds).
         context_ids: The ids of the full retrieved context.
         signal: The success signal (None: the reference judge).
+        question: The question asked (seeds the judge's errors; None: the case id).
+        seed: The run's seed (part of the judge's error seeds).
     """
 
     def __init__(
@@ -51,18 +54,27 @@ class SimulatedQuery:
         case_id: str,
         context_ids: Iterable[str],
         signal: JudgeSignal | None = None,
+        question: str | None = None,
+        seed: int = 0,
     ) -> None:
         self.world = world
         self.reference = reference
         self.case_id = case_id
         self.signal = signal if signal is not None else JudgeSignal()
         self.judge = SimulatedJudge(
-            world, reference, case_id=case_id, context_ids=context_ids, signal=self.signal
+            world,
+            reference,
+            case_id=case_id,
+            context_ids=context_ids,
+            signal=self.signal,
+            question=question,
+            seed=seed,
         )
         self.cache = AnswerCache(deterministic=world.deterministic)
+        self.other_calls = 0
+        """Model calls made for the query outside agent and judge (e.g. a filter call)."""
         self.accepted: set[str] = set()
         """Normalised answers the judge has accepted."""
-        self._calls: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def answer(self, ids: tuple[str, ...], trial: int) -> str:
@@ -92,22 +104,11 @@ class SimulatedQuery:
         """
         ids = tuple(m.id for m in coalition)
         text = self.answer(ids, trial)
-        call = self._next_call(text)
-        key = self.judge.key(text, ids, call)
-        verdict = self.cache.judge(key, lambda: float(self.judge.accepts(text, ids, call)))
+        key = self.judge.key(text, ids, trial)
+        verdict = self.cache.judge(key, lambda: float(self.judge.accepts(text, ids, trial)))
         if self.signal.reference_free:
             self._check_consistent(text, verdict)
         return verdict
-
-    def _next_call(self, answer: str) -> int:
-        """Index of this judge call about ``answer`` (counted only where it matters)."""
-        if self.signal.kind != "noisy":
-            return 0
-        norm = normalize_answer(answer)
-        with self._lock:
-            call = self._calls.get(norm, 0)
-            self._calls[norm] = call + 1
-        return call
 
     def _check_consistent(self, answer: str, verdict: float) -> None:
         with self._lock:
@@ -130,7 +131,16 @@ class SimulatedQuery:
         """Judge calls made (distinct verdict keys)."""
         return self.cache.stats.judge_calls
 
+    def charge(self, calls: int) -> None:
+        """Count model calls a method made for this query outside agent and judge.
+
+        Args:
+            calls: The number of calls (a one-call filter: 1).
+        """
+        with self._lock:
+            self.other_calls += int(calls)
+
     @property
     def model_calls(self) -> int:
-        """Agent plus judge calls made (what a user pays for this query)."""
-        return self.agent_calls + self.judge_calls
+        """Agent, judge and other calls made (what a user pays for this query)."""
+        return self.agent_calls + self.judge_calls + self.other_calls

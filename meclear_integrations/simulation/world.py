@@ -172,6 +172,29 @@ class EvidenceWorld(BaseModel):
         dist = _argmax(support) if support else {self.abstain: 1.0}
         return _draw(dist, case_id, ids, None)
 
+    def favours(self, memory_ids: Iterable[str], reference: str) -> bool:
+        """Whether the coalition's evidence favours ``reference`` outright (no tie).
+
+        The reference's support (normalised answers) is strictly larger than every other
+        answer's, ``abstain`` included when it competes; a context with no claim favours
+        nothing. Unlike a sampled answer this does not move with the reader's temperature.
+
+        Args:
+            memory_ids: The ids of the memories present.
+            reference: The gold answer.
+
+        Returns:
+            True when the reference alone has the largest support.
+        """
+        support: dict[str, float] = {}
+        for answer, weight in self._competing(set(memory_ids)).items():
+            norm = normalize_answer(answer)
+            support[norm] = support.get(norm, 0.0) + weight
+        truth = normalize_answer(reference)
+        if truth not in support:
+            return False
+        return all(w < support[truth] - 1e-12 for a, w in support.items() if a != truth)
+
     def expected_score(self, memory_ids: Iterable[str], reference: str) -> float:
         """E[score] of a coalition under the exact-match judge (over the reader's draws).
 

@@ -62,3 +62,18 @@ def test_progress_examples_run(capsys) -> None:
         root.event_handlers[:] = before
     lines = capsys.readouterr().out.split("\n")[:-1]
     assert lines[0] == "screening 1 0/2" and lines[-1] == "clearance 3 3/3"
+
+
+def test_streaming_example_prints_the_answer_only(capsys) -> None:
+    code = next(b for b in blocks("python") if "on_chat_model_stream" in b)
+    exec(compile(code, "README streaming", "exec"), {})
+    assert capsys.readouterr().out.split("\n")[:-1] == ["'December '", "'2023'"]
+
+
+def test_carriers_example_runs(capsys) -> None:
+    code = next(b for b in blocks("python") if "heavy_redundancy_example" in b)
+    exec(compile(code, "README carriers", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["['f1', 'f2']", "['f3', 'f4']", "['f3', 'f4']"]
+    assert lines[3] == "January 2023 January 2023"
+    assert lines[4] == "['g1', 'b1', 'b2'] 2"

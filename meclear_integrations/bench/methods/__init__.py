@@ -4,35 +4,45 @@ from .base import BenchMethod, MethodContext, MethodNotRunError, MethodOutput, c
 from .clearance import flag_order, harm_ranking, settle_clearance, verified_clearance
 from .contextcite import ContextCiteMethod
 from .llm_direct import HARM_PROMPT, LlmDirectMethod, Rater, prompt_rater
-from .loo import LooMethod
+from .llm_filter import FILTER_PROMPT, Keeper, LlmFilterMethod, SimulatedFilter, prompt_keeper
+from .loo import LooMethod, LooOnceMethod
 from .meclear import MeClearMethod
+from .newest import NewestWinsMethod, newest_wins
 from .none import NoClearance
 from .proxyspex import ProxySpexMethod, pairwise_features, shapley_from_moebius
 from .registry import METHOD_FACTORIES, MethodFactory, build_method, method_names, register_method
 from .targets import TargetOracle
 
 __all__ = [
+    "FILTER_PROMPT",
     "HARM_PROMPT",
     "METHOD_FACTORIES",
     "BenchMethod",
     "ContextCiteMethod",
+    "Keeper",
     "LlmDirectMethod",
+    "LlmFilterMethod",
     "LooMethod",
+    "LooOnceMethod",
     "MeClearMethod",
     "MethodContext",
     "MethodFactory",
     "MethodNotRunError",
     "MethodOutput",
+    "NewestWinsMethod",
     "NoClearance",
     "ProxySpexMethod",
     "Rater",
+    "SimulatedFilter",
     "TargetOracle",
     "build_method",
     "case_seed",
     "flag_order",
     "harm_ranking",
     "method_names",
+    "newest_wins",
     "pairwise_features",
+    "prompt_keeper",
     "prompt_rater",
     "register_method",
     "settle_clearance",

@@ -49,6 +49,9 @@ class MethodContext:
     """The run's settings."""
     matched_coalitions: int | None = None
     """Distinct coalitions the reference method evaluated on this case (budget matching)."""
+    simulated: bool = True
+    """Task values come from the simulated evidence world (methods that read the world,
+    such as ``newest`` and the simulated ``llm-filter``, run only then)."""
 
     def oracle(self) -> CaseOracle:
         """A value oracle under the run's trial policy, charged to ``evaluate``."""

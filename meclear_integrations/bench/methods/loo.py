@@ -15,7 +15,7 @@ from __future__ import annotations
 from .base import BenchMethod, MethodContext, MethodOutput
 from .clearance import harm_ranking, settle_clearance
 
-__all__ = ["LooMethod", "exited"]
+__all__ = ["LooMethod", "LooOnceMethod", "exited"]
 
 
 def exited(ctx: MethodContext) -> MethodOutput:
@@ -70,4 +70,44 @@ class LooMethod(BenchMethod):
             cleared=[ids[i] for i in cleared],
             details={"baseline_value": base, "candidates": tried},
             status=status,
+        )
+
+
+class LooOnceMethod(BenchMethod):
+    """Leave-one-out at K + 1 evaluations: one trial each, the flagged set deleted as is.
+
+    The cheapest attribution a user would write: one trial of the full context (when it
+    passes, nothing is done: 1 evaluation), then one trial of each leave-one-out context;
+    a memory is flagged when removing it turns a failing answer into a passing one
+    (d_i < 0, Eq. 7 on single trials) and the flagged set is deleted without verification,
+    whatever ``--clearance`` says (verifying would cost more than K + 1 evaluations).
+    """
+
+    name = "loo-once"
+
+    def run(self, ctx: MethodContext) -> MethodOutput:
+        """Run the method on one case.
+
+        Args:
+            ctx: The case, the run's settings and the evaluator the method charges its calls to.
+
+        Returns:
+            The method's scores, harm ranking, flagged and cleared memories.
+        """
+        context = tuple(ctx.case.context())
+        ids = [m.id for m in context]
+        threshold = ctx.settings.success_threshold
+        base = ctx.evaluate(context, 0)
+        if base >= threshold:
+            return exited(ctx)
+        d = {
+            mid: base - ctx.evaluate(context[:i] + context[i + 1 :], 0) for i, mid in enumerate(ids)
+        }
+        flagged = sorted((mid for mid in ids if d[mid] < 0), key=lambda m: (d[m], ids.index(m)))
+        return MethodOutput(
+            scores=d,
+            ranking=harm_ranking(ids, {m: -v for m, v in d.items()}),
+            flagged=flagged,
+            cleared=list(flagged),
+            details={"baseline_value": base, "evaluations": 1 + len(ids)},
         )

@@ -10,8 +10,10 @@ from ..settings import BenchSettings
 from .base import BenchMethod
 from .contextcite import ContextCiteMethod
 from .llm_direct import LlmDirectMethod, Rater
-from .loo import LooMethod
+from .llm_filter import Keeper, LlmFilterMethod
+from .loo import LooMethod, LooOnceMethod
 from .meclear import MeClearMethod
+from .newest import NewestWinsMethod
 from .none import NoClearance
 from .proxyspex import ProxySpexMethod
 from .targets import TargetOracle
@@ -47,6 +49,9 @@ def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
 METHOD_FACTORIES: dict[str, MethodFactory] = {
     "meclear": _meclear,
     "loo": _plain(LooMethod),
+    "loo-once": _plain(LooOnceMethod),
+    "newest": _plain(NewestWinsMethod),
+    "llm-filter": _plain(LlmFilterMethod),
     "contextcite": _plain(ContextCiteMethod),
     "proxyspex": _plain(ProxySpexMethod),
     "llm-direct": _plain(LlmDirectMethod),
@@ -74,7 +79,13 @@ def method_names() -> list[str]:
     return list(METHOD_FACTORIES)
 
 
-def build_method(spec: str, settings: BenchSettings, *, rater: Rater | None = None) -> BenchMethod:
+def build_method(
+    spec: str,
+    settings: BenchSettings,
+    *,
+    rater: Rater | None = None,
+    keeper: Keeper | None = None,
+) -> BenchMethod:
     """The method named by ``spec`` (``name`` or ``name:preset``).
 
     Args:
@@ -82,6 +93,8 @@ def build_method(spec: str, settings: BenchSettings, *, rater: Rater | None = No
             (``meclear:paper``).
         settings: The run's settings.
         rater: The rater of the ``llm-direct`` baseline (None: that method is not run).
+        keeper: The filter model of ``llm-filter`` (None: simulated, or not run with real
+            task models).
 
     Returns:
         The method.
@@ -100,4 +113,6 @@ def build_method(spec: str, settings: BenchSettings, *, rater: Rater | None = No
     method = METHOD_FACTORIES[name](spec, preset or None, settings)
     if isinstance(method, LlmDirectMethod) and rater is not None:
         method.rater = rater
+    if isinstance(method, LlmFilterMethod) and keeper is not None:
+        method.keeper = keeper
     return method

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ConfigurationError
 from .base import ShapleyEstimator, SimilaritySource, run_rng, same_settings, settings_hash
-from .exact import ExactShapley
+from .exact import ErrorModel, ExactShapley
 from .hierarchical import HierarchicalShapley
 from .kernel import KernelShapley
 
@@ -56,6 +56,11 @@ class AutoShapley:
             hierarchical estimator's flat fallback).
         max_table_fraction: the most of the 2^K coalitions the kernel estimator plans.
         seed: seed of the chosen estimator (None: the run's generator).
+        exact_error_model: the exact estimator's ``error_model`` (``"none"``: zero-width
+            intervals; ``"pooled"``: intervals from the run's trial disagreement).
+        exact_noise_floor: the exact estimator's ``noise_floor``.
+        exact_z: the exact estimator's interval quantile ``z`` (None: from the run).
+        exact_refine_rounds: the exact estimator's ``refine_rounds``.
 
     Raises:
         ConfigurationError: a setting is out of range.
@@ -75,10 +80,20 @@ class AutoShapley:
         coalitions_per_memory: float = 10.0,
         max_table_fraction: float = 0.75,
         seed: int | None = None,
+        exact_error_model: ErrorModel = "none",
+        exact_noise_floor: float = 0.0,
+        exact_z: float | None = None,
+        exact_refine_rounds: int = 0,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
         self.exact_budget = exact_budget
+        self.exact = ExactShapley(
+            error_model=exact_error_model,
+            noise_floor=exact_noise_floor,
+            z=exact_z,
+            refine_rounds=exact_refine_rounds,
+        )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
         )
@@ -123,7 +138,7 @@ class AutoShapley:
         choice = self.choose(k, config)
         chosen: ShapleyEstimator
         if choice == "exact":
-            chosen = ExactShapley()
+            chosen = self.exact
         elif choice == "hierarchical":
             chosen = hierarchical_of(config, self.kernel)
         else:
@@ -142,6 +157,10 @@ class AutoShapley:
             "coalitions_per_memory": self.kernel.coalitions_per_memory,
             "max_table_fraction": self.kernel.max_table_fraction,
             "seed": self.seed,
+            "exact_error_model": self.exact.error_model,
+            "exact_noise_floor": self.exact.noise_floor,
+            "exact_z": self.exact.z,
+            "exact_refine_rounds": self.exact.refine_rounds,
         }
 
     def __eq__(self, other: object) -> bool:

@@ -1,5 +1,21 @@
 """Exact Shapley values by enumerating every coalition (Eq. 3).
 
+Enumeration has no sampling error, but under a sampled reader or a noisy judge each
+coalition's value is itself the mean of a few noisy trials. With ``error_model="pooled"``
+the estimate carries an interval from a model of that error: each coalition's trial
+variance is its own within-trial variance or, when larger, the pooled within-trial variance
+of every coalition with repeated trials (the judge's and reader's disagreement rate seen in
+this run; ``noise_floor`` e adds a floor e(1 - e)), divided by its trials; psi_i's variance
+is sum_S w(|S|)^2 [var v(S u {i}) + var v(S)], and the interval is psi_i -/+ z sigma_i with
+z the one-sided normal quantile at the run's ``confidence_delta``. Without a noise floor a
+deterministic run (every repeated trial agrees) keeps zero-width intervals, so Eq. 14 is
+unchanged there.
+
+With ``refine_rounds`` R > 0 the estimator spends trials where intervals overlap the harm
+threshold: after the first pass, for every memory whose interval holds -tau it asks one more
+trial of the two coalitions that weigh most in its value ({i} and M minus {i}, weight 1/K
+each) and of the empty and full contexts, then re-estimates; at most R rounds.
+
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
 """
@@ -7,7 +23,8 @@ References:
 from __future__ import annotations
 
 from math import factorial
-from typing import TYPE_CHECKING, Any
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -19,7 +36,10 @@ from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource
 if TYPE_CHECKING:
     from ..config import ClearanceConfig
 
-__all__ = ["ExactShapley", "exact_shapley", "shapley_weights"]
+__all__ = ["ErrorModel", "ExactShapley", "exact_shapley", "shapley_sigma", "shapley_weights"]
+
+ErrorModel = Literal["none", "pooled"]
+"""How the exact estimator models each coalition's trial error (module docstring)."""
 
 
 def shapley_weights(k: int) -> np.ndarray:
@@ -65,12 +85,59 @@ def exact_shapley(table: np.ndarray, k: int) -> np.ndarray:
     return psi
 
 
+def shapley_sigma(variances: np.ndarray, k: int) -> np.ndarray:
+    """Standard deviation of each psi_i of Eq. 3 given independent coalition variances.
+
+    Args:
+        variances: Var v(S) for every coalition S, indexed by bitmask.
+        k: the number of memories.
+
+    Returns:
+        sigma_i by position.
+    """
+    masks = np.arange(1 << k)
+    sizes = np.array([int(m).bit_count() for m in masks])
+    weights = shapley_weights(k) if k else np.zeros(0)
+    sigma = np.zeros(k)
+    for i in range(k):
+        bit = 1 << i
+        without_i = masks[(masks & bit) == 0]
+        w2 = weights[sizes[without_i]] ** 2
+        sigma[i] = float(np.sqrt(np.sum(w2 * (variances[without_i | bit] + variances[without_i]))))
+    return sigma
+
+
+def _coalition_variances(game: CoalitionGame, noise_floor: float) -> np.ndarray:
+    """Var v(S) per coalition: max(own, pooled within-trial variance, floor) / trials."""
+    trials = [game.scores[c] for c in range(1 << game.k)]
+    within = np.zeros(len(trials))
+    pooled_num = pooled_den = 0.0
+    for c, scores in enumerate(trials):
+        n = len(scores)
+        if n >= 2:
+            within[c] = float(np.var(scores, ddof=1))
+            pooled_num += within[c] * (n - 1)
+            pooled_den += n - 1
+    pooled = pooled_num / pooled_den if pooled_den else 0.0
+    floor = max(pooled, noise_floor * (1.0 - noise_floor))
+    counts = np.array([len(s) for s in trials], dtype=float)
+    variances: np.ndarray = np.maximum(within, floor) / counts
+    return variances
+
+
 class ExactShapley(ShapleyEstimator):
     """Enumerates all 2^K coalitions: no sampling error, every LOO and candidate cached.
 
     Args:
         max_memories: the largest K it enumerates (None: ``max_exact_memories`` of the
             run's configuration, 14 outside a run).
+        error_model: ``"none"`` (zero-width intervals) or ``"pooled"`` (intervals from
+            the run's trial disagreement; module docstring).
+        noise_floor: e, a floor e(1 - e) on every coalition's trial variance (pooled only).
+        z: the interval's normal quantile (None: from the run's ``confidence_delta``,
+            one-sided; 1.645 outside a run).
+        refine_rounds: rounds of extra trials where intervals hold -tau (pooled only;
+            module docstring).
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -80,8 +147,30 @@ class ExactShapley(ShapleyEstimator):
 
     name = "exact"
 
-    def __init__(self, *, max_memories: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_memories: int | None = None,
+        error_model: ErrorModel = "none",
+        noise_floor: float = 0.0,
+        z: float | None = None,
+        refine_rounds: int = 0,
+    ) -> None:
+        if not 0 <= refine_rounds <= 8:
+            raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
+        if error_model not in ("none", "pooled"):
+            raise ConfigurationError(f"error_model must be 'none' or 'pooled', got {error_model!r}")
+        if not 0.0 <= noise_floor <= 0.5:
+            raise ConfigurationError(f"noise_floor must be in [0, 0.5], got {noise_floor}")
+        if z is not None and not z >= 0:
+            raise ConfigurationError(f"z must be a non-negative number, got {z}")
         self.max_memories = max_memories
+        self.error_model: ErrorModel = error_model
+        self.noise_floor = float(noise_floor)
+        self.z = z
+        self.refine_rounds = int(refine_rounds)
+        self.tau = 0.05
+        self._rounds_done = 0
 
     def for_context(
         self,
@@ -103,15 +192,31 @@ class ExactShapley(ShapleyEstimator):
             An exact estimator with its bound set.
         """
         bound = self.max_memories if self.max_memories is not None else config.max_exact_memories
-        return ExactShapley(max_memories=bound)
+        z = self.z if self.z is not None else NormalDist().inv_cdf(1 - config.confidence_delta)
+        fresh = ExactShapley(
+            max_memories=bound,
+            error_model=self.error_model,
+            noise_floor=self.noise_floor,
+            z=z,
+            refine_rounds=self.refine_rounds,
+        )
+        fresh.tau = config.harm_tolerance
+        return fresh
 
     def settings(self) -> dict[str, Any]:
         """The estimator's settings (see :class:`~.base.Estimator`).
 
         Returns:
-            ``{"name": "exact", "max_memories": ...}``.
+            ``{"name": "exact", "max_memories": ..., "error_model": ..., ...}``.
         """
-        return {"name": self.name, "max_memories": self.max_memories}
+        return {
+            "name": self.name,
+            "max_memories": self.max_memories,
+            "error_model": self.error_model,
+            "noise_floor": self.noise_floor,
+            "z": self.z,
+            "refine_rounds": self.refine_rounds,
+        }
 
     def plan(self, k: int) -> list[Coalition]:
         """Every coalition, 2^K of them.
@@ -133,6 +238,29 @@ class ExactShapley(ShapleyEstimator):
             )
         return list(range(1 << k))
 
+    def refine(self, game: CoalitionGame) -> list[tuple[Coalition, int]]:
+        """More trials where an interval holds -tau (module docstring); [] when settled.
+
+        Args:
+            game: the coalition table with every coalition evaluated.
+
+        Returns:
+            (coalition, trials it must have) pairs to evaluate before re-estimating.
+        """
+        if self.error_model == "none" or self._rounds_done >= self.refine_rounds:
+            return []
+        self._rounds_done += 1
+        est = self.estimate(game)
+        k = game.k
+        full = (1 << k) - 1
+        unsure = [i for i in range(k) if est.lower[i] < -self.tau < est.upper[i]]
+        if not unsure:
+            return []
+        wanted = {0, full}
+        for i in unsure:
+            wanted.update({1 << i, full & ~(1 << i)})
+        return [(c, game.trials_of(c) + 1) for c in sorted(wanted)]
+
     def estimate(self, game: CoalitionGame) -> ShapleyEstimate:
         """Psi by Eq. 3 over the full table.
 
@@ -140,8 +268,13 @@ class ExactShapley(ShapleyEstimator):
             game: the coalition table with every coalition evaluated.
 
         Returns:
-            Exact contributions (zero-width intervals).
+            Exact contributions; zero-width intervals, or under ``error_model="pooled"``
+            intervals from the trials' error (module docstring).
         """
         table = np.array([game.value(c) for c in range(1 << game.k)], dtype=float)
         psi = exact_shapley(table, game.k)
-        return ShapleyEstimate(values=psi, lower=psi.copy(), upper=psi.copy())
+        if self.error_model == "none":
+            return ShapleyEstimate(values=psi, lower=psi.copy(), upper=psi.copy())
+        z = self.z if self.z is not None else NormalDist().inv_cdf(0.95)
+        half = z * shapley_sigma(_coalition_variances(game, self.noise_floor), game.k)
+        return ShapleyEstimate(values=psi, lower=psi - half, upper=psi + half)

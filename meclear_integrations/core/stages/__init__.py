@@ -3,10 +3,11 @@
 ==========================  ================================================  ============
 stage                       module                                            Algorithm 1
 ==========================  ================================================  ============
-screening                   :mod:`.screening` (early exit, :mod:`.prior`)     steps 2-4
+screening                   :mod:`.screening` (early exit, :mod:`.prior`,     steps 2-4
+                            :mod:`.unexplained`)
 attribution                 :mod:`.attribution`                               step 5
 interactions                :mod:`.interactions` (diagnostic only)            Eq. 15
-clearance / verification    :mod:`.clearance`                                 steps 6-17
+clearance / verification    :mod:`.clearance` (then :mod:`.carriers`)         steps 6-17
 ==========================  ================================================  ============
 
 A stage is a generator of steps (:mod:`.steps`); its evaluations run inside

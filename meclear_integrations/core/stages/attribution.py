@@ -10,6 +10,7 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,8 @@ import numpy as np
 from ..clearance import harmful_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimate, ShapleyEstimator, guarded
 from ..events import StageEvent
+from ..game import CoalitionGame
+from ..grouping import answer_group
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
 from .failures import closing
@@ -36,6 +39,7 @@ class Attribution:
         priority: H^ (Eq. 14), most harmful first (Eq. 16).
         fallback: memories below -tau whose interval reaches zero (interval rule), tried
             as fallback candidates after H^.
+        group: memories grouped by the failing answer they support alone.
     """
 
     estimator: ShapleyEstimator
@@ -43,6 +47,8 @@ class Attribution:
     sampled: bool
     priority: list[int]
     fallback: list[int]
+    group: tuple[int, ...] = ()
+    """Memories that alone give the failing answer (``core.grouping.answer_group``)."""
 
 
 def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
@@ -67,7 +73,8 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     psi = [float(x) for x in estimate.values]
     sampled = bool(np.any(estimate.lower < estimate.upper))
     use_interval = cfg.harm_rule == "interval" or (
-        cfg.harm_rule == "auto" and estimator.name == "kernel"
+        cfg.harm_rule == "auto"
+        and (estimator.name == "kernel" or getattr(estimator, "error_model", "none") != "none")
     )
     upper = [float(x) for x in estimate.upper] if use_interval else None
     priority = harmful_positions(psi, cfg.harm_tolerance, upper)
@@ -78,6 +85,7 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
         if upper is not None
         else []
     )
+    group = answer_group(game, cfg.success_threshold) if cfg.groups_wanted else []
     ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
     effects = measured_loo_effects(game)  # attribution may have measured more of them
     labels = [None if d is None else loo_label(d, cfg.loo_tolerance) for d in effects]
@@ -92,6 +100,7 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
             rank=ranks[i],
             harmful=i in priority,
             cleared=False,
+            answer_group=i in group,
         )
         for i in range(k)
     ]
@@ -107,12 +116,13 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
                     )
                 },
                 "harmful_ids": [ids[i] for i in priority],
+                "answer_group_ids": [ids[i] for i in group],
                 "coalitions": game.coalitions_evaluated,
                 **hierarchy_payload(estimator, ids),
             },
         )
     )
-    return Attribution(estimator, psi, sampled, priority, fallback)
+    return Attribution(estimator, psi, sampled, priority, fallback, tuple(group))
 
 
 def _estimate(run: Run, estimator: ShapleyEstimator) -> Steps[ShapleyEstimate]:
@@ -124,6 +134,11 @@ def _estimate(run: Run, estimator: ShapleyEstimator) -> Steps[ShapleyEstimate]:
     while more:  # adaptive stopping: further rounds until the estimator is settled
         yield Evaluate(want((more, run.single)))
         more = guarded(estimator, estimator.extend, run.game)
+    refine: Callable[[CoalitionGame], list[tuple[int, int]]] | None = getattr(
+        estimator, "refine", None
+    )  # more trials where intervals overlap (exact enumeration with an error model)
+    while refine is not None and (extra := guarded(estimator, refine, run.game)):
+        yield Evaluate(list(extra))
     return guarded(estimator, estimator.estimate, run.game)
 
 

@@ -31,6 +31,7 @@ from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
 from ..verification import SequentialVerifier
 from .attribution import Attribution
+from .carriers import carriers, withhold_carriers
 from .failures import closing
 from .outcomes import clearance_end, cost, unverified_report
 from .steps import Emit, Evaluate, Run, Steps, want
@@ -162,8 +163,56 @@ def clearance(
         estimator=attributed.estimator.name,
         clearance_search=search,
     )
+    if cleared_positions and final_recovered and cfg.carriers_wanted:
+        report = yield from closing("clearance", with_carriers(run, report, cleared_positions), run)
     yield clearance_end(selected, report)
     return report
+
+
+def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps[ClearanceReport]:
+    """``report`` with the carriers of its verified harm (``core.stages.carriers``).
+
+    Under ``clearance_scope="complete"`` the carriers are withheld too when the context
+    without them verifies; the report's kept context, final value and cost follow.
+
+    Args:
+        run: the run.
+        report: the verified clearance's report.
+        cleared: the positions it removed.
+
+    Returns:
+        The report with ``carriers``, ``carrier_status`` and ``cost.carrier_calls``.
+    """
+    cfg, game = run.config, run.game
+    before = game.evaluator_calls
+    scan = yield from carriers(run, sorted(cleared))
+    found = scan.carriers
+    update: dict[str, object] = {}
+    if found and cfg.clearance_scope == "complete":
+        removed = yield from withhold_carriers(run, sorted(cleared), found)
+        if removed is not None:
+            gone = set(removed)
+            final = candidate_coalition(game.k, removed)
+            found = [c.model_copy(update={"withheld": True}) for c in found]
+            update = {
+                "kept": [m for i, m in enumerate(game.context) if i not in gone],
+                "withheld": [
+                    m for i, m in enumerate(game.context) if i in gone and i not in cleared
+                ],
+                "final_value": game.value(final),
+                "attributions": [
+                    a.model_copy(update={"cleared": a.cleared or a.position in gone})
+                    for a in report.attributions
+                ],
+            }
+    return report.model_copy(
+        update={
+            **update,
+            "carriers": found,
+            "carrier_status": scan.status,
+            "cost": cost(run).model_copy(update={"carrier_calls": game.evaluator_calls - before}),
+        }
+    )
 
 
 def _verified(
@@ -176,6 +225,12 @@ def _verified(
     cfg, game = run.config, run.game
     candidates, families = yield from _verify_staged(run, candidates, families)
     selection = select(cfg, game, candidates)
+    if selection[0] == 0 and not selection[4] and attributed.group:
+        extra = yield from _group_candidates(run, attributed, candidates)
+        if extra:
+            candidates = candidates + extra
+            families = families + ["answer_group"] * len(extra)
+            selection = select(cfg, game, candidates)
     if (
         selection[0] == 0
         and not selection[4]
@@ -188,6 +243,49 @@ def _verified(
             families = families + ["escalation"] * len(extra)
             selection = select(cfg, game, candidates)
     return candidates, families, selection
+
+
+def _group_candidates(
+    run: Run, attributed: Attribution, tried: list[list[int]]
+) -> Steps[list[list[int]]]:
+    """Nested candidates over the answer group (most negative contribution first), verified.
+
+    The memories that alone give the failing answer (``core.grouping.answer_group``),
+    ordered by psi as Eq. 16 orders H^, cut into prefixes as Eq. 17 does. The whole group
+    is verified first (Eq. 18-19 against M); when it is admissible, a binary search over
+    the prefix length finds the shortest admissible prefix it reaches (each probe
+    verified against M alone, as escalation verifies, so no two admissible candidates
+    tie). Returned: the probes that were not admissible and the shortest admissible one,
+    smallest first; never the whole context.
+    """
+    cfg, game = run.config, run.game
+    psi = attributed.psi
+    chain = sorted(attributed.group, key=lambda i: (psi[i], i))
+    if len(chain) >= game.k:
+        chain = chain[: game.k - 1]
+    seen = {tuple(sorted(c)) for c in tried}
+    if not chain or tuple(sorted(chain)) in seen:
+        return []
+
+    def admissible(j: int) -> Steps[bool]:
+        yield from verify(cfg, game, [game.full, candidate_coalition(game.k, chain[:j])])
+        return select(cfg, game, [[], chain[:j]])[0] == 1
+
+    failed: list[int] = []
+    lo, hi = 0, len(chain)
+    if not (yield from admissible(hi)):
+        return [chain]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tuple(sorted(chain[:mid])) in seen:
+            lo = mid  # tried already, and nothing tried was admissible
+            continue
+        if (yield from admissible(mid)):
+            hi = mid
+        else:
+            failed.append(mid)
+            lo = mid
+    return [chain[:j] for j in sorted(failed)] + [chain[:hi]]
 
 
 def _verify_staged(

@@ -195,6 +195,9 @@ def clearance_end(selected: int, report: ClearanceReport) -> Emit:
                 "escalation_ids": [
                     c.memory_ids for c in report.candidates if c.family == "escalation"
                 ],
+                "carrier_ids": report.carrier_ids,
+                "withheld_ids": report.withheld_ids,
+                "carrier_status": report.carrier_status,
                 "cost": report.cost.model_dump(),
             },
         )

@@ -30,8 +30,9 @@ from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, cost
 from .prior import PriorTry, prior_search
 from .steps import Emit, Evaluate, Run, Steps, want
+from .unexplained import unexplained
 
-__all__ = ["Screened", "early_exit", "noise_aware", "screening"]
+__all__ = ["Screened", "early_exit", "noise_aware", "screening", "unexplained"]
 
 
 @dataclass(slots=True)
@@ -50,6 +51,9 @@ class Screened:
     exited: bool = False
     prior: list[PriorTry] | None = None
     orders: list[np.ndarray] = field(default_factory=list)
+    unexplained: str | None = None
+    """Why the run stops after the unexplained-failure check (``unexplained``), if it
+    does: ``no_memory_explains_failure`` or ``model_cannot_answer``."""
 
 
 def screening(
@@ -78,7 +82,7 @@ def screening(
     k = run.game.k
     yield Emit(StageEvent(stage="screening", phase="start", payload={"k": k}))
     screened = yield from closing("screening", _evaluate(run, estimator, rng, prior, unproven), run)
-    if screened.exited or screened.prior is not None:
+    if screened.exited or screened.prior is not None or screened.unexplained is not None:
         return screened
     cfg, game, ids = run.config, run.game, run.ids
     effects = measured_loo_effects(game)
@@ -127,10 +131,16 @@ def _evaluate(
         screened.prior = yield from prior_search(run, prior, unproven)
     if screened.exited or screened.prior is not None:
         return screened
+    if cfg.stop_unexplained:
+        screened.unexplained = yield from unexplained(run)
+        if screened.unexplained is not None:
+            return screened
     estimator = screened.estimator = noise_aware(estimator, run)
     memory_loo = getattr(estimator, "memory_loo", True)
     loo = loo_coalitions(k)[1:] if memory_loo else []
     batch = want(([game.full], cfg.trials), (loo, run.single))
+    if cfg.answer_groups:  # the memories alone and the empty control (core.grouping)
+        batch += want(([0], run.single), ([1 << i for i in range(k)], run.single))
     if cfg.one_batch:
         batch += want((guarded(estimator, estimator.plan, k), run.single))
         if cfg.interactions and k >= 2 and not complete_plan(estimator, k) and memory_loo:

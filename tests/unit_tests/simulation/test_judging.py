@@ -53,10 +53,57 @@ def test_noisy_judge_flips_each_call_independently() -> None:
     assert judge("noisy:0").accepts(REF, IDS, 3) and not judge("noisy:0").accepts(WRONG, IDS, 3)
     assert not judge("noisy:1").accepts(REF, IDS, 0) and judge("noisy:1").accepts(WRONG, IDS, 0)
     j = judge("noisy:0.2")
-    verdicts = [j.accepts(REF, IDS, call) for call in range(4000)]
+    verdicts = [j.accepts(REF, IDS, trial) for trial in range(4000)]
     assert sum(verdicts) / len(verdicts) == pytest.approx(0.8, abs=0.03)
-    assert j.accepts(REF, IDS, 7) == j.accepts(REF, ("g",), 7)  # seeded by answer and call
-    assert j.key(REF, IDS, 7) == (j.key(REF, ("g",), 7)) != j.key(REF, IDS, 8)
+    # seeded by content: the same evaluation always gets the same verdict, whatever the order
+    assert [j.accepts(REF, IDS, t) for t in reversed(range(50))] == verdicts[:50][::-1]
+    assert j.key(REF, IDS, 7) != j.key(REF, ("g",), 7) != j.key(REF, ("g",), 8)
+    by_coalition = [j.accepts(REF, (f"m{i}",), 0) for i in range(4000)]
+    assert sum(by_coalition) / 4000 == pytest.approx(0.8, abs=0.03)  # fresh per coalition
+    other_seed = SimulatedJudge(
+        world(), REF, case_id="c", context_ids=IDS, signal=JudgeSignal.parse("noisy:0.2"), seed=1
+    )
+    assert [other_seed.accepts(REF, IDS, t) for t in range(4000)] != verdicts
+
+
+def test_persistent_judge_repeats_its_mistakes() -> None:
+    signal = JudgeSignal.parse("persistent:0.3")
+    assert str(signal) == "persistent:0.3" and signal.persistent_error == 0.3
+    wrong_on_truth = 0
+    for i in range(2000):
+        j = SimulatedJudge(
+            world(), REF, case_id=f"c{i}", context_ids=IDS, signal=signal, question=f"q{i}"
+        )
+        verdicts = {j.accepts(REF, ids, t) for ids in (IDS, ("g",)) for t in range(5)}
+        assert len(verdicts) == 1  # the same on every call, coalition and trial
+        assert j.key(REF, IDS, 0) == j.key(REF, ("g",), 4)  # asked once per answer
+        wrong_on_truth += not verdicts.pop()
+    assert wrong_on_truth / 2000 == pytest.approx(0.3, abs=0.04)
+    # the question and answer decide, not the case: a second case of one question agrees
+    a = SimulatedJudge(world(), REF, case_id="c1", context_ids=IDS, signal=signal, question="q")
+    b = SimulatedJudge(world(), REF, case_id="c2", context_ids=IDS, signal=signal, question="q")
+    assert [a.accepts(x, IDS, 0) for x in (REF, WRONG, "x", "y", "z")] == [
+        b.accepts(x, IDS, 0) for x in (REF, WRONG, "x", "y", "z")
+    ]
+
+
+def test_mixed_judge_adds_fresh_flips_to_a_persistent_error() -> None:
+    signal = JudgeSignal.parse("mixed:0.2:0.1")
+    assert str(signal) == "mixed:0.2:0.1" and signal.per_evaluation
+    assert (signal.persistent_error, signal.call_error) == (0.2, 0.1)
+    for bad in ("mixed:0.2", "persistent:0.1:0.1", "mixed:a:b"):
+        with pytest.raises(ValueError):
+            JudgeSignal.parse(bad)
+    rates = []
+    for i in range(400):
+        j = SimulatedJudge(
+            world(), REF, case_id=f"c{i}", context_ids=IDS, signal=signal, question=f"q{i}"
+        )
+        rates.append(sum(j.accepts(REF, IDS, t) for t in range(50)) / 50)
+    # persistent wrong: about 0.1 pass (only fresh flips rescue it); else about 0.9
+    low = [r for r in rates if r < 0.5]
+    assert len(low) / 400 == pytest.approx(0.2, abs=0.06)
+    assert sum(low) / len(low) == pytest.approx(0.1, abs=0.03)
 
 
 def test_coalition_judge_is_fooled_once_the_truth_is_deleted() -> None:
@@ -125,3 +172,13 @@ def test_world_abstain_weight_ties_and_correct_probability() -> None:
     assert len({coin.answer(["a", "b"], case_id="c", trial=t) for t in range(20)}) == 2
     assert tie.correct_probability(["a", "b"], "x", case_id="c") in (0.0, 1.0)
     assert coin.correct_probability(["a", "b"], "x") == 0.5
+
+
+def test_world_favours_the_reference_only_outright() -> None:
+    w = world()
+    assert not w.favours(IDS, REF) and w.favours(("g", "b"), "december 2023.")
+    assert not w.favours(("b",), REF)  # nothing claimed favours nothing
+    tie = EvidenceWorld(claims={"g": Claim(answer=REF), "f": Claim(answer=WRONG)})
+    assert not tie.favours(("g", "f"), REF)
+    hot = w.model_copy(update={"temperature": 5.0})  # the reader's temperature does not move it
+    assert hot.favours(("g", "b"), REF) and not hot.favours(IDS, REF)

@@ -1,0 +1,146 @@
+"""After a verified clearance: every kept memory that carries the same harm (the carriers).
+
+Minimal clearance (Eq. 20) removes what this query needs removed. Under redundant harm
+(Theorem 1, Appendix A.2: r copies of one wrong claim, each with ``d_i = 0``) the copies
+that the answer survives beside the kept evidence stay in the context, and in the store.
+A team cleaning a memory store needs them all. The test, per kept memory m:
+
+- the agent's answer on m **alone** agrees (the evaluator's answer equivalence,
+  ``core.answers``; not string equality) with an answer the full context M failed with,
+  and the judge scores it below the success threshold: m carries the harmful answer by
+  itself, whether or not it can flip the answer beside the evidence;
+- control: the answer on the **empty** context. When a failing answer of M is the
+  no-memory answer (M fails by abstaining), agreeing with it says nothing about a memory,
+  so no carrier is named (``harm_is_abstention``); a memory whose answer is the
+  no-memory answer is never a carrier.
+
+Cost: one evaluator call (one trial) per kept memory plus one for the control, in one
+batch; coalitions already in the table (singletons that attribution or the unexplained
+check evaluated) cost nothing; the judge is called once per distinct answer when the
+evaluator deduplicates (``judges.task``). With ``clearance_scope="complete"`` the context
+without the carriers is verified like any candidate (Eq. 18-19 against M) and must score
+at least the minimal clearance's value; only then are they withheld.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Theorem 1, Eq. 18-20.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..answers import plain_same
+from ..clearance import GAIN_TIE_TOLERANCE, candidate_coalition
+from ..coalitions import from_positions
+from ..game import CoalitionGame
+from ..grouping import failing_answers, silent_answers, supports_answer
+from ..redaction import redact
+from ..report import CarrierEvidence, CarrierStatus
+from .steps import Evaluate, Run, Steps, want
+
+__all__ = ["CarrierScan", "carriers", "withhold_carriers"]
+
+_SHOWN = 300
+"""Characters of an answer kept in the evidence."""
+
+
+@dataclass(slots=True)
+class CarrierScan:
+    """What the carriers search found.
+
+    Args:
+        status: how it ended.
+        carriers: the carriers, in retrieval order, with their evidence.
+        calls: evaluator calls it made.
+    """
+
+    status: CarrierStatus
+    carriers: list[CarrierEvidence] = field(default_factory=list)
+    calls: int = 0
+
+
+def carriers(run: Run, cleared: Sequence[int]) -> Steps[CarrierScan]:
+    """Find the carriers among the memories the verified clearance kept.
+
+    Args:
+        run: the run (its full context evaluated).
+        cleared: positions the verified clearance removed.
+
+    Returns:
+        The scan: status, carriers with evidence, calls made.
+    """
+    cfg, game = run.config, run.game
+    harmful = failing_answers(game, cfg.success_threshold)
+    if not harmful:
+        return CarrierScan(status="answers_not_reported")
+    kept = [i for i in range(game.k) if i not in set(cleared)]
+    singles = [from_positions([i]) for i in kept]
+    before = game.evaluator_calls
+    yield Evaluate(want(([0], run.single), (singles, run.single)))
+    calls = game.evaluator_calls - before
+    same = game.same or plain_same
+    silent = silent_answers(game)
+    if not silent:
+        return CarrierScan(status="answers_not_reported", calls=calls)
+    if any(same(h, s) for h in harmful for s in silent):
+        return CarrierScan(status="harm_is_abstention", calls=calls)
+    found: list[CarrierEvidence] = []
+    for i in kept:
+        evidence = _evidence(game, i, harmful, cfg.success_threshold)
+        if evidence is not None:
+            found.append(evidence)
+    return CarrierScan(status="found" if found else "none_found", carriers=found, calls=calls)
+
+
+def _evidence(
+    game: CoalitionGame, position: int, harmful: Sequence[str], threshold: float
+) -> CarrierEvidence | None:
+    """The evidence that the memory at ``position`` carries a harmful answer, or None."""
+    matched = supports_answer(game, position, harmful, threshold)
+    if matched is None:
+        return None
+    single = from_positions([position])
+    scores = game.scores[single]
+    shown = next(a for a in game.answers_of(single) if a is not None)
+    return CarrierEvidence(
+        memory_id=game.context[position].id,
+        position=position,
+        answer=redact(shown)[:_SHOWN],
+        harmful_answer=redact(matched)[:_SHOWN],
+        score=sum(scores) / len(scores),
+        trials=len(scores),
+    )
+
+
+def withhold_carriers(
+    run: Run, cleared: Sequence[int], found: Sequence[CarrierEvidence]
+) -> Steps[list[int] | None]:
+    """Verify the context without the carriers too (``clearance_scope="complete"``).
+
+    The candidate M minus (cleared + carriers) is verified against M as a clearance
+    candidate (Eq. 18-19 under the run's rule) and must score at least the minimal
+    clearance's value; an empty context is never returned.
+
+    Args:
+        run: the run.
+        cleared: positions of the verified minimal clearance.
+        found: the carriers.
+
+    Returns:
+        The positions to remove (cleared + carriers) when verified, else None.
+    """
+    from .clearance import select, verify  # the clearance stage imports this module
+
+    cfg, game = run.config, run.game
+    complete = sorted(set(cleared) | {c.position for c in found})
+    if not found or len(complete) >= game.k:
+        return None
+    minimal = candidate_coalition(game.k, list(cleared))
+    coalition = candidate_coalition(game.k, complete)
+    yield from verify(cfg, game, [game.full, coalition])
+    if select(cfg, game, [[], complete])[0] != 1:
+        return None
+    if game.value(coalition) < game.value(minimal) - GAIN_TIE_TOLERANCE:
+        return None
+    return complete

@@ -1,0 +1,109 @@
+"""A failure no memory explains: stop after the baseline trials instead of paying in full.
+
+When the full context M fails (``stop_unexplained``), the agent is asked once on each
+memory alone and once on no memory (K + 1 calls, one batch) before LOO and attribution:
+
+- no trial of M and no memory alone passes: nothing in the context carries the right
+  answer, so no clearance of it can recover (Eq. 19 admits no candidate): the run stops
+  with ``status="skipped"``, reason ``no_memory_explains_failure``;
+- moreover every answer (M's trials, each memory alone) is the no-memory answer (the
+  evaluator reports answers, ``core.answers``): the model's answer does not depend on the
+  memories at all (e.g. it always says "I don't know"): reason ``model_cannot_answer``.
+
+Otherwise the run goes on; the singletons stay in the table (the carriers search and
+exact attribution reuse them). The limit of the test: a right answer that only two
+memories together support, with neither alone, is not seen; the setting is off by
+default.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 7, 18-20.
+"""
+
+from __future__ import annotations
+
+from ..answers import plain_same
+from ..coalitions import from_positions
+from ..events import StageEvent
+from ..report import ClearanceCandidate, ClearanceReport
+from .outcomes import clearance_end, cost
+from .steps import Emit, Evaluate, Run, Steps, want
+
+__all__ = ["unexplained", "unexplained_stop"]
+
+
+def unexplained(run: Run) -> Steps[str | None]:
+    """Ask each memory alone and no memory; the reason to stop, or None to go on.
+
+    Args:
+        run: the run.
+
+    Returns:
+        ``no_memory_explains_failure``, ``model_cannot_answer`` or None.
+    """
+    cfg, game = run.config, run.game
+    threshold = cfg.success_threshold
+    singles = [from_positions([i]) for i in range(game.k)]
+    yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
+    if any(s >= threshold for c in [game.full, *singles] for s in game.scores[c]):
+        return None
+    silent = [a for a in game.answers_of(0) if a is not None]
+    same = game.same or plain_same
+    answers = [a for c in [game.full, *singles] for a in game.answers_of(c)]
+    if silent and answers and all(a is not None and same(a, silent[0]) for a in answers):
+        return "model_cannot_answer"
+    return "no_memory_explains_failure"
+
+
+def unexplained_stop(run: Run, reason: str) -> Steps[ClearanceReport]:
+    """Close the screening stage and report the stop (context unchanged, ``skipped``).
+
+    Args:
+        run: the run.
+        reason: why it stops.
+
+    Returns:
+        The report: every memory kept, nothing cleared, ``status_reason`` = ``reason``.
+    """
+    cfg, game = run.config, run.game
+    baseline = game.value(game.full)
+    yield Emit(
+        StageEvent(
+            stage="screening",
+            phase="end",
+            payload={
+                "baseline_value": baseline,
+                "baseline_recovered": False,
+                "early_exit": False,
+                "stopped": reason,
+                "loo": {},
+            },
+        )
+    )
+    start = {"candidates": [[]], "search": "nested"}
+    yield Emit(StageEvent(stage="clearance", phase="start", payload=start))
+    report = ClearanceReport(
+        baseline_value=baseline,
+        final_value=baseline,
+        recovered=False,
+        kept=list(game.context),
+        cleared=[],
+        attributions=[],
+        candidates=[
+            ClearanceCandidate(
+                size=0,
+                memory_ids=[],
+                value=baseline,
+                gain=0.0,
+                recovered=False,
+                admissible=True,
+                trials=game.trials_of(game.full),
+                family="nested",
+            )
+        ],
+        cost=cost(run),
+        config=cfg,
+        status="skipped",
+        status_reason=reason,
+    )
+    yield clearance_end(0, report)
+    return report

@@ -1,0 +1,70 @@
+"""Every method at equal model calls: per-case budgets, paired intervals, curves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from meclear_integrations.bench import BenchSettings, load_builtin_cases
+from meclear_integrations.bench.equal_calls import (
+    default_ladders,
+    equal_calls,
+    equal_calls_table,
+    write_equal_calls_figure,
+)
+from meclear_integrations.simulation import JudgeSignal
+
+
+def test_each_baseline_spends_at_least_meclears_calls_unless_its_ladder_ends(
+    tmp_path: Path,
+) -> None:
+    cases = load_builtin_cases()[:12]
+    base = BenchSettings(
+        temperature=0.2, judge=JudgeSignal.parse("noisy:0.05"), bootstrap_replicates=50
+    )
+    ladders = default_ladders(base, families=("contextcite", "loo", "newest"))
+    ladders["contextcite"] = ladders["contextcite"][3:7]  # B=24, B=32, then T=2, T=3
+    ladders["loo"] = ladders["loo"][:3]
+    doc = equal_calls(cases, base=base, ladders=ladders)
+    results = doc["results"]
+    assert set(results["methods"]) == {"meclear", "contextcite", "loo", "newest"}
+    for family in ("contextcite", "loo"):
+        for _rung, spent, meclear, last in doc["choices"][family].values():
+            assert spent >= meclear or last
+    assert sum(doc["matched_rungs"]["contextcite"].values()) == results["n_cases"]
+    assert doc["matched_rungs"]["newest"] == {"0 calls": results["n_cases"]}
+    calls = {n: b["overall"]["model_calls_per_case"] for n, b in results["methods"].items()}
+    assert calls["contextcite"] >= calls["meclear"]  # T up to 3 on 32 coalitions suffices
+    assert calls["newest"] == 0.0
+    paired = results["paired"]["contextcite"]["expected_recovery"]
+    assert paired["ci"] is not None and paired["ci"][0] <= paired["delta"] <= paired["ci"][1]
+    curve = [p["model_calls_per_case"] for p in doc["curves"]["contextcite"]]
+    assert len(curve) == 4 and curve == sorted(curve)
+    table = equal_calls_table(doc)
+    assert "| contextcite |" in table and "MeClear - method" in table
+    assert write_equal_calls_figure(doc, tmp_path / "calls.png").stat().st_size > 0
+
+
+def test_gap_to_the_oracle_by_outcome_kind() -> None:
+    from meclear_integrations.bench.gap import gap_by_outcome, outcome_kind
+
+    def row(method: str, cid: str, targets: list[str], cleared: list[str], e: float) -> dict:
+        return {
+            "method": method,
+            "case_id": cid,
+            "targets": targets,
+            "cleared": cleared,
+            "expected_recovery": e,
+            "status": "complete",
+        }
+
+    rows = [
+        row("meclear", "a", ["f1", "f2"], ["f1"], 0.5),
+        row("oracle", "a", ["f1", "f2"], ["f1", "f2"], 0.9),
+        row("meclear", "b", ["f1"], ["f1"], 0.8),
+        row("oracle", "b", ["f1"], ["f1"], 0.8),
+    ]
+    assert outcome_kind(rows[0]) == "partial" and outcome_kind(rows[2]) == "exact"
+    assert outcome_kind({**rows[0], "status": "unverified"}) == "abstained"
+    gap = gap_by_outcome(rows)
+    assert gap[0]["kind"] == "partial" and round(gap[0]["gap_pp"], 6) == 20.0
+    assert gap[1] == {"kind": "exact", "cases": 1, "method": 0.8, "oracle": 0.8, "gap_pp": 0.0}
