@@ -9,6 +9,7 @@ put the model calls and, when the provider reported usage, the tokens into the r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .core.events import StageEvent
@@ -16,7 +17,7 @@ from .core.report import ClearanceReport
 from .judges.task import TaskCalls
 from .usage import UsageMeter
 
-__all__ = ["cost_fields", "with_event_cost", "with_model_calls"]
+__all__ = ["cost_fields", "cost_source", "with_event_cost", "with_model_calls"]
 
 
 def cost_fields(calls: TaskCalls, meter: UsageMeter | None) -> dict[str, Any]:
@@ -35,6 +36,19 @@ def cost_fields(calls: TaskCalls, meter: UsageMeter | None) -> dict[str, Any]:
         "agent_tokens": meter.tokens("agent") if meter is not None else None,
         "judge_tokens": meter.tokens("judge") if meter is not None else None,
     }
+
+
+def cost_source(task: Any, meter: UsageMeter | None) -> Callable[[], dict[str, Any]]:
+    """What the clearance span reads when the run ends (``clearance_scope(cost=...)``).
+
+    Args:
+        task: The query's task evaluator (its ``calls`` are read at call time).
+        meter: The query's token meter, if any.
+
+    Returns:
+        A function giving :func:`cost_fields` at the time it is called.
+    """
+    return lambda: cost_fields(task.calls, meter)
 
 
 def with_model_calls(

@@ -7,7 +7,14 @@ aggregates the signed contributions into CMTE and decides store / do-not-store
 (score first, tie-break judge at zero), then classifies the reason post hoc.
 """
 
-from .config import AdmissionConfig, CMTEWeights, RoleWeights
+from .background import (
+    AdmissionRecord,
+    AdmissionTicket,
+    BackgroundAdmission,
+    BackgroundAdmissionEvent,
+    ThreadExecutor,
+)
+from .config import AdmissionConfig, CMTEWeights, RoleWeights, cheap_config
 from .decision import (
     AdmissionCost,
     AdmissionDecision,
@@ -21,6 +28,7 @@ from .decision import (
     StageError,
     TieBreak,
 )
+from .dedup import DedupTextModel
 from .engine import AdmissionRequest, ConMemAdmitter
 from .errors import AdmissionError, AdmissionFailedError
 from .events import AdmissionEvent, AdmissionListener
@@ -46,12 +54,17 @@ __all__ = [
     "AdmissionFailedError",
     "AdmissionHook",
     "AdmissionListener",
+    "AdmissionRecord",
     "AdmissionRequest",
+    "AdmissionTicket",
     "AttributionAudit",
+    "BackgroundAdmission",
+    "BackgroundAdmissionEvent",
     "CMTEWeights",
     "CallFailure",
     "ConMemAdmitter",
     "Decision",
+    "DedupTextModel",
     "FunctionTextModel",
     "JudgeVerdict",
     "OnError",
@@ -65,9 +78,11 @@ __all__ = [
     "StageError",
     "StructuredTextModel",
     "TextModel",
+    "ThreadExecutor",
     "TieBreak",
     "admits",
     "as_text_model",
+    "cheap_config",
     "cmte",
     "contribution",
     "effect",

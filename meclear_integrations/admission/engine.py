@@ -312,32 +312,31 @@ class ConMemAdmitter:
         if isinstance(probes, StageError):
             return finish(decision=None, error=probes)
 
-        # Stage 2 (Sec. 4.3, App. B.3): control and treatment differ only by memory access.
-        responses = yield from self._stage(
-            "responses", candidate_id, self._response_stage(candidate, probes)
+        # Stages 2-3 (Sec. 4.3-4.4, App. B.3-B.5): control and treatment differ only by
+        # memory access; a blind judge and an attribution auditor evaluate each pair. With
+        # ``irrelevant_probe`` other than "always", the irrelevant probe runs only when the
+        # other two leave the decision open.
+        first: tuple[ProbeRole, ...] = (
+            tuple(PROBE_ROLES) if cfg.irrelevant_probe == "always" else ("relevant", "risk")
         )
-        if isinstance(responses, StageError):
-            evaluations.extend(ProbeEvaluation(role=r, query=probes[r]) for r in PROBE_ROLES)
-            return finish(decision=None, error=responses)
-
-        # Stage 3 (Sec. 4.4, App. B.4-B.5): blind judge and attribution auditor.
-        evaluated = yield from self._stage(
-            "evaluation",
-            candidate_id,
-            self._evaluation_stage(candidate, context, probes, responses),
-        )
-        if isinstance(evaluated, StageError):
-            evaluations.extend(
-                ProbeEvaluation(
-                    role=r,
-                    query=probes[r],
-                    control_response=responses[r][0],
-                    treatment_response=responses[r][1],
-                )
-                for r in PROBE_ROLES
+        outcome = yield from self._probe_effects(candidate, context, probes, first, candidate_id)
+        if isinstance(outcome, tuple):
+            evaluations.extend(outcome[1])
+            return finish(decision=None, error=outcome[0])
+        evaluated = outcome
+        rest = [r for r in PROBE_ROLES if r not in first]
+        if rest and not self._decided(evaluated, rest):
+            more = yield from self._probe_effects(
+                candidate, context, probes, tuple(rest), candidate_id
             )
-            return finish(decision=None, error=evaluated)
-        evaluations.extend(evaluated)
+            if isinstance(more, tuple):
+                evaluations.extend(evaluated + more[1])
+                return finish(decision=None, error=more[0])
+            evaluated = evaluated + more
+        elif rest:
+            evaluated = evaluated + [ProbeEvaluation(role=r, query=probes[r]) for r in rest]
+        order = {r: i for i, r in enumerate(PROBE_ROLES)}
+        evaluations.extend(sorted(evaluated, key=lambda e: order[e.role]))
 
         # Stage 4 (Sec. 4.5, App. B.6): CMTE, score-first admission, tie-break near zero.
         admitted = yield from self._stage(
@@ -386,6 +385,51 @@ class ConMemAdmitter:
             AdmissionEvent(stage=stage, phase=phase, candidate_id=candidate_id, payload=payload)
         )
         return result
+
+    def _probe_effects(
+        self,
+        candidate: str,
+        context: str,
+        probes: Probes,
+        roles: tuple[ProbeRole, ...],
+        candidate_id: str | None,
+    ) -> _Gen:
+        """Responses, then judge and auditor, for ``roles``; (error, partial) on failure."""
+        responses = yield from self._stage(
+            "responses", candidate_id, self._response_stage(candidate, probes, roles)
+        )
+        if isinstance(responses, StageError):
+            return responses, [ProbeEvaluation(role=r, query=probes[r]) for r in roles]
+        evaluated = yield from self._stage(
+            "evaluation",
+            candidate_id,
+            self._evaluation_stage(candidate, context, probes, responses, roles),
+        )
+        if isinstance(evaluated, StageError):
+            partial = [
+                ProbeEvaluation(
+                    role=r,
+                    query=probes[r],
+                    control_response=responses[r][0],
+                    treatment_response=responses[r][1],
+                )
+                for r in roles
+            ]
+            return evaluated, partial
+        return evaluated
+
+    def _decided(self, evaluated: list[ProbeEvaluation], rest: list[ProbeRole]) -> bool:
+        """Whether the roles in ``rest`` cannot change the sign of CMTE, whatever they give."""
+        weights, eps = self.config.weights, self.config.epsilon * len(PROBE_ROLES)
+        partial = sum(e.contribution or 0.0 for e in evaluated)
+        if self.config.irrelevant_probe == "if_uncertain":
+            by_role = {e.role: e for e in evaluated}
+            relevant, risk = by_role.get("relevant"), by_role.get("risk")
+            if relevant and risk and relevant.effect == "helpful" and (risk.contribution or 0) >= 0:
+                return True
+        low = partial + sum(weights.role_range(r)[0] for r in rest)
+        high = partial + sum(weights.role_range(r)[1] for r in rest)
+        return low > eps or high < -eps
 
     # -- probes --------------------------------------------------------------------
     def _validate(self, context: str, candidate: str, probes: Probes) -> _Gen:
@@ -481,9 +525,11 @@ class ConMemAdmitter:
         return probes
 
     # -- responses -----------------------------------------------------------------
-    def _response_stage(self, candidate: str, probes: Probes) -> _Gen:
+    def _response_stage(
+        self, candidate: str, probes: Probes, roles: Sequence[ProbeRole] = PROBE_ROLES
+    ) -> _Gen:
         calls = []
-        for r in PROBE_ROLES:
+        for r in roles:
             calls.append(ModelCall("responses", response_prompt(probes[r], None), role=r))
             calls.append(ModelCall("responses", response_prompt(probes[r], candidate), role=r))
         results = yield _Batch(calls)
@@ -491,11 +537,11 @@ class ConMemAdmitter:
         if failures:
             return StageError(
                 stage="responses",
-                message=f"{len(failures)} of 6 response calls returned nothing usable",
+                message=f"{len(failures)} of {len(calls)} response calls returned nothing usable",
                 failures=failures,
             )
         values = [res.value for res in results]
-        return {r: (values[2 * i], values[2 * i + 1]) for i, r in enumerate(PROBE_ROLES)}
+        return {r: (values[2 * i], values[2 * i + 1]) for i, r in enumerate(roles)}
 
     # -- evaluation ------------------------------------------------------------------
     def _evaluation_stage(
@@ -504,11 +550,12 @@ class ConMemAdmitter:
         context: str,
         probes: Probes,
         responses: dict[ProbeRole, tuple[str, str]],
+        roles: Sequence[ProbeRole] = PROBE_ROLES,
     ) -> _Gen:
         cfg = self.config
-        positions = {r: treatment_position(cfg.seed, candidate, context, r) for r in PROBE_ROLES}
+        positions = {r: treatment_position(cfg.seed, candidate, context, r) for r in roles}
         judge_calls, audit_calls = [], []
-        for r in PROBE_ROLES:
+        for r in roles:
             control, treatment = responses[r]
             a, b = (treatment, control) if positions[r] == "A" else (control, treatment)
             judge_calls.append(
@@ -527,13 +574,14 @@ class ConMemAdmitter:
         if failures:
             return StageError(
                 stage=failures[0].stage,
-                message=f"{len(failures)} of 6 judge/auditor calls never parsed",
+                message=f"{len(failures)} of {len(results)} judge/auditor calls never parsed",
                 failures=failures,
             )
         out = []
-        for i, r in enumerate(PROBE_ROLES):
+        k = len(roles)
+        for i, r in enumerate(roles):
             verdict: JudgeOutput = results[i].value
-            raw: AuditOutput = results[3 + i].value
+            raw: AuditOutput = results[k + i].value
             audit = AttributionAudit(**raw.model_dump())
             judge = JudgeVerdict(
                 treatment_position=positions[r],
@@ -566,6 +614,10 @@ class ConMemAdmitter:
             return "store", value, None, summary
         if value < -self.config.epsilon:
             return "do_not_store", value, None, summary
+        if self.config.tie_break != "judge":
+            fixed: Decision = self.config.tie_break
+            why = f"CMTE is zero: the configured default ({fixed}) decides, no judge"
+            return fixed, value, TieBreak(decision=fixed, explanation=why), f"{summary}\n{why}"
         prompt = tie_break_prompt(candidate, context, render_evidence(evaluations))
         (res,) = yield _Batch([ModelCall("tie_break", prompt, TieBreakOutput)])
         if not res.ok:
@@ -628,7 +680,7 @@ def _score_explanation(value: float, evaluations: Sequence[ProbeEvaluation]) -> 
         audit = e.audit
         lines.append(
             f"{e.role} probe: label={audit.label if audit else None}, effect={e.effect}, "
-            f"c={e.contribution:+.2f}; auditor: {audit.explanation if audit else ''}"
+            f"c={e.contribution or 0.0:+.2f}; auditor: {audit.explanation if audit else ''}"
         )
     return "\n".join(lines)
 

@@ -5,6 +5,12 @@ redundant-harm case cleared by the bare engine, the LangChain ``ClearingRetrieve
 LlamaIndex ``MeClearPostprocessor`` (SIMULATED models), counted with the OpenTelemetry
 SDK's in-memory exporter (needs ``opentelemetry-sdk``, in the ``dev`` extra). Only MeClear's
 spans are counted; the model spans of your own instrumentation come on top.
+
+``--openinference`` prints the spans per clearance under OpenInference's LangChain and
+LlamaIndex instrumentations instead (the ``dev`` extra installs both): every span of the
+query except those of the retrieval step itself (LangChain: the retriever and its inner
+retriever; LlamaIndex: the spans of the same query engine without the postprocessor, and
+the postprocessor's own span).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 from ..core.trace_settings import TraceDetail, TraceSettings
 
-__all__ = ["DETAILS", "count_spans", "main", "volume_table"]
+__all__ = ["DETAILS", "count_spans", "main", "openinference_table", "volume_table"]
 
 DETAILS: tuple[TraceDetail, ...] = ("evaluations", "failures", "stages")
 
@@ -125,9 +131,92 @@ def volume_table() -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    """Print the table (``python -m meclear_integrations.cli.trace_volume``)."""
-    print(volume_table())
+def _provider() -> tuple[Any, Any]:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+def _oi_langchain(detail: TraceDetail) -> int:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    provider, exporter = _provider()
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        _langchain(TraceSettings(detail=detail, tracer_provider=provider))
+    finally:
+        instrumentor.uninstrument()
+    return len(exporter.get_finished_spans()) - 2  # the retriever and its inner retriever
+
+
+def _oi_llama_index_query(detail: TraceDetail | None) -> int:
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.schema import TextNode
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+    from ..llama_index import HashEmbedding, MeClearPostprocessor, SimulatedLLM
+    from ..simulation import redundant_harm_example
+
+    case = redundant_harm_example()
+    llm = SimulatedLLM.from_case(case)
+    index = VectorStoreIndex(
+        [TextNode(id_=m.id, text=m.content) for m in case.memories], embed_model=HashEmbedding()
+    )
+    provider, exporter = _provider()
+    pps = []
+    if detail is not None:
+        tracing = TraceSettings(detail=detail, tracer_provider=provider)
+        pps = [MeClearPostprocessor(llm=llm, reference=case.reference, tracing=tracing)]
+    engine = index.as_query_engine(llm=llm, similarity_top_k=6, node_postprocessors=pps)
+    instrumentor = LlamaIndexInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        engine.query(case.query)
+    finally:
+        instrumentor.uninstrument()
+    return len(exporter.get_finished_spans())
+
+
+def _oi_llama_index(detail: TraceDetail) -> int:
+    return _oi_llama_index_query(detail) - _oi_llama_index_query(None) - 1
+
+
+def openinference_table() -> str:
+    """The Markdown table of clearance spans under OpenInference (rows: instrumentations)."""
+    lines = [
+        "| clearance spans under OpenInference (SIMULATED case) | "
+        + " | ".join(f"`{d}`" for d in DETAILS)
+        + " |",
+        "|---|" + "---:|" * len(DETAILS),
+    ]
+    runs = {"LangChain retriever": _oi_langchain, "LlamaIndex query engine": _oi_llama_index}
+    for name, run in runs.items():
+        lines.append(f"| {name} | " + " | ".join(str(run(d)) for d in DETAILS) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the table (``python -m meclear_integrations.cli.trace_volume [--openinference]``).
+
+    Args:
+        argv: The command-line arguments (None: ``sys.argv``).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Spans per clearance at each detail.")
+    parser.add_argument(
+        "--openinference",
+        action="store_true",
+        help="count the spans under OpenInference's LangChain and LlamaIndex instrumentations",
+    )
+    args = parser.parse_args(argv)
+    print(openinference_table() if args.openinference else volume_table())
 
 
 if __name__ == "__main__":

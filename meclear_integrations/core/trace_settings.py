@@ -50,7 +50,11 @@ class TraceSettings(BaseModel):
     ``meclear.evaluate`` span with its judge span: the most detail, about two spans per
     model-call pair), ``"failures"`` (default: the clearance and stage spans, plus an
     evaluation span only for calls that raised, retried attempts included), or
-    ``"stages"`` (the clearance and one span per stage, nothing per call)."""
+    ``"stages"`` (the clearance and one span per stage, nothing per call). Below
+    ``"evaluations"`` other tracing systems record no internal run either: each evaluator
+    call runs with OpenTelemetry's suppress-instrumentation key set (OpenInference's
+    LangChain and LlamaIndex instrumentations) and LangSmith's tracing context off (also
+    when switched on by ``LANGSMITH_TRACING=true``); see ``core.tracing``."""
     capture_content: bool | None = None
     """Record contents (query, memory texts, answers, judge reasons), redacted and cut to
     ``max_content_chars``. None follows the environment variable

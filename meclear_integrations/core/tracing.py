@@ -13,13 +13,23 @@ evaluation of a traced clearance is running in this context.
 
 :func:`clearance_scope` lets an integration name the query and the framework of the
 clearance that the engine is about to trace (a context variable, read at the start).
+
+Internal runs below ``detail="evaluations"``: the agent's and the judge's model calls are
+the clearance's internal runs, and other tracing systems would record every one of them
+(OpenInference's LangChain / LlamaIndex instrumentations make a span of each, LangSmith
+switched on by ``LANGSMITH_TRACING=true`` a run of each). Below ``"evaluations"``
+:func:`start_trace` wraps each evaluator call in :func:`quiet_internal_runs`: OpenTelemetry's
+suppress-instrumentation context key (honoured by OpenInference's and OpenTelemetry's own
+instrumentations; MeClear's spans use the SDK tracer directly and stay) and every quieter
+an integration registered (:func:`register_quieter`: the LangChain integration turns
+LangSmith's tracing context off).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,7 +50,12 @@ __all__ = [
     "JudgeCall",
     "Trace",
     "clearance_scope",
+    "evaluation_contexts",
     "judge_call",
+    "quiet_internal_runs",
+    "register_evaluation_context",
+    "register_internal_context",
+    "register_quieter",
     "start_trace",
 ]
 
@@ -58,6 +73,11 @@ class ClearanceScope:
     parent: Any = None
     """An OpenTelemetry span to parent the clearance span to (a framework
     instrumentation's span of the current step); None: the current span."""
+    cost: Callable[[], Mapping[str, Any]] | None = None
+    """The model-call cost the integration adds to the engine's report, read when the
+    clearance ends (``cost.cost_fields``: ``agent_calls``, ``judge_calls``,
+    ``agent_tokens``, ``judge_tokens``), so the clearance span carries the same figures
+    as the documents' metadata; None for the bare engine."""
 
 
 _SCOPE: ContextVar[ClearanceScope | None] = ContextVar("meclear_trace_scope", default=None)
@@ -67,24 +87,115 @@ _EVALUATION: ContextVar[Any] = ContextVar("meclear_trace_evaluation", default=No
 
 @contextmanager
 def clearance_scope(
-    *, query: str | None = None, framework: str | None = None, parent: Any = None
+    *,
+    query: str | None = None,
+    framework: str | None = None,
+    parent: Any = None,
+    cost: Callable[[], Mapping[str, Any]] | None = None,
 ) -> Iterator[ClearanceScope]:
-    """Name the query / framework / parent span of the clearance run inside the block.
+    """Name the query / framework / parent span / cost of the clearance run inside the block.
 
     Args:
         query: the query being answered.
         framework: the integration running the clearance.
         parent: the span to parent the clearance span to.
+        cost: returns the model-call fields of the run's ``ClearanceCost`` so far.
 
     Returns:
         A context manager yielding the scope.
     """
-    scope = ClearanceScope(query=query, framework=framework, parent=parent)
+    scope = ClearanceScope(query=query, framework=framework, parent=parent, cost=cost)
     token = _SCOPE.set(scope)
     try:
         yield scope
     finally:
         _SCOPE.reset(token)
+
+
+Quieter = Callable[[bool], AbstractContextManager[Any]]
+"""``quieter(quiet)``: a context manager turning a tracing system's recording of internal
+runs off (``quiet=True``) or back on (``quiet=False``) for a block."""
+
+_QUIETERS: dict[str, Quieter] = {}
+
+
+def register_quieter(name: str, quieter: Quieter) -> None:
+    """Register a tracing system's switch for internal runs (an integration, at import).
+
+    Args:
+        name: A unique name (registering it again replaces the switch).
+        quieter: ``quieter(quiet) -> context manager``.
+    """
+    _QUIETERS[name] = quieter
+
+
+def _quieters() -> list[Quieter]:
+    found = list(_QUIETERS.values())
+    if "opentelemetry.context" in sys.modules:
+        # The one import of an outer layer from core (see start_trace): lazy, only once
+        # the application has loaded OpenTelemetry.
+        from ..telemetry.quiet import suppress_instrumentation
+
+        found.append(suppress_instrumentation)
+    return found
+
+
+@contextmanager
+def quiet_internal_runs() -> Iterator[None]:
+    """Within the block, other tracing systems record no run or span (module docstring).
+
+    Yields:
+        Nothing.
+    """
+    with ExitStack() as stack:
+        for quieter in _quieters():
+            stack.enter_context(quieter(True))
+        yield
+
+
+_EVALUATION_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
+_INTERNAL_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
+
+
+def register_internal_context(
+    name: str, factory: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    """Register a context every evaluator call runs in, at every ``detail`` (an integration).
+
+    Used to mark the clearance's internal runs (the LlamaIndex integration adds the
+    instrument tag ``meclear: internal`` to the events and spans of the agent's and the
+    judge's calls).
+
+    Args:
+        name: A unique name (registering it again replaces the context).
+        factory: Returns the context manager, entered around each evaluator call.
+    """
+    _INTERNAL_CONTEXTS[name] = factory
+
+
+def register_evaluation_context(
+    name: str, factory: Callable[[], AbstractContextManager[Any]]
+) -> None:
+    """Register a context every traced evaluation span runs its call in (an integration).
+
+    Used to make a framework instrumentation parent its spans of the call to the
+    evaluation span (the LlamaIndex integration detaches the call from the current
+    LlamaIndex span under OpenInference, so its LLM spans nest under ``meclear.evaluate``).
+
+    Args:
+        name: A unique name (registering it again replaces the context).
+        factory: Returns the context manager, entered around each traced evaluator call.
+    """
+    _EVALUATION_CONTEXTS[name] = factory
+
+
+def evaluation_contexts() -> list[AbstractContextManager[Any]]:
+    """New instances of the registered evaluation contexts.
+
+    Returns:
+        The context managers to enter around one traced evaluator call.
+    """
+    return [factory() for factory in _EVALUATION_CONTEXTS.values()]
 
 
 class JudgeCall(Protocol):
@@ -183,6 +294,16 @@ def start_trace(
         The trace (a no-op when nothing records spans).
     """
     settings = settings if settings is not None else _DEFAULT
+    trace = _spans(settings, context, config)
+    quiet = settings.detail != "evaluations" and bool(
+        _QUIETERS or "opentelemetry.context" in sys.modules
+    )
+    if not (quiet or _INTERNAL_CONTEXTS):
+        return trace
+    return _Quieted(trace, quiet=quiet)
+
+
+def _spans(settings: TraceSettings, context: Sequence[Memory], config: ClearanceConfig) -> Trace:
     if not settings.enabled:
         return NULL_TRACE
     if settings.tracer_provider is None and "opentelemetry.trace" not in sys.modules:
@@ -193,6 +314,59 @@ def start_trace(
 
     trace = open_clearance(settings, context, config, _SCOPE.get())
     return trace if trace is not None else NULL_TRACE
+
+
+class _Quieted:
+    """``trace`` whose evaluator calls run in the internal-run contexts (and quieted).
+
+    Quieted (:func:`quiet_internal_runs`) when ``quiet``: below ``detail="evaluations"``.
+    """
+
+    def __init__(self, trace: Trace, *, quiet: bool = True) -> None:
+        self.trace = trace
+        self.quiet = quiet
+
+    def __enter__(self) -> _Quieted:
+        self.trace.__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.trace.__exit__(exc_type, exc, tb)
+
+    def evaluator(self, evaluate: Evaluator) -> Evaluator:
+        from .evaluation import is_async_evaluator  # no import cycle at module level
+
+        if is_async_evaluator(evaluate):
+
+            async def quiet_async(coalition: tuple[Memory, ...], trial: int) -> Any:
+                with self._internal():
+                    score = evaluate(coalition, trial)
+                    if hasattr(score, "__await__"):
+                        score = await score
+                    return score
+
+            return self.trace.evaluator(quiet_async)
+
+        def quiet(coalition: tuple[Memory, ...], trial: int) -> Any:
+            with self._internal():
+                return evaluate(coalition, trial)
+
+        return self.trace.evaluator(quiet)
+
+    @contextmanager
+    def _internal(self) -> Iterator[None]:
+        with ExitStack() as stack:
+            for factory in _INTERNAL_CONTEXTS.values():
+                stack.enter_context(factory())
+            if self.quiet:
+                stack.enter_context(quiet_internal_runs())
+            yield
+
+    def stage(self, event: StageEvent) -> None:
+        self.trace.stage(event)
+
+    def done(self, report: ClearanceReport) -> ClearanceReport:
+        return self.trace.done(report)
 
 
 def judge_call(

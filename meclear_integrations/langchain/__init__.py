@@ -30,11 +30,13 @@ from .model import (  # noqa: E402
 from .reference import REFERENCE_METADATA_KEY, reference_config  # noqa: E402
 from .retriever import ClearingRetriever  # noqa: E402
 from .simulated import SimulatedChatModel  # noqa: E402
+from .volume import INTERNAL_TAG  # noqa: E402
 
 __all__ = [
     "ADMISSION_EVENT",
     "CLEARANCE_RUN_NAME",
     "EVALUATE_RUN_NAME",
+    "INTERNAL_TAG",
     "REFERENCE_METADATA_KEY",
     "AdmissionGate",
     "AdmissionRunnable",

@@ -76,7 +76,7 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
-from ..cost import with_event_cost, with_model_calls
+from ..cost import cost_source, with_event_cost, with_model_calls
 from ..gating import model_name
 from ..jobs.protocol import AuditOutcome
 from ..jobs.snapshot import AuditSnapshot
@@ -90,6 +90,7 @@ from ..live_policy import (
     fold_clearance_scope,
     is_deterministic,
 )
+from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -129,7 +130,6 @@ from ..prompts import (
     render_memories,
     validate_metadata_keys,
 )
-from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import langchain_run_span
 from ..triggers.base import Trigger
@@ -139,7 +139,12 @@ from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
 from .usage import USAGE_CALLBACK
-from .volume import arecord_failure, evaluation_callbacks, record_failure
+from .volume import (
+    arecord_failure,
+    clearance_run_context,
+    evaluation_callbacks,
+    record_failure,
+)
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
 
@@ -286,7 +291,7 @@ class ClearanceSettings(BaseModel):
 
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
-    _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
+    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
     _queue: Any = PrivateAttr(default=None)
     _workers: Stoppable | None = PrivateAttr(default=None)
@@ -436,13 +441,14 @@ class ClearanceSettings(BaseModel):
         return reference
 
     @staticmethod
-    def _trace_scope(query: str, run: Any):
-        """The clearance's tracing scope: its query and the parent span.
+    def _trace_scope(query: str, run: Any, cost: Any = None):
+        """The clearance's tracing scope: its query, the parent span and the cost source.
 
-        Under OpenInference's LangChain instrumentation the parent is the clearance run's span.
+        Under OpenInference's LangChain instrumentation the parent is the retriever's span
+        (the clearance run makes no span there: ``volume.clearance_run_context``).
         """
         parent = langchain_run_span(run.run_id, run.parent_run_id)
-        return clearance_scope(query=query, framework="langchain", parent=parent)
+        return clearance_scope(query=query, framework="langchain", parent=parent, cost=cost)
 
     @staticmethod
     def _start_inputs(query: str, ids: list[str], reference: str | None) -> dict[str, Any]:
@@ -553,9 +559,10 @@ class ClearanceSettings(BaseModel):
         manager.add_handler(USAGE_CALLBACK, inherit=True)
         reference = self._reference(manager.metadata)
         ids = document_ids(documents)
-        run = manager.on_chain_start(
-            None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
-        )
+        with clearance_run_context(self.tracing):
+            run = manager.on_chain_start(
+                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            )
         flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
         result = run_sync(flow, _SyncHost(self, run, query, documents, reference))
         if result.kind == "failed":
@@ -618,7 +625,7 @@ class ClearanceSettings(BaseModel):
             )
 
         engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run), metering(meter):
+        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
             report = engine.clear(memories, evaluate, prior_harmful=request.prior)
         return with_model_calls(report, task.calls, meter)
 
@@ -630,9 +637,10 @@ class ClearanceSettings(BaseModel):
         manager.add_handler(USAGE_CALLBACK, inherit=True)
         reference = self._reference(manager.metadata)
         ids = document_ids(documents)
-        run = await manager.on_chain_start(
-            None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
-        )
+        with clearance_run_context(self.tracing):
+            run = await manager.on_chain_start(
+                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            )
         flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
         result = await run_async(flow, _AsyncHost(self, run, query, documents, reference))
         if result.kind == "failed":
@@ -696,7 +704,7 @@ class ClearanceSettings(BaseModel):
             )
 
         engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run), metering(meter):
+        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
             report = await engine.aclear(memories, evaluate, prior_harmful=request.prior)
         return with_model_calls(report, task.calls, meter)
 

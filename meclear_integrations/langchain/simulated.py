@@ -8,12 +8,15 @@ reference prompts are graded by normalised exact match; reference-free prompts c
 the candidate with the world's answer on the memories shown to the judge. Replies to
 judge prompts follow the judges' protocol (a reason, then ``VERDICT <nonce>: CORRECT`` /
 ``INCORRECT`` with the prompt's nonce; a JSON verdict object for a structured-output
-prompt; :mod:`meclear_integrations.simulation.replies`). Figures it produces are
-SIMULATED.
+prompt; :mod:`meclear_integrations.simulation.replies`). Streamed (``stream``,
+``astream_events``), a reply comes word by word, as a provider's would. Figures it
+produces are SIMULATED.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -21,8 +24,8 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
 from ..simulation import EvidenceWorld, SimulatedCase, TextReader
@@ -114,3 +117,32 @@ class SimulatedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return self._reply(messages)
+
+    def _chunks(self, messages: list[BaseMessage]) -> list[ChatGenerationChunk]:
+        text = str(self._reply(messages).generations[0].message.content)
+        words = re.findall(r"\S+\s*|\s+", text) or [""]
+        return [ChatGenerationChunk(message=AIMessageChunk(content=word)) for word in words]
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages):
+            if run_manager is not None:
+                run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages):
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
+            yield chunk

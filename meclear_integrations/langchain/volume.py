@@ -4,12 +4,37 @@
 the judge's model runs. ``"failures"`` (the default): evaluator calls run without tracers;
 a call that raises is recorded as a ``meclear_evaluate`` run with its (redacted) error.
 ``"stages"``: no evaluation runs at all; the clearance run, its stage events and its
-outputs remain. Handlers that are not tracers (usage metering, the application's own
-callbacks, ``astream_events``) still see every model call.
+outputs remain.
+
+Removing the tracers from the evaluation's callbacks is not enough when LangSmith is
+switched on by environment variables (``LANGSMITH_TRACING=true``): LangChain's callback
+configuration adds the environment's tracer back to every child run. So the LangChain
+integration registers LangSmith's tracing context as a quieter of the engine
+(:func:`~meclear_integrations.core.tracing.register_quieter`): below ``"evaluations"``
+each evaluator call runs inside ``tracing_context(enabled=False)`` (runs started there
+are not sent, and no tracer is added back), and :func:`record_failure` turns it on again
+for the one run it records.
+
+Internal runs: every run of an evaluator call (the ``meclear_evaluate`` run, the agent's
+and the judge's model runs) carries the tag :data:`INTERNAL_TAG` (``meclear:internal``),
+at every ``detail``, so tracers and callback handlers can filter them, and they are hidden
+from ``astream_events`` / ``astream_log`` (the streaming handlers are not passed to them):
+a UI streaming ``on_chat_model_stream`` sees the user-facing model only. Usage metering
+and the application's own callback handlers still see every model call.
+
+Under OpenInference's LangChain instrumentation the clearance run itself makes no span
+when MeClear's own spans are on (:func:`clearance_run_context`): the ``meclear.clearance``
+span stands for it, parented to the retriever's span, and at ``"evaluations"`` the
+instrumentation's ``meclear_evaluate`` spans nest under MeClear's ``meclear.evaluate``
+spans, inside their stage.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -20,11 +45,83 @@ from langchain_core.callbacks import (
 )
 from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
 
-from ..core.trace_settings import TraceDetail
+from ..core.trace_settings import TraceDetail, TraceSettings
+from ..core.tracing import register_quieter
 
-__all__ = ["arecord_failure", "evaluation_callbacks", "record_failure"]
+__all__ = [
+    "INTERNAL_TAG",
+    "arecord_failure",
+    "clearance_run_context",
+    "evaluation_callbacks",
+    "langsmith_quieter",
+    "record_failure",
+]
+
+INTERNAL_TAG = "meclear:internal"
+"""Tag of every run of the clearance's evaluator calls (agent and judge model runs)."""
 
 _TRACERS = (BaseTracer, AsyncBaseTracer)
+_OUTER_ENABLED: ContextVar[Any] = ContextVar("meclear_langsmith_outer_enabled", default=None)
+
+
+@contextmanager
+def langsmith_quieter(quiet: bool) -> Iterator[None]:
+    """LangSmith's tracing context switched off (``quiet``) or on again for a block.
+
+    Args:
+        quiet: True: runs started in the block are not sent and no environment tracer is
+            configured; False: undo an enclosing quiet block (the outer setting, or on).
+
+    Yields:
+        Nothing.
+    """
+    from langsmith.run_helpers import get_tracing_context, tracing_context
+
+    current = dict(get_tracing_context())
+    if quiet:
+        token = _OUTER_ENABLED.set(current.get("enabled"))
+        try:
+            with tracing_context(**{**current, "enabled": False}):
+                yield
+        finally:
+            _OUTER_ENABLED.reset(token)
+        return
+    outer = _OUTER_ENABLED.get()
+    with tracing_context(**{**current, "enabled": True if outer is None else outer}):
+        yield
+
+
+register_quieter("langsmith", langsmith_quieter)
+
+
+def _streaming(handler: object) -> bool:
+    """Whether ``handler`` feeds ``astream_events`` / ``astream_log`` (or another stream)."""
+    try:
+        from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+        return isinstance(handler, _StreamingCallbackHandler)
+    except (ImportError, TypeError):  # pragma: no cover - other langchain-core versions
+        return type(handler).__name__ in {
+            "_AstreamEventsCallbackHandler",
+            "LogStreamCallbackHandler",
+        }
+
+
+def clearance_run_context(tracing: TraceSettings) -> AbstractContextManager[Any]:
+    """The context the clearance run is started in (module docstring, OpenInference).
+
+    Args:
+        tracing: The component's trace settings.
+
+    Returns:
+        OpenTelemetry's suppress-instrumentation block when MeClear's spans are on and
+        OpenTelemetry is loaded; else a no-op.
+    """
+    if not tracing.enabled or "opentelemetry.context" not in sys.modules:
+        return nullcontext()
+    from ..telemetry.quiet import suppress_instrumentation
+
+    return suppress_instrumentation(True)
 
 
 def evaluation_callbacks(
@@ -37,16 +134,15 @@ def evaluation_callbacks(
         detail: The trace volume (see the module docstring).
 
     Returns:
-        The clearance run's child manager; below ``"evaluations"`` a copy without tracers.
+        A copy of the clearance run's child manager tagged :data:`INTERNAL_TAG`, without
+        the streaming handlers and, below ``"evaluations"``, without tracers.
     """
-    child = run.get_child()
-    if detail == "evaluations":
-        return child
-    quiet = child.copy()
-    for handler in [*quiet.handlers, *quiet.inheritable_handlers]:
-        if isinstance(handler, _TRACERS):
-            quiet.remove_handler(handler)
-    return quiet
+    child = run.get_child().copy()
+    child.add_tags([INTERNAL_TAG], inherit=True)
+    for handler in [*child.handlers, *child.inheritable_handlers]:
+        if _streaming(handler) or (detail != "evaluations" and isinstance(handler, _TRACERS)):
+            child.remove_handler(handler)
+    return child
 
 
 def record_failure(
@@ -67,8 +163,9 @@ def record_failure(
     """
     if detail != "failures":
         return
-    failed = run.get_child().on_chain_start({"name": name}, inputs, name=name)
-    failed.on_chain_error(error)
+    with langsmith_quieter(False):
+        failed = run.get_child().on_chain_start({"name": name}, inputs, name=name)
+        failed.on_chain_error(error)
 
 
 async def arecord_failure(
@@ -89,5 +186,6 @@ async def arecord_failure(
     """
     if detail != "failures":
         return
-    failed = await run.get_child().on_chain_start({"name": name}, inputs, name=name)
-    await failed.on_chain_error(error)
+    with langsmith_quieter(False):
+        failed = await run.get_child().on_chain_start({"name": name}, inputs, name=name)
+        await failed.on_chain_error(error)

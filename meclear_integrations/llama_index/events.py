@@ -17,20 +17,43 @@ Between a stage's start and end, :class:`MeClearProgressEvent` reports each batc
 evaluator calls (the engine's ``progress`` events: ``batch``, ``calls_done``,
 ``calls_total``, ``run_calls_done``, ``elapsed_seconds``, ``model_calls_done``); it is no
 stage event and opens or closes nothing.
+
+Under OpenInference's LlamaIndex instrumentation, with ``TraceSettings(detail="evaluations")``,
+each traced evaluator call runs detached from the current LlamaIndex span
+(:func:`detached_from_llama_index_span`, registered with
+:func:`~meclear_integrations.core.tracing.register_evaluation_context`), so the
+instrumentation parents the agent's and judge's LLM spans to MeClear's ``meclear.evaluate``
+span (the current OpenTelemetry span), inside its stage, instead of the postprocessor span.
+
+Internal runs: every evaluator call (the agent's and the judge's LLM calls) runs with the
+instrument tag :data:`INTERNAL_TAG` (``{"meclear": "internal"}``, merged into the current
+tags; :func:`internal_run_tags`), so an event or span handler (a UI streaming
+``LLMChatInProgressEvent`` tokens, say) can tell them from the user-facing LLM calls:
+``event.tags.get("meclear") == "internal"``.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from llama_index.core.instrumentation.dispatcher import active_instrument_tags
 from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.span import active_span_id
 from pydantic import Field
 
 from ..core.events import Stage, StageEvent
 from ..core.redaction import redact
+from ..core.tracing import register_evaluation_context, register_internal_context
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
 
+INTERNAL_TAG = {"meclear": "internal"}
+"""The LlamaIndex instrument tag of the clearance's internal runs (``event.tags``)."""
+
 __all__ = [
+    "INTERNAL_TAG",
     "AttributionEndEvent",
     "AttributionStartEvent",
     "ClearanceEndEvent",
@@ -44,6 +67,8 @@ __all__ = [
     "ScreeningEndEvent",
     "ScreeningStartEvent",
     "StageTracker",
+    "detached_from_llama_index_span",
+    "internal_run_tags",
     "progress_event",
     "stage_events",
 ]
@@ -361,3 +386,45 @@ class StageTracker:
             The end event.
         """
         return _ENDS[stage](stage=stage, query_id=query_id, payload=payload)
+
+
+@contextmanager
+def detached_from_llama_index_span() -> Iterator[None]:
+    """Within the block no LlamaIndex span is current, under OpenInference only.
+
+    OpenInference's LlamaIndex instrumentation parents a span to its LlamaIndex parent span
+    when there is one, else to the current OpenTelemetry span: detached, an evaluation's
+    LLM spans nest under MeClear's ``meclear.evaluate`` span. Without the instrumentation
+    loaded nothing changes (other span handlers keep LlamaIndex's own tree).
+
+    Yields:
+        Nothing.
+    """
+    if "openinference.instrumentation.llama_index" not in sys.modules:
+        yield
+        return
+    token = active_span_id.set(None)
+    try:
+        yield
+    finally:
+        active_span_id.reset(token)
+
+
+register_evaluation_context("llama_index", detached_from_llama_index_span)
+
+
+@contextmanager
+def internal_run_tags() -> Iterator[None]:
+    """Within the block, LlamaIndex events and spans carry :data:`INTERNAL_TAG`.
+
+    Yields:
+        Nothing.
+    """
+    token = active_instrument_tags.set({**active_instrument_tags.get(), **INTERNAL_TAG})
+    try:
+        yield
+    finally:
+        active_instrument_tags.reset(token)
+
+
+register_internal_context("llama_index", internal_run_tags)

@@ -59,7 +59,7 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
-from ..cost import with_event_cost, with_model_calls
+from ..cost import cost_source, with_event_cost, with_model_calls
 from ..gating import model_name
 from ..jobs.protocol import AuditOutcome
 from ..jobs.snapshot import AuditSnapshot
@@ -73,6 +73,7 @@ from ..live_policy import (
     fold_clearance_scope,
     is_deterministic,
 )
+from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..pipeline import (
@@ -98,7 +99,6 @@ from ..pipeline.audit import (
 )
 from ..pipeline.background import background_flow
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
-from ..provider_retries import SingleRetryLayer
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
@@ -436,7 +436,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
 
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
-    _models: SingleRetryLayer = PrivateAttr(default_factory=SingleRetryLayer)
+    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
     _queue: Any = PrivateAttr(default=None)
     _workers: Stoppable | None = PrivateAttr(default=None)
@@ -679,14 +679,14 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         return tracker, convert
 
     @staticmethod
-    def _trace_scope(bundle: QueryBundle):
+    def _trace_scope(bundle: QueryBundle, cost: Any = None):
         """The clearance's tracing scope: its query and the parent span.
 
         Under OpenInference's LlamaIndex instrumentation the parent is the postprocessor's
         span.
         """
         return clearance_scope(
-            query=bundle.query_str, framework="llama_index", parent=llama_index_span()
+            query=bundle.query_str, framework="llama_index", parent=llama_index_span(), cost=cost
         )
 
     def _engine_config(self) -> ClearanceConfig:
@@ -822,7 +822,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             listener=lambda e: dispatcher.event(convert(with_event_cost(e, task.calls, meter))),
             tracing=self.tracing,
         )
-        with self._trace_scope(bundle), metering(meter):
+        with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
             report = engine.clear(memories, task, prior_harmful=request.prior)
         return with_model_calls(report, task.calls, meter)
 
@@ -865,7 +865,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         task = self._task(bundle, nodes, memories, llm, asynchronous=True)
         calls.append(task)
         engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(bundle), metering(meter):
+        with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
             report = await engine.aclear(memories, task, prior_harmful=request.prior)
         return with_model_calls(report, task.calls, meter)
 

@@ -24,7 +24,14 @@ Span tree (``detail`` chooses how much of it)::
 - ``detail="failures"`` (default): the clearance and stage spans; an evaluation span (and
   its judge span) only for calls that raised, back-dated to the call's start.
 - ``detail="stages"``: the clearance and stage spans only.
-In the last two, model spans of the calls that are not traced nest under the stage span.
+In the last two, each evaluator call runs with OpenTelemetry's suppress-instrumentation key
+set (:func:`~meclear_integrations.core.tracing.quiet_internal_runs`): OpenInference's
+LangChain and LlamaIndex instrumentations (and OpenTelemetry's own) make no span of the
+agent's and judge's calls, so a clearance is 4 spans under them too; an instrumentation
+that ignores the key nests its model spans under the stage span. Under OpenInference's
+LangChain instrumentation the clearance run makes no span of its own (the clearance span
+stands for it), and at ``"evaluations"`` its evaluation spans nest under
+``meclear.evaluate``.
 
 Attributes (GenAI semantic conventions and OpenInference where they define one):
 
@@ -38,7 +45,14 @@ Attributes (GenAI semantic conventions and OpenInference where they define one):
   unverified, skipped; ``raised`` when the run raised), ``meclear.status_reason``,
   ``meclear.early_exit``, ``meclear.baseline_value``, ``meclear.final_value``,
   ``meclear.estimator``, ``meclear.clearance_search``, ``meclear.cost.<field>`` (every
-  numeric field of ``ClearanceCost``), ``meclear.config.*``, ``meclear.trace.detail``,
+  numeric field of ``ClearanceCost``: coalitions, evaluator_calls, cache_hits,
+  wall_seconds, rounds, attempts, retries and, from an integration, the same model calls
+  as the documents' ``model_calls`` metadata: ``meclear.cost.agent_calls``,
+  ``meclear.cost.judge_calls``, ``meclear.cost.model_calls``), the tokens when the
+  provider reports usage (``meclear.cost.agent_tokens.input_tokens`` /
+  ``.output_tokens`` / ``.calls_reported``, the same for ``judge_tokens``, and their sums
+  as ``gen_ai.usage.input_tokens`` / ``gen_ai.usage.output_tokens``),
+  ``meclear.config.*``, ``meclear.trace.detail``,
   ``meclear.framework``; a failed (fail-open) run: ERROR status, ``error.type`` = the
   failure reason, ``meclear.failure.reason`` / ``.kind`` / ``.stage`` / ``.failed_count``;
   instruction-like memories, ``meclear.suspect_ids`` / ``meclear.suspects_kept``.

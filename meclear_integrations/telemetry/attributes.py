@@ -14,6 +14,12 @@ from __future__ import annotations
 __all__ = [
     "CLEARANCE_OPERATION",
     "CLEARANCE_SPAN",
+    "COST_AGENT_CALLS",
+    "COST_AGENT_TOKENS",
+    "COST_JUDGE_CALLS",
+    "COST_JUDGE_TOKENS",
+    "COST_MODEL_CALLS",
+    "COST_PREFIX",
     "DOCUMENT_CONTENT",
     "DOCUMENT_ID",
     "ERROR_TYPE",
@@ -25,6 +31,8 @@ __all__ = [
     "EVALUATION_SCORE_VALUE",
     "GEN_AI_DATA_SOURCE_ID",
     "GEN_AI_OPERATION_NAME",
+    "GEN_AI_USAGE_INPUT_TOKENS",
+    "GEN_AI_USAGE_OUTPUT_TOKENS",
     "INPUT_VALUE",
     "JUDGE_EVALUATION_NAME",
     "JUDGE_SPAN",
@@ -60,6 +68,10 @@ EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 EVALUATION_RESULT_EVENT = "gen_ai.evaluation.result"
 MEMORY_RECORD_ID = "gen_ai.memory.record.id"
 ERROR_TYPE = "error.type"
+GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+"""Prompt tokens of every model call of the clearance (agent + judge), as reported."""
+GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+"""Completion tokens of every model call of the clearance (agent + judge), as reported."""
 
 CLEARANCE_OPERATION = "clearance"
 """``gen_ai.operation.name`` of the clearance span (a custom value: the conventions have
@@ -84,3 +96,19 @@ MEMORY_CLEARED_EVENT = "meclear.memory.cleared"
 PROGRESS_EVENT = "meclear.progress"
 """Span event on a stage span: a batch of evaluator calls (``meclear.progress.batch``,
 ``.calls_done``, ``.calls_total``, ``.run_calls_done``, ``.elapsed_seconds``)."""
+
+# cost of the clearance span: every numeric ``ClearanceCost`` field as
+# ``meclear.cost.<field>`` (coalitions, evaluator_calls, cache_hits, wall_seconds, rounds,
+# attempts, retries) and the model calls the integrations count
+COST_PREFIX = "meclear.cost."
+COST_AGENT_CALLS = "meclear.cost.agent_calls"
+"""Model calls of the task agent (the document metadata's ``model_calls.agent``)."""
+COST_JUDGE_CALLS = "meclear.cost.judge_calls"
+"""Model calls of the judge (the document metadata's ``model_calls.judge``)."""
+COST_MODEL_CALLS = "meclear.cost.model_calls"
+"""Agent plus judge model calls (the document metadata's ``model_calls.total``)."""
+COST_AGENT_TOKENS = "meclear.cost.agent_tokens"
+"""Prefix of the agent's tokens: ``.input_tokens``, ``.output_tokens``, ``.calls_reported``
+(the document metadata's ``model_calls.tokens.agent``), when the provider reports usage."""
+COST_JUDGE_TOKENS = "meclear.cost.judge_tokens"
+"""Prefix of the judge's tokens, as :data:`COST_AGENT_TOKENS`."""

@@ -22,6 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from contextvars import Token
 from typing import Any
 
@@ -36,7 +37,7 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.trace_settings import TraceSettings
-from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope
+from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope, evaluation_contexts
 from ..payloads import stage_event_payload
 from . import attributes as A
 
@@ -268,6 +269,7 @@ class ClearanceTrace:
         tracer: The OpenTelemetry tracer.
         root: The clearance span.
         config: The engine configuration.
+        scope: The integration's scope (query, framework, parent, cost source), if any.
     """
 
     def __init__(
@@ -276,8 +278,10 @@ class ClearanceTrace:
         tracer: Tracer,
         root: Span,
         config: ClearanceConfig,
+        scope: ClearanceScope | None = None,
     ) -> None:
         self.settings = settings
+        self.scope = scope
         self.tracer = tracer
         self.root = root
         self.config = config
@@ -380,16 +384,22 @@ class ClearanceTrace:
     def _begin(self, coalition: tuple[Memory, ...], trial: int) -> tuple[_Evaluation, tuple]:
         evaluation = _Evaluation(self, self._parent(), [m.id for m in coalition], trial)
         current = evaluation.span if evaluation.span is not None else evaluation.parent
+        contexts = ExitStack()
         tokens = (
             otel_context.attach(trace.set_span_in_context(current)),
             _EVALUATION.set(evaluation),
             _SCOPE.set(None),  # a clearance inside the evaluator is a new clearance
+            contexts,
         )
+        if evaluation.span is not None:  # framework spans of the call go under it
+            for context in evaluation_contexts():
+                contexts.enter_context(context)
         return evaluation, tokens
 
     @staticmethod
     def _end(tokens: tuple) -> None:
-        otel_token, evaluation_token, scope_token = tokens
+        otel_token, evaluation_token, scope_token, contexts = tokens
+        contexts.close()
         _SCOPE.reset(scope_token)
         _EVALUATION.reset(evaluation_token)
         otel_context.detach(otel_token)
@@ -447,6 +457,47 @@ class ClearanceTrace:
         if detail == "evaluations" or complete:
             span.add_event(A.PROGRESS_EVENT, _flatten("meclear.progress", numbers))
 
+    def _cost(self, report: ClearanceReport) -> dict[str, Any]:
+        """The cost attributes: the report's, with the integration's model calls and tokens.
+
+        Args:
+            report: The engine's report (model calls not yet filled in).
+
+        Returns:
+            ``meclear.cost.*`` and ``gen_ai.usage.*`` attributes.
+        """
+        cost = report.cost
+        source = self.scope.cost if self.scope is not None else None
+        if source is not None:
+            try:
+                fields = {k: v for k, v in source().items() if v is not None}
+                cost = cost.model_copy(update=fields)
+            except Exception:  # a broken cost source never breaks the clearance
+                pass
+        attrs: dict[str, Any] = {}
+        for name, value in cost.model_dump().items():
+            if _number(value) is not None:
+                attrs[A.COST_PREFIX + name] = value
+        if cost.model_calls is not None:
+            attrs[A.COST_MODEL_CALLS] = cost.model_calls
+        inputs = outputs = 0
+        reported = False
+        for prefix, usage in (
+            (A.COST_AGENT_TOKENS, cost.agent_tokens),
+            (A.COST_JUDGE_TOKENS, cost.judge_tokens),
+        ):
+            if usage is None:
+                continue
+            reported = True
+            for key, value in usage.model_dump().items():
+                attrs[f"{prefix}.{key}"] = value
+            inputs += usage.input_tokens
+            outputs += usage.output_tokens
+        if reported:
+            attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = inputs
+            attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = outputs
+        return attrs
+
     def done(self, report: ClearanceReport) -> ClearanceReport:
         """Record the report's outcome on the root span.
 
@@ -484,9 +535,7 @@ class ClearanceTrace:
         ):
             if ids:  # instruction-like memories (core.instructions), as in the metadata
                 attrs[f"meclear.{name}"] = tuple(redact(i) for i in ids[:MAX_IDS])
-        for name, value in report.cost.model_dump().items():
-            if _number(value) is not None:
-                attrs[f"meclear.cost.{name}"] = value
+        attrs.update(self._cost(report))
         by_id = {m.id: m for m in report.kept}
         for i, mid in enumerate(kept[:MAX_IDS]):
             attrs[f"{A.RERANKER_OUTPUT_DOCUMENTS}.{i}.{A.DOCUMENT_ID}"] = redact(mid)
@@ -554,7 +603,7 @@ def open_clearance(
     if not root.is_recording():
         root.end()
         return None
-    traced = ClearanceTrace(settings, tracer, root, config)
+    traced = ClearanceTrace(settings, tracer, root, config, scope)
     docs: dict[str, Any] = {}
     for i, memory in enumerate(context[:MAX_IDS]):
         docs[f"{A.RERANKER_INPUT_DOCUMENTS}.{i}.{A.DOCUMENT_ID}"] = redact(memory.id)

@@ -64,6 +64,12 @@ def test_progress_examples_run(capsys) -> None:
     assert lines[0] == "screening 1 0/2" and lines[-1] == "clearance 3 3/3"
 
 
+def test_streaming_example_prints_the_answer_only(capsys) -> None:
+    code = next(b for b in blocks("python") if "on_chat_model_stream" in b)
+    exec(compile(code, "README streaming", "exec"), {})
+    assert capsys.readouterr().out.split("\n")[:-1] == ["'December '", "'2023'"]
+
+
 def test_carriers_example_runs(capsys) -> None:
     code = next(b for b in blocks("python") if "heavy_redundancy_example" in b)
     exec(compile(code, "README carriers", "exec"), {})

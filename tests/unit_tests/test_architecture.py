@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "provider_retries",
                 "live_guard",
                 "preflight",
+                "loop_clients",
                 "pipeline",
                 "jobs",
             }

@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -20,8 +21,8 @@ from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.cli import main
 
 
-def _server() -> tuple[ThreadingHTTPServer, list[dict]]:
-    model = ScriptedAdmissionModel()
+def _server(model=None) -> tuple[ThreadingHTTPServer, list[dict]]:
+    model = model or ScriptedAdmissionModel()
     seen: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -94,3 +95,46 @@ def test_openai_model_path_through_a_local_stub(tmp_path, monkeypatch) -> None:
     # structured stages asked for a JSON schema; free-text responses did not
     formats = [b.get("response_format", {}).get("type") for b in seen]
     assert "json_schema" in formats and None in formats
+
+
+LOCOMO = Path("/work/shared/data/locomo10")
+
+
+@pytest.mark.skipif(not LOCOMO.is_dir(), reason="LoCoMo data not present")
+def test_locomo_admission_bench_through_a_local_stub(tmp_path, monkeypatch) -> None:
+    from meclear_integrations.admission.reader import AdmissionReader
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server, seen = _server(AdmissionReader())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        flags = ["--locomo", str(LOCOMO), "--limit", "1", "--no-presets", "--no-progress"]
+        code = main(
+            [
+                "admission-bench",
+                *flags,
+                "--methods",
+                "conmem,a-mac",
+                "--out",
+                str(tmp_path / "o"),
+                "--openai-model",
+                "stub",
+                "--openai-base-url",
+                url,
+            ]
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 0
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["offline_reader"] is False and data["model"] == "openai:stub"
+    conmem = data["methods"][0]
+    assert conmem["errors"] == 0 and conmem["calls_per_decision"] >= 14
+    sent = round(conmem["sent_calls_per_decision"] * conmem["n"])
+    assert sent <= round(conmem["calls_per_decision"] * conmem["n"])
+    # ConMem after dedup, one A-MAC call each, the ablations' extra tie-break questions
+    assert len(seen) == sent + data["methods"][1]["n"] + data["analysis_calls"]
+    assert "OFFLINE TEXT-READER" not in (tmp_path / "o" / "report.md").read_text()

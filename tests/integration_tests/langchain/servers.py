@@ -27,10 +27,16 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(handle: Handler) -> Iterator[str]:
-    """Serve ``handle(method, path, body) -> (status, headers, body)``; yields the base URL."""
+def serve(handle: Handler, *, keep_alive: bool = False) -> Iterator[str]:
+    """Serve ``handle(method, path, body) -> (status, headers, body)``; yields the base URL.
+
+    ``keep_alive``: HTTP/1.1 with persistent connections (clients pool them), as real
+    providers do; by default each reply closes its connection (HTTP/1.0).
+    """
 
     class _Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def _reply(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""

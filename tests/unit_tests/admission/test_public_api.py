@@ -12,6 +12,13 @@ from meclear_integrations.admission.model import TextModel
 from meclear_integrations.judges.model import TextModel as JudgesTextModel
 
 EXPECTED = {
+    "AdmissionRecord",
+    "AdmissionTicket",
+    "BackgroundAdmission",
+    "BackgroundAdmissionEvent",
+    "DedupTextModel",
+    "ThreadExecutor",
+    "cheap_config",
     "PROBE_ROLES",
     "REJECTION_REASONS",
     "AdmissionConfig",

@@ -11,6 +11,7 @@ EXPECTED = [
     "ADMISSION_EVENT",
     "CLEARANCE_RUN_NAME",
     "EVALUATE_RUN_NAME",
+    "INTERNAL_TAG",
     "REFERENCE_METADATA_KEY",
     "AdmissionGate",
     "AdmissionRunnable",
