@@ -14,5 +14,5 @@ def test_the_background_request_path_calls_no_model() -> None:
 
 
 def test_four_workers_drain_a_latency_bound_queue_faster() -> None:
-    result = audit_throughput(jobs=16, audit_seconds=0.1, workers=4)
+    result = audit_throughput(jobs=16, audit_seconds=0.25, workers=4)
     assert result["speedup"] >= 2.5  # about 4 on an idle machine; bound loosely for CI
