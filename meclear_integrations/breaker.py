@@ -15,8 +15,29 @@ pass the same instance to several components to share it. Every clearance asks i
 - **half-open** (after the cool-down): one query runs as a probe while the others keep
   skipping; its success closes the breaker, its failure opens it for another cool-down.
 
-Outcomes that say nothing about the provider (a skipped query, a call budget, an
-unreadable reply, a permanent failure that raises) neither count nor close.
+Outcomes that say nothing about the provider (a skipped query, a call budget, a
+rejection of one query's content, a permanent failure that raises) neither count nor
+close.
+
+**Provider health, not one query's content.** A hostile memory can make every call that
+carries it slow or refused; the queries that retrieve it then time out, but the provider is
+healthy and other users' queries must keep their clearance. So:
+
+- a query counts at most once, whatever number of its calls failed;
+- a query some of whose calls were answered (the provider works; only calls carrying
+  some content failed) does not count (``live_guard.provider_outcome``);
+- content rejections (``content_rejected``: context length, content filter) never count;
+- the breaker is told each query's memory ids (:meth:`CircuitBreaker.record`,
+  :meth:`CircuitBreaker.admit`). When the consecutive failures that open it all carried
+  some memories, it opens **for those memories only**: a query carrying all of them skips
+  clearance, every other query runs as if it were closed (and its success closes the
+  breaker: the provider answers). When no memory is common to the failures (a real outage
+  fails queries with different contexts) it opens for every query. So a hostile memory
+  can at worst stop clearance of the queries that retrieve it, never another user's.
+
+A judge that keeps failing the protocol (no readable verdict after its retries, on every
+call of a query) counts as a provider failure too: a model that never gives a verdict
+opens the breaker instead of costing every query its retries.
 
 Why not a library: ``pybreaker`` holds its lock for the whole guarded call (a breaker
 shared by concurrent queries would run them one at a time) and needs tornado for
@@ -32,7 +53,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -100,6 +121,8 @@ class CircuitBreaker:
         self._count = 0
         self._opened_at = 0.0
         self._probing = False
+        self._shared: frozenset[str] | None = None
+        self._scope: frozenset[str] | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -122,8 +145,13 @@ class CircuitBreaker:
     def _cooled_down(self) -> bool:
         return self.clock() - self._opened_at >= self.cooldown_seconds
 
-    def admit(self) -> Admission:
+    def admit(self, memory_ids: Iterable[str] | None = None) -> Admission:
         """Whether a query may run clearance now (a half-open breaker admits one probe).
+
+        Args:
+            memory_ids: The query's memories. A breaker opened by failures that all shared
+                some memories (their content, not the provider) only declines queries that
+                carry all of them; any other query runs as if it were closed.
 
         Returns:
             The :class:`Admission`; an admitted query must :meth:`record` its outcome.
@@ -134,19 +162,29 @@ class CircuitBreaker:
                 logger.info("MeClear circuit breaker half-open: one query probes the provider")
             if self._state == "closed":
                 return Admission(True, False, "closed", self._count, 0.0)
+            if self._scope and memory_ids is not None and not self._scope <= set(memory_ids):
+                return Admission(True, False, "closed", 0, 0.0)  # not the suspect content
             if self._state == "half_open" and not self._probing:
                 self._probing = True
                 return Admission(True, True, "half_open", self._count, 0.0)
             retry_in = max(0.0, self._opened_at + self.cooldown_seconds - self.clock())
             return Admission(False, False, self._state, self._count, retry_in)
 
-    def record(self, outcome: Outcome, *, probe: bool = False) -> None:
+    def record(
+        self,
+        outcome: Outcome,
+        *,
+        probe: bool = False,
+        memory_ids: Iterable[str] | None = None,
+    ) -> None:
         """Report how an admitted clearance went.
 
         Args:
             outcome: ``success`` closes the breaker, ``failure`` counts or re-opens it,
                 ``neutral`` only frees the probe slot.
             probe: The query was admitted as the half-open probe.
+            memory_ids: The query's memories (None: unknown). Consecutive failures whose
+                contexts all share a memory do not open the breaker (module docstring).
         """
         with self._lock:
             if probe:
@@ -154,15 +192,30 @@ class CircuitBreaker:
             if outcome == "success":
                 if self._state != "closed":
                     logger.warning("MeClear circuit breaker closed: the provider answers again")
-                self._state, self._count = "closed", 0
+                self._state, self._count, self._shared = "closed", 0, None
+                self._scope = None
             elif outcome == "failure":
                 self._count += 1
+                ids = frozenset(memory_ids) if memory_ids is not None else frozenset()
+                self._shared = ids if self._shared is None else self._shared & ids
                 reopen = probe or self._state == "half_open"
-                if reopen or (self._state == "closed" and self._count >= self.failures):
+                widen = self._state != "closed" and bool(self._scope) and not self._shared
+                if reopen or widen or (self._state == "closed" and self._count >= self.failures):
                     self._open()
 
     def _open(self) -> None:
         self._state, self._opened_at = "open", self.clock()
+        self._scope = self._shared or None
+        if self._scope:
+            logger.warning(
+                "MeClear circuit breaker open for queries carrying %d memories common to "
+                "%d consecutive failures (their content, not the provider): those queries "
+                "skip clearance for %.1fs; every other query runs",
+                len(self._scope),
+                self._count,
+                self.cooldown_seconds,
+            )
+            return
         logger.warning(
             "MeClear circuit breaker open after %d consecutive provider failures: clearance "
             "is skipped for %.1fs (status='skipped', reason 'circuit_open')",
@@ -174,3 +227,4 @@ class CircuitBreaker:
         """Close the breaker and forget the failures."""
         with self._lock:
             self._state, self._count, self._probing = "closed", 0, False
+            self._shared = self._scope = None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -374,6 +375,10 @@ class ClearanceGate:
     async def afinish(self, plan: GatePlan, report: ClearanceReport, **record: Any) -> GateOutcome:
         """:meth:`finish` with the ledger write off the event loop.
 
+        A query whose caller has cancelled it is not recorded as a run: the write is skipped
+        when the task is already being cancelled, or when the cancellation arrives before
+        the write has started (:func:`caller_cancelled`).
+
         Args:
             plan: The query's plan.
             report: The engine's report (or :meth:`skipped`'s).
@@ -385,8 +390,10 @@ class ClearanceGate:
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
         run_id = None
-        if self._records(report):
-            run_id = await asyncio.to_thread(self._record, plan, report, budget, notes, record)
+        if self._records(report) and not caller_cancelled():
+            run_id = await _record_unless_cancelled(
+                self._record, plan, report, budget, notes, record
+            )
         return GateOutcome(report, budget, run_id, notes, plan.decision)
 
     def _fit(self, plan: GatePlan, report: ClearanceReport) -> BudgetFit | None:
@@ -432,3 +439,30 @@ class ClearanceGate:
             logger.warning("MeClear ledger record failed: %s", _failure(exc))
             return None
         return getattr(stored, "run_id", None)
+
+
+def caller_cancelled() -> bool:
+    """Whether the running asyncio task has a cancellation pending (its caller gave up).
+
+    Returns:
+        True inside a task being cancelled; False outside a task.
+    """
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return False
+    return task is not None and task.cancelling() > 0
+
+
+async def _record_unless_cancelled(record: Callable[..., str | None], *args: Any) -> str | None:
+    """``record(*args)`` in a thread, skipped if the caller cancels before it starts."""
+    cancelled = threading.Event()
+
+    def write() -> str | None:
+        return None if cancelled.is_set() else record(*args)
+
+    try:
+        return await asyncio.to_thread(write)
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise

@@ -79,10 +79,12 @@ def provider_outcome(
 ) -> Outcome:
     """What a clearance tells the circuit breaker about the provider.
 
-    ``failure``: a transient provider error outlived the engine's retries, or the wall
-    bound ran out (calls hung). ``success``: the run finished (complete or unverified), so
-    the provider answered. ``neutral``: anything else (skipped, a call budget, an
-    unreadable reply, a permanent failure, cancellation).
+    ``failure``: no call of the query was answered and a transient provider error outlived
+    the engine's retries, the wall bound ran out (calls hung), or the judge never gave a
+    readable verdict. ``success``: the run finished (complete or unverified), so the
+    provider answered. ``neutral``: anything else (skipped, a call budget, a content
+    rejection, a permanent failure, cancellation, and a failed run some of whose calls were
+    answered: the provider works, the failing calls followed the query's content).
 
     Args:
         report: The engine's report, when the run returned one.
@@ -94,7 +96,7 @@ def provider_outcome(
     if exc is not None:
         if not isinstance(exc, Exception):
             return "neutral"
-        if _timed_out(exc) or failure_kind(exc) == "transient":
+        if _timed_out(exc) or failure_kind(exc) in ("transient", "unreadable"):
             return "failure"
         return "neutral"
     if report is None or report.status == "skipped":
@@ -102,11 +104,11 @@ def provider_outcome(
     if report.status in ("complete", "unverified"):
         return "success"
     failure = report.failure
-    if failure is None:
-        return "neutral"
+    if failure is None or failure.coalitions_evaluated > 0:
+        return "neutral"  # some calls were answered: the failing ones followed the content
     if failure.reason == "time_budget":
         return "failure"
-    if failure.reason == "evaluator_error" and any(f.transient for f in failure.failed_coalitions):
+    if failure.reason == "evaluator_error" and failure.kind in ("transient", "unreadable"):
         return "failure"
     return "neutral"
 
@@ -131,8 +133,11 @@ class GuardTicket:
         report: ClearanceReport | None = None,
         reason: str | None = None,
         needed: int | None = None,
+        memory_ids: Sequence[str] | None = None,
     ) -> None:
         self.breaker = breaker
+        self.memory_ids = memory_ids
+        """The query's memories, reported to the breaker with the outcome."""
         self.needed = needed
         """The least a clearance needs (a ``budget`` decline)."""
         self.admission = admission
@@ -212,7 +217,7 @@ class GuardTicket:
         if self.breaker is None or self.admission is None or not self.admission.admitted:
             return
         outcome = provider_outcome(self._seen, exc)
-        self.breaker.record(outcome, probe=self.admission.probe)
+        self.breaker.record(outcome, probe=self.admission.probe, memory_ids=self.memory_ids)
 
 
 class LiveGuard:
@@ -245,9 +250,9 @@ class LiveGuard:
             return GuardTicket(None, None, report, "budget", needed)
         if self.breaker is None:
             return GuardTicket(None, None)
-        admission = self.breaker.admit()
+        admission = self.breaker.admit([m.id for m in memories])
         if admission.admitted:
-            return GuardTicket(self.breaker, admission)
+            return GuardTicket(self.breaker, admission, memory_ids=[m.id for m in memories])
         report = self._skipped(memories, config, "circuit_open")
         return GuardTicket(self.breaker, admission, report, "circuit_open")
 

@@ -10,6 +10,14 @@
   Transient failures fail open (or raise under ``on_failure="closed"``) and warn: a
   :class:`~.core.alerts.FailOpenWarning` once per reason per component instance, plus a
   logger warning every time.
+- One name per failure (``core.failure_kind``): the warning says ``reason`` and ``kind``
+  exactly as the document / node metadata, the ``error`` event and the span do
+  (``evaluator_error`` / ``transient``, ``evaluator_error`` / ``content_rejected``...).
+- A web page where an API reply was expected (a proxy's HTML error page) is transient,
+  unless the component's first :data:`FIRST_CALLS` calls all got one and none was ever
+  answered: then it is a wrong ``base_url`` and raises :class:`PermanentFailureError`
+  naming the URL (:meth:`LivePolicy.check_endpoint`); after the provider has answered once,
+  a page is a passing proxy error and fails open.
 - A likely reference answer under a key the component does not read (``reference``,
   ``answer``, ``ground_truth``, ``expected``, ``gold``...) makes the query run reference-free;
   :meth:`LivePolicy.check_reference_keys` warns once per component instance
@@ -20,18 +28,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .core.alerts import FailOpenWarning, ReferenceKeyWarning, WarnOnce
 from .core.config import ClearanceConfig
 from .core.errors import ConfigurationError
-from .core.failure_kind import describe_permanent, failure_kind
+from .core.failure_kind import (
+    PermanentFailureError,
+    describe_permanent,
+    failure_kind,
+    failure_url,
+    is_not_api_reply,
+)
 from .core.redaction import redact
 from .core.report import ClearanceReport
 from .judges.errors import MissingReferenceError
 
 __all__ = [
+    "FIRST_CALLS",
     "LIKELY_REFERENCE_KEYS",
     "FailureSwitch",
     "LivePolicy",
@@ -42,6 +58,9 @@ __all__ = [
 ]
 
 FailureSwitch = Literal["open", "closed"]
+FIRST_CALLS = 2
+"""Failed calls at the start of a component's life that decide whether an HTML page is its
+endpoint (all of them got one, none was answered) or a passing proxy error."""
 _ALWAYS_RAISE = (ConfigurationError, MissingReferenceError)
 
 
@@ -147,6 +166,38 @@ def is_deterministic(model: object) -> bool:
     return bool(getattr(world, "deterministic", False))
 
 
+_URL_ATTRIBUTES = ("openai_api_base", "base_url", "api_base", "endpoint", "azure_endpoint")
+
+
+def model_url(model: object, depth: int = 0) -> str | None:
+    """The base URL a model object declares (``base_url``, ``api_base``...), redacted.
+
+    Args:
+        model: A LangChain chat model, a LlamaIndex LLM, a binding of one, or anything.
+        depth: Bindings followed so far.
+
+    Returns:
+        The URL, or None.
+    """
+    if model is None or depth > 3:
+        return None
+    for name in _URL_ATTRIBUTES:
+        value = getattr(model, name, None)
+        if value is not None and str(value).startswith("http"):
+            return redact(str(value))[:200]
+    for name in ("bound", "llm", "model"):
+        inner = getattr(model, name, None)
+        if inner is not None and inner is not model and not isinstance(inner, str):
+            url = model_url(inner, depth + 1)
+            if url:
+                return url
+    return None
+
+
+class _PageSeen(Exception):
+    """A fail-open report's (redacted) error text, classified like the original."""
+
+
 class LivePolicy:
     """Per component instance: the warn-once memory and the failure decisions.
 
@@ -156,11 +207,21 @@ class LivePolicy:
             in the messages of permanent failures.
     """
 
-    def __init__(self, component: str, settings: dict[str, str]) -> None:
-        """``settings`` maps a role (agent, judge, evaluator) to the setting supplying it."""
+    def __init__(
+        self,
+        component: str,
+        settings: dict[str, str],
+        *,
+        models: Callable[[], Sequence[object]] | None = None,
+    ) -> None:
+        """``settings`` maps a role to its setting; ``models`` gives the models (their URLs)."""
+        self.models = models
         self.component = component
         self.settings = settings
         self.warn = WarnOnce()
+        self._answered = False
+        self._pages = 0
+        self._lock = threading.Lock()
 
     def absorb(self, exc: BaseException, mode: FailureSwitch) -> None:
         """Return when ``exc`` fails open (after warning); raise otherwise.
@@ -185,21 +246,66 @@ class LivePolicy:
             if isinstance(exc, _ALWAYS_RAISE):
                 raise exc
             raise describe_permanent(exc, settings=self.settings) from exc
+        self.check_endpoint(exc, answered=False)
         if mode == "closed":
             raise exc
         error = redact(f"{type(exc).__name__}: {exc}")[:300]
-        self.fail_open_warning(kind, error)
+        self.fail_open_warning("integration_error", error, kind=kind)
 
-    def fail_open_warning(self, reason: str, detail: str) -> None:
-        """Warn (once per ``reason``) and log that a query failed open.
+    def check_endpoint(self, exc: BaseException | None, *, answered: bool) -> None:
+        """Raise when the component's first queries all got a web page instead of a reply.
 
         Args:
-            reason: The failure kind (the warn-once key).
-            detail: The redacted error text.
+            exc: the query's failure (a fail-open report's cause, or what the run raised).
+            answered: the provider answered at least one call of the query.
+
+        Raises:
+            PermanentFailureError: ``base_url`` points at a web page (its URL named).
         """
+        page = exc is not None and is_not_api_reply(exc)
+        with self._lock:
+            if answered or not page:
+                self._answered = self._answered or answered
+                if not page:
+                    return
+            if self._answered:
+                return
+            self._pages += 1
+            loud = self._pages >= FIRST_CALLS
+        if loud and exc is not None:
+            url = failure_url(exc) or self._model_urls() or "the model's base_url"
+            raise PermanentFailureError(
+                f"MeClear: {self.component}'s first {FIRST_CALLS} calls got a web page "
+                f"where an API reply was expected (from {url}); this is not a passing proxy "
+                f"error. Fix: check base_url (it usually ends in /v1) of the agent and judge "
+                f"models ({', '.join(sorted(set(self.settings.values())))}).",
+                kind_detail="bad_endpoint",
+                role=None,
+            ) from exc
+
+    def _model_urls(self) -> str | None:
+        """The base URLs of the component's models, when they declare one."""
+        if self.models is None:
+            return None
+        found = []
+        for model in self.models():
+            url = model_url(model)
+            if url and url not in found:
+                found.append(url)
+        return " / ".join(found) or None
+
+    def fail_open_warning(self, reason: str, detail: str, *, kind: str | None = None) -> None:
+        """Warn (once per ``reason`` and ``kind``) and log that a query failed open.
+
+        Args:
+            reason: The metadata's ``reason`` (``evaluator_error``, ``circuit_open``...).
+            detail: The redacted error text.
+            kind: The failure's kind (``core.failure_kind``), as in the metadata.
+        """
+        label = f"reason {reason!r}" + (f", kind {kind!r}" if kind else "")
         self.warn(
-            reason,
-            f"{self.component}: clearance failed open ({reason}); the context was returned "
+            f"{reason}/{kind}" if kind else reason,
+            f"{self.component}: clearance failed open ({label}); the context was returned "
             f"unchanged: {detail}",
             FailOpenWarning,
             stacklevel=5,
@@ -212,13 +318,20 @@ class LivePolicy:
             report: The engine's report.
         """
         failure = report.failure
+        if report.status in ("complete", "unverified"):
+            self.check_endpoint(None, answered=True)
         if report.status != "failed" or failure is None:
             return
-        transient = [f for f in failure.failed_coalitions if f.transient]
-        reason: str = failure.reason
-        if reason == "evaluator_error":
-            reason = "transient" if transient else "unreadable"
-        self.fail_open_warning(reason, f"{failure.error_type}: {failure.error}"[:300])
+        if failure.kind == "transient" and failure.coalitions_evaluated == 0:
+            texts = [f.error for f in failure.failed_coalitions]
+            pages = [t for t in texts if is_not_api_reply(_PageSeen(t))]
+            for text in pages or [failure.error]:
+                self.check_endpoint(_PageSeen(text), answered=False)
+        elif failure.coalitions_evaluated > 0:
+            self.check_endpoint(None, answered=True)
+        self.fail_open_warning(
+            failure.reason, f"{failure.error_type}: {failure.error}"[:300], kind=failure.kind
+        )
 
     def check_reference_keys(
         self, metadata: Mapping[str, Any] | None, read_key: str, *, where: str

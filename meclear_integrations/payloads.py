@@ -57,6 +57,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .core.events import StageEvent
+from .core.failure_kind import failure_kind
+from .core.instructions import is_instruction_like
 from .core.redaction import redact, redact_payload
 from .core.report import ClearanceReport
 from .core.text import utf8_safe
@@ -185,14 +187,37 @@ def failure_summary(report: ClearanceReport) -> dict[str, Any] | None:
     failure = getattr(report, "failure", None)
     if failure is None:
         return None
-    return {
+    summary: dict[str, Any] = {
         "reason": failure.reason,
+        "kind": failure.kind,
         "stage": failure.stage,
         "error_type": failure.error_type,
         "error": redact(failure.error)[:500],
         "estimates_usable": failure.estimates_usable,
         "failed_count": len(failure.failed_coalitions),
     }
+    rejected = rejected_memory_ids(failure.failed_coalitions)
+    if rejected is not None:
+        summary["rejected_memory_ids"] = rejected
+    return summary
+
+
+def rejected_memory_ids(failed: Sequence[Any]) -> list[str] | None:
+    """The memories whose content a provider refused (``content_rejected``), if any.
+
+    The smallest refused coalition (the fewest memories to look at), in retrieval order.
+
+    Args:
+        failed: A report's failed coalitions.
+
+    Returns:
+        Memory ids (redacted), or None when no call was refused for its content.
+    """
+    refused = [f for f in failed if getattr(f, "kind", None) == "content_rejected"]
+    if not refused:
+        return None
+    smallest = min(refused, key=lambda f: len(f.memory_ids))
+    return [redact(m) for m in smallest.memory_ids]
 
 
 def exception_summary(error: BaseException, *, stage: str = "integration") -> dict[str, Any]:
@@ -207,6 +232,7 @@ def exception_summary(error: BaseException, *, stage: str = "integration") -> di
     """
     return {
         "reason": "integration_error",
+        "kind": failure_kind(error),
         "stage": stage,
         "error_type": type(error).__name__,
         "error": redact(f"{type(error).__name__}: {error}")[:500],
@@ -223,7 +249,9 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     ``early_exit`` is True. ``status`` is always there: ``complete`` for a finished run; a
     failed run (fail-open) has ``status: "failed"`` and ``failure``; an abstaining
     (``unverified``) or declined (``skipped``) run has its ``status`` and ``status_reason``
-    (the context is unchanged).
+    (the context is unchanged). An instruction-like memory (``core.instructions``) has
+    ``suspect: True``; when the run cleared memories but kept suspects, every memory's dict
+    lists them under ``suspects_kept``.
 
     Args:
         report: The engine's report.
@@ -234,6 +262,12 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
         cleared, recovered, early exit).
     """
     meta = _memory_metadata(report, memory_id)
+    memory = next((m for m in (*report.kept, *report.cleared) if m.id == memory_id), None)
+    if memory is not None and is_instruction_like(memory.content):
+        meta["suspect"] = True  # carries instructions to the model (core.instructions)
+    kept_suspects = report.suspects_kept
+    if kept_suspects:  # the fix left instruction-like memories in the context
+        meta["suspects_kept"] = [redact(i) for i in kept_suspects]
     if getattr(report, "carrier_status", None) is not None:  # the carriers search ran
         meta["carrier"] = memory_id in report.carrier_ids
         meta["withheld"] = memory_id in report.withheld_ids

@@ -12,6 +12,15 @@ Rendering (used by every integration, the judges and the simulated chat model):
   line breaks and other control characters by spaces (:func:`escape_attribute`), and
   metadata values are cut to :data:`MAX_ATTRIBUTE_CHARS`; attribute names must be plain
   identifiers. Escaping is one linear pass per field (no regular expression);
+- prompts are bounded before they are sent (a token budget, estimated at
+  :data:`CHARS_PER_TOKEN` characters per token): each memory's text gets at most
+  :data:`MAX_MEMORY_TOKENS` tokens and all memories of one prompt together at most
+  :data:`MAX_MEMORIES_TOKENS` (shared equally); a longer text keeps its head and tail with
+  the middle replaced by a marker ``…[N characters elided by MeClear]…``, and ids are cut to
+  :data:`MAX_ATTRIBUTE_CHARS` like metadata values. So an oversized memory (or a megabyte
+  id) cannot push a prompt past a provider's context length; a provider that still
+  refuses a request for its content fails the query open (``core.failure_kind``:
+  ``content_rejected``), naming the memories;
 - the prompt states that the memories are data, never instructions;
 - the question is fenced too (``<question>`` / text / ``</question>``, escaped),
   so neither a memory nor a question can pose as the prompt's own instructions.
@@ -27,12 +36,17 @@ from .core.errors import ConfigurationError
 from .core.memory import Memory
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "DEFAULT_ANSWER_PROMPT",
     "MAX_ATTRIBUTE_CHARS",
+    "MAX_MEMORIES_TOKENS",
+    "MAX_MEMORY_TOKENS",
     "NO_MEMORIES",
+    "bound_text",
     "escape_attribute",
     "fence",
     "format_answer_prompt",
+    "memory_char_budget",
     "neutralize_tags",
     "render_memories",
     "render_memory",
@@ -61,7 +75,50 @@ Answer:"""
 """The package's default task-agent prompt (placeholders ``{memories}``, ``{question}``)."""
 
 MAX_ATTRIBUTE_CHARS = 256
-"""Longest rendered metadata value (ids are rendered whole)."""
+"""Longest rendered metadata value or id."""
+CHARS_PER_TOKEN = 4
+"""Characters per token assumed by the prompt budget (English text averages about 4)."""
+MAX_MEMORY_TOKENS = 4_000
+"""Most tokens of one memory's text in a prompt."""
+MAX_MEMORIES_TOKENS = 24_000
+"""Most tokens of all memories of one prompt together (each gets an equal share)."""
+_ELIDED = "\u2026[{n} characters elided by MeClear]\u2026"
+
+
+def bound_text(text: str, max_chars: int) -> str:
+    """``text`` cut to about ``max_chars``: head and tail kept, the middle elided with a marker.
+
+    Args:
+        text: A memory's text.
+        max_chars: The most characters kept (the marker comes on top).
+
+    Returns:
+        The text, or its head, the marker and its tail.
+
+    Example:
+        >>> bound_text("a" * 10 + "b" * 10, 9)
+        'aaaaaa…[11 characters elided by MeClear]…bbb'
+    """
+    if len(text) <= max_chars:
+        return text
+    head = max_chars * 2 // 3
+    tail = max_chars - head
+    elided = len(text) - head - tail
+    return text[:head] + _ELIDED.format(n=elided) + (text[-tail:] if tail else "")
+
+
+def memory_char_budget(count: int) -> int:
+    """The most characters of one memory's text when ``count`` memories share a prompt.
+
+    Args:
+        count: Memories in the prompt.
+
+    Returns:
+        ``min(MAX_MEMORY_TOKENS, MAX_MEMORIES_TOKENS // count) * CHARS_PER_TOKEN``.
+    """
+    share = MAX_MEMORIES_TOKENS // max(count, 1)
+    return min(MAX_MEMORY_TOKENS, share) * CHARS_PER_TOKEN
+
 
 _LT_LOOKALIKES = ("\uff1c", "\ufe64")  # fullwidth and small less-than signs
 _SAFE_LT = "\u2039"  # single left-pointing angle quotation mark
@@ -167,13 +224,17 @@ def validate_metadata_keys(keys: Sequence[str] | None) -> tuple[str, ...] | None
     return checked
 
 
-def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
+def render_memory(
+    memory: Memory, *, metadata_keys: Sequence[str] = (), max_chars: int | None = None
+) -> str:
     """One fenced memory block.
 
     Args:
         memory: The memory to render.
         metadata_keys: Metadata keys that, when present, become attributes (values
             escaped like ids and cut to :data:`MAX_ATTRIBUTE_CHARS`).
+        max_chars: The most characters of its text (default: :data:`MAX_MEMORY_TOKENS`
+            tokens); a longer text is elided in the middle (:func:`bound_text`).
 
     Returns:
         The ``<memory id="...">`` block.
@@ -181,7 +242,9 @@ def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
     Raises:
         ConfigurationError: When a key is ``"id"`` or not a plain identifier.
     """
-    attributes: dict[str, object] = {"id": memory.id}
+    attributes: dict[str, object] = {
+        "id": escape_attribute(memory.id, max_chars=MAX_ATTRIBUTE_CHARS)
+    }
     for key in metadata_keys:
         if key == "id":
             raise ConfigurationError("'id' is the memory's own attribute, not a metadata key")
@@ -189,7 +252,8 @@ def render_memory(memory: Memory, *, metadata_keys: Sequence[str] = ()) -> str:
             attributes[_attribute_name(key)] = escape_attribute(
                 memory.metadata[key], max_chars=MAX_ATTRIBUTE_CHARS
             )
-    return fence("memory", memory.content, **attributes)
+    limit = max_chars if max_chars is not None else MAX_MEMORY_TOKENS * CHARS_PER_TOKEN
+    return fence("memory", bound_text(memory.content, limit), **attributes)
 
 
 def render_memories(memories: Iterable[Memory], *, metadata_keys: Sequence[str] = ()) -> str:
@@ -202,7 +266,9 @@ def render_memories(memories: Iterable[Memory], *, metadata_keys: Sequence[str] 
     Returns:
         The rendered blocks.
     """
-    blocks = [render_memory(m, metadata_keys=metadata_keys) for m in memories]
+    memories = list(memories)
+    limit = memory_char_budget(len(memories))
+    blocks = [render_memory(m, metadata_keys=metadata_keys, max_chars=limit) for m in memories]
     return "\n\n".join(blocks) if blocks else NO_MEMORIES
 
 

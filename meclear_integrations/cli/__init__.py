@@ -71,9 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0 if args.command is None else 2
+    from ._safe import safe_output
+
     try:
-        code = int(args.handler(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        with safe_output():  # stored text is hostile: no raw control character reaches a terminal
+            code = int(args.handler(args) or 0)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except BrokenPipeError:
         _quiet_stdout()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigurationError
+from ._safe import framed_lines, safe_text
 
 __all__ = ["register"]
 
@@ -191,6 +192,7 @@ def _emit(text: str, out: Path | None) -> None:
         print(text)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
+    text = safe_text(text)  # the file may be printed to a terminal later
     out.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     print(f"wrote {out}")
 
@@ -207,6 +209,11 @@ def _review(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         entries = review_entries(ledger, proposals)
+        framed = ledger.review_interactions(
+            min_queries=args.min_queries,
+            min_consistency=args.min_consistency,
+            confidence=args.confidence,
+        )
     if args.format == "json":
         text = proposals_json(
             proposals,
@@ -214,6 +221,7 @@ def _review(args: argparse.Namespace) -> int:
             min_queries=args.min_queries,
             min_consistency=args.min_consistency,
             confidence=args.confidence,
+            set_aside=[f.model_dump(mode="json") for f in framed],
         )
         document = json.loads(text)
         for item, entry in zip(document["proposals"], entries, strict=True):
@@ -223,7 +231,7 @@ def _review(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         text = entries_csv(entries)
     else:
-        text = _proposal_table(entries, args.min_queries)
+        text = _proposal_table(entries, args.min_queries) + framed_lines(framed)
     _emit(text, args.out)
     return 0
 

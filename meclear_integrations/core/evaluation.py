@@ -34,6 +34,7 @@ from .budget import RunBudget
 from .coalitions import Coalition
 from .config import RetryPolicy
 from .errors import BudgetExceededError, EvaluatorError, RedactedError
+from .failure_kind import failure_kind, failure_url, is_not_api_reply
 from .faults import exception_chain, is_transient, redact_chain
 from .game import CoalitionGame, EvaluationRequest
 from .memory import Memory
@@ -89,13 +90,18 @@ def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -
         The entry.
     """
     root = _root(exc)
+    error = redact(str(root))[:500]
+    url = failure_url(exc) if is_not_api_reply(exc) else None
+    if url is not None and url not in error:  # a web page: say where it came from
+        error = f"{error[:280]} (from {url})"
     return FailedCoalition(
         memory_ids=list(request.memory_ids),
         trial=request.trial,
         error_type=getattr(root, "original_type", None) or type(root).__name__,
-        error=redact(str(root))[:500],
+        error=error,
         transient=any(is_transient(e) for e in exception_chain(exc)),
         attempts=attempts,
+        kind=failure_kind(exc),
     )
 
 

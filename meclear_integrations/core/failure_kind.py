@@ -16,12 +16,25 @@ provider error wrapped by the engine or redacted by an integration still counts)
 - ``"invalid_score"``: the evaluator returned a score outside [0, 1] (the engine's score
   validation; the run fails open with reason ``invalid_score``);
 - ``"circuit_open"``: the provider circuit breaker is open (recent provider outage);
+- ``"content_rejected"``: the provider refused the request because of what it carried,
+  not because of the settings (:func:`is_content_rejection`): HTTP 413 (request too
+  large), or an HTTP 400/422 whose text says the context length was exceeded
+  (``context_length_exceeded``, "maximum context length", "prompt is too long"), that a
+  content filter fired (``content_filter``, "content management policy") or that a
+  string was too long (a memory id). A memory caused it, so the query fails open and the
+  failed coalitions name the memories; it says nothing about the provider's health;
 - ``"unreadable"``: a model reply could not be read (a verdict that did not parse, a
   response body that is not JSON), after the retries the policy allows;
-- ``"transient"``: timeouts, connection errors, HTTP 408/409/425/429/5xx;
+- ``"transient"``: timeouts, connection errors, HTTP 408/409/425/429/5xx, and a web page
+  where an API reply was expected (a proxy's HTML error page: :func:`is_not_api_reply`;
+  a component whose first calls all get one raises, see ``live_policy``);
 - ``"permanent"``: everything else: HTTP 400/401/403/404/422 (bad request, credentials,
   permission, unknown model or URL), and exceptions raised by the caller's own agent,
   judge or evaluator code (``AttributeError``, ``TypeError``...).
+
+The same name is used everywhere a failure is reported: the ``kind`` of a report's
+``failure`` and of each failed coalition, the document / node metadata, the ``error``
+events, the ``FailOpenWarning`` text and the clearance span.
 
 :func:`fails_open` is True for every kind but ``"permanent"``. :func:`describe_permanent`
 turns a permanent failure into a message that names the cause and the setting to fix;
@@ -32,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Literal
 
 from .errors import (
@@ -55,6 +69,9 @@ __all__ = [
     "fails_open",
     "failure_kind",
     "failure_role",
+    "failure_url",
+    "is_content_rejection",
+    "is_not_api_reply",
     "mark_role",
 ]
 
@@ -66,6 +83,7 @@ FailureKind = Literal[
     "invalid_retrieval",
     "invalid_score",
     "circuit_open",
+    "content_rejected",
     "unreadable",
     "transient",
     "permanent",
@@ -133,13 +151,103 @@ def failure_kind(exc: BaseException) -> FailureKind:
             return "circuit_open"
         if isinstance(link, ScoreOutOfRangeError):
             return "invalid_score"
+    if is_content_rejection(exc):
+        return "content_rejected"
     if is_unreadable_reply(exc):
         return "unreadable"
     if is_transient(exc):
         return "transient"
+    if is_not_api_reply(exc):
+        return "transient"
     if any(_undecodable_body(link) for link in chain):
         return "unreadable"
     return "permanent"
+
+
+_CONTENT_REJECTION = re.compile(
+    r"context_length_exceeded|maximum context length|context (?:length|window) "
+    r"(?:exceeded|of)|prompt is too long|input is too long|too many (?:input )?tokens|"
+    r"input token count|reduce the length of the (?:messages|prompt|input)|"
+    r"request too large|payload too large|request entity too large|content[_ ]filter|"
+    r"content management policy|content polic(?:y|ies)|responsibleaipolicyviolation|"
+    r"string_above_max_length|string too long|exceeds the maximum (?:allowed )?length",
+    re.IGNORECASE,
+)
+_CONTENT_STATUS = frozenset({400, 413, 422})
+
+
+def _status_in_chain(exc: BaseException) -> int | None:
+    return next((s for s in map(http_status, exception_chain(exc)) if s is not None), None)
+
+
+def is_content_rejection(exc: BaseException) -> bool:
+    """Whether the provider refused the request for what it carried (module docstring).
+
+    HTTP 413, or an HTTP 400/422 (or an error without a status) whose text or error
+    ``code`` names an exceeded context length, a content filter or a string too long.
+
+    Args:
+        exc: a failure.
+
+    Returns:
+        True for a content rejection.
+    """
+    status = _status_in_chain(exc)
+    if status == 413:
+        return True
+    if status is not None and status not in _CONTENT_STATUS:
+        return False
+    for link in exception_chain(exc):
+        code = getattr(link, "code", None)
+        text = f"{code if isinstance(code, str) else ''} {_safe_str(link)}"[:20_000]
+        if _CONTENT_REJECTION.search(text):
+            return True
+    return False
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a broken __str__ must not break classification
+        return ""
+
+
+def is_not_api_reply(exc: BaseException) -> bool:
+    """A web page or plain text where an API object was expected (a proxy's error page).
+
+    Args:
+        exc: a failure.
+
+    Returns:
+        True when the reply was not an API reply.
+    """
+    return _not_an_api_reply(exc)
+
+
+_URL = re.compile(r"https?://[^\s'\"<>]{1,200}")
+
+
+def failure_url(exc: BaseException) -> str | None:
+    """The URL a failed call went to, when the exception chain carries it.
+
+    Read from a ``request.url`` / ``response.url`` / ``url`` attribute, else from the text.
+
+    Args:
+        exc: a failure.
+
+    Returns:
+        The URL (credentials redacted), or None.
+    """
+    for link in exception_chain(exc):
+        for holder in (link, getattr(link, "request", None), getattr(link, "response", None)):
+            url = getattr(holder, "url", None)
+            if url is not None and str(url).startswith("http"):
+                return redact(str(url))[:200]
+    for link in exception_chain(exc):
+        found = _URL.search(_safe_str(link))
+        if found:
+            return redact(found.group(0))
+    return None
 
 
 def _undecodable_body(exc: BaseException) -> bool:

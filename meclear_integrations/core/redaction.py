@@ -13,7 +13,17 @@ is not a data-loss-prevention system.
     ``sk_test_`` / ``rk_live_``, Groq ``gsk_``, GitLab ``glpat-``, Google OAuth ``ya29.``,
     Google API ``AIza...``, Perplexity ``pplx-``, Replicate ``r8_``, xAI ``xai-``,
     LangSmith ``lsv2_``, Hugging Face ``hf_``, GitHub ``ghp_`` / ``gho_`` / ...
-    / ``github_pat_``, Slack ``xox?-``, AWS ``AKIA`` / ``ASIA``, JWTs;
+    / ``github_pat_``, Slack ``xox?-``, AWS ``AKIA`` / ``ASIA``, JWTs, DigitalOcean
+    ``dop_v1_`` / ``doo_v1_`` / ``dor_v1_``, Databricks ``dapi``, Shopify ``shpat_`` /
+    ``shpss_`` / ..., Twilio ``SK`` + 32 hex, Mailgun ``key-``, and a masked key a provider
+    echoes (``sk-proj-****abcd``);
+  * hex-bodied keys without a prefix (Azure OpenAI keys, 32 hex digits) when a credential
+    word (``key``, ``azure``, ``token``, ``secret``, ``subscription``, ``auth...``) comes
+    at most 48 characters before them on the same line (a bare 32-hex string elsewhere is
+    kept: it is indistinguishable from an MD5 hash);
+  * whatever follows a provider's rejection of a credential (``Incorrect API key
+    provided: sk-abc``, ``invalid token: ...``), however short, so a 401 body repeated
+    verbatim in an error does not carry the key;
   * bearer / basic credentials and ``Authorization`` / ``Proxy-Authorization`` headers;
   * ``key: value`` / ``key=value`` pairs whose key names a secret (``api_key``,
     ``x-api-key``, ``Ocp-Apim-Subscription-Key``, ``token``, ``password``, ``secret``,
@@ -84,6 +94,12 @@ _PROVIDER_KEYS = (
     r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
     r"(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
     r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+    r"do[opr]_v1_[A-Fa-f0-9]{16,}",  # DigitalOcean personal / OAuth / refresh tokens
+    r"dapi[a-f0-9]{32}(?:-[0-9]{1,2})?",  # Databricks personal access token
+    r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{16,}",  # Shopify access tokens and shared secrets
+    r"SK[0-9a-f]{32}\b",  # Twilio API key SID
+    r"key-[0-9A-Za-z]{32}\b",  # Mailgun API key
+    r"sk-[A-Za-z0-9_\-]{0,40}\*{3,}[A-Za-z0-9]{0,8}",  # a masked key a provider echoes
 )
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -112,6 +128,29 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"://[^/\s:@]{1,256}:[^/\s@]{1,256}@"), f"://{REDACTED}@"),
     # Well-known key formats.
     (re.compile(r"\b(?:" + "|".join(_PROVIDER_KEYS) + ")"), REDACTED),
+    # A provider's rejection of a credential, repeated verbatim (OpenAI's 401: "Incorrect
+    # API key provided: sk-abc."): whatever follows, however short.
+    (
+        re.compile(
+            r"((?:incorrect|invalid|wrong|bad|unknown|expired|revoked|malformed)[ \t]{1,8}"
+            r"(?:[A-Za-z]{1,24}[ \t]{1,8})?(?:api[-_ ]?)?(?:key|token|credential|secret|password)s?"
+            r"(?:[ \t]{1,8}(?:provided|given|supplied|used))?[ \t]{0,8}[:=][ \t]{0,8}[\"'`]?)"
+            r"([^\s\"'`,;}]{1,4096})",
+            re.IGNORECASE,
+        ),
+        rf"\1{REDACTED}",
+    ),
+    # Hex-bodied keys with no prefix of their own (Azure OpenAI / Cognitive Services keys,
+    # 32 hex digits): redacted when a credential word comes shortly before, so that
+    # hashes and ids elsewhere stay readable.
+    (
+        re.compile(
+            r"((?:key|azure|credential|secret|token|subscription|auth\w{0,12}|password)"
+            r"\b[^\n]{0,48}?)(?<![0-9A-Fa-f])[0-9a-fA-F]{32}(?![0-9A-Za-z])",
+            re.IGNORECASE,
+        ),
+        rf"\1{REDACTED}",
+    ),
 )
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=\-])[A-Za-z0-9_+/=\-]{24,}")

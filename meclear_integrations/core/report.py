@@ -229,6 +229,10 @@ class FailedCoalition(BaseModel):
     """Classified transient (it was retried, and retries ran out)."""
     attempts: int
     """Attempts made on this call."""
+    kind: str | None = None
+    """The failure's kind (``core.failure_kind``: ``transient``, ``unreadable``,
+    ``content_rejected``, ``permanent``...): a ``content_rejected`` entry names the memories
+    whose content the provider refused."""
 
 
 class ClearanceFailure(BaseModel):
@@ -257,6 +261,10 @@ class ClearanceFailure(BaseModel):
     nothing is cleared. False: no estimate is complete and ``attributions`` is empty."""
     coalitions_evaluated: int = 0
     """Distinct coalitions whose values were complete when the run stopped."""
+    kind: str | None = None
+    """The failure's kind (``core.failure_kind``): ``transient``, ``unreadable``,
+    ``content_rejected``, ``budget``, ``capacity``, ``estimator``, ``invalid_score``; the
+    same name the warning, the metadata, the events and the span carry."""
 
 
 class ClearanceReport(BaseModel):
@@ -337,6 +345,27 @@ class ClearanceReport(BaseModel):
     def kept_ids(self) -> list[str]:
         """Ids of the kept memories, in retrieval order."""
         return [m.id for m in self.kept]
+
+    @property
+    def suspect_ids(self) -> list[str]:
+        """Ids of the instruction-like memories (``core.instructions``), in retrieval order."""
+        from .instructions import is_instruction_like
+
+        return [m.id for m in (*self.kept, *self.cleared) if is_instruction_like(m.content)]
+
+    @property
+    def suspects_kept(self) -> list[str]:
+        """Suspects a clearance left in the context while removing other memories.
+
+        Non-empty only when something was cleared: such a fix may have framed an innocent
+        memory (an injection that acts only when it is present); it is reported, and review
+        does not propose the cleared memories on this evidence alone.
+        """
+        if not self.cleared:
+            return []
+        from .instructions import is_instruction_like
+
+        return [m.id for m in self.kept if is_instruction_like(m.content)]
 
     @property
     def carrier_ids(self) -> list[str]:

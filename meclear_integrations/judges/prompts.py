@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.memory import Memory
-from ..prompts import fence, render_memories
+from ..prompts import CHARS_PER_TOKEN, MAX_MEMORY_TOKENS, bound_text, fence, render_memories
 from .protocol import new_nonce, verdict_instruction
 
 __all__ = ["reference_free_prompt", "reference_prompt"]
@@ -28,6 +28,11 @@ _JSON_FORMAT = (
     'Reply with a JSON object {"reason": "<one or two sentences>", "correct": true|false}, '
     "the reason first."
 )
+
+
+def _bounded(text: str) -> str:
+    """An answer cut to one memory's prompt budget (an agent may echo a huge memory)."""
+    return bound_text(text, MAX_MEMORY_TOKENS * CHARS_PER_TOKEN)
 
 
 def _format(structured: bool, nonce: str | None) -> str:
@@ -55,8 +60,8 @@ def reference_prompt(
         [
             "You grade an answer to a question against a reference answer. " + _DATA_NOTICE,
             fence("question", question),
-            fence("reference_answer", reference),
-            fence("candidate_answer", answer),
+            fence("reference_answer", _bounded(reference)),
+            fence("candidate_answer", _bounded(answer)),
             "The candidate is CORRECT when it states the same fact as the reference "
             "(paraphrase, formatting and extra detail that does not contradict the reference "
             "are fine) and INCORRECT when it states a different fact, contradicts the "
@@ -97,7 +102,7 @@ def reference_free_prompt(
             "it. There is no reference answer. " + _DATA_NOTICE,
             f"<memories>\n{render_memories(context, metadata_keys=metadata_keys)}\n</memories>",
             fence("question", question),
-            fence("candidate_answer", answer),
+            fence("candidate_answer", _bounded(answer)),
             "The answer is CORRECT when it answers the question, is supported by the memories "
             "and is consistent with them: where memories conflict, it follows the evidence "
             "that, read critically (dates, explicit corrections, specificity, number of "

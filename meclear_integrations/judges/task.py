@@ -26,12 +26,16 @@ agent call and the judge call each hold one slot of the limiter while they run, 
 while waiting for the other (a sync agent awaited from the async evaluator holds its slot
 in the worker thread that runs it). The slot waits count in ``calls.limiter``.
 
-Consistency (``abstain_on_conflict=True``): when the judge accepts two different answers to
-the question within one query (neither answer's words contain the other's), the verdicts
-cannot all be right, so the evaluator raises
-:class:`~meclear_integrations.core.errors.InconsistentVerdictsError` (reason
-``accepted_two_answers``) and the engine abstains: ``status="unverified"``, the context
-unchanged.
+Consistency (``abstain_on_conflict=True``): when the judge accepts two answers to the
+question within one query that say different things, the verdicts cannot all be right, so
+the evaluator raises :class:`~meclear_integrations.core.errors.InconsistentVerdictsError`
+(reason ``accepted_two_answers``) and the engine abstains: ``status="unverified"``, the
+context unchanged. Answers are compared by meaning (:mod:`.equivalence`): dates, numbers
+and units are normalised first (``12/2023`` = ``December 2023``, ``3 km`` = ``3000 m``),
+then a pair that still differs, and does not deny one another, is put to the judge once
+(the reference prompt and its nonce protocol: does one state the same as the other?). So a
+memory that only changes an answer's surface form cannot switch clearance off, while
+"Paris" and "not Paris", or two different dates, still abstain.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 2 (the evaluator v(S)).
@@ -60,6 +64,7 @@ from ..core.workers import check_call_allowed, in_worker
 from ..limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
 from ..usage import model_role
 from .base import Judge, JudgeVerdict
+from .equivalence import canonical_answer, contradicts, equivalence_judge
 from .normalize import normalize_answer
 
 __all__ = [
@@ -91,7 +96,8 @@ NEGATIONS = frozenset(
 def answers_agree(first: str, second: str) -> bool:
     """Whether two answers state the same thing.
 
-    They do when equal once normalised, or when the words of one are all among the
+    They do when equal once normalised by meaning (dates, numbers and units in one form:
+    :func:`~.equivalence.canonical_answer`), or when the words of one are all among the
     other's ("December 2023" and "John was in Italy in December 2023"), unless the longer
     one's extra words hold a negation ("Paris" and "not Paris" disagree): a judge that
     accepts an answer and its denial is inconsistent, whatever the word overlap.
@@ -109,8 +115,10 @@ def answers_agree(first: str, second: str) -> bool:
         True
         >>> answers_agree("Paris", "Not Paris.")
         False
+        >>> answers_agree("12/2023", "in December 2023")
+        True
     """
-    a, b = normalize_answer(first), normalize_answer(second)
+    a, b = canonical_answer(first), canonical_answer(second)
     if a == b:
         return True
     words_a, words_b = set(a.split()), set(b.split())
@@ -222,6 +230,8 @@ class _TaskBase:
         """The first two different answers the judge accepted, if any."""
         self._answers: SingleFlightCache[str] = SingleFlightCache()
         self._verdicts: SingleFlightCache[JudgeVerdict] = SingleFlightCache()
+        self._same: SingleFlightCache[bool] = SingleFlightCache()
+        self._equivalence = equivalence_judge(judge) if abstain_on_conflict else None
         self._accepted: list[str] = []
         self._lock = threading.Lock()
 
@@ -231,8 +241,8 @@ class _TaskBase:
         return TaskCalls(
             agent_calls=self._answers.calls,
             agent_hits=self._answers.hits,
-            judge_calls=self._verdicts.calls,
-            judge_hits=self._verdicts.hits,
+            judge_calls=self._verdicts.calls + self._same.calls,
+            judge_hits=self._verdicts.hits + self._same.hits,
             limiter=None if self.limiter is None else limiter_summary(self.limiter, self.waits),
         )
 
@@ -251,16 +261,47 @@ class _TaskBase:
             return norm
         return (norm, tuple(m.id for m in coalition))
 
-    def _check(self, answer: str, verdict: JudgeVerdict) -> None:
-        """Raise when the judge has now accepted two answers that disagree."""
+    def _disagreeing(self, answer: str, verdict: JudgeVerdict) -> str | None:
+        """An accepted answer ``answer`` disagrees with by normalisation, if any.
+
+        Records ``answer`` as accepted when it agrees with every earlier one.
+        """
         if not self.abstain_on_conflict or verdict.score < ACCEPTED:
-            return
+            return None
         with self._lock:
             other = next((a for a in self._accepted if not answers_agree(a, answer)), None)
-            if other is None:
-                if not any(normalize_answer(a) == normalize_answer(answer) for a in self._accepted):
-                    self._accepted.append(answer)
-                return
+            if other is None and not any(
+                normalize_answer(a) == normalize_answer(answer) for a in self._accepted
+            ):
+                self._accepted.append(answer)
+        return other
+
+    def _same_key(self, other: str, answer: str) -> Hashable:
+        return (canonical_answer(other), canonical_answer(answer))
+
+    def _askable(self, other: str, answer: str) -> bool:
+        return self._equivalence is not None and not contradicts(other, answer, NEGATIONS)
+
+    def _same_verdict(self, other: str, answer: str) -> bool:
+        check_call_allowed()
+        with limited(self.limiter, self.waits), _role("judge"):
+            verdict = self._equivalence.score(self.question, answer, reference=other)  # type: ignore[union-attr]
+        return verdict.score >= ACCEPTED
+
+    async def _asame_verdict(self, other: str, answer: str) -> bool:
+        check_call_allowed()
+        async with alimited(self.limiter, self.waits):
+            with _role("judge"):
+                verdict = await self._equivalence.ascore(  # type: ignore[union-attr]
+                    self.question, answer, reference=other
+                )
+        return verdict.score >= ACCEPTED
+
+    def _settle(self, other: str, answer: str, same: bool) -> None:
+        """Accept ``answer`` as saying what ``other`` says, or raise the conflict."""
+        if same:
+            return
+        with self._lock:
             if self.conflict is None:
                 self.conflict = (other, answer)
         raise InconsistentVerdictsError(
@@ -270,6 +311,26 @@ class _TaskBase:
             ),
             reason="accepted_two_answers",
         )
+
+    def _check(self, answer: str, verdict: JudgeVerdict) -> None:
+        """Raise when the judge has now accepted two answers that disagree."""
+        other = self._disagreeing(answer, verdict)
+        if other is None:
+            return
+        same = self._askable(other, answer) and self._same.get(
+            self._same_key(other, answer), lambda: self._same_verdict(other, answer)
+        )
+        self._settle(other, answer, same)
+
+    async def _acheck(self, answer: str, verdict: JudgeVerdict) -> None:
+        """:meth:`_check` on the event loop (the judge is asked with ``ascore``)."""
+        other = self._disagreeing(answer, verdict)
+        if other is None:
+            return
+        same = self._askable(other, answer) and await self._same.aget(
+            self._same_key(other, answer), lambda: self._asame_verdict(other, answer)
+        )
+        self._settle(other, answer, same)
 
     def _record(
         self,
@@ -443,7 +504,7 @@ class AsyncTaskEvaluator(_TaskBase):
             judge_cached=self._verdicts.calls == judged,
         )
         note_answer(answer, same=answers_agree)  # for the engine (core.answers)
-        self._check(answer, verdict)
+        await self._acheck(answer, verdict)
         return record
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:

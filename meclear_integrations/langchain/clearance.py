@@ -305,7 +305,9 @@ class ClearanceSettings(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         """Create the per-instance failure policy (warn-once memory)."""
         super().model_post_init(context)
-        self._policy = LivePolicy(type(self).__name__, _ROLE_SETTINGS)
+        self._policy = LivePolicy(
+            type(self).__name__, _ROLE_SETTINGS, models=lambda: (self.llm, self.judge)
+        )
         self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
         self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
         if self.mode == "background":

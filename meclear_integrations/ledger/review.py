@@ -43,6 +43,7 @@ from ..core.errors import ConfigurationError
 
 __all__ = [
     "CarrierProposal",
+    "FramedCandidate",
     "QueryEvidence",
     "ReviewProposal",
     "blocked",
@@ -51,7 +52,9 @@ __all__ = [
     "proposals_csv",
     "proposals_json",
     "rank_proposals",
+    "set_aside_framed",
     "wilson_lower_bound",
+    "with_suspects",
 ]
 
 
@@ -386,3 +389,75 @@ def carrier_proposals(runs: Iterable[Any], *, min_queries: int = 1) -> list[Carr
         if len(e["queries"]) >= min_queries
     ]
     return sorted(proposals, key=lambda p: (-p.queries, p.memory_id))
+
+
+class FramedCandidate(BaseModel):
+    """A memory review did not propose: every verified removal kept a suspect.
+
+    Instruction-like memories (``core.instructions``) can frame an innocent memory: an
+    injection that acts only when the innocent memory is present makes removing the
+    innocent memory the smallest verified fix. This is the interaction to look at.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_id: str
+    """The memory the clearances removed."""
+    suspect_ids: list[str]
+    """Instruction-like memories those clearances kept."""
+    run_ids: list[str]
+    """The runs holding the evidence."""
+    harmful_queries: int
+    """Distinct queries for which it was removed."""
+
+
+def with_suspects(extra: dict[str, Any] | None, report: Any) -> dict[str, Any] | None:
+    """``extra`` plus the report's suspects (``suspect_ids``, ``suspects_kept``), if any.
+
+    Args:
+        extra: The run's free-form extras.
+        report: The clearance report being recorded.
+
+    Returns:
+        The extras to store.
+    """
+    suspects = list(getattr(report, "suspect_ids", []) or [])
+    if not suspects:
+        return extra
+    kept = list(getattr(report, "suspects_kept", []) or [])
+    return {**(extra or {}), "suspect_ids": suspects, "suspects_kept": kept}
+
+
+def set_aside_framed(
+    proposals: Sequence[ReviewProposal], suspects_kept: dict[str, list[str]]
+) -> tuple[list[ReviewProposal], list[FramedCandidate]]:
+    """Proposals minus the memories whose every verified removal kept a suspect.
+
+    A run whose clearance left an instruction-like memory in the context does not prove
+    the removed memory harmful: the injection may act only through it. A proposal whose
+    harmful runs all kept a suspect is returned as a :class:`FramedCandidate` instead (ranks
+    of the rest renumbered).
+
+    Args:
+        proposals: Ranked proposals.
+        suspects_kept: run id -> the suspects that run's clearance kept.
+
+    Returns:
+        The proposals still standing and the set-aside interactions.
+    """
+    kept: list[ReviewProposal] = []
+    framed: list[FramedCandidate] = []
+    for p in proposals:
+        per_run = [suspects_kept.get(r, []) for r in p.run_ids]
+        if p.run_ids and all(per_run):
+            framed.append(
+                FramedCandidate(
+                    memory_id=p.memory_id,
+                    suspect_ids=sorted({s for group in per_run for s in group}),
+                    run_ids=list(p.run_ids),
+                    harmful_queries=p.harmful_queries,
+                )
+            )
+        else:
+            kept.append(p)
+    return [p.model_copy(update={"rank": i + 1}) for i, p in enumerate(kept)], framed

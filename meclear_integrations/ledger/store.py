@@ -63,11 +63,14 @@ from .records import (
 )
 from .review import (
     CarrierProposal,
+    FramedCandidate,
     QueryEvidence,
     ReviewProposal,
     carrier_payload,
     carrier_proposals,
     rank_proposals,
+    set_aside_framed,
+    with_suspects,
 )
 from .rows import candidate_rows, context_of, memory_rows, run_mode, safe_payload, safe_text
 from .scope import (
@@ -449,7 +452,9 @@ class HarmLedger:
             "replay_of": replay_of,
             "feedback_id": feedback_id,
             "config": safe_payload(report.config.model_dump(mode="json")),
-            "extra": safe_payload({**(extra or {}), **carrier_payload(report)}),
+            "extra": safe_payload(
+                with_suspects({**(extra or {}), **carrier_payload(report)}, report)
+            ),
         }
         mem_rows = memory_rows(
             report, memories, namespace=self.namespace, store_text=self.store_text
@@ -1248,7 +1253,44 @@ class HarmLedger:
             min_consistency=min_consistency,
             confidence=confidence,
         )
+        proposals, _ = set_aside_framed(proposals, self._suspects_kept(proposals))
         return proposals if limit is None else proposals[:limit]
+
+    def review_interactions(
+        self, *, min_queries: int = 2, min_consistency: float = 0.8, confidence: float = 0.95
+    ) -> list[FramedCandidate]:
+        """Memories review set aside: every verified removal left a suspect in the context.
+
+        Args:
+            min_queries: As :meth:`review`.
+            min_consistency: As :meth:`review`.
+            confidence: As :meth:`review`.
+
+        Returns:
+            The interactions (memory, the suspects kept with it, the runs), for a person.
+        """
+        proposals = rank_proposals(
+            self.evidence(),
+            min_queries=min_queries,
+            min_consistency=min_consistency,
+            confidence=confidence,
+        )
+        return set_aside_framed(proposals, self._suspects_kept(proposals))[1]
+
+    def _suspects_kept(self, proposals: Sequence[ReviewProposal]) -> dict[str, list[str]]:
+        """Run id -> the suspects its clearance kept, for the runs behind ``proposals``."""
+        run_ids = sorted({r for p in proposals for r in p.run_ids})
+        if not run_ids:
+            return {}
+        with read_transaction(self.engine) as conn:
+            rows = conn.execute(
+                select(t.runs.c.run_id, t.runs.c.extra).where(t.runs.c.run_id.in_(run_ids))
+            ).all()
+        return {
+            row.run_id: list((row.extra or {}).get("suspects_kept") or [])
+            for row in rows
+            if isinstance(row.extra, dict)
+        }
 
     def carrier_review(self, *, min_queries: int = 1, runs: int = 1000) -> list[CarrierProposal]:
         """Memories that carried a verified harm by themselves, with their evidence.

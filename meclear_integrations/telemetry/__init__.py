@@ -54,7 +54,8 @@ Attributes (GenAI semantic conventions and OpenInference where they define one):
   as ``gen_ai.usage.input_tokens`` / ``gen_ai.usage.output_tokens``),
   ``meclear.config.*``, ``meclear.trace.detail``,
   ``meclear.framework``; a failed (fail-open) run: ERROR status, ``error.type`` = the
-  failure reason, ``meclear.failure.reason`` / ``.stage`` / ``.failed_count``.
+  failure reason, ``meclear.failure.reason`` / ``.kind`` / ``.stage`` / ``.failed_count``;
+  instruction-like memories, ``meclear.suspect_ids`` / ``meclear.suspects_kept``.
 - stage spans ``meclear.stage.<stage>``: ``meclear.stage`` and the stage event's payload
   as ``meclear.<stage>.<key>`` (scalars and id lists as they are, maps as JSON strings:
   ``meclear.screening.loo``, ``meclear.attribution.shapley``...); a stage that failed:

@@ -529,6 +529,12 @@ class ClearanceTrace:
             attrs["meclear.estimator"] = report.estimator
         if report.status_reason:
             attrs["meclear.status_reason"] = redact(report.status_reason)[:200]
+        for name, ids in (
+            ("suspect_ids", report.suspect_ids),
+            ("suspects_kept", report.suspects_kept),
+        ):
+            if ids:  # instruction-like memories (core.instructions), as in the metadata
+                attrs[f"meclear.{name}"] = tuple(redact(i) for i in ids[:MAX_IDS])
         attrs.update(self._cost(report))
         by_id = {m.id: m for m in report.kept}
         for i, mid in enumerate(kept[:MAX_IDS]):
@@ -542,6 +548,8 @@ class ClearanceTrace:
         failure = report.failure
         if failure is not None:
             root.set_attribute("meclear.failure.reason", failure.reason)
+            if failure.kind is not None:  # the same name as the metadata and the warning
+                root.set_attribute("meclear.failure.kind", failure.kind)
             root.set_attribute("meclear.failure.stage", failure.stage)
             root.set_attribute("meclear.failure.failed_count", len(failure.failed_coalitions))
             root.set_attribute(A.ERROR_TYPE, failure.reason)

@@ -140,12 +140,18 @@ def error_event(stage: Stage, exc: BaseException, run: Run) -> Emit:
     elif fails_open(run.config, exc):
         payload["outcome"] = "fail_open"
         payload["reason"] = failure_reason(exc)
+        payload["kind"] = failure_kind(exc)
         payload["estimates_usable"] = run.attributions is not None
     else:
         payload["outcome"] = "raise"
     if run.failures:
         payload["failed_coalitions"] = [
-            {"memory_ids": f.memory_ids, "trial": f.trial, "error_type": f.error_type}
+            {
+                "memory_ids": f.memory_ids,
+                "trial": f.trial,
+                "error_type": f.error_type,
+                "kind": f.kind,
+            }
             for f in run.failures[:MAX_FAILURES_IN_EVENT]
         ]
         payload["failed_count"] = len(run.failures)

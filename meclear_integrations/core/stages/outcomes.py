@@ -7,6 +7,7 @@ import time
 
 from ..errors import EvaluatorError
 from ..events import StageEvent
+from ..failure_kind import failure_kind
 from ..report import (
     ClearanceCandidate,
     ClearanceCost,
@@ -138,6 +139,7 @@ def fail_open_report(exc: Exception, run: Run) -> ClearanceReport:
                 error=error_text(exc.__cause__ or exc),
                 transient=False,
                 attempts=1,
+                kind=failure_kind(exc),
             )
         )
     baseline = game.value(game.full) if game.trials_of(game.full) else None
@@ -149,9 +151,14 @@ def fail_open_report(exc: Exception, run: Run) -> ClearanceReport:
         failed_coalitions=failures,
         estimates_usable=run.attributions is not None,
         coalitions_evaluated=game.coalitions_evaluated,
+        kind=failure_kind(exc),
     )
     logger.warning(
-        "MeClear failed open (%s in %s): %s", failure.reason, failure.stage, failure.error
+        "MeClear failed open (%s, kind %s, in %s): %s",
+        failure.reason,
+        failure.kind,
+        failure.stage,
+        failure.error,
     )
     return ClearanceReport(
         baseline_value=baseline,
@@ -199,6 +206,8 @@ def clearance_end(selected: int, report: ClearanceReport) -> Emit:
                 "withheld_ids": report.withheld_ids,
                 "carrier_status": report.carrier_status,
                 "cost": report.cost.model_dump(),
+                "suspect_ids": report.suspect_ids,
+                "suspects_kept": report.suspects_kept,
             },
         )
     )
