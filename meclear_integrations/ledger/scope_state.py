@@ -15,6 +15,13 @@ hash, query id):
 - *proven* / *acquitted*: its own removal was shown necessary, or not needed, by the run's
   put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
   early exit whose full context the live judge accepted) is not one;
+- *carrier*: kept by the verified run yet named a carrier of its harm (alone it gives the
+  harmful answer, ``core.stages.carriers``; kept under ``clearance_scope="minimal"`` or
+  withheld under ``"complete"``): harm for this question like a clearance (``cleared_at``,
+  ``cleared_run_id``, ``carrier``), *settled* when the run's signal was a reference or a
+  correction, never *rooted*, *proven* or counted in ``harm_runs`` (review proposes it
+  through ``carrier_proposals`` only); a later finding that the question needs it or that it
+  helped lifts it as it does a clearance;
 - *needed*: a full attribution kept it with a contribution clear of zero and above the
   run's harm tolerance (``needed_at``, ``needed_runs`` + 1); *helpful*: kept with a
   positive contribution whose interval still reaches zero (``helpful_at``).
@@ -149,6 +156,12 @@ def observe(
                     shapley=m.get("shapley"),
                 )
             )
+        elif mid in carrier_ids:
+            out.append(
+                Observation(
+                    memory_id=mid, content_hash=m["content_hash"], carrier=True, settled=strong
+                )
+            )
         elif m.get("shapley") is not None and m["shapley"] > tau:
             lo = m.get("shapley_lo")
             needed = lo is not None and lo > 0.0
@@ -158,6 +171,14 @@ def observe(
                 )
             )
     return out
+
+
+def _recorded_carriers(extra: Any) -> list[str]:
+    """The carrier ids a run record keeps in ``extra["carriers"]`` (``review.carrier_payload``)."""
+    found = extra.get("carriers") if isinstance(extra, dict) else None
+    if not isinstance(found, list):
+        return []
+    return [str(c["memory_id"]) for c in found if isinstance(c, dict) and c.get("memory_id")]
 
 
 def _later(current: datetime | None, at: datetime) -> datetime:
@@ -341,6 +362,13 @@ def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) ->
         if o.shapley is not None:
             values["shapley_sum"] = row["shapley_sum"] + o.shapley
             values["shapley_count"] = row["shapley_count"] + 1
+    elif o.carrier:
+        if _later(row["cleared_at"], at) == at:
+            values["cleared_at"] = at
+            values["cleared_run_id"] = r.run_id
+            values["carrier"] = True
+        if o.settled:
+            values["settled_at"] = _later(row["settled_at"], at)
     if o.helpful:
         values["helpful_at"] = _later(row["helpful_at"], at)
     if o.needed:
@@ -470,7 +498,7 @@ def rebuild(conn: Connection) -> int:
     r, m, c, e, s = t.runs, t.run_memories, t.candidates, t.memory_events, t.memory_scopes
     verified = conn.execute(
         select(r.c.id, r.c.run_id, r.c.namespace, r.c.query_id, r.c.created_at, r.c.mode)
-        .add_columns(r.c.harm_tolerance, r.c.success_signal)
+        .add_columns(r.c.harm_tolerance, r.c.success_signal, r.c.extra)
         .where(r.c.status == "complete", r.c.recovered.is_(True))
         .order_by(r.c.id)
     ).all()
@@ -491,6 +519,7 @@ def rebuild(conn: Connection) -> int:
                 harm_tolerance=run.harm_tolerance,
                 memories=mems.get(run.id, []),
                 candidates=cands.get(run.id, []),
+                carriers=_recorded_carriers(run.extra),
                 success_signal=run.success_signal,
             )
             apply_run(

@@ -1398,12 +1398,18 @@ def _scope_evidence(row: Any) -> QueryEvidence | None:
     rooted = _maybe_utc(row["rooted_at"])
     needed = _maybe_utc(row["needed_at"])
     helpful = _maybe_utc(row["helpful_at"])
+    latest_help = max((x for x in (needed, helpful) if x is not None), default=None)
+    # A carrier-only activation (``scope_state``) adds no evidence: the question counts only
+    # when its rooted clearance still stands on its own (later than any help found since).
+    carried = bool(row["carrier"])
     harmful_at = (
         cleared
-        if row["active"] and rooted is not None and (restored is None or rooted > restored)
+        if row["active"]
+        and rooted is not None
+        and (restored is None or rooted > restored)
+        and not (carried and latest_help is not None and rooted <= latest_help)
         else None
     )
-    latest_help = max((x for x in (needed, helpful) if x is not None), default=None)
     if latest_help is not None and cleared is not None and cleared > latest_help:
         latest_help = None  # a later verified clearance supersedes the help
     if harmful_at is None and latest_help is None:
