@@ -6,7 +6,7 @@ import argparse
 import sys
 import typing
 
-from ..core import ClearanceConfig
+from ..core import Budget, ClearanceConfig
 from ..core.config import EstimatorName
 from ..core.errors import ConfigurationError
 from ..core.estimators import BernsteinPermutationShapley, Estimator, PermutationShapley
@@ -83,7 +83,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     Returns:
         The engine configuration.
     """
-    overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
+    overrides: dict[str, object] = {"seed": args.seed, "budget": Budget(max_concurrency=1)}
     preset = getattr(args, "preset", None)
     estimator = estimator_flag(args.estimator, getattr(args, "permutations", None), preset)
     if estimator is not None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import product
 from typing import Any
 
-from ..core import ClearanceConfig
+from ..core import AutoShapley, Budget, ClearanceConfig
 from .cases import BenchCase
 from .methods.meclear import MeClearMethod
 from .outcomes import CaseOutcome
@@ -88,7 +88,7 @@ def _config(base: BenchSettings, preset: str, **overrides: object) -> ClearanceC
     return ClearanceConfig.preset(
         preset,  # type: ignore[arg-type]
         seed=engine.seed,
-        max_concurrency=engine.max_concurrency,
+        budget=Budget(max_concurrency=engine.budget.max_concurrency),
         **overrides,
     )
 
@@ -138,7 +138,7 @@ def cheap_grid() -> list[dict[str, Any]]:
     regression is unstable.
 
     Returns:
-        Overrides of the default configuration, one per grid point.
+        Settings of the automatic estimator (:class:`AutoShapley`), one per grid point.
     """
     return [
         {"hierarchical_from": start, "blocks": blocks, "branching": branching, "anchor_samples": n}
@@ -252,7 +252,7 @@ def cheap_sweep(
     Args:
         cases: K -> the cases built at that retrieval budget.
         base: The settings (judge and temperature: the standard setting).
-        grid: Overrides of the default configuration (None: :func:`cheap_grid`).
+        grid: Settings of the automatic estimator (None: :func:`cheap_grid`).
         objective_k: The K whose faulty cost is minimised (a key of ``cases``).
         progress: Called with a line per grid point.
         **rule: Replaces values of :data:`RULE` (the bounds of :func:`admissible`, the
@@ -275,7 +275,7 @@ def cheap_sweep(
     reference = {k: _measure(c, settings, _config(settings, "default")) for k, c in cases.items()}
     rows = []
     for values in grid if grid is not None else cheap_grid():
-        config = _config(settings, "default", **values)
+        config = _config(settings, "default", estimator=AutoShapley(**values))
         points = {k: _measure(c, settings, config) for k, c in cases.items()}
         rows.append({"settings": _label(values), "points": points})
         calls = points[objective_k]["faulty"].get("model_calls") or 0.0

@@ -40,7 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core import ClearanceConfig, MeClearEngine, Memory
+from ..core import ClearanceConfig, FailurePolicy, MeClearEngine, Memory
 from ..core.answers import note_answer
 from ..judges.task import answers_agree
 from .cases import BenchCase
@@ -123,7 +123,9 @@ def case_evaluator(case: BenchCase, mode: ReaderMode) -> ReaderEvaluator:
 def _engine_row(
     case: BenchCase, evaluate: CountingEvaluator, overrides: dict[str, Any], seed: int
 ) -> dict[str, Any]:
-    config = ClearanceConfig(**overrides, seed=case_seed(seed, case.case_id), on_failure="closed")
+    config = ClearanceConfig(
+        **overrides, seed=case_seed(seed, case.case_id), failure=FailurePolicy(mode="closed")
+    )
     report = MeClearEngine(config).clear(case.context(), evaluate)
     return {
         "identified": report.cleared_ids + report.carrier_ids,

@@ -4,13 +4,16 @@ import logging
 
 from .budget import RunBudget
 from .config import (
+    Budget,
     ClearanceConfig,
     ClearanceSearch,
     EstimatorName,
     FailureMode,
+    FailurePolicy,
     HarmRule,
     PresetName,
     RetryPolicy,
+    Verification,
 )
 from .dedup import AnswerCache, DedupStats, SingleFlightCache, adedup_evaluator, dedup_evaluator
 from .engine import MeClearEngine
@@ -70,6 +73,7 @@ __all__ = [
     "AnswerCache",
     "AutoShapley",
     "BernsteinPermutationShapley",
+    "Budget",
     "BudgetExceededError",
     "CallRetrier",
     "ClearanceCandidate",
@@ -92,6 +96,7 @@ __all__ = [
     "ExactShapley",
     "FailedCoalition",
     "FailureMode",
+    "FailurePolicy",
     "FailureReason",
     "HarmRule",
     "HierarchicalShapley",
@@ -116,6 +121,7 @@ __all__ = [
     "StageListener",
     "TooManyMemoriesError",
     "TransientError",
+    "Verification",
     "adedup_evaluator",
     "dedup_evaluator",
     "exact_shapley",

@@ -7,7 +7,7 @@ Algorithm 1 does: screening (steps 2-4; with ``stop_unexplained``, a failure no 
 explains stops there), attribution (step 5), interactions (Eq. 15), verified clearance
 (steps 6-17), then, when asked, the carriers of the verified harm (``stages.carriers``).
 
-Reliability: every evaluator call is retried on transient errors (``config.retry``) and
+Reliability: every evaluator call is retried on transient errors (``config.failure.retry``) and
 counted against the per-query budget (``max_evaluator_calls``, ``max_wall_seconds``).
 When the run cannot finish, ``on_failure="open"`` (default) returns a report with
 ``status="failed"`` that keeps the full context unchanged and says why
@@ -193,7 +193,7 @@ class MeClearEngine:
                             game,
                             step.coalitions,
                             evaluate,
-                            self.config.max_concurrency,
+                            self.config.budget.max_concurrency,
                             retrier=run.retrier,
                             failures=run.failures,
                             pace=pace,
@@ -263,7 +263,7 @@ class MeClearEngine:
                             game,
                             step.coalitions,
                             evaluate,
-                            self.config.max_concurrency,
+                            self.config.budget.max_concurrency,
                             retrier=run.retrier,
                             failures=run.failures,
                             on_start=started if watched else None,
@@ -312,9 +312,11 @@ class MeClearEngine:
         game = CoalitionGame(context=context, trials=cfg.trials)
         budget_kwargs = {"clock": self.clock} if self.clock is not None else {}
         budget = RunBudget(
-            max_calls=cfg.max_evaluator_calls, max_seconds=cfg.max_wall_seconds, **budget_kwargs
+            max_calls=cfg.budget.max_evaluator_calls,
+            max_seconds=cfg.budget.max_wall_seconds,
+            **budget_kwargs,
         )
-        retrier = CallRetrier(cfg.retry, budget, sleep=self.sleep, asleep=self.asleep)
+        retrier = CallRetrier(cfg.failure.retry, budget, sleep=self.sleep, asleep=self.asleep)
         run = Run(config=cfg, game=game, budget=budget, retrier=retrier, embed=self.embed)
         prior = prior if prior is not None else PriorCandidate()
         positions = prior_positions(context, prior.ids)
@@ -345,7 +347,7 @@ class MeClearEngine:
         if bound is not None and k > bound:
             raise ConfigurationError(
                 f"estimator='exact' enumerates 2^K coalitions; K={k} exceeds "
-                f"max_exact_memories={bound}"
+                f"ExactShapley(max_memories={bound})"
             )
         screened = yield from screening(run, estimator, rng, prior, unproven)  # steps 2-4
         if screened.exited:

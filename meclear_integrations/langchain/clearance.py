@@ -521,7 +521,7 @@ class ClearanceSettings(BaseModel):
         )
         settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
         settings = QuerySettings(
-            settings.config.model_copy(update={"on_failure": "open"}),
+            settings.config.updated(failure={"mode": "open"}),
             settings.guard,
             settings.gate,
             settings.record,

@@ -751,7 +751,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             host = _SyncHost(self, bundle, nodes, llm, run_id)
             settings = audit_settings(self._settings(llm, run_id), snapshot, run_id)
             settings = QuerySettings(
-                settings.config.model_copy(update={"on_failure": "open"}),
+                settings.config.updated(failure={"mode": "open"}),
                 settings.guard,
                 settings.gate,
                 settings.record,

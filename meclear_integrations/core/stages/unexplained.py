@@ -41,7 +41,7 @@ def unexplained(run: Run) -> Steps[str | None]:
         ``no_memory_explains_failure``, ``model_cannot_answer`` or None.
     """
     cfg, game = run.config, run.game
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
     if any(s >= threshold for c in [game.full, *singles] for s in game.scores[c]):
