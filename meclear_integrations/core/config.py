@@ -190,6 +190,24 @@ _NESTED_RENAMED: dict[str, str] = {
     "on_failure": "`on_failure` is now `mode`: FailurePolicy(mode='open' or 'closed')",
 }
 
+_VERIFICATION = {
+    "max_trials": "max_trials",
+    "recovery_rate": "recovery_rate",
+    "exit_rate": "exit_rate",
+    "verification_delta": "delta",
+    "success_threshold": "success_threshold",
+}
+_BUDGET = {
+    name: name
+    for name in [
+        "max_evaluator_calls",
+        "max_wall_seconds",
+        "max_memories",
+        "max_concurrency",
+        "escalation_pool",
+    ]
+}
+
 _HIERARCHICAL = (
     "estimator=AutoShapley({name}=...)` (the automatic choice) or "
     "`estimator=HierarchicalShapley({own}=..., fallback=KernelShapley())"
@@ -224,24 +242,9 @@ MOVED: dict[str, str] = {
     ),
     **{
         old: _moved(old, f"verification=Verification({new}=...)")
-        for old, new in [
-            ("max_trials", "max_trials"),
-            ("recovery_rate", "recovery_rate"),
-            ("exit_rate", "exit_rate"),
-            ("verification_delta", "delta"),
-            ("success_threshold", "success_threshold"),
-        ]
+        for old, new in _VERIFICATION.items()
     },
-    **{
-        old: _moved(old, f"budget=Budget({old}=...)")
-        for old in [
-            "max_evaluator_calls",
-            "max_wall_seconds",
-            "max_memories",
-            "max_concurrency",
-            "escalation_pool",
-        ]
-    },
+    **{old: _moved(old, f"budget=Budget({new}=...)") for old, new in _BUDGET.items()},
     "on_failure": _moved("on_failure", "failure=FailurePolicy(mode='open' or 'closed')"),
     "retry": _moved("retry", "failure=FailurePolicy(retry=RetryPolicy(...))"),
 }
@@ -252,6 +255,20 @@ nested ``verification``, ``budget`` and ``failure`` models."""
 CHEAP_ESTIMATOR = AutoShapley(hierarchical_from=5, blocks=4, branching=2)
 """The cheap preset's estimator: hierarchical attribution from K = 5 over 4 blocks,
 screened by halving."""
+
+
+def _spelling(old: str) -> str:
+    for group, kind, names in [
+        ("verification", "Verification", _VERIFICATION),
+        ("budget", "Budget", _BUDGET),
+    ]:
+        if old in names:
+            return f"{group}={kind}({names[old]}=...)"
+    if old == "on_failure":
+        return "failure=FailurePolicy(mode=...)"
+    if old == "retry":
+        return "failure=FailurePolicy(retry=RetryPolicy(...))"
+    return f"{old}=..."
 
 
 class ClearanceConfig(BaseModel):
@@ -541,3 +558,11 @@ class ClearanceConfig(BaseModel):
         if name == "cheap":
             return cls.cheap(**overrides)
         raise ConfigurationError(f"unknown preset {name!r}; expected 'paper', 'default' or 'cheap'")
+
+
+ENGINE_SETTINGS: dict[str, str] = {
+    **{name: f"{name}=..." for name in ClearanceConfig.model_fields},
+    **{old: _spelling(old) for old in [*_VERIFICATION, *_BUDGET, "on_failure", "retry"]},
+}
+"""Every engine setting a user may give an integration by mistake, and how to spell it
+inside ``ClearanceConfig(...)`` (the nested ones by their group)."""

@@ -51,7 +51,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..breaker import CircuitBreaker
-from ..core.config import ClearanceConfig
+from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
 from ..core.events import StageEvent
@@ -445,7 +445,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         valid = [*accepted_names(cls), "class_name"]
-        reject_unknown(cls.__name__, data, valid, engine=ClearanceConfig.model_fields)
+        reject_unknown(cls.__name__, data, valid, engine=ENGINE_SETTINGS)
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:

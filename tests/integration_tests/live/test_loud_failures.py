@@ -15,7 +15,7 @@ from tests.integration_tests.langchain.servers import OpenAIStub, serve
 
 from .stubs import COMPONENTS, FaultStub, ids, meta
 
-FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+FAST = {"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}}
 FRAMEWORKS = list(COMPONENTS)
 
 

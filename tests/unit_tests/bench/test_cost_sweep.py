@@ -21,7 +21,10 @@ from meclear_integrations.bench.outcomes import CaseOutcome
 from meclear_integrations.cli import main
 from meclear_integrations.core import ClearanceConfig
 
-BASE = BenchSettings(engine=ClearanceConfig(max_concurrency=1, seed=3), bootstrap_replicates=0)
+BASE = BenchSettings(
+    engine=ClearanceConfig(budget={"max_concurrency": 1}, seed=3),
+    bootstrap_replicates=0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +147,7 @@ def test_cheap_sweep_rejects_a_setting_that_cannot_recover(cases) -> None:
 def test_meclear_cheap_method_runs_the_preset() -> None:
     method = build_method("meclear:cheap", BASE)
     assert method.name == "meclear:cheap"
-    assert method.config == ClearanceConfig.cheap(seed=3, max_concurrency=1)  # type: ignore[attr-defined]
+    assert method.config == ClearanceConfig.cheap(seed=3, budget={"max_concurrency": 1})  # type: ignore[attr-defined]
 
 
 def test_cli_cost_table_and_cheap_needs_locomo(tmp_path: Path, capsys) -> None:

@@ -24,7 +24,7 @@ from tests.unit_tests.judges.models import ScriptedTextModel
 
 from . import scripted
 
-FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
 TOKENS_IN, TOKENS_OUT = 40, 3
 
 

@@ -29,7 +29,7 @@ from .chat import ScriptedChat
 from .scripted import HTTPError
 
 KEPT = ["g1", "b1", "b2", "b3"]
-FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
 
 
 class Events(BaseCallbackHandler):
@@ -103,8 +103,8 @@ PATHS = {
     ),
     "garbage-completions": ({"every": "%%% garbage %%%"}, {}),
     "provider-down": ({"every": HTTPError(503)}, {}),
-    "call-budget": ({}, {"max_evaluator_calls": 3}),
-    "too-many-documents": ({}, {"max_memories": 4}),
+    "call-budget": ({}, {"budget": {"max_evaluator_calls": 3}}),
+    "too-many-documents": ({}, {"budget": {"max_memories": 4}}),
 }
 
 
@@ -176,7 +176,7 @@ async def test_an_auth_error_raises_at_once_whatever_on_failure_says(
     ("model_kwargs", "config", "error"),
     [
         ({"every": HTTPError(503)}, {}, EvaluatorError),
-        ({}, {"max_evaluator_calls": 3}, BudgetExceededError),
+        ({}, {"budget": {"max_evaluator_calls": 3}}, BudgetExceededError),
     ],
 )
 def test_fail_closed_raises_and_changes_nothing(case, store, model_kwargs, config, error) -> None:  # type: ignore[no-untyped-def]

@@ -130,7 +130,11 @@ def _memories() -> list[Memory]:
     return [Memory(id="g1", content=GOLD_MEMORY), Memory(id="inj", content=STALL)]
 
 
-CONFIG = ClearanceConfig(estimator="exact", max_wall_seconds=1.0, retry={"max_attempts": 1})
+CONFIG = ClearanceConfig(
+    estimator="exact",
+    budget={"max_wall_seconds": 1.0},
+    failure={"retry": {"max_attempts": 1}},
+)
 
 
 def test_a_stalling_memory_cannot_hold_the_sync_path_past_its_budget() -> None:

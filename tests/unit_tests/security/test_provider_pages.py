@@ -43,7 +43,7 @@ def _retriever(agent) -> ClearingRetriever:  # type: ignore[no-untyped-def]
         retriever=RunnableLambda(lambda q: docs),
         agent=RunnableLambda(agent),
         judge=CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
-        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        clearance={"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}},
     )
 
 
