@@ -98,7 +98,7 @@ def evaluate(coalition, trial):
     return 0.0
 
 memories = [Memory(id="a", content="x"), Memory(id="b", content="y")]
-engine = MeClearEngine(ClearanceConfig(max_wall_seconds=0.5))
+engine = MeClearEngine(ClearanceConfig(budget={"max_wall_seconds": 0.5}))
 started = time.monotonic()
 report = {call}
 print(report.status, report.failure.reason, round(time.monotonic() - started, 1), flush=True)
