@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _ledger(path: Path) -> None:
     from meclear_integrations.ledger import HarmLedger
-    from tests.unit_tests.ledger.helpers import clear, memories
+    from tests.support.ledger import clear, memories
 
     with HarmLedger(path, store_text=True) as ledger:
         for i in range(6):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 
 class InFlight:

@@ -6,7 +6,7 @@ import multiprocessing
 import threading
 
 from meclear_integrations.ledger import HarmLedger
-from tests.unit_tests.ledger.helpers import clear, memories
+from tests.support.ledger import clear, memories
 
 THREADS = 8
 PER_THREAD = 15

@@ -17,8 +17,7 @@ from meclear_integrations.core import (
     is_transient,
     retry_after,
 )
-
-from .scripted import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
+from tests.support.faults import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
 
 EXACT = ClearanceConfig(estimator="exact")
 

@@ -4,11 +4,8 @@ in absolute seconds: the machine is shared), and a memory cannot stall a run or 
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Callable
 
 import pytest
 
@@ -16,10 +13,15 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.redaction import redact, redact_payload
 from meclear_integrations.judges import ReferenceFreeLLMJudge, task_evaluator
 from meclear_integrations.prompts import format_answer_prompt
+from tests.support.honest_judge import (
+    GOLD_MEMORY,
+    INJECTION,
+    QUESTION,
+    HonestJudgeModel,
+    obeying_agent,
+)
+from tests.support.timing import ticking
 
-from .judges import GOLD_MEMORY, INJECTION, QUESTION, HonestJudgeModel, obeying_agent
-
-T = TypeVar("T")
 KB = 1024
 MB = 1024 * KB
 LINEAR_SLACK = 8.0
@@ -177,35 +179,11 @@ def test_a_stalling_memory_cannot_hold_the_sync_path_past_its_budget() -> None:
     assert report.status == "complete" and report.cleared_ids == ["inj"]
 
 
-async def _ticking(run: Awaitable[T]) -> tuple[T, float, float]:
-    """``run``'s result, its wall seconds and the longest gap of a 10 ms ticker meanwhile."""
-    ticks: list[float] = []
-
-    async def ticker() -> None:
-        while True:
-            ticks.append(time.monotonic())
-            await asyncio.sleep(0.01)
-
-    beat = asyncio.create_task(ticker())
-    started = time.monotonic()
-    try:
-        result = await run
-    finally:
-        beat.cancel()
-    elapsed = time.monotonic() - started
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    return result, elapsed, max(gaps, default=0.0)
-
-
 async def test_a_stalling_memory_cannot_stall_the_event_loop() -> None:
     benign = MeClearEngine(ClearanceConfig(estimator="exact"))
-    _, benign_seconds, benign_gap = await _ticking(
-        benign.aclear(_memories(BENIGN), _evaluate(True))
-    )
+    _, benign_seconds, benign_gap = await ticking(benign.aclear(_memories(BENIGN), _evaluate(True)))
     config = _config(benign_seconds)
-    report, elapsed, gap = await _ticking(
-        MeClearEngine(config).aclear(_memories(), _evaluate(True))
-    )
+    report, elapsed, gap = await ticking(MeClearEngine(config).aclear(_memories(), _evaluate(True)))
     assert elapsed < config.max_wall_seconds + SLACK_SECONDS
     assert report.status == "complete" and report.cleared_ids == ["inj"]
     assert gap < 0.5 + 2 * benign_gap  # the loop kept ticking (as it does on a benign run)
