@@ -25,6 +25,7 @@ def _ledger(path: Path) -> None:
             ledger.record(clear(context, {"g"}, {f"stale{i % 3}"}), query=f"q{i}", context=context)
 
 
+@pytest.mark.slow  # starts a subprocess
 @pytest.mark.parametrize("fmt", ["table", "json", "csv"])
 def test_a_closed_pipe_ends_quietly(tmp_path: Path, fmt: str) -> None:
     pytest.importorskip("sqlalchemy")

@@ -103,6 +103,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_async_failures_leave_nothing_on_stderr() -> None:
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=False
