@@ -224,6 +224,13 @@ class ClearanceConfig(BaseModel):
     reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
     is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
     calls and one round on faulty queries that go on (the carriers search reuses them)."""
+    stop_cannot_answer: bool = True
+    """A model that cannot answer, detected at (near) zero cost: when every answer of the
+    screening batch (the full context's trials and the leave-one-out contexts) is one and
+    the same failing answer, the agent is asked once on no memory; when that is the same
+    answer too, the run stops with ``status="skipped"``, reason ``model_cannot_answer``,
+    and nothing is cleared (``core.stages.unexplained.cannot_answer``). No call otherwise;
+    needs an evaluator that reports its answers (``core.answers``)."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Recovery predicate nu: a context recovers when every trial scores >= this."""
     confidence_delta: float = Field(default=0.05, gt=0.0, lt=1.0)

@@ -30,7 +30,7 @@ from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, cost
 from .prior import PriorTry, prior_search
 from .steps import Emit, Evaluate, Run, Steps, want
-from .unexplained import unexplained
+from .unexplained import cannot_answer, unexplained
 
 __all__ = ["Screened", "early_exit", "noise_aware", "screening", "unexplained"]
 
@@ -147,6 +147,8 @@ def _evaluate(
             screened.orders = interaction_orders(estimator, rng, k)
             batch += want((sampled_interaction_plan(screened.orders, k), run.single))
     yield Evaluate(batch)
+    if cfg.stop_cannot_answer:  # one call at most, only when every answer is one failure
+        screened.unexplained = yield from cannot_answer(run)
     return screened
 
 
