@@ -58,7 +58,9 @@ class SimulatedEvaluator:
             1.0 when the answer matches the reference exactly (normalised), else 0.0.
         """
         answer = self.answer(coalition, trial)
-        note_answer(answer, same=same_answer)  # the engine keeps it (carriers, unexplained failures)
+        note_answer(
+            answer, same=same_answer
+        )  # the engine keeps it (carriers, unexplained failures)
         return exact_match_score(answer, self.reference)
 
 

@@ -28,7 +28,7 @@ from ..report import ClearanceCandidate, ClearanceReport
 from .outcomes import clearance_end, cost
 from .steps import Emit, Evaluate, Run, Steps, want
 
-__all__ = ["cannot_answer", "unexplained", "unexplained_stop"]
+__all__ = ["unexplained", "unexplained_stop", "uniform_failure"]
 
 
 def unexplained(run: Run) -> Steps[str | None]:
@@ -54,16 +54,21 @@ def unexplained(run: Run) -> Steps[str | None]:
     return "no_memory_explains_failure"
 
 
-def cannot_answer(run: Run) -> Steps[str | None]:
-    """After the screening batch: is every answer one failing answer the model gives anyway?
+def uniform_failure(run: Run) -> Steps[str | None]:
+    """After the screening batch: is every answer one failing answer? Then look closer.
 
-    The check behind ``stop_cannot_answer`` (on by default): no call unless every trial of
-    every coalition evaluated so far (at least two non-empty ones: the full context and a
-    leave-one-out context) failed with one and the same answer; then one call on no memory
-    (none when the table holds it). When the no-memory answer is that answer too, the
-    model's answer does not depend on the memories the screening removed (e.g. it always
-    says "I don't know"): ``model_cannot_answer``. The limit: a right answer that only
-    removing two or more memories together would let through is not seen.
+    No call unless every trial of every coalition evaluated so far (at least two non-empty
+    ones: the full context and another coalition of the screening batch) failed with one
+    and the same answer. Then the agent is asked once on no memory (none when the table
+    holds it; attribution asks it anyway):
+
+    - the no-memory answer is that answer too (``stop_cannot_answer``): the model's answer
+      does not depend on the memories screening removed (e.g. it always says "I don't
+      know"): ``model_cannot_answer``, the run stops. The limit: a right answer that only
+      removing several memories together would let through is not seen;
+    - otherwise the memories cause the failure but no removal screening tried changes it:
+      the signature of redundant copies. With ``answer_groups="auto"`` the K memories
+      alone are asked (one batch) and the run groups them by answer (``run.grouped``).
 
     Args:
         run: the run (its screening batch evaluated).
@@ -72,6 +77,8 @@ def cannot_answer(run: Run) -> Steps[str | None]:
         ``model_cannot_answer``, or None to go on.
     """
     cfg, game = run.config, run.game
+    if not cfg.stop_cannot_answer and cfg.answer_groups != "auto":
+        return None
     threshold = cfg.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
     if len(seen) < 2 or game.full not in seen:
@@ -90,7 +97,11 @@ def cannot_answer(run: Run) -> Steps[str | None]:
         yield Evaluate(want(([0], run.single)))
     silent = [a for a in game.answers_of(0) if a is not None]
     if silent and all(same(a, first) for a in silent):
-        return "model_cannot_answer"
+        return "model_cannot_answer" if cfg.stop_cannot_answer else None
+    if cfg.answer_groups == "auto" and silent:
+        singles = [from_positions([i]) for i in range(game.k)]
+        yield Evaluate(want((singles, run.single)))
+        run.grouped = True
     return None
 
 
