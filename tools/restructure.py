@@ -144,9 +144,14 @@ def git(*args: str) -> str:
     ).stdout
 
 
+STARTED = False
+
+
 def fail(message: str) -> None:
     """Stop with an error message."""
     print(f"restructure: {message}", file=sys.stderr)
+    if STARTED:
+        print("restructure: undo with: git reset --hard && git clean -fd", file=sys.stderr)
     raise SystemExit(1)
 
 
@@ -418,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
 
     # 1. Rewrite the contents (each file as it reads in its old place), then move.
+    global STARTED
+    STARTED = True
     for path in tracked:
         if not is_text(path) or not (ROOT / path).is_file():
             continue
@@ -438,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     for path, doc in NEW_PACKAGES.items():
         (ROOT / path).write_text(f'"""{doc}"""\n', encoding="utf-8")
     split_commands(old_commands)
-    for folder in {Path(new).parent for new in moves.values()}:
+    for folder in {Path(new).parent for new in moves.values() if new.endswith(".py")}:
         init = ROOT / folder / "__init__.py"
         if folder.parts[0] in (LIB, HARNESS) and not init.exists():
             fail(f"{folder}: a new folder without __init__.py (add it to NEW_PACKAGES)")
