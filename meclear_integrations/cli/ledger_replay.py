@@ -34,7 +34,12 @@ def replay_models(
         ImportError: The ``langchain`` extra is not installed.
         ConfigurationError: A model flag is not usable.
     """
-    from ..bench.model_spec import ModelSpec, json_kwargs, langchain_extra_missing
+    from .plugins import load_harness
+
+    # The model flags are the benchmark's (the harness's ModelSpec, its offline text reader).
+    specs = load_harness("meclear_integrations.bench.model_spec")
+    ModelSpec, json_kwargs = specs.ModelSpec, specs.json_kwargs
+    langchain_extra_missing = specs.langchain_extra_missing
 
     try:
         from ..langchain.model import as_text_model
