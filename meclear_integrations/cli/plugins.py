@@ -60,8 +60,9 @@ def register_plugins(sub: Any) -> None:
         register(sub)
     for name in HARNESS_COMMANDS:
         if name not in sub.choices:
-            p = sub.add_parser(name, help="(needs the bench extra)", add_help=False)
-            p.add_argument("rest", nargs=argparse.REMAINDER)
+            # No option prefix: every flag of the real command lands in ``rest``.
+            p = sub.add_parser(name, help="(needs the bench extra)", prefix_chars="\0")
+            p.add_argument("rest", nargs="*")
             p.set_defaults(handler=_missing)
 
 
