@@ -31,9 +31,17 @@ from .bench_inputs import (
     _settings,
     _verifiers,
     outcome_errors,
+    signal_settings,
 )
 
-__all__ = ["SETTINGS", "BenchFailed", "outcome_errors", "register", "run_bench"]
+__all__ = [
+    "SETTINGS",
+    "BenchFailed",
+    "outcome_errors",
+    "register",
+    "run_bench",
+    "signal_settings",
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
