@@ -28,6 +28,7 @@ __all__ = [
     "ClearanceConfig",
     "ClearanceScope",
     "ClearanceSearch",
+    "EarlyStops",
     "EstimatorName",
     "FailureMode",
     "FailurePolicy",
@@ -181,6 +182,37 @@ class FailurePolicy(BaseModel):
         return data
 
 
+class EarlyStops(BaseModel):
+    """Runs stopped before the attribution when no clearance can help.
+
+    Both stop with ``status="skipped"`` and clear nothing
+    (``core.stages.unexplained``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cannot_answer: bool = True
+    """A model that cannot answer, detected at (near) zero cost: when every answer of the
+    screening batch (the full context's trials and the other coalitions of that batch) is
+    one and the same failing answer, the agent is asked once on no memory (a coalition
+    attribution asks anyway); when that is the same answer too, the run stops with
+    ``status="skipped"``, reason ``model_cannot_answer``, and nothing is cleared
+    (``core.stages.unexplained.uniform_failure``). No call otherwise; needs an evaluator
+    that reports its answers (``core.answers``)."""
+    unexplained: bool = False
+    """When the full context fails, first ask the agent on each memory alone (and on no
+    memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
+    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
+    is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
+    calls and one round on faulty queries that go on (the carriers search reuses them)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("EarlyStops", data, cls.model_fields, renamed=_NESTED_RENAMED)
+        return data
+
+
 def _moved(old: str, new: str, note: str = "") -> str:
     return f"`{old}` moved: use `{new}`{note}"
 
@@ -188,6 +220,10 @@ def _moved(old: str, new: str, note: str = "") -> str:
 _NESTED_RENAMED: dict[str, str] = {
     "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
     "on_failure": "`on_failure` is now `mode`: FailurePolicy(mode='open' or 'closed')",
+    "stop_unexplained": "`stop_unexplained` is now `unexplained`: EarlyStops(unexplained=...)",
+    "stop_cannot_answer": (
+        "`stop_cannot_answer` is now `cannot_answer`: EarlyStops(cannot_answer=...)"
+    ),
 }
 
 _VERIFICATION = {
@@ -247,9 +283,11 @@ MOVED: dict[str, str] = {
     **{old: _moved(old, f"budget=Budget({new}=...)") for old, new in _BUDGET.items()},
     "on_failure": _moved("on_failure", "failure=FailurePolicy(mode='open' or 'closed')"),
     "retry": _moved("retry", "failure=FailurePolicy(retry=RetryPolicy(...))"),
+    "stop_unexplained": _moved("stop_unexplained", "stops=EarlyStops(unexplained=...)"),
+    "stop_cannot_answer": _moved("stop_cannot_answer", "stops=EarlyStops(cannot_answer=...)"),
 }
 """Settings that moved from the flat configuration: onto the estimator objects or into the
-nested ``verification``, ``budget`` and ``failure`` models."""
+nested ``verification``, ``budget``, ``failure`` and ``stops`` models."""
 
 
 CHEAP_ESTIMATOR = AutoShapley(hierarchical_from=5, blocks=4, branching=2)
@@ -345,26 +383,28 @@ class ClearanceConfig(BaseModel):
     the minimal clearance did not need to remove; ``core.stages.carriers``). Costs one
     evaluator call per kept memory plus one (the empty context, the control) and needs
     an evaluator that reports its answers (``core.answers``; the package's evaluators
-    do). Reported in ``ClearanceReport.carriers`` with the evidence for each."""
+    do). Reported in ``ClearanceReport.carriers`` with the evidence for each. Also done
+    when off, at no extra call, when ``answer_groups="auto"`` already asked each memory
+    alone (the redundancy signature)."""
     clearance_scope: ClearanceScope = "minimal"
     """``"minimal"``: the context returned is Eq. 20's verified minimal clearance (the
     paper). ``"complete"``: also withhold the carriers (``find_carriers`` implied) when the
     context without them verifiably recovers, at least as well; otherwise they are only
     reported."""
-    answer_groups: bool = False
+    answer_groups: bool | Literal["auto"] = "auto"
     """When the full context fails, also ask the agent on each memory alone and on no
     memory (K + 1 calls, with the screening batch) and group the memories that alone give
     the failing answer (``core.grouping.answer_group``): they are flagged
     (``MemoryAttribution.answer_group``) however small their share under redundancy, and
     when no candidate of H^ verifies they are tried as nested candidates (most negative
     contribution first), verified like any other. Also used, at no extra cost, when
-    ``stop_unexplained`` or the carriers search is on and the singletons are evaluated."""
-    stop_unexplained: bool = False
-    """When the full context fails, first ask the agent on each memory alone (and on no
-    memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
-    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
-    is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
-    calls and one round on faulty queries that go on (the carriers search reuses them)."""
+    ``stops.unexplained`` or the carriers search is on and the singletons are evaluated.
+    ``"auto"`` (default): only on the redundancy signature, when every answer of the
+    screening batch is one failing answer that the no-memory context does not give (no
+    single removal changes the harm: copies), then the K singletons are asked."""
+    stops: EarlyStops = Field(default_factory=EarlyStops)
+    """Runs stopped before the attribution when no clearance can help
+    (:class:`EarlyStops`): a model that cannot answer, a failure no memory explains."""
     confidence_delta: float = Field(default=0.05, gt=0.0, lt=1.0)
     """delta of the per-memory intervals (Hoeffding Eq. 13, empirical Bernstein)."""
     seed: int | None = 0
@@ -407,7 +447,7 @@ class ClearanceConfig(BaseModel):
     def updated(self, **changes: object) -> ClearanceConfig:
         """A validated copy with ``changes`` applied (settings not named keep their values).
 
-        A mapping given for ``verification``, ``budget`` or ``failure`` updates only the
+        A mapping given for ``verification``, ``budget``, ``failure`` or ``stops`` updates only the
         settings it names, e.g. ``config.updated(budget={"max_concurrency": 1})``.
 
         Args:
@@ -426,7 +466,7 @@ class ClearanceConfig(BaseModel):
             (3, 5, 'sequential')
         """
         kept = {name: getattr(self, name) for name in self.model_fields_set}
-        for name in ("verification", "budget", "failure"):
+        for name in ("verification", "budget", "failure", "stops"):
             change = changes.get(name)
             if isinstance(change, Mapping):
                 part: BaseModel = getattr(self, name)
@@ -448,9 +488,9 @@ class ClearanceConfig(BaseModel):
         """Memories are grouped by the answer they support (``answer_groups``).
 
         Returns:
-            ``answer_groups``, ``stop_unexplained`` or :attr:`carriers_wanted`.
+            ``answer_groups``, ``stops.unexplained`` or :attr:`carriers_wanted`.
         """
-        return self.answer_groups or self.stop_unexplained or self.carriers_wanted
+        return self.answer_groups is True or self.stops.unexplained or self.carriers_wanted
 
     @property
     def estimator_name(self) -> str:

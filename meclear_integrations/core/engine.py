@@ -3,7 +3,7 @@
 The algorithm is written once, as a generator of steps (evaluate these coalitions, emit
 this stage event); a sync and an async driver execute the steps. Its stages live in
 :mod:`.stages`, one module per stage, and read in :meth:`MeClearEngine._algorithm` as
-Algorithm 1 does: screening (steps 2-4; with ``stop_unexplained``, a failure no memory
+Algorithm 1 does: screening (steps 2-4; with ``stops.unexplained``, a failure no memory
 explains stops there), attribution (step 5), interactions (Eq. 15), verified clearance
 (steps 6-17), then, when asked, the carriers of the verified harm (``stages.carriers``).
 
