@@ -79,7 +79,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     cfg, game = run.config, run.game
     if not cfg.stops.cannot_answer and cfg.answer_groups != "auto":
         return None
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
     if len(seen) < 2 or game.full not in seen:
         return None

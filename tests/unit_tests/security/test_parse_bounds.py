@@ -161,7 +161,11 @@ def _config(benign_seconds: float) -> ClearanceConfig:
     """A 1 s wall budget, or 4x the benign run's time when the machine is that loaded (the
     run must complete within it; a parse that stalls takes far longer than a benign one)."""
     budget = max(1.0, 4 * benign_seconds)
-    return ClearanceConfig(estimator="exact", budget={"max_wall_seconds": budget}, failure={"retry": {"max_attempts": 1}})
+    return ClearanceConfig(
+        estimator="exact",
+        budget={"max_wall_seconds": budget},
+        failure={"retry": {"max_attempts": 1}},
+    )
 
 
 def _benign_seconds() -> float:
