@@ -117,7 +117,7 @@ async def test_every_path_serves_the_context_and_changes_nothing(
     retriever = ClearingRetriever(
         retriever=watched.runnable,
         llm=_model(case, **model_kwargs),
-        clearance=FAST.model_copy(update=config),
+        clearance=FAST.updated(**config),
     )
     handler = AsyncEvents() if asynchronous else Events()
     cfg = reference_config(case.reference, {"callbacks": [handler]})
@@ -183,7 +183,7 @@ def test_fail_closed_raises_and_changes_nothing(case, store, model_kwargs, confi
     retriever = ClearingRetriever(
         retriever=watched.runnable,
         llm=_model(case, **model_kwargs),
-        clearance=FAST.model_copy(update=config),
+        clearance=FAST.updated(**config),
         on_failure="closed",
     )
     with pytest.raises(error):
