@@ -74,6 +74,9 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, case, index, llm, trigge
         assert str(paraphrase) == "December 2023"
         assert source_ids(paraphrase).isdisjoint(FAULTS)
         assert ledger.scoped_harm("What colour is the office door?", case.memories) == []
+        # review proposes the stale notes only, never a true one the question needs
+        proposed = {p.memory_id for p in ledger.review(min_queries=1)}
+        assert proposed == FAULTS
 
 
 def test_a_replay_refuses_nodes_whose_text_changed(tmp_path, case, index, llm) -> None:
