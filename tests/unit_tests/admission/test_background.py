@@ -13,8 +13,7 @@ from meclear_integrations.admission.background import (
     BackgroundAdmissionEvent,
     ThreadExecutor,
 )
-
-from .models import Script, StageModel
+from tests.support.stage_models import Script, StageModel
 
 CONTEXT = "user: I'm vegetarian, please never suggest meat dishes."
 

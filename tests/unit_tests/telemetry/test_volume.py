@@ -36,6 +36,7 @@ def test_readme_openinference_table_is_the_measured_one() -> None:
         assert evaluations > 52 and failures == stages == 4  # the clearance and its 3 stages
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_console_cookbook() -> None:
     env = {k: v for k, v in os.environ.items() if k != CAPTURE_CONTENT_ENV}
     result = subprocess.run(
