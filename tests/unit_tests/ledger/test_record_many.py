@@ -9,7 +9,8 @@ from sqlalchemy import select
 
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.ledger import schema as t
-from tests.unit_tests.ledger.helpers import StepClock, clear, memories
+from tests.support.clocks import StepClock
+from tests.support.ledger import clear, memories
 
 QUESTION = "Where does Sam's mother live now?"
 PARAPHRASE = "Where does Sam's mother live at the moment?"
