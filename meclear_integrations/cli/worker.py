@@ -57,7 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     measure.add_argument(
         "--ledger-runs", type=int, default=1000, help="clearances in the ledger first (1000)"
     )
-    measure.add_argument("--ledger", default=None, help="ledger URL (default: a fresh SQLite)")
+    measure.add_argument(
+        "--ledger",
+        default=None,
+        help="ledger server: a PostgreSQL URL gets a scratch database, dropped afterwards "
+        "(default: a temporary SQLite file)",
+    )
     measure.add_argument("--jobs", type=int, default=40, help="stub audits drained (40)")
     measure.add_argument(
         "--audit-seconds", type=float, default=0.2, help="the stub audit's latency (0.2)"
