@@ -10,7 +10,9 @@ A handler takes the stored payload and the job id (its idempotency key) and retu
 :class:`~.protocol.AuditOutcome` (``done`` / ``retry`` / ``dead``). An exception it raises
 is classified like an audit's (:func:`~meclear_integrations.core.failure_kind.failure_kind`:
 transient -> retry with backoff, anything else -> dead letter). A job of a kind the worker
-has no handler for goes to the dead letters with the reason (``unknown job kind``).
+has no handler for goes to the dead letters with the reason (``unknown job kind``). A
+handler with a ``dead(payload, job_id, reason)`` method is told when its job is
+dead-lettered (the admission handler records the decision as failed).
 
 Components say what they run with ``job_handlers() -> {kind: handler}``; a component with
 only an ``audit(snapshot, run_id=)`` method (the background clearance components) runs
@@ -19,6 +21,7 @@ only an ``audit(snapshot, run_id=)`` method (the background clearance components
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,6 +35,8 @@ AUDIT = "audit"
 """The kind of a background clearance audit (payload: :class:`AuditSnapshot` JSON)."""
 ADMISSION = "admission"
 """The kind of a background ConMem admission decision (payload: ``AdmissionJob`` JSON)."""
+
+logger = logging.getLogger(__name__)
 
 JobHandler = Callable[[str, str], AuditOutcome]
 """``(payload, job_id) -> outcome``: runs one job of its kind."""
@@ -158,3 +163,20 @@ class JobKinds:
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             return AuditOutcome("retry" if failure_kind(exc) == "transient" else "dead", reason)
+
+    def dead(self, kind: str, payload: str, job_id: str, reason: str) -> None:
+        """Tell the kind's handler its job went to the dead letters (if it listens).
+
+        Args:
+            kind: The job's kind.
+            payload: The stored payload.
+            job_id: The job id.
+            reason: Why.
+        """
+        hook = getattr(self._handlers.get(kind), "dead", None)
+        if hook is None:
+            return
+        try:
+            hook(payload, job_id, reason)
+        except Exception:
+            logger.exception("MeClear %s job %s: the dead-letter hook failed", kind, job_id)

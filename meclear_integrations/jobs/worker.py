@@ -180,6 +180,7 @@ class AuditWorker:
                 "MeClear %s job %s dead-lettered: %s", job.kind, job.job_id, redact(reason)[:300]
             )
             self.store.dead(job.job_id, reason=reason)
+            self.kinds.dead(job.kind, job.payload, job.job_id, reason)
 
 
 class WorkerPool:

@@ -17,7 +17,6 @@ EXPECTED = {
     "BackgroundAdmission",
     "BackgroundAdmissionEvent",
     "DedupTextModel",
-    "ThreadExecutor",
     "cheap_config",
     "PROBE_ROLES",
     "REJECTION_REASONS",
