@@ -292,7 +292,7 @@ class BackgroundAdmission:
         if known is not None and known[0].state != "pending":
             record, applied = known
             if applied:
-                return AuditOutcome("done", None, job.job_id)  # a repeat delivery
+                return AuditOutcome("done")  # a repeat delivery
         else:
             started = time.perf_counter()
             try:
@@ -313,7 +313,7 @@ class BackgroundAdmission:
         self.records_store.put(record, job.memory_id, applied=True)
         kind: Literal["decided", "failed"] = "failed" if record.error else "decided"
         self._emit(kind, job, _event_payload(record))
-        return AuditOutcome("done", None, job.job_id)
+        return AuditOutcome("done")
 
     def dead(self, job: AdmissionJob, reason: str) -> AdmissionRecord:
         """Record a dead-lettered job as ``failed`` and apply ``on_error``.

@@ -159,7 +159,7 @@ def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
         print(json.dumps({"queue": queue.stats()}), flush=True)
         return 0
 
-    worker = AuditWorker(queue, component, lease_seconds=args.lease_seconds)
+    worker = AuditWorker(queue, component, lease_seconds=args.lease_seconds, only_known_kinds=False)
     done = worker.run_until_idle(limit=args.max_jobs)
     states: dict[str, int] = {}
     for _, outcome in done:

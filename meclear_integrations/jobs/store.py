@@ -407,7 +407,6 @@ class JobStore:
         """
         from .worker import WorkerPool
 
-        worker_kwargs.setdefault("only_known_kinds", True)
         pool = WorkerPool(
             self, auditor, concurrency=concurrency, lease_seconds=lease_seconds, **worker_kwargs
         )

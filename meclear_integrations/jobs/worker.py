@@ -69,9 +69,9 @@ class AuditWorker:
         heartbeat_seconds: How often the lease is extended while a job runs (default:
             a third of ``lease_seconds``; 0: no heartbeat).
         backoff: Attempt -> seconds before the next try (default :func:`backoff_seconds`).
-        only_known_kinds: Claim only the kinds ``auditor`` runs (in-process pools of a
-            component); False (``meclear worker``): claim every kind and dead-letter the
-            unknown ones.
+        only_known_kinds: Claim only the kinds ``auditor`` runs (the default: in-process
+            pools and drains of a component leave other components' jobs alone); False
+            (``meclear worker``): claim every kind and dead-letter the unknown ones.
     """
 
     def __init__(
@@ -83,7 +83,7 @@ class AuditWorker:
         lease_seconds: float = 180.0,
         heartbeat_seconds: float | None = None,
         backoff: Callable[[int], float] = backoff_seconds,
-        only_known_kinds: bool = False,
+        only_known_kinds: bool = True,
     ) -> None:
         if lease_seconds <= 0:
             raise ValueError("lease_seconds must be positive")

@@ -184,8 +184,8 @@ def test_in_process_workers_decide_concurrently_and_drain(tmp_path: Path) -> Non
     assert all(gate.record(t.job_id).state == "stored" for t in tickets)
     assert gate.wait(tickets[0].job_id, timeout=1).state == "stored"
     assert len(gate.records()) == 4
+    gate.close()  # joins the worker threads (they settle each job after its record)
     assert gate.jobs.stats(ADMISSION) == {"queued": 0, "running": 0, "done": 4, "dead": 0}
-    gate.close()
     with pytest.raises(ValueError):
         BackgroundAdmission(ConMemAdmitter(model), jobs=tmp_path / "j.db", workers=-1)
     with pytest.raises(ConfigurationError, match="in-memory"):

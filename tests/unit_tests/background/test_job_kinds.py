@@ -53,7 +53,7 @@ def test_a_second_kind_backs_off_and_dead_letters_like_an_audit(
 ) -> None:
     job = store.enqueue("echo", "{}", key="k" * 64)
     echo = Echo(ConnectionError("provider down"), ValueError("bad payload"))
-    worker = AuditWorker(store, JobKinds({"echo": echo}), backoff=lambda n: 30.0)
+    worker = AuditWorker(store, JobKinds({"echo": echo}), backoff=lambda n: 30.0)  # its kind
     ran = worker.run_once()
     assert ran is not None and ran[1].state == "retry"
     record = store.get(job.job_id)
@@ -67,7 +67,7 @@ def test_a_second_kind_backs_off_and_dead_letters_like_an_audit(
 
 def test_an_unknown_kind_goes_to_the_dead_letters_with_its_reason(store: JobStore) -> None:
     job = store.enqueue("reindex", "{}", key="r" * 64)
-    worker = AuditWorker(store, Auditor())  # meclear worker: claims every kind
+    worker = AuditWorker(store, Auditor(), only_known_kinds=False)  # as meclear worker
     ran = worker.run_once()
     assert ran is not None and ran[1].state == "dead"
     [dead] = store.dead_letters()
@@ -78,7 +78,7 @@ def test_an_unknown_kind_goes_to_the_dead_letters_with_its_reason(store: JobStor
 def test_in_process_pools_claim_only_their_own_kinds(store: JobStore) -> None:
     other = store.enqueue("echo", "{}", key="o" * 64)
     mine = store.submit(snapshot())
-    worker = AuditWorker(store, Auditor(), only_known_kinds=True)
+    worker = AuditWorker(store, Auditor())  # the default: its own kinds only
     assert [job_id for job_id, _ in worker.run_until_idle()] == [mine.job_id]
     assert store.get(other.job_id).state == "queued"  # left for a worker that runs it
 

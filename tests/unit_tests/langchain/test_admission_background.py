@@ -77,9 +77,9 @@ def test_the_default_durable_queue_and_workers_drain(tmp_path: Path, monkeypatch
     gate.add_documents([DOCS[0]], context=CONTEXT)
     assert gate.drain(timeout=30)
     assert [d.id for d in store.get_by_ids(["m1"])] == ["m1"]
+    gate.close()  # joins the worker threads (they settle the job after its record)
     assert gate.job_queue.stats(ADMISSION)["done"] == 1
     assert (tmp_path / "meclear-ledger.db").exists()  # durable: beside the ledger
-    gate.close()
 
 
 def test_a_document_without_id_is_stored_once_under_its_content_hash(tmp_path: Path) -> None:
