@@ -12,7 +12,6 @@ from .background import (
     AdmissionTicket,
     BackgroundAdmission,
     BackgroundAdmissionEvent,
-    ThreadExecutor,
 )
 from .config import AdmissionConfig, CMTEWeights, RoleWeights, cheap_config
 from .decision import (
@@ -78,7 +77,6 @@ __all__ = [
     "StageError",
     "StructuredTextModel",
     "TextModel",
-    "ThreadExecutor",
     "TieBreak",
     "admits",
     "as_text_model",

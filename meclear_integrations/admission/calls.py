@@ -30,6 +30,7 @@ from tenacity import (
     wait_none,
 )
 
+from ..core.failure_kind import failure_kind
 from ..core.redaction import redact
 from ..limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
@@ -107,10 +108,13 @@ class CallMeter:
 
 
 class _AttemptFailed(Exception):
-    def __init__(self, message: str, output: str | None, parse: bool) -> None:
+    def __init__(
+        self, message: str, output: str | None, parse: bool, transient: bool = False
+    ) -> None:
         super().__init__(message)
         self.output = output
         self.parse = parse
+        self.transient = transient
 
 
 def _feedback(prompt: str, error: _AttemptFailed | None) -> str:
@@ -185,7 +189,10 @@ class CallRunner:
     def _model_error(self, call: ModelCall, started: float, exc: Exception) -> _AttemptFailed:
         self.meter.record(call.stage, time.perf_counter() - started, failed=True)
         return _AttemptFailed(
-            redact(f"model raised {type(exc).__name__}: {exc}")[:1000], None, parse=False
+            redact(f"model raised {type(exc).__name__}: {exc}")[:1000],
+            None,
+            parse=False,
+            transient=failure_kind(exc) == "transient",
         )
 
     def _failure(self, call: ModelCall, error: _AttemptFailed, attempts: int) -> CallResult:
@@ -200,6 +207,7 @@ class CallRunner:
                 attempts=attempts,
                 error=redact(str(error))[:1000],
                 last_output=output,
+                transient=error.transient,
             ),
         )
 

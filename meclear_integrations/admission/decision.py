@@ -61,6 +61,9 @@ class CallFailure(BaseModel):
     """Last parse or model error."""
     last_output: str | None = None
     """Last raw output (truncated to ``max_output_chars``), None if the model raised."""
+    transient: bool = False
+    """The last attempt raised a transient provider error (outage, rate limit, timeout):
+    a background decision backs off and runs again instead of failing."""
 
 
 class StageError(BaseModel):

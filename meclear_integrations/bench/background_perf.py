@@ -2,8 +2,11 @@
 
 - :func:`request_overhead`: a LangChain ``ClearingRetriever(mode="background")`` over an
   inner retriever returning ``k`` documents, against that inner retriever alone, queries
-  interleaved in one run; the ledger holds ``ledger_runs`` recorded clearances first (SQLite
-  file by default, or any ledger URL). Every query is a new question, so each one reads the
+  interleaved in one run; the ledger holds ``ledger_runs`` recorded clearances first (a
+  temporary SQLite file by default; with a PostgreSQL URL, a scratch database created on that
+  server and dropped afterwards), bulk-loaded through :meth:`HarmLedger.record_many` (the
+  rows and per-question state :meth:`HarmLedger.record` writes, ``_PREFILL_BATCH`` runs per
+  transaction). Every query is a new question, so each one reads the
   ledger's scoped harm and durably enqueues an audit (the worst case). Reported: p50 / p99
   wall time per query, the p99 ratio and difference (quote the ratio: absolute times depend
   on the machine and its load), and the calling thread's CPU time per query (``cpu``: the
@@ -38,15 +41,25 @@ def _quantiles(values: list[float]) -> dict[str, float]:
     }
 
 
+_PREFILL_BATCH = 2000
+
+
 def _prefill(ledger: Any, runs: int, k: int) -> None:
+    """Record ``runs`` verified clearances, ``_PREFILL_BATCH`` per transaction."""
     from ..core.engine import MeClearEngine
 
     memories = [Memory(id=f"h{i}", content=f"historic memory {i}") for i in range(k)]
     report = MeClearEngine().clear(
         memories, lambda c, t: 0.0 if any(m.id == "h0" for m in c) else 1.0
     )
-    for i in range(runs):
-        ledger.record(report, query=f"historic question {i}", context=memories)
+    for start in range(0, runs, _PREFILL_BATCH):
+        stop = min(runs, start + _PREFILL_BATCH)
+        ledger.record_many(
+            [
+                (report, {"query": f"historic question {i}", "context": memories})
+                for i in range(start, stop)
+            ]
+        )
 
 
 def request_overhead(
@@ -58,7 +71,8 @@ def request_overhead(
         k: Documents per query.
         queries: Queries timed for each of the two.
         ledger_runs: Clearances recorded in the ledger before timing.
-        ledger_url: The ledger database (None: a fresh SQLite file).
+        ledger_url: The ledger's server (None or ``sqlite``: a temporary SQLite file; a
+            PostgreSQL URL: a scratch database on that server, dropped afterwards).
 
     Returns:
         p50 / p99 of each, the p99 ratio and difference, model calls on the request path.
@@ -69,6 +83,7 @@ def request_overhead(
     from ..langchain import ClearingRetriever, SimulatedChatModel
     from ..ledger import HarmLedger
     from ..simulation import redundant_harm_example
+    from .ledger_lookup import scratch_url
 
     calls: list[int] = []
 
@@ -84,32 +99,35 @@ def request_overhead(
         for i in range(k)
     ]
     plain: Any = RunnableLambda(lambda q: documents)
-    with tempfile.TemporaryDirectory() as tmp:
-        url = ledger_url or str(Path(tmp) / "ledger.db")
-        with HarmLedger(url) as ledger:
-            _prefill(ledger, ledger_runs, k)
-            model = CountingChatModel.from_case(redundant_harm_example())
-            component = ClearingRetriever(
-                retriever=plain, llm=model, ledger=ledger, mode="background", audit_workers=0
-            )
-            for i in range(20):  # warm both paths
-                plain.invoke(f"warm {i}")
-                component.invoke(f"warm {i}")
-            timed: dict[str, list[float]] = {"plain": [], "background": []}
-            cpu: dict[str, list[float]] = {"plain": [], "background": []}
-            for i in range(queries):
-                for name, runnable in (("plain", plain), ("background", component)):
-                    started, used = time.perf_counter(), time.thread_time()
-                    runnable.invoke(f"What did Sam do on day {i}?")
-                    timed[name].append(time.perf_counter() - started)
-                    cpu[name].append(time.thread_time() - used)
-            jobs = component._queue.stats()
-            component._queue.close()
+    with scratch_url(ledger_url) as url, HarmLedger(url) as ledger:
+        started = time.perf_counter()
+        _prefill(ledger, ledger_runs, k)
+        prefill_seconds = time.perf_counter() - started
+        backend = ledger.engine.dialect.name
+        model = CountingChatModel.from_case(redundant_harm_example())
+        component = ClearingRetriever(
+            retriever=plain, llm=model, ledger=ledger, mode="background", audit_workers=0
+        )
+        for i in range(20):  # warm both paths
+            plain.invoke(f"warm {i}")
+            component.invoke(f"warm {i}")
+        timed: dict[str, list[float]] = {"plain": [], "background": []}
+        cpu: dict[str, list[float]] = {"plain": [], "background": []}
+        for i in range(queries):
+            for name, runnable in (("plain", plain), ("background", component)):
+                started, used = time.perf_counter(), time.thread_time()
+                runnable.invoke(f"What did Sam do on day {i}?")
+                timed[name].append(time.perf_counter() - started)
+                cpu[name].append(time.thread_time() - used)
+        jobs = component._queue.stats()
+        component._queue.close()
     plain_q, background_q = _quantiles(timed["plain"]), _quantiles(timed["background"])
     return {
         "k": k,
         "queries": queries,
         "ledger_runs": ledger_runs,
+        "ledger_backend": backend,
+        "prefill_seconds": prefill_seconds,
         "plain": plain_q,
         "background": background_q,
         "p99_ratio": background_q["p99_ms"] / plain_q["p99_ms"],

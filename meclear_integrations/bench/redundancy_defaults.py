@@ -1,6 +1,6 @@
 """Should the redundancy settings be on by default? The ordinary benchmark (SIMULATED).
 
-``python -m meclear_integrations.bench.redundancy_defaults --locomo DIR --split dev
+``python -m meclear_integrations.cli.bench_redundancy_defaults --locomo DIR --split dev
 --setting S --max-queries N --out OUT`` runs, on the same ordinary benchmark cases (the
 ``meclear bench-sweep`` case flags), the benchmark's MeClear configuration and the same with
 each redundancy setting of issue 26 on: ``find_carriers``, ``answer_groups``,
@@ -14,11 +14,7 @@ and ``redundancy-defaults.md``.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ..core import ClearanceConfig
@@ -26,9 +22,9 @@ from .methods.meclear import MeClearMethod
 from .metrics import metric_value
 from .runner import run_benchmark
 from .settings import BenchSettings
-from .variants import VARIANT_METRICS, variants_table
+from .variants import VARIANT_METRICS
 
-__all__ = ["default_variants", "defaults_sweep", "main"]
+__all__ = ["default_variants", "defaults_sweep"]
 
 
 def default_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
@@ -85,47 +81,3 @@ def defaults_sweep(cases: Sequence[Any], *, base: BenchSettings) -> dict[str, An
         "n_cases": len(next(iter(run.outcomes.values()), [])),
         "rows": rows,
     }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the sweep with ``meclear bench-sweep``'s case and engine flags.
-
-    Args:
-        argv: The flags (default: the command line).
-
-    Returns:
-        The exit status.
-    """
-    from ..cli import bench_sweep
-    from ..cli.bench import _load, signal_settings
-
-    parser = argparse.ArgumentParser(prog="redundancy_defaults")
-    bench_sweep.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["bench-sweep", "variants", *(sys.argv[1:] if argv is None else argv)])
-    if args.split is None:
-        args.split = "dev"
-    cases, *_ = _load(args)
-    if not cases:
-        print("error: no valid cases to run", file=sys.stderr)
-        return 2
-    base = BenchSettings(
-        engine=bench_sweep.engine_config(args), seed=args.seed, **signal_settings(args)
-    )
-    doc = defaults_sweep(cases, base=base)
-    doc["split"] = args.split
-    doc["command"] = "python -m meclear_integrations.bench.redundancy_defaults " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "redundancy-defaults.json").write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
-    table = variants_table(doc)
-    (out / "redundancy-defaults.md").write_text(table + "\n", "utf-8")
-    print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
-    print(f"split {args.split}, {doc['n_cases']} cases")
-    print(table)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

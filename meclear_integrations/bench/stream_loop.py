@@ -87,6 +87,10 @@ class LoopOutcome(BaseModel):
     """Model calls of the audit this query queued (background)."""
     withheld: list[str] = []
     """Memories withheld (background) or cleared (inline)."""
+    off_topic: list[str] = []
+    """Withheld memories whose harm was verified only on another LoCoMo question (neither
+    this one nor a rewording of it): the unscoped ledger's failure (target 0). Inline
+    clearance verifies on the question itself, so it has none."""
 
 
 class LoopRun(BaseModel):
@@ -98,6 +102,9 @@ class LoopRun(BaseModel):
     outcomes: list[LoopOutcome]
     jobs: dict[str, int] = {}
     """``submitted``, ``joined``, ``done``, ``dead``, ``lost`` (background)."""
+    review: dict[str, Any] = {}
+    """The ledgers' final review (``HarmLedger.review(min_queries=...)``): memories proposed
+    for deletion, and ``true_proposed``: proposed memories that are not injected faults."""
 
 
 class _Host:
@@ -161,11 +168,16 @@ class _Loop:
         check_trials: int,
         judge: JudgeSignal,
         temperature: float | None,
+        review_min_queries: int = 2,
     ) -> None:
         self.mode, self.policy, self.engine = mode, policy, engine
+        self.review_min_queries = review_min_queries
         self.ledger_dir, self.settings, self.seed = ledger_dir, settings, seed
         self.check_trials, self.judge, self.temperature = check_trials, judge, temperature
         self.jobs = {"submitted": 0, "joined": 0, "done": 0, "dead": 0, "lost": 0}
+        self.review: dict[str, Any] = {"proposed": [], "true_proposed": []}
+        self.questions: dict[str, int] = {}
+        """Ledger query id -> LoCoMo question (a question and its rewordings share one)."""
 
     def _evaluator(self, query: StreamQuery) -> SimulatedQuery:
         return _evaluator(query, self.judge, self.temperature, query.case.reference)
@@ -180,9 +192,20 @@ class _Loop:
         with HarmLedger(path, namespace=stream.conversation) as ledger:
             store = JobStore(ledger.url, namespace=stream.conversation)
             try:
-                return self._stream(stream, ledger, store)
+                outcomes = self._stream(stream, ledger, store)
             finally:
                 store.close()
+            self._review(stream, ledger)
+            return outcomes
+
+    def _review(self, stream: ConversationStream, ledger: Any) -> None:
+        """Add this stream's review proposals (``true``: not an injected fault record)."""
+        faults = {f.memory_id for f in stream.faults}
+        for proposal in ledger.review(min_queries=self.review_min_queries):
+            name = f"{stream.conversation}:{proposal.memory_id}"
+            self.review["proposed"].append(name)
+            if proposal.memory_id not in faults:
+                self.review["true_proposed"].append(name)
 
     def _stream(self, stream: ConversationStream, ledger: Any, store: Any) -> list[LoopOutcome]:
         gate = make_gate(make_trigger(self.policy, ledger, seed=self.seed), ledger)
@@ -193,6 +216,7 @@ class _Loop:
         outcomes = []
         for i, query in enumerate(stream.queries):
             now = i * self.settings.interval_seconds
+            self.questions[ledger.query_id(query.case.query)] = query.question
             self._settle(running, store, now)
             signal = "judge" if self.judge.reference_free else "reference"
             settings = QuerySettings(self.engine, LiveGuard(None), gate, {"success_signal": signal})
@@ -285,13 +309,18 @@ class _Loop:
         seconds = time.perf_counter() - started
         decision = result.background
         withheld = set(decision.withheld_ids)
+        off_topic = sorted(
+            w.memory_id
+            for w in decision.withheld
+            if self.questions.get(w.query_id or "", query.question) != query.question
+        )
         returned = [m for m in context if m.id not in withheld]
         correct = _correct(query, returned, self.check_trials, self.temperature)
         job = decision.audit.job_id if decision.audit is not None else None
         if decision.audit is not None:
             self.jobs["joined" if decision.audit.joined else "submitted"] += 1
         outcome = self._outcome(stream, query, now, failing, correct, 0, seconds, sorted(withheld))
-        return outcome, job
+        return outcome.model_copy(update={"off_topic": off_topic}), job
 
     def _start(
         self,
@@ -353,6 +382,7 @@ def run_loop(
     judge: JudgeSignal | None = None,
     temperature: float | None = None,
     progress: Callable[[int], None] | None = None,
+    review_min_queries: int = 2,
 ) -> LoopRun:
     """Run one loop mode over every stream (module docstring).
 
@@ -368,6 +398,7 @@ def run_loop(
         judge: The success signal (None: the reference judge).
         temperature: The simulated reader's temperature (None: the cases').
         progress: Called with the number of queries done.
+        review_min_queries: ``min_queries`` of the final review of each ledger.
 
     Returns:
         The run.
@@ -386,6 +417,7 @@ def run_loop(
         check_trials=check_trials,
         judge=judge if judge is not None else JudgeSignal(),
         temperature=temperature,
+        review_min_queries=review_min_queries,
     )
     outcomes: list[LoopOutcome] = []
     for stream in build.streams:
@@ -403,6 +435,7 @@ def run_loop(
         },
         outcomes=outcomes,
         jobs=dict(loop.jobs) if mode == "background" else {},
+        review=loop.review if mode != "none" else {},
     )
 
 
@@ -458,6 +491,8 @@ def loop_summary(run: LoopRun) -> dict[str, Any]:
         "request_seconds_p99": p99,
         "audit_model_calls": sum(o.audit_calls for o in out),
         "time_to_fix": time_to_fix(out),
+        "off_topic_withheld": sum(len(o.off_topic) for o in out),
+        "review": run.review,
         "jobs": run.jobs,
         "settings": run.settings,
     }

@@ -56,17 +56,21 @@ def render_loop_markdown(results: dict[str, Any]) -> str:
         f"`{results['command']}`",
         "",
         "| mode | accuracy | request-path model calls | added latency mean / p99 (s) "
-        "| audit calls | time to fix, median (s) | fixed / never | jobs lost |",
-        "|---|---|---|---|---|---|---|---|",
+        "| audit calls | time to fix, median (s) | fixed / never | jobs lost "
+        "| off-topic withheld | proposed for review (true memories) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, s in results["modes"].items():
         fix = s["time_to_fix"]
         lost = s["jobs"].get("lost", "-") if s["jobs"] else "-"
+        review = s.get("review") or {}
+        proposed = f"{len(review['proposed'])} ({len(review['true_proposed'])})" if review else "-"
         lines.append(
             f"| {mode} | {s['accuracy']:.1%} | {s['request_model_calls']} "
             f"| {_fmt(s['request_seconds_mean'])} / {_fmt(s['request_seconds_p99'])} "
             f"| {s['audit_model_calls']} | {_fmt(fix['median_seconds'])} "
-            f"| {fix['fixed']} / {fix['never_fixed']} | {lost} |"
+            f"| {fix['fixed']} / {fix['never_fixed']} | {lost} "
+            f"| {s.get('off_topic_withheld', 0)} | {proposed} |"
         )
     settings = next(iter(results["modes"].values()))["settings"]
     lines += [

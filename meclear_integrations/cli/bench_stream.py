@@ -184,6 +184,7 @@ def _loop_command(args: argparse.Namespace) -> str:
     parts += ["--interval-seconds", f"{args.interval_seconds:g}"]
     parts += ["--audit-workers", str(args.audit_workers)]
     parts += ["--fault-share", f"{args.fault_share:g}", "--seed", str(args.seed)]
+    parts += ["--review-min-queries", str(args.review_min_queries)]
     if args.conversations:
         parts += ["--conversations", args.conversations]
     if args.max_queries is not None:
@@ -241,6 +242,7 @@ def run_loop_bench(args: argparse.Namespace) -> dict[str, Any]:
                     judge=signals["judge"],
                     temperature=signals["temperature"],
                     progress=bar.update if bar is not None else None,
+                    review_min_queries=args.review_min_queries,
                 )
             )
     finally:

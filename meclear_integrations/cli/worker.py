@@ -1,4 +1,4 @@
-"""``meclear worker``: run background audit workers outside the application process.
+"""``meclear worker``: run background job workers outside the application process.
 
 The application builds its component with ``mode="background"`` and ``audit_workers=0``;
 ``meclear worker --component myapp.meclear:retriever`` imports the same component (an
@@ -8,6 +8,11 @@ SIGINT/SIGTERM, or until no job is due with ``--until-idle``. Run as many of the
 like, on as many machines as share the ledger database: a job is claimed by one worker at a
 time and taken over by another when its worker dies (leases, at-least-once delivery,
 idempotent ledger writes).
+
+Every job kind on the queue runs here: ``--component`` may be given several times (a
+background retriever for ``audit`` jobs, a ``BackgroundAdmissionGate`` /
+``BackgroundAdmissionWriter`` built with ``workers=0`` for ``admission`` jobs) when they
+share one queue; a job of a kind none of them runs goes to the dead letters with its reason.
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--component",
-        help="module:attribute of the background component (or of a function returning it)",
+        action="append",
+        help="module:attribute of a background component (or of a function returning it); "
+        "repeat it for components sharing one queue (audits and admissions)",
     )
     p.add_argument("--concurrency", type=int, default=1, help="worker threads (default 1)")
     p.add_argument(
@@ -57,7 +64,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     measure.add_argument(
         "--ledger-runs", type=int, default=1000, help="clearances in the ledger first (1000)"
     )
-    measure.add_argument("--ledger", default=None, help="ledger URL (default: a fresh SQLite)")
+    measure.add_argument(
+        "--ledger",
+        default=None,
+        help="ledger server: a PostgreSQL URL gets a scratch database, dropped afterwards "
+        "(default: a temporary SQLite file)",
+    )
     measure.add_argument("--jobs", type=int, default=40, help="stub audits drained (40)")
     measure.add_argument(
         "--audit-seconds", type=float, default=0.2, help="the stub audit's latency (0.2)"
@@ -81,13 +93,31 @@ def load_component(spec: str) -> Any:
     if not module_name or not attribute:
         raise ConfigurationError(f"--component must be module:attribute, got {spec!r}")
     target = getattr(importlib.import_module(module_name), attribute)
-    component = target() if callable(target) and not hasattr(target, "audit") else target
-    if getattr(component, "_queue", None) is None or not hasattr(component, "audit"):
+    runs_jobs = hasattr(target, "audit") or hasattr(target, "job_handlers")
+    component = target() if callable(target) and not runs_jobs else target
+    if component_queue(component) is None:
         raise ConfigurationError(
             f'{spec} is not a component in mode="background" (ClearingRetriever, '
-            "MeClearCompressor or MeClearPostprocessor with a ledger)"
+            "MeClearCompressor or MeClearPostprocessor with a ledger) nor a background "
+            "admission writer (BackgroundAdmissionGate, BackgroundAdmissionWriter)"
         )
     return component
+
+
+def component_queue(component: Any) -> Any:
+    """The durable queue a component's jobs go to (None: it runs no background jobs).
+
+    Args:
+        component: A background clearance component or admission writer.
+
+    Returns:
+        Its queue, or None.
+    """
+    if callable(getattr(component, "job_handlers", None)):
+        return getattr(component, "job_queue", None)
+    if callable(getattr(component, "audit", None)):
+        return getattr(component, "_queue", None)
+    return None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -95,20 +125,27 @@ def _run(args: argparse.Namespace) -> int:
         return _measure(args)
     if not args.component:
         raise ConfigurationError("meclear worker needs --component module:attribute")
-    component = load_component(args.component)
-    component.close()  # its own in-process workers, if it started any
-    queue = component._queue
+    from ..jobs.kinds import JobKinds
+
+    components = [load_component(spec) for spec in args.component]
+    for component in components:
+        component.close()  # its own in-process workers, if it started any
+    queue = component_queue(components[0])
+    kinds = JobKinds.of(*components)
     if args.until_idle or args.max_jobs is not None:
-        return _drain(queue, component, args)
+        return _drain(queue, kinds, args)
     run_worker = getattr(queue, "run_worker", None)
     if run_worker is not None:  # a distributed queue runs its own worker loop
-        run_worker(component, concurrency=args.concurrency)
+        run_worker(kinds, concurrency=args.concurrency)
         return 0
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     pool = queue.start_workers(
-        component, concurrency=args.concurrency, lease_seconds=args.lease_seconds
+        kinds,
+        concurrency=args.concurrency,
+        lease_seconds=args.lease_seconds,
+        only_known_kinds=False,  # the queue's worker: an unknown kind is dead-lettered
     )
     print(f"meclear worker: {args.concurrency} worker(s) on {queue!r}", flush=True)
     stop.wait()
@@ -118,6 +155,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
+    """Run due jobs until none is due (``component``: the workers' ``JobKinds``)."""
     from ..jobs.worker import AuditWorker
 
     run_worker = getattr(queue, "run_worker", None)
@@ -126,7 +164,7 @@ def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
         print(json.dumps({"queue": queue.stats()}), flush=True)
         return 0
 
-    worker = AuditWorker(queue, component, lease_seconds=args.lease_seconds)
+    worker = AuditWorker(queue, component, lease_seconds=args.lease_seconds, only_known_kinds=False)
     done = worker.run_until_idle(limit=args.max_jobs)
     states: dict[str, int] = {}
     for _, outcome in done:

@@ -1,4 +1,4 @@
-"""Audit jobs on procrastinate: several replicas or machines, the ledger's PostgreSQL.
+"""Background jobs on procrastinate: several replicas or machines, the ledger's PostgreSQL.
 
 Needs the ``jobs`` extra (``pip install 'meclear-integrations[jobs]'``: procrastinate 3 on
 psycopg 3, the ledger's driver). Why procrastinate: see the package docstring (no broker
@@ -23,6 +23,11 @@ What maps to what:
 - **Idempotent results**: the ledger run id of job ``n`` is ``procrastinate-<n>``.
 - **Workers** run in their own processes (``meclear worker``), not as threads of the
   application: build the component with ``audit_workers=0``.
+- **Job kinds**: audits are the ``meclear.audit`` task; every other kind
+  (:meth:`ProcrastinateQueue.enqueue`, e.g. ``admission``) is the ``meclear.job`` task
+  with its kind, on the same queue; a worker runs them with its
+  :class:`~.kinds.JobKinds` and dead-letters a kind it has no handler for. Their ids are
+  ``procrastinate-<n>`` in tickets and handlers alike.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ from sqlalchemy.engine import make_url
 
 from ..core.redaction import redact
 from ..ledger.database import create_ledger_engine, write_transaction
-from .protocol import Auditor, AuditOutcome, AuditTicket
+from .kinds import AUDIT, JobKinds
+from .protocol import Auditor, AuditTicket
 from .snapshot import AuditSnapshot
 
 __all__ = ["ProcrastinateQueue", "RetryAudit"]
@@ -46,6 +52,7 @@ __all__ = ["ProcrastinateQueue", "RetryAudit"]
 logger = logging.getLogger(__name__)
 
 TASK_NAME = "meclear.audit"
+JOB_TASK_NAME = "meclear.job"
 
 _metadata = MetaData()
 dead_letters = Table(
@@ -114,7 +121,7 @@ class ProcrastinateQueue:
         self.app = procrastinate.App(
             connector=procrastinate.PsycopgConnector(conninfo=_conninfo(url))
         )
-        self._auditor: Auditor | None = None
+        self._kinds: JobKinds | None = None
         self._sync: Any = None
         self._lock = threading.Lock()
         strategy = procrastinate.RetryStrategy(
@@ -125,9 +132,14 @@ class ProcrastinateQueue:
 
         @self.app.task(name=TASK_NAME, queue=queue, retry=strategy, pass_context=True)
         def audit(context: Any, payload: str) -> str | None:
-            return self._run(context.job, payload)
+            return self._run(context.job, AUDIT, payload)
+
+        @self.app.task(name=JOB_TASK_NAME, queue=queue, retry=strategy, pass_context=True)
+        def job(context: Any, kind: str, payload: str) -> str | None:
+            return self._run(context.job, kind, payload)
 
         self._task = audit
+        self._job_task = job
 
     def __repr__(self) -> str:
         return f"ProcrastinateQueue(queue={self.queue!r})"
@@ -186,16 +198,47 @@ class ProcrastinateQueue:
             return AuditTicket(str(row[0]), True, self.backend)
         return AuditTicket(str(job_id), False, self.backend)
 
-    # ------------------------------------------------------------------ consumer
-    def run_worker(self, auditor: Auditor, *, concurrency: int = 1, wait: bool = True) -> None:
-        """Run a procrastinate worker for the audits (blocks; ``wait=False`` drains and returns).
+    def enqueue(self, kind: str, payload: str, *, key: str) -> AuditTicket:
+        """Queue a job of ``kind``, or join the waiting one with the same queueing lock.
 
         Args:
-            auditor: Runs each audit (the component).
+            kind: The job kind (a worker's :class:`~.kinds.JobKinds` runs it).
+            payload: The job's input, as text (JSON).
+            key: The single-flight key (its queueing lock).
+
+        Returns:
+            The ticket (``procrastinate-<n>``).
+        """
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        self._open()
+        try:
+            job_id = self._job_task.configure(queueing_lock=key).defer(kind=kind, payload=payload)
+        except AlreadyEnqueued:
+            with self.engine.connect() as conn:
+                row = conn.exec_driver_sql(
+                    "SELECT id FROM procrastinate_jobs WHERE queueing_lock = %(k)s "
+                    "AND status = 'todo' ORDER BY id LIMIT 1",
+                    {"k": key},
+                ).first()
+            if row is None:  # it started meanwhile: queue one more
+                return self.enqueue(kind, payload, key=key)
+            return AuditTicket(f"procrastinate-{row[0]}", True, self.backend)
+        return AuditTicket(f"procrastinate-{job_id}", False, self.backend)
+
+    # ------------------------------------------------------------------ consumer
+    def run_worker(
+        self, auditor: Auditor | JobKinds | Any, *, concurrency: int = 1, wait: bool = True
+    ) -> None:
+        """Run a procrastinate worker for every job kind (blocks; ``wait=False`` drains).
+
+        Args:
+            auditor: Runs each job: the component(s)' :class:`~.kinds.JobKinds`, or one
+                component (an auditor, or an object with ``job_handlers()``).
             concurrency: Jobs run at once (each in a thread).
             wait: Keep waiting for jobs (False: return once the queue is empty).
         """
-        self._auditor = auditor
+        self._kinds = JobKinds.of(auditor)
         asyncio.run(self._serve(concurrency, wait))
 
     async def _serve(self, concurrency: int, wait: bool) -> None:
@@ -239,31 +282,21 @@ class ProcrastinateQueue:
             count += 1
         return count
 
-    def _run(self, job: Any, payload: str) -> str | None:
+    def _run(self, job: Any, kind: str, payload: str) -> str | None:
         run_id = f"procrastinate-{job.id}"
-        try:
-            snapshot = AuditSnapshot.loads(payload)
-        except Exception as exc:
-            self._dead(run_id, f"unreadable payload: {type(exc).__name__}: {exc}", payload)
-        if self._auditor is None:
-            raise RetryAudit("no auditor in this worker")
-        try:
-            outcome = self._auditor.audit(snapshot, run_id=run_id)
-        except Exception as exc:
-            from ..core.failure_kind import failure_kind
-
-            state = "retry" if failure_kind(exc) == "transient" else "dead"
-            outcome = AuditOutcome(state, f"{type(exc).__name__}: {exc}")  # type: ignore[arg-type]
+        if self._kinds is None:
+            raise RetryAudit("no job handlers in this worker")
+        outcome = self._kinds.run(kind, payload, run_id)
         if outcome.state == "done":
             return outcome.ledger_run_id
         last = int(getattr(job, "attempts", 0)) + 1 >= self.max_attempts
         if outcome.state == "retry" and not last:
             raise RetryAudit(str(outcome.reason))
-        self._dead(run_id, str(outcome.reason), payload)
+        self._dead(run_id, str(outcome.reason), payload, kind)
         return None  # pragma: no cover - _dead raises
 
-    def _dead(self, run_id: str, reason: str, payload: str) -> None:
-        logger.warning("MeClear audit %s dead-lettered: %s", run_id, redact(reason)[:300])
+    def _dead(self, run_id: str, reason: str, payload: str, kind: str = AUDIT) -> None:
+        logger.warning("MeClear %s job %s dead-lettered: %s", kind, run_id, redact(reason)[:300])
         with write_transaction(self.engine) as conn:
             exists = conn.execute(
                 select(dead_letters.c.job_id).where(dead_letters.c.job_id == run_id)
@@ -277,6 +310,8 @@ class ProcrastinateQueue:
                         created_at=time.time(),
                     )
                 )
+        if self._kinds is not None:
+            self._kinds.dead(kind, payload, run_id, reason)
         raise _DeadAudit(reason)
 
     # ------------------------------------------------------------------ reading

@@ -1,13 +1,16 @@
-"""The embedded job table: durable audit jobs in the ledger's database, no server needed.
+"""The embedded job table: durable background jobs in the ledger's database, no server needed.
 
 One table, ``meclear_audit_jobs``, beside the ledger's (same SQLite file or PostgreSQL
-database, SQLAlchemy like the ledger). A job moves ``queued -> running -> done``, or back
-to ``queued`` with a later ``run_after`` (backoff), or to ``dead`` with its reason (the
-dead letters). Delivery is at least once:
+database, SQLAlchemy like the ledger), for every job kind (:mod:`.kinds`: ``audit``,
+``admission``; a ``kind`` column, added to older tables on open). A job moves
+``queued -> running -> done``, or back to ``queued`` with a later ``run_after`` (backoff),
+or to ``dead`` with its reason (the dead letters). Delivery is at least once:
 
 - **Leases.** A worker claims a job for ``lease_seconds``; a worker that dies (``kill -9``)
   leaves a ``running`` job whose lease runs out, and the next claim takes it over. Each
   claim counts an attempt, so a payload that kills every worker ends in the dead letters.
+  A live worker extends its lease while the job runs (:meth:`JobStore.heartbeat`), so a
+  job that runs longer than its lease is not taken over while its worker is alive.
 - **Single flight.** A partial unique index allows one ``queued``/``running`` job per
   :func:`~.snapshot.flight_key`; a second identical question joins the pending job (its
   ``joined`` count grows) instead of queueing another.
@@ -49,6 +52,7 @@ from sqlalchemy import (
 
 from ..core.redaction import redact
 from ..ledger.database import create_ledger_engine, display_url, ledger_url, write_transaction
+from .kinds import AUDIT, JobKinds
 from .protocol import Auditor, AuditTicket
 from .snapshot import AuditSnapshot
 
@@ -64,6 +68,7 @@ jobs = Table(
     Column("job_id", String(36), primary_key=True),
     Column("namespace", String(200), nullable=False),
     Column("flight_key", String(64), nullable=False),
+    Column("kind", String(40), nullable=False, server_default=AUDIT),
     Column("state", String(12), nullable=False),
     Column("payload", Text, nullable=False),
     Column("attempts", Integer, nullable=False, default=0),
@@ -98,6 +103,7 @@ class ClaimedJob:
     attempts: int
     max_attempts: int
     lease_until: float
+    kind: str = AUDIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,8 @@ class JobRecord:
     dead_reason: str | None
     ledger_run_id: str | None
     worker: str | None
+    kind: str = AUDIT
+    lease_until: float | None = None
 
 
 def default_worker_name() -> str:
@@ -157,6 +165,7 @@ class JobStore:
         self.engine: Engine = create_ledger_engine(self.url, **engine_kwargs)
         self.backend = self.engine.dialect.name
         metadata.create_all(self.engine)
+        _add_kind_column(self.engine)
         self._pools: list[Any] = []
         # built once: the request path only binds parameters (SQLAlchemy caches the SQL)
         self._insert = self._insert_new(self.engine.dialect.name).returning(jobs.c.job_id)
@@ -188,14 +197,29 @@ class JobStore:
         Returns:
             The ticket: the job id and whether it joined a pending job.
         """
-        key, now = snapshot.key, self.clock()
+        return self.enqueue(AUDIT, snapshot.dumps(), key=snapshot.key)
+
+    def enqueue(self, kind: str, payload: str, *, key: str) -> AuditTicket:
+        """Queue a job of ``kind``, or join the pending one with the same ``key``.
+
+        Args:
+            kind: The job kind (a worker's :class:`~.kinds.JobKinds` runs it).
+            payload: The job's input, as text (JSON).
+            key: The single-flight key (64 characters at most): one pending job per key.
+                Keys of different kinds must differ (hash the kind in).
+
+        Returns:
+            The ticket: the job id and whether it joined a pending job.
+        """
+        now = self.clock()
         job_id = str(uuid.uuid4())
         row = {
             "job_id": job_id,
             "namespace": self.namespace,
             "flight_key": key,
+            "kind": kind,
             "state": "queued",
-            "payload": snapshot.dumps(),
+            "payload": payload,
             "attempts": 0,
             "max_attempts": self.max_attempts,
             "joined": 0,
@@ -215,7 +239,7 @@ class JobStore:
                 return AuditTicket(joined, True, self.backend)
             self._woken()
             return AuditTicket(job_id, False, self.backend)
-        raise RuntimeError("could not queue or join the audit job")  # pragma: no cover
+        raise RuntimeError("could not queue or join the job")  # pragma: no cover
 
     @staticmethod
     def _insert_new(dialect: str) -> Any:
@@ -234,14 +258,19 @@ class JobStore:
         )
 
     # ------------------------------------------------------------------ consumer
-    def claim(self, worker: str, *, lease_seconds: float) -> ClaimedJob | None:
+    def claim(
+        self, worker: str, *, lease_seconds: float, kinds: tuple[str, ...] | None = None
+    ) -> ClaimedJob | None:
         """Take the next due job (or one whose lease ran out) under a lease.
 
         A job claimed ``max_attempts`` times without finishing goes to the dead letters.
 
         Args:
             worker: The claiming worker's name.
-            lease_seconds: How long the job is the worker's.
+            lease_seconds: How long the job is the worker's (a running worker extends it
+                with :meth:`heartbeat`).
+            kinds: Only jobs of these kinds (None: every kind; a worker without a
+                handler for a job's kind dead-letters it).
 
         Returns:
             The job, or None when nothing is due.
@@ -261,8 +290,9 @@ class JobStore:
                         jobs.c.max_attempts,
                         jobs.c.state,
                         jobs.c.worker,
+                        jobs.c.kind,
                     )
-                    .where(self._mine(), due)
+                    .where(self._mine(), due, *self._of_kinds(kinds))
                     .order_by(jobs.c.run_after)
                     .limit(1)
                     .with_for_update(skip_locked=True)
@@ -287,8 +317,30 @@ class JobStore:
                     )
                 )
                 return ClaimedJob(
-                    row.job_id, row.payload, row.attempts + 1, row.max_attempts, lease
+                    row.job_id, row.payload, row.attempts + 1, row.max_attempts, lease, row.kind
                 )
+
+    def heartbeat(self, job_id: str, worker: str, *, lease_seconds: float) -> bool:
+        """Extend a running job's lease: its worker is alive (the lease heartbeat).
+
+        Only the worker holding the job extends it; a job taken over after its lease ran
+        out is no longer this worker's.
+
+        Args:
+            job_id: The job.
+            worker: The worker holding it.
+            lease_seconds: The new lease, from now.
+
+        Returns:
+            Whether the lease was extended (False: the job is no longer this worker's).
+        """
+        with write_transaction(self.engine) as conn:
+            result = conn.execute(
+                update(jobs)
+                .where(jobs.c.job_id == job_id, jobs.c.state == "running", jobs.c.worker == worker)
+                .values(lease_until=self.clock() + lease_seconds)
+            )
+        return bool(result.rowcount)
 
     def complete(self, job_id: str, *, ledger_run_id: str | None) -> None:
         """Mark a job done (the ledger holds its result under ``ledger_run_id``).
@@ -331,21 +383,33 @@ class JobStore:
             conn.execute(self._finish(job_id, "dead", dead_reason=reason))
 
     def start_workers(
-        self, auditor: Auditor, *, concurrency: int = 1, lease_seconds: float = 180.0
+        self,
+        auditor: Auditor | JobKinds | Any,
+        *,
+        concurrency: int = 1,
+        lease_seconds: float = 180.0,
+        **worker_kwargs: Any,
     ) -> Any:
         """Start in-process worker threads on this table (a ``WorkerPool``).
 
+        The threads claim only the kinds they have handlers for, so components sharing a
+        table (a background retriever and an admission gate) do not take each other's jobs.
+
         Args:
-            auditor: Runs each audit (the component).
+            auditor: Runs each job: the component (an auditor, or an object with
+                ``job_handlers()``) or a :class:`~.kinds.JobKinds`.
             concurrency: Worker threads.
             lease_seconds: How long a claimed job is a worker's.
+            **worker_kwargs: Passed to each worker (``heartbeat_seconds``, ``backoff``).
 
         Returns:
             The started pool (``stop()`` it on shutdown).
         """
         from .worker import WorkerPool
 
-        pool = WorkerPool(self, auditor, concurrency=concurrency, lease_seconds=lease_seconds)
+        pool = WorkerPool(
+            self, auditor, concurrency=concurrency, lease_seconds=lease_seconds, **worker_kwargs
+        )
         self._pools.append(pool)
         return pool.start()
 
@@ -372,11 +436,14 @@ class JobStore:
             raise KeyError(job_id)
         return _record(row)
 
-    def list_jobs(self, state: JobState | None = None) -> list[JobRecord]:
-        """The jobs of this namespace (one state, or all), oldest first.
+    def list_jobs(
+        self, state: JobState | None = None, *, kind: str | None = None
+    ) -> list[JobRecord]:
+        """The jobs of this namespace (one state and kind, or all), oldest first.
 
         Args:
             state: Only jobs in this state.
+            kind: Only jobs of this kind.
 
         Returns:
             Their records.
@@ -384,6 +451,8 @@ class JobStore:
         query = select(jobs).where(self._mine()).order_by(jobs.c.created_at)
         if state is not None:
             query = query.where(jobs.c.state == state)
+        if kind is not None:
+            query = query.where(jobs.c.kind == kind)
         with self.engine.connect() as conn:
             return [_record(row) for row in conn.execute(query)]
 
@@ -391,10 +460,19 @@ class JobStore:
         """The jobs that cannot run, with their reasons."""
         return self.list_jobs("dead")
 
-    def stats(self) -> dict[str, int]:
-        """How many jobs are in each state."""
+    def stats(self, kind: str | None = None) -> dict[str, int]:
+        """How many jobs are in each state (of one kind, or all).
+
+        Args:
+            kind: Only jobs of this kind.
+
+        Returns:
+            ``{state: count}``.
+        """
         counts = {"queued": 0, "running": 0, "done": 0, "dead": 0}
         query = select(jobs.c.state, func.count()).where(self._mine()).group_by(jobs.c.state)
+        if kind is not None:
+            query = query.where(jobs.c.kind == kind)
         with self.engine.connect() as conn:
             for state, count in conn.execute(query):
                 counts[state] = int(count)
@@ -404,6 +482,10 @@ class JobStore:
     def _mine(self) -> Any:
         return jobs.c.namespace == self.namespace
 
+    @staticmethod
+    def _of_kinds(kinds: tuple[str, ...] | None) -> tuple[Any, ...]:
+        return () if kinds is None else (jobs.c.kind.in_(kinds),)
+
     def _finish(self, job_id: str, state: str, **values: Any) -> Any:
         if "dead_reason" in values:
             values["dead_reason"] = redact(str(values["dead_reason"]))[:2000]
@@ -412,6 +494,18 @@ class JobStore:
             .where(jobs.c.job_id == job_id, jobs.c.state.in_(_ACTIVE))
             .values(state=state, finished_at=self.clock(), lease_until=None, **values)
         )
+
+
+def _add_kind_column(engine: Engine) -> None:
+    """Tables made before job kinds hold only audits: add ``kind`` defaulting to it."""
+    from sqlalchemy import inspect
+
+    columns = {c["name"] for c in inspect(engine).get_columns(jobs.name)}
+    if "kind" not in columns:
+        with write_transaction(engine) as conn:
+            conn.exec_driver_sql(
+                f"ALTER TABLE {jobs.name} ADD COLUMN kind VARCHAR(40) NOT NULL DEFAULT '{AUDIT}'"
+            )
 
 
 def _record(row: Any) -> JobRecord:
@@ -425,4 +519,6 @@ def _record(row: Any) -> JobRecord:
         dead_reason=row.dead_reason,
         ledger_run_id=row.ledger_run_id,
         worker=row.worker,
+        kind=row.kind,
+        lease_until=row.lease_until,
     )

@@ -1,10 +1,14 @@
-"""Workers that run audit jobs: in-process threads by default, ``meclear worker`` elsewhere.
+"""Workers that run background jobs: in-process threads by default, ``meclear worker`` elsewhere.
 
-A worker claims a job under a lease (:meth:`~.store.JobStore.claim`), parses its snapshot
-and hands it to an :class:`~meclear_integrations.pipeline.audit.Auditor` (the component
-that enqueued it: the same agent, judge and ledger), which runs the normal clearance with
-verification and records the result in the ledger under the job id. What comes back
-decides the job:
+A worker claims a job under a lease (:meth:`~.store.JobStore.claim`) and runs the handler
+of its kind (:class:`~.kinds.JobKinds`): for an ``audit``, it parses the snapshot and hands
+it to an :class:`~meclear_integrations.pipeline.audit.Auditor` (the component that enqueued
+it: the same agent, judge and ledger), which runs the normal clearance with verification
+and records the result in the ledger under the job id; for an ``admission``, the ConMem
+decision of a candidate memory. While the handler runs, a heartbeat thread extends the
+lease every ``heartbeat_seconds`` (a third of the lease by default), so a long job is not
+taken over while its worker lives; a killed worker's heartbeat stops with it and its lease
+runs out. What comes back decides the job:
 
 - ``done``: the ledger holds the verified result; the job is finished.
 - ``retry``: the provider is down (transient errors after the engine's own retries, the
@@ -12,7 +16,8 @@ decides the job:
   an exponential backoff (tenacity's ``wait_exponential_jitter`` over the attempt count)
   until ``max_attempts``, then to the dead letters. The request path never waits on it.
 - ``dead``: the payload cannot run (unreadable, altered memory text, a permanent failure
-  such as a bad credential or a bug in the agent): dead letter with the reason.
+  such as a bad credential or a bug in the agent, a kind this worker has no handler for):
+  dead letter with the reason.
 """
 
 from __future__ import annotations
@@ -20,15 +25,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tenacity import RetryCallState, wait_exponential_jitter
 
-from ..core.failure_kind import failure_kind
 from ..core.redaction import redact
+from .kinds import JobKinds
 from .protocol import Auditor, AuditOutcome
-from .snapshot import AuditSnapshot
 from .store import ClaimedJob, JobStore, default_worker_name
 
 __all__ = ["AuditWorker", "WorkerPool", "backoff_seconds"]
@@ -57,27 +62,43 @@ class AuditWorker:
 
     Args:
         store: The job table.
-        auditor: Runs each audit.
+        auditor: Runs each job: a component (an auditor, or an object with
+            ``job_handlers()``) or a :class:`~.kinds.JobKinds` registry.
         name: The worker's name in the job table (default: host, pid and a random tag).
-        lease_seconds: How long a claimed job is this worker's; longer than the audit's
-            wall bound (60 s in live use), so only a dead worker loses its job.
+        lease_seconds: How long a claimed job is this worker's without a heartbeat.
+        heartbeat_seconds: How often the lease is extended while a job runs (default:
+            a third of ``lease_seconds``; 0: no heartbeat).
         backoff: Attempt -> seconds before the next try (default :func:`backoff_seconds`).
+        only_known_kinds: Claim only the kinds ``auditor`` runs (the default: in-process
+            pools and drains of a component leave other components' jobs alone); False
+            (``meclear worker``): claim every kind and dead-letter the unknown ones.
     """
 
     def __init__(
         self,
         store: JobStore,
-        auditor: Auditor,
+        auditor: Auditor | JobKinds | Any,
         *,
         name: str | None = None,
         lease_seconds: float = 180.0,
+        heartbeat_seconds: float | None = None,
         backoff: Callable[[int], float] = backoff_seconds,
+        only_known_kinds: bool = True,
     ) -> None:
+        if lease_seconds <= 0:
+            raise ValueError("lease_seconds must be positive")
         self.store = store
         self.auditor = auditor
+        self.kinds = JobKinds.of(auditor)
         self.name = name or default_worker_name()
         self.lease_seconds = lease_seconds
+        self.heartbeat_seconds = (
+            lease_seconds / 3 if heartbeat_seconds is None else heartbeat_seconds
+        )
+        if not 0 <= self.heartbeat_seconds < lease_seconds:
+            raise ValueError("heartbeat_seconds must be at least 0 and shorter than the lease")
         self.backoff = backoff
+        self._claim_kinds = self.kinds.kinds if only_known_kinds else None
 
     def run_once(self) -> tuple[str, AuditOutcome] | None:
         """Claim and run one due job.
@@ -85,10 +106,11 @@ class AuditWorker:
         Returns:
             The job id and its outcome, or None when nothing was due.
         """
-        job = self.store.claim(self.name, lease_seconds=self.lease_seconds)
+        job = self.store.claim(self.name, lease_seconds=self.lease_seconds, kinds=self._claim_kinds)
         if job is None:
             return None
-        outcome = self._run(job)
+        with self._heartbeat(job):
+            outcome = self.kinds.run(job.kind, job.payload, job.job_id)
         self._settle(job, outcome)
         return job.job_id, outcome
 
@@ -109,17 +131,32 @@ class AuditWorker:
             done.append(ran)
         return done
 
-    def _run(self, job: ClaimedJob) -> AuditOutcome:
+    @contextmanager
+    def _heartbeat(self, job: ClaimedJob) -> Iterator[None]:
+        """Extend ``job``'s lease every ``heartbeat_seconds`` while the body runs."""
+        if self.heartbeat_seconds <= 0:
+            yield
+            return
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.heartbeat_seconds):
+                try:
+                    if not self.store.heartbeat(
+                        job.job_id, self.name, lease_seconds=self.lease_seconds
+                    ):
+                        return  # taken over or finished: nothing more to extend
+                except Exception as exc:  # the database is away: the lease may run out
+                    logger.warning("MeClear job %s heartbeat failed: %s", job.job_id, exc)
+
+        thread = threading.Thread(target=beat, name=f"meclear-heartbeat-{job.job_id[:8]}")
+        thread.daemon = True
+        thread.start()
         try:
-            snapshot = AuditSnapshot.loads(job.payload)
-        except Exception as exc:
-            return AuditOutcome("dead", f"unreadable payload: {type(exc).__name__}: {exc}")
-        try:
-            return self.auditor.audit(snapshot, run_id=job.job_id)
-        except Exception as exc:
-            kind = failure_kind(exc)
-            reason = f"{type(exc).__name__}: {exc}"
-            return AuditOutcome("retry" if kind == "transient" else "dead", reason)
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def _settle(self, job: ClaimedJob, outcome: AuditOutcome) -> None:
         if outcome.state == "done":
@@ -127,7 +164,8 @@ class AuditWorker:
         elif outcome.state == "retry" and job.attempts < job.max_attempts:
             delay = self.backoff(job.attempts)
             logger.warning(
-                "MeClear audit %s attempt %d failed, retrying in %.1fs: %s",
+                "MeClear %s job %s attempt %d failed, retrying in %.1fs: %s",
+                job.kind,
                 job.job_id,
                 job.attempts,
                 delay,
@@ -138,8 +176,11 @@ class AuditWorker:
             reason = str(outcome.reason)
             if outcome.state == "retry":
                 reason = f"gave up after {job.attempts} attempts: {reason}"
-            logger.warning("MeClear audit %s dead-lettered: %s", job.job_id, redact(reason)[:300])
+            logger.warning(
+                "MeClear %s job %s dead-lettered: %s", job.kind, job.job_id, redact(reason)[:300]
+            )
             self.store.dead(job.job_id, reason=reason)
+            self.kinds.dead(job.kind, job.payload, job.job_id, reason)
 
 
 class WorkerPool:
@@ -151,7 +192,7 @@ class WorkerPool:
 
     Args:
         store: The job table.
-        auditor: Runs each audit.
+        auditor: Runs each job (a component or a :class:`~.kinds.JobKinds`).
         concurrency: Worker threads.
         poll_seconds: How long an idle thread waits before looking again.
         **worker_kwargs: Passed to each :class:`AuditWorker`.
@@ -160,7 +201,7 @@ class WorkerPool:
     def __init__(
         self,
         store: JobStore,
-        auditor: Auditor,
+        auditor: Auditor | JobKinds | Any,
         *,
         concurrency: int = 1,
         poll_seconds: float = 0.5,

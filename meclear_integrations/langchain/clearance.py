@@ -140,6 +140,7 @@ from .model import ainvoke_off_loop, message_text
 from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
 from .usage import USAGE_CALLBACK
 from .volume import (
+    INTERNAL_TAG,
     arecord_failure,
     clearance_run_context,
     evaluation_callbacks,
@@ -516,6 +517,7 @@ class ClearanceSettings(BaseModel):
         ]
         manager = CallbackManager.configure()
         manager.add_handler(USAGE_CALLBACK, inherit=True)
+        manager.add_tags([INTERNAL_TAG], inherit=True)  # the whole audit is internal
         run = manager.on_chain_start(
             None, {"query_id": snapshot.query_id, "job_id": run_id}, name=AUDIT_RUN_NAME
         )

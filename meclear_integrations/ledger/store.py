@@ -58,6 +58,7 @@ from .records import (
     MemoryHistory,
     MemoryObservation,
     MemoryRecord,
+    RunMode,
     RunRecord,
     SuccessSignal,
 )
@@ -108,6 +109,18 @@ class _Prepared:
     signature: list[str] | None
     embedding: list[float] | None
     given_id: bool
+
+
+@dataclass(frozen=True)
+class _ReportParts:
+    """What a run's rows take from its report alone (``HarmLedger._report_parts``)."""
+
+    config: dict[str, Any]
+    cost: dict[str, Any]
+    extra: dict[str, Any]
+    memories: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
+    observations: list[Observation]
 
 
 class LedgerLookupError(MeClearError, KeyError):
@@ -344,7 +357,8 @@ class HarmLedger:
         Returns:
             The number of runs written.
         """
-        prepared = [self._prepare(report, **kwargs) for report, kwargs in entries]
+        shared: dict[tuple[Any, ...], _ReportParts] = {}
+        prepared = [self._prepare(report, **kwargs, shared=shared) for report, kwargs in entries]
         with write_transaction(self.engine) as conn:
             fresh = [
                 p
@@ -409,8 +423,9 @@ class HarmLedger:
         extra: dict[str, Any] | None = None,
         run_id: str | None = None,
         query_embedding: Sequence[float] | None = None,
+        shared: dict[tuple[Any, ...], _ReportParts] | None = None,
     ) -> _Prepared:
-        """The rows :meth:`record` writes for one decision."""
+        """The rows :meth:`record` writes for one decision (``shared``: see _report_parts)."""
         if run_id is not None and not (isinstance(run_id, str) and 0 < len(run_id) <= 36):
             raise ConfigurationError("run_id must be a non-empty string of at most 36 characters")
         memories = context_of(report, context)
@@ -420,6 +435,7 @@ class HarmLedger:
         query_id = self.query_id(query)
         now = self._now()
         mode = run_mode(report, guided_by)
+        parts = self._report_parts(report, memories, mode, success_signal, shared)
         run: dict[str, Any] = {
             "run_id": new_id,
             "namespace": self.namespace,
@@ -441,7 +457,7 @@ class HarmLedger:
             "coalitions": report.cost.coalitions,
             "rounds": report.cost.rounds,
             "wall_seconds": report.cost.wall_seconds,
-            "cost": safe_payload(report.cost.model_dump(mode="json")),
+            "cost": parts.cost,
             "estimator": report.estimator,
             "clearance_search": report.clearance_search,
             "harm_tolerance": report.config.harm_tolerance,
@@ -451,30 +467,69 @@ class HarmLedger:
             "trigger_reason": safe_text(trigger_reason),
             "replay_of": replay_of,
             "feedback_id": feedback_id,
-            "config": safe_payload(report.config.model_dump(mode="json")),
-            "extra": safe_payload(
-                with_suspects({**(extra or {}), **carrier_payload(report)}, report)
-            ),
+            "config": parts.config,
+            "extra": parts.extra
+            if extra is None
+            else safe_payload(with_suspects({**extra, **carrier_payload(report)}, report)),
         }
+        signature = lexical_signature(query, key=self._query_key) if parts.observations else None
+        embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
+        return _Prepared(
+            run,
+            parts.memories,
+            parts.candidates,
+            parts.observations,
+            signature,
+            embedding,
+            run_id is not None,
+        )
+
+    def _report_parts(
+        self,
+        report: ClearanceReport,
+        memories: Sequence[Memory],
+        mode: RunMode,
+        success_signal: SuccessSignal,
+        shared: dict[tuple[Any, ...], _ReportParts] | None,
+    ) -> _ReportParts:
+        """The rows and payloads a run takes from its report (memoised within a bulk load).
+
+        Within one :meth:`record_many` call the same report recorded for the same context
+        (a benchmark preload, an import of repeated decisions) is redacted and turned into
+        rows once; the rows are copied on insert, so sharing them is safe.
+        """
+        key = (
+            id(report),
+            tuple((m.id, m.content) for m in memories),
+            mode,
+            success_signal,
+        )
+        if shared is not None and key in shared:
+            return shared[key]
         mem_rows = memory_rows(
             report, memories, namespace=self.namespace, store_text=self.store_text
         )
         cand_rows = candidate_rows(report)
-        observations = observe(
-            status=report.status,
-            recovered=bool(report.recovered),
-            mode=mode,
-            harm_tolerance=report.config.harm_tolerance,
+        parts = _ReportParts(
+            config=safe_payload(report.config.model_dump(mode="json")),
+            cost=safe_payload(report.cost.model_dump(mode="json")),
+            extra=safe_payload(with_suspects(dict(carrier_payload(report)), report)),
             memories=mem_rows,
             candidates=cand_rows,
-            carriers=_carrier_ids(report),
-            success_signal=success_signal,
+            observations=observe(
+                status=report.status,
+                recovered=bool(report.recovered),
+                mode=mode,
+                harm_tolerance=report.config.harm_tolerance,
+                memories=mem_rows,
+                candidates=cand_rows,
+                carriers=_carrier_ids(report),
+                success_signal=success_signal,
+            ),
         )
-        signature = lexical_signature(query, key=self._query_key) if observations else None
-        embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
-        return _Prepared(
-            run, mem_rows, cand_rows, observations, signature, embedding, run_id is not None
-        )
+        if shared is not None:
+            shared[key] = parts
+        return parts
 
     def _write(self, conn: Connection, p: _Prepared) -> None:
         """Insert one prepared decision and fold it into the state (inside a transaction)."""

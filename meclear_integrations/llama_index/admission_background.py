@@ -2,8 +2,11 @@
 
 :class:`BackgroundAdmissionWriter` acknowledges ``insert_nodes`` at once (one pending
 :class:`~meclear_integrations.admission.background.AdmissionTicket` per node, no model call)
-and decides each node in a worker of
-:class:`~meclear_integrations.admission.background.BackgroundAdmission`:
+and decides each node in a durable ``admission`` job
+(:class:`~meclear_integrations.admission.writer.AdmissionWriter`: the embedded SQLite job
+table with in-process workers by default, ``jobs=ProcrastinateQueue(url)`` and
+``meclear worker`` for several replicas). The node travels in the job (LlamaIndex's own
+JSON form), so any worker can insert it:
 
 - ``visibility="hidden"`` (default): a node is inserted into the index only once admitted,
   with ``metadata[metadata_key] = {"status": "admitted", ...decision}``; it is not
@@ -12,118 +15,82 @@ and decides each node in a worker of
   (retrievable, marked); once admitted it is replaced by the admitted copy, once rejected
   it is deleted from the index and its docstore.
 
-Each node's decision is also emitted as the ``listener``'s
-:class:`~meclear_integrations.admission.background.BackgroundAdmissionEvent` s.
+A node is written by id (an existing copy is replaced), so a decision applied twice leaves
+one node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 try:
     from llama_index.core.indices.base import BaseIndex
     from llama_index.core.schema import BaseNode
+    from llama_index.core.storage.docstore.utils import doc_to_json, json_to_doc
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "meclear_integrations.llama_index needs llama-index-core: "
         "pip install 'meclear-integrations[llama-index]'"
     ) from exc
 
-from ..admission.background import (
-    AdmissionExecutor,
-    AdmissionJob,
-    AdmissionRecord,
-    AdmissionTicket,
-    BackgroundAdmission,
-    BackgroundAdmissionEvent,
-    Visibility,
-)
+from ..admission.background_models import AdmissionJob, AdmissionTicket
 from ..admission.engine import ConMemAdmitter
-from ..admission.hook import OnError
 from ..admission.prompts import Context
-from ..core.errors import ConfigurationError
+from ..admission.writer import AdmissionWriter, Candidate
 
 __all__ = ["BackgroundAdmissionWriter"]
 
 
-class BackgroundAdmissionWriter:
-    """Inserts nodes into ``index`` once ConMem admits them, deciding in the background.
+class _IndexSink:
+    """Inserts admitted nodes into a LlamaIndex index, replacing a copy with the same id."""
 
-    Args:
-        index: The LlamaIndex index to write to (e.g. ``VectorStoreIndex``).
-        admitter: The ConMem engine (its model makes every call, in a worker).
-        visibility: ``hidden`` (not retrievable until admitted) or ``pending``
-            (retrievable at once, marked pending; rejected nodes are deleted).
-        executor: Where decisions run (default: two in-process threads).
-        context_key: The metadata key holding a node's historical context.
-        metadata_key: The metadata key of the admission status on inserted nodes.
-        on_error: ``admit`` inserts a node whose decision failed; ``reject`` / ``raise``
-            keep it out.
-        listener: Receives every acknowledged / decided / failed event.
-    """
-
-    def __init__(
-        self,
-        index: BaseIndex[Any],
-        admitter: ConMemAdmitter,
-        *,
-        visibility: Visibility = "hidden",
-        executor: AdmissionExecutor | None = None,
-        context_key: str = "historical_context",
-        metadata_key: str = "meclear_admission",
-        on_error: OnError = "reject",
-        listener: Callable[[BackgroundAdmissionEvent], Any] | None = None,
-    ) -> None:
+    def __init__(self, index: BaseIndex[Any], context_key: str, metadata_key: str) -> None:
         self.index = index
         self.context_key = context_key
         self.metadata_key = metadata_key
-        self._nodes: dict[str, BaseNode] = {}
-        self.background = BackgroundAdmission(
-            admitter,
-            executor=executor,
-            visibility=visibility,
-            on_write=self._write_pending,
-            on_store=self._admit,
-            on_reject=self._reject,
-            listener=listener,
-            on_error=on_error,
-        )
 
-    def _copy(self, job: AdmissionJob, status: dict[str, Any]) -> BaseNode:
-        node = self._nodes[job.payload["id"]].model_copy(deep=True)
+    def upsert(self, memory_id: str, job: AdmissionJob, status: dict[str, Any]) -> None:
+        node = json_to_doc(job.payload["node"])
         node.metadata = {
             **{k: v for k, v in node.metadata.items() if k != self.context_key},
             self.metadata_key: status,
         }
-        keys = set(node.excluded_embed_metadata_keys) | {self.metadata_key}
-        node.excluded_embed_metadata_keys = sorted(keys)
-        node.excluded_llm_metadata_keys = sorted(
-            set(node.excluded_llm_metadata_keys) | {self.metadata_key}
+        for keys in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+            setattr(node, keys, sorted(set(getattr(node, keys)) | {self.metadata_key}))
+        self.remove(memory_id)
+        self.index.insert_nodes([node])
+
+    def remove(self, memory_id: str) -> None:
+        if memory_id in self.index.index_struct.nodes_dict:
+            self.index.delete_nodes([memory_id], delete_from_docstore=True)
+
+
+class BackgroundAdmissionWriter(AdmissionWriter):
+    """Inserts nodes into ``index`` once ConMem admits them, deciding in a durable job.
+
+    Args:
+        index: The LlamaIndex index to write to (e.g. ``VectorStoreIndex``).
+        admitter: The ConMem engine (its model makes every call, in a worker).
+        **options: :class:`~meclear_integrations.admission.writer.AdmissionWriter`'s
+            options: ``visibility``, ``jobs`` (default: the ledger's SQLite file),
+            ``workers`` (in-process threads, default 2; 0 with ``meclear worker``),
+            ``context_key``, ``metadata_key``, ``on_error``, ``listener``.
+    """
+
+    def __init__(self, index: BaseIndex[Any], admitter: ConMemAdmitter, **options: Any) -> None:
+        self.index = index
+        sink = _IndexSink(
+            index,
+            options.get("context_key", "historical_context"),
+            options.get("metadata_key", "meclear_admission"),
         )
-        return node
-
-    def _write_pending(self, job: AdmissionJob, record: AdmissionRecord) -> None:
-        self.index.insert_nodes([self._copy(job, {"status": "pending", "job_id": job.job_id})])
-
-    def _admit(self, job: AdmissionJob, record: AdmissionRecord) -> None:
-        node_id = job.payload["id"]
-        if self.background.visibility == "pending":
-            self.index.delete_nodes([node_id], delete_from_docstore=True)
-        status = {"status": "admitted", "job_id": job.job_id, **(record.decision or {})}
-        self.index.insert_nodes([self._copy(job, status)])
-        self._nodes.pop(node_id, None)
-
-    def _reject(self, job: AdmissionJob, record: AdmissionRecord) -> None:
-        node_id = job.payload["id"]
-        if self.background.visibility == "pending":
-            self.index.delete_nodes([node_id], delete_from_docstore=True)
-        self._nodes.pop(node_id, None)
+        super().__init__(sink, admitter, **options)
 
     def insert_nodes(
         self, nodes: Sequence[BaseNode], *, context: Context | None = None
     ) -> list[AdmissionTicket]:
-        """Acknowledge every node now (no model call); decide and insert in the background.
+        """Acknowledge every node now (no model call); decide and insert in a job.
 
         Args:
             nodes: The candidate nodes (their context under ``metadata[context_key]``,
@@ -136,50 +103,13 @@ class BackgroundAdmissionWriter:
         Raises:
             ConfigurationError: A node has no context and none was given.
         """
-        tickets = []
-        for i, node in enumerate(nodes):
-            ctx = node.metadata.get(self.context_key, context)
-            if ctx is None:
-                raise ConfigurationError(
-                    f"node {i} has no metadata[{self.context_key!r}] and no context"
-                )
-            self._nodes[node.node_id] = node
-            tickets.append(
-                self.background.submit(
-                    node.get_content(),
-                    ctx,
-                    candidate_id=node.node_id,
-                    payload={"id": node.node_id},
-                )
+        candidates = (
+            Candidate(
+                node.get_content(),
+                dict(node.metadata),
+                node.node_id,
+                extra={"node": doc_to_json(node)},
             )
-        return tickets
-
-    def record(self, job_id: str) -> AdmissionRecord:
-        """The job's record (``pending`` until decided).
-
-        Args:
-            job_id: A ticket's job id.
-
-        Returns:
-            The record.
-        """
-        return self.background.record(job_id)
-
-    def drain(self, timeout: float | None = None) -> bool:
-        """Wait until every queued node is decided.
-
-        Args:
-            timeout: Seconds to wait at most (None: no bound).
-
-        Returns:
-            Whether every node was decided in time.
-        """
-        return self.background.drain(timeout)
-
-    def close(self, wait: bool = True) -> None:
-        """Stop the default executor.
-
-        Args:
-            wait: Let queued decisions finish first.
-        """
-        self.background.close(wait)
+            for node in nodes
+        )
+        return self.submit_candidates(candidates, context=context, noun="node")

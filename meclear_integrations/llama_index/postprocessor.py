@@ -103,7 +103,13 @@ from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
 from ..usage import UsageMeter, metering
-from .events import MeClearStageEvent, StageTracker, progress_event, stage_events
+from .events import (
+    MeClearStageEvent,
+    StageTracker,
+    internal_run_tags,
+    progress_event,
+    stage_events,
+)
 from .judges import resolve_judge
 from .model import as_text_model
 from .nodes import _copy as copy_node
@@ -745,6 +751,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         ]
         bundle = QueryBundle(snapshot.query)
         with ExitStack() as stack:
+            stack.enter_context(internal_run_tags())  # the whole audit is internal
             if snapshot.reference is not None:
                 stack.enter_context(query_reference(snapshot.reference))
             llm = self._resolved_llm()

@@ -117,3 +117,37 @@ def test_procrastinate_workers_run_apart_from_the_app(app_dir: Path, postgres_ur
             audit_queue=queue,
         )  # fmt: skip
     queue.close()
+
+
+def test_background_admission_runs_on_the_procrastinate_queue(postgres_url: str) -> None:
+    """Several replicas: admission jobs on procrastinate, decided by a worker that is not the
+    app; identical writes in flight share a job; the app reads the decisions."""
+    from meclear_integrations.admission import ConMemAdmitter
+    from meclear_integrations.admission.background import BackgroundAdmission
+    from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+    from meclear_integrations.jobs import ProcrastinateQueue
+
+    context = "user: I'm allergic to shellfish, never suggest shrimp."
+    stored: list[str] = []
+    queue = ProcrastinateQueue(postgres_url)
+    queue.apply_schema()
+    app = BackgroundAdmission(ConMemAdmitter(ScriptedAdmissionModel()), jobs=queue, workers=0)
+    first = app.submit("User is allergic to shellfish.", context)
+    again = app.submit("User is allergic to shellfish.", context)
+    other = app.submit("User is strictly vegetarian.", context)
+    assert first.job_id == again.job_id != other.job_id  # single flight (queueing lock)
+    assert first.job_id.startswith("procrastinate-") and first.model_calls == 0
+
+    replica = BackgroundAdmission(  # another process's worker: same queue, its own store
+        ConMemAdmitter(ScriptedAdmissionModel()),
+        jobs=ProcrastinateQueue(postgres_url),
+        workers=0,
+        on_store=lambda job, record: stored.append(job.memory_id),
+    )
+    replica.jobs.run_worker(replica, wait=False)
+    assert _status(postgres_url) == {"succeeded": 2}
+    assert app.record(first.job_id).state == "stored"
+    assert app.record(other.job_id).state == "rejected"
+    assert len(stored) == 1
+    queue.close()
+    replica.jobs.close()

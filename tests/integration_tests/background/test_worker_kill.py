@@ -54,8 +54,15 @@ def _ledger_rows(url: str) -> tuple[list[str], dict[str, int]]:
     return runs, members
 
 
-def test_a_killed_worker_loses_no_job_and_writes_no_duplicate(app_dir: Path, worker) -> None:
-    url = f"sqlite:///{app_dir / 'ledger.db'}"
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_killed_worker_loses_no_job_and_writes_no_duplicate(
+    app_dir: Path, worker, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """On the embedded job table beside a SQLite ledger, and beside a PostgreSQL one."""
+    if backend == "sqlite":
+        url = f"sqlite:///{app_dir / 'ledger.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
     env = {"APP_LEDGER_URL": url, "APP_CALL_SECONDS": "0.05"}
     jobs = _enqueue(app_dir, env)
     assert len(set(jobs)) == 3

@@ -19,7 +19,6 @@ EXPECTED = {
     "BackgroundAdmission",
     "BackgroundAdmissionEvent",
     "DedupTextModel",
-    "ThreadExecutor",
     "cheap_config",
     "PROBE_ROLES",
     "REJECTION_REASONS",

@@ -43,6 +43,11 @@ def test_background_makes_no_request_path_call_loses_no_job_and_fixes_failures(
     assert none["accuracy"] <= background["accuracy"] <= inline["accuracy"]
     assert background["time_to_fix"]["fixed"] >= 1
     assert background["time_to_fix"]["median_seconds"] > 0
+    # scoped: nothing withheld on the strength of another question; review spares true notes
+    assert background["off_topic_withheld"] == 0
+    for summary in (inline, background):
+        assert summary["review"]["true_proposed"] == []
+    assert none["review"] == {}
 
 
 def test_time_to_fix_counts_from_the_first_wrong_answer() -> None:

@@ -1,0 +1,95 @@
+"""Feedback replays through a ``MeClearPostprocessor`` (the LlamaIndex side of the loop).
+
+A user's verdict is recorded on the ledger (``HarmLedger.feedback``); :func:`replay_feedback`
+replays it with its correction as reference using the postprocessor's own agent (its LLM or
+response synthesizer) and judge, reading the nodes back from your store by id
+(``get_nodes``, e.g. ``index.docstore.get_nodes`` or ``vector_store.get_nodes``) and checking
+their texts against the recorded content hashes. The replay is a verified clearance: its
+harm is settled for the question and questions like it, so the next ask tries it before
+the early exit even when the live judge is reference-free and fooled. When the ledger
+keeps no query texts and no ``query=`` is given, ``trace_query(run) -> text`` reads the
+question from your own trace store (the ledger records each run's trace id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
+
+from .nodes import to_memories
+from .reference import query_reference
+
+__all__ = ["replay_feedback"]
+
+
+def replay_feedback(
+    postprocessor: Any,
+    ledger: Any,
+    feedback: Any,
+    *,
+    get_nodes: Callable[[list[str]], Sequence[BaseNode | NodeWithScore]],
+    query: str | None = None,
+    trace_query: Callable[[Any], str | None] | None = None,
+) -> Any:
+    """Replay ``feedback`` through ``postprocessor``'s agent and judge, the correction as reference.
+
+    Args:
+        postprocessor: The ``MeClearPostprocessor`` whose agent and judge replay it.
+        ledger: The ``HarmLedger`` holding the feedback.
+        feedback: A feedback record or its id.
+        get_nodes: Reads the nodes back from your store by id.
+        query: The query text, when the ledger did not keep it.
+        trace_query: ``trace_query(run) -> text | None``: the question from the original
+            run's trace, when neither the ledger nor ``query`` has it.
+
+    Returns:
+        The ``ledger.ReplayResult``.
+
+    Raises:
+        ReplayError: No correction, no question text, or nodes missing or not matching the
+            recorded hashes.
+
+    Example:
+        ```python
+        from meclear_integrations.llama_index.feedback import replay_feedback
+
+        record = ledger.feedback(run_id, correct=False, correction="in March")
+        result = replay_feedback(
+            postprocessor, ledger, record, get_nodes=index.docstore.get_nodes
+        )
+        print(result.report.cleared_ids)
+        ```
+    """
+    from ..ledger.replay import replay_feedback as replay
+
+    nodes: dict[str, NodeWithScore] = {}
+
+    def resolve(ids: Sequence[str]) -> dict[str, str]:
+        for item in get_nodes(list(ids)):
+            found = item if isinstance(item, NodeWithScore) else NodeWithScore(node=item)
+            nodes[found.node.node_id] = found
+        return {i: n.node.get_content() for i, n in nodes.items() if i in set(ids)}
+
+    def evaluator_for(text: str, reference: str, memories: list[Any]) -> Any:
+        shown = [nodes[m.id] for m in memories]
+        rebuilt, _ = to_memories(shown)
+        with query_reference(reference):
+            return postprocessor._task(
+                QueryBundle(text),
+                shown,
+                rebuilt,
+                postprocessor._resolved_llm(),
+                asynchronous=False,
+            )
+
+    return replay(
+        ledger,
+        feedback,
+        evaluator_for=evaluator_for,
+        query=query,
+        resolve=resolve,
+        config=postprocessor._engine_config(),
+        trace_query=trace_query,
+    )
