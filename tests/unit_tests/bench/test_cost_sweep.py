@@ -19,7 +19,7 @@ from meclear_integrations.bench.cost_sweep import (
 )
 from meclear_integrations.bench.outcomes import CaseOutcome
 from meclear_integrations.cli import main
-from meclear_integrations.core import ClearanceConfig
+from meclear_integrations.core import AutoShapley, ClearanceConfig
 
 BASE = BenchSettings(
     engine=ClearanceConfig(budget={"max_concurrency": 1}, seed=3),
@@ -115,7 +115,7 @@ def test_the_grid_holds_the_chosen_preset() -> None:
     grid = cheap_grid()
     chosen = {"hierarchical_from": 5, "blocks": 4, "branching": 2, "anchor_samples": 32}
     assert chosen in grid and len(grid) == len({json.dumps(g, sort_keys=True) for g in grid})
-    assert ClearanceConfig.cheap() == ClearanceConfig(**chosen)
+    assert ClearanceConfig.cheap() == ClearanceConfig(estimator=AutoShapley(**chosen))
 
 
 def test_preset_costs_on_builtin_cases(cases) -> None:

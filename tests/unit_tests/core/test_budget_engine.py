@@ -73,7 +73,7 @@ def test_early_exit_needs_the_maximum_score_below_a_threshold_of_one() -> None:
     for verification in ("paper", "sequential"):
         config = ClearanceConfig(
             estimator="exact",
-            verification={"rule": verification, "verification": {"success_threshold": 0.7}},
+            verification={"rule": verification, "success_threshold": 0.7},
         )
         report = MeClearEngine(config).clear(make_memories(4), CountingEvaluator(graded))
         assert not report.early_exit, verification
