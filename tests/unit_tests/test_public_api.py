@@ -54,6 +54,7 @@ EXPECTED_CORE = [
     "ConfigurationTypeError",
     "DedupStats",
     "DuplicateMemoryError",
+    "EarlyStops",
     "Estimator",
     "EstimatorError",
     "EstimatorName",
