@@ -8,6 +8,7 @@ from langchain_core.runnables import RunnableLambda
 
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+from meclear_integrations.core import EarlyStops
 from meclear_integrations.core.strict import UnknownSettingError
 
 LLM = RunnableLambda(lambda prompt: "x")
@@ -72,6 +73,15 @@ def test_engine_config_and_retry_policy_are_strict_too() -> None:
         ClearanceConfig(hierarchical_from=8)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match=r"`verification_delta` moved: use `verification=Verif"):
         ClearanceConfig(verification_delta=0.2)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match=r"`stop_unexplained` moved: use `stops=EarlyStops\("):
+        ClearanceConfig(stop_unexplained=True)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match=r"`stop_cannot_answer` moved: use `stops=EarlyStops\("):
+        ClearanceConfig(stop_cannot_answer=False)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match=r"is now `unexplained`: EarlyStops\(unexplained="):
+        ClearanceConfig(stops={"stop_unexplained": True})
+    assert ClearanceConfig(stops={"unexplained": True}).updated(
+        stops={"cannot_answer": False}
+    ).stops == EarlyStops(unexplained=True, cannot_answer=False)
     with pytest.raises(ValueError, match=r"retry[\s\S]*did you mean 'max_attempts'"):
         ClearanceConfig(failure={"retry": {"max_attempt": 2}})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="did you mean 'trials'"):
