@@ -29,6 +29,7 @@ from ..estimators import ShapleyEstimator
 from ..events import StageEvent
 from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
+from ..residual import promote
 from ..verification import SequentialVerifier
 from .attribution import Attribution
 from .carriers import carriers, withhold_carriers
@@ -242,7 +243,24 @@ def _verified(
             candidates = candidates + extra
             families = families + ["escalation"] * len(extra)
             selection = select(cfg, game, candidates)
-    return candidates, families, selection
+    return candidates, families, _promoted(run, attributed, candidates, selection)
+
+
+def _promoted(
+    run: Run, attributed: Attribution, candidates: list[list[int]], selection: _Selection
+) -> _Selection:
+    """Eq. 20's choice moved by the residual evidence (``core.residual``), when asked for.
+
+    Only under the sequential rule and when the estimator sets ``residual_z``; a move
+    never goes to a candidate that is not admissible, so the gains, recovery and
+    admissibility flags are unchanged.
+    """
+    z = getattr(attributed.estimator, "residual_z", None)
+    if z is None or run.config.verification != "sequential" or selection[4]:
+        return selection
+    coalitions = [candidate_coalition(run.game.k, c) for c in candidates]
+    moved = promote(run.game, coalitions, selection[0], selection[3], float(z))
+    return (moved, *selection[1:])
 
 
 def _group_candidates(
