@@ -118,3 +118,47 @@ def test_the_engine_clears_a_joint_partner_more_often_with_residual_evidence() -
     assert world.expected_score(["m0", "m3", "m4"], "Paris") > 0.99
     case_ids = [f"joint-{n}" for n in range(12)]
     assert _both_cleared(1.64, case_ids) > _both_cleared(None, case_ids)
+
+
+def _stale_world() -> tuple[list[Memory], EvidenceWorld]:
+    # after a CLARK-News stale-redundant case of the dev split: two stale copies, one current
+    # fact; the weaker copy alone still pulls the answer away
+    memories = [Memory(id=m, content=f"memory {m}") for m in ("cur", "s1", "s2", "b0", "b1")]
+    world = EvidenceWorld.from_claims(
+        {
+            "cur": ("Procurement", 1.0),
+            "s1": ("Southern Ontario", 1.2),
+            "s2": ("Southern Ontario", 0.9),
+        },
+        temperature=0.2,
+        abstain_weight=0.5,
+    )
+    return memories, world
+
+
+def _stale_runs(residual: float | None, case_ids: list[str]) -> tuple[int, int]:
+    memories, world = _stale_world()
+    config = ClearanceConfig(
+        estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0, residual_z=residual),
+        harm_rule="auto",
+        harm_tolerance=0.02,
+        recovery_rate=0.3,
+        max_trials=12,
+        seed=0,
+    )
+    both = residual_family = 0
+    for case_id in case_ids:
+        evaluator = SimulatedEvaluator(world, "Procurement", case_id=case_id)
+        report = MeClearEngine(config).clear(memories, evaluator)
+        assert "cur" not in report.cleared_ids
+        both += set(report.cleared_ids) >= {"s1", "s2"}
+        residual_family += any(c.family == "residual" for c in report.candidates)
+    return both, residual_family
+
+
+def test_residual_evidence_clears_both_stale_copies_more_often() -> None:
+    case_ids = [f"stale-{n}" for n in range(12)]
+    both_off, family_off = _stale_runs(None, case_ids)
+    both_on, _ = _stale_runs(1.64, case_ids)
+    assert family_off == 0  # without residual_z no residual candidate is ever tried
+    assert both_on > both_off
