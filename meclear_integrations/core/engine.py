@@ -50,6 +50,7 @@ from .retry import AsyncSleep, CallRetrier, Sleep
 from .stages import (
     Algorithm,
     Run,
+    Step,
     attribution,
     clearance,
     early_exit,
@@ -62,6 +63,7 @@ from .stages.failures import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
 from .stages.unexplained import unexplained_stop
+from .step_driver import arun_steps, run_steps
 from .sync_batch import Pace
 from .trace_settings import TraceSettings
 from .tracing import NULL_TRACE, start_trace  # imports no OpenTelemetry
@@ -178,33 +180,28 @@ class MeClearEngine:
                     trace.stage(event)
                     self._emit_sync(event)
 
-            failure: BaseException | None = None
-            while True:
-                try:
-                    step = algorithm.send(None) if failure is None else algorithm.throw(failure)
-                except StopIteration as stop:
-                    return trace.done(stop.value)
-                except Exception as exc:
-                    return trace.done(fail_open_report(exc, run))
-                failure = None
-                try:
-                    if isinstance(step, _Evaluate):
-                        evaluate_sync(
-                            game,
-                            step.coalitions,
-                            evaluate,
-                            self.config.max_concurrency,
-                            retrier=run.retrier,
-                            failures=run.failures,
-                            pace=pace,
-                            on_start=(lambda n: report(progress.start(n))) if watched else None,
-                            on_done=(lambda n: report(progress.advance(n))) if watched else None,
-                        )
-                    else:
-                        progress.observe(step.event)
-                        report(step.event)
-                except BaseException as exc:
-                    failure = exc
+            def handle(step: Step) -> None:
+                if isinstance(step, _Evaluate):
+                    evaluate_sync(
+                        game,
+                        step.coalitions,
+                        evaluate,
+                        self.config.max_concurrency,
+                        retrier=run.retrier,
+                        failures=run.failures,
+                        pace=pace,
+                        on_start=(lambda n: report(progress.start(n))) if watched else None,
+                        on_done=(lambda n: report(progress.advance(n))) if watched else None,
+                    )
+                else:
+                    progress.observe(step.event)
+                    report(step.event)
+
+            try:
+                result = run_steps(algorithm, handle)
+            except Exception as exc:
+                return trace.done(fail_open_report(exc, run))
+            return trace.done(result)
 
     async def aclear(
         self,
@@ -248,32 +245,27 @@ class MeClearEngine:
             async def done(n: int) -> None:
                 await report(progress.advance(n))
 
-            failure: BaseException | None = None
-            while True:
-                try:
-                    step = algorithm.send(None) if failure is None else algorithm.throw(failure)
-                except StopIteration as stop:
-                    return trace.done(stop.value)
-                except Exception as exc:
-                    return trace.done(fail_open_report(exc, run))
-                failure = None
-                try:
-                    if isinstance(step, _Evaluate):
-                        await evaluate_async(
-                            game,
-                            step.coalitions,
-                            evaluate,
-                            self.config.max_concurrency,
-                            retrier=run.retrier,
-                            failures=run.failures,
-                            on_start=started if watched else None,
-                            on_done=done if watched else None,
-                        )
-                    else:
-                        progress.observe(step.event)
-                        await report(step.event)
-                except BaseException as exc:
-                    failure = exc
+            async def handle(step: Step) -> None:
+                if isinstance(step, _Evaluate):
+                    await evaluate_async(
+                        game,
+                        step.coalitions,
+                        evaluate,
+                        self.config.max_concurrency,
+                        retrier=run.retrier,
+                        failures=run.failures,
+                        on_start=started if watched else None,
+                        on_done=done if watched else None,
+                    )
+                else:
+                    progress.observe(step.event)
+                    await report(step.event)
+
+            try:
+                result = await arun_steps(algorithm, handle)
+            except Exception as exc:
+                return trace.done(fail_open_report(exc, run))
+            return trace.done(result)
 
     def _emit_sync(self, event: StageEvent) -> None:
         if self.listener is None:

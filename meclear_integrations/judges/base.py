@@ -96,17 +96,7 @@ class BaseJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question``.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
+        """Score ``answer`` to ``question`` (as :meth:`Judge.score`)."""
         raise NotImplementedError
 
     async def ascore(
@@ -117,16 +107,6 @@ class BaseJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question`` on the event loop.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
+        """Score ``answer`` to ``question`` on the event loop (as :meth:`Judge.score`)."""
         await asyncio.sleep(0)
         return self.score(question, answer, reference=reference, context=context)

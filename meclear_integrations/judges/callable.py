@@ -78,17 +78,7 @@ class CallableJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question``.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
+        """Score ``answer`` to ``question`` (as :meth:`Judge.score`)."""
         kwargs = self._kwargs(question, answer, reference, context)
         result = asyncio.run(self.fn(**kwargs)) if self._async else self.fn(**kwargs)  # type: ignore[arg-type]
         return _verdict(result)
@@ -101,17 +91,7 @@ class CallableJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question`` on the event loop.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
+        """Score ``answer`` to ``question`` on the event loop (as :meth:`Judge.score`)."""
         kwargs = self._kwargs(question, answer, reference, context)
         if self._async:
             result = await self.fn(**kwargs)  # type: ignore[misc]

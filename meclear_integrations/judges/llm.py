@@ -33,6 +33,7 @@ from typing import Any
 
 from ..core.errors import ConfigurationError
 from ..core.memory import Memory
+from ..core.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
@@ -108,6 +109,21 @@ class LLMJudge:
         )
         return prompt, nonce
 
+    def _verdict(
+        self, question: str, answer: str, reference: str | None, context: Any
+    ) -> Steps[JudgeVerdict]:
+        """One judgement, written once: the drivers make the model call."""
+        prompt, nonce = self._prompt(question, answer, reference, context)
+        check_call_allowed()
+        if nonce is None:
+            reply = yield Call(
+                lambda: self.model.complete_json(prompt, VERDICT_SCHEMA),  # type: ignore[attr-defined]
+                lambda: self.model.acomplete_json(prompt, VERDICT_SCHEMA),  # type: ignore[attr-defined]
+            )
+            return _read_structured(reply)
+        text = yield Call(lambda: self.model.complete(prompt), lambda: self.model.acomplete(prompt))
+        return parse_verdict(text, nonce)
+
     def score(
         self,
         question: str,
@@ -116,23 +132,8 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question``.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
-        prompt, nonce = self._prompt(question, answer, reference, context)
-        check_call_allowed()
-        if nonce is None:
-            reply = self.model.complete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
-            return _read_structured(reply)
-        return parse_verdict(self.model.complete(prompt), nonce)
+        """Score ``answer`` to ``question`` (as :meth:`Judge.score`)."""
+        return run_steps(self._verdict(question, answer, reference, context))
 
     async def ascore(
         self,
@@ -142,23 +143,8 @@ class LLMJudge:
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question`` on the event loop.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
-        prompt, nonce = self._prompt(question, answer, reference, context)
-        check_call_allowed()
-        if nonce is None:
-            reply = await self.model.acomplete_json(prompt, VERDICT_SCHEMA)  # type: ignore[attr-defined]
-            return _read_structured(reply)
-        return parse_verdict(await self.model.acomplete(prompt), nonce)
+        """Score ``answer`` to ``question`` on the event loop (as :meth:`Judge.score`)."""
+        return await arun_steps(self._verdict(question, answer, reference, context))
 
 
 def _read_structured(reply: Mapping[str, Any] | str | Any) -> JudgeVerdict:

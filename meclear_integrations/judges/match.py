@@ -51,17 +51,7 @@ class ExactMatchJudge(BaseJudge):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question``.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
+        """Score ``answer`` to ``question`` (as :meth:`Judge.score`)."""
         ref = normalize_answer(_require(reference, "ExactMatchJudge"))
         got = normalize_answer(answer)
         contained = bool(ref) and f" {ref} " in f" {got} "
@@ -124,17 +114,7 @@ class TokenF1Judge(BaseJudge):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Score ``answer`` to ``question``.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict (score in [0, 1] and how it was read).
-        """
+        """Score ``answer`` to ``question`` (as :meth:`Judge.score`)."""
         f1 = token_f1(answer, _require(reference, "TokenF1Judge"))
         if self.threshold is not None:
             f1 = 1.0 if f1 >= self.threshold else 0.0

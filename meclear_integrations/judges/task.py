@@ -59,6 +59,7 @@ from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.failure_kind import mark_role
 from ..core.memory import Memory
 from ..core.redaction import redact
+from ..core.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.tracing import judge_call
 from ..core.workers import check_call_allowed, in_worker
 from ..limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
@@ -312,26 +313,6 @@ class _TaskBase:
             reason="accepted_two_answers",
         )
 
-    def _check(self, answer: str, verdict: JudgeVerdict) -> None:
-        """Raise when the judge has now accepted two answers that disagree."""
-        other = self._disagreeing(answer, verdict)
-        if other is None:
-            return
-        same = self._askable(other, answer) and self._same.get(
-            self._same_key(other, answer), lambda: self._same_verdict(other, answer)
-        )
-        self._settle(other, answer, same)
-
-    async def _acheck(self, answer: str, verdict: JudgeVerdict) -> None:
-        """:meth:`_check` on the event loop (the judge is asked with ``ascore``)."""
-        other = self._disagreeing(answer, verdict)
-        if other is None:
-            return
-        same = self._askable(other, answer) and await self._same.aget(
-            self._same_key(other, answer), lambda: self._asame_verdict(other, answer)
-        )
-        self._settle(other, answer, same)
-
     def _record(
         self,
         coalition: tuple[Memory, ...],
@@ -353,6 +334,98 @@ class _TaskBase:
         with self._lock:
             self.records.append(record)
         return record
+
+    def _steps(self, coalition: tuple[Memory, ...], trial: int) -> Steps[TaskRecord]:
+        """One agent run and its judgement, written once for both evaluators.
+
+        Each model call is a :class:`~meclear_integrations.core.step_driver.Call` with a
+        sync and an async twin; :class:`TaskEvaluator` drives the flow with ``run_steps``,
+        :class:`AsyncTaskEvaluator` with ``arun_steps``.
+        """
+        made = self._answers.calls
+        key = self._answer_key(coalition, trial)
+        answer: str = yield Call(
+            lambda: self._answers.get(key, lambda: self._call_agent(coalition)),
+            lambda: self._answers.aget(key, lambda: self._acall_agent(coalition)),
+        )
+        agent_cached = self._answers.calls == made
+        judged = self._verdicts.calls
+        seen = self._judge_key(coalition, answer, trial)
+        verdict: JudgeVerdict = yield Call(
+            lambda: self._verdicts.get(seen, lambda: self._call_judge(coalition, answer)),
+            lambda: self._verdicts.aget(seen, lambda: self._acall_judge(coalition, answer)),
+        )
+        record = self._record(
+            coalition,
+            trial,
+            answer,
+            verdict,
+            agent_cached=agent_cached,
+            judge_cached=self._verdicts.calls == judged,
+        )
+        note_answer(answer, same=answers_agree)  # for the engine (core.answers)
+        other = self._disagreeing(answer, verdict)
+        if other is not None:  # the judge has now accepted two answers that disagree
+            same = False
+            if self._askable(other, answer):
+                pair = self._same_key(other, answer)
+                same = yield Call(
+                    lambda: self._same.get(pair, lambda: self._same_verdict(other, answer)),
+                    lambda: self._same.aget(pair, lambda: self._asame_verdict(other, answer)),
+                )
+            self._settle(other, answer, same)
+        return record
+
+    def _call_agent(self, coalition: tuple[Memory, ...]) -> str:
+        """The agent's answer on the calling thread (an async agent on a private loop)."""
+        check_call_allowed()  # no model call after the run's deadline
+        with limited(self.limiter, self.waits), _role("agent"):
+            if _is_async(self.answer):
+                return _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
+            return _text(self.answer(coalition))
+
+    async def _acall_agent(self, coalition: tuple[Memory, ...]) -> str:
+        """The agent's answer on the event loop (a sync agent in a daemon worker thread)."""
+        check_call_allowed()  # no model call after the run's deadline
+        with _role("agent"):
+            if _is_async(self.answer):
+                async with alimited(self.limiter, self.waits):
+                    return _text(await self.answer(coalition))  # type: ignore[misc]
+            # the slot is held in the worker, for as long as the call really runs
+            return _text(await in_worker(self._limited_answer, coalition))
+
+    def _limited_answer(self, coalition: tuple[Memory, ...]) -> str | Awaitable[str]:
+        with limited(self.limiter, self.waits):
+            return self.answer(coalition)
+
+    def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
+        check_call_allowed()
+        with (
+            limited(self.limiter, self.waits),
+            _role("judge"),
+            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
+        ):
+            verdict = self.judge.score(
+                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            )
+            call.verdict(verdict)
+        return verdict
+
+    async def _acall_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
+        check_call_allowed()
+        async with alimited(self.limiter, self.waits):
+            with (
+                _role("judge"),
+                judge_call(self.judge, self.question, answer, reference=self.reference) as call,
+            ):
+                verdict = await self.judge.ascore(
+                    self.question,
+                    answer,
+                    reference=self.reference,
+                    context=self._shown(coalition),
+                )
+                call.verdict(verdict)
+            return verdict
 
 
 @contextmanager
@@ -378,26 +451,6 @@ def _text(answer: object) -> str:
 class TaskEvaluator(_TaskBase):
     """Sync evaluator; an async answer function is run on a private event loop per call."""
 
-    def _call_agent(self, coalition: tuple[Memory, ...]) -> str:
-        check_call_allowed()  # no model call after the run's deadline
-        with limited(self.limiter, self.waits), _role("agent"):
-            if _is_async(self.answer):
-                return _text(asyncio.run(self.answer(coalition)))  # type: ignore[arg-type]
-            return _text(self.answer(coalition))
-
-    def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
-        check_call_allowed()
-        with (
-            limited(self.limiter, self.waits),
-            _role("judge"),
-            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
-        ):
-            verdict = self.judge.score(
-                self.question, answer, reference=self.reference, context=self._shown(coalition)
-            )
-            call.verdict(verdict)
-        return verdict
-
     def run(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``).
 
@@ -408,27 +461,7 @@ class TaskEvaluator(_TaskBase):
         Returns:
             The answer, the verdict and the coalition.
         """
-        made = self._answers.calls
-        answer = self._answers.get(
-            self._answer_key(coalition, trial), lambda: self._call_agent(coalition)
-        )
-        agent_cached = self._answers.calls == made
-        judged = self._verdicts.calls
-        verdict = self._verdicts.get(
-            self._judge_key(coalition, answer, trial),
-            lambda: self._call_judge(coalition, answer),
-        )
-        record = self._record(
-            coalition,
-            trial,
-            answer,
-            verdict,
-            agent_cached=agent_cached,
-            judge_cached=self._verdicts.calls == judged,
-        )
-        note_answer(answer, same=answers_agree)  # for the engine (core.answers)
-        self._check(answer, verdict)
-        return record
+        return run_steps(self._steps(coalition, trial))
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         """Score ``coalition`` in ``trial``: the evaluator ``v(S)`` of Eq. 2.
@@ -446,35 +479,6 @@ class TaskEvaluator(_TaskBase):
 class AsyncTaskEvaluator(_TaskBase):
     """Coroutine evaluator; a sync answer function runs in a daemon worker thread."""
 
-    async def _call_agent(self, coalition: tuple[Memory, ...]) -> str:
-        check_call_allowed()  # no model call after the run's deadline
-        with _role("agent"):
-            if _is_async(self.answer):
-                async with alimited(self.limiter, self.waits):
-                    return _text(await self.answer(coalition))  # type: ignore[misc]
-            # the slot is held in the worker, for as long as the call really runs
-            return _text(await in_worker(self._limited_answer, coalition))
-
-    def _limited_answer(self, coalition: tuple[Memory, ...]) -> str | Awaitable[str]:
-        with limited(self.limiter, self.waits):
-            return self.answer(coalition)
-
-    async def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
-        check_call_allowed()
-        async with alimited(self.limiter, self.waits):
-            return await self._ajudge(coalition, answer)
-
-    async def _ajudge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
-        with (
-            _role("judge"),
-            judge_call(self.judge, self.question, answer, reference=self.reference) as call,
-        ):
-            verdict = await self.judge.ascore(
-                self.question, answer, reference=self.reference, context=self._shown(coalition)
-            )
-            call.verdict(verdict)
-        return verdict
-
     async def arun(self, coalition: tuple[Memory, ...], trial: int) -> TaskRecord:
         """One agent run and its judgement (also appended to ``records``).
 
@@ -485,27 +489,7 @@ class AsyncTaskEvaluator(_TaskBase):
         Returns:
             The answer, the verdict and the coalition.
         """
-        made = self._answers.calls
-        answer = await self._answers.aget(
-            self._answer_key(coalition, trial), lambda: self._call_agent(coalition)
-        )
-        agent_cached = self._answers.calls == made
-        judged = self._verdicts.calls
-        verdict = await self._verdicts.aget(
-            self._judge_key(coalition, answer, trial),
-            lambda: self._call_judge(coalition, answer),
-        )
-        record = self._record(
-            coalition,
-            trial,
-            answer,
-            verdict,
-            agent_cached=agent_cached,
-            judge_cached=self._verdicts.calls == judged,
-        )
-        note_answer(answer, same=answers_agree)  # for the engine (core.answers)
-        await self._acheck(answer, verdict)
-        return record
+        return await arun_steps(self._steps(coalition, trial))
 
     async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         """Score ``coalition`` in ``trial``: the evaluator ``v(S)`` of Eq. 2.

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..core.report import ClearanceReport
-from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify
+from ..core.step_driver import arun_steps, call_async, call_sync, run_steps
+from .steps import Clear, Flow, FlowEvent, FlowResult, Notify, Step
 
 __all__ = ["AsyncHost", "SyncHost", "run_async", "run_sync"]
 
@@ -47,24 +48,15 @@ def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
     Returns:
         The flow's result.
     """
-    value: Any = None
-    failure: BaseException | None = None
-    while True:
-        try:
-            step = flow.send(value) if failure is None else flow.throw(failure)
-        except StopIteration as stop:
-            result: FlowResult = stop.value
-            return result
-        value, failure = None, None
-        try:
-            if isinstance(step, Call):
-                value = step.sync()
-            elif isinstance(step, Notify):
-                host.notify(step.event)
-            else:
-                value = host.clear(step)
-        except BaseException as exc:
-            failure = exc
+
+    def handle(step: Step) -> Any:
+        if isinstance(step, Notify):
+            return host.notify(step.event)
+        if isinstance(step, Clear):
+            return host.clear(step)
+        return call_sync(step)
+
+    return run_steps(flow, handle)
 
 
 async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
@@ -77,21 +69,12 @@ async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
     Returns:
         The flow's result.
     """
-    value: Any = None
-    failure: BaseException | None = None
-    while True:
-        try:
-            step = flow.send(value) if failure is None else flow.throw(failure)
-        except StopIteration as stop:
-            result: FlowResult = stop.value
-            return result
-        value, failure = None, None
-        try:
-            if isinstance(step, Call):
-                value = await step.awaitable()
-            elif isinstance(step, Notify):
-                await host.notify(step.event)
-            else:
-                value = await host.clear(step)
-        except BaseException as exc:
-            failure = exc
+
+    async def handle(step: Step) -> Any:
+        if isinstance(step, Notify):
+            return await host.notify(step.event)
+        if isinstance(step, Clear):
+            return await host.clear(step)
+        return await call_async(step)
+
+    return await arun_steps(flow, handle)

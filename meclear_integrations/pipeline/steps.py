@@ -16,8 +16,7 @@ and returns a :class:`FlowResult`, which the integration turns into documents or
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -25,30 +24,12 @@ from ..core.config import ClearanceConfig
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
+from ..core.step_driver import Call
 from ..gate import GateOutcome
 
 __all__ = ["Call", "Clear", "Flow", "FlowEvent", "FlowResult", "Notify", "Step", "Steps"]
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """Blocking work: ``sync()`` on the sync path, ``asynchronous()`` awaited on the async one.
-
-    Args:
-        sync: The blocking call.
-        asynchronous: Its coroutine twin (None: ``sync`` in a worker thread).
-    """
-
-    sync: Callable[[], Any]
-    asynchronous: Callable[[], Awaitable[Any]] | None = None
-
-    def awaitable(self) -> Awaitable[Any]:
-        """The coroutine the async driver awaits."""
-        if self.asynchronous is not None:
-            return self.asynchronous()
-        return asyncio.to_thread(self.sync)
 
 
 @dataclass(frozen=True, slots=True)
