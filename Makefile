@@ -1,6 +1,6 @@
 # Developer tasks. `make test` is the README's test command; CI (.ci/run) runs lint,
-# typecheck and test in a fresh venv.
-.PHONY: install test unit integration lint format typecheck
+# typecheck, the docs site and test in a fresh venv.
+.PHONY: install test unit integration lint format typecheck docs docs-serve
 
 PYTHON ?= python
 
@@ -26,3 +26,9 @@ format:
 
 typecheck:
 	$(PYTHON) -m mypy
+
+docs:
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
+
+docs-serve:
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs serve

@@ -354,7 +354,7 @@ class LivePolicy:
             "reference_key",
             f"{self.component}: the query's {where} carries {keys[0]!r}, which looks like a "
             f"reference answer, but the component reads {read_key!r}; the query ran "
-            f"reference-free (see the README, 'Without a reference answer')",
+            f"reference-free (see the docs, docs/without-reference.md)",
             ReferenceKeyWarning,
             stacklevel=5,
         )

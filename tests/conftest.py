@@ -1,17 +1,40 @@
-"""Shared test configuration: hypothesis runs derandomized under CI (CI=true)."""
+"""Shared test configuration: hypothesis runs derandomized under CI (CI=true); the suite runs
+on one pytest-xdist worker per core, a run of single files or test ids in one process."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 _LEDGER_TESTS = pytest.StashKey[bool]()
+_SEEN_POSTGRES: list[str] = []
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: no workers when only files or test ids are named (start-up would dominate).
+
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins; otherwise xdist counts the cores.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    args = [a for a in config.args if not a.startswith("-")]
+    if args and all("::" in a or Path(a).is_file() for a in args):
+        return 0
+    return None
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Note a PostgreSQL test (also on the xdist controller, which collects nothing itself)."""
+    if "postgres" in report.nodeid and report.when == "setup":
+        _SEEN_POSTGRES.append(report.nodeid)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -20,7 +43,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """Say whether the ledger's PostgreSQL tests had a server (see tests/ledger)."""
-    if not config.stash.get(_LEDGER_TESTS, False):
+    if not (config.stash.get(_LEDGER_TESTS, False) or _SEEN_POSTGRES):
         return
     url = os.environ.get("MECLEAR_TEST_POSTGRES_URL")
     if url:

@@ -18,6 +18,7 @@ mentions a key, token, secret or password are dropped from both.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 from typing import Any, Literal
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.errors import ConfigurationError
 
-__all__ = ["TEXT_READER", "ModelSpec", "is_import_path", "langchain_extra_missing"]
+__all__ = ["TEXT_READER", "ModelSpec", "is_import_path", "json_kwargs", "langchain_extra_missing"]
 
 TEXT_READER = "meclear-text-reader"
 """Model name of the offline text-reading stand-in."""
@@ -66,6 +67,30 @@ def langchain_extra_missing(exc: ImportError) -> ImportError:
         "a real-model benchmark needs the 'langchain' extra: "
         f"pip install 'meclear-integrations[langchain]' ({exc})"
     )
+
+
+def json_kwargs(text: str | None, flag: str) -> dict[str, Any]:
+    """The keyword arguments of a ``--agent-kwargs`` style flag (a JSON object).
+
+    Args:
+        text: The flag's value (None or empty: no arguments).
+        flag: The flag's name, for the error.
+
+    Returns:
+        The keyword arguments.
+
+    Raises:
+        ConfigurationError: The value is not a JSON object.
+    """
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{flag}: not JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{flag}: expected a JSON object")
+    return value
 
 
 def _public(kwargs: dict[str, Any]) -> dict[str, Any]:

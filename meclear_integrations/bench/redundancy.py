@@ -51,6 +51,7 @@ from .faults import (
 )
 from .locomo_data import LocomoConversation, LocomoQuestion, load_locomo
 from .retrieval import BM25Retriever
+from .split import SplitName, split_conversations
 from .statements import lower_first, statement
 
 __all__ = [
@@ -331,6 +332,7 @@ def build_redundancy_cases(
     per_conversation: int = 10,
     conversations: int | None = None,
     structures: Sequence[str] = ("heavy", *CONTROLS),
+    split: SplitName = "all",
 ) -> RedundancyBuild:
     """Build and verify heavy-redundancy cases (module docstring).
 
@@ -341,11 +343,16 @@ def build_redundancy_cases(
         per_conversation: Questions tried per conversation (in order).
         conversations: Conversations used (None: all).
         structures: Which of ``heavy`` and the controls to keep.
+        split: The LoCoMo conversations (:mod:`.split`: ``dev`` to decide settings,
+            ``test`` to report, ``all``); ``conversations`` then takes the first of those.
 
     Returns:
         The verified cases and the funnel.
     """
     convs = load_locomo(path)
+    chosen = split_conversations(split)
+    if chosen is not None:
+        convs = [c for c in convs if str(c.conversation_id) in chosen]
     if conversations is not None:
         convs = convs[:conversations]
     funnel: Counter[str] = Counter()

@@ -3,11 +3,14 @@
 Methods, each on every case through a fresh :class:`~.counting.CountingEvaluator` (so all
 are charged alike):
 
-- ``meclear``: the engine's default (minimal clearance, no carriers search);
+- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"`` and the
+  cannot-answer check; the carriers search only from singletons already asked);
 - ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
   after a verified clearance: its own cost);
 - ``meclear-minimal``: ``find_carriers=True, stop_unexplained=True`` (carriers reported,
   the context is the minimal clearance's);
+- ``meclear-groups``: ``find_carriers=True, answer_groups=True`` (every memory asked alone
+  on a failing context, without stopping early: the opt-in for a store under attack);
 - ``meclear-complete``: ``clearance_scope="complete", stop_unexplained=True`` (verified
   carriers withheld too);
 - ``loo``, ``contextcite``, ``proxyspex``: the benchmark's baselines, the surrogates at
@@ -56,6 +59,7 @@ ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
     "meclear-carriers": {"find_carriers": True},
     "meclear-minimal": {"find_carriers": True, "stop_unexplained": True},
+    "meclear-groups": {"find_carriers": True, "answer_groups": True},
     "meclear-complete": {"clearance_scope": "complete", "stop_unexplained": True},
 }
 """The engine's configurations compared (overrides of ``ClearanceConfig()``)."""

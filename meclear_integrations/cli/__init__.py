@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
+    from .plugins import register_plugins
+
+    register_plugins(sub)  # the evaluation harness's commands (meclear_bench), when installed
     from .polish import polish
 
     return polish(parser)

@@ -22,19 +22,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..bench.cli_args import add_engine_flags, builtin_cases, engine_config
+from ..bench.cli_args import add_engine_flags
 from ..core.errors import ConfigurationError
+from .bench_inputs import (
+    SETTINGS,
+    _load,
+    _method_specs,
+    _settings,
+    _verifiers,
+    outcome_errors,
+    signal_settings,
+)
 
-__all__ = ["SETTINGS", "BenchFailed", "outcome_errors", "register", "run_bench"]
-
-SETTINGS: dict[str, dict[str, Any]] = {
-    "deterministic": {"temperature": None, "judge": "reference"},
-    "noisy": {"temperature": 0.2, "judge": "noisy:0.05"},
-    "persistent": {"temperature": 0.2, "judge": "persistent:0.05"},
-    "mixed": {"temperature": 0.2, "judge": "mixed:0.05:0.05"},
-}
-"""The standard settings: world temperature and judge signal (``persistent``: a judge that
-repeats its mistakes; ``mixed``: persistent and per-call errors)."""
+__all__ = [
+    "SETTINGS",
+    "BenchFailed",
+    "outcome_errors",
+    "register",
+    "run_bench",
+    "signal_settings",
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -172,56 +179,6 @@ def _command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
-def _load(
-    args: argparse.Namespace, real: Any = None
-) -> tuple[list, list[dict], dict[str, Any], str, bool]:
-    """(cases, skipped lines, funnel, source label, built here).
-
-    ``real`` (a :class:`~.bench_real.RealSession`) verifies LoCoMo cases with the real models.
-    """
-    if args.cases is not None:
-        from ..bench import load_cases
-        from ..bench.split import split_cases
-
-        parsed = load_cases(args.cases)
-        skipped = [e.model_dump() for e in parsed.errors]
-        for e in parsed.errors:
-            print(f"{args.cases}: line {e.line}: {e.error} (skipped)", file=sys.stderr)
-        cases = split_cases(parsed.cases, args.split)
-        return cases, skipped, {}, str(args.cases), False
-    if args.locomo is not None:
-        from ..bench import build_locomo_cases
-        from ..bench.split import split_conversations
-
-        conversations = args.conversations.split(",") if args.conversations else None
-        if args.split != "all":
-            if conversations is not None:
-                raise ConfigurationError("give --split or --conversations, not both")
-            conversations = split_conversations(args.split)
-        verification: dict[str, Any] = {}
-        if real is not None:
-            verification = {
-                "verify": real.verifier(args.concurrency),
-                "batch": 2 * args.concurrency,
-                "verified_with": _verifiers(real),
-            }
-        build = build_locomo_cases(
-            args.locomo,
-            k=args.k,
-            seed=args.seed,
-            conversations=conversations,
-            max_queries_per_conversation=args.max_queries,
-            progress=not args.no_progress,
-            **verification,
-        )
-        funnel = build.funnel
-        funnel = funnel.model_dump(mode="json") if hasattr(funnel, "model_dump") else dict(funnel)
-        return list(build.cases), [], funnel, f"LoCoMo {args.locomo}", True
-    from ..bench.split import split_cases
-
-    return split_cases(builtin_cases(), args.split), [], {}, "built-in case set", False
-
-
 def _rater(args: argparse.Namespace) -> Any:
     """The llm-direct rater over a real chat model, when ``--rater-model`` names one."""
     if not getattr(args, "rater_model", None):
@@ -237,49 +194,6 @@ def _rater(args: argparse.Namespace) -> Any:
         flag="--rater-model",
     )
     return prompt_rater(lambda prompt: str(chat.invoke(prompt).content))
-
-
-def signal_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """``judge`` and ``temperature`` of the run from --setting, --judge, --temperature.
-
-    Args:
-        args: The parsed ``meclear bench`` flags.
-
-    Returns:
-        ``{"judge": ..., "temperature": ...}`` for the run's settings.
-    """
-    from ..simulation import JudgeSignal
-
-    base = dict(SETTINGS[args.setting]) if getattr(args, "setting", None) else {}
-    judge = args.judge if args.judge is not None else base.get("judge", "reference")
-    temperature = args.temperature if args.temperature is not None else base.get("temperature")
-    return {"judge": JudgeSignal.parse(judge), "temperature": temperature}
-
-
-def _method_specs(args: argparse.Namespace) -> tuple[str, ...]:
-    from ..bench.settings import DEFAULT_METHODS
-
-    return tuple(m.strip() for m in args.methods.split(",")) if args.methods else DEFAULT_METHODS
-
-
-def _settings(args: argparse.Namespace, real: bool) -> Any:
-    from ..bench.settings import BenchSettings
-
-    engine = engine_config(args)
-    methods = _method_specs(args)
-    signal = {} if real else signal_settings(args)
-    return BenchSettings(
-        methods=methods,
-        engine=engine,
-        match_budget=args.budget is None,
-        surrogate_budget=args.budget or 32,
-        clearance=args.clearance,
-        seed=args.seed,
-        bootstrap_replicates=args.bootstrap,
-        reference_method=args.reference,
-        recovery_trials=args.recovery_trials,
-        **signal,
-    )
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -475,12 +389,6 @@ class BenchFailed(RuntimeError):
     """The run produced no results to report (exit status 2, with the reason)."""
 
 
-def _verifiers(real: Any) -> str:
-    """The models that verify cases (agent and judge), for messages and funnels."""
-    labels = real.labels()
-    return ", ".join(f"{role} {labels[role]}" for role in ("agent", "judge") if role in labels)
-
-
 def _stopped_funnel(args: argparse.Namespace, real: Any, exc: Exception) -> None:
     """``funnel.json`` of a build or re-verification that stopped before its end."""
     import json
@@ -515,32 +423,6 @@ def _build_message(
     else:
         what = f"built and verified {len(cases)} cases from {source}"
     return f"{what}, verified with {_verifiers(real)} ({cost})"
-
-
-def outcome_errors(results: dict[str, Any]) -> list[str]:
-    """Why a finished run's results are not usable in full (empty: they are).
-
-    Args:
-        results: The run's ``results.json`` content.
-
-    Returns:
-        One message per problem: no case in the cohort, a method excluded by its failures.
-    """
-    problems: list[str] = []
-    if results.get("stopped"):
-        return problems  # reported as stopped (exit 3, or 2 when fatal)
-    if not results.get("n_cases"):
-        failures = results.get("failures") or []
-        first = ""
-        if failures:
-            first = f"; first failure: {failures[0]['method']}: {failures[0]['error']}"
-        problems.append(
-            f"no case finished by every method ({len(failures)} method failures){first}"
-        )
-    for name, block in results.get("methods", {}).items():
-        if block.get("status") == "failed":
-            problems.append(f"{name}: {block['reason']}")
-    return problems
 
 
 def _handle(args: argparse.Namespace) -> int:

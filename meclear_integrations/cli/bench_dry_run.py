@@ -93,7 +93,7 @@ def dry_run(args: argparse.Namespace) -> dict[str, Any]:
     """
     from ..bench.runner import run_benchmark
     from ..bench.shards import parse_shard, select_shard
-    from .bench import _load, _method_specs, _settings
+    from .bench_inputs import _load, _method_specs, _settings
     from .bench_real import real_mode, real_session
 
     if not real_mode(args):

@@ -88,7 +88,7 @@ def _handle(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from .bench import outcome_errors
+    from .bench_inputs import outcome_errors
 
     problems = outcome_errors(results)
     for problem in problems:

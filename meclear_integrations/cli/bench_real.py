@@ -9,11 +9,11 @@ the rate limiter (:mod:`meclear_integrations.bench.model_client`).
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bench.model_spec import json_kwargs as _kwargs
 from ..core.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -114,18 +114,6 @@ def real_mode(args: argparse.Namespace) -> bool:
         True for a real-model run, False for the simulated world.
     """
     return bool(getattr(args, "agent_model", None))
-
-
-def _kwargs(text: str | None, flag: str) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"{flag}: not JSON ({exc.msg})") from None
-    if not isinstance(value, dict):
-        raise ConfigurationError(f"{flag}: expected a JSON object")
-    return value
 
 
 @dataclass

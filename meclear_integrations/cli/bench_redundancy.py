@@ -55,6 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--questions", type=int, default=10, help="questions tried per conversation (default 10)"
     )
+    p.add_argument(
+        "--split",
+        choices=["dev", "test", "all"],
+        default="all",
+        help="LoCoMo conversations: dev (26, 30, 41: decide settings), test (report) or all",
+    )
     p.add_argument("--conversations", type=int, default=None, help="conversations used")
     p.add_argument("--methods", default=None, help="comma-separated subset of the methods")
     p.add_argument("--seed", type=int, default=0)
@@ -116,6 +122,7 @@ def _handle(args: argparse.Namespace) -> int:
         seed=args.seed,
         per_conversation=args.questions,
         conversations=args.conversations,
+        split=args.split,
     )
     if not build.cases:
         print("no verified case: nothing to run", file=sys.stderr)

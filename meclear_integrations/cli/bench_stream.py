@@ -127,7 +127,7 @@ def run_stream_bench(args: argparse.Namespace) -> dict[str, Any]:
         max_queries_per_conversation=args.max_queries,
     )
     engine = engine_config(args)
-    from .bench import signal_settings
+    from .bench_inputs import signal_settings
 
     signals = signal_settings(args)
     configs = [("none", "-")] if "none" in method_list else []
@@ -208,7 +208,7 @@ def run_loop_bench(args: argparse.Namespace) -> dict[str, Any]:
     from ..bench.stream_build import build_streams
     from ..bench.stream_loop import LOOP_MODES, LoopSettings, run_loop
     from ..bench.stream_loop_report import loop_results, render_loop_markdown, write_loop_outputs
-    from .bench import signal_settings
+    from .bench_inputs import signal_settings
 
     modes = [m.strip() for m in args.mode.split(",") if m.strip()]
     unknown = [m for m in modes if m not in LOOP_MODES]

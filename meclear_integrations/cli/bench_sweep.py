@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.cli_args import add_engine_flags, engine_config
-from .bench import SETTINGS, signal_settings
+from .bench_inputs import SETTINGS, signal_settings
 
 __all__ = ["register", "run_sweep"]
 
@@ -121,7 +121,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     from ..bench import cost_sweep, sweeps
     from ..bench.settings import BenchSettings
     from ..bench.sweep_report import render_sweep, write_sweep_figure
-    from .bench import _load
+    from .bench_inputs import _load
 
     if args.split is None:
         args.split = "dev" if args.kind in ("tune", "cheap", "variants") else "test"

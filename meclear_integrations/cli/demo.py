@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import Any, get_args
 
-from ..bench.cli_args import estimator_flag
 from ..core import (
     ClearanceConfig,
     ClearanceReport,
@@ -15,6 +14,7 @@ from ..core import (
     MeClearEngine,
 )
 from ..simulation import SimulatedCase, redundant_harm_example
+from .engine_flags import estimator_flag
 
 __all__ = ["register", "run_demo"]
 

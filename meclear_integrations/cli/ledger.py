@@ -66,6 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="table",
         help="table: one block per proposal with its text and questions (default)",
     )
+    review.add_argument(
+        "--carrier-min-queries",
+        type=int,
+        default=1,
+        help="also list carriers of verified harms on at least N queries (1; 0: none)",
+    )
     review.add_argument("--out", type=Path, default=None, help="write to a file")
     review.set_defaults(handler=_guarded(_review))
 
@@ -199,7 +205,7 @@ def _emit(text: str, out: Path | None) -> None:
 
 def _review(args: argparse.Namespace) -> int:
     from ..ledger import proposals_json
-    from .ledger_review import entries_csv, review_entries
+    from .ledger_review import carrier_entries, carrier_lines, entries_csv, review_entries
 
     with _open(args) as ledger:
         proposals = ledger.review(
@@ -209,6 +215,11 @@ def _review(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         entries = review_entries(ledger, proposals)
+        carriers = (
+            carrier_entries(ledger, ledger.carrier_review(min_queries=args.carrier_min_queries))
+            if args.carrier_min_queries > 0
+            else []
+        )
         framed = ledger.review_interactions(
             min_queries=args.min_queries,
             min_consistency=args.min_consistency,
@@ -227,11 +238,16 @@ def _review(args: argparse.Namespace) -> int:
         for item, entry in zip(document["proposals"], entries, strict=True):
             item["memory_text"] = entry.memory_text
             item["questions"] = entry.questions
+        document["carriers"] = [
+            {**c.proposal, "memory_text": c.memory_text, "questions": c.questions} for c in carriers
+        ]
         text = json.dumps(document, indent=2, default=str)
     elif args.format == "csv":
-        text = entries_csv(entries)
+        text = entries_csv(entries)  # the proposals only (carriers: table or json)
     else:
         text = _proposal_table(entries, args.min_queries) + framed_lines(framed)
+        if args.carrier_min_queries > 0:
+            text += "\n\n" + carrier_lines(carriers)
     _emit(text, args.out)
     return 0
 

@@ -34,8 +34,12 @@ def replay_models(
         ImportError: The ``langchain`` extra is not installed.
         ConfigurationError: A model flag is not usable.
     """
-    from ..bench.model_spec import ModelSpec, langchain_extra_missing
-    from .bench_real import _kwargs
+    from .plugins import load_harness
+
+    # The model flags are the benchmark's (the harness's ModelSpec, its offline text reader).
+    specs = load_harness("meclear_integrations.bench.model_spec")
+    ModelSpec, json_kwargs = specs.ModelSpec, specs.json_kwargs
+    langchain_extra_missing = specs.langchain_extra_missing
 
     try:
         from ..langchain.model import as_text_model
@@ -46,7 +50,7 @@ def replay_models(
 
     agent_spec = ModelSpec(
         name=args.agent_model,
-        kwargs=_kwargs(args.agent_kwargs, "--agent-kwargs"),
+        kwargs=json_kwargs(args.agent_kwargs, "--agent-kwargs"),
         base_url=args.base_url,
         api_key_env=args.api_key_env,
         timeout=args.timeout,

@@ -4,7 +4,10 @@ A proposal alone is an id and a hash; a person needs the memory's text and the q
 it was proven harmful on. :func:`review_entries` joins each proposal with the latest
 recorded (redacted) text of that memory at that content hash and the recorded texts of
 its harmful queries (both exist only when the ledger keeps texts, ``store_text=True``;
-otherwise the entry says so). :func:`resolve_run_ref` and :func:`resolve_feedback_ref`
+otherwise the entry says so). :func:`carrier_entries` does the same for the carriers of
+verified harms (``HarmLedger.carrier_review``: memories that alone gave the failing answer,
+kept by minimal clearance) and :func:`carrier_lines` prints them with their evidence.
+:func:`resolve_run_ref` and :func:`resolve_feedback_ref`
 accept the 8-character prefixes the CLI prints wherever a full id is accepted: a prefix
 that matches one id stands for it, one that matches several is refused with the matches.
 """
@@ -21,7 +24,10 @@ from ..core.redaction import redact
 
 __all__ = [
     "MIN_PREFIX",
+    "CarrierEntry",
     "ReviewEntry",
+    "carrier_entries",
+    "carrier_lines",
     "entries_csv",
     "resolve_feedback_ref",
     "resolve_run_ref",
@@ -57,6 +63,90 @@ def review_entries(ledger: Any, proposals: Sequence[Any]) -> list[ReviewEntry]:
     Returns:
         One entry per proposal, in order.
     """
+    found = _recorded_texts(ledger, proposals)
+    return [
+        ReviewEntry(proposal=p.model_dump(mode="json"), memory_text=text, questions=questions)
+        for p, (text, questions) in zip(proposals, found, strict=True)
+    ]
+
+
+class CarrierEntry(BaseModel):
+    """A carrier proposal (``ledger.review.CarrierProposal``) with its text and questions."""
+
+    model_config = ConfigDict(frozen=True)
+
+    proposal: dict[str, Any]
+    """The proposal (``CarrierProposal`` fields: answers alone, harmful answers, runs)."""
+    memory_text: str | None = None
+    """The memory's recorded text at the proposal's content hash (redacted), if kept."""
+    questions: dict[str, str | None] = Field(default_factory=dict)
+    """Query id -> recorded question text (redacted; None when not kept)."""
+
+
+def carrier_entries(ledger: Any, proposals: Sequence[Any]) -> list[CarrierEntry]:
+    """Each carrier proposal with its memory's text and the questions it carried the harm on.
+
+    Args:
+        ledger: The ``HarmLedger``.
+        proposals: Its carrier proposals (``HarmLedger.carrier_review``).
+
+    Returns:
+        One entry per proposal, in order.
+    """
+    found = _recorded_texts(ledger, proposals)
+    return [
+        CarrierEntry(proposal=p.model_dump(mode="json"), memory_text=text, questions=questions)
+        for p, (text, questions) in zip(proposals, found, strict=True)
+    ]
+
+
+def carrier_lines(entries: Sequence[CarrierEntry], width: int = 300) -> str:
+    """The carriers as text blocks for ``meclear ledger review`` (hostile text made safe).
+
+    Args:
+        entries: The carrier entries.
+        width: The longest memory text shown (questions get half).
+
+    Returns:
+        The section, starting with its heading; one line when there is no carrier.
+    """
+    if not entries:
+        return "carriers: none recorded (the carriers search runs with find_carriers=True)"
+    lines = [
+        "carriers: memories that alone gave the failing answer of a verified harm "
+        "(redundant copies minimal clearance kept)"
+    ]
+    for entry in entries:
+        p = entry.proposal
+        withheld = f", withheld in {p['withheld']} runs" if p["withheld"] else ""
+        digest = (p["content_hash"] or "-")[:12]
+        lines.append(f"  memory {_clip(p['memory_id'], 80)}  (hash {digest})")
+        lines.append(f"    a carrier on {p['queries']} queries{withheld}")
+        answers = "; ".join(_clip(a, 80) for a in p["answers"]) or "-"
+        harmful = "; ".join(_clip(a, 80) for a in p["harmful_answers"]) or "-"
+        lines.append(f"    answer alone: {answers}  (failing answer: {harmful})")
+        text = entry.memory_text
+        lines.append(
+            f"    text: {_clip(text, width)}"
+            if text is not None
+            else "    text: (not kept: the ledger stores no texts; see it in your store)"
+        )
+        lines.append("    carried the harm on:")
+        for query_id, question in entry.questions.items():
+            shown = _clip(question, width // 2) if question is not None else "(not kept)"
+            lines.append(f"      {_clip(query_id[:8], 8)}  {shown}")
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ").replace("\r", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _recorded_texts(
+    ledger: Any, proposals: Sequence[Any]
+) -> list[tuple[str | None, dict[str, str | None]]]:
+    """The redacted memory text and question texts of each proposal, as recorded."""
     if not proposals:
         return []
     from sqlalchemy import select
@@ -65,40 +155,38 @@ def review_entries(ledger: Any, proposals: Sequence[Any]) -> list[ReviewEntry]:
     from ..ledger.database import read_transaction
 
     m, r = t.run_memories, t.runs
-    entries: list[ReviewEntry] = []
+    found: list[tuple[str | None, dict[str, str | None]]] = []
     with read_transaction(ledger.engine) as conn:
         for p in proposals:
-            text = conn.execute(
-                select(m.c.memory_text)
-                .where(
-                    m.c.namespace == ledger.namespace,
-                    m.c.memory_id == p.memory_id,
-                    m.c.content_hash == p.content_hash,
-                    m.c.memory_text.is_not(None),
-                )
-                .order_by(m.c.id.desc())
-                .limit(1)
-            ).scalar()
-            questions: dict[str, str | None] = {}
-            for query_id in p.query_ids:
-                questions[query_id] = conn.execute(
-                    select(r.c.query_text)
+            text = None
+            if p.content_hash is not None:
+                text = conn.execute(
+                    select(m.c.memory_text)
                     .where(
-                        r.c.namespace == ledger.namespace,
-                        r.c.query_id == query_id,
-                        r.c.query_text.is_not(None),
+                        m.c.namespace == ledger.namespace,
+                        m.c.memory_id == p.memory_id,
+                        m.c.content_hash == p.content_hash,
+                        m.c.memory_text.is_not(None),
                     )
-                    .order_by(r.c.id.desc())
+                    .order_by(m.c.id.desc())
                     .limit(1)
                 ).scalar()
-            entries.append(
-                ReviewEntry(
-                    proposal=p.model_dump(mode="json"),
-                    memory_text=_safe(text),
-                    questions={q: _safe(v) for q, v in questions.items()},
+            questions: dict[str, str | None] = {}
+            for query_id in p.query_ids:
+                questions[query_id] = _safe(
+                    conn.execute(
+                        select(r.c.query_text)
+                        .where(
+                            r.c.namespace == ledger.namespace,
+                            r.c.query_id == query_id,
+                            r.c.query_text.is_not(None),
+                        )
+                        .order_by(r.c.id.desc())
+                        .limit(1)
+                    ).scalar()
                 )
-            )
-    return entries
+            found.append((_safe(text), questions))
+    return found
 
 
 def _formula_safe(value: Any) -> Any:

@@ -136,12 +136,15 @@ def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from ..bench.background_perf import audit_throughput, request_overhead
+    from .plugins import load_harness
 
+    perf = load_harness("meclear_integrations.bench.background_perf")
     workers = max(2, args.concurrency)
-    overhead = request_overhead(
+    overhead = perf.request_overhead(
         k=args.k, queries=args.queries, ledger_runs=args.ledger_runs, ledger_url=args.ledger
     )
-    throughput = audit_throughput(jobs=args.jobs, audit_seconds=args.audit_seconds, workers=workers)
+    throughput = perf.audit_throughput(
+        jobs=args.jobs, audit_seconds=args.audit_seconds, workers=workers
+    )
     print(json.dumps({"request_overhead": overhead, "audit_throughput": throughput}, indent=2))
     return 0

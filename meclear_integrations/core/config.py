@@ -204,26 +204,39 @@ class ClearanceConfig(BaseModel):
     the minimal clearance did not need to remove; ``core.stages.carriers``). Costs one
     evaluator call per kept memory plus one (the empty context, the control) and needs
     an evaluator that reports its answers (``core.answers``; the package's evaluators
-    do). Reported in ``ClearanceReport.carriers`` with the evidence for each."""
+    do). Reported in ``ClearanceReport.carriers`` with the evidence for each. Also done
+    when off, at no extra call, when ``answer_groups="auto"`` already asked each memory
+    alone (the redundancy signature)."""
     clearance_scope: ClearanceScope = "minimal"
     """``"minimal"``: the context returned is Eq. 20's verified minimal clearance (the
     paper). ``"complete"``: also withhold the carriers (``find_carriers`` implied) when the
     context without them verifiably recovers, at least as well; otherwise they are only
     reported."""
-    answer_groups: bool = False
+    answer_groups: bool | Literal["auto"] = "auto"
     """When the full context fails, also ask the agent on each memory alone and on no
     memory (K + 1 calls, with the screening batch) and group the memories that alone give
     the failing answer (``core.grouping.answer_group``): they are flagged
     (``MemoryAttribution.answer_group``) however small their share under redundancy, and
     when no candidate of H^ verifies they are tried as nested candidates (most negative
     contribution first), verified like any other. Also used, at no extra cost, when
-    ``stop_unexplained`` or the carriers search is on and the singletons are evaluated."""
+    ``stop_unexplained`` or the carriers search is on and the singletons are evaluated.
+    ``"auto"`` (default): only on the redundancy signature, when every answer of the
+    screening batch is one failing answer that the no-memory context does not give (no
+    single removal changes the harm: copies), then the K singletons are asked."""
     stop_unexplained: bool = False
     """When the full context fails, first ask the agent on each memory alone (and on no
     memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
     reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
     is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
     calls and one round on faulty queries that go on (the carriers search reuses them)."""
+    stop_cannot_answer: bool = True
+    """A model that cannot answer, detected at (near) zero cost: when every answer of the
+    screening batch (the full context's trials and the other coalitions of that batch) is
+    one and the same failing answer, the agent is asked once on no memory (a coalition
+    attribution asks anyway); when that is the same answer too, the run stops with
+    ``status="skipped"``, reason ``model_cannot_answer``, and nothing is cleared
+    (``core.stages.unexplained.uniform_failure``). No call otherwise; needs an evaluator
+    that reports its answers (``core.answers``)."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Recovery predicate nu: a context recovers when every trial scores >= this."""
     confidence_delta: float = Field(default=0.05, gt=0.0, lt=1.0)
@@ -294,7 +307,7 @@ class ClearanceConfig(BaseModel):
         Returns:
             ``answer_groups``, ``stop_unexplained`` or :attr:`carriers_wanted`.
         """
-        return self.answer_groups or self.stop_unexplained or self.carriers_wanted
+        return self.answer_groups is True or self.stop_unexplained or self.carriers_wanted
 
     @property
     def estimator_name(self) -> str:

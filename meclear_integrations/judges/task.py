@@ -536,7 +536,7 @@ def task_evaluator(
         context: The full retrieved context.
         deterministic_agent: Ask the agent once per coalition across trials.
         judge_once: Judge each distinct normalised answer once per query (once per answer
-        and coalition with ``judge_context="coalition"``).
+            and coalition with ``judge_context="coalition"``).
         abstain_on_conflict: Raise ``InconsistentVerdictsError`` when the judge accepts two
             different answers to the query.
         limiter: Bounds the model calls in flight: the agent call and the judge call each

@@ -11,7 +11,7 @@ from ..core.memory import Memory
 from ..prompts import neutralize_tags
 from .world import EvidenceWorld, exact_match_score
 
-__all__ = ["SimulatedEvaluator", "TextReader"]
+__all__ = ["SimulatedEvaluator", "TextReader", "same_answer"]
 
 
 class SimulatedEvaluator:
@@ -58,11 +58,13 @@ class SimulatedEvaluator:
             1.0 when the answer matches the reference exactly (normalised), else 0.0.
         """
         answer = self.answer(coalition, trial)
-        note_answer(answer, same=_same)  # the engine keeps it (carriers, unexplained failures)
+        note_answer(
+            answer, same=same_answer
+        )  # the engine keeps it (carriers, unexplained failures)
         return exact_match_score(answer, self.reference)
 
 
-def _same(first: str, second: str) -> bool:
+def same_answer(first: str, second: str) -> bool:
     """The simulated reader's answers are its claims: equal once normalised."""
     return exact_match_score(first, second) == 1.0
 

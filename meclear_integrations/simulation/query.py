@@ -21,9 +21,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from ..core.answers import note_answer
 from ..core.dedup import AnswerCache
 from ..core.errors import InconsistentVerdictsError
 from ..core.memory import Memory
+from .evaluator import same_answer
 from .judging import JudgeSignal, SimulatedJudge
 from .world import EvidenceWorld, normalize_answer
 
@@ -104,6 +106,7 @@ class SimulatedQuery:
         """
         ids = tuple(m.id for m in coalition)
         text = self.answer(ids, trial)
+        note_answer(text, same=same_answer)  # as the package's task evaluator does
         key = self.judge.key(text, ids, trial)
         verdict = self.cache.judge(key, lambda: float(self.judge.accepts(text, ids, trial)))
         if self.signal.reference_free:

@@ -31,6 +31,7 @@ def test_demo_json_is_a_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert pair["label"] == "redundant"
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_help_lists_commands() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "meclear_integrations.cli", "--help"],

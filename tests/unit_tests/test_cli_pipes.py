@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _ledger(path: Path) -> None:
     from meclear_integrations.ledger import HarmLedger
-    from tests.unit_tests.ledger.helpers import clear, memories
+    from tests.support.ledger import clear, memories
 
     with HarmLedger(path, store_text=True) as ledger:
         for i in range(6):
@@ -25,6 +25,7 @@ def _ledger(path: Path) -> None:
             ledger.record(clear(context, {"g"}, {f"stale{i % 3}"}), query=f"q{i}", context=context)
 
 
+@pytest.mark.slow  # starts a subprocess
 @pytest.mark.parametrize("fmt", ["table", "json", "csv"])
 def test_a_closed_pipe_ends_quietly(tmp_path: Path, fmt: str) -> None:
     pytest.importorskip("sqlalchemy")

@@ -11,13 +11,20 @@ import pytest
 
 # Subpackages whose docstring examples are checked here (no framework, database or plotting
 # import is needed to run them).
-PACKAGES = ("bench", "cli", "simulation", "ledger", "triggers", "telemetry")
+PACKAGES = (
+    "meclear_integrations.bench",
+    "meclear_integrations.cli",
+    "meclear_integrations.simulation",
+    "meclear_integrations.ledger",
+    "meclear_integrations.triggers",
+    "meclear_integrations.telemetry",
+)
 
 
 def _modules_with_examples() -> list[str]:
     names = []
     for package in PACKAGES:
-        module = importlib.import_module(f"meclear_integrations.{package}")
+        module = importlib.import_module(package)
         found = [module.__name__]
         found += [
             info.name

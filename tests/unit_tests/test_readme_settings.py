@@ -1,8 +1,9 @@
-"""Every setting the README names exists: keyword arguments of the package's components,
-functions and methods in the README's Python blocks and inline code are accepted by them.
+"""Every setting the README and the docs pages name exists: keyword arguments of the
+package's components, functions and methods in their Python blocks and inline code are
+accepted by them, and every ``meclear`` command line and settings file they show is valid.
 
 A renamed or removed setting (``on_error`` for ``on_failure``, ``query=`` where the API
-says ``query_str=``) fails here with the README line that names it.
+says ``query_str=``) fails here with the page and line that name it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+# The guides live on the docs site; the README keeps the front page. Both are checked.
+PAGES = (README, *sorted((ROOT / "docs").rglob("*.md")))
+
+
+def _where(page: Path, line: int) -> str:
+    return f"{page.relative_to(ROOT)}:{line}"
+
 
 MODULES = (
     "meclear_integrations",
@@ -87,15 +96,17 @@ def _accepts(target: Any, keyword: str) -> bool:
     return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) and not fields
 
 
-def _code() -> Iterator[tuple[int, str]]:
-    """(line, code) of every Python block and inline code span of the README."""
-    text = README.read_text(encoding="utf-8")
-    # ```python blocks run as written (tests/integration_tests); ```py blocks are fragments.
-    for match in re.finditer(r"```(?:python|py)\n(.*?)```", text, flags=re.S):
-        yield text[: match.start()].count("\n") + 2, match.group(1)
-    prose = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    for match in re.finditer(r"`([^`]+)`", prose):  # inline code may wrap a line
-        yield prose[: match.start()].count("\n") + 1, match.group(1).replace("\n", " ")
+def _code() -> Iterator[tuple[str, str]]:
+    """(page:line, code) of every Python block and inline code span of the pages."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        # ```python blocks run as written (tests/integration_tests); ```py blocks are fragments.
+        for match in re.finditer(r"```(?:python|py)\n(.*?)```", text, flags=re.S):
+            yield _where(page, text[: match.start()].count("\n") + 2), match.group(1)
+        prose = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+        for match in re.finditer(r"`([^`]+)`", prose):  # inline code may wrap a line
+            line = prose[: match.start()].count("\n") + 1
+            yield _where(page, line), match.group(1).replace("\n", " ")
 
 
 def _calls(code: str) -> Iterator[tuple[str, list[str]]]:
@@ -154,7 +165,7 @@ def _fragment_calls(code: str) -> Iterator[tuple[str, list[str]]]:
 REGISTRY = _registry()
 
 
-def _mentions() -> list[tuple[int, str, str]]:
+def _mentions() -> list[tuple[str, str, str]]:
     out = []
     for line, code in _code():
         for name, keywords in _calls(code):
@@ -173,10 +184,10 @@ def test_the_readme_names_settings_at_all() -> None:
 
 
 @pytest.mark.parametrize(("line", "name", "keyword"), _mentions(), ids=lambda v: str(v))
-def test_every_named_setting_exists(line: int, name: str, keyword: str) -> None:
+def test_every_named_setting_exists(line: str, name: str, keyword: str) -> None:
     targets = REGISTRY[name]
     assert any(_accepts(t, keyword) for t in targets), (
-        f"README line {line}: {name.lstrip('.')}({keyword}=...) is accepted by none of "
+        f"{line}: {name.lstrip('.')}({keyword}=...) is accepted by none of "
         f"{[getattr(t, '__qualname__', t) for t in targets]}"
     )
 
@@ -193,7 +204,7 @@ def _all_settings() -> set[str]:
     return names
 
 
-def _bare_settings() -> list[tuple[int, str]]:
+def _bare_settings() -> list[tuple[str, str]]:
     """Inline spans that name one setting with its value, e.g. ``early_exit=True``."""
     out = []
     for line, code in _code():
@@ -215,21 +226,24 @@ def test_the_readme_names_bare_settings() -> None:
 
 
 @pytest.mark.parametrize(("line", "name"), _bare_settings(), ids=lambda v: str(v))
-def test_every_bare_setting_exists(line: int, name: str) -> None:
+def test_every_bare_setting_exists(line: str, name: str) -> None:
     assert name in SETTINGS or name in NOT_OURS, (
-        f"README line {line}: `{name}=...` is no setting of any component"
+        f"{line}: `{name}=...` is no setting of any component"
     )
 
 
 def test_the_readme_settings_files_load(tmp_path: Path) -> None:
-    """Every ``toml`` block of the README loads into its command without an unknown key."""
+    """Every ``toml`` block of the pages loads into its command without an unknown key."""
     import tomllib
 
     from meclear_integrations.cli import build_parser
     from meclear_integrations.cli.config_file import apply_config
 
-    text = README.read_text(encoding="utf-8")
-    documents = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    documents = [
+        body
+        for page in PAGES
+        for body in re.findall(r"```toml\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    ]
     assert documents
     for number, body in enumerate(documents):
         path = tmp_path / f"readme-{number}.toml"
@@ -238,18 +252,19 @@ def test_the_readme_settings_files_load(tmp_path: Path) -> None:
             apply_config(build_parser(), [*command.split(), "--config", str(path)])
 
 
-def _command_lines() -> list[tuple[int, str]]:
-    """Every ``meclear ...`` command line of the README (bash blocks and inline code)."""
-    text = README.read_text(encoding="utf-8")
-    found: list[tuple[int, str]] = []
-    for match in re.finditer(r"```bash\n(.*?)```", text, flags=re.S):
-        start = text[: match.start()].count("\n") + 2
-        body = match.group(1).replace("\\\n", " ")
-        for offset, line in enumerate(body.splitlines()):
-            for part in line.split("&&"):
-                part = part.split("#")[0].strip()
-                if part.startswith("meclear "):
-                    found.append((start + offset, part))
+def _command_lines() -> list[tuple[str, str]]:
+    """Every ``meclear ...`` command line of the pages (bash blocks and inline code)."""
+    found: list[tuple[str, str]] = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(r"```bash\n(.*?)```", text, flags=re.S):
+            start = text[: match.start()].count("\n") + 2
+            body = match.group(1).replace("\\\n", " ")
+            for offset, line in enumerate(body.splitlines()):
+                for part in line.split("&&"):
+                    part = part.split("#")[0].strip()
+                    if part.startswith("meclear "):
+                        found.append((_where(page, start + offset), part))
     for line, span in _code():
         if span.startswith("meclear "):
             found.append((line, span))
@@ -288,10 +303,10 @@ def test_the_readme_shows_commands() -> None:
 
 
 @pytest.mark.parametrize(("line", "command"), _command_lines(), ids=lambda v: str(v)[:60])
-def test_every_flag_the_readme_shows_exists(line: int, command: str) -> None:
+def test_every_flag_the_readme_shows_exists(line: str, command: str) -> None:
     words = [w.strip("[]()`|,;") for w in command.split()[1:]]  # [--flag VALUE] in prose
     name, flags = _flags_of([w for w in words if not w.startswith("-")])
-    assert name, f"README line {line}: {command!r} names no meclear command"
+    assert name, f"{line}: {command!r} names no meclear command"
     shown = {w.split("=", 1)[0] for w in words if w.startswith("--")}
     unknown = sorted(shown - flags)
-    assert not unknown, f"README line {line}: meclear {name} has no {unknown}"
+    assert not unknown, f"{line}: meclear {name} has no {unknown}"

@@ -164,7 +164,7 @@ def clearance(
         estimator=attributed.estimator.name,
         clearance_search=search,
     )
-    if cleared_positions and final_recovered and cfg.carriers_wanted:
+    if cleared_positions and final_recovered and (cfg.carriers_wanted or run.grouped):
         report = yield from closing("clearance", with_carriers(run, report, cleared_positions), run)
     yield clearance_end(selected, report)
     return report

@@ -1,7 +1,10 @@
 """The prior candidate: memories verified harmful before, verified first (``core.prior``).
 
 When the prior candidate verifies (Eq. 18-19) it is the clearance and attribution is
-skipped; each unproven member is put back as a test recorded after it.
+skipped; each unproven member is put back as a test recorded after it. When the carriers
+are wanted (``find_carriers`` / ``clearance_scope="complete"``) the carriers search runs
+after the verified prior too (``core.stages.carriers``): the copies of the harm the ledger
+did not know yet.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 from ..clearance import candidate_coalition, select_candidate
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
-from .clearance import verifier
+from .clearance import verifier, with_carriers
+from .failures import closing
 from .outcomes import clearance_end, cost
 from .steps import Emit, Evaluate, Run, Steps, want
 
@@ -177,5 +181,8 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
         config=cfg,
         clearance_search="prior",
     )
+    if cleared and report.recovered and not baseline_recovered and cfg.carriers_wanted:
+        # the carriers of the harm the ledger's prior cleared (redundant copies it missed)
+        report = yield from closing("clearance", with_carriers(run, report, cleared), run)
     yield clearance_end(1, report)
     return report

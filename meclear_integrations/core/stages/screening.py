@@ -30,7 +30,7 @@ from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, cost
 from .prior import PriorTry, prior_search
 from .steps import Emit, Evaluate, Run, Steps, want
-from .unexplained import unexplained
+from .unexplained import unexplained, uniform_failure
 
 __all__ = ["Screened", "early_exit", "noise_aware", "screening", "unexplained"]
 
@@ -139,7 +139,7 @@ def _evaluate(
     memory_loo = getattr(estimator, "memory_loo", True)
     loo = loo_coalitions(k)[1:] if memory_loo else []
     batch = want(([game.full], cfg.trials), (loo, run.single))
-    if cfg.answer_groups:  # the memories alone and the empty control (core.grouping)
+    if cfg.answer_groups is True:  # the memories alone and the empty control (core.grouping)
         batch += want(([0], run.single), ([1 << i for i in range(k)], run.single))
     if cfg.one_batch:
         batch += want((guarded(estimator, estimator.plan, k), run.single))
@@ -147,6 +147,8 @@ def _evaluate(
             screened.orders = interaction_orders(estimator, rng, k)
             batch += want((sampled_interaction_plan(screened.orders, k), run.single))
     yield Evaluate(batch)
+    # every answer one failure: a model that cannot answer, or redundancy (stages.unexplained)
+    screened.unexplained = yield from uniform_failure(run)
     return screened
 
 

@@ -94,6 +94,12 @@ class Run:
     """The prior candidate is scoped to this question: tried before the early exit and
     admitted on recovery (``core.prior``)."""
 
+    grouped: bool = False
+    """The memories alone were evaluated for answer grouping although ``answer_groups``
+    is not True: ``"auto"`` saw the redundancy signature (``core.stages.unexplained``).
+    The run then groups by answer and, after a verified clearance, reports the carriers
+    (from the same singletons: no extra call)."""
+
     @property
     def ids(self) -> list[str]:
         """The memory ids of the context, in position order."""

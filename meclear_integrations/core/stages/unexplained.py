@@ -28,7 +28,7 @@ from ..report import ClearanceCandidate, ClearanceReport
 from .outcomes import clearance_end, cost
 from .steps import Emit, Evaluate, Run, Steps, want
 
-__all__ = ["unexplained", "unexplained_stop"]
+__all__ = ["unexplained", "unexplained_stop", "uniform_failure"]
 
 
 def unexplained(run: Run) -> Steps[str | None]:
@@ -52,6 +52,57 @@ def unexplained(run: Run) -> Steps[str | None]:
     if silent and answers and all(a is not None and same(a, silent[0]) for a in answers):
         return "model_cannot_answer"
     return "no_memory_explains_failure"
+
+
+def uniform_failure(run: Run) -> Steps[str | None]:
+    """After the screening batch: is every answer one failing answer? Then look closer.
+
+    No call unless every trial of every coalition evaluated so far (at least two non-empty
+    ones: the full context and another coalition of the screening batch) failed with one
+    and the same answer. Then the agent is asked once on no memory (none when the table
+    holds it; attribution asks it anyway):
+
+    - the no-memory answer is that answer too (``stop_cannot_answer``): the model's answer
+      does not depend on the memories screening removed (e.g. it always says "I don't
+      know"): ``model_cannot_answer``, the run stops. The limit: a right answer that only
+      removing several memories together would let through is not seen;
+    - otherwise the memories cause the failure but no removal screening tried changes it:
+      the signature of redundant copies. With ``answer_groups="auto"`` the K memories
+      alone are asked (one batch) and the run groups them by answer (``run.grouped``).
+
+    Args:
+        run: the run (its screening batch evaluated).
+
+    Returns:
+        ``model_cannot_answer``, or None to go on.
+    """
+    cfg, game = run.config, run.game
+    if not cfg.stop_cannot_answer and cfg.answer_groups != "auto":
+        return None
+    threshold = cfg.success_threshold
+    seen = [c for c, scores in game.scores.items() if c != 0 and scores]
+    if len(seen) < 2 or game.full not in seen:
+        return None
+    if any(s >= threshold for c in seen for s in game.scores[c]):
+        return None
+    answers = [a for c in seen for a in game.answers_of(c)]
+    if len(answers) < sum(len(game.scores[c]) for c in seen) or any(a is None for a in answers):
+        return None  # the evaluator does not report every answer: no decision, no call
+    same = game.same or plain_same
+    first = answers[0]
+    assert first is not None
+    if not all(same(a, first) for a in answers if a is not None):
+        return None
+    if not game.scores.get(0):
+        yield Evaluate(want(([0], run.single)))
+    silent = [a for a in game.answers_of(0) if a is not None]
+    if silent and all(same(a, first) for a in silent):
+        return "model_cannot_answer" if cfg.stop_cannot_answer else None
+    if cfg.answer_groups == "auto" and silent:
+        singles = [from_positions([i]) for i in range(game.k)]
+        yield Evaluate(want((singles, run.single)))
+        run.grouped = True
+    return None
 
 
 def unexplained_stop(run: Run, reason: str) -> Steps[ClearanceReport]:

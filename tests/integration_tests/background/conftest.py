@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit_tests.ledger.conftest import postgres_url  # noqa: F401  (fixture)
+from tests.support.postgres import postgres_url  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[3]
 

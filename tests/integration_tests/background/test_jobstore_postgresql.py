@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from meclear_integrations.jobs import JobStore
+from tests.support.clocks import Clock
 from tests.unit_tests.background import test_jobs as unit
-from tests.unit_tests.background.conftest import Clock
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from meclear_integrations.bench.methods.llm_direct import HARM_PROMPT, prompt_rater
 from meclear_integrations.cli import main
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
+from tests.support.servers import OpenAIStub, serve
 
 _MEMORY = re.compile(r'<memory index="\d+">\n(.*?)\n</memory>', re.S)
 

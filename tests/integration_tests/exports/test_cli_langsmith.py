@@ -9,7 +9,7 @@ import pytest
 from langsmith import utils as ls_utils
 
 from meclear_integrations.cli import main
-from tests.integration_tests.langchain.servers import LangSmithRecorder, serve
+from tests.support.servers import LangSmithRecorder, serve
 
 pytest.importorskip("sqlalchemy")
 
@@ -18,7 +18,7 @@ TRACES = {n: f"{n}a1c0f9e-0000-4000-8000-000000000200" for n in "12"}
 
 def test_scores_and_proposals_reach_langsmith(tmp_path, monkeypatch, capsys) -> None:
     from meclear_integrations.ledger import HarmLedger
-    from tests.unit_tests.ledger.helpers import clear, memories
+    from tests.support.ledger import clear, memories
 
     path = tmp_path / "l.db"
     with HarmLedger(path) as ledger:

@@ -18,7 +18,7 @@ from langchain_core.tracers.langchain import LangChainTracer, wait_for_all_trace
 from meclear_integrations.exports import memory_scores
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import LangSmithRecorder, serve
+from tests.support.servers import LangSmithRecorder, serve
 
 pytest.importorskip("sqlalchemy")
 
@@ -105,7 +105,7 @@ def test_langsmith_review_proposals_on_their_runs(tmp_path) -> None:
 
     from meclear_integrations.exports.langsmith import PROPOSAL_KEY, langsmith_proposals
     from meclear_integrations.ledger import HarmLedger
-    from tests.unit_tests.ledger.helpers import clear, memories
+    from tests.support.ledger import clear, memories
 
     with HarmLedger(tmp_path / "l.db") as ledger:
         for n in ("1", "2"):

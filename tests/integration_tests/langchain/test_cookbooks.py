@@ -68,8 +68,7 @@ def test_without_reference_cookbook_real_provider_path_against_the_stub(monkeypa
     import runpy
 
     from meclear_integrations.simulation import redundant_harm_example
-
-    from .servers import OpenAIStub, serve
+    from tests.support.servers import OpenAIStub, serve
 
     stub = OpenAIStub.for_case(redundant_harm_example())
     with serve(stub) as url:

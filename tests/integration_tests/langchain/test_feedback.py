@@ -11,7 +11,7 @@ import pytest
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.langchain.feedback import langsmith_feedback
 from meclear_integrations.ledger import HarmLedger, LedgerLookupError
-from tests.integration_tests.langchain.servers import LANGSMITH_INFO, serve
+from tests.support.servers import LANGSMITH_INFO, serve
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwx"
 RUN_ID = "00000000-0000-4000-8000-000000000001"

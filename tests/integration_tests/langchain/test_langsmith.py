@@ -10,8 +10,7 @@ from langsmith import Client
 from langsmith import utils as ls_utils
 
 from meclear_integrations.langchain import CLEARANCE_RUN_NAME, ClearingRetriever, reference_config
-
-from .servers import LangSmithRecorder, serve
+from tests.support.servers import LangSmithRecorder, serve
 
 
 @pytest.fixture

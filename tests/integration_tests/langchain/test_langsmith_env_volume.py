@@ -25,8 +25,7 @@ from meclear_integrations.langchain import (
     reference_config,
 )
 from meclear_integrations.telemetry import TraceSettings
-
-from .servers import LangSmithRecorder, serve
+from tests.support.servers import LangSmithRecorder, serve
 
 FAILURES = 2
 

@@ -14,8 +14,7 @@ from meclear_integrations.langchain import (
     reference_config,
 )
 from meclear_integrations.telemetry import TraceSettings
-
-from .servers import OpenAIStub, candidate, serve
+from tests.support.servers import OpenAIStub, candidate, serve
 
 KEPT = ["g1", "b1", "b2", "b3"]
 

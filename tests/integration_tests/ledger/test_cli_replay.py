@@ -6,7 +6,7 @@ from __future__ import annotations
 from meclear_integrations.cli import main
 from meclear_integrations.core import Memory
 from meclear_integrations.ledger import HarmLedger
-from tests.unit_tests.ledger.helpers import clear, memories
+from tests.support.ledger import clear, memories
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -26,9 +26,8 @@ from typing import Any
 
 from meclear_integrations.limiter import CallLimiter
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
-
-from .stubs import COMPONENTS, meta
+from tests.support.fault_stubs import COMPONENTS, meta
+from tests.support.servers import OpenAIStub, serve
 
 
 class GaugedStub:

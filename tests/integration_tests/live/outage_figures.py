@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import serve
-
-from .stubs import COMPONENTS, FaultStub, HangingStub, closed_port_url, meta
+from tests.support.fault_stubs import COMPONENTS, FaultStub, HangingStub, closed_port_url, meta
+from tests.support.servers import serve
 
 KINDS = ("refused", "500", "hang")
 

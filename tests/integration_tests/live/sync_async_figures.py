@@ -26,9 +26,8 @@ from typing import Any
 
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
-
-from .stubs import COMPONENTS, FaultStub, meta
+from tests.support.fault_stubs import COMPONENTS, FaultStub, meta
+from tests.support.servers import OpenAIStub, serve
 
 
 def clean_and_faulty_cases() -> dict[str, Any]:

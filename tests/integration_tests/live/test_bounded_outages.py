@@ -11,10 +11,10 @@ import pytest
 
 from meclear_integrations.provider_retries import without_provider_retries
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import serve
+from tests.support.fault_stubs import COMPONENTS, FaultStub, meta
+from tests.support.servers import serve
 
 from .outage_figures import measure
-from .stubs import COMPONENTS, FaultStub, meta
 
 FAST = {"initial_backoff": 0.0, "jitter": 0.0}
 FRAMEWORKS = list(COMPONENTS)

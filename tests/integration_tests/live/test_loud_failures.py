@@ -11,9 +11,8 @@ import pytest
 from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.core.failure_kind import PermanentFailureError
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
-
-from .stubs import COMPONENTS, FaultStub, ids, meta
+from tests.support.fault_stubs import COMPONENTS, FaultStub, ids, meta
+from tests.support.servers import OpenAIStub, serve
 
 FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
 FRAMEWORKS = list(COMPONENTS)

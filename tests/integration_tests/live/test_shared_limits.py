@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.fault_stubs import COMPONENTS
+
 from .limit_figures import run_queries
-from .stubs import COMPONENTS
 
 LIMIT = 3
 DELAY = 0.02

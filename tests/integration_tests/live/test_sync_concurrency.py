@@ -12,10 +12,10 @@ import asyncio
 import pytest
 
 from meclear_integrations import ClearanceConfig
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
+from tests.support.fault_stubs import COMPONENTS, meta
+from tests.support.servers import OpenAIStub, serve
 
 from .limit_figures import GaugedStub
-from .stubs import COMPONENTS, meta
 from .sync_async_figures import clean_and_faulty_cases
 
 

@@ -12,7 +12,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.llms.openai import OpenAI
 
 from meclear_integrations.llama_index import HashEmbedding, MeClearPostprocessor, query_reference
-from tests.integration_tests.langchain.servers import OpenAIStub, candidate, serve
+from tests.support.servers import OpenAIStub, candidate, serve
 from tests.unit_tests.llama_index.conftest import case_nodes
 
 KEPT = ["g1", "b1", "b2", "b3"]

@@ -17,7 +17,7 @@ from llama_index.llms.openai import OpenAI
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.llama_index import MeClearPostprocessor
 from meclear_integrations.simulation import redundant_harm_example
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
+from tests.support.servers import OpenAIStub, serve
 from tests.unit_tests.llama_index.conftest import case_nodes
 
 KEPT = ["g1", "b1", "b2", "b3"]

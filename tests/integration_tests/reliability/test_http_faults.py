@@ -16,7 +16,7 @@ from meclear_integrations import ClearanceConfig
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.langchain.simulated import simulated_reply
 from meclear_integrations.simulation import TextReader, redundant_harm_example
-from tests.integration_tests.langchain.servers import OpenAIStub, serve
+from tests.support.servers import OpenAIStub, serve
 
 KEPT = ["g1", "b1", "b2", "b3"]
 FAST = ClearanceConfig(

@@ -13,8 +13,7 @@ from meclear_integrations.admission.background import (
     BackgroundAdmissionEvent,
     ThreadExecutor,
 )
-
-from .models import Script, StageModel
+from tests.support.stage_models import Script, StageModel
 
 CONTEXT = "user: I'm vegetarian, please never suggest meat dishes."
 
@@ -185,10 +184,10 @@ def test_readme_background_example_runs(capsys) -> None:
     import re
     from pathlib import Path
 
-    readme = Path(__file__).resolve().parents[3] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(encoding="utf-8"), flags=re.S)
+    page = Path(__file__).resolve().parents[3] / "docs" / "admission.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
     code = next(b for b in blocks if "BackgroundAdmission(" in b)
-    exec(compile(code, "README background admission", "exec"), {})
+    exec(compile(code, "docs/admission.md background admission", "exec"), {})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "pending 0"
     assert lines[1] == "stored 14 ['User is allergic to shellfish.']"

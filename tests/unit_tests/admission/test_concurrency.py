@@ -16,7 +16,7 @@ from meclear_integrations.admission import (
     admits,
 )
 from meclear_integrations.admission.errors import AdmissionFailedError
-from tests.unit_tests.admission.models import Script, StageModel
+from tests.support.stage_models import Script, StageModel
 
 CANDIDATE, CONTEXT = "User lives in Lyon.", "user: I moved to Lyon last year, love it here."
 

@@ -12,8 +12,7 @@ import pytest
 from meclear_integrations.admission import AdmissionConfig, ConMemAdmitter
 from meclear_integrations.admission.config import cheap_config
 from meclear_integrations.admission.dedup import DedupTextModel
-
-from .models import Script, StageModel
+from tests.support.stage_models import Script, StageModel
 
 CONTEXT = "user: I'm vegetarian, please never suggest meat dishes."
 MEMORY = "User is vegetarian."

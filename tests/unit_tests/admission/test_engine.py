@@ -13,7 +13,7 @@ from meclear_integrations.admission import (
     treatment_position,
     unmap_preference,
 )
-from tests.unit_tests.admission.models import PROBES, Script, Sequence_, StageModel, section
+from tests.support.stage_models import PROBES, Script, Sequence_, StageModel, section
 
 CANDIDATE = "User is strictly vegetarian."
 CONTEXT = "user: can you suggest a fine-dining spot? My co-worker doesn't eat meat."

@@ -24,7 +24,7 @@ from meclear_integrations.langchain.admission import (
     AdmissionRunnable,
     admitter_from_langchain,
 )
-from tests.unit_tests.admission.models import StageModel
+from tests.support.stage_models import StageModel
 
 
 class Events(BaseCallbackHandler):

@@ -22,7 +22,7 @@ from meclear_integrations.llama_index.admission import (
     AdmissionStartEvent,
     AdmissionTransform,
 )
-from tests.unit_tests.admission.models import StageModel
+from tests.support.stage_models import StageModel
 
 
 class Collect(BaseEventHandler):

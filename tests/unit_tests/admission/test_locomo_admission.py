@@ -151,7 +151,7 @@ def test_grid_has_the_27_settings_and_the_primary_one() -> None:
 
 
 def test_redecide_variants_use_the_recorded_evidence() -> None:
-    from .models import Script, StageModel
+    from tests.support.stage_models import Script, StageModel
 
     # auditor says risk on the risk probe, but the judge prefers the treatment there
     script = Script(

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import meclear_integrations.admission as adm
 import meclear_integrations.admission.baselines as base
 from meclear_integrations.admission.model import TextModel
@@ -86,6 +88,7 @@ def test_one_text_model_protocol_for_the_project() -> None:
     assert TextModel is JudgesTextModel
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_engine_bench_and_cli_run_with_frameworks_blocked() -> None:
     code = textwrap.dedent(
         """

@@ -14,7 +14,7 @@ from meclear_integrations.admission import (
     effect,
     unit_score,
 )
-from tests.unit_tests.admission.models import Script, StageModel
+from tests.support.stage_models import Script, StageModel
 
 CANDIDATE, CONTEXT = "User is vegetarian.", "user: I don't eat meat, any ideas for dinner?"
 

@@ -9,16 +9,7 @@ import pytest
 
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.simulation import SimulatedCase, redundant_harm_example
-
-
-class Clock:
-    """A settable epoch clock for the job table (no real waiting)."""
-
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clocks import Clock
 
 
 @pytest.fixture

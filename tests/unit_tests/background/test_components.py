@@ -22,8 +22,7 @@ from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
 from meclear_integrations.simulation import SimulatedCase
 from meclear_integrations.triggers import Sampling
-
-from ..reliability.chat import ScriptedChat
+from tests.support.chat import ScriptedChat
 
 HARMFUL = ["f1", "f2"]
 

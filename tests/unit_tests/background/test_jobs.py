@@ -12,8 +12,7 @@ from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.jobs import AuditOutcome, AuditSnapshot, AuditWorker, JobStore
 from meclear_integrations.jobs.worker import backoff_seconds
 from meclear_integrations.triggers import TriggerDecision
-
-from .conftest import Clock
+from tests.support.clocks import Clock
 
 DECISION = TriggerDecision(run=True, policy="always", reason="always")
 

@@ -17,7 +17,7 @@ from meclear_integrations.core import (
     adedup_evaluator,
     dedup_evaluator,
 )
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 
 def reader(coalition: tuple[Memory, ...], trial: int) -> str:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core import KernelShapley
 from meclear_integrations.core.estimators import kernel_budget
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.support.games import CountingEvaluator, make_memories
 
 
 def redundant(ids: frozenset[str]) -> float:

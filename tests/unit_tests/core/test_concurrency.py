@@ -12,7 +12,7 @@ import time
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 
 class InFlight:
@@ -123,6 +123,9 @@ def test_threaded_evaluator_sees_the_callers_context_variables() -> None:
     assert seen == {"query-42"}
 
 
+ATTEMPTS = 5
+
+
 def test_instant_sync_evaluator_runs_inline_and_slow_one_in_threads() -> None:
     caller = threading.get_ident()
 
@@ -138,5 +141,8 @@ def test_instant_sync_evaluator_runs_inline_and_slow_one_in_threads() -> None:
         MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
         return threads
 
-    assert run(0.0) == {caller}  # no thread hand-off for a local function
-    assert len(run(0.002) - {caller}) >= 2  # a slow evaluator fans out to worker threads
+    # The engine classifies by wall time (2-5 ms thresholds): on a loaded machine one
+    # preempted call can look slow, so each claim gets up to ATTEMPTS runs. A regression
+    # (always threads, or never) fails every attempt.
+    assert any(run(0.0) == {caller} for _ in range(ATTEMPTS))  # no hand-off for a local fn
+    assert any(len(run(0.002) - {caller}) >= 2 for _ in range(ATTEMPTS))  # slow: fans out

@@ -18,8 +18,8 @@ from meclear_integrations import (
     StageEvent,
 )
 from meclear_integrations.core import PermutationShapley
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
-from tests.unit_tests.progress_checks import check_progress
+from tests.support.games import CountingEvaluator, make_memories
+from tests.support.progress import check_progress
 
 
 def redundant_value(ids: frozenset[str]) -> float:

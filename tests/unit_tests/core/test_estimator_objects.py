@@ -19,8 +19,7 @@ from meclear_integrations.core import (
     PermutationShapley,
 )
 from meclear_integrations.core.estimators import make_estimator
-
-from .games import CountingEvaluator, make_memories
+from tests.support.games import CountingEvaluator, make_memories
 
 
 def redundant(ids: frozenset[str]) -> float:

@@ -18,7 +18,7 @@ from meclear_integrations.core.estimators import (
     resolve_estimator,
 )
 from meclear_integrations.core.game import CoalitionGame
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.support.games import CountingEvaluator, make_memories
 
 
 def table_game(table: np.ndarray, k: int) -> CoalitionGame:

@@ -11,7 +11,7 @@ from meclear_integrations.core import PermutationShapley
 from meclear_integrations.core.clearance import fallback_candidates, harmful_positions
 from meclear_integrations.core.estimators.kernel import KernelShapley
 from meclear_integrations.core.game import CoalitionGame
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 
 def test_interval_rule_drops_estimates_that_could_be_zero() -> None:

@@ -23,7 +23,7 @@ from meclear_integrations.core.grouping import (
     spread_partition,
 )
 from meclear_integrations.simulation.scale import ScaleFamily, scale_games
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.support.games import CountingEvaluator, make_memories
 
 
 # ----------------------------------------------------------------------------- grouping

@@ -9,8 +9,8 @@ import pytest
 from meclear_integrations import ClearanceConfig, MeClearEngine, StageEvent
 from meclear_integrations.core import PriorCandidate
 from meclear_integrations.core.engine import verifier
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
-from tests.unit_tests.progress_checks import check_progress
+from tests.support.games import CountingEvaluator, make_memories
+from tests.support.progress import check_progress
 
 VERIFIED = verifier(ClearanceConfig()).verify_trials
 """Trials the default (sequential) rule gives a context that passes every one (4)."""

@@ -14,8 +14,8 @@ import pytest
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.events import StageEvent
 from meclear_integrations.core.progress import RunProgress
-from tests.unit_tests.core.games import make_memories
-from tests.unit_tests.progress_checks import check_progress, without_progress
+from tests.support.games import make_memories
+from tests.support.progress import check_progress, without_progress
 
 HARMFUL = "m1"
 

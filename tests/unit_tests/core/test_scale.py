@@ -14,7 +14,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core import EstimatorError
 from meclear_integrations.core.coalitions import full, membership_matrix, without
 from meclear_integrations.core.estimators import KernelShapley
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.support.games import CountingEvaluator, make_memories
 
 
 def direct_fault_value(gold: str, fault: str):

@@ -11,7 +11,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, exact_shapley
 from meclear_integrations.core import KernelShapley
 from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.interactions import exact_interactions
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 shapiq = pytest.importorskip("shapiq")
 

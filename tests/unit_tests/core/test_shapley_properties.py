@@ -18,7 +18,7 @@ from meclear_integrations import (
     sufficient_permutations_for_gap,
 )
 from meclear_integrations.core import PermutationShapley
-from tests.unit_tests.core.games import CountingEvaluator, brute_force_shapley, make_memories
+from tests.support.games import CountingEvaluator, brute_force_shapley, make_memories
 
 
 def random_table(k: int, seed: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from meclear_integrations.core import BudgetExceededError
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.game import EvaluationRequest
 from meclear_integrations.core.sync_batch import PROBE_SECONDS, Pace, run_batch
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 DELAY = 0.1
 

@@ -18,7 +18,7 @@ from meclear_integrations import (
 )
 from meclear_integrations.core import AutoShapley, KernelShapley, PermutationShapley
 from meclear_integrations.core.verification import clopper_pearson
-from tests.unit_tests.core.games import CountingEvaluator, make_memories
+from tests.support.games import CountingEvaluator, make_memories
 
 
 def group_harm_game(k: int, group: set[str], delta: float, seed: int):

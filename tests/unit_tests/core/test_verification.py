@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core.errors import InconsistentVerdictsError
 from meclear_integrations.core.verification import clopper_pearson, trials_to_verify
-from tests.unit_tests.core.games import make_memories
+from tests.support.games import make_memories
 
 
 def test_clopper_pearson_bounds() -> None:

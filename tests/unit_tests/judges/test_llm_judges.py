@@ -14,8 +14,7 @@ from meclear_integrations.judges import (
     read_nonce,
     verdict_reply,
 )
-
-from .models import ScriptedStructuredModel, ScriptedTextModel
+from tests.support.text_models import ScriptedStructuredModel, ScriptedTextModel
 
 
 def test_reference_judge_reads_the_nonce_bound_verdict_line_after_the_reason() -> None:

@@ -19,8 +19,7 @@ from meclear_integrations.judges import (
 from meclear_integrations.judges.task import answers_agree
 from meclear_integrations.prompts import format_answer_prompt
 from meclear_integrations.simulation import TextReader, redundant_harm_example
-
-from .models import ScriptedTextModel
+from tests.support.text_models import ScriptedTextModel
 
 CONFIG = ClearanceConfig(estimator="exact", trials=2)
 

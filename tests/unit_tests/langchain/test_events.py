@@ -18,7 +18,7 @@ from meclear_integrations.langchain import (
 )
 from meclear_integrations.payloads import PROGRESS_EVENT_NAME
 from meclear_integrations.telemetry import TraceSettings
-from tests.unit_tests.progress_checks import check_progress
+from tests.support.progress import check_progress
 
 EXPECTED_STAGES = [
     ("meclear.screening", "start"),

@@ -13,7 +13,7 @@ from langchain_core.runnables import RunnableLambda
 
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from meclear_integrations.payloads import PROGRESS_EVENT_NAME
-from tests.unit_tests.progress_checks import check_progress, has_progress_inside, wide_case
+from tests.support.progress import check_progress, has_progress_inside, wide_case
 
 Seen = list[tuple[str, dict[str, Any], UUID]]
 

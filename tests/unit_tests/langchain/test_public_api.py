@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import meclear_integrations.langchain as lc
 
 EXPECTED = [
@@ -39,6 +41,7 @@ def test_all_is_exactly_the_expected_surface() -> None:
         assert hasattr(lc, name), name
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_missing_extra_names_it() -> None:
     code = (
         "import importlib.abc, sys\n"

@@ -9,7 +9,7 @@ from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.pipeline.harm import verified_harm
 from meclear_integrations.simulation.evaluator import SimulatedEvaluator
 from meclear_integrations.simulation.world import EvidenceWorld
-from tests.unit_tests.ledger.helpers import StepClock
+from tests.support.clocks import StepClock
 
 COPIES = ["p0", "p1", "p2", "p3", "p4"]
 ORDER = ("g", "b1", "p0", "p1", "b2", "p2", "p3", "p4")

@@ -9,7 +9,7 @@ import pytest
 
 from meclear_integrations.cli import main
 from meclear_integrations.ledger import SCHEMA_VERSION, HarmLedger
-from tests.unit_tests.ledger.helpers import clear, memories
+from tests.support.ledger import clear, memories
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from meclear_integrations.cli import main
 from meclear_integrations.core import Memory
 from meclear_integrations.ledger import HarmLedger
-from tests.unit_tests.ledger.helpers import clear, memories
+from tests.support.ledger import clear, memories
 
 QUESTIONS = ("Where does Ana live?", "Which city is Ana's home?", "Ana lives where?")
 

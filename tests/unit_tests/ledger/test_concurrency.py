@@ -5,8 +5,10 @@ from __future__ import annotations
 import multiprocessing
 import threading
 
+import pytest
+
 from meclear_integrations.ledger import HarmLedger
-from tests.unit_tests.ledger.helpers import clear, memories
+from tests.support.ledger import clear, memories
 
 THREADS = 8
 PER_THREAD = 15
@@ -57,6 +59,7 @@ def test_threads_share_one_ledger(ledger_url: str) -> None:
         assert all(len(r.memories) == 3 for r in ledger.runs(limit=10_000))
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_processes_open_and_write_a_fresh_ledger_at_once(ledger_url: str) -> None:
     """Every process migrates on open (the lock serializes them) and then writes."""
     ctx = multiprocessing.get_context("spawn")

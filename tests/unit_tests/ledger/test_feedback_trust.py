@@ -11,7 +11,7 @@ import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.ledger import HarmLedger, ReplayError, replay_feedback, replay_pending
-from tests.unit_tests.ledger.helpers import StepClock
+from tests.support.clocks import StepClock
 
 STALE = Memory(id="stale", content="Ann moved to Rome in 2021.")
 GOLD = Memory(id="gold", content="Ann moved to Paris in 2021.")

@@ -8,7 +8,8 @@ import pytest
 from meclear_integrations.core import PriorCandidate
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.ledger.proof import proven_members, split_members
-from tests.unit_tests.ledger.helpers import StepClock, clear, memories
+from tests.support.clocks import StepClock
+from tests.support.ledger import clear, memories
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import meclear_integrations.ledger as ledger
 
 EXPECTED = [
@@ -48,6 +50,7 @@ def test_all_is_the_expected_surface() -> None:
         assert hasattr(ledger, name), name
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_the_ledger_loads_no_framework_and_the_engine_no_database() -> None:
     code = (
         "import sys, meclear_integrations;"

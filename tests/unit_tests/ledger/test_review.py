@@ -17,7 +17,8 @@ from meclear_integrations.ledger import (
     wilson_lower_bound,
 )
 from meclear_integrations.ledger.review import QueryEvidence, rank_proposals
-from tests.unit_tests.ledger.helpers import StepClock, clear, evaluator, memories
+from tests.support.clocks import StepClock
+from tests.support.ledger import clear, evaluator, memories
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.gate import ClearanceGate
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.triggers import Always
-from tests.unit_tests.ledger.helpers import StepClock
+from tests.support.clocks import StepClock
 
 BANK = {
     "mother": "Sam's mother lives in Chicago.",

@@ -13,7 +13,8 @@ from meclear_integrations.core.prior import PriorCandidate
 from meclear_integrations.ledger import HarmLedger, ScopedHarm
 from meclear_integrations.ledger import schema as tables
 from meclear_integrations.ledger.scope import LEXICAL_THRESHOLD, content_tokens, jaccard
-from tests.unit_tests.ledger.helpers import StepClock, clear, memories
+from tests.support.clocks import StepClock
+from tests.support.ledger import clear, memories
 
 DOG = "What is Sam's dog called?"
 DENTIST = "When is Sam's dentist appointment?"

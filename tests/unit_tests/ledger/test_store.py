@@ -11,7 +11,8 @@ from meclear_integrations.ledger import (
     content_hash,
     query_hash,
 )
-from tests.unit_tests.ledger.helpers import StepClock, clear, evaluator, memories
+from tests.support.clocks import StepClock
+from tests.support.ledger import clear, evaluator, memories
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwx"
 

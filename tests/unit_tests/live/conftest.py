@@ -7,23 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-PROVIDER_ENV = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_BASE",
-    "LANGSMITH_TRACING",
-    "LANGCHAIN_TRACING_V2",
-    "LANGSMITH_API_KEY",
-    "LANGCHAIN_API_KEY",
-    "LANGSMITH_ENDPOINT",
-    "LANGCHAIN_ENDPOINT",
-)
+from tests.support.env import clear_provider_env
 
 
 @pytest.fixture(autouse=True)
 def _hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
+    clear_provider_env(monkeypatch)
     from llama_index.core import Settings
 
     llm, embed = Settings._llm, Settings._embed_model

@@ -20,19 +20,12 @@ from meclear_integrations.core.failure_kind import CircuitOpenError
 from meclear_integrations.live_guard import LIVE_MAX_WALL_SECONDS, live_config, provider_outcome
 from meclear_integrations.provider_retries import without_provider_retries
 from meclear_integrations.simulation import redundant_harm_example
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clocks import Clock
 
 
 # ---------------------------------------------------------------- the state machine
 def test_opens_after_consecutive_failures_and_skips_for_the_cooldown() -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     breaker = CircuitBreaker(failures=3, cooldown_seconds=10, clock=clock)
     for _ in range(2):
         assert breaker.admit().admitted
@@ -48,7 +41,7 @@ def test_opens_after_consecutive_failures_and_skips_for_the_cooldown() -> None:
 
 
 def test_a_success_resets_the_count() -> None:
-    breaker = CircuitBreaker(failures=2, clock=Clock())
+    breaker = CircuitBreaker(failures=2, clock=Clock(100.0))
     breaker.record("failure")
     breaker.record("success")
     breaker.record("failure")
@@ -59,7 +52,7 @@ def test_a_success_resets_the_count() -> None:
 
 
 def test_half_open_admits_one_probe_whose_outcome_decides() -> None:
-    clock = Clock()
+    clock = Clock(100.0)
     breaker = CircuitBreaker(failures=1, cooldown_seconds=5, clock=clock)
     breaker.record("failure")
     clock.now += 5
@@ -265,7 +258,7 @@ async def test_breaker_skips_clearance_during_an_outage_and_closes_after(
     framework: str, asynchronous: bool
 ) -> None:
     case = redundant_harm_example()
-    provider, clock = Provider(case), Clock()
+    provider, clock = Provider(case), Clock(100.0)
     breaker = CircuitBreaker(failures=2, cooldown_seconds=30, clock=clock)
     run, meta = BUILDERS[framework](case, provider, breaker)
     with warnings.catch_warnings(record=True) as caught:
@@ -298,7 +291,7 @@ async def test_breaker_skips_clearance_during_an_outage_and_closes_after(
 def test_open_breaker_raises_when_failing_closed(framework: str) -> None:
     case = redundant_harm_example()
     provider = Provider(case)
-    breaker = CircuitBreaker(failures=1, cooldown_seconds=30, clock=Clock())
+    breaker = CircuitBreaker(failures=1, cooldown_seconds=30, clock=Clock(100.0))
     breaker.record("failure")
     run, _ = BUILDERS[framework](case, provider, breaker, on_failure="closed")
     with pytest.raises(CircuitOpenError, match="circuit breaker is open"):

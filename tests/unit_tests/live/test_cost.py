@@ -20,9 +20,8 @@ from meclear_integrations import ClearanceConfig, MeClearEngine
 from meclear_integrations.judges import ReferenceFreeLLMJudge, task_evaluator
 from meclear_integrations.langchain import ClearingRetriever
 from meclear_integrations.llama_index import MeClearPostprocessor
-from tests.unit_tests.judges.models import ScriptedTextModel
-
-from . import scripted
+from tests.support import stale_city as scripted
+from tests.support.text_models import ScriptedTextModel
 
 FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
 TOKENS_IN, TOKENS_OUT = 40, 3

@@ -19,9 +19,8 @@ from meclear_integrations.judges import CallableJudge, ReferenceFreeLLMJudge, ta
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.llama_index import MeClearPostprocessor, query_reference
 from meclear_integrations.simulation.world import normalize_answer
-from tests.unit_tests.judges.models import ScriptedTextModel
-
-from . import scripted
+from tests.support import stale_city as scripted
+from tests.support.text_models import ScriptedTextModel
 
 STALE = {"f1", "f2"}
 EVERY = [i for i, _, _ in scripted.MEMORIES]

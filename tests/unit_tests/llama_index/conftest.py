@@ -16,15 +16,13 @@ from pydantic import Field
 
 from meclear_integrations.llama_index import HashEmbedding, MeClearStageEvent, SimulatedLLM
 from meclear_integrations.simulation import SimulatedCase, redundant_harm_example
-
-PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "MECLEAR_LLM")
+from tests.support.env import clear_provider_env
 
 
 @pytest.fixture(autouse=True)
 def _hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No provider credentials; global Settings restored after each test."""
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
+    clear_provider_env(monkeypatch)
     llm, embed = Settings._llm, Settings._embed_model
     yield
     Settings._llm, Settings._embed_model = llm, embed

@@ -17,8 +17,8 @@ from meclear_integrations.llama_index import (
     MeClearStageStartEvent,
     SimulatedLLM,
 )
+from tests.support.progress import check_progress, has_progress_inside, wide_case
 from tests.unit_tests.llama_index.conftest import EventCollector
-from tests.unit_tests.progress_checks import check_progress, has_progress_inside, wide_case
 
 
 class Collector(EventCollector):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import meclear_integrations.llama_index as li
 
 EXPECTED = [
@@ -104,6 +106,7 @@ def test_postprocessor_is_a_llama_index_component() -> None:
     assert len(names) == 8 and all(n.startswith("MeClear") for n in names)
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_missing_extra_names_it() -> None:
     code = textwrap.dedent(
         """

@@ -11,8 +11,7 @@ from pydantic import ValidationError
 from meclear_integrations import ClearanceConfig, DuplicateMemoryError, MeClearEngine, Memory
 from meclear_integrations.judges import ExactMatchJudge, MissingReferenceError
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-
-from .scripted import ScriptedEvaluator
+from tests.support.faults import ScriptedEvaluator
 
 
 def test_empty_context_is_a_no_op() -> None:

@@ -10,8 +10,7 @@ import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine
 from meclear_integrations.core import AnswerCache, StageEvent, adedup_evaluator
-
-from .scripted import memories
+from tests.support.faults import memories
 
 
 async def _cancel_mid_run(evaluate, events: list[StageEvent]) -> None:  # type: ignore[no-untyped-def]

@@ -17,8 +17,7 @@ from meclear_integrations.core import (
     is_transient,
     retry_after,
 )
-
-from .scripted import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
+from tests.support.faults import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
 
 EXACT = ClearanceConfig(estimator="exact")
 
@@ -137,7 +136,9 @@ def test_retries_exhausted_fail_open_with_the_full_context() -> None:
 
 def test_fail_closed_raises() -> None:
     evaluate = ScriptedEvaluator(faults={n: HTTPError(500) for n in range(1, 4)})
-    config = EXACT.model_copy(update={"on_failure": "closed"})
+    # One call at a time: calls 1-3 are then the first coalition's three attempts. (With
+    # threads, a slow first call on a loaded machine spread them over three coalitions.)
+    config = EXACT.model_copy(update={"on_failure": "closed", "max_concurrency": 1})
     with pytest.raises(EvaluatorError, match="HTTPError"):
         MeClearEngine(config, sleep=Sleeps()).clear(memories(3), evaluate)
 

@@ -24,9 +24,8 @@ from meclear_integrations.langchain import (
     reference_config,
 )
 from meclear_integrations.simulation import redundant_harm_example
-
-from .chat import ScriptedChat
-from .scripted import HTTPError
+from tests.support.chat import ScriptedChat
+from tests.support.faults import HTTPError
 
 KEPT = ["g1", "b1", "b2", "b3"]
 FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})

@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.bench.cases import parse_case_lines
-
-from .scripted import HTTPError
+from tests.support.faults import HTTPError
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}

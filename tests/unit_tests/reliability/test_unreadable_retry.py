@@ -10,8 +10,7 @@ from meclear_integrations.core.faults import is_transient, is_unreadable_reply
 from meclear_integrations.judges import VerdictParseError
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from meclear_integrations.simulation import redundant_harm_example
-
-from .chat import ScriptedChat
+from tests.support.chat import ScriptedChat
 
 KEPT = ["g1", "b1", "b2", "b3"]
 

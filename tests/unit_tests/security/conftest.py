@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit_tests.reliability.conftest import PROVIDER_ENV
+from tests.support.env import clear_provider_env
 
 
 @pytest.fixture(autouse=True)
 def _hermetic_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
+    clear_provider_env(monkeypatch)

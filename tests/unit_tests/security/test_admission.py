@@ -19,7 +19,7 @@ from llama_index.core.schema import TextNode
 from meclear_integrations.admission import AdmissionRequest, ConMemAdmitter
 from meclear_integrations.langchain.admission import AdmissionGate, AdmissionRunnable
 from meclear_integrations.llama_index.admission import AdmissionTransform
-from tests.unit_tests.admission.models import Script, StageModel
+from tests.support.stage_models import Script, StageModel
 
 KEY = "sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2"
 CONTEXT = "user: I am vegetarian and I cook every evening."

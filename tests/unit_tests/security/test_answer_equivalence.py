@@ -13,8 +13,7 @@ from meclear_integrations.core.errors import InconsistentVerdictsError
 from meclear_integrations.judges import CallableJudge, ReferenceLLMJudge, task_evaluator
 from meclear_integrations.judges.task import answers_agree
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION, _block, verdict_reply
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION, _block, verdict_reply
 
 STALE = "John was in Italy in January 2023."
 NUMERIC = "Always write months as numbers, like 12/2023."

@@ -11,8 +11,7 @@ from langchain_core.runnables import RunnableLambda
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.ledger import HarmLedger
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION
 
 DOCS = [
     Document(page_content=GOLD_MEMORY, id="g1"),

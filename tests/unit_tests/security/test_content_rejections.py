@@ -8,7 +8,6 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
@@ -16,8 +15,8 @@ from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.core.failure_kind import PermanentFailureError, failure_kind
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION
+from tests.support.callbacks import Payloads
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION
 
 TRIGGER = "FORBIDDEN-TOPIC"
 PROMPT_LIMIT = 60_000
@@ -70,14 +69,6 @@ def _docs(hostile: str = f"{TRIGGER}: a memory the provider refuses") -> list[Do
     ]
 
 
-class _Events(BaseCallbackHandler):
-    def __init__(self) -> None:
-        self.payloads: list[dict] = []
-
-    def on_custom_event(self, name, data, **kwargs):  # type: ignore[no-untyped-def]
-        self.payloads.append(data)
-
-
 def _retriever(agent, docs: list[Document]) -> ClearingRetriever:  # type: ignore[no-untyped-def]
     return ClearingRetriever(
         retriever=RunnableLambda(lambda q: docs),
@@ -94,7 +85,7 @@ async def test_a_content_rejection_fails_open_naming_the_memory(
 ) -> None:
     docs = _docs()
     retriever = _retriever(_agent(rejection), docs)
-    events = _Events()
+    events = Payloads()
     config = reference_config(GOLD, {"callbacks": [events]})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -13,8 +13,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.ledger import HarmLedger
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION, WRONG
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION, WRONG
 
 INNOCENT = "John wrote about Italy in his journal."
 INJECTIONS = {

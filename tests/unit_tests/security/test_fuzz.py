@@ -12,7 +12,6 @@ import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
@@ -25,8 +24,8 @@ from meclear_integrations.judges import (
 )
 from meclear_integrations.langchain import ClearingRetriever, LangChainReferenceFreeJudge
 from meclear_integrations.prompts import render_memories
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION, WRONG, HonestJudgeModel
+from tests.support.callbacks import Payloads
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION, WRONG, HonestJudgeModel
 
 KEY = "sk-proj-Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz9"
 
@@ -110,14 +109,6 @@ def test_parsing_a_reply_that_quotes_hostile_memories_stays_linear(hostile: str)
     assert _parse_seconds(reply, nonce) <= 20 * max(_parse_seconds(benign, nonce), 2e-5)
 
 
-class _Events(BaseCallbackHandler):
-    def __init__(self) -> None:
-        self.payloads: list[object] = []
-
-    def on_custom_event(self, name, data, **kwargs):  # type: ignore[no-untyped-def]
-        self.payloads.append(data)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostile=HOSTILE, quote=st.booleans())
 def test_end_to_end_verified_or_unchanged_and_no_secret_leaks(hostile: str, quote: bool) -> None:
@@ -126,7 +117,7 @@ def test_end_to_end_verified_or_unchanged_and_no_secret_leaks(hostile: str, quot
         Document(page_content=hostile, id="h"),
         Document(page_content="John likes pasta.", id="b1"),
     ]
-    collector, events = RunCollectorCallbackHandler(), _Events()
+    collector, events = RunCollectorCallbackHandler(), Payloads()
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: docs),
         llm=RunnableLambda(_agent),

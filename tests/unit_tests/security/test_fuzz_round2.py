@@ -12,7 +12,6 @@ import warnings
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
@@ -21,8 +20,8 @@ from meclear_integrations.core.instructions import instruction_cues
 from meclear_integrations.core.text import terminal_safe
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION, WRONG
+from tests.support.callbacks import Payloads
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION, WRONG
 
 HEX_KEYS = [
     "dop_v1_" + "a1b2c3d4" * 8,
@@ -79,14 +78,6 @@ def _judge(answer: str, reference: str) -> float:
     return float(" ".join(head) in (GOLD, "12/2023") or head[:1] == ["12/2023"])
 
 
-class _Events(BaseCallbackHandler):
-    def __init__(self) -> None:
-        self.payloads: list[object] = []
-
-    def on_custom_event(self, name, data, **kwargs):  # type: ignore[no-untyped-def]
-        self.payloads.append(data)
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostile=HOSTILE, other=HOSTILE)
 def test_no_hostile_memory_raises_leaks_or_denies_others(hostile: str, other: str) -> None:
@@ -96,7 +87,7 @@ def test_no_hostile_memory_raises_leaks_or_denies_others(hostile: str, other: st
         Document(page_content=other, id="o"),
         Document(page_content="John likes pasta.", id="b1"),
     ]
-    events = _Events()
+    events = Payloads()
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: docs if q.startswith("A") else docs[:1] + docs[3:]),
         agent=RunnableLambda(_agent),

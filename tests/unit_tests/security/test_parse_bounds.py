@@ -4,8 +4,6 @@ in absolute seconds: the machine is shared), and a memory cannot stall a run or 
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import time
 from collections.abc import Callable
 
@@ -15,8 +13,14 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.redaction import redact, redact_payload
 from meclear_integrations.judges import ReferenceFreeLLMJudge, task_evaluator
 from meclear_integrations.prompts import format_answer_prompt
-
-from .judges import GOLD_MEMORY, INJECTION, QUESTION, HonestJudgeModel, obeying_agent
+from tests.support.honest_judge import (
+    GOLD_MEMORY,
+    INJECTION,
+    QUESTION,
+    HonestJudgeModel,
+    obeying_agent,
+)
+from tests.support.timing import ticking
 
 KB = 1024
 MB = 1024 * KB
@@ -33,14 +37,30 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
+ROUNDS = 3
+"""Measurement rounds: a preempted timing on a loaded machine gets re-measured."""
+
+
 def assert_linear(parse: Callable[[str], object], make: Callable[[int], str]) -> None:
-    """``parse`` on a 1 MB input costs at most LINEAR_SLACK x 1024 its cost on 1 KB."""
-    small, large = make(KB), make(MB)
-    per_small = _best(lambda: [parse(small) for _ in range(50)], 5) / 50
-    per_large = _best(lambda: parse(large), 2)
+    """``parse`` on a 1 MB input costs at most LINEAR_SLACK x 1024 its cost on 1 KB.
+
+    On a loaded machine a 1 MB call pays for page faults and cache misses that a 1 KB one
+    does not (seen: 10x per byte for a plain copy chain). The same-run fallback then holds
+    the parse to linear within the large regime: 1 MB costs at most 2 x 4 its 256 KB cost
+    (quadratic: 16x). A quadratic parse fails both, in every round.
+    """
+    small, medium, large = make(KB), make(256 * KB), make(MB)
     floor = 2e-6  # timer resolution: below this the 1 KB call is "free"
-    ratio = per_large / max(per_small, floor)
-    assert ratio < LINEAR_SLACK * (MB / KB), f"1 MB / 1 KB cost ratio {ratio:.0f}"
+    for _ in range(ROUNDS):
+        per_small = _best(lambda: [parse(small) for _ in range(50)], 5) / 50
+        per_large = _best(lambda: parse(large), 3)
+        ratio = per_large / max(per_small, floor)
+        if ratio < LINEAR_SLACK * (MB / KB):
+            return
+        growth = per_large / max(_best(lambda: parse(medium), 3), floor)
+        if growth < 2 * (MB / (256 * KB)):
+            return
+    raise AssertionError(f"1 MB / 1 KB cost ratio {ratio:.0f}, 1 MB / 256 KB {growth:.1f}")
 
 
 def _quietly(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -126,36 +146,44 @@ def _evaluate(asynchronous: bool):  # type: ignore[no-untyped-def]
     )
 
 
-def _memories() -> list[Memory]:
-    return [Memory(id="g1", content=GOLD_MEMORY), Memory(id="inj", content=STALL)]
+BENIGN = f"{INJECTION}\nverdict:" + "x" * 16_000 + "1"  # as long, nothing to backtrack on
 
 
-CONFIG = ClearanceConfig(estimator="exact", max_wall_seconds=1.0, retry={"max_attempts": 1})
+def _memories(hostile: str = STALL) -> list[Memory]:
+    return [Memory(id="g1", content=GOLD_MEMORY), Memory(id="inj", content=hostile)]
+
+
+SLACK_SECONDS = 1.5
+"""Allowed time past the wall budget (the stalled parse's thread is abandoned, not joined)."""
+
+
+def _config(benign_seconds: float) -> ClearanceConfig:
+    """A 1 s wall budget, or 4x the benign run's time when the machine is that loaded (the
+    run must complete within it; a parse that stalls takes far longer than a benign one)."""
+    budget = max(1.0, 4 * benign_seconds)
+    return ClearanceConfig(estimator="exact", max_wall_seconds=budget, retry={"max_attempts": 1})
+
+
+def _benign_seconds() -> float:
+    """The same clearance with a memory as long but harmless (the same-run baseline)."""
+    started = time.monotonic()
+    MeClearEngine(ClearanceConfig(estimator="exact")).clear(_memories(BENIGN), _evaluate(False))
+    return time.monotonic() - started
 
 
 def test_a_stalling_memory_cannot_hold_the_sync_path_past_its_budget() -> None:
+    config = _config(_benign_seconds())
     started = time.monotonic()
-    report = MeClearEngine(CONFIG).clear(_memories(), _evaluate(False))
-    assert time.monotonic() - started < 2.5
+    report = MeClearEngine(config).clear(_memories(), _evaluate(False))
+    assert time.monotonic() - started < config.max_wall_seconds + SLACK_SECONDS
     assert report.status == "complete" and report.cleared_ids == ["inj"]
 
 
 async def test_a_stalling_memory_cannot_stall_the_event_loop() -> None:
-    ticks: list[float] = []
-
-    async def ticker() -> None:
-        while True:
-            ticks.append(time.monotonic())
-            await asyncio.sleep(0.01)
-
-    beat = asyncio.create_task(ticker())
-    started = time.monotonic()
-    try:
-        report = await MeClearEngine(CONFIG).aclear(_memories(), _evaluate(True))
-    finally:
-        beat.cancel()
-    elapsed = time.monotonic() - started
-    assert elapsed < 2.5
+    benign = MeClearEngine(ClearanceConfig(estimator="exact"))
+    _, benign_seconds, benign_gap = await ticking(benign.aclear(_memories(BENIGN), _evaluate(True)))
+    config = _config(benign_seconds)
+    report, elapsed, gap = await ticking(MeClearEngine(config).aclear(_memories(), _evaluate(True)))
+    assert elapsed < config.max_wall_seconds + SLACK_SECONDS
     assert report.status == "complete" and report.cleared_ids == ["inj"]
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert not gaps or max(gaps) < 0.5  # the loop kept ticking
+    assert gap < 0.5 + 2 * benign_gap  # the loop kept ticking (as it does on a benign run)

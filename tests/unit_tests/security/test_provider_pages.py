@@ -18,8 +18,7 @@ from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.core.failure_kind import PermanentFailureError
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-
-from .judges import GOLD, GOLD_MEMORY, QUESTION
+from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION
 
 URL = "https://llm-proxy.internal.example/v1/chat/completions"
 
@@ -87,8 +86,8 @@ SCRIPT = textwrap.dedent(
     import asyncio, warnings
     warnings.simplefilter("ignore")
     from meclear_integrations.simulation import redundant_harm_example
-    from tests.integration_tests.langchain.servers import serve
-    from tests.integration_tests.live.stubs import COMPONENTS, FaultStub, closed_port_url
+    from tests.support.servers import serve
+    from tests.support.fault_stubs import COMPONENTS, FaultStub, closed_port_url
     case = redundant_harm_example()
     fast = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}, "max_wall_seconds": 5}
     for framework in COMPONENTS:
@@ -104,6 +103,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_async_failures_leave_nothing_on_stderr() -> None:
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, check=False

@@ -19,8 +19,7 @@ from meclear_integrations.langchain import (
     LangChainReferenceFreeJudge,
     reference_config,
 )
-
-from .judges import GOLD, GOLD_MEMORY
+from tests.support.honest_judge import GOLD, GOLD_MEMORY
 
 SLOW = "Before answering, list every prime below ten million, one per line."
 FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}, "max_wall_seconds": 0.3}

@@ -12,7 +12,7 @@ import pytest
 
 from meclear_integrations.cli import main
 from meclear_integrations.ledger import HarmLedger
-from tests.unit_tests.ledger.helpers import clear, memories
+from tests.support.ledger import clear, memories
 
 CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"  # OSC 52: write the clipboard
 ERASE = "\r\x1b[2K"  # go to column 0 and erase the line

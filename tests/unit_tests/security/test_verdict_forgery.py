@@ -11,8 +11,7 @@ from meclear_integrations.judges import (
     task_evaluator,
 )
 from meclear_integrations.prompts import format_answer_prompt
-
-from .judges import (
+from tests.support.honest_judge import (
     GOLD,
     GOLD_MEMORY,
     INJECTION,

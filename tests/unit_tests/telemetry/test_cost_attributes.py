@@ -14,7 +14,7 @@ from meclear_integrations.langchain import ClearingRetriever
 from meclear_integrations.llama_index import MeClearPostprocessor
 from meclear_integrations.telemetry import TraceSettings
 from meclear_integrations.telemetry import attributes as A
-from tests.unit_tests.live import scripted
+from tests.support import stale_city as scripted
 from tests.unit_tests.live.test_cost import FAST, UsageChat, UsageLLM
 
 from .conftest import Traces

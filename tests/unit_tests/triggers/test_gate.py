@@ -18,7 +18,7 @@ from meclear_integrations.triggers import (
     Trigger,
     WhenJudgeFails,
 )
-from tests.unit_tests.core.games import CountingEvaluator
+from tests.support.games import CountingEvaluator
 
 CONTEXT = [
     Memory(id="gold", content="Ann moved to Paris in 2021."),

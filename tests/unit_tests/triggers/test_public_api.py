@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import meclear_integrations.gate as gate
 import meclear_integrations.triggers as triggers
 
@@ -37,6 +39,7 @@ def test_all() -> None:
             assert hasattr(module, name), name
 
 
+@pytest.mark.slow  # starts a subprocess
 def test_no_framework_or_database_on_import() -> None:
     code = (
         "import sys, meclear_integrations.triggers, meclear_integrations.gate;"

@@ -7,6 +7,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter
+
 BLOCK_OTEL = textwrap.dedent(
     """
     import importlib.abc, sys

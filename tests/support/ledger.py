@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 from meclear_integrations import ClearanceConfig, ClearanceReport, MeClearEngine, Memory
 
 
@@ -25,14 +23,3 @@ def clear(context: list[Memory], gold: set[str], faults: set[str], prior=()) -> 
     return MeClearEngine(ClearanceConfig()).clear(
         context, evaluator(gold, faults), prior_harmful=prior
     )
-
-
-class StepClock:
-    """A clock that advances one second per reading (distinct, ordered timestamps)."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now

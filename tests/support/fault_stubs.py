@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.integration_tests.langchain.servers import OpenAIStub
+from tests.support.servers import OpenAIStub
 
 MODES = ("ok", "dead", "401", "404", "garbage", "broken", "slow")
 """ok: answers from the simulated world; dead: HTTP 500 on every request; 401 / 404: the

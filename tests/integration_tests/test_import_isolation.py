@@ -6,6 +6,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter
+
 BLOCKER = textwrap.dedent(
     """
     import importlib.abc, sys

@@ -14,6 +14,10 @@ class Block(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Block())
 import meclear_integrations.judges, meclear_integrations.payloads, meclear_integrations.prompts
 from meclear_integrations.judges import ReferenceLLMJudge, read_nonce, verdict_reply
+
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter
 judge = ReferenceLLMJudge(lambda p: verdict_reply(read_nonce(p), True))
 assert judge.score('q', 'a', reference='a').score == 1
 """

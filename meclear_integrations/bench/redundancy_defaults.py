@@ -1,0 +1,131 @@
+"""Should the redundancy settings be on by default? The ordinary benchmark (SIMULATED).
+
+``python -m meclear_integrations.bench.redundancy_defaults --locomo DIR --split dev
+--setting S --max-queries N --out OUT`` runs, on the same ordinary benchmark cases (the
+``meclear bench-sweep`` case flags), the benchmark's MeClear configuration and the same with
+each redundancy setting of issue 26 on: ``find_carriers``, ``answer_groups``,
+``stop_unexplained``, ``clearance_scope="complete"``, all of them, and the default checks
+off (``stop_cannot_answer=False``, ``answer_groups=False``: what the defaults cost). The
+defaults are decided from this table on the dev split (never test): a setting turns on by
+default when it buys quality for its calls on the ordinary benchmark, not only on the
+heavy-redundancy set (``meclear bench-redundancy``). Writes ``redundancy-defaults.json``
+and ``redundancy-defaults.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core import ClearanceConfig
+from .methods.meclear import MeClearMethod
+from .metrics import metric_value
+from .runner import run_benchmark
+from .settings import BenchSettings
+from .variants import VARIANT_METRICS, variants_table
+
+__all__ = ["default_variants", "defaults_sweep", "main"]
+
+
+def default_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
+    """The configurations compared (module docstring).
+
+    Args:
+        engine: The benchmark's MeClear configuration (what a user gets).
+
+    Returns:
+        Label -> configuration.
+    """
+
+    def on(**update: Any) -> ClearanceConfig:
+        return engine.model_copy(update=update)
+
+    return {
+        "as configured": engine,
+        "previous defaults (no checks)": on(stop_cannot_answer=False, answer_groups=False),
+        "cannot-answer check off": on(stop_cannot_answer=False),
+        "answer_groups=False": on(answer_groups=False),
+        "+ find_carriers": on(find_carriers=True),
+        "+ answer_groups": on(answer_groups=True),
+        "+ stop_unexplained": on(stop_unexplained=True),
+        "clearance_scope=complete": on(clearance_scope="complete"),
+        "all on (complete)": on(
+            clearance_scope="complete", answer_groups=True, stop_unexplained=True
+        ),
+    }
+
+
+def defaults_sweep(cases: Sequence[Any], *, base: BenchSettings) -> dict[str, Any]:
+    """Every configuration of :func:`default_variants` on ``cases`` (one run).
+
+    Args:
+        cases: The benchmark cases.
+        base: The run's settings (its engine is the configuration compared).
+
+    Returns:
+        The document: rows per configuration with :data:`~.variants.VARIANT_METRICS`.
+    """
+    settings = base.model_copy(update={"bootstrap_replicates": 0, "match_budget": False})
+    methods = [
+        MeClearMethod(config, name=label) for label, config in default_variants(base.engine).items()
+    ]
+    run = run_benchmark(cases, settings, methods=methods)
+    rows = {
+        name: {metric: metric_value(outcomes, metric) for metric in VARIANT_METRICS}
+        for name, outcomes in run.outcomes.items()
+    }
+    return {
+        "simulated": True,
+        "judge": str(settings.judge),
+        "temperature": settings.temperature,
+        "n_cases": len(next(iter(run.outcomes.values()), [])),
+        "rows": rows,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the sweep with ``meclear bench-sweep``'s case and engine flags.
+
+    Args:
+        argv: The flags (default: the command line).
+
+    Returns:
+        The exit status.
+    """
+    from ..cli import bench_sweep
+    from ..cli.bench import _load, signal_settings
+
+    parser = argparse.ArgumentParser(prog="redundancy_defaults")
+    bench_sweep.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["bench-sweep", "variants", *(sys.argv[1:] if argv is None else argv)])
+    if args.split is None:
+        args.split = "dev"
+    cases, *_ = _load(args)
+    if not cases:
+        print("error: no valid cases to run", file=sys.stderr)
+        return 2
+    base = BenchSettings(
+        engine=bench_sweep.engine_config(args), seed=args.seed, **signal_settings(args)
+    )
+    doc = defaults_sweep(cases, base=base)
+    doc["split"] = args.split
+    doc["command"] = "python -m meclear_integrations.bench.redundancy_defaults " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "redundancy-defaults.json").write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
+    table = variants_table(doc)
+    (out / "redundancy-defaults.md").write_text(table + "\n", "utf-8")
+    print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
+    print(f"split {args.split}, {doc['n_cases']} cases")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

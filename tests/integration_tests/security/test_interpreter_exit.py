@@ -1,0 +1,77 @@
+"""A provider that never returns neither hangs ``asyncio.run`` nor the interpreter's exit
+(fresh interpreters: subprocesses, so the integration tier). Each run is timed against the
+same imports in a fresh interpreter, in the same test: the machine is shared."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.timing import python_seconds
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[3]
+_IMPORTS = "from tests.support.slow_models import SyncOnlyChat, SyncOnlyLLM\n"
+
+
+def _exits(script: str) -> float:
+    """Wall seconds of the script in a fresh interpreter, less what its imports cost now."""
+    code = _IMPORTS + textwrap.dedent(script).strip()
+    imports = "\n".join(line for line in code.splitlines() if line.lstrip().startswith("from "))
+    baseline = python_seconds(imports, cwd=ROOT)  # the same imports, nothing run
+    started = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "failed" in out.stdout, out.stdout
+    return time.monotonic() - started - baseline
+
+
+def test_a_llama_index_provider_that_never_returns_does_not_hang_asyncio_run() -> None:
+    seconds = _exits(
+        """
+        import asyncio
+        from llama_index.core.schema import NodeWithScore, TextNode
+        from meclear_integrations import ClearanceConfig
+        from meclear_integrations.judges import ExactMatchJudge
+        from meclear_integrations.llama_index import MeClearPostprocessor
+
+        pp = MeClearPostprocessor(
+            llm=SyncOnlyLLM(seconds=-1), judge=ExactMatchJudge(), reference="x",
+            clearance=ClearanceConfig(max_wall_seconds=0.5),
+        )
+        nodes = [NodeWithScore(node=TextNode(id_=f"n{i}", text=f"t{i}")) for i in range(2)]
+        out = asyncio.run(pp.aclear_nodes(nodes, "q"))
+        print(out.report.status)
+        """
+    )
+    assert seconds < 15  # past its imports; today it never returns (complete() blocks the loop)
+
+
+def test_a_sync_only_langchain_model_that_never_returns_does_not_hang_asyncio_run() -> None:
+    seconds = _exits(
+        """
+        import asyncio
+        from langchain_core.documents import Document
+        from langchain_core.runnables import RunnableLambda
+        from meclear_integrations import ClearanceConfig
+        from meclear_integrations.judges import ExactMatchJudge
+        from meclear_integrations.langchain import ClearingRetriever, reference_config
+
+        docs = [Document(page_content=f"t{i}", id=f"d{i}") for i in range(2)]
+        retriever = ClearingRetriever(
+            retriever=RunnableLambda(lambda q: docs), llm=SyncOnlyChat(),
+            judge=ExactMatchJudge(), clearance=ClearanceConfig(max_wall_seconds=0.5),
+        )
+        out = asyncio.run(retriever.ainvoke("q", config=reference_config("x")))
+        print(out[0].metadata["meclear"]["status"])
+        """
+    )
+    assert seconds < 15  # past its imports; today asyncio.run joins the executor thread 60 s

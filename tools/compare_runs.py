@@ -1,0 +1,67 @@
+#!/usr/bin/env python
+"""Whether two ``meclear bench`` output folders hold the same figures and call counts.
+
+Wall-clock fields (any key with ``wall`` or ``seconds`` in it) are left out; everything else in
+``results.json`` and ``outcomes.jsonl`` (scores, metrics, model calls, cache hits) must be
+equal::
+
+    python tools/compare_runs.py BEFORE_DIR AFTER_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _timeless(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _timeless(v)
+            for k, v in value.items()
+            if "wall" not in k and "seconds" not in k and k not in {"started", "finished"}
+        }
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [
+            d
+            for k in sorted(set(a) | set(b))
+            for d in _differences(a.get(k), b.get(k), f"{path}/{k}")
+        ]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _differences(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def main(argv: list[str]) -> int:
+    """Compare the runs; exit 1 when a figure or a count differs."""
+    before, after = (Path(p) for p in argv)
+    found = _differences(
+        _timeless(json.loads((before / "results.json").read_text())),
+        _timeless(json.loads((after / "results.json").read_text())),
+        "results.json",
+    )
+    outcomes = [
+        [_timeless(json.loads(line)) for line in (d / "outcomes.jsonl").read_text().splitlines()]
+        for d in (before, after)
+    ]
+    found += _differences(outcomes[0], outcomes[1], "outcomes.jsonl")
+    for line in found[:20]:
+        print(line)
+    print(f"{len(found)} differences ({len(outcomes[0])} outcomes compared; wall times left out)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
