@@ -69,6 +69,7 @@ class AutoShapley:
         partitions: block partitions tried to find a union of blocks that recovers.
         anchor_samples: random coalitions evaluated when no union of blocks recovers
             (0: give up).
+        exact_residual_z: the exact estimator's ``residual_z`` (None: off).
 
     Raises:
         ConfigurationError: a setting is out of range.
@@ -98,6 +99,7 @@ class AutoShapley:
         branching: int = 4,
         partitions: int = 1,
         anchor_samples: int = 32,
+        exact_residual_z: float | None = None,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
@@ -123,6 +125,7 @@ class AutoShapley:
             noise_floor=exact_noise_floor,
             z=exact_z,
             refine_rounds=exact_refine_rounds,
+            residual_z=exact_residual_z,
         )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
@@ -197,6 +200,7 @@ class AutoShapley:
             "branching": self.branching,
             "partitions": self.partitions,
             "anchor_samples": self.anchor_samples,
+            "exact_residual_z": self.exact.residual_z,
         }
 
     def __eq__(self, other: object) -> bool:
