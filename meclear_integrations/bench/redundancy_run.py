@@ -7,11 +7,11 @@ are charged alike):
   cannot-answer check; the carriers search only from singletons already asked);
 - ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
   after a verified clearance: its own cost);
-- ``meclear-minimal``: ``find_carriers=True, stop_unexplained=True`` (carriers reported,
+- ``meclear-minimal``: ``find_carriers=True, stops={"unexplained": True}`` (carriers reported,
   the context is the minimal clearance's);
 - ``meclear-groups``: ``find_carriers=True, answer_groups=True`` (every memory asked alone
   on a failing context, without stopping early: the opt-in for a store under attack);
-- ``meclear-complete``: ``clearance_scope="complete", stop_unexplained=True`` (verified
+- ``meclear-complete``: ``clearance_scope="complete", stops={"unexplained": True}`` (verified
   carriers withheld too);
 - ``loo``, ``contextcite``, ``proxyspex``: the benchmark's baselines, the surrogates at
   the coalitions ``meclear-complete`` used on the case (equal calls).
@@ -43,7 +43,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core import ClearanceConfig, MeClearEngine, Memory
+from ..core import ClearanceConfig, FailurePolicy, MeClearEngine, Memory
 from ..core.answers import note_answer
 from ..judges.task import answers_agree
 from .cases import BenchCase
@@ -58,9 +58,9 @@ __all__ = ["ENGINE_METHODS", "REDUNDANCY_METHODS", "case_evaluator", "run_redund
 ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
     "meclear-carriers": {"find_carriers": True},
-    "meclear-minimal": {"find_carriers": True, "stop_unexplained": True},
+    "meclear-minimal": {"find_carriers": True, "stops": {"unexplained": True}},
     "meclear-groups": {"find_carriers": True, "answer_groups": True},
-    "meclear-complete": {"clearance_scope": "complete", "stop_unexplained": True},
+    "meclear-complete": {"clearance_scope": "complete", "stops": {"unexplained": True}},
 }
 """The engine's configurations compared (overrides of ``ClearanceConfig()``)."""
 REDUNDANCY_METHODS = (*ENGINE_METHODS, "loo", "contextcite", "proxyspex")
@@ -127,7 +127,9 @@ def case_evaluator(case: BenchCase, mode: ReaderMode) -> ReaderEvaluator:
 def _engine_row(
     case: BenchCase, evaluate: CountingEvaluator, overrides: dict[str, Any], seed: int
 ) -> dict[str, Any]:
-    config = ClearanceConfig(**overrides, seed=case_seed(seed, case.case_id), on_failure="closed")
+    config = ClearanceConfig(
+        **overrides, seed=case_seed(seed, case.case_id), failure=FailurePolicy(mode="closed")
+    )
     report = MeClearEngine(config).clear(case.context(), evaluate)
     return {
         "identified": report.cleared_ids + report.carrier_ids,

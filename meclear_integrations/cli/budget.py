@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..core import (
     AnswerCache,
+    Budget,
     ClearanceConfig,
     MeClearEngine,
     Memory,
@@ -157,7 +158,7 @@ async def _one(case: _Case, preset: str, delay: float, concurrency: int, seed: i
     # The default preset uses the dedup helper: identical answers judged once per query,
     # identical prompts answered once when the reader is deterministic (temperature 0).
     cache = AnswerCache(deterministic=case.world.temperature == 0) if preset == "default" else None
-    config = ClearanceConfig.preset(preset, max_concurrency=concurrency, seed=seed)  # type: ignore[arg-type]
+    config = ClearanceConfig.preset(preset, budget=Budget(max_concurrency=concurrency), seed=seed)  # type: ignore[arg-type]
     t0 = time.perf_counter()
     report = await MeClearEngine(config).aclear(case.memories, _evaluator(case, model, cache))
     return LatencyRow(

@@ -4,13 +4,17 @@ import logging
 
 from .budget import RunBudget
 from .config import (
+    Budget,
     ClearanceConfig,
     ClearanceSearch,
+    EarlyStops,
     EstimatorName,
     FailureMode,
+    FailurePolicy,
     HarmRule,
     PresetName,
     RetryPolicy,
+    Verification,
 )
 from .dedup import AnswerCache, DedupStats, SingleFlightCache, adedup_evaluator, dedup_evaluator
 from .engine import MeClearEngine
@@ -70,6 +74,7 @@ __all__ = [
     "AnswerCache",
     "AutoShapley",
     "BernsteinPermutationShapley",
+    "Budget",
     "BudgetExceededError",
     "CallRetrier",
     "ClearanceCandidate",
@@ -84,6 +89,7 @@ __all__ = [
     "ConfigurationTypeError",
     "DedupStats",
     "DuplicateMemoryError",
+    "EarlyStops",
     "Estimator",
     "EstimatorError",
     "EstimatorName",
@@ -92,6 +98,7 @@ __all__ = [
     "ExactShapley",
     "FailedCoalition",
     "FailureMode",
+    "FailurePolicy",
     "FailureReason",
     "HarmRule",
     "HierarchicalShapley",
@@ -116,6 +123,7 @@ __all__ = [
     "StageListener",
     "TooManyMemoriesError",
     "TransientError",
+    "Verification",
     "adedup_evaluator",
     "dedup_evaluator",
     "exact_shapley",

@@ -66,7 +66,7 @@ from pydantic import (
 )
 
 from ..breaker import CircuitBreaker
-from ..core.config import ClearanceConfig
+from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
@@ -300,7 +300,7 @@ class ClearanceSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
-        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ClearanceConfig.model_fields)
+        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ENGINE_SETTINGS)
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -523,7 +523,7 @@ class ClearanceSettings(BaseModel):
         )
         settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
         settings = QuerySettings(
-            settings.config.model_copy(update={"on_failure": "open"}),
+            settings.config.updated(failure={"mode": "open"}),
             settings.guard,
             settings.gate,
             settings.record,

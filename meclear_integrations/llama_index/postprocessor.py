@@ -51,7 +51,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..breaker import CircuitBreaker
-from ..core.config import ClearanceConfig
+from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
 from ..core.events import StageEvent
@@ -451,7 +451,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         valid = [*accepted_names(cls), "class_name"]
-        reject_unknown(cls.__name__, data, valid, engine=ClearanceConfig.model_fields)
+        reject_unknown(cls.__name__, data, valid, engine=ENGINE_SETTINGS)
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -758,7 +758,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             host = _SyncHost(self, bundle, nodes, llm, run_id)
             settings = audit_settings(self._settings(llm, run_id), snapshot, run_id)
             settings = QuerySettings(
-                settings.config.model_copy(update={"on_failure": "open"}),
+                settings.config.updated(failure={"mode": "open"}),
                 settings.guard,
                 settings.gate,
                 settings.record,

@@ -39,6 +39,7 @@ EXPECTED_CORE = [
     "AnswerCache",
     "AutoShapley",
     "BernsteinPermutationShapley",
+    "Budget",
     "BudgetExceededError",
     "CallRetrier",
     "ClearanceCandidate",
@@ -53,6 +54,7 @@ EXPECTED_CORE = [
     "ConfigurationTypeError",
     "DedupStats",
     "DuplicateMemoryError",
+    "EarlyStops",
     "Estimator",
     "EstimatorError",
     "EstimatorName",
@@ -61,6 +63,7 @@ EXPECTED_CORE = [
     "ExactShapley",
     "FailedCoalition",
     "FailureMode",
+    "FailurePolicy",
     "FailureReason",
     "HarmRule",
     "HierarchicalShapley",
@@ -85,6 +88,7 @@ EXPECTED_CORE = [
     "StageListener",
     "TooManyMemoriesError",
     "TransientError",
+    "Verification",
     "adedup_evaluator",
     "dedup_evaluator",
     "exact_shapley",
@@ -176,7 +180,7 @@ def test_config_defaults_are_the_budget_aware_default() -> None:
     assert meclear_integrations.ClearanceConfig.paper().harm_rule == "threshold"
     assert c.adaptive_trials and c.early_exit and c.one_batch
     assert c.clearance == "auto"
-    assert c.interactions is False and c.success_threshold == 1.0
+    assert c.interactions is False and c.verification.success_threshold == 1.0
 
 
 def test_paper_preset_is_the_papers_configuration() -> None:
@@ -185,7 +189,7 @@ def test_paper_preset_is_the_papers_configuration() -> None:
     assert p.estimator == "permutation"  # L = 16, no adaptive stopping
     assert p.clearance == "nested"
     assert not (p.adaptive_trials or p.early_exit or p.one_batch)
-    assert p.interactions is False and p.success_threshold == 1.0
+    assert p.interactions is False and p.verification.success_threshold == 1.0
     assert meclear_integrations.ClearanceConfig.preset("paper") == p
     assert meclear_integrations.ClearanceConfig.preset("default") == (
         meclear_integrations.ClearanceConfig()

@@ -261,7 +261,7 @@ class HierarchicalShapley(ShapleyEstimator):
         size = k or 1
         return HierarchicalShapley(
             similarity=similarity if similarity is not None else self._similarity_source,
-            threshold=config.success_threshold,
+            threshold=config.verification.success_threshold,
             tau=config.harm_tolerance,
             blocks=self.n_blocks,
             branching=self.branching,

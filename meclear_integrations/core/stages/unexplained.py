@@ -1,6 +1,6 @@
 """A failure no memory explains: stop after the baseline trials instead of paying in full.
 
-When the full context M fails (``stop_unexplained``), the agent is asked once on each
+When the full context M fails (``stops.unexplained``), the agent is asked once on each
 memory alone and once on no memory (K + 1 calls, one batch) before LOO and attribution:
 
 - no trial of M and no memory alone passes: nothing in the context carries the right
@@ -41,7 +41,7 @@ def unexplained(run: Run) -> Steps[str | None]:
         ``no_memory_explains_failure``, ``model_cannot_answer`` or None.
     """
     cfg, game = run.config, run.game
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
     if any(s >= threshold for c in [game.full, *singles] for s in game.scores[c]):
@@ -62,7 +62,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     and the same answer. Then the agent is asked once on no memory (none when the table
     holds it; attribution asks it anyway):
 
-    - the no-memory answer is that answer too (``stop_cannot_answer``): the model's answer
+    - the no-memory answer is that answer too (``stops.cannot_answer``): the model's answer
       does not depend on the memories screening removed (e.g. it always says "I don't
       know"): ``model_cannot_answer``, the run stops. The limit: a right answer that only
       removing several memories together would let through is not seen;
@@ -77,9 +77,9 @@ def uniform_failure(run: Run) -> Steps[str | None]:
         ``model_cannot_answer``, or None to go on.
     """
     cfg, game = run.config, run.game
-    if not cfg.stop_cannot_answer and cfg.answer_groups != "auto":
+    if not cfg.stops.cannot_answer and cfg.answer_groups != "auto":
         return None
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
     if len(seen) < 2 or game.full not in seen:
         return None
@@ -97,7 +97,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
         yield Evaluate(want(([0], run.single)))
     silent = [a for a in game.answers_of(0) if a is not None]
     if silent and all(same(a, first) for a in silent):
-        return "model_cannot_answer" if cfg.stop_cannot_answer else None
+        return "model_cannot_answer" if cfg.stops.cannot_answer else None
     if cfg.answer_groups == "auto" and silent:
         singles = [from_positions([i]) for i in range(game.k)]
         yield Evaluate(want((singles, run.single)))

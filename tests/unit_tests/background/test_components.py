@@ -235,7 +235,7 @@ def test_a_provider_outage_backs_the_audit_off_and_leaves_the_request_path_alone
         mode="background",
         audit_workers=0,
         circuit_breaker=None,
-        clearance=ClearanceConfig(retry={"max_attempts": 1, "initial_backoff": 0.0}),
+        clearance=ClearanceConfig(failure={"retry": {"max_attempts": 1, "initial_backoff": 0.0}}),
     )
     out = component.invoke(case.query, config=reference_config(case.reference))
     assert len(out) == len(case.memories) and model.calls == 0

@@ -98,7 +98,7 @@ def test_an_open_breaker_declines_or_raises_when_closed() -> None:
     breaker.record("failure")
     for result, host in both("q", MEMORIES, lambda: settings(guard=LiveGuard(breaker))):
         assert result.kind == "guarded" and result.reason == "circuit_open" and host.runs == 0
-    closed = QuerySettings(ClearanceConfig(on_failure="closed"), LiveGuard(breaker))
+    closed = QuerySettings(ClearanceConfig(failure={"mode": "closed"}), LiveGuard(breaker))
     result = run_sync(clearance_flow("q", 2, lambda: MEMORIES, closed), Host())
     assert result.kind == "failed" and isinstance(result.error, CircuitOpenError)
 

@@ -129,7 +129,7 @@ async def test_single_flight_async_and_engine_async_path() -> None:
         return counted.grade(text)
 
     answers = AnswerCache(deterministic=True)
-    report = await MeClearEngine(ClearanceConfig(max_concurrency=32)).aclear(
+    report = await MeClearEngine(ClearanceConfig(budget={"max_concurrency": 32})).aclear(
         make_memories(5), adedup_evaluator(answer, grade, answers)
     )
     assert report.cleared_ids == ["m1", "m2"]

@@ -1,5 +1,5 @@
 """A chat model that cannot answer: the default detects it, the retriever says so and clears
-nothing (``stop_cannot_answer``, issue 29 item 6)."""
+nothing (``stops.cannot_answer``, issue 29 item 6)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ def test_default_reports_a_model_that_cannot_answer(case, inner) -> None:
     docs = retrieve(case, inner, handler)
     check(docs, case, handler)
     calls = docs[0].metadata["meclear"]["model_calls"]["total"]
-    paid = retrieve(case, inner, Events(), clearance=ClearanceConfig(stop_cannot_answer=False))
+    paid = retrieve(
+        case, inner, Events(), clearance=ClearanceConfig(stops={"cannot_answer": False})
+    )
     assert paid[0].metadata["meclear"].get("status_reason") != "model_cannot_answer"
     # at K = 6 the screening batch already holds every coalition: no saving, no extra call,
     # but a clear status instead of a run that finds nothing (the saving: core tests)

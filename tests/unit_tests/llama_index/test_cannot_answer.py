@@ -1,5 +1,5 @@
 """An LLM that cannot answer: the default detects it, the postprocessor says so in node
-metadata and events and clears nothing (``stop_cannot_answer``, issue 29 item 6)."""
+metadata and events and clears nothing (``stops.cannot_answer``, issue 29 item 6)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def check(result_nodes, case, events) -> None:
 def test_default_reports_a_model_that_cannot_answer(case, nodes, events) -> None:
     out = processor(case).postprocess_nodes(nodes, query_str=case.query)
     check(out, case, events)
-    result = processor(case, clearance=ClearanceConfig(stop_cannot_answer=False)).clear_nodes(
+    result = processor(case, clearance=ClearanceConfig(stops={"cannot_answer": False})).clear_nodes(
         nodes, case.query
     )
     assert result.report is not None and result.report.status_reason != "model_cannot_answer"

@@ -32,7 +32,7 @@ SEQUENCE = [
     ClearanceStartEvent,
     ClearanceEndEvent,
 ]
-CLOSED = ClearanceConfig(on_failure="closed")
+CLOSED = ClearanceConfig(failure={"mode": "closed"})
 
 
 def assert_balanced(events) -> None:

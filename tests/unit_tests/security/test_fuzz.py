@@ -122,7 +122,7 @@ def test_end_to_end_verified_or_unchanged_and_no_secret_leaks(hostile: str, quot
         retriever=RunnableLambda(lambda q: docs),
         llm=RunnableLambda(_agent),
         judge=LangChainReferenceFreeJudge(RunnableLambda(HonestJudgeModel(quote=quote))),
-        clearance=ClearanceConfig(estimator="exact", retry={"max_attempts": 1}),
+        clearance=ClearanceConfig(estimator="exact", failure={"retry": {"max_attempts": 1}}),
     )
     out = retriever.invoke(QUESTION, config={"callbacks": [collector, events]})
     ids = [d.id for d in out]

@@ -83,7 +83,7 @@ def _langchain(traces: Traces, detail: str, asynchronous: bool, failures: int = 
         retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
         llm=llm,
         agent=_flaky_agent(llm, failures) if failures else None,
-        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        clearance={"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}},
         tracing=TraceSettings(detail=detail, tracer_provider=traces.provider),
     )
     config = reference_config(case.reference)
