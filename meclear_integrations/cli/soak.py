@@ -173,7 +173,8 @@ async def _soak(
     from langchain_core.runnables import RunnableLambda
     from langchain_core.vectorstores import InMemoryVectorStore
 
-    from ..core import ClearanceConfig, RetryPolicy
+    from ..core import ClearanceConfig
+    from ..core.config import RetryPolicy
     from ..langchain import ClearingRetriever, SimulatedChatModel, reference_config
     from ..simulation import redundant_harm_example
     from ._soak_model import FaultyChatModel

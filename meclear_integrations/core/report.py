@@ -34,6 +34,7 @@ __all__ = [
 CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior", "answer_group"]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
+"""How a clearance ended (:attr:`ClearanceReport.status`)."""
 FailureReason = Literal[
     "evaluator_error",
     "call_budget",

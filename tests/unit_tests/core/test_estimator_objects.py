@@ -13,12 +13,11 @@ from meclear_integrations.core import (
     ClearanceConfig,
     ClearanceReport,
     ExactShapley,
-    HierarchicalShapley,
     KernelShapley,
     MeClearEngine,
     PermutationShapley,
 )
-from meclear_integrations.core.estimators import make_estimator
+from meclear_integrations.core.estimators import HierarchicalShapley, make_estimator
 from tests.support.games import CountingEvaluator, make_memories
 
 
