@@ -31,9 +31,8 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from meclear_integrations.hashing import content_hash
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
-from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger import HarmLedger, content_hash
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.triggers import WhenJudgeFails
 

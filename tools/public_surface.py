@@ -98,6 +98,7 @@ KEEP: dict[str, list[str]] = {
     ],
     "ledger": [
         "HarmLedger",
+        "content_hash",
         "ScopedHarm",
         "RunRecord",
         "FeedbackRecord",
@@ -125,6 +126,7 @@ KEEP: dict[str, list[str]] = {
         "LlamaIndexReferenceJudge",
         "LlamaIndexReferenceFreeJudge",
         "LlamaIndexTextModel",
+        "as_text_model",
         "SimulatedLLM",
         "HashEmbedding",
     ],
@@ -139,6 +141,7 @@ KEEP: dict[str, list[str]] = {
         "LangChainReferenceJudge",
         "LangChainReferenceFreeJudge",
         "LangChainTextModel",
+        "as_text_model",
         "SimulatedChatModel",
         "INTERNAL_TAG",
     ],

@@ -10,7 +10,7 @@ require_langchain()
 from .admission import AdmissionGate, AdmissionRunnable, GateResult, admitter_from_langchain  # noqa: E402
 from .compressor import MeClearCompressor  # noqa: E402
 from .judges import LangChainReferenceFreeJudge, LangChainReferenceJudge  # noqa: E402
-from .model import LangChainTextModel  # noqa: E402
+from .model import LangChainTextModel, as_text_model  # noqa: E402
 from .reference import reference_config  # noqa: E402
 from .retriever import ClearingRetriever  # noqa: E402
 from .simulated import SimulatedChatModel  # noqa: E402
@@ -28,5 +28,6 @@ __all__ = [
     "MeClearCompressor",
     "SimulatedChatModel",
     "admitter_from_langchain",
+    "as_text_model",
     "reference_config",
 ]

@@ -283,7 +283,7 @@ def as_text_model(
         ```python
         from langchain_core.language_models import FakeListChatModel
 
-        from meclear_integrations.langchain.model import as_text_model
+        from meclear_integrations.langchain import as_text_model
 
         model = as_text_model(FakeListChatModel(responses=["Paris"]))
         print(model.complete("Capital of France?"))  # Paris

@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the harm ledger needs SQLAlchemy: pip install 'meclear-integrations[ledger]'"
     ) from exc
 
+from ..hashing import content_hash
 from .migrations import SchemaVersionError
 from .records import FeedbackRecord, MemoryHistory, MemoryRecord, RunMode, RunRecord, SuccessSignal
 from .replay import (
@@ -46,6 +47,7 @@ __all__ = [
     "ScopedHarm",
     "SuccessSignal",
     "areplay_feedback",
+    "content_hash",
     "replay_feedback",
     "replay_pending",
 ]

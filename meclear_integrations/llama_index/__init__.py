@@ -15,7 +15,7 @@ from .events import (  # noqa: E402
     MeClearStageStartEvent,
 )
 from .judges import LlamaIndexReferenceFreeJudge, LlamaIndexReferenceJudge  # noqa: E402
-from .model import LlamaIndexTextModel  # noqa: E402
+from .model import LlamaIndexTextModel, as_text_model  # noqa: E402
 from .postprocessor import MeClearPostprocessor  # noqa: E402
 from .reference import current_reference, query_reference  # noqa: E402
 from .simulated import HashEmbedding, SimulatedLLM  # noqa: E402
@@ -31,6 +31,7 @@ __all__ = [
     "MeClearStageEvent",
     "MeClearStageStartEvent",
     "SimulatedLLM",
+    "as_text_model",
     "current_reference",
     "query_reference",
 ]

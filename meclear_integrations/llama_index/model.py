@@ -219,8 +219,7 @@ def as_text_model(
 
     Example:
         ```python
-        from meclear_integrations.llama_index import SimulatedLLM
-        from meclear_integrations.llama_index.model import as_text_model
+        from meclear_integrations.llama_index import SimulatedLLM, as_text_model
         from meclear_integrations.simulation import redundant_harm_example
 
         model = as_text_model(SimulatedLLM.from_case(redundant_harm_example()))

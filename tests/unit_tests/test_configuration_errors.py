@@ -68,9 +68,13 @@ def test_langchain_configuration_errors() -> None:
 def test_llama_index_configuration_errors() -> None:
     from llama_index.core.schema import NodeWithScore, TextNode
 
-    from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM, query_reference
+    from meclear_integrations.llama_index import (
+        MeClearPostprocessor,
+        SimulatedLLM,
+        as_text_model,
+        query_reference,
+    )
     from meclear_integrations.llama_index.judges import resolve_judge
-    from meclear_integrations.llama_index.model import as_text_model
     from meclear_integrations.simulation import redundant_harm_example
 
     llm = SimulatedLLM.from_case(redundant_harm_example())
