@@ -44,7 +44,7 @@ KEEP: dict[str, list[str]] = {
         "PermutationShapley",
         "ExactShapley",
         "KernelShapley",
-        "BernsteinPermutationShapley",
+        "RetryPolicy",
         "MeClearError",
         "ConfigurationError",
         "EvaluatorError",
@@ -183,7 +183,7 @@ KEEP: dict[str, list[str]] = {
 }
 
 IMPORT_RE = re.compile(
-    r"^(?P<indent>[ \t]*)from[ \t]+(?P<module>\.*[\w.]*)[ \t]+import[ \t]+"
+    r"^(?P<indent>[ \t]*(?:>>>[ \t]+)?)from[ \t]+(?P<module>\.*[\w.]*)[ \t]+import[ \t]+"
     r"(?P<names>\([^)]*\)|[^\n]*)",
     re.M,
 )

@@ -2,7 +2,7 @@
 
 import logging
 
-from .config import ClearanceConfig
+from .config import ClearanceConfig, RetryPolicy
 from .dedup import AnswerCache
 from .engine import MeClearEngine
 from .errors import (
@@ -15,14 +15,7 @@ from .errors import (
     MeClearError,
     ScoreOutOfRangeError,
 )
-from .estimators import (
-    AutoShapley,
-    BernsteinPermutationShapley,
-    Estimator,
-    ExactShapley,
-    KernelShapley,
-    PermutationShapley,
-)
+from .estimators import AutoShapley, Estimator, ExactShapley, KernelShapley, PermutationShapley
 from .evaluation import Evaluator
 from .events import StageEvent
 from .memory import Memory
@@ -41,7 +34,6 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())  # a library: no d
 __all__ = [
     "AnswerCache",
     "AutoShapley",
-    "BernsteinPermutationShapley",
     "BudgetExceededError",
     "ClearanceCandidate",
     "ClearanceConfig",
@@ -64,6 +56,7 @@ __all__ = [
     "MemoryAttribution",
     "PairInteraction",
     "PermutationShapley",
+    "RetryPolicy",
     "ScoreOutOfRangeError",
     "StageEvent",
 ]

@@ -38,7 +38,6 @@ EXPECTED_TOP = {
 EXPECTED_CORE = [
     "AnswerCache",
     "AutoShapley",
-    "BernsteinPermutationShapley",
     "BudgetExceededError",
     "ClearanceCandidate",
     "ClearanceConfig",
@@ -61,6 +60,7 @@ EXPECTED_CORE = [
     "MemoryAttribution",
     "PairInteraction",
     "PermutationShapley",
+    "RetryPolicy",
     "ScoreOutOfRangeError",
     "StageEvent",
 ]

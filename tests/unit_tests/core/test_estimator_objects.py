@@ -9,7 +9,6 @@ import pytest
 
 from meclear_integrations.core import (
     AutoShapley,
-    BernsteinPermutationShapley,
     ClearanceConfig,
     ClearanceReport,
     ExactShapley,
@@ -17,7 +16,11 @@ from meclear_integrations.core import (
     MeClearEngine,
     PermutationShapley,
 )
-from meclear_integrations.core.estimators import HierarchicalShapley, make_estimator
+from meclear_integrations.core.estimators import (
+    BernsteinPermutationShapley,
+    HierarchicalShapley,
+    make_estimator,
+)
 from tests.support.games import CountingEvaluator, make_memories
 
 
