@@ -118,7 +118,7 @@ class AdmissionConfig(BaseModel):
 def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:
     """The cheap preset: ``irrelevant_probe="if_uncertain"``, a fixed decision at CMTE = 0.
 
-    Chosen on the LoCoMo admission benchmark's dev split (README, Admission): skipping the
+    Chosen on the LoCoMo admission benchmark's dev split (docs, Admission): skipping the
     irrelevant probe when the other two already decide, and the tie-break judge, saves 4-5
     of the 14-15 calls of a decision.
 

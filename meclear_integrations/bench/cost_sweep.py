@@ -4,7 +4,7 @@ Model calls (agent + judge, deduplicated as the integrations do) per *clean* que
 harmful memory: the full context already answers) and per *faulty* one, with what the
 faulty queries get for them (unseen-trial recovery, Recall@|M|), SIMULATED:
 
-- :func:`preset_costs`: the presets side by side on one case set (the README's "Cost"
+- :func:`preset_costs`: the presets side by side on one case set (the docs' "Cost"
   table, on the test split);
 - :func:`cheap_sweep`: a grid of cost settings on the dev split at several K, and the
   choice behind :meth:`~meclear_integrations.core.ClearanceConfig.cheap` (see

@@ -1,7 +1,7 @@
 """The fixed dev/test split of LoCoMo, by conversation (one bootstrap cluster each).
 
 Every tunable setting of every method is chosen on ``dev`` (``meclear bench-sweep tune``);
-the README reports ``test`` only. The split is by conversation so that no query, memory or
+the docs report ``test`` only. The split is by conversation so that no query, memory or
 speaker of a test conversation is seen while tuning: ``dev`` is the first three
 conversations of ``locomo10.json`` (26, 30, 41: 421 of the 1558 verified cases of the
 previous build, about a quarter), ``test`` the other seven.

@@ -121,7 +121,7 @@ def _calls(group: dict[str, Any]) -> str:
 
 
 def cost_table(doc: dict[str, Any]) -> str:
-    """The README's "Cost" rows: model calls per clean and per faulty query, per preset.
+    """The docs' "Cost" rows: model calls per clean and per faulty query, per preset.
 
     Args:
         doc: The cost sweep's document.

@@ -122,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["dev", "test", "all"],
         default="all",
         help="LoCoMo conversations: dev (26, 30, 41: where settings are tuned), test (the "
-        "other seven: what the README reports) or all",
+        "other seven: what the docs report) or all",
     )
     p.add_argument("--k", type=int, default=5, help="retrieval budget K (with --locomo)")
     p.add_argument("--conversations", default=None, help="comma-separated ids (with --locomo)")

@@ -5,7 +5,7 @@ copies of unequal strength, K = 10..20, with clean, double-gold and unexplained
 controls), verifies them with the chosen reader and runs MeClear (default, with carriers
 under ``minimal`` and ``complete``) against LOO, ContextCite and ProxySPEX at equal calls
 (``bench.redundancy_run``). Writes ``redundancy.json`` (every case and the summary) and
-``redundancy.md`` (the README table) to ``--out``.
+``redundancy.md`` (the table of the docs' "Carriers" page) to ``--out``.
 
 Readers: ``simulated`` (the SIMULATED evidence world) and ``text`` (the offline
 text-reading model, ``bench.text_reader``: a deterministic stand-in, not an LLM).

@@ -8,14 +8,14 @@ SIMULATED figures, written to ``--out``.
   (``budget.json``, ``budget.md``, ``budget.png``);
 - ``permutations``: the paper's configuration at L = 4, 8, 16 (``permutations.*``);
 - ``judges``: MeClear and no clearance under every success signal (``judges.*``), the
-  table of the README's "Without a reference answer";
+  table of the docs' "Without a reference answer" (benchmark) page;
 - ``cheap``: the cheap preset's grid on the dev split at K = 5, 10, 20 (``--locomo``) and
   its choice (``cheap.json``, ``cheap.md``);
 - ``cost``: model calls per clean and per faulty query for the default, cheap and paper
-  presets (``cost.json``, ``cost.md``), the README's "Cost" table;
+  presets (``cost.json``, ``cost.md``), the docs' "Cost" table;
 - ``equal-calls``: every baseline at (at least) MeClear's model calls per case, paired
-  differences with intervals, quality-versus-calls curves (``equal-calls.*``), the README's
-  headline tables;
+  differences with intervals, quality-versus-calls curves (``equal-calls.*``), the
+  benchmark page's headline tables;
 - ``variants``: MeClear's configuration against variants without escalation, without the
   minimal-subset search, with the point or the interval flag rule, with two trials
   everywhere (``variants.json``, ``variants.md``): the dev evidence behind the defaults.

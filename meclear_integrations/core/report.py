@@ -31,7 +31,9 @@ __all__ = [
     "TokenUsage",
 ]
 
-CandidateFamily = Literal["nested", "minimal", "fallback", "escalation", "prior", "answer_group"]
+CandidateFamily = Literal[
+    "nested", "minimal", "fallback", "escalation", "prior", "answer_group", "residual"
+]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
 """How a clearance ended (:attr:`ClearanceReport.status`)."""

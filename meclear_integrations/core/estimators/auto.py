@@ -61,6 +61,7 @@ class AutoShapley:
         exact_noise_floor: the exact estimator's ``noise_floor``.
         exact_z: the exact estimator's interval quantile ``z`` (None: from the run).
         exact_refine_rounds: the exact estimator's ``refine_rounds``.
+        exact_residual_z: the exact estimator's ``residual_z`` (None: off).
 
     Raises:
         ConfigurationError: a setting is out of range.
@@ -84,6 +85,7 @@ class AutoShapley:
         exact_noise_floor: float = 0.0,
         exact_z: float | None = None,
         exact_refine_rounds: int = 0,
+        exact_residual_z: float | None = None,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
@@ -93,6 +95,7 @@ class AutoShapley:
             noise_floor=exact_noise_floor,
             z=exact_z,
             refine_rounds=exact_refine_rounds,
+            residual_z=exact_residual_z,
         )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
@@ -161,6 +164,7 @@ class AutoShapley:
             "exact_noise_floor": self.exact.noise_floor,
             "exact_z": self.exact.z,
             "exact_refine_rounds": self.exact.refine_rounds,
+            "exact_residual_z": self.exact.residual_z,
         }
 
     def __eq__(self, other: object) -> bool:

@@ -138,6 +138,10 @@ class ExactShapley(ShapleyEstimator):
             one-sided; 1.645 outside a run).
         refine_rounds: rounds of extra trials where intervals hold -tau (pooled only;
             module docstring).
+        residual_z: when set, the clearance stage moves Eq. 20's choice to a larger
+            admissible candidate whose extra deletions are harmful in the residual game
+            with at least this z (``core.residual``: table evidence, no model call);
+            None: Eq. 20 on the candidates' own trials only.
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -155,6 +159,7 @@ class ExactShapley(ShapleyEstimator):
         noise_floor: float = 0.0,
         z: float | None = None,
         refine_rounds: int = 0,
+        residual_z: float | None = None,
     ) -> None:
         if not 0 <= refine_rounds <= 8:
             raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
@@ -164,11 +169,14 @@ class ExactShapley(ShapleyEstimator):
             raise ConfigurationError(f"noise_floor must be in [0, 0.5], got {noise_floor}")
         if z is not None and not z >= 0:
             raise ConfigurationError(f"z must be a non-negative number, got {z}")
+        if residual_z is not None and not residual_z >= 0:
+            raise ConfigurationError(f"residual_z must be a non-negative number, got {residual_z}")
         self.max_memories = max_memories
         self.error_model: ErrorModel = error_model
         self.noise_floor = float(noise_floor)
         self.z = z
         self.refine_rounds = int(refine_rounds)
+        self.residual_z = residual_z
         self.tau = 0.05
         self._rounds_done = 0
 
@@ -199,6 +207,7 @@ class ExactShapley(ShapleyEstimator):
             noise_floor=self.noise_floor,
             z=z,
             refine_rounds=self.refine_rounds,
+            residual_z=self.residual_z,
         )
         fresh.tau = config.harm_tolerance
         return fresh
@@ -216,6 +225,7 @@ class ExactShapley(ShapleyEstimator):
             "noise_floor": self.noise_floor,
             "z": self.z,
             "refine_rounds": self.refine_rounds,
+            "residual_z": self.residual_z,
         }
 
     def plan(self, k: int) -> list[Coalition]:

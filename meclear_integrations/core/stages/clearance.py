@@ -29,6 +29,7 @@ from ..estimators import ShapleyEstimator
 from ..events import StageEvent
 from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
+from ..residual import promote, residual_z
 from ..verification import SequentialVerifier
 from .attribution import Attribution
 from .carriers import carriers, withhold_carriers
@@ -242,7 +243,76 @@ def _verified(
             candidates = candidates + extra
             families = families + ["escalation"] * len(extra)
             selection = select(cfg, game, candidates)
-    return candidates, families, selection
+    if selection[0] == 0 and not game.recovers(game.full, cfg.success_threshold):
+        extra = yield from _residual_candidates(run, attributed, candidates)
+        if extra:
+            candidates = candidates + extra
+            families = families + ["residual"] * len(extra)
+            selection = select(cfg, game, candidates)
+    return candidates, families, _promoted(run, attributed, candidates, selection)
+
+
+def _residual_candidates(
+    run: Run, attributed: Attribution, tried: list[list[int]]
+) -> Steps[list[list[int]]]:
+    """When nothing non-empty is admissible: the best-looking candidate plus a residual harm.
+
+    The tried non-empty candidate C whose context M minus C has the highest value (it
+    gains, but does not verifiably recover) is extended by the memory most harmful in
+    the residual game on M minus C (``core.residual``: z above the estimator's
+    ``residual_z``, table evidence only), and the extension is verified against M as
+    escalation verifies; at most two extensions in a row. Off unless the estimator sets
+    ``residual_z``; never the whole context.
+    """
+    z = getattr(attributed.estimator, "residual_z", None)
+    cfg, game = run.config, run.game
+    if z is None or cfg.verification != "sequential":
+        return []
+    k = game.k
+    seen = {tuple(sorted(c)) for c in tried}
+    base = game.value(game.full)
+    looked = [
+        c
+        for c in tried
+        if c
+        and game.trials_of(candidate_coalition(k, c)) > 0
+        and game.value(candidate_coalition(k, c)) > base
+    ]
+    if not looked:
+        return []
+    current = max(looked, key=lambda c: (game.value(candidate_coalition(k, c)), -len(c)))
+    out: list[list[int]] = []
+    for _ in range(2):
+        kept = candidate_coalition(k, current)
+        scored = [(residual_z(game, kept, 1 << i), i) for i in range(k) if kept & (1 << i)]
+        best = max(scored, default=(0.0, -1))
+        if best[0] <= z or len(current) + 1 >= k:
+            break
+        current = [*current, best[1]]
+        if tuple(sorted(current)) in seen:
+            break
+        yield from verify(cfg, game, [game.full, candidate_coalition(k, current)])
+        out.append(current)
+        if select(cfg, game, [[], current])[0] == 1:
+            break
+    return out
+
+
+def _promoted(
+    run: Run, attributed: Attribution, candidates: list[list[int]], selection: _Selection
+) -> _Selection:
+    """Eq. 20's choice moved by the residual evidence (``core.residual``), when asked for.
+
+    Only under the sequential rule and when the estimator sets ``residual_z``; a move
+    never goes to a candidate that is not admissible, so the gains, recovery and
+    admissibility flags are unchanged.
+    """
+    z = getattr(attributed.estimator, "residual_z", None)
+    if z is None or run.config.verification != "sequential" or selection[4]:
+        return selection
+    coalitions = [candidate_coalition(run.game.k, c) for c in candidates]
+    moved = promote(run.game, coalitions, selection[0], selection[3], float(z))
+    return (moved, *selection[1:])
 
 
 def _group_candidates(
