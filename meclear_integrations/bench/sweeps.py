@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import product
 from typing import Any
 
-from ..core import ClearanceConfig, KernelShapley, PermutationShapley
+from ..core import ClearanceConfig, PermutationShapley
+from ..core.estimators.kernel import KernelShapley
 from ..simulation import JudgeSignal
 from .cases import BenchCase
 from .methods.base import BenchMethod

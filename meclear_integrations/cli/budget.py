@@ -23,15 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import (
-    AnswerCache,
-    Budget,
-    ClearanceConfig,
-    MeClearEngine,
-    Memory,
-    PermutationShapley,
-    adedup_evaluator,
-)
+from ..core import AnswerCache, Budget, ClearanceConfig, MeClearEngine, Memory, PermutationShapley
+from ..core.dedup import adedup_evaluator
 from ..simulation import EvidenceWorld, exact_match_score
 
 __all__ = ["LatencyModel", "measure_latency", "measure_overhead", "register"]

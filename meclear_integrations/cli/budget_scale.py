@@ -33,14 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import (
-    AnswerCache,
-    AutoShapley,
-    ClearanceConfig,
-    MeClearEngine,
-    Memory,
-    adedup_evaluator,
-)
+from ..core import AnswerCache, AutoShapley, ClearanceConfig, MeClearEngine, Memory
+from ..core.dedup import adedup_evaluator
 from ..simulation import SimulatedCase, exact_match_score
 from ..simulation.scale import ScaleFamily, scale_games
 

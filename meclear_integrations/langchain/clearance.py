@@ -102,19 +102,7 @@ from ..payloads import (
     stage_event_name,
     stage_event_payload,
 )
-from ..pipeline import (
-    Clear,
-    Flow,
-    FlowEvent,
-    FlowResult,
-    QuerySettings,
-    clearance_flow,
-    component_config,
-    make_gate,
-    result_metadata,
-    run_async,
-    run_sync,
-)
+from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
     Stoppable,
     audit_outcome,
@@ -124,6 +112,9 @@ from ..pipeline.audit import (
     start_workers,
 )
 from ..pipeline.background import background_flow
+from ..pipeline.flow import component_config, make_gate
+from ..pipeline.shaping import result_metadata
+from ..pipeline.steps import Clear, Flow
 from ..prompts import (
     DEFAULT_ANSWER_PROMPT,
     neutralize_tags,

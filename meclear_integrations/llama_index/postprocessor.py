@@ -76,19 +76,7 @@ from ..live_policy import (
 from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
-from ..pipeline import (
-    Clear,
-    Flow,
-    FlowEvent,
-    FlowResult,
-    QuerySettings,
-    clearance_flow,
-    component_config,
-    make_gate,
-    result_metadata,
-    run_async,
-    run_sync,
-)
+from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
     Stoppable,
     audit_outcome,
@@ -98,6 +86,9 @@ from ..pipeline.audit import (
     start_workers,
 )
 from ..pipeline.background import background_flow
+from ..pipeline.flow import component_config, make_gate
+from ..pipeline.shaping import result_metadata
+from ..pipeline.steps import Clear, Flow
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span

@@ -180,8 +180,9 @@ class HierarchicalShapley(ShapleyEstimator):
         rng: the generator to draw from (overrides ``seed``).
 
     Example:
-        >>> from meclear_integrations.core import ClearanceConfig, HierarchicalShapley
-        >>> from meclear_integrations.core import KernelShapley
+        >>> from meclear_integrations.core import ClearanceConfig
+        >>> from meclear_integrations.core.estimators.hierarchical import HierarchicalShapley
+        >>> from meclear_integrations.core.estimators.kernel import KernelShapley
         >>> estimator = HierarchicalShapley(blocks=4, fallback=KernelShapley())
         >>> ClearanceConfig(estimator=estimator).estimator_name
         'hierarchical'

@@ -8,11 +8,11 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_openai import ChatOpenAI
 
 from meclear_integrations.langchain import (
-    EVALUATE_RUN_NAME,
     ClearingRetriever,
     LangChainReferenceJudge,
     reference_config,
 )
+from meclear_integrations.langchain.clearance import EVALUATE_RUN_NAME
 from meclear_integrations.telemetry import TraceSettings
 from tests.support.servers import OpenAIStub, candidate, serve
 

@@ -210,7 +210,7 @@ def test_an_audit_run_twice_records_once(case: SimulatedCase, ledger: HarmLedger
     component, _ = retriever(case, ledger)
     component.invoke(case.query, config=reference_config(case.reference))
     [job] = component._queue.list_jobs("queued")
-    from meclear_integrations.jobs import AuditSnapshot
+    from meclear_integrations.jobs.snapshot import AuditSnapshot
 
     snapshot = AuditSnapshot.loads(component._queue.claim("w", lease_seconds=60).payload)
     first = component.audit(snapshot, run_id=job.job_id)

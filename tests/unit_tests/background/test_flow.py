@@ -13,15 +13,15 @@ from meclear_integrations.core.failure_kind import CircuitOpenError
 from meclear_integrations.live_guard import LiveGuard
 from meclear_integrations.payloads import EdgeCasePolicy
 from meclear_integrations.pipeline import (
-    Clear,
     FlowEvent,
     QuerySettings,
     clearance_flow,
-    make_gate,
-    result_metadata,
     run_async,
     run_sync,
 )
+from meclear_integrations.pipeline.flow import make_gate
+from meclear_integrations.pipeline.shaping import result_metadata
+from meclear_integrations.pipeline.steps import Clear
 from meclear_integrations.triggers import Sampling
 
 MEMORIES = [Memory(id="a", content="Paris"), Memory(id="b", content="Rome")]

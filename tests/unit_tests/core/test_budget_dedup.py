@@ -11,12 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core import (
-    AnswerCache,
-    SingleFlightCache,
-    adedup_evaluator,
-    dedup_evaluator,
-)
+from meclear_integrations.core import AnswerCache
+from meclear_integrations.core.dedup import SingleFlightCache, adedup_evaluator, dedup_evaluator
 from tests.support.games import make_memories
 
 

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
-from meclear_integrations.core import ExactShapley, KernelShapley
+from meclear_integrations.core import ExactShapley
 from meclear_integrations.core.estimators import kernel_budget
+from meclear_integrations.core.estimators.kernel import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
 
 

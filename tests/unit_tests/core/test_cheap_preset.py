@@ -10,10 +10,10 @@ from meclear_integrations.core import (
     AutoShapley,
     ClearanceConfig,
     ConfigurationError,
-    HierarchicalShapley,
     MeClearEngine,
 )
 from meclear_integrations.core.config import PresetName
+from meclear_integrations.core.estimators.hierarchical import HierarchicalShapley
 from meclear_integrations.simulation import redundant_harm_example
 
 CHEAP = {"hierarchical_from": 5, "blocks": 4, "branching": 2}

@@ -242,7 +242,7 @@ def test_embeddings_group_the_memories_when_given() -> None:
 
 def test_a_broken_embedding_is_an_error_and_a_transient_one_falls_back() -> None:
     from meclear_integrations import ConfigurationError
-    from meclear_integrations.core import TransientError
+    from meclear_integrations.core.errors import TransientError
 
     memories = make_memories(12)
     evaluate = CountingEvaluator(redundant("m0", {"m5"}))

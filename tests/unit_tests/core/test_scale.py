@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core import EstimatorError
 from meclear_integrations.core.coalitions import full, membership_matrix, without
+from meclear_integrations.core.errors import EstimatorError
 from meclear_integrations.core.estimators import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
 

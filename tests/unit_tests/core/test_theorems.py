@@ -16,7 +16,8 @@ from meclear_integrations import (
     Memory,
     StageEvent,
 )
-from meclear_integrations.core import AutoShapley, KernelShapley, PermutationShapley
+from meclear_integrations.core import AutoShapley, PermutationShapley
+from meclear_integrations.core.estimators.kernel import KernelShapley
 from meclear_integrations.core.verification import clopper_pearson
 from tests.support.games import CountingEvaluator, make_memories
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from llama_index.core.base.llms.types import CompletionResponse
 
 from meclear_integrations.core.config import ClearanceConfig
-from meclear_integrations.llama_index import (
+from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+from meclear_integrations.llama_index.events import (
     ClearanceEndEvent,
     ClearanceStartEvent,
-    MeClearPostprocessor,
     ScreeningEndEvent,
     ScreeningStartEvent,
-    SimulatedLLM,
 )
 
 

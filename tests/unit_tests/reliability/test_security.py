@@ -16,9 +16,9 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine, Memory
 from meclear_integrations.core import StageEvent
 from meclear_integrations.core.alerts import FailOpenWarning
-from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge, read_nonce
+from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge
 from meclear_integrations.judges.prompts import reference_prompt
-from meclear_integrations.judges.protocol import verdict_line
+from meclear_integrations.judges.protocol import read_nonce, verdict_line
 from meclear_integrations.langchain import (
     ClearingRetriever,
     LangChainReferenceJudge,

@@ -17,11 +17,8 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig, Memory
-from meclear_integrations.judges import (
-    ReferenceFreeLLMJudge,
-    ReferenceLLMJudge,
-    parse_verdict,
-)
+from meclear_integrations.judges import ReferenceFreeLLMJudge, ReferenceLLMJudge
+from meclear_integrations.judges.protocol import parse_verdict
 from meclear_integrations.langchain import ClearingRetriever, LangChainReferenceFreeJudge
 from meclear_integrations.prompts import render_memories
 from tests.support.callbacks import Payloads

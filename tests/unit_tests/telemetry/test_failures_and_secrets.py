@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core import RetryPolicy, TransientError
+from meclear_integrations.core.config import RetryPolicy
+from meclear_integrations.core.errors import TransientError
 from meclear_integrations.judges import CallableJudge, task_evaluator
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.telemetry import CAPTURE_CONTENT_ENV, TraceSettings
