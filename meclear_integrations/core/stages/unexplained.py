@@ -24,11 +24,12 @@ from __future__ import annotations
 from ..answers import plain_same
 from ..coalitions import from_positions
 from ..events import StageEvent
+from ..grouping import answer_group
 from ..report import ClearanceCandidate, ClearanceReport
 from .outcomes import clearance_end, cost
 from .steps import Emit, Evaluate, Run, Steps, want
 
-__all__ = ["unexplained", "unexplained_stop", "uniform_failure"]
+__all__ = ["confirm_unexplained", "unexplained", "unexplained_stop", "uniform_failure"]
 
 
 def unexplained(run: Run) -> Steps[str | None]:
@@ -58,9 +59,9 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     """After the screening batch: is every answer one failing answer? Then look closer.
 
     No call unless every trial of every coalition evaluated so far (at least two non-empty
-    ones: the full context and another coalition of the screening batch) failed with one
-    and the same answer. Then the agent is asked once on no memory (none when the table
-    holds it; attribution asks it anyway):
+    ones: the full context and another coalition of the screening batch) failed. With one
+    and the same answer everywhere, the agent is asked once on no memory (none when the
+    table holds it; attribution asks it anyway):
 
     - the no-memory answer is that answer too (``stop_cannot_answer``): the model's answer
       does not depend on the memories screening removed (e.g. it always says "I don't
@@ -70,14 +71,18 @@ def uniform_failure(run: Run) -> Steps[str | None]:
       the signature of redundant copies. With ``answer_groups="auto"`` the K memories
       alone are asked (one batch) and the run groups them by answer (``run.grouped``).
 
+    With ``stop_unexplained="auto"`` a screening batch that failed everywhere (one answer
+    or several) is confirmed by :func:`confirm_unexplained` before the run goes on.
+
     Args:
         run: the run (its screening batch evaluated).
 
     Returns:
-        ``model_cannot_answer``, or None to go on.
+        ``model_cannot_answer``, ``no_memory_explains_failure``, or None to go on.
     """
     cfg, game = run.config, run.game
-    if not cfg.stop_cannot_answer and cfg.answer_groups != "auto":
+    auto_stop = cfg.stop_unexplained == "auto"
+    if not cfg.stop_cannot_answer and cfg.answer_groups != "auto" and not auto_stop:
         return None
     threshold = cfg.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
@@ -92,17 +97,63 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     first = answers[0]
     assert first is not None
     if not all(same(a, first) for a in answers if a is not None):
-        return None
+        return (yield from confirm_unexplained(run)) if auto_stop else None
     if not game.scores.get(0):
         yield Evaluate(want(([0], run.single)))
     silent = [a for a in game.answers_of(0) if a is not None]
     if silent and all(same(a, first) for a in silent):
-        return "model_cannot_answer" if cfg.stop_cannot_answer else None
+        if cfg.stop_cannot_answer:
+            return "model_cannot_answer"
+        return (yield from confirm_unexplained(run)) if auto_stop else None
+    if auto_stop:
+        return (yield from confirm_unexplained(run))
     if cfg.answer_groups == "auto" and silent:
         singles = [from_positions([i]) for i in range(game.k)]
         yield Evaluate(want((singles, run.single)))
         run.grouped = True
     return None
+
+
+def confirm_unexplained(run: Run) -> Steps[str | None]:
+    """Confirm that no memory explains a failure the whole screening batch showed.
+
+    ``stop_unexplained="auto"``, called when no coalition of the screening batch
+    recovered. The agent is asked once on each memory alone and on no memory (K + 1 calls
+    at most, one batch; the table's entries are reused): a memory that answers right alone
+    explains the failure (the run goes on). Otherwise the memories that alone give an
+    answer the full context failed with (the answer group, ``core.grouping.answer_group``:
+    copies of the harm) are removed together, once: when that context recovers, the right
+    answer is carried by memories that only support it together (a joint pair) and the
+    run goes on, the group flagged (``run.grouped``). Only when it fails too (or no memory
+    carries the failing answer) does the run stop: every answer the reader gave is the
+    no-memory answer (``model_cannot_answer``), or ``no_memory_explains_failure``.
+
+    Args:
+        run: the run (its screening batch evaluated, every coalition failed).
+
+    Returns:
+        The reason to stop, or None to go on.
+    """
+    game = run.game
+    threshold = run.config.success_threshold
+    singles = [from_positions([i]) for i in range(game.k)]
+    yield Evaluate(want(([0], run.single), (singles, run.single)))
+    if any(s >= threshold for c in singles for s in game.scores[c]):
+        run.grouped = True
+        return None
+    group = answer_group(game, threshold)
+    if group:
+        rest = game.full & ~from_positions(group)
+        yield Evaluate(want(([rest], run.single)))
+        run.grouped = True
+        if any(s >= threshold for s in game.scores[rest]):
+            return None
+    silent = [a for a in game.answers_of(0) if a is not None]
+    same = game.same or plain_same
+    answers = [a for c, scores in game.scores.items() if c != 0 for a in game.answers_of(c)]
+    if silent and answers and all(a is not None and same(a, silent[0]) for a in answers):
+        return "model_cannot_answer"
+    return "no_memory_explains_failure"
 
 
 def unexplained_stop(run: Run, reason: str) -> Steps[ClearanceReport]:
