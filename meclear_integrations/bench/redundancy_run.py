@@ -7,6 +7,8 @@ are charged alike):
   cannot-answer check; the carriers search only from singletons already asked);
 - ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
   after a verified clearance: its own cost);
+- ``meclear-stop-auto``: the default plus ``stop_unexplained="auto"`` (a failure no memory
+  explains stops after the screening batch and a check of K + 2 calls);
 - ``meclear-minimal``: ``find_carriers=True, stop_unexplained=True`` (carriers reported,
   the context is the minimal clearance's);
 - ``meclear-groups``: ``find_carriers=True, answer_groups=True`` (every memory asked alone
@@ -58,6 +60,7 @@ __all__ = ["ENGINE_METHODS", "REDUNDANCY_METHODS", "case_evaluator", "run_redund
 ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
     "meclear-carriers": {"find_carriers": True},
+    "meclear-stop-auto": {"stop_unexplained": "auto"},
     "meclear-minimal": {"find_carriers": True, "stop_unexplained": True},
     "meclear-groups": {"find_carriers": True, "answer_groups": True},
     "meclear-complete": {"clearance_scope": "complete", "stop_unexplained": True},

@@ -225,10 +225,12 @@ class ClearanceConfig(BaseModel):
     single removal changes the harm: copies), then the K singletons are asked."""
     stop_unexplained: bool | Literal["auto"] = False
     """When the full context fails, first ask the agent on each memory alone (and on no
-    memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
-    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
-    is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
-    calls and one round on faulty queries that go on (the carriers search reuses them).
+    memory): when no memory alone gives a passing answer, nor the context without the
+    memories that alone give the failing answer (one call), stop with
+    ``status="skipped"``, reason ``no_memory_explains_failure`` (or ``model_cannot_answer``
+    when every answer is the no-memory answer), about K + 2 calls instead of the full
+    attribution. Costs K + 1 calls and one round on faulty queries that go on (the
+    carriers search reuses them).
     ``"auto"``: only after the screening batch, when no coalition of it recovers; then
     each memory is asked alone once and the context without the memories that alone give
     the failing answer once (``core.stages.unexplained.confirm_unexplained``); the run

@@ -3,17 +3,20 @@
 When the full context M fails (``stop_unexplained``), the agent is asked once on each
 memory alone and once on no memory (K + 1 calls, one batch) before LOO and attribution:
 
-- no trial of M and no memory alone passes: nothing in the context carries the right
-  answer, so no clearance of it can recover (Eq. 19 admits no candidate): the run stops
-  with ``status="skipped"``, reason ``no_memory_explains_failure``;
+- no trial of M and no memory alone passes, and neither does the context without the
+  memories that alone give the failing answer (the answer group, one call): nothing in
+  the context carries the right answer, alone or with another memory once the harm's
+  copies are gone, so the run stops with ``status="skipped"``, reason
+  ``no_memory_explains_failure``;
 - moreover every answer (M's trials, each memory alone) is the no-memory answer (the
   evaluator reports answers, ``core.answers``): the model's answer does not depend on the
   memories at all (e.g. it always says "I don't know"): reason ``model_cannot_answer``.
 
 Otherwise the run goes on; the singletons stay in the table (the carriers search and
-exact attribution reuse them). The limit of the test: a right answer that only two
-memories together support, with neither alone, is not seen; the setting is off by
-default.
+exact attribution reuse them). The check costs K + 1 calls on every failing context, so
+``True`` is opt-in. ``"auto"`` (:func:`confirm_unexplained`) runs the same check only
+after the screening batch failed everywhere: no call on a context screening can fix,
+the screening batch plus K + 2 calls on one no memory explains.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 7, 18-20.
@@ -47,6 +50,12 @@ def unexplained(run: Run) -> Steps[str | None]:
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
     if any(s >= threshold for c in [game.full, *singles] for s in game.scores[c]):
         return None
+    group = answer_group(game, threshold)
+    if group:  # a right answer two memories support together: without the harm's copies
+        rest = game.full & ~from_positions(group)
+        yield Evaluate(want(([rest], run.single)))
+        if any(s >= threshold for s in game.scores[rest]):
+            return None
     silent = [a for a in game.answers_of(0) if a is not None]
     same = game.same or plain_same
     answers = [a for c in [game.full, *singles] for a in game.answers_of(c)]

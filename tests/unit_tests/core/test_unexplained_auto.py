@@ -104,13 +104,17 @@ def test_auto_async_stops_too() -> None:
     assert report.cost.evaluator_calls == same.cost.evaluator_calls
 
 
-def test_auto_keeps_a_joint_pair_context() -> None:
+@pytest.mark.parametrize("mode", ["auto", True])
+def test_a_joint_pair_context_goes_on(mode: bool | str) -> None:
     """A right answer that two memories support together: the stop must not fire."""
-    strict = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(JOINT, joint_pair)
-    assert strict.status_reason == "no_memory_explains_failure"  # the limit of True
-    report = MeClearEngine(AUTO).clear(JOINT, joint_pair)
+    cfg = ClearanceConfig(stop_unexplained=mode)  # type: ignore[arg-type]
+    report = MeClearEngine(cfg).clear(JOINT, joint_pair)
     assert report.status == "complete" and report.recovered
     assert set(report.cleared_ids) == {"m2", "m3", "m4", "m5", "m6"}
+    # the control: without m1 the pair is broken and nothing recovers; the run stops
+    broken = [m for m in JOINT if m.id != "m1"]
+    stopped = MeClearEngine(cfg).clear(broken, joint_pair)
+    assert stopped.status_reason == "no_memory_explains_failure"
 
 
 def test_auto_keeps_a_joint_pair_context_async() -> None:
