@@ -3,12 +3,14 @@
 Methods, each on every case through a fresh :class:`~.counting.CountingEvaluator` (so all
 are charged alike):
 
-- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"`` and the
-  cannot-answer check; the carriers search only from singletons already asked);
+- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"``,
+  ``stop_unexplained="auto"`` and the cannot-answer check; the carriers search only from
+  singletons already asked);
 - ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
   after a verified clearance: its own cost);
-- ``meclear-stop-auto``: the default plus ``stop_unexplained="auto"`` (a failure no memory
-  explains stops after the screening batch and a check of K + 2 calls);
+- ``meclear-stop-off``: the default with ``stop_unexplained=False`` (what the default
+  ``"auto"`` stop buys: a failure no memory explains stops after the screening batch and
+  a check of K + 2 calls);
 - ``meclear-minimal``: ``find_carriers=True, stop_unexplained=True`` (carriers reported,
   the context is the minimal clearance's);
 - ``meclear-groups``: ``find_carriers=True, answer_groups=True`` (every memory asked alone
@@ -60,7 +62,7 @@ __all__ = ["ENGINE_METHODS", "REDUNDANCY_METHODS", "case_evaluator", "run_redund
 ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
     "meclear-carriers": {"find_carriers": True},
-    "meclear-stop-auto": {"stop_unexplained": "auto"},
+    "meclear-stop-off": {"stop_unexplained": False},
     "meclear-minimal": {"find_carriers": True, "stop_unexplained": True},
     "meclear-groups": {"find_carriers": True, "answer_groups": True},
     "meclear-complete": {"clearance_scope": "complete", "stop_unexplained": True},

@@ -223,19 +223,19 @@ class ClearanceConfig(BaseModel):
     ``"auto"`` (default): only on the redundancy signature, when every answer of the
     screening batch is one failing answer that the no-memory context does not give (no
     single removal changes the harm: copies), then the K singletons are asked."""
-    stop_unexplained: bool | Literal["auto"] = False
-    """When the full context fails, first ask the agent on each memory alone (and on no
-    memory): when no memory alone gives a passing answer, nor the context without the
-    memories that alone give the failing answer (one call), stop with
-    ``status="skipped"``, reason ``no_memory_explains_failure`` (or ``model_cannot_answer``
-    when every answer is the no-memory answer), about K + 2 calls instead of the full
-    attribution. Costs K + 1 calls and one round on faulty queries that go on (the
-    carriers search reuses them).
-    ``"auto"``: only after the screening batch, when no coalition of it recovers; then
-    each memory is asked alone once and the context without the memories that alone give
-    the failing answer once (``core.stages.unexplained.confirm_unexplained``); the run
-    stops only when none of these recovers (a right answer that two memories support
-    together is kept)."""
+    stop_unexplained: bool | Literal["auto"] = "auto"
+    """``True``: when the full context fails, first ask the agent on each memory alone (and
+    on no memory): when no memory alone gives a passing answer, nor the context without the
+    memories that alone give the failing answer (one call), stop with ``status="skipped"``,
+    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer is
+    the no-memory answer), about K + 2 calls instead of the full attribution. Costs K + 1
+    calls and one round on faulty queries that go on (the carriers search reuses them).
+    ``False``: never stop. ``"auto"`` (default): only after the screening batch, when no
+    coalition of it recovers (no call otherwise: the ordinary benchmark's calls are
+    unchanged); then each memory is asked alone once and the context without the memories
+    that alone give the failing answer once
+    (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
+    recovers (a right answer that two memories support together is kept)."""
     stop_cannot_answer: bool = True
     """A model that cannot answer, detected at (near) zero cost: when every answer of the
     screening batch (the full context's trials and the other coalitions of that batch) is

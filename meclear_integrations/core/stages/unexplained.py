@@ -48,8 +48,8 @@ def unexplained(run: Run) -> Steps[str | None]:
     threshold = cfg.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
-    if any(s >= threshold for c in [game.full, *singles] for s in game.scores[c]):
-        return None
+    if any(s >= threshold for c in [game.full, 0, *singles] for s in game.scores[c]):
+        return None  # a memory answers alone, or the memories are the harm (empty recovers)
     group = answer_group(game, threshold)
     if group:  # a right answer two memories support together: without the harm's copies
         rest = game.full & ~from_positions(group)
@@ -128,8 +128,9 @@ def confirm_unexplained(run: Run) -> Steps[str | None]:
 
     ``stop_unexplained="auto"``, called when no coalition of the screening batch
     recovered. The agent is asked once on each memory alone and on no memory (K + 1 calls
-    at most, one batch; the table's entries are reused): a memory that answers right alone
-    explains the failure (the run goes on). Otherwise the memories that alone give an
+    at most, one batch; the table's entries are reused): a memory that answers right alone,
+    or an empty context that answers right (every memory is the harm), explains the
+    failure (the run goes on). Otherwise the memories that alone give an
     answer the full context failed with (the answer group, ``core.grouping.answer_group``:
     copies of the harm) are removed together, once: when that context recovers, the right
     answer is carried by memories that only support it together (a joint pair) and the
@@ -147,8 +148,8 @@ def confirm_unexplained(run: Run) -> Steps[str | None]:
     threshold = run.config.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([0], run.single), (singles, run.single)))
-    if any(s >= threshold for c in singles for s in game.scores[c]):
-        run.grouped = True
+    if any(s >= threshold for c in [0, *singles] for s in game.scores[c]):
+        run.grouped = True  # a memory answers alone, or the empty context recovers
         return None
     group = answer_group(game, threshold)
     if group:

@@ -9,6 +9,9 @@ from meclear_integrations import ClearanceConfig
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from tests.unit_tests.langchain.test_events import AsyncEvents, Events, _stages
 
+NO_CHECKS = ClearanceConfig(stop_cannot_answer=False, stop_unexplained=False)
+"""Neither the cannot-answer check nor the unexplained stop: the run pays in full."""
+
 
 def silent() -> FakeListChatModel:
     return FakeListChatModel(responses=["I don't know."])
@@ -44,7 +47,7 @@ def test_default_reports_a_model_that_cannot_answer(case, inner) -> None:
     docs = retrieve(case, inner, handler)
     check(docs, case, handler)
     calls = docs[0].metadata["meclear"]["model_calls"]["total"]
-    paid = retrieve(case, inner, Events(), clearance=ClearanceConfig(stop_cannot_answer=False))
+    paid = retrieve(case, inner, Events(), clearance=NO_CHECKS)
     assert paid[0].metadata["meclear"].get("status_reason") != "model_cannot_answer"
     # at K = 6 the screening batch already holds every coalition: no saving, no extra call,
     # but a clear status instead of a run that finds nothing (the saving: core tests)

@@ -15,6 +15,9 @@ from meclear_integrations.llama_index import (
     SimulatedLLM,
 )
 
+NO_CHECKS = ClearanceConfig(stop_cannot_answer=False, stop_unexplained=False)
+"""Neither the cannot-answer check nor the unexplained stop: the run pays in full."""
+
 
 class Silent(SimulatedLLM):
     """Says "I don't know." to every prompt."""
@@ -50,9 +53,7 @@ def check(result_nodes, case, events) -> None:
 def test_default_reports_a_model_that_cannot_answer(case, nodes, events) -> None:
     out = processor(case).postprocess_nodes(nodes, query_str=case.query)
     check(out, case, events)
-    result = processor(case, clearance=ClearanceConfig(stop_cannot_answer=False)).clear_nodes(
-        nodes, case.query
-    )
+    result = processor(case, clearance=NO_CHECKS).clear_nodes(nodes, case.query)
     assert result.report is not None and result.report.status_reason != "model_cannot_answer"
 
 
