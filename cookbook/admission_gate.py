@@ -41,7 +41,7 @@ def make_model(openai_model: str | None):
         return ScriptedAdmissionModel()
     from langchain_openai import ChatOpenAI
 
-    from meclear_integrations.langchain.model import as_text_model
+    from meclear_integrations.langchain import as_text_model
 
     return as_text_model(ChatOpenAI(model=openai_model, temperature=0), structured_output=True)
 

@@ -20,12 +20,14 @@ from .core import (
     PairInteraction,
     ScoreOutOfRangeError,
     StageEvent,
+)
+from .core.estimators import (
     exact_shapley,
-    freeze_context,
     hoeffding_epsilon,
     sufficient_permutations,
     sufficient_permutations_for_gap,
 )
+from .core.memory import freeze_context
 
 __version__ = "0.1.0"
 

@@ -62,9 +62,11 @@ def live_config(config: ClearanceConfig) -> ClearanceConfig:
     Returns:
         ``config`` itself, or a copy with ``max_wall_seconds=LIVE_MAX_WALL_SECONDS``.
     """
-    if "max_wall_seconds" in config.model_fields_set or config.max_wall_seconds is not None:
+    budget = config.budget
+    if "max_wall_seconds" in budget.model_fields_set or budget.max_wall_seconds is not None:
         return config
-    return config.model_copy(update={"max_wall_seconds": LIVE_MAX_WALL_SECONDS})
+    timed = budget.model_copy(update={"max_wall_seconds": LIVE_MAX_WALL_SECONDS})
+    return config.model_copy(update={"budget": timed})
 
 
 def _timed_out(exc: BaseException) -> bool:
@@ -170,7 +172,7 @@ class GuardTicket:
     def _budget(self) -> dict[str, Any]:
         assert self.report is not None
         return {
-            "max_evaluator_calls": self.report.config.max_evaluator_calls,
+            "max_evaluator_calls": self.report.config.budget.max_evaluator_calls,
             "min_evaluator_calls": self.needed,
             "k": len(self.report.kept),
         }

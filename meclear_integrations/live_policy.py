@@ -2,7 +2,7 @@
 
 - The fail-open/closed switch has one name everywhere: ``on_failure`` (``"open"`` or
   ``"closed"``) on ``ClearanceConfig`` and on the components; a component's own
-  ``on_failure``, when given, overrides ``clearance.on_failure`` (:func:`failure_mode`).
+  ``on_failure``, when given, overrides ``clearance.failure.mode`` (:func:`failure_mode`).
 - Loud misconfiguration (:meth:`LivePolicy.absorb`): a failure that retrying cannot heal
   (``core.failure_kind``: credentials, unknown URL or model, invalid request, a bug in the
   user's agent / judge / evaluator code) raises :class:`PermanentFailureError` on the
@@ -101,7 +101,7 @@ def failure_mode(clearance: ClearanceConfig, on_failure: FailureSwitch | None) -
     Returns:
         ``"open"`` or ``"closed"``.
     """
-    return on_failure if on_failure is not None else clearance.on_failure
+    return on_failure if on_failure is not None else clearance.failure.mode
 
 
 LIKELY_REFERENCE_KEYS = frozenset(

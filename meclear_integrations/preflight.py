@@ -61,8 +61,8 @@ def budget_shortfall(config: ClearanceConfig, k: int) -> int | None:
         :func:`minimum_evaluator_calls` when it exceeds the cap, else None (no cap, or
         it fits).
     """
-    cap = config.max_evaluator_calls
-    if cap is None or k > config.max_memories:
+    cap = config.budget.max_evaluator_calls
+    if cap is None or k > config.budget.max_memories:
         return None
     try:
         needed = minimum_evaluator_calls(config, k)

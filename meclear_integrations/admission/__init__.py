@@ -7,85 +7,32 @@ aggregates the signed contributions into CMTE and decides store / do-not-store
 (score first, tie-break judge at zero), then classifies the reason post hoc.
 """
 
-from .background import (
-    AdmissionRecord,
-    AdmissionTicket,
-    BackgroundAdmission,
-    BackgroundAdmissionEvent,
-)
-from .config import AdmissionConfig, CMTEWeights, RoleWeights, cheap_config
-from .decision import (
-    AdmissionCost,
-    AdmissionDecision,
-    AttributionAudit,
-    CallFailure,
-    JudgeVerdict,
-    ProbeCheck,
-    ProbeEvaluation,
-    ProbeRound,
-    ReasonClassification,
-    StageError,
-    TieBreak,
-)
+from .background import AdmissionRecord, AdmissionTicket, BackgroundAdmission
+from .config import AdmissionConfig, cheap_config
+from .decision import AdmissionDecision
 from .dedup import DedupTextModel
-from .engine import AdmissionRequest, ConMemAdmitter
+from .engine import ConMemAdmitter
 from .errors import AdmissionError, AdmissionFailedError
-from .events import AdmissionEvent, AdmissionListener
-from .hook import AdmissionHook, OnError, admits
-from .labels import PROBE_ROLES, REJECTION_REASONS, Decision, ProbeRole, ReasonType
-from .model import (
-    FunctionTextModel,
-    StructuredTextModel,
-    TextModel,
-    as_text_model,
-    supports_structured_output,
-)
-from .scoring import cmte, contribution, effect, treatment_position, unit_score, unmap_preference
+from .events import AdmissionEvent
+from .hook import AdmissionHook, OnError
+from .labels import Decision
+from .model import FunctionTextModel, TextModel
 
 __all__ = [
-    "PROBE_ROLES",
-    "REJECTION_REASONS",
     "AdmissionConfig",
-    "AdmissionCost",
     "AdmissionDecision",
     "AdmissionError",
     "AdmissionEvent",
     "AdmissionFailedError",
     "AdmissionHook",
-    "AdmissionListener",
     "AdmissionRecord",
-    "AdmissionRequest",
     "AdmissionTicket",
-    "AttributionAudit",
     "BackgroundAdmission",
-    "BackgroundAdmissionEvent",
-    "CMTEWeights",
-    "CallFailure",
     "ConMemAdmitter",
     "Decision",
     "DedupTextModel",
     "FunctionTextModel",
-    "JudgeVerdict",
     "OnError",
-    "ProbeCheck",
-    "ProbeEvaluation",
-    "ProbeRole",
-    "ProbeRound",
-    "ReasonClassification",
-    "ReasonType",
-    "RoleWeights",
-    "StageError",
-    "StructuredTextModel",
     "TextModel",
-    "TieBreak",
-    "admits",
-    "as_text_model",
     "cheap_config",
-    "cmte",
-    "contribution",
-    "effect",
-    "supports_structured_output",
-    "treatment_position",
-    "unit_score",
-    "unmap_preference",
 ]

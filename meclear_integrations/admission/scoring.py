@@ -120,7 +120,7 @@ def cmte(contributions: Sequence[float]) -> float:
         ConfigurationError: ``contributions`` is empty.
 
     Example:
-        >>> from meclear_integrations.admission import cmte
+        >>> from meclear_integrations.admission.scoring import cmte
         >>> cmte([1.0, 0.0, -0.5])
         0.16666666666666666
     """

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..cli.engine_flags import add_engine_flags, estimator_flag
-from ..core import ClearanceConfig
+from ..core import Budget, ClearanceConfig
 
 __all__ = ["add_engine_flags", "builtin_cases", "engine_config", "estimator_flag"]
 
@@ -24,7 +24,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     Returns:
         The engine configuration.
     """
-    overrides: dict[str, object] = {"seed": args.seed, "max_concurrency": 1}
+    overrides: dict[str, object] = {"seed": args.seed, "budget": Budget(max_concurrency=1)}
     preset = getattr(args, "preset", None)
     estimator = estimator_flag(args.estimator, getattr(args, "permutations", None), preset)
     if estimator is not None:

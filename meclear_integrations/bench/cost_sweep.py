@@ -13,11 +13,12 @@ faulty queries get for them (unseen-trial recovery, Recall@|M|), SIMULATED:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from itertools import product
 from typing import Any
 
-from ..core import ClearanceConfig
+from ..core import AutoShapley, Budget, ClearanceConfig
 from .cases import BenchCase
 from .methods.meclear import MeClearMethod
 from .outcomes import CaseOutcome
@@ -88,7 +89,7 @@ def _config(base: BenchSettings, preset: str, **overrides: object) -> ClearanceC
     return ClearanceConfig.preset(
         preset,  # type: ignore[arg-type]
         seed=engine.seed,
-        max_concurrency=engine.max_concurrency,
+        budget=Budget(max_concurrency=engine.budget.max_concurrency),
         **overrides,
     )
 
@@ -138,12 +139,25 @@ def cheap_grid() -> list[dict[str, Any]]:
     regression is unstable.
 
     Returns:
-        Overrides of the default configuration, one per grid point.
+        Settings of the automatic estimator (:class:`AutoShapley`), one per grid point
+        (a point may also name configuration settings).
     """
     return [
         {"hierarchical_from": start, "blocks": blocks, "branching": branching, "anchor_samples": n}
         for start, blocks, branching, n in product((5, 7), (3, 4, 5), (2, 4), (8, 32))
     ]
+
+
+def _overrides(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A grid point as configuration overrides.
+
+    The automatic estimator's settings go to an :class:`AutoShapley`, the rest to the
+    configuration.
+    """
+    own = set(inspect.signature(AutoShapley).parameters)
+    estimator = {k: v for k, v in values.items() if k in own}
+    rest = {k: v for k, v in values.items() if k not in own}
+    return {**rest, "estimator": AutoShapley(**estimator)} if estimator else rest
 
 
 def _label(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,7 +266,8 @@ def cheap_sweep(
     Args:
         cases: K -> the cases built at that retrieval budget.
         base: The settings (judge and temperature: the standard setting).
-        grid: Overrides of the default configuration (None: :func:`cheap_grid`).
+        grid: Settings of the automatic estimator and of the configuration (None:
+            :func:`cheap_grid`).
         objective_k: The K whose faulty cost is minimised (a key of ``cases``).
         progress: Called with a line per grid point.
         **rule: Replaces values of :data:`RULE` (the bounds of :func:`admissible`, the
@@ -275,7 +290,7 @@ def cheap_sweep(
     reference = {k: _measure(c, settings, _config(settings, "default")) for k, c in cases.items()}
     rows = []
     for values in grid if grid is not None else cheap_grid():
-        config = _config(settings, "default", **values)
+        config = _config(settings, "default", **_overrides(values))
         points = {k: _measure(c, settings, config) for k, c in cases.items()}
         rows.append({"settings": _label(values), "points": points})
         calls = points[objective_k]["faulty"].get("model_calls") or 0.0

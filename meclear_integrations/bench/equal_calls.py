@@ -87,8 +87,8 @@ def _trials(base: BenchSettings, trials: int) -> BenchSettings:
     policy = base.trial_policy()
     if trials <= 1:
         return base.model_copy(update={"policy": policy})
-    fixed = policy.model_copy(
-        update={"trials": trials, "adaptive_trials": False, "max_trials": max(trials, 12)}
+    fixed = policy.updated(
+        trials=trials, adaptive_trials=False, verification={"max_trials": max(trials, 12)}
     )
     return base.model_copy(update={"policy": fixed})
 

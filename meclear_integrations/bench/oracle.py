@@ -126,14 +126,14 @@ class CaseOracle:
         if not cfg.early_exit:
             return False
         full = self.game.full
-        if cfg.verification == "sequential":
+        if cfg.verification.rule == "sequential":
             rule = verifier(cfg)
             while plan := rule.exit_plan(self.game):
                 self.run(plan)
             return rule.exits(self.game)
         self.run([(full, cfg.trials)])
         return (
-            self.game.recovers(full, cfg.success_threshold)
+            self.game.recovers(full, cfg.verification.success_threshold)
             and self.game.value(full) >= 1.0 - GAIN_TIE_TOLERANCE
         )
 
@@ -150,7 +150,7 @@ class CaseOracle:
         candidates = [list(order[:j]) for j in range(len(order) + 1)]
         coalitions = [candidate_coalition(self.k, c) for c in candidates]
         status = "complete"
-        if cfg.verification == "sequential":
+        if cfg.verification.rule == "sequential":
             rule = verifier(cfg)
             while plan := rule.plan(self.game, coalitions):
                 self.run(plan)
@@ -162,7 +162,7 @@ class CaseOracle:
         else:
             self.run((c, cfg.trials) for c in coalitions)
             selected, gains, recovered, admissible = select_candidate(
-                self.game, candidates, cfg.success_threshold
+                self.game, candidates, cfg.verification.success_threshold
             )
         tried = [
             {

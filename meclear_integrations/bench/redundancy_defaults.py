@@ -4,9 +4,9 @@
 --setting S --max-queries N --out OUT`` runs, on the same ordinary benchmark cases (the
 ``meclear bench-sweep`` case flags), the benchmark's MeClear configuration and the same with
 each redundancy setting of issue 26 on: ``find_carriers``, ``answer_groups``,
-``stop_unexplained=True``, ``clearance_scope="complete"``, all of them, and the default
-checks off (``stop_cannot_answer=False``, ``answer_groups=False``,
-``stop_unexplained=False``: what the defaults cost). The defaults are decided from this
+``stops.unexplained=True``, ``clearance_scope="complete"``, all of them, and the default
+checks off (``stops.cannot_answer=False``, ``answer_groups=False``,
+``stops.unexplained=False``: what the defaults cost). The defaults are decided from this
 table on the dev split (never test): a setting turns on by default when it buys quality for
 its calls on the ordinary benchmark, not only on the heavy-redundancy set (``meclear
 bench-redundancy``). Writes ``redundancy-defaults.json`` and ``redundancy-defaults.md``.
@@ -38,22 +38,22 @@ def default_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
     """
 
     def on(**update: Any) -> ClearanceConfig:
-        return engine.model_copy(update=update)
+        return engine.updated(**update)
 
     return {
         "as configured": engine,
         "previous defaults (no checks)": on(
-            stop_cannot_answer=False, answer_groups=False, stop_unexplained=False
+            stops={"cannot_answer": False, "unexplained": False}, answer_groups=False
         ),
-        "cannot-answer check off": on(stop_cannot_answer=False),
+        "cannot-answer check off": on(stops={"cannot_answer": False}),
         "answer_groups=False": on(answer_groups=False),
         "+ find_carriers": on(find_carriers=True),
         "+ answer_groups": on(answer_groups=True),
-        "+ stop_unexplained=True": on(stop_unexplained=True),
-        "stop_unexplained=False": on(stop_unexplained=False),
+        "+ stops.unexplained=True": on(stops={"unexplained": True}),
+        "stops.unexplained=False": on(stops={"unexplained": False}),
         "clearance_scope=complete": on(clearance_scope="complete"),
         "all on (complete)": on(
-            clearance_scope="complete", answer_groups=True, stop_unexplained=True
+            clearance_scope="complete", answer_groups=True, stops={"unexplained": True}
         ),
     }
 

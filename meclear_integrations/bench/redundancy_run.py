@@ -3,19 +3,19 @@
 Methods, each on every case through a fresh :class:`~.counting.CountingEvaluator` (so all
 are charged alike):
 
-- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"``,
-  ``stop_unexplained="auto"`` and the cannot-answer check; the carriers search only from
-  singletons already asked);
+- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"``, the
+  ``"auto"`` unexplained stop and the
+  cannot-answer check; the carriers search only from singletons already asked);
 - ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
   after a verified clearance: its own cost);
-- ``meclear-stop-off``: the default with ``stop_unexplained=False`` (what the default
-  ``"auto"`` stop buys: a failure no memory explains stops after the screening batch and
-  a check of K + 2 calls);
-- ``meclear-minimal``: ``find_carriers=True, stop_unexplained=True`` (carriers reported,
+- ``meclear-stop-off``: the default with ``stops={"unexplained": False}`` (what the
+  default ``"auto"`` stop buys: a failure no memory explains stops after the screening
+  batch and a check of K + 2 calls);
+- ``meclear-minimal``: ``find_carriers=True, stops={"unexplained": True}`` (carriers reported,
   the context is the minimal clearance's);
 - ``meclear-groups``: ``find_carriers=True, answer_groups=True`` (every memory asked alone
   on a failing context, without stopping early: the opt-in for a store under attack);
-- ``meclear-complete``: ``clearance_scope="complete", stop_unexplained=True`` (verified
+- ``meclear-complete``: ``clearance_scope="complete", stops={"unexplained": True}`` (verified
   carriers withheld too);
 - ``loo``, ``contextcite``, ``proxyspex``: the benchmark's baselines, the surrogates at
   the coalitions ``meclear-complete`` used on the case (equal calls).
@@ -47,7 +47,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core import ClearanceConfig, MeClearEngine, Memory
+from ..core import ClearanceConfig, FailurePolicy, MeClearEngine, Memory
 from ..core.answers import note_answer
 from ..judges.task import answers_agree
 from .cases import BenchCase
@@ -62,10 +62,10 @@ __all__ = ["ENGINE_METHODS", "REDUNDANCY_METHODS", "case_evaluator", "run_redund
 ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
     "meclear-carriers": {"find_carriers": True},
-    "meclear-stop-off": {"stop_unexplained": False},
-    "meclear-minimal": {"find_carriers": True, "stop_unexplained": True},
+    "meclear-stop-off": {"stops": {"unexplained": False}},
+    "meclear-minimal": {"find_carriers": True, "stops": {"unexplained": True}},
     "meclear-groups": {"find_carriers": True, "answer_groups": True},
-    "meclear-complete": {"clearance_scope": "complete", "stop_unexplained": True},
+    "meclear-complete": {"clearance_scope": "complete", "stops": {"unexplained": True}},
 }
 """The engine's configurations compared (overrides of ``ClearanceConfig()``)."""
 REDUNDANCY_METHODS = (*ENGINE_METHODS, "loo", "contextcite", "proxyspex")
@@ -132,7 +132,9 @@ def case_evaluator(case: BenchCase, mode: ReaderMode) -> ReaderEvaluator:
 def _engine_row(
     case: BenchCase, evaluate: CountingEvaluator, overrides: dict[str, Any], seed: int
 ) -> dict[str, Any]:
-    config = ClearanceConfig(**overrides, seed=case_seed(seed, case.case_id), on_failure="closed")
+    config = ClearanceConfig(
+        **overrides, seed=case_seed(seed, case.case_id), failure=FailurePolicy(mode="closed")
+    )
     report = MeClearEngine(config).clear(case.context(), evaluate)
     return {
         "identified": report.cleared_ids + report.carrier_ids,

@@ -36,9 +36,11 @@ from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.report import ClearanceReport
 from ..live_guard import LiveGuard
-from ..pipeline import Clear, FlowEvent, QuerySettings, clearance_flow, make_gate, run_sync
+from ..pipeline import FlowEvent, QuerySettings, clearance_flow, run_sync
 from ..pipeline.audit import audit_outcome, audit_settings
 from ..pipeline.background import background_flow
+from ..pipeline.flow import make_gate
+from ..pipeline.steps import Clear
 from ..simulation import JudgeSignal, SimulatedQuery
 from .stream_build import ConversationStream, StreamBuild, StreamQuery
 from .stream_run import _correct, _evaluator, _world_flags, make_trigger

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import product
 from typing import Any
 
-from ..core import ClearanceConfig, KernelShapley, PermutationShapley
+from ..core import ClearanceConfig, PermutationShapley
+from ..core.estimators.kernel import KernelShapley
 from ..simulation import JudgeSignal
 from .cases import BenchCase
 from .methods.base import BenchMethod
@@ -132,7 +133,8 @@ def meclear_grid() -> list[dict[str, Any]]:
     ]
     grid = []
     for rule, tau, rate, cap in product(rules, (0.0, 0.02, 0.05, 0.1), (0.3, 0.5), (8, 12)):
-        grid.append({**rule, "harm_tolerance": tau, "recovery_rate": rate, "max_trials": cap})
+        verification = {"recovery_rate": rate, "max_trials": cap}
+        grid.append({**rule, "harm_tolerance": tau, "verification": verification})
     return grid
 
 
@@ -195,7 +197,7 @@ def tune(
     meclear_rows: list[dict[str, Any]] = []
     matched: dict[str, dict[str, int]] = {}
     for values in meclear_configs if meclear_configs is not None else meclear_grid():
-        config = base.engine.model_copy(update=values)
+        config = base.engine.updated(**values)
         points, coalitions = {}, {}
         for name in names:
             results, coalitions[name] = _run(
@@ -251,7 +253,7 @@ def tune(
         out["methods"][name] = {"rows": rows, "chosen": _choose(rows)}
 
     surrogates = list(surrogate_configs) if surrogate_configs is not None else _surrogate_grid()
-    tuned_engine = base.engine.model_copy(update=meclear_rows[chosen]["settings"])
+    tuned_engine = base.engine.updated(**meclear_rows[chosen]["settings"])
     tuned_base = base.model_copy(update={"engine": tuned_engine})
     baseline(
         "loo", list(loo_tolerances), lambda v: tuned_base.model_copy(update={"loo_tolerance": v})

@@ -51,8 +51,7 @@ TUNED_MECLEAR: dict[str, Any] = {
     "estimator": INTERVAL_ESTIMATOR,
     "harm_rule": "auto",
     "harm_tolerance": 0.02,
-    "recovery_rate": 0.3,
-    "max_trials": 12,
+    "verification": {"recovery_rate": 0.3, "max_trials": 12},
 }
 """MeClear: exact enumeration up to K = 5 (32 coalitions) with intervals from the trials'
 error; the interval flag rule there (``harm_rule="auto"``: Eq. 14 with tau = 0.02, and the
@@ -69,4 +68,4 @@ TUNED_PROXYSPEX: dict[str, Any] = {"tolerance": 0.1, "alpha": 0.001, "flag_rule"
 
 def tuned_engine(**overrides: object) -> ClearanceConfig:
     """The engine configuration of the benchmark's ``meclear`` method."""
-    return ClearanceConfig(**{**TUNED_MECLEAR, **overrides})
+    return ClearanceConfig(**TUNED_MECLEAR).updated(**overrides)

@@ -23,14 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import (
-    AnswerCache,
-    ClearanceConfig,
-    MeClearEngine,
-    Memory,
-    PermutationShapley,
-    adedup_evaluator,
-)
+from ..core import AnswerCache, Budget, ClearanceConfig, MeClearEngine, Memory, PermutationShapley
+from ..core.dedup import adedup_evaluator
 from ..simulation import EvidenceWorld, exact_match_score
 
 __all__ = ["LatencyModel", "measure_latency", "measure_overhead", "register"]
@@ -157,7 +151,7 @@ async def _one(case: _Case, preset: str, delay: float, concurrency: int, seed: i
     # The default preset uses the dedup helper: identical answers judged once per query,
     # identical prompts answered once when the reader is deterministic (temperature 0).
     cache = AnswerCache(deterministic=case.world.temperature == 0) if preset == "default" else None
-    config = ClearanceConfig.preset(preset, max_concurrency=concurrency, seed=seed)  # type: ignore[arg-type]
+    config = ClearanceConfig.preset(preset, budget=Budget(max_concurrency=concurrency), seed=seed)  # type: ignore[arg-type]
     t0 = time.perf_counter()
     report = await MeClearEngine(config).aclear(case.memories, _evaluator(case, model, cache))
     return LatencyRow(

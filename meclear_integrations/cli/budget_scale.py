@@ -33,7 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import AnswerCache, ClearanceConfig, MeClearEngine, Memory, adedup_evaluator
+from ..core import AnswerCache, AutoShapley, ClearanceConfig, MeClearEngine, Memory
+from ..core.dedup import adedup_evaluator
 from ..simulation import SimulatedCase, exact_match_score
 from ..simulation.scale import ScaleFamily, scale_games
 
@@ -50,7 +51,9 @@ __all__ = [
 PRESETS: dict[str, Callable[[], ClearanceConfig]] = {
     "default": ClearanceConfig,
     "cheap": ClearanceConfig.cheap,
-    "flat": lambda: ClearanceConfig(hierarchical_from=4096, escalation=False),
+    "flat": lambda: ClearanceConfig(
+        estimator=AutoShapley(hierarchical_from=4096), escalation=False
+    ),
     "paper": ClearanceConfig.paper,
 }
 """``default``: the budget-aware default; ``cheap``: :meth:`ClearanceConfig.cheap` (a
@@ -252,9 +255,7 @@ def measure_scale(
             for case in scale_games(k, FAMILIES[name], games, seed=seed, temperature=temperature)
         ]
         for preset in presets:
-            config = PRESETS[preset]().model_copy(
-                update={"max_concurrency": concurrency, "seed": seed}
-            )
+            config = PRESETS[preset]().updated(budget={"max_concurrency": concurrency}, seed=seed)
             row = ScaleRow(preset=preset, k=k)
             runs = _zero_latency_all([case for _, case in cases], config)
             for n, ((family, case), (report, model_calls, seconds)) in enumerate(

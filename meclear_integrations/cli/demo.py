@@ -6,13 +6,8 @@ import argparse
 import sys
 from typing import Any, get_args
 
-from ..core import (
-    ClearanceConfig,
-    ClearanceReport,
-    ConfigurationError,
-    EstimatorName,
-    MeClearEngine,
-)
+from ..core import ClearanceConfig, ClearanceReport, ConfigurationError, MeClearEngine
+from ..core.config import EstimatorName
 from ..simulation import SimulatedCase, redundant_harm_example
 from .engine_flags import estimator_flag
 

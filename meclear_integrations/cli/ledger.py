@@ -181,7 +181,8 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
-    from ..ledger import HarmLedger, ledger_url
+    from ..ledger import HarmLedger
+    from ..ledger.database import ledger_url
 
     url = ledger_url(args.ledger)
     if not create and url.startswith("sqlite:///") and url != "sqlite:///:memory:":
@@ -204,7 +205,7 @@ def _emit(text: str, out: Path | None) -> None:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from ..ledger import proposals_json
+    from ..ledger.review import proposals_json
     from .ledger_review import carrier_entries, carrier_lines, entries_csv, review_entries
 
     with _open(args) as ledger:
@@ -442,7 +443,8 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from ..ledger import SCHEMA_VERSION, display_url
+    from ..ledger.database import display_url
+    from ..ledger.migrations import SCHEMA_VERSION
 
     with _open(args, create=True) as ledger:
         print(f"{display_url(ledger.url)}: schema version {SCHEMA_VERSION}")

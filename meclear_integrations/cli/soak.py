@@ -173,7 +173,7 @@ async def _soak(
     from langchain_core.runnables import RunnableLambda
     from langchain_core.vectorstores import InMemoryVectorStore
 
-    from ..core import ClearanceConfig, RetryPolicy
+    from ..core import Budget, ClearanceConfig, FailurePolicy, RetryPolicy
     from ..langchain import ClearingRetriever, SimulatedChatModel, reference_config
     from ..simulation import redundant_harm_example
     from ._soak_model import FaultyChatModel
@@ -208,8 +208,10 @@ async def _soak(
         retriever=RunnableLambda(lambda q: base.invoke(q), afunc=retrieve),
         llm=model,
         clearance=ClearanceConfig(
-            max_wall_seconds=query_seconds,
-            retry=RetryPolicy(initial_backoff=0.001, max_backoff=0.01, jitter=0.001),
+            budget=Budget(max_wall_seconds=query_seconds),
+            failure=FailurePolicy(
+                retry=RetryPolicy(initial_backoff=0.001, max_backoff=0.01, jitter=0.001)
+            ),
         ),
         circuit_breaker=None,  # every query meets its own faults (no skipping after outages)
     )

@@ -36,7 +36,7 @@ def _engine(tracing: TraceSettings) -> int:
 
 def _flaky_engine(tracing: TraceSettings) -> int:
     """The engine with every first attempt on a 3-memory coalition failing (retried)."""
-    from ..core.config import ClearanceConfig, RetryPolicy
+    from ..core.config import ClearanceConfig, FailurePolicy, RetryPolicy
     from ..core.engine import MeClearEngine
     from ..core.errors import TransientError
     from ..simulation import redundant_harm_example
@@ -52,7 +52,9 @@ def _flaky_engine(tracing: TraceSettings) -> int:
             raise TransientError("simulated 503")
         return evaluator(coalition, trial)
 
-    config = ClearanceConfig(retry=RetryPolicy(initial_backoff=0.0, jitter=0.0))
+    config = ClearanceConfig(
+        failure=FailurePolicy(retry=RetryPolicy(initial_backoff=0.0, jitter=0.0))
+    )
     engine = MeClearEngine(config, tracing=tracing, sleep=lambda s: None)
     return engine.clear(case.memories, flaky).cost.attempts
 

@@ -19,17 +19,23 @@ from pydantic import (
 )
 
 from .errors import ConfigurationError
-from .estimators import Estimator, estimator_from_settings
+from .estimators import AutoShapley, Estimator, estimator_from_settings
+from .estimators.auto import hierarchical_of
 from .strict import RENAMED, reject_unknown
 
 __all__ = [
+    "Budget",
     "ClearanceConfig",
     "ClearanceScope",
     "ClearanceSearch",
+    "EarlyStops",
     "EstimatorName",
     "FailureMode",
+    "FailurePolicy",
     "HarmRule",
     "PresetName",
+    "RetryPolicy",
+    "Verification",
     "VerificationRule",
 ]
 
@@ -79,18 +85,235 @@ class RetryPolicy(BaseModel):
 
 HarmRule = Literal["auto", "threshold", "interval"]
 
+
+class Verification(BaseModel):
+    """How candidates are verified (Eq. 18-20): the rule and its evidence thresholds.
+
+    ``ClearanceConfig(verification="paper")`` is short for
+    ``ClearanceConfig(verification=Verification(rule="paper"))``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rule: VerificationRule = "sequential"
+    """``"paper"``: T trials, recovered when every trial passes, j^ = min argmax of the
+    gain. ``"sequential"``: the same equations on evidence that holds when verdicts
+    disagree: a context recovers when the Clopper-Pearson lower bound on its pass rate
+    reaches ``recovery_rate``; once any context's trials disagree a gain must be verified
+    (the candidate's lower bound above the full context's upper bound); contexts that may
+    still be selected, and both ends of a tie, get more trials up to ``max_trials``; a run
+    whose verdicts keep disagreeing abstains (``status="unverified"``). See
+    :mod:`~meclear_integrations.core.verification`. With a deterministic model and
+    :class:`~meclear_integrations.core.AnswerCache` the extra trials cost no model call."""
+    success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Recovery predicate nu: a context recovers when every trial scores >= this."""
+    max_trials: int = Field(default=12, ge=1, le=100)
+    """Most trials the sequential rule gives one context (at least T)."""
+    recovery_rate: float = Field(default=0.3, gt=0.0, le=1.0)
+    """Pass rate a candidate must verifiably reach to count as recovered (Eq. 19 under the
+    sequential rule); with ``delta=0.1`` two passes in two trials do. The default and
+    ``max_trials`` were chosen on the benchmark's dev split (``meclear bench-sweep tune``)."""
+    exit_rate: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Pass rate the full context must verifiably reach for an early exit (sequential
+    rule): a higher bar than recovery_rate guards against exiting on lucky passes."""
+    delta: float = Field(default=0.1, gt=0.0, lt=1.0)
+    """Level of each one-sided Clopper-Pearson bound of the sequential rule: with the
+    defaults a candidate passing every trial is verified after 2 trials, the full context
+    for an early exit after 4."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("Verification", data, cls.model_fields, renamed=_NESTED_RENAMED)
+        return data
+
+
+class Budget(BaseModel):
+    """Per-query cost and resource bounds of one run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_evaluator_calls: int | None = Field(default=None, ge=1, le=10_000_000)
+    """Per-query cap on evaluator invocations, retries included; None = no cap. A batch
+    that cannot fit in what is left is not started."""
+    max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
+    """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
+    (async) or abandoned to finish in their worker threads (sync) when it fires."""
+    max_memories: int = Field(default=256, ge=1, le=4096)
+    """Largest context K the engine attributes (every preset runs to the default 256; the
+    paper preset's calls grow as 2 L K); a larger one is not attributed (it fails open
+    unchanged, reason ``too_many_memories``, or raises when failing closed)."""
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    """Evaluator calls in flight at once."""
+    escalation_pool: int = Field(default=12, ge=1, le=64)
+    """At most this many negative-valued memories (most negative first) are searched by
+    escalation (``ClearanceConfig.escalation``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("Budget", data, cls.model_fields)
+        return data
+
+
+class FailurePolicy(BaseModel):
+    """What a run does when it cannot finish: fail open or closed, and retries."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: FailureMode = "open"
+    """The fail-open/closed switch. When a run cannot finish for a reason that waiting or
+    retrying can heal (a transient evaluator error after its retries, an unreadable reply,
+    the budget ran out, K exceeds ``Budget.max_memories``, the estimator failed
+    numerically): ``"open"`` returns the full context unchanged in a report with
+    ``status="failed"`` saying why, which coalitions failed and whether the estimates made
+    so far are usable; ``"closed"`` raises (``EvaluatorError``, ``BudgetExceededError``,
+    ``TooManyMemoriesError``, ``EstimatorError``). Failures that retrying cannot heal (HTTP
+    400/401/403/404, an exception from the evaluator's own code) always raise
+    (``core.failure_kind``). Cancellation always propagates. The integrations' own
+    ``on_failure`` sets this."""
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("FailurePolicy", data, cls.model_fields, renamed=_NESTED_RENAMED)
+        return data
+
+
+class EarlyStops(BaseModel):
+    """Runs stopped before the attribution when no clearance can help.
+
+    Both stop with ``status="skipped"`` and clear nothing
+    (``core.stages.unexplained``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cannot_answer: bool = True
+    """A model that cannot answer, detected at (near) zero cost: when every answer of the
+    screening batch (the full context's trials and the other coalitions of that batch) is
+    one and the same failing answer, the agent is asked once on no memory (a coalition
+    attribution asks anyway); when that is the same answer too, the run stops with
+    ``status="skipped"``, reason ``model_cannot_answer``, and nothing is cleared
+    (``core.stages.unexplained.uniform_failure``). No call otherwise; needs an evaluator
+    that reports its answers (``core.answers``)."""
+    unexplained: bool | Literal["auto"] = "auto"
+    """``True``: when the full context fails, first ask the agent on each memory alone (and
+    on no memory): when no memory alone gives a passing answer, nor the context without the
+    memories that alone give the failing answer (one call), stop with ``status="skipped"``,
+    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer is
+    the no-memory answer), about K + 2 calls instead of the full attribution. Costs K + 1
+    calls and one round on faulty queries that go on (the carriers search reuses them).
+    ``False``: never stop. ``"auto"`` (default): only after the screening batch, when no
+    coalition of it recovers (no call otherwise: the ordinary benchmark's calls are
+    unchanged); then each memory is asked alone once and the context without the memories
+    that alone give the failing answer once
+    (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
+    recovers (a right answer that two memories support together is kept)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("EarlyStops", data, cls.model_fields, renamed=_NESTED_RENAMED)
+        return data
+
+
+def _moved(old: str, new: str, note: str = "") -> str:
+    return f"`{old}` moved: use `{new}`{note}"
+
+
+_NESTED_RENAMED: dict[str, str] = {
+    "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
+    "on_failure": "`on_failure` is now `mode`: FailurePolicy(mode='open' or 'closed')",
+    "stop_unexplained": "`stop_unexplained` is now `unexplained`: EarlyStops(unexplained=...)",
+    "stop_cannot_answer": (
+        "`stop_cannot_answer` is now `cannot_answer`: EarlyStops(cannot_answer=...)"
+    ),
+}
+
+_VERIFICATION = {
+    "max_trials": "max_trials",
+    "recovery_rate": "recovery_rate",
+    "exit_rate": "exit_rate",
+    "verification_delta": "delta",
+    "success_threshold": "success_threshold",
+}
+_BUDGET = {
+    name: name
+    for name in [
+        "max_evaluator_calls",
+        "max_wall_seconds",
+        "max_memories",
+        "max_concurrency",
+        "escalation_pool",
+    ]
+}
+
+_HIERARCHICAL = (
+    "estimator=AutoShapley({name}=...)` (the automatic choice) or "
+    "`estimator=HierarchicalShapley({own}=..., fallback=KernelShapley())"
+)
+
 MOVED: dict[str, str] = {
-    "permutations": "permutations moved to the estimator: "
-    "estimator=PermutationShapley(permutations=...)",
+    "permutations": _moved("permutations", "estimator=PermutationShapley(permutations=...)"),
     "stopping": "stopping='bernstein' is an estimator: estimator='bernstein' or "
     "estimator=BernsteinPermutationShapley(max_permutations=...)",
-    "exact_budget": "exact_budget moved to the estimator: estimator=AutoShapley(exact_budget=...)",
-    "coalitions_per_memory": "coalitions_per_memory moved to the estimator: "
-    "estimator=KernelShapley(coalitions_per_memory=...) or AutoShapley(...)",
-    "max_table_fraction": "max_table_fraction moved to the estimator: "
-    "estimator=KernelShapley(max_table_fraction=...) or AutoShapley(...)",
+    "exact_budget": _moved("exact_budget", "estimator=AutoShapley(exact_budget=...)"),
+    "coalitions_per_memory": _moved(
+        "coalitions_per_memory",
+        "estimator=KernelShapley(coalitions_per_memory=...)` or `AutoShapley(...)",
+    ),
+    "max_table_fraction": _moved(
+        "max_table_fraction",
+        "estimator=KernelShapley(max_table_fraction=...)` or `AutoShapley(...)",
+    ),
+    "max_exact_memories": _moved(
+        "max_exact_memories",
+        "estimator=ExactShapley(max_memories=...)",
+        " (minimal clearance follows the same bound)",
+    ),
+    "hierarchical_from": _moved(
+        "hierarchical_from", "estimator=AutoShapley(hierarchical_from=...)"
+    ),
+    "blocks": _moved("blocks", _HIERARCHICAL.format(name="blocks", own="blocks")),
+    "branching": _moved("branching", _HIERARCHICAL.format(name="branching", own="branching")),
+    "partitions": _moved("partitions", _HIERARCHICAL.format(name="partitions", own="attempts")),
+    "anchor_samples": _moved(
+        "anchor_samples", _HIERARCHICAL.format(name="anchor_samples", own="samples")
+    ),
+    **{
+        old: _moved(old, f"verification=Verification({new}=...)")
+        for old, new in _VERIFICATION.items()
+    },
+    **{old: _moved(old, f"budget=Budget({new}=...)") for old, new in _BUDGET.items()},
+    "on_failure": _moved("on_failure", "failure=FailurePolicy(mode='open' or 'closed')"),
+    "retry": _moved("retry", "failure=FailurePolicy(retry=RetryPolicy(...))"),
+    "stop_unexplained": _moved("stop_unexplained", "stops=EarlyStops(unexplained=...)"),
+    "stop_cannot_answer": _moved("stop_cannot_answer", "stops=EarlyStops(cannot_answer=...)"),
 }
-"""Estimator settings that moved from the configuration onto the estimator objects."""
+"""Settings that moved from the flat configuration: onto the estimator objects or into the
+nested ``verification``, ``budget``, ``failure`` and ``stops`` models."""
+
+
+CHEAP_ESTIMATOR = AutoShapley(hierarchical_from=5, blocks=4, branching=2)
+"""The cheap preset's estimator: hierarchical attribution from K = 5 over 4 blocks,
+screened by halving."""
+
+
+def _spelling(old: str) -> str:
+    for group, kind, names in [
+        ("verification", "Verification", _VERIFICATION),
+        ("budget", "Budget", _BUDGET),
+    ]:
+        if old in names:
+            return f"{group}={kind}({names[old]}=...)"
+    if old == "on_failure":
+        return "failure=FailurePolicy(mode=...)"
+    if old == "retry":
+        return "failure=FailurePolicy(retry=RetryPolicy(...))"
+    return f"{old}=..."
 
 
 class ClearanceConfig(BaseModel):
@@ -129,27 +352,13 @@ class ClearanceConfig(BaseModel):
     """A name or an estimator object (:class:`~.estimators.Estimator`) with its own
     settings, e.g. ``PermutationShapley(permutations=64)``. ``"auto"``
     (:class:`~.estimators.AutoShapley`): exact enumeration (Eq. 3) when 2^K <= 16, else
-    paired KernelSHAP (10 K coalitions, at most 3/4 of the table) up to
-    ``hierarchical_from`` memories, hierarchical above; ``"exact"``; ``"permutation"``
-    (Eq. 11, the paper's, L = 16); ``"bernstein"`` (permutations with adaptive stopping);
-    ``"kernel"`` (paired KernelSHAP regression); ``"hierarchical"`` (blocks, screening,
-    an exact reduced game: calls grow with the number of harmful memories times log K, not
-    with K; see ``core.estimators.hierarchical``). A name means the estimator with its
-    default settings."""
-    hierarchical_from: int = Field(default=7, ge=2, le=4096)
-    """``estimator="auto"`` attributes contexts of at least this many memories
-    hierarchically."""
-    blocks: int = Field(default=5, ge=2, le=10)
-    """G: blocks of the hierarchical estimator's first level (2^G block unions, each
-    evaluated once)."""
-    branching: int = Field(default=4, ge=2, le=64)
-    """Sub-blocks per cut when the hierarchical estimator screens a block."""
-    partitions: int = Field(default=1, ge=1, le=10)
-    """Block partitions the hierarchical estimator tries to find a union of blocks that
-    recovers (an anchor)."""
-    anchor_samples: int = Field(default=32, ge=0, le=4096)
-    """Random coalitions the hierarchical estimator evaluates when no union of blocks
-    recovers (0: give up)."""
+    paired KernelSHAP (10 K coalitions, at most 3/4 of the table) below
+    ``AutoShapley(hierarchical_from=7)`` memories, hierarchical above; ``"exact"``;
+    ``"permutation"`` (Eq. 11, the paper's, L = 16); ``"bernstein"`` (permutations with
+    adaptive stopping); ``"kernel"`` (paired KernelSHAP regression); ``"hierarchical"``
+    (blocks, screening, an exact reduced game: calls grow with the number of harmful
+    memories times log K, not with K; see ``core.estimators.hierarchical``). A name means
+    the estimator with its default settings."""
     adaptive_trials: bool = True
     """True: the baseline M and every nested candidate that may be selected get T trials;
     LOO and attribution coalitions get one. False: T trials everywhere (the paper)."""
@@ -158,31 +367,10 @@ class ClearanceConfig(BaseModel):
     would select C_0): it satisfies the recovery predicate and scores the maximum 1 (under
     the sequential rule: verifiably recovers, and no candidate could show a gain). A
     recovered context scoring below 1 (``success_threshold`` < 1) goes on to clearance."""
-    verification: VerificationRule = "sequential"
-    """How candidates are verified (Eq. 18-20). ``"paper"``: T trials, recovered when every
-    trial passes, j^ = min argmax of the gain. ``"sequential"``: the same equations on
-    evidence that holds when verdicts disagree: a context recovers when the
-    Clopper-Pearson lower bound on its pass rate reaches ``recovery_rate``; once any
-    context's trials disagree a gain must be verified (the candidate's lower bound above
-    the full context's upper bound); contexts that may still be selected, and both ends of
-    a tie, get more trials up to ``max_trials``; a run whose verdicts keep disagreeing
-    abstains (``status="unverified"``). See :mod:`~meclear_integrations.core.verification`.
-    With a deterministic model and :class:`~meclear_integrations.core.AnswerCache` the
-    extra trials cost no model call."""
-    max_trials: int = Field(default=12, ge=1, le=100)
-    """Most trials the sequential rule gives one context (at least T)."""
-    recovery_rate: float = Field(default=0.3, gt=0.0, le=1.0)
-    """Pass rate a candidate must verifiably reach to count as recovered (Eq. 19 under the
-    sequential rule); with ``verification_delta=0.1`` two passes in two trials do. The
-    default and ``max_trials`` were chosen on the benchmark's dev split
-    (``meclear bench-sweep tune``)."""
-    exit_rate: float = Field(default=0.5, gt=0.0, le=1.0)
-    """Pass rate the full context must verifiably reach for an early exit (sequential
-    rule): a higher bar than recovery_rate guards against exiting on lucky passes."""
-    verification_delta: float = Field(default=0.1, gt=0.0, lt=1.0)
-    """Level of each one-sided Clopper-Pearson bound of the sequential rule: with the
-    defaults a candidate passing every trial is verified after 2 trials, the full context
-    for an early exit after 4."""
+    verification: Verification = Field(default_factory=Verification)
+    """How candidates are verified (Eq. 18-20): :class:`Verification` (the rule, the
+    recovery predicate, the sequential rule's thresholds), or the rule's name
+    (``"sequential"``, ``"paper"``) for its default thresholds."""
     one_batch: bool = True
     """Send the LOO, attribution and interaction coalitions in one batch (bounded by
     ``max_concurrency``) instead of one batch per stage."""
@@ -194,8 +382,6 @@ class ClearanceConfig(BaseModel):
     """When no non-empty candidate verifies, search subsets of the memories with negative
     contributions for a clearance that does (``core.escalation``: redundant copies whose
     shares fall inside the tolerance); what it finds is verified like any candidate."""
-    escalation_pool: int = Field(default=12, ge=1, le=64)
-    """At most this many negative-valued memories (most negative first) are searched."""
     interactions: bool = False
     """Also estimate pairwise interactions omega_ij (Eq. 15); diagnostic only."""
     find_carriers: bool = False
@@ -219,73 +405,40 @@ class ClearanceConfig(BaseModel):
     (``MemoryAttribution.answer_group``) however small their share under redundancy, and
     when no candidate of H^ verifies they are tried as nested candidates (most negative
     contribution first), verified like any other. Also used, at no extra cost, when
-    ``stop_unexplained`` or the carriers search is on and the singletons are evaluated.
+    ``stops.unexplained`` or the carriers search is on and the singletons are evaluated.
     ``"auto"`` (default): only on the redundancy signature, when every answer of the
     screening batch is one failing answer that the no-memory context does not give (no
     single removal changes the harm: copies), then the K singletons are asked."""
-    stop_unexplained: bool | Literal["auto"] = "auto"
-    """``True``: when the full context fails, first ask the agent on each memory alone (and
-    on no memory): when no memory alone gives a passing answer, nor the context without the
-    memories that alone give the failing answer (one call), stop with ``status="skipped"``,
-    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer is
-    the no-memory answer), about K + 2 calls instead of the full attribution. Costs K + 1
-    calls and one round on faulty queries that go on (the carriers search reuses them).
-    ``False``: never stop. ``"auto"`` (default): only after the screening batch, when no
-    coalition of it recovers (no call otherwise: the ordinary benchmark's calls are
-    unchanged); then each memory is asked alone once and the context without the memories
-    that alone give the failing answer once
-    (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
-    recovers (a right answer that two memories support together is kept)."""
-    stop_cannot_answer: bool = True
-    """A model that cannot answer, detected at (near) zero cost: when every answer of the
-    screening batch (the full context's trials and the other coalitions of that batch) is
-    one and the same failing answer, the agent is asked once on no memory (a coalition
-    attribution asks anyway); when that is the same answer too, the run stops with
-    ``status="skipped"``, reason ``model_cannot_answer``, and nothing is cleared
-    (``core.stages.unexplained.uniform_failure``). No call otherwise; needs an evaluator
-    that reports its answers (``core.answers``)."""
-    success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Recovery predicate nu: a context recovers when every trial scores >= this."""
+    stops: EarlyStops = Field(default_factory=EarlyStops)
+    """Runs stopped before the attribution when no clearance can help
+    (:class:`EarlyStops`): a model that cannot answer, a failure no memory explains."""
     confidence_delta: float = Field(default=0.05, gt=0.0, lt=1.0)
     """delta of the per-memory intervals (Hoeffding Eq. 13, empirical Bernstein)."""
-    max_concurrency: int = Field(default=8, ge=1, le=1024)
-    """Evaluator calls in flight at once."""
-    max_exact_memories: int = Field(default=14, ge=1, le=20)
-    """Largest K the exact estimator (or minimal clearance) enumerates (2^K coalitions);
-    a run-wide cost bound, not an estimator setting, since minimal clearance enumerates
-    subsets of H^ whatever the estimator."""
     seed: int | None = 0
     """Seed of the samplers; None draws fresh randomness."""
-    on_failure: FailureMode = "open"
-    """The fail-open/closed switch (the same name on the integrations). When a run cannot
-    finish for a reason that waiting or retrying can heal (a transient evaluator error
-    after its retries, an unreadable reply, the budget ran out, K exceeds
-    ``max_memories``, the estimator failed numerically): ``"open"`` returns the full
-    context unchanged in a report with ``status="failed"`` saying why, which coalitions
-    failed and whether the estimates made so far are usable; ``"closed"`` raises
-    (``EvaluatorError``, ``BudgetExceededError``, ``TooManyMemoriesError``,
-    ``EstimatorError``). Failures that retrying cannot heal (HTTP 400/401/403/404, an
-    exception from the evaluator's own code) always raise
-    (``core.failure_kind``). Cancellation always propagates."""
-    retry: RetryPolicy = Field(default_factory=RetryPolicy)
-    """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
-    max_evaluator_calls: int | None = Field(default=None, ge=1, le=10_000_000)
-    """Per-query cap on evaluator invocations, retries included; None = no cap. A batch
-    that cannot fit in what is left is not started."""
-    max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
-    """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
-    (async) or abandoned to finish in their worker threads (sync) when it fires."""
-    max_memories: int = Field(default=256, ge=1, le=4096)
-    """Largest context K the engine attributes, a cost budget (every preset runs to the
-    default 256; the paper preset's calls grow as 2 L K); a larger one is not attributed
-    (it fails open unchanged, reason ``too_many_memories``, or raises when failing
-    closed)."""
+    budget: Budget = Field(default_factory=Budget)
+    """Per-query bounds (:class:`Budget`): evaluator calls, wall time, context size,
+    concurrency, the escalation search."""
+    failure: FailurePolicy = Field(default_factory=FailurePolicy)
+    """Fail open or closed, and the retries of transient errors (:class:`FailurePolicy`)."""
 
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: object) -> object:
-        reject_unknown("ClearanceConfig", data, cls.model_fields, renamed={**RENAMED, **MOVED})
+        reject_unknown(
+            "ClearanceConfig",
+            data,
+            cls.model_fields,
+            renamed={**RENAMED, "on_error": MOVED["on_failure"], **MOVED},
+        )
         return data
+
+    @field_validator("verification", mode="before")
+    @classmethod
+    def _verification_rule(cls, value: object) -> object:
+        if isinstance(value, str):
+            return {"rule": value}  # the rule's name: its default thresholds
+        return value
 
     @field_validator("estimator", mode="before")
     @classmethod
@@ -297,6 +450,36 @@ class ClearanceConfig(BaseModel):
     @field_serializer("estimator")
     def _estimator_settings(self, estimator: EstimatorName | Estimator) -> object:
         return estimator if isinstance(estimator, str) else estimator.settings()
+
+    def updated(self, **changes: object) -> ClearanceConfig:
+        """A validated copy with ``changes`` applied (settings not named keep their values).
+
+        A mapping given for ``verification``, ``budget``, ``failure`` or ``stops`` updates only the
+        settings it names, e.g. ``config.updated(budget={"max_concurrency": 1})``.
+
+        Args:
+            **changes: settings to replace.
+
+        Returns:
+            The new configuration.
+
+        Raises:
+            pydantic.ValidationError: an unknown, moved or invalid setting.
+
+        Example:
+            >>> from meclear_integrations import ClearanceConfig
+            >>> c = ClearanceConfig().updated(seed=3, verification={"max_trials": 5})
+            >>> c.seed, c.verification.max_trials, c.verification.rule
+            (3, 5, 'sequential')
+        """
+        kept = {name: getattr(self, name) for name in self.model_fields_set}
+        for name in ("verification", "budget", "failure", "stops"):
+            change = changes.get(name)
+            if isinstance(change, Mapping):
+                part: BaseModel = getattr(self, name)
+                own = {key: getattr(part, key) for key in part.model_fields_set}
+                changes[name] = type(part)(**{**own, **change})
+        return type(self)(**{**kept, **changes})
 
     @property
     def carriers_wanted(self) -> bool:
@@ -312,9 +495,9 @@ class ClearanceConfig(BaseModel):
         """Memories are grouped by the answer they support (``answer_groups``).
 
         Returns:
-            ``answer_groups``, ``stop_unexplained`` or :attr:`carriers_wanted`.
+            ``answer_groups``, ``stops.unexplained`` or :attr:`carriers_wanted`.
         """
-        return self.answer_groups is True or self.stop_unexplained is True or self.carriers_wanted
+        return self.answer_groups is True or self.stops.unexplained is True or self.carriers_wanted
 
     @property
     def estimator_name(self) -> str:
@@ -353,7 +536,7 @@ class ClearanceConfig(BaseModel):
             "clearance": "nested",
             "harm_rule": "threshold",
             "escalation": False,
-            "verification": "paper",
+            "verification": Verification(rule="paper"),
         }
         settings.update(overrides)
         return cls(**settings)  # type: ignore[arg-type]
@@ -377,6 +560,9 @@ class ClearanceConfig(BaseModel):
         2-3 pp lower at K = 10 and 20; with a sampled model and a noisy judge it saves
         less (5-18%) and recovers 2.5-4.9 pp less. README "Cost" has the tables.
 
+        The estimator is :data:`CHEAP_ESTIMATOR`; the names ``"auto"`` and
+        ``"hierarchical"`` given as an override keep its hierarchical settings.
+
         Args:
             **overrides: settings that replace the preset's.
 
@@ -385,13 +571,16 @@ class ClearanceConfig(BaseModel):
 
         Example:
             >>> from meclear_integrations import ClearanceConfig
-            >>> c = ClearanceConfig.cheap()
+            >>> c = ClearanceConfig.cheap().estimator
             >>> c.hierarchical_from, c.blocks, c.branching
             (5, 4, 2)
         """
-        settings: dict[str, object] = {"hierarchical_from": 5, "blocks": 4, "branching": 2}
-        settings.update(overrides)
-        return cls(**settings)  # type: ignore[arg-type]
+        chosen = overrides.pop("estimator", "auto")
+        if chosen == "auto":  # the names mean the preset's hierarchical settings
+            chosen = CHEAP_ESTIMATOR
+        elif chosen == "hierarchical":
+            chosen = hierarchical_of(CHEAP_ESTIMATOR)
+        return cls(estimator=chosen, **overrides)  # type: ignore[arg-type]
 
     @classmethod
     def preset(cls, name: PresetName, **overrides: object) -> ClearanceConfig:
@@ -416,3 +605,11 @@ class ClearanceConfig(BaseModel):
         if name == "cheap":
             return cls.cheap(**overrides)
         raise ConfigurationError(f"unknown preset {name!r}; expected 'paper', 'default' or 'cheap'")
+
+
+ENGINE_SETTINGS: dict[str, str] = {
+    **{name: f"{name}=..." for name in ClearanceConfig.model_fields},
+    **{old: _spelling(old) for old in [*_VERIFICATION, *_BUDGET, "on_failure", "retry"]},
+}
+"""Every engine setting a user may give an integration by mistake, and how to spell it
+inside ``ClearanceConfig(...)`` (the nested ones by their group)."""

@@ -273,7 +273,8 @@ def dedup_evaluator(
         An evaluator for :meth:`MeClearEngine.clear`.
 
     Example:
-        >>> from meclear_integrations.core import AnswerCache, Memory, dedup_evaluator
+        >>> from meclear_integrations.core import AnswerCache, Memory
+        >>> from meclear_integrations.core.dedup import dedup_evaluator
         >>> cache = AnswerCache(deterministic=True)
         >>> evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, cache)
         >>> evaluate((Memory(id="a", content="x"),), 0)

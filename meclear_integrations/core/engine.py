@@ -3,11 +3,11 @@
 The algorithm is written once, as a generator of steps (evaluate these coalitions, emit
 this stage event); a sync and an async driver execute the steps. Its stages live in
 :mod:`.stages`, one module per stage, and read in :meth:`MeClearEngine._algorithm` as
-Algorithm 1 does: screening (steps 2-4; with ``stop_unexplained``, a failure no memory
+Algorithm 1 does: screening (steps 2-4; with ``stops.unexplained``, a failure no memory
 explains stops there), attribution (step 5), interactions (Eq. 15), verified clearance
 (steps 6-17), then, when asked, the carriers of the verified harm (``stages.carriers``).
 
-Reliability: every evaluator call is retried on transient errors (``config.retry``) and
+Reliability: every evaluator call is retried on transient errors (``config.failure.retry``) and
 counted against the per-query budget (``max_evaluator_calls``, ``max_wall_seconds``).
 When the run cannot finish, ``on_failure="open"`` (default) returns a report with
 ``status="failed"`` that keeps the full context unchanged and says why
@@ -186,7 +186,7 @@ class MeClearEngine:
                         game,
                         step.coalitions,
                         evaluate,
-                        self.config.max_concurrency,
+                        self.config.budget.max_concurrency,
                         retrier=run.retrier,
                         failures=run.failures,
                         pace=pace,
@@ -251,7 +251,7 @@ class MeClearEngine:
                         game,
                         step.coalitions,
                         evaluate,
-                        self.config.max_concurrency,
+                        self.config.budget.max_concurrency,
                         retrier=run.retrier,
                         failures=run.failures,
                         on_start=started if watched else None,
@@ -304,9 +304,11 @@ class MeClearEngine:
         game = CoalitionGame(context=context, trials=cfg.trials)
         budget_kwargs = {"clock": self.clock} if self.clock is not None else {}
         budget = RunBudget(
-            max_calls=cfg.max_evaluator_calls, max_seconds=cfg.max_wall_seconds, **budget_kwargs
+            max_calls=cfg.budget.max_evaluator_calls,
+            max_seconds=cfg.budget.max_wall_seconds,
+            **budget_kwargs,
         )
-        retrier = CallRetrier(cfg.retry, budget, sleep=self.sleep, asleep=self.asleep)
+        retrier = CallRetrier(cfg.failure.retry, budget, sleep=self.sleep, asleep=self.asleep)
         run = Run(config=cfg, game=game, budget=budget, retrier=retrier, embed=self.embed)
         prior = prior if prior is not None else PriorCandidate()
         positions = prior_positions(context, prior.ids)
@@ -337,7 +339,7 @@ class MeClearEngine:
         if bound is not None and k > bound:
             raise ConfigurationError(
                 f"estimator='exact' enumerates 2^K coalitions; K={k} exceeds "
-                f"max_exact_memories={bound}"
+                f"ExactShapley(max_memories={bound})"
             )
         screened = yield from screening(run, estimator, rng, prior, unproven)  # steps 2-4
         if screened.exited:

@@ -47,6 +47,7 @@ from .workers import call_gate, in_worker
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
 
 Evaluator = Callable[[tuple[Memory, ...], int], float | Awaitable[float]]
+"""Scores a coalition: ``evaluate(memories, trial) -> float`` in [0, 1], sync or async."""
 
 
 def is_async_evaluator(evaluate: Callable[..., Any]) -> bool:

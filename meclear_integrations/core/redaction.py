@@ -236,7 +236,7 @@ def redact(text: str) -> str:
         The redacted text.
 
     Example:
-        >>> from meclear_integrations.core import redact
+        >>> from meclear_integrations.core.redaction import redact
         >>> redact("key sk-abcdefghijklmnopqrstuvwxyz0123456789")
         'key [REDACTED]'
     """

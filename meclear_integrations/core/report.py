@@ -36,6 +36,7 @@ CandidateFamily = Literal[
 ]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
+"""How a clearance ended (:attr:`ClearanceReport.status`)."""
 FailureReason = Literal[
     "evaluator_error",
     "call_budget",

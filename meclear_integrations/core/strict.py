@@ -42,19 +42,26 @@ class UnknownSettingError(ConfigurationError):
     """
 
 
-def _suggestion(name: str, valid: list[str], engine: list[str], renamed: Mapping[str, str]) -> str:
+def _suggestion(
+    name: str,
+    valid: list[str],
+    engine: list[str] | Mapping[str, str],
+    renamed: Mapping[str, str],
+) -> str:
     if name in renamed:
         return renamed[name]
     if name in engine:
-        return f"it is an engine setting: pass clearance=ClearanceConfig({name}=...)"
+        where = engine[name] if isinstance(engine, Mapping) else f"{name}=..."
+        return f"it is an engine setting: pass clearance=ClearanceConfig({where})"
     close = difflib.get_close_matches(name, [*valid, *renamed], n=1, cutoff=0.6)
     if close and close[0] in renamed and close[0] not in valid:
         return renamed[close[0]]
     if close:
         return f"did you mean {close[0]!r}?"
-    close = difflib.get_close_matches(name, engine, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(engine), n=1, cutoff=0.6)
     if close:
-        return f"did you mean the engine setting clearance=ClearanceConfig({close[0]}=...)?"
+        where = engine[close[0]] if isinstance(engine, Mapping) else f"{close[0]}=..."
+        return f"did you mean the engine setting clearance=ClearanceConfig({where})?"
     return "valid settings: " + ", ".join(sorted(valid))
 
 
@@ -63,7 +70,7 @@ def reject_unknown(
     given: Any,
     valid: Iterable[str],
     *,
-    engine: Iterable[str] = (),
+    engine: Iterable[str] | Mapping[str, str] = (),
     renamed: Mapping[str, str] = RENAMED,
 ) -> None:
     """Raise :class:`UnknownSettingError` for an unknown setting.
@@ -77,7 +84,7 @@ def reject_unknown(
         given: the keyword arguments.
         valid: the accepted names.
         engine: engine settings the component does not take (the hint names
-            ``ClearanceConfig``).
+            ``ClearanceConfig``); a mapping gives each one's spelling inside it.
         renamed: hints for old or likely names.
 
     Raises:
@@ -90,7 +97,9 @@ def reject_unknown(
     if not unknown:
         return
     name = unknown[0]
-    hint = _suggestion(name, allowed, list(engine), renamed)
+    hint = _suggestion(
+        name, allowed, engine if isinstance(engine, Mapping) else list(engine), renamed
+    )
     raise UnknownSettingError(f"{owner} has no setting {name!r}: {hint}")
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["CAPTURE_CONTENT_ENV", "TraceDetail", "TraceSettings", "content_capture_from_env"]
 
 TraceDetail = Literal["evaluations", "failures", "stages"]
+"""How many spans a clearance records: stages only, failed evaluations too, or every evaluation."""
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The GenAI instrumentations' content-capture switch, honoured when

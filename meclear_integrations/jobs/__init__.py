@@ -25,20 +25,16 @@ writes):
 """
 
 from .protocol import Auditor, AuditOutcome, AuditQueue, AuditTicket
-from .snapshot import AuditSnapshot, SnapshotMemory, flight_key
 
 __all__ = [
     "AuditOutcome",
     "AuditQueue",
-    "AuditSnapshot",
     "AuditTicket",
     "AuditWorker",
     "Auditor",
     "JobStore",
     "ProcrastinateQueue",
-    "SnapshotMemory",
     "WorkerPool",
-    "flight_key",
 ]
 
 

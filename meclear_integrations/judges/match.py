@@ -70,7 +70,7 @@ def token_f1(answer: str, reference: str) -> float:
         The F1 in [0, 1].
 
     Example:
-        >>> from meclear_integrations.judges import token_f1
+        >>> from meclear_integrations.judges.match import token_f1
         >>> token_f1("in December 2023", "December 2023")
         0.8
     """

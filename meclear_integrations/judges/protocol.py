@@ -100,7 +100,7 @@ def verdict_reply(nonce: str, correct: bool, *, reason: str = "") -> str:
         The reply text.
 
     Example:
-        >>> from meclear_integrations.judges import verdict_reply
+        >>> from meclear_integrations.judges.protocol import verdict_reply
         >>> print(verdict_reply("abc", True, reason="ok"))
         ok
         VERDICT abc: CORRECT

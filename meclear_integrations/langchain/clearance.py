@@ -66,7 +66,7 @@ from pydantic import (
 )
 
 from ..breaker import CircuitBreaker
-from ..core.config import ClearanceConfig
+from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
@@ -102,19 +102,7 @@ from ..payloads import (
     stage_event_name,
     stage_event_payload,
 )
-from ..pipeline import (
-    Clear,
-    Flow,
-    FlowEvent,
-    FlowResult,
-    QuerySettings,
-    clearance_flow,
-    component_config,
-    make_gate,
-    result_metadata,
-    run_async,
-    run_sync,
-)
+from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
     Stoppable,
     audit_outcome,
@@ -124,6 +112,9 @@ from ..pipeline.audit import (
     start_workers,
 )
 from ..pipeline.background import background_flow
+from ..pipeline.flow import component_config, make_gate
+from ..pipeline.shaping import result_metadata
+from ..pipeline.steps import Clear, Flow
 from ..prompts import (
     DEFAULT_ANSWER_PROMPT,
     neutralize_tags,
@@ -300,7 +291,7 @@ class ClearanceSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
-        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ClearanceConfig.model_fields)
+        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ENGINE_SETTINGS)
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -523,7 +514,7 @@ class ClearanceSettings(BaseModel):
         )
         settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
         settings = QuerySettings(
-            settings.config.model_copy(update={"on_failure": "open"}),
+            settings.config.updated(failure={"mode": "open"}),
             settings.guard,
             settings.gate,
             settings.record,

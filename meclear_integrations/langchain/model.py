@@ -115,7 +115,7 @@ def message_text(output: object) -> str:
             permanent failure).
 
     Example:
-        >>> from meclear_integrations.langchain import message_text
+        >>> from meclear_integrations.langchain.model import message_text
         >>> message_text({"answer": "Paris"})
         'Paris'
     """

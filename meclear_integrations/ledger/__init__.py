@@ -18,20 +18,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the harm ledger needs SQLAlchemy: pip install 'meclear-integrations[ledger]'"
     ) from exc
 
-from ..hashing import content_hash, query_hash
-from .database import DEFAULT_LEDGER_URL, LEDGER_URL_ENV, display_url, ledger_url
-from .migrations import SCHEMA_VERSION, SchemaVersionError
-from .records import (
-    CandidateRecord,
-    FeedbackRecord,
-    MemoryEvent,
-    MemoryHistory,
-    MemoryObservation,
-    MemoryRecord,
-    RunMode,
-    RunRecord,
-    SuccessSignal,
-)
+from ..hashing import content_hash
+from .migrations import SchemaVersionError
+from .records import FeedbackRecord, MemoryHistory, MemoryRecord, RunMode, RunRecord, SuccessSignal
 from .replay import (
     ReplayError,
     ReplayResult,
@@ -39,23 +28,15 @@ from .replay import (
     replay_feedback,
     replay_pending,
 )
-from .review import ReviewProposal, proposals_csv, proposals_json, wilson_lower_bound
-from .scope import EMBEDDING_THRESHOLD, LEXICAL_THRESHOLD, ScopedHarm
+from .review import ReviewProposal
+from .scope import ScopedHarm
 from .store import HarmLedger, LedgerLookupError
 
 __all__ = [
-    "DEFAULT_LEDGER_URL",
-    "EMBEDDING_THRESHOLD",
-    "LEDGER_URL_ENV",
-    "LEXICAL_THRESHOLD",
-    "SCHEMA_VERSION",
-    "CandidateRecord",
     "FeedbackRecord",
     "HarmLedger",
     "LedgerLookupError",
-    "MemoryEvent",
     "MemoryHistory",
-    "MemoryObservation",
     "MemoryRecord",
     "ReplayError",
     "ReplayResult",
@@ -67,12 +48,6 @@ __all__ = [
     "SuccessSignal",
     "areplay_feedback",
     "content_hash",
-    "display_url",
-    "ledger_url",
-    "proposals_csv",
-    "proposals_json",
-    "query_hash",
     "replay_feedback",
     "replay_pending",
-    "wilson_lower_bound",
 ]

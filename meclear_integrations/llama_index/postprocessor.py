@@ -51,7 +51,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..breaker import CircuitBreaker
-from ..core.config import ClearanceConfig
+from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
 from ..core.events import StageEvent
@@ -76,19 +76,7 @@ from ..live_policy import (
 from ..loop_clients import PerLoopModels
 from ..memory_metadata import present_keys
 from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
-from ..pipeline import (
-    Clear,
-    Flow,
-    FlowEvent,
-    FlowResult,
-    QuerySettings,
-    clearance_flow,
-    component_config,
-    make_gate,
-    result_metadata,
-    run_async,
-    run_sync,
-)
+from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
     Stoppable,
     audit_outcome,
@@ -98,6 +86,9 @@ from ..pipeline.audit import (
     start_workers,
 )
 from ..pipeline.background import background_flow
+from ..pipeline.flow import component_config, make_gate
+from ..pipeline.shaping import result_metadata
+from ..pipeline.steps import Clear, Flow
 from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
@@ -451,7 +442,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         valid = [*accepted_names(cls), "class_name"]
-        reject_unknown(cls.__name__, data, valid, engine=ClearanceConfig.model_fields)
+        reject_unknown(cls.__name__, data, valid, engine=ENGINE_SETTINGS)
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -758,7 +749,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             host = _SyncHost(self, bundle, nodes, llm, run_id)
             settings = audit_settings(self._settings(llm, run_id), snapshot, run_id)
             settings = QuerySettings(
-                settings.config.model_copy(update={"on_failure": "open"}),
+                settings.config.updated(failure={"mode": "open"}),
                 settings.guard,
                 settings.gate,
                 settings.record,

@@ -10,35 +10,16 @@ items with the metadata of :func:`result_metadata`. The background mode's reques
 """
 
 from .drivers import AsyncHost, SyncHost, run_async, run_sync
-from .flow import (
-    EMPTY_EVENT,
-    QuerySettings,
-    clearance_flow,
-    component_config,
-    make_gate,
-    trigger_event,
-)
-from .shaping import result_metadata
-from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify, Step, Steps
+from .flow import QuerySettings, clearance_flow
+from .steps import FlowEvent, FlowResult
 
 __all__ = [
-    "EMPTY_EVENT",
     "AsyncHost",
-    "Call",
-    "Clear",
-    "Flow",
     "FlowEvent",
     "FlowResult",
-    "Notify",
     "QuerySettings",
-    "Step",
-    "Steps",
     "SyncHost",
     "clearance_flow",
-    "component_config",
-    "make_gate",
-    "result_metadata",
     "run_async",
     "run_sync",
-    "trigger_event",
 ]

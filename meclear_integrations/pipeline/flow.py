@@ -60,9 +60,10 @@ def component_config(
         The configuration each query runs with.
     """
     mode = failure_mode(clearance, on_failure)
-    if clearance.on_failure == mode:
+    if clearance.failure.mode == mode:
         return live_config(clearance)
-    return live_config(clearance.model_copy(update={"on_failure": mode}))
+    failure = clearance.failure.model_copy(update={"mode": mode})
+    return live_config(clearance.model_copy(update={"failure": failure}))
 
 
 def make_gate(trigger: Any, ledger: Any, *, origin: str = "live") -> ClearanceGate | None:
@@ -122,7 +123,7 @@ class QuerySettings:
     @property
     def closed(self) -> bool:
         """Declined and failed queries raise instead of failing open."""
-        return self.config.on_failure == "closed"
+        return self.config.failure.mode == "closed"
 
 
 def clearance_flow(

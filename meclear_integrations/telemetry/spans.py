@@ -154,7 +154,7 @@ class _Evaluation:
         value = _number(score)
         if value is not None:
             self.span.set_attribute("meclear.score", value)
-            passed = value >= self.trace.config.success_threshold
+            passed = value >= self.trace.config.verification.success_threshold
             self.span.add_event(
                 A.EVALUATION_RESULT_EVENT,
                 {
@@ -234,7 +234,7 @@ class _JudgeCall:
         if score is not None:
             label = (
                 "correct"
-                if score >= self.evaluation.trace.config.success_threshold
+                if score >= self.evaluation.trace.config.verification.success_threshold
                 else ("incorrect")
             )
             attrs = {A.EVALUATION_SCORE_VALUE: score, A.EVALUATION_SCORE_LABEL: label}
@@ -591,7 +591,7 @@ def open_clearance(
         "meclear.trace.detail": settings.detail,
         "meclear.config.estimator": config.estimator_name,
         "meclear.config.trials": config.trials,
-        "meclear.config.success_threshold": config.success_threshold,
+        "meclear.config.success_threshold": config.verification.success_threshold,
     }
     if len(ids) > MAX_IDS:
         attributes["meclear.memory_ids.truncated"] = True

@@ -9,14 +9,12 @@ call and comes back unchanged with ``status="skipped"`` (:func:`skipped_report`)
 from .base import AllOf, AnyOf, Trigger, TriggerContext, TriggerDecision
 from .feedback import OnKnownHarm, OnNegativeFeedback
 from .policies import Always, EveryN, EverySeconds, Sampling, WhenJudgeFails
-from .skip import skipped_report
-from .token_budget import BudgetFit, TokenBudget, approximate_tokens, fit_to_budget
+from .token_budget import TokenBudget
 
 __all__ = [
     "AllOf",
     "Always",
     "AnyOf",
-    "BudgetFit",
     "EveryN",
     "EverySeconds",
     "OnKnownHarm",
@@ -27,7 +25,4 @@ __all__ = [
     "TriggerContext",
     "TriggerDecision",
     "WhenJudgeFails",
-    "approximate_tokens",
-    "fit_to_budget",
-    "skipped_report",
 ]

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from meclear_integrations.judges import read_nonce
+from meclear_integrations.judges.protocol import read_nonce
 
 
 class ScriptedTextModel:

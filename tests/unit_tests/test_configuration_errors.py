@@ -14,7 +14,7 @@ from meclear_integrations.core.errors import (
     MeClearError,
 )
 from meclear_integrations.judges import CallableJudge, ExactMatchJudge, TokenF1Judge
-from meclear_integrations.judges import as_text_model as neutral_text_model
+from meclear_integrations.judges.model import as_text_model as neutral_text_model
 from meclear_integrations.judges.task import task_evaluator
 from meclear_integrations.prompts import fence
 
@@ -51,7 +51,8 @@ def test_neutral_configuration_errors(call, kind) -> None:
 
 
 def test_langchain_configuration_errors() -> None:
-    from meclear_integrations.langchain import SimulatedChatModel, resolve_judge
+    from meclear_integrations.langchain import SimulatedChatModel
+    from meclear_integrations.langchain.judges import resolve_judge
     from meclear_integrations.langchain.reference import reference_from_metadata
     from meclear_integrations.simulation import redundant_harm_example
 
@@ -72,8 +73,8 @@ def test_llama_index_configuration_errors() -> None:
         SimulatedLLM,
         as_text_model,
         query_reference,
-        resolve_judge,
     )
+    from meclear_integrations.llama_index.judges import resolve_judge
     from meclear_integrations.simulation import redundant_harm_example
 
     llm = SimulatedLLM.from_case(redundant_harm_example())

@@ -15,8 +15,8 @@ from meclear_integrations.bench.split import split_cases
 from meclear_integrations.bench.stream_run import make_trigger
 from meclear_integrations.cli.soak import run_soak
 from meclear_integrations.core.errors import ConfigurationError, ConfigurationTypeError
-from meclear_integrations.ledger import HarmLedger, wilson_lower_bound
-from meclear_integrations.ledger.review import rank_proposals
+from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger.review import rank_proposals, wilson_lower_bound
 from meclear_integrations.simulation import JudgeSignal
 from meclear_integrations.simulation.scale import ScaleFamily, scale_game
 from meclear_integrations.triggers import (

@@ -268,9 +268,11 @@ def _command_lines() -> list[tuple[str, str]]:
     for line, span in _code():
         if span.startswith("meclear "):
             found.append((line, span))
-    from meclear_integrations.cli import COMMANDS
+    from meclear_integrations.cli import build_parser
 
-    commands = {m.rsplit(".", 1)[-1].replace("_", "-") for m in COMMANDS}
+    # Every command ``meclear`` parses, the harness's plugin commands included.
+    subs = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    commands = set(subs[0].choices)
     # Prose such as `meclear harm` (an annotation's name) or `meclear COMMAND --help` is not
     # a command line; `meclear --help` has no flag to check beyond --help.
     return [(n, c) for n, c in found if c.split()[1] in commands]

@@ -46,8 +46,9 @@ class MeClearMethod(BenchMethod):
             The configuration.
         """
         seed = self.config.seed if self.config.seed is not None else ctx.settings.seed
+        closed = self.config.failure.model_copy(update={"mode": "closed"})
         return self.config.model_copy(
-            update={"seed": case_seed(seed, ctx.case.case_id), "on_failure": "closed"}
+            update={"seed": case_seed(seed, ctx.case.case_id), "failure": closed}
         )
 
     def report(self, ctx: MethodContext, events: list[StageEvent] | None = None) -> ClearanceReport:

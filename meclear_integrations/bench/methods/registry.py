@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...core import ClearanceConfig
+from ...core import Budget, ClearanceConfig
 from ...core.errors import ConfigurationError
 from ..settings import BenchSettings
 from .base import BenchMethod
@@ -31,7 +31,8 @@ def _meclear(label: str, preset: str | None, settings: BenchSettings) -> BenchMe
         if make is None:
             raise ConfigurationError(f"engine presets are not available (asked for {preset!r})")
         # The preset replaces the configuration; the run's seed and concurrency are kept.
-        config = make(preset, seed=config.seed, max_concurrency=config.max_concurrency)
+        budget = Budget(max_concurrency=config.budget.max_concurrency)
+        config = make(preset, seed=config.seed, budget=budget)
     return MeClearMethod(config, name=label)
 
 

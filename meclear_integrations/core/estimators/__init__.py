@@ -70,7 +70,7 @@ def named_estimator(name: EstimatorName, config: ClearanceConfig) -> Estimator:
     Args:
         name: ``"auto"``, ``"exact"``, ``"kernel"``, ``"permutation"``, ``"bernstein"``
             or ``"hierarchical"``.
-        config: the run's settings (the hierarchical settings live there).
+        config: the run's settings (unused: every setting is the estimator's own).
 
     Returns:
         The estimator (unbound: see :meth:`Estimator.for_context`).
@@ -89,7 +89,7 @@ def named_estimator(name: EstimatorName, config: ClearanceConfig) -> Estimator:
     if name == "bernstein":
         return BernsteinPermutationShapley()
     if name == "hierarchical":
-        return hierarchical_of(config, KernelShapley())
+        return hierarchical_of(AutoShapley())
     raise ConfigurationError(f"unknown estimator {name!r}")
 
 
@@ -142,9 +142,9 @@ def configured_estimator(config: ClearanceConfig) -> Estimator:
 def resolve_estimator(config: ClearanceConfig, k: int) -> str:
     """The name of the concrete estimator ``config.estimator`` means at context size ``k``.
 
-    ``"auto"`` is exact enumeration when 2^K <= ``exact_budget`` (and K <=
-    ``max_exact_memories``), else paired KernelSHAP below ``hierarchical_from`` memories
-    and hierarchical attribution from there on (:class:`AutoShapley`).
+    ``"auto"`` is exact enumeration when 2^K <= ``exact_budget`` (and K <= the exact
+    estimator's bound), else paired KernelSHAP below ``hierarchical_from`` memories and
+    hierarchical attribution from there on (:class:`AutoShapley`).
 
     Args:
         config: the run's settings.

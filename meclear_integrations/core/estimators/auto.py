@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ConfigurationError
 from .base import ShapleyEstimator, SimilaritySource, run_rng, same_settings, settings_hash
-from .exact import ErrorModel, ExactShapley
+from .exact import ErrorModel, ExactShapley, exact_bound
 from .hierarchical import HierarchicalShapley
 from .kernel import KernelShapley
 
@@ -22,33 +22,32 @@ if TYPE_CHECKING:
 __all__ = ["AutoShapley", "hierarchical_of"]
 
 
-def hierarchical_of(config: ClearanceConfig, kernel: KernelShapley) -> HierarchicalShapley:
-    """The hierarchical estimator the configuration's hierarchical settings describe.
+def hierarchical_of(auto: AutoShapley) -> HierarchicalShapley:
+    """The hierarchical estimator the automatic choice's hierarchical settings describe.
 
     Args:
-        config: the run's settings (``blocks``, ``branching``, ``partitions``,
-            ``anchor_samples``).
-        kernel: the flat fallback's settings.
+        auto: the automatic choice (``blocks``, ``branching``, ``partitions``,
+            ``anchor_samples``; its kernel estimator is the flat fallback).
 
     Returns:
         An unbound hierarchical estimator (see :meth:`HierarchicalShapley.for_context`).
     """
     return HierarchicalShapley(
-        blocks=config.blocks,
-        branching=config.branching,
-        attempts=config.partitions,
-        samples=config.anchor_samples,
-        fallback=kernel,
+        blocks=auto.blocks,
+        branching=auto.branching,
+        attempts=auto.partitions,
+        samples=auto.anchor_samples,
+        fallback=auto.kernel,
     )
 
 
 class AutoShapley:
     """Chooses the estimator by context size K (what ``estimator="auto"`` means).
 
-    Exact enumeration (Eq. 3) when 2^K <= ``exact_budget`` (and K is at most the
-    configuration's ``max_exact_memories``), else paired KernelSHAP below the
-    configuration's ``hierarchical_from`` memories and hierarchical attribution from
-    there on.
+    Exact enumeration (Eq. 3) when 2^K <= ``exact_budget`` (and K is at most the exact
+    estimator's bound, ``exact_max_memories``), else paired KernelSHAP below
+    ``hierarchical_from`` memories and hierarchical attribution
+    (:class:`~.hierarchical.HierarchicalShapley`) from there on.
 
     Args:
         exact_budget: enumerate every coalition when 2^K is at most this.
@@ -61,6 +60,15 @@ class AutoShapley:
         exact_noise_floor: the exact estimator's ``noise_floor``.
         exact_z: the exact estimator's interval quantile ``z`` (None: from the run).
         exact_refine_rounds: the exact estimator's ``refine_rounds``.
+        exact_max_memories: the exact estimator's ``max_memories`` (None: 14).
+        hierarchical_from: contexts of at least this many memories are attributed
+            hierarchically.
+        blocks: G, blocks of the hierarchical first level (2^G block unions, each
+            evaluated once).
+        branching: sub-blocks per cut when the hierarchical estimator screens a block.
+        partitions: block partitions tried to find a union of blocks that recovers.
+        anchor_samples: random coalitions evaluated when no union of blocks recovers
+            (0: give up).
         exact_residual_z: the exact estimator's ``residual_z`` (None: off).
 
     Raises:
@@ -85,12 +93,34 @@ class AutoShapley:
         exact_noise_floor: float = 0.0,
         exact_z: float | None = None,
         exact_refine_rounds: int = 0,
+        exact_max_memories: int | None = None,
+        hierarchical_from: int = 7,
+        blocks: int = 5,
+        branching: int = 4,
+        partitions: int = 1,
+        anchor_samples: int = 32,
         exact_residual_z: float | None = None,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
+        for name, value, low, high in [
+            ("exact_max_memories", exact_max_memories, 1, 20),
+            ("hierarchical_from", hierarchical_from, 2, 4096),
+            ("blocks", blocks, 2, 10),
+            ("branching", branching, 2, 64),
+            ("partitions", partitions, 1, 10),
+            ("anchor_samples", anchor_samples, 0, 4096),
+        ]:
+            if value is not None and not low <= value <= high:
+                raise ConfigurationError(f"{name} must be in [{low}, {high}], got {value}")
         self.exact_budget = exact_budget
+        self.hierarchical_from = hierarchical_from
+        self.blocks = blocks
+        self.branching = branching
+        self.partitions = partitions
+        self.anchor_samples = anchor_samples
         self.exact = ExactShapley(
+            max_memories=exact_max_memories,
             error_model=exact_error_model,
             noise_floor=exact_noise_floor,
             z=exact_z,
@@ -107,14 +137,14 @@ class AutoShapley:
 
         Args:
             k: the number of memories.
-            config: the run's settings (``max_exact_memories``, ``hierarchical_from``).
+            config: the run's settings (unused: the choice is the estimator's own).
 
         Returns:
             ``"exact"``, ``"kernel"`` or ``"hierarchical"``.
         """
-        if (1 << k) <= self.exact_budget and k <= config.max_exact_memories:
+        if (1 << k) <= self.exact_budget and k <= exact_bound(self.exact):
             return "exact"
-        if k >= config.hierarchical_from:
+        if k >= self.hierarchical_from:
             return "hierarchical"
         return "kernel"
 
@@ -143,7 +173,7 @@ class AutoShapley:
         if choice == "exact":
             chosen = self.exact
         elif choice == "hierarchical":
-            chosen = hierarchical_of(config, self.kernel)
+            chosen = hierarchical_of(self)
         else:
             chosen = self.kernel
         return chosen.for_context(k, config=config, rng=drawn, similarity=similarity)
@@ -164,6 +194,12 @@ class AutoShapley:
             "exact_noise_floor": self.exact.noise_floor,
             "exact_z": self.exact.z,
             "exact_refine_rounds": self.exact.refine_rounds,
+            "exact_max_memories": self.exact.max_memories,
+            "hierarchical_from": self.hierarchical_from,
+            "blocks": self.blocks,
+            "branching": self.branching,
+            "partitions": self.partitions,
+            "anchor_samples": self.anchor_samples,
             "exact_residual_z": self.exact.residual_z,
         }
 

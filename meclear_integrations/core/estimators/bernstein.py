@@ -67,7 +67,8 @@ class BernsteinPermutationShapley(ShapleyEstimator):
         ConfigurationError: ``max_permutations`` is not positive.
 
     Example:
-        >>> from meclear_integrations.core import BernsteinPermutationShapley, ClearanceConfig
+        >>> from meclear_integrations.core import ClearanceConfig
+        >>> from meclear_integrations.core.estimators import BernsteinPermutationShapley
         >>> estimator = BernsteinPermutationShapley(max_permutations=4096)
         >>> ClearanceConfig(estimator=estimator).estimator_name
         'bernstein'

@@ -36,7 +36,15 @@ from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource
 if TYPE_CHECKING:
     from ..config import ClearanceConfig
 
-__all__ = ["ErrorModel", "ExactShapley", "exact_shapley", "shapley_sigma", "shapley_weights"]
+__all__ = [
+    "MAX_EXACT_MEMORIES",
+    "ErrorModel",
+    "ExactShapley",
+    "exact_bound",
+    "exact_shapley",
+    "shapley_sigma",
+    "shapley_weights",
+]
 
 ErrorModel = Literal["none", "pooled"]
 """How the exact estimator models each coalition's trial error (module docstring)."""
@@ -125,12 +133,33 @@ def _coalition_variances(game: CoalitionGame, noise_floor: float) -> np.ndarray:
     return variances
 
 
+MAX_EXACT_MEMORIES = 14
+"""The largest K exact enumeration (and minimal clearance) covers by default (2^14
+coalitions)."""
+
+
+def exact_bound(estimator: object) -> int:
+    """The largest K an estimator enumerates exactly, and minimal clearance searches.
+
+    Args:
+        estimator: any estimator; an :class:`ExactShapley`'s ``max_memories`` (or that
+            of an automatic choice's exact estimator) when set.
+
+    Returns:
+        The bound (:data:`MAX_EXACT_MEMORIES` unless the estimator sets one).
+    """
+    exact = getattr(estimator, "exact", estimator)
+    bound = exact.max_memories if isinstance(exact, ExactShapley) else None
+    return bound if bound is not None else MAX_EXACT_MEMORIES
+
+
 class ExactShapley(ShapleyEstimator):
     """Enumerates all 2^K coalitions: no sampling error, every LOO and candidate cached.
 
     Args:
-        max_memories: the largest K it enumerates (None: ``max_exact_memories`` of the
-            run's configuration, 14 outside a run).
+        max_memories: the largest K it enumerates (None: :data:`MAX_EXACT_MEMORIES`);
+            minimal clearance (``ClearanceConfig.clearance``) enumerates subsets of H^ up to
+            the same bound.
         error_model: ``"none"`` (zero-width intervals) or ``"pooled"`` (intervals from
             the run's trial disagreement; module docstring).
         noise_floor: e, a floor e(1 - e) on every coalition's trial variance (pooled only).
@@ -192,14 +221,14 @@ class ExactShapley(ShapleyEstimator):
 
         Args:
             k: the number of memories.
-            config: the run's settings (``max_exact_memories`` when this has no bound).
+            config: the run's settings (``confidence_delta``, ``harm_tolerance``).
             rng: unused (enumeration draws nothing).
             similarity: unused.
 
         Returns:
             An exact estimator with its bound set.
         """
-        bound = self.max_memories if self.max_memories is not None else config.max_exact_memories
+        bound = exact_bound(self)
         z = self.z if self.z is not None else NormalDist().inv_cdf(1 - config.confidence_delta)
         fresh = ExactShapley(
             max_memories=bound,
@@ -240,11 +269,11 @@ class ExactShapley(ShapleyEstimator):
         Raises:
             ConfigurationError: K exceeds ``max_memories``.
         """
-        bound = self.max_memories if self.max_memories is not None else 14
+        bound = exact_bound(self)
         if k > bound:
             raise ConfigurationError(
                 f"exact enumeration needs 2^{k} coalitions; K={k} exceeds "
-                f"max_exact_memories={bound} (use estimator='permutation')"
+                f"ExactShapley(max_memories={bound}) (use estimator='permutation')"
             )
         return list(range(1 << k))
 

@@ -180,8 +180,9 @@ class HierarchicalShapley(ShapleyEstimator):
         rng: the generator to draw from (overrides ``seed``).
 
     Example:
-        >>> from meclear_integrations.core import ClearanceConfig, HierarchicalShapley
-        >>> from meclear_integrations.core import KernelShapley
+        >>> from meclear_integrations.core import ClearanceConfig
+        >>> from meclear_integrations.core.estimators.hierarchical import HierarchicalShapley
+        >>> from meclear_integrations.core.estimators.kernel import KernelShapley
         >>> estimator = HierarchicalShapley(blocks=4, fallback=KernelShapley())
         >>> ClearanceConfig(estimator=estimator).estimator_name
         'hierarchical'
@@ -261,7 +262,7 @@ class HierarchicalShapley(ShapleyEstimator):
         size = k or 1
         return HierarchicalShapley(
             similarity=similarity if similarity is not None else self._similarity_source,
-            threshold=config.success_threshold,
+            threshold=config.verification.success_threshold,
             tau=config.harm_tolerance,
             blocks=self.n_blocks,
             branching=self.branching,

@@ -199,7 +199,8 @@ class KernelShapley(ShapleyEstimator):
         ConfigurationError: a setting is out of range.
 
     Example:
-        >>> from meclear_integrations.core import ClearanceConfig, KernelShapley
+        >>> from meclear_integrations.core import ClearanceConfig
+        >>> from meclear_integrations.core.estimators.kernel import KernelShapley
         >>> config = ClearanceConfig(estimator=KernelShapley(coalitions_per_memory=4.0))
         >>> config.estimator_name
         'kernel'

@@ -85,7 +85,11 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
         if upper is not None
         else []
     )
-    group = answer_group(game, cfg.success_threshold) if cfg.groups_wanted or run.grouped else []
+    group = (
+        answer_group(game, cfg.verification.success_threshold)
+        if cfg.groups_wanted or run.grouped
+        else []
+    )
     ranks = {i: r + 1 for r, i in enumerate(sorted(range(k), key=lambda i: (psi[i], i)))}
     effects = measured_loo_effects(game)  # attribution may have measured more of them
     labels = [None if d is None else loo_label(d, cfg.loo_tolerance) for d in effects]

@@ -71,7 +71,7 @@ def carriers(run: Run, cleared: Sequence[int]) -> Steps[CarrierScan]:
         The scan: status, carriers with evidence, calls made.
     """
     cfg, game = run.config, run.game
-    harmful = failing_answers(game, cfg.success_threshold)
+    harmful = failing_answers(game, cfg.verification.success_threshold)
     if not harmful:
         return CarrierScan(status="answers_not_reported")
     kept = [i for i in range(game.k) if i not in set(cleared)]
@@ -87,7 +87,7 @@ def carriers(run: Run, cleared: Sequence[int]) -> Steps[CarrierScan]:
         return CarrierScan(status="harm_is_abstention", calls=calls)
     found: list[CarrierEvidence] = []
     for i in kept:
-        evidence = _evidence(game, i, harmful, cfg.success_threshold)
+        evidence = _evidence(game, i, harmful, cfg.verification.success_threshold)
         if evidence is not None:
             found.append(evidence)
     return CarrierScan(status="found" if found else "none_found", carriers=found, calls=calls)

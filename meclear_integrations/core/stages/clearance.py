@@ -25,7 +25,8 @@ from ..clearance import (
 from ..coalitions import Coalition
 from ..config import ClearanceConfig
 from ..escalation import escalation_candidates, escalation_pool, wide_pool
-from ..estimators import ShapleyEstimator
+from ..estimators import ShapleyEstimator, configured_estimator
+from ..estimators.exact import exact_bound
 from ..events import StageEvent
 from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
@@ -54,11 +55,11 @@ def verifier(config: ClearanceConfig) -> SequentialVerifier:
     """
     return SequentialVerifier(
         trials=config.trials,
-        max_trials=config.max_trials,
-        success_threshold=config.success_threshold,
-        recovery_rate=config.recovery_rate,
-        delta=config.verification_delta,
-        exit_rate=config.exit_rate,
+        max_trials=config.verification.max_trials,
+        success_threshold=config.verification.success_threshold,
+        recovery_rate=config.verification.recovery_rate,
+        delta=config.verification.delta,
+        exit_rate=config.verification.exit_rate,
     )
 
 
@@ -124,8 +125,8 @@ def clearance(
                 payload={
                     "status": "unverified",
                     "status_reason": reason,
-                    "detail": "trials of a better-looking candidate kept disagreeing "
-                    f"after {cfg.max_trials} trials; the context is returned unchanged",
+                    "detail": "trials of a better-looking candidate kept disagreeing after "
+                    f"{cfg.verification.max_trials} trials; the context is returned unchanged",
                     "cleared_ids": [],
                     "kept_ids": ids,
                     "baseline_value": baseline,
@@ -138,8 +139,8 @@ def clearance(
     final_coalition = candidate_coalition(k, candidates[selected])
     final_recovered = (
         recovered[selected]
-        if cfg.verification == "sequential"
-        else game.recovers(final_coalition, cfg.success_threshold)
+        if cfg.verification.rule == "sequential"
+        else game.recovers(final_coalition, cfg.verification.success_threshold)
     )
     report = ClearanceReport(
         baseline_value=baseline,
@@ -236,14 +237,14 @@ def _verified(
         selection[0] == 0
         and not selection[4]
         and cfg.escalation
-        and not game.recovers(game.full, cfg.success_threshold)
+        and not game.recovers(game.full, cfg.verification.success_threshold)
     ):
         extra = yield from _escalate(run, attributed, candidates)
         if extra:
             candidates = candidates + extra
             families = families + ["escalation"] * len(extra)
             selection = select(cfg, game, candidates)
-    if selection[0] == 0 and not game.recovers(game.full, cfg.success_threshold):
+    if selection[0] == 0 and not game.recovers(game.full, cfg.verification.success_threshold):
         extra = yield from _residual_candidates(run, attributed, candidates)
         if extra:
             candidates = candidates + extra
@@ -266,7 +267,7 @@ def _residual_candidates(
     """
     z = getattr(attributed.estimator, "residual_z", None)
     cfg, game = run.config, run.game
-    if z is None or cfg.verification != "sequential":
+    if z is None or cfg.verification.rule != "sequential":
         return []
     k = game.k
     seen = {tuple(sorted(c)) for c in tried}
@@ -308,7 +309,7 @@ def _promoted(
     admissibility flags are unchanged.
     """
     z = getattr(attributed.estimator, "residual_z", None)
-    if z is None or run.config.verification != "sequential" or selection[4]:
+    if z is None or run.config.verification.rule != "sequential" or selection[4]:
         return selection
     coalitions = [candidate_coalition(run.game.k, c) for c in candidates]
     moved = promote(run.game, coalitions, selection[0], selection[3], float(z))
@@ -372,7 +373,7 @@ def _verify_staged(
     cfg, game = run.config, run.game
     k = game.k
     core = sum(1 for f in families if f != "fallback")
-    if cfg.verification != "sequential" or core == len(candidates):
+    if cfg.verification.rule != "sequential" or core == len(candidates):
         yield from verify(cfg, game, [candidate_coalition(k, c) for c in candidates])
         return candidates, families
     yield from verify(cfg, game, [candidate_coalition(k, c) for c in candidates[:core]])
@@ -399,7 +400,7 @@ def select(config: ClearanceConfig, game: CoalitionGame, candidates: list[list[i
     Returns:
         (selected index, gains, recovered, admissible, undecided).
     """
-    if config.verification == "sequential":
+    if config.verification.rule == "sequential":
         coalitions = [candidate_coalition(game.k, c) for c in candidates]
         selection = verifier(config).select(game, coalitions)
         return (
@@ -410,7 +411,7 @@ def select(config: ClearanceConfig, game: CoalitionGame, candidates: list[list[i
             selection.undecided,
         )
     selected, gains, recovered, admissible = select_candidate(
-        game, candidates, config.success_threshold
+        game, candidates, config.verification.success_threshold
     )
     return selected, gains, recovered, admissible, False
 
@@ -435,7 +436,7 @@ def search_family(
         ``"minimal"`` when asked for, or under ``"auto"`` when the table already holds
         every M minus C for C within H^ (no extra cost); else ``"nested"``.
     """
-    if config.clearance == "nested" or len(priority) > config.max_exact_memories:
+    if config.clearance == "nested" or len(priority) > exact_bound(configured_estimator(config)):
         return "nested"
     if config.clearance == "minimal":
         return "minimal"
@@ -457,10 +458,10 @@ def _escalate(run: Run, attributed: Attribution, tried: list[list[int]]) -> Step
     estimator: ShapleyEstimator = attributed.estimator
     psi = attributed.psi
     suspects = getattr(estimator, "suspects", ())
-    pools = [escalation_pool(psi, cfg.escalation_pool, suspects)]
+    pools = [escalation_pool(psi, cfg.budget.escalation_pool, suspects)]
     if attributed.sampled:  # a sampled estimate may put a harmful memory at or above zero
-        pools.append(wide_pool(psi, 2 * cfg.escalation_pool, suspects, cfg.harm_tolerance))
-    search = escalation_candidates(game, pools, cfg.success_threshold)
+        pools.append(wide_pool(psi, 2 * cfg.budget.escalation_pool, suspects, cfg.harm_tolerance))
+    search = escalation_candidates(game, pools, cfg.verification.success_threshold)
     try:
         batch = next(search)
         while True:
@@ -512,7 +513,7 @@ def verify(
         Nothing; the steps evaluate the trials the rule asks for.
     """
     cfg = config
-    if cfg.verification == "sequential":
+    if cfg.verification.rule == "sequential":
         rule = verifier(cfg)
         while plan := rule.plan(game, coalitions):
             yield Evaluate(plan)
@@ -520,7 +521,7 @@ def verify(
     if not cfg.adaptive_trials:
         yield Evaluate(want((coalitions, cfg.trials)))
         return None
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     fresh = [c for c in coalitions if game.trials_of(c) == 0]
     known = [
         c

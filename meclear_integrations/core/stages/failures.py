@@ -112,7 +112,7 @@ def fails_open(config: ClearanceConfig, exc: BaseException) -> bool:
         True when the run fails open.
     """
     return (
-        config.on_failure == "open"
+        config.failure.mode == "open"
         and isinstance(exc, FAILS_OPEN)
         and failure_kind(exc) != "permanent"
     )

@@ -77,7 +77,7 @@ def _prior_verify(
     cfg, game = run.config, run.game
     everything = game.full
     coalition = candidate_coalition(game.k, cleared)
-    if cfg.verification == "sequential":
+    if cfg.verification.rule == "sequential":
         rule = verifier(cfg)
         if trials_first and game.trials_of(coalition) < cfg.trials:
             yield Evaluate([(coalition, cfg.trials)])
@@ -89,7 +89,9 @@ def _prior_verify(
             _scoped_admits(run, cleared, passed) if run.prior_first else selection.selected == 1
         )
     yield Evaluate(want(([everything, coalition], cfg.trials)))
-    _, _, recovered, admissible = select_candidate(game, [[], cleared], cfg.success_threshold)
+    _, _, recovered, admissible = select_candidate(
+        game, [[], cleared], cfg.verification.success_threshold
+    )
     passed = bool(recovered[1])
     return passed, (_scoped_admits(run, cleared, passed) if run.prior_first else admissible[1])
 
@@ -116,7 +118,9 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
     ids = run.ids
     baseline = game.value(game.full)
     # only a scoped candidate, tried before the exit test, can follow a passing baseline
-    baseline_recovered = run.prior_first and game.recovers(game.full, cfg.success_threshold)
+    baseline_recovered = run.prior_first and game.recovers(
+        game.full, cfg.verification.success_threshold
+    )
     union = tried[0].cleared
     yield Emit(
         StageEvent(

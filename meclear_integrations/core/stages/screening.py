@@ -92,7 +92,7 @@ def screening(
             phase="end",
             payload={
                 "baseline_value": game.value(game.full),
-                "baseline_recovered": game.recovers(game.full, cfg.success_threshold),
+                "baseline_recovered": game.recovers(game.full, cfg.verification.success_threshold),
                 "early_exit": False,
                 "loo": {
                     i: {"effect": d, "label": loo_label(d, cfg.loo_tolerance)}
@@ -115,10 +115,10 @@ def _evaluate(
     """The screening evaluations: exit test, prior candidate, then v(M) and LOO."""
     cfg, game = run.config, run.game
     k = game.k
-    if k > cfg.max_memories:
+    if k > cfg.budget.max_memories:
         raise TooManyMemoriesError(
             f"the context holds K={k} memories, more than max_memories="
-            f"{cfg.max_memories}; raise max_memories or retrieve fewer"
+            f"{cfg.budget.max_memories}; raise max_memories or retrieve fewer"
         )
     screened = Screened(estimator)
     if prior and run.prior_first:  # harm verified for this question: before the exit test
@@ -131,7 +131,7 @@ def _evaluate(
         screened.prior = yield from prior_search(run, prior, unproven)
     if screened.exited or screened.prior is not None:
         return screened
-    if cfg.stop_unexplained is True:
+    if cfg.stops.unexplained is True:
         screened.unexplained = yield from unexplained(run)
         if screened.unexplained is not None:
             return screened
@@ -160,14 +160,14 @@ def _exit_test(run: Run) -> Steps[bool]:
     """
     cfg, game = run.config, run.game
     everything = game.full
-    if cfg.verification == "sequential":
+    if cfg.verification.rule == "sequential":
         rule = verifier(cfg)
         while plan := rule.exit_plan(game):
             yield Evaluate(plan)
         return rule.exits(game)
     yield Evaluate([(everything, cfg.trials)])
     return (
-        game.recovers(everything, cfg.success_threshold)
+        game.recovers(everything, cfg.verification.success_threshold)
         and game.value(everything) >= 1.0 - GAIN_TIE_TOLERANCE
     )
 

@@ -1,6 +1,6 @@
 """A failure no memory explains: stop after the baseline trials instead of paying in full.
 
-When the full context M fails (``stop_unexplained``), the agent is asked once on each
+When the full context M fails (``stops.unexplained``), the agent is asked once on each
 memory alone and once on no memory (K + 1 calls, one batch) before LOO and attribution:
 
 - no trial of M and no memory alone passes, and neither does the context without the
@@ -45,7 +45,7 @@ def unexplained(run: Run) -> Steps[str | None]:
         ``no_memory_explains_failure``, ``model_cannot_answer`` or None.
     """
     cfg, game = run.config, run.game
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
     if any(s >= threshold for c in [game.full, 0, *singles] for s in game.scores[c]):
@@ -72,7 +72,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     and the same answer everywhere, the agent is asked once on no memory (none when the
     table holds it; attribution asks it anyway):
 
-    - the no-memory answer is that answer too (``stop_cannot_answer``): the model's answer
+    - the no-memory answer is that answer too (``stops.cannot_answer``): the model's answer
       does not depend on the memories screening removed (e.g. it always says "I don't
       know"): ``model_cannot_answer``, the run stops. The limit: a right answer that only
       removing several memories together would let through is not seen;
@@ -80,7 +80,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
       the signature of redundant copies. With ``answer_groups="auto"`` the K memories
       alone are asked (one batch) and the run groups them by answer (``run.grouped``).
 
-    With ``stop_unexplained="auto"`` a screening batch that failed everywhere (one answer
+    With ``stops.unexplained="auto"`` a screening batch that failed everywhere (one answer
     or several) is confirmed by :func:`confirm_unexplained` before the run goes on.
 
     Args:
@@ -90,10 +90,10 @@ def uniform_failure(run: Run) -> Steps[str | None]:
         ``model_cannot_answer``, ``no_memory_explains_failure``, or None to go on.
     """
     cfg, game = run.config, run.game
-    auto_stop = cfg.stop_unexplained == "auto"
-    if not cfg.stop_cannot_answer and cfg.answer_groups != "auto" and not auto_stop:
+    auto_stop = cfg.stops.unexplained == "auto"
+    if not cfg.stops.cannot_answer and cfg.answer_groups != "auto" and not auto_stop:
         return None
-    threshold = cfg.success_threshold
+    threshold = cfg.verification.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
     if len(seen) < 2 or game.full not in seen:
         return None
@@ -111,7 +111,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
         yield Evaluate(want(([0], run.single)))
     silent = [a for a in game.answers_of(0) if a is not None]
     if silent and all(same(a, first) for a in silent):
-        if cfg.stop_cannot_answer:
+        if cfg.stops.cannot_answer:
             return "model_cannot_answer"
         return (yield from confirm_unexplained(run)) if auto_stop else None
     if auto_stop:
@@ -126,7 +126,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
 def confirm_unexplained(run: Run) -> Steps[str | None]:
     """Confirm that no memory explains a failure the whole screening batch showed.
 
-    ``stop_unexplained="auto"``, called when no coalition of the screening batch
+    ``stops.unexplained="auto"``, called when no coalition of the screening batch
     recovered. The agent is asked once on each memory alone and on no memory (K + 1 calls
     at most, one batch; the table's entries are reused): a memory that answers right alone,
     or an empty context that answers right (every memory is the harm), explains the
@@ -145,7 +145,7 @@ def confirm_unexplained(run: Run) -> Steps[str | None]:
         The reason to stop, or None to go on.
     """
     game = run.game
-    threshold = run.config.success_threshold
+    threshold = run.config.verification.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([0], run.single), (singles, run.single)))
     if any(s >= threshold for c in [0, *singles] for s in game.scores[c]):

@@ -60,7 +60,7 @@ APP = textwrap.dedent(
             mode="background",
             audit_workers=0,
             audit_queue=queue,
-            clearance=ClearanceConfig(max_concurrency=2),
+            clearance=ClearanceConfig(budget={"max_concurrency": 2}),
         )
     '''
 )

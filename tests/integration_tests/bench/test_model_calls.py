@@ -22,7 +22,8 @@ from meclear_integrations.bench.reader_server import ReaderServer, serve_reader
 from meclear_integrations.bench.stopping import BudgetReached, ProviderRejected, stop_cause
 from meclear_integrations.core.errors import EvaluatorError, RedactedError
 from meclear_integrations.core.faults import is_transient
-from meclear_integrations.judges import VERDICT_SCHEMA, ReferenceLLMJudge
+from meclear_integrations.judges import ReferenceLLMJudge
+from meclear_integrations.judges.parsing import VERDICT_SCHEMA
 from meclear_integrations.judges.prompts import reference_prompt
 
 PROMPT = reference_prompt("Where is Ana?", "Lisbon", "Lisbon", structured=True)

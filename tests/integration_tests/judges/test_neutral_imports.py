@@ -13,7 +13,8 @@ class Block(importlib.abc.MetaPathFinder):
             raise ImportError('blocked ' + name)
 sys.meta_path.insert(0, Block())
 import meclear_integrations.judges, meclear_integrations.payloads, meclear_integrations.prompts
-from meclear_integrations.judges import ReferenceLLMJudge, read_nonce, verdict_reply
+from meclear_integrations.judges import ReferenceLLMJudge
+from meclear_integrations.judges.protocol import read_nonce, verdict_reply
 
 import pytest
 

@@ -9,7 +9,8 @@ from langchain_core.tracers.langchain import LangChainTracer, wait_for_all_trace
 from langsmith import Client
 from langsmith import utils as ls_utils
 
-from meclear_integrations.langchain import CLEARANCE_RUN_NAME, ClearingRetriever, reference_config
+from meclear_integrations.langchain import ClearingRetriever, reference_config
+from meclear_integrations.langchain.clearance import CLEARANCE_RUN_NAME
 from tests.support.servers import LangSmithRecorder, serve
 
 

@@ -17,12 +17,11 @@ from langchain_core.tracers.langchain import wait_for_all_tracers
 from langsmith import run_trees
 from langsmith import utils as ls_utils
 
-from meclear_integrations.langchain import (
+from meclear_integrations.langchain import ClearingRetriever, reference_config
+from meclear_integrations.langchain.clearance import (
     CLEARANCE_RUN_NAME,
     EVALUATE_RUN_NAME,
-    ClearingRetriever,
     default_agent,
-    reference_config,
 )
 from meclear_integrations.telemetry import TraceSettings
 from tests.support.servers import LangSmithRecorder, serve

@@ -8,11 +8,11 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_openai import ChatOpenAI
 
 from meclear_integrations.langchain import (
-    EVALUATE_RUN_NAME,
     ClearingRetriever,
     LangChainReferenceJudge,
     reference_config,
 )
+from meclear_integrations.langchain.clearance import EVALUATE_RUN_NAME
 from meclear_integrations.telemetry import TraceSettings
 from tests.support.servers import OpenAIStub, candidate, serve
 
@@ -61,7 +61,9 @@ def test_429_is_retried_by_the_client(case, inner) -> None:
     stub = OpenAIStub.for_case(case, fail_first=2)
     with serve(stub) as url:
         retriever = ClearingRetriever(
-            retriever=inner, llm=_chat(url, max_retries=2), clearance={"max_concurrency": 1}
+            retriever=inner,
+            llm=_chat(url, max_retries=2),
+            clearance={"budget": {"max_concurrency": 1}},
         )
         out = retriever.invoke(case.query, config=reference_config(case.reference))
     assert [d.id for d in out] == KEPT
@@ -74,7 +76,7 @@ def test_429_without_client_retries_fails_explicitly(case, inner) -> None:
         retriever = ClearingRetriever(
             retriever=inner,
             llm=_chat(url, max_retries=0),
-            clearance={"retry": {"max_attempts": 1}},
+            clearance={"failure": {"retry": {"max_attempts": 1}}},
             on_failure="closed",
         )
         with pytest.raises(Exception, match="RateLimitError"):
@@ -89,7 +91,9 @@ def test_tenacity_retry_where_the_client_does_not(case, inner) -> None:
             stop_after_attempt=3,
             wait_exponential_jitter=False,
         )
-        retriever = ClearingRetriever(retriever=inner, llm=llm, clearance={"max_concurrency": 1})
+        retriever = ClearingRetriever(
+            retriever=inner, llm=llm, clearance={"budget": {"max_concurrency": 1}}
+        )
         out = retriever.invoke(case.query, config=reference_config(case.reference))
     assert [d.id for d in out] == KEPT
     assert stub.statuses[:3] == [429, 429, 200]

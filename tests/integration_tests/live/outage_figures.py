@@ -112,7 +112,9 @@ def main() -> None:
         "--wall-seconds", type=float, default=None, help="max_wall_seconds (default: live bound)"
     )
     args = parser.parse_args()
-    clearance = {} if args.wall_seconds is None else {"max_wall_seconds": args.wall_seconds}
+    clearance = (
+        {} if args.wall_seconds is None else {"budget": {"max_wall_seconds": args.wall_seconds}}
+    )
     print("framework | path | dead provider | seconds per query (status) | requests")
     for kind in args.kinds.split(","):
         for framework in COMPONENTS:

@@ -58,7 +58,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings: list[tuple[str, dict[str, Any]]] = [("live bound", {})]
     if args.unbounded:
-        settings.append(("unbounded", {"clearance": ClearanceConfig(max_wall_seconds=None)}))
+        settings.append(
+            (
+                "unbounded",
+                {"clearance": ClearanceConfig(budget={"max_wall_seconds": None})},
+            )
+        )
     print("framework   wall bound  query   sync s (req)      async s (req)     sync/async")
     for framework in COMPONENTS:
         for label, kwargs in settings:

@@ -29,7 +29,10 @@ def test_one_500_costs_the_engines_attempts_not_the_clients_too(
     Before the single retry layer this was 3 x 3 = 9 requests (LlamaIndex: 12, ~36 s)."""
     case = redundant_harm_example()
     stub = FaultStub("dead")
-    clearance = {"max_concurrency": 1, "retry": {**FAST, "max_attempts": 3}}
+    clearance = {
+        "budget": {"max_concurrency": 1},
+        "failure": {"retry": {**FAST, "max_attempts": 3}},
+    }
     with serve(stub) as url, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = COMPONENTS[framework](url, case, clearance=clearance, circuit_breaker=None)
@@ -50,7 +53,10 @@ def test_dead_provider_queries_are_bounded_then_skipped_by_the_breaker(
         kind,
         asynchronous=asynchronous,
         queries=5,
-        clearance={"max_wall_seconds": wall, "retry": FAST},
+        clearance={
+            "budget": {"max_wall_seconds": wall},
+            "failure": {"retry": FAST},
+        },
         pause=0.3,
     )
     failing, skipped = results[:3], results[3:]

@@ -14,7 +14,7 @@ from meclear_integrations.simulation import redundant_harm_example
 from tests.support.fault_stubs import COMPONENTS, FaultStub, ids, meta
 from tests.support.servers import OpenAIStub, serve
 
-FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+FAST = {"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}}
 FRAMEWORKS = list(COMPONENTS)
 
 

@@ -24,7 +24,7 @@ from .sync_async_figures import clean_and_faulty_cases
 def test_sync_clean_query_sends_its_baseline_trials_together(framework: str, bounded: bool) -> None:
     case = clean_and_faulty_cases()["clean"]
     stub = GaugedStub(OpenAIStub.for_case(case), delay=0.3)
-    kwargs = {} if bounded else {"clearance": ClearanceConfig(max_wall_seconds=None)}
+    kwargs = {} if bounded else {"clearance": ClearanceConfig(budget={"max_wall_seconds": None})}
     with serve(stub) as url:
         out = asyncio.run(COMPONENTS[framework](url, case, **kwargs)(False))
     assert "status" not in meta(out[0]) or meta(out[0])["status"] == "complete"

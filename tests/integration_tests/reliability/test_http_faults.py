@@ -20,7 +20,8 @@ from tests.support.servers import OpenAIStub, serve
 
 KEPT = ["g1", "b1", "b2", "b3"]
 FAST = ClearanceConfig(
-    max_concurrency=1, retry={"initial_backoff": 0.0, "jitter": 0.0, "max_attempts": 3}
+    budget={"max_concurrency": 1},
+    failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0, "max_attempts": 3}},
 )
 
 

@@ -45,7 +45,7 @@ def test_a_llama_index_provider_that_never_returns_does_not_hang_asyncio_run() -
 
         pp = MeClearPostprocessor(
             llm=SyncOnlyLLM(seconds=-1), judge=ExactMatchJudge(), reference="x",
-            clearance=ClearanceConfig(max_wall_seconds=0.5),
+            clearance=ClearanceConfig(budget={"max_wall_seconds": 0.5}),
         )
         nodes = [NodeWithScore(node=TextNode(id_=f"n{i}", text=f"t{i}")) for i in range(2)]
         out = asyncio.run(pp.aclear_nodes(nodes, "q"))
@@ -68,7 +68,7 @@ def test_a_sync_only_langchain_model_that_never_returns_does_not_hang_asyncio_ru
         docs = [Document(page_content=f"t{i}", id=f"d{i}") for i in range(2)]
         retriever = ClearingRetriever(
             retriever=RunnableLambda(lambda q: docs), llm=SyncOnlyChat(),
-            judge=ExactMatchJudge(), clearance=ClearanceConfig(max_wall_seconds=0.5),
+            judge=ExactMatchJudge(), clearance=ClearanceConfig(budget={"max_wall_seconds": 0.5}),
         )
         out = asyncio.run(retriever.ainvoke("q", config=reference_config("x")))
         print(out[0].metadata["meclear"]["status"])

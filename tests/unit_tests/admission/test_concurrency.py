@@ -10,12 +10,12 @@ import pytest
 from meclear_integrations.admission import (
     AdmissionConfig,
     AdmissionHook,
-    AdmissionRequest,
     ConMemAdmitter,
     FunctionTextModel,
-    admits,
 )
+from meclear_integrations.admission.engine import AdmissionRequest
 from meclear_integrations.admission.errors import AdmissionFailedError
+from meclear_integrations.admission.hook import admits
 from tests.support.stage_models import Script, StageModel
 
 CANDIDATE, CONTEXT = "User lives in Lyon.", "user: I moved to Lyon last year, love it here."

@@ -6,13 +6,8 @@ import json
 
 import pytest
 
-from meclear_integrations.admission import (
-    AdmissionConfig,
-    AdmissionEvent,
-    ConMemAdmitter,
-    treatment_position,
-    unmap_preference,
-)
+from meclear_integrations.admission import AdmissionConfig, AdmissionEvent, ConMemAdmitter
+from meclear_integrations.admission.scoring import treatment_position, unmap_preference
 from tests.support.stage_models import PROBES, Script, Sequence_, StageModel, section
 
 CANDIDATE = "User is strictly vegetarian."

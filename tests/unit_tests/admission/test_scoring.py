@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations.admission import (
-    AdmissionConfig,
-    AttributionAudit,
-    CMTEWeights,
-    ConMemAdmitter,
-    RoleWeights,
-    contribution,
-    effect,
-    unit_score,
-)
+from meclear_integrations.admission import AdmissionConfig, ConMemAdmitter
+from meclear_integrations.admission.config import CMTEWeights, RoleWeights
+from meclear_integrations.admission.decision import AttributionAudit
+from meclear_integrations.admission.scoring import contribution, effect, unit_score
 from tests.support.stage_models import Script, StageModel
 
 CANDIDATE, CONTEXT = "User is vegetarian.", "user: I don't eat meat, any ideas for dinner?"

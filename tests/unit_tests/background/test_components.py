@@ -210,7 +210,7 @@ def test_an_audit_run_twice_records_once(case: SimulatedCase, ledger: HarmLedger
     component, _ = retriever(case, ledger)
     component.invoke(case.query, config=reference_config(case.reference))
     [job] = component._queue.list_jobs("queued")
-    from meclear_integrations.jobs import AuditSnapshot
+    from meclear_integrations.jobs.snapshot import AuditSnapshot
 
     snapshot = AuditSnapshot.loads(component._queue.claim("w", lease_seconds=60).payload)
     first = component.audit(snapshot, run_id=job.job_id)
@@ -235,7 +235,7 @@ def test_a_provider_outage_backs_the_audit_off_and_leaves_the_request_path_alone
         mode="background",
         audit_workers=0,
         circuit_breaker=None,
-        clearance=ClearanceConfig(retry={"max_attempts": 1, "initial_backoff": 0.0}),
+        clearance=ClearanceConfig(failure={"retry": {"max_attempts": 1, "initial_backoff": 0.0}}),
     )
     out = component.invoke(case.query, config=reference_config(case.reference))
     assert len(out) == len(case.memories) and model.calls == 0

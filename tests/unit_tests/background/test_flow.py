@@ -13,15 +13,15 @@ from meclear_integrations.core.failure_kind import CircuitOpenError
 from meclear_integrations.live_guard import LiveGuard
 from meclear_integrations.payloads import EdgeCasePolicy
 from meclear_integrations.pipeline import (
-    Clear,
     FlowEvent,
     QuerySettings,
     clearance_flow,
-    make_gate,
-    result_metadata,
     run_async,
     run_sync,
 )
+from meclear_integrations.pipeline.flow import make_gate
+from meclear_integrations.pipeline.shaping import result_metadata
+from meclear_integrations.pipeline.steps import Clear
 from meclear_integrations.triggers import Sampling
 
 MEMORIES = [Memory(id="a", content="Paris"), Memory(id="b", content="Rome")]
@@ -98,7 +98,7 @@ def test_an_open_breaker_declines_or_raises_when_closed() -> None:
     breaker.record("failure")
     for result, host in both("q", MEMORIES, lambda: settings(guard=LiveGuard(breaker))):
         assert result.kind == "guarded" and result.reason == "circuit_open" and host.runs == 0
-    closed = QuerySettings(ClearanceConfig(on_failure="closed"), LiveGuard(breaker))
+    closed = QuerySettings(ClearanceConfig(failure={"mode": "closed"}), LiveGuard(breaker))
     result = run_sync(clearance_flow("q", 2, lambda: MEMORIES, closed), Host())
     assert result.kind == "failed" and isinstance(result.error, CircuitOpenError)
 

@@ -9,7 +9,8 @@ import pytest
 
 from meclear_integrations import Memory
 from meclear_integrations.core.errors import ConfigurationError
-from meclear_integrations.jobs import AuditOutcome, AuditSnapshot, AuditWorker, JobStore
+from meclear_integrations.jobs import AuditOutcome, AuditWorker, JobStore
+from meclear_integrations.jobs.snapshot import AuditSnapshot
 from meclear_integrations.jobs.worker import backoff_seconds
 from meclear_integrations.triggers import TriggerDecision
 from tests.support.clocks import Clock

@@ -19,9 +19,12 @@ from meclear_integrations.bench.cost_sweep import (
 )
 from meclear_integrations.bench.outcomes import CaseOutcome
 from meclear_integrations.cli import main
-from meclear_integrations.core import ClearanceConfig
+from meclear_integrations.core import AutoShapley, ClearanceConfig
 
-BASE = BenchSettings(engine=ClearanceConfig(max_concurrency=1, seed=3), bootstrap_replicates=0)
+BASE = BenchSettings(
+    engine=ClearanceConfig(budget={"max_concurrency": 1}, seed=3),
+    bootstrap_replicates=0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +115,7 @@ def test_the_grid_holds_the_chosen_preset() -> None:
     grid = cheap_grid()
     chosen = {"hierarchical_from": 5, "blocks": 4, "branching": 2, "anchor_samples": 32}
     assert chosen in grid and len(grid) == len({json.dumps(g, sort_keys=True) for g in grid})
-    assert ClearanceConfig.cheap() == ClearanceConfig(**chosen)
+    assert ClearanceConfig.cheap() == ClearanceConfig(estimator=AutoShapley(**chosen))
 
 
 def test_preset_costs_on_builtin_cases(cases) -> None:
@@ -144,7 +147,7 @@ def test_cheap_sweep_rejects_a_setting_that_cannot_recover(cases) -> None:
 def test_meclear_cheap_method_runs_the_preset() -> None:
     method = build_method("meclear:cheap", BASE)
     assert method.name == "meclear:cheap"
-    assert method.config == ClearanceConfig.cheap(seed=3, max_concurrency=1)  # type: ignore[attr-defined]
+    assert method.config == ClearanceConfig.cheap(seed=3, budget={"max_concurrency": 1})  # type: ignore[attr-defined]
 
 
 def test_cli_cost_table_and_cheap_needs_locomo(tmp_path: Path, capsys) -> None:

@@ -31,7 +31,7 @@ from .cases_fixture import (
 
 # Exact enumeration (Eq. 3) keeps these expectations independent of the engine default.
 SETTINGS = BenchSettings(
-    engine=ClearanceConfig.model_validate({"max_concurrency": 1, "estimator": "exact"})
+    engine=ClearanceConfig.model_validate({"estimator": "exact", "budget": {"max_concurrency": 1}})
 )
 
 
@@ -157,7 +157,7 @@ def test_verified_rule_picks_the_smallest_maximum_gain_candidate(rule: str) -> N
     assert cleared == [1] and status == "complete"
     assert [t["admissible"] for t in tried] == [True, True, True]
     # the sequential rule breaks the tie only after both got max_trials (all agree here)
-    expected = config.trials if rule == "paper" else config.max_trials
+    expected = config.trials if rule == "paper" else config.verification.max_trials
     assert tried[1]["trials"] == tried[2]["trials"] == expected
 
 
@@ -178,7 +178,7 @@ def test_clearance_modes_decide_what_a_baseline_deletes() -> None:
 def test_counting_layer_charges_meclear_as_the_engine_counts() -> None:
     case = redundant_case()
     counter = CountingEvaluator(case.evaluator())
-    config = ClearanceConfig.model_validate({"max_concurrency": 1, "seed": 3})
+    config = ClearanceConfig.model_validate({"seed": 3, "budget": {"max_concurrency": 1}})
     report = MeClearEngine(config).clear(case.context(), counter)
     assert counter.coalitions == report.cost.coalitions
     assert counter.calls == report.cost.evaluator_calls

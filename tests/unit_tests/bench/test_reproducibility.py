@@ -12,7 +12,7 @@ from meclear_integrations.simulation import JudgeSignal
 def _run(judge: str, concurrency: int) -> dict[str, list[tuple[object, ...]]]:
     settings = BenchSettings(
         methods=("meclear", "loo", "contextcite"),
-        engine=tuned_engine(max_concurrency=concurrency),
+        engine=tuned_engine(budget={"max_concurrency": concurrency}),
         temperature=0.2,
         judge=JudgeSignal.parse(judge),
         bootstrap_replicates=0,

@@ -23,7 +23,7 @@ REAL = [
     if p.is_dir()
 ]
 pytestmark = pytest.mark.skipif(not REAL, reason="LoCoMo data not present")
-ENGINE = ClearanceConfig(seed=0, max_concurrency=1)
+ENGINE = ClearanceConfig(seed=0, budget={"max_concurrency": 1})
 
 
 @pytest.fixture(scope="module")

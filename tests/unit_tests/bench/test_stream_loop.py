@@ -15,7 +15,7 @@ from meclear_integrations.cli import main
 from .test_stream import REAL
 
 pytestmark = pytest.mark.skipif(not REAL, reason="LoCoMo data not present")
-ENGINE = ClearanceConfig(seed=0, max_concurrency=1)
+ENGINE = ClearanceConfig(seed=0, budget={"max_concurrency": 1})
 
 
 @pytest.fixture(scope="module")

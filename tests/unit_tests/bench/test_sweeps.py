@@ -29,7 +29,7 @@ def cases():
     return chosen
 
 
-BASE = BenchSettings(engine=ClearanceConfig(max_concurrency=1), bootstrap_replicates=50)
+BASE = BenchSettings(engine=ClearanceConfig(budget={"max_concurrency": 1}), bootstrap_replicates=50)
 
 
 def test_standard_settings() -> None:

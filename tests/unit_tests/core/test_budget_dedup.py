@@ -11,12 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core import (
-    AnswerCache,
-    SingleFlightCache,
-    adedup_evaluator,
-    dedup_evaluator,
-)
+from meclear_integrations.core import AnswerCache
+from meclear_integrations.core.dedup import SingleFlightCache, adedup_evaluator, dedup_evaluator
 from tests.support.games import make_memories
 
 
@@ -129,7 +125,7 @@ async def test_single_flight_async_and_engine_async_path() -> None:
         return counted.grade(text)
 
     answers = AnswerCache(deterministic=True)
-    report = await MeClearEngine(ClearanceConfig(max_concurrency=32)).aclear(
+    report = await MeClearEngine(ClearanceConfig(budget={"max_concurrency": 32})).aclear(
         make_memories(5), adedup_evaluator(answer, grade, answers)
     )
     assert report.cleared_ids == ["m1", "m2"]

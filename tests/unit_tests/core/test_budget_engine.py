@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
-from meclear_integrations.core import KernelShapley
+from meclear_integrations.core import ExactShapley
 from meclear_integrations.core.estimators import kernel_budget
+from meclear_integrations.core.estimators.kernel import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
 
 
@@ -72,7 +73,8 @@ def test_early_exit_needs_the_maximum_score_below_a_threshold_of_one() -> None:
 
     for verification in ("paper", "sequential"):
         config = ClearanceConfig(
-            estimator="exact", success_threshold=0.7, verification=verification
+            estimator="exact",
+            verification={"rule": verification, "success_threshold": 0.7},
         )
         report = MeClearEngine(config).clear(make_memories(4), CountingEvaluator(graded))
         assert not report.early_exit, verification
@@ -197,7 +199,7 @@ def test_exact_minimal_clearance_equals_brute_force_eq5(k: int, seed: int, t: in
         return float(scores[sum(1 << position[m.id] for m in coalition), trial])
 
     config = ClearanceConfig.paper(
-        estimator="exact", trials=t, clearance="minimal", max_exact_memories=8
+        estimator=ExactShapley(max_memories=8), trials=t, clearance="minimal"
     )
     report = MeClearEngine(config).clear(memories, evaluate)
     assert report.clearance_search == "minimal"
@@ -250,11 +252,11 @@ class WaveClock:
     ("config", "rounds"),
     [
         # baseline (early exit check), one attribution batch, one verification batch
-        (ClearanceConfig(max_concurrency=64), 3),
+        (ClearanceConfig(budget={"max_concurrency": 64}), 3),
         # no early exit, one batch: attribution batch, then verification
-        (ClearanceConfig(max_concurrency=64, early_exit=False), 2),
+        (ClearanceConfig(budget={"max_concurrency": 64}, early_exit=False), 2),
         # the paper's stage-by-stage evaluation: screening, attribution (candidates cached)
-        (ClearanceConfig.paper(max_concurrency=64, estimator="exact"), 2),
+        (ClearanceConfig.paper(budget={"max_concurrency": 64}, estimator="exact"), 2),
     ],
 )
 async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> None:
@@ -266,7 +268,7 @@ async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> No
 
 async def test_one_batch_sends_screening_and_attribution_together() -> None:
     clock = WaveClock(redundant, delay=0.2)
-    config = ClearanceConfig(estimator="exact", max_concurrency=64, early_exit=False)
+    config = ClearanceConfig(estimator="exact", budget={"max_concurrency": 64}, early_exit=False)
     t0 = time.perf_counter()
     report = await MeClearEngine(config).aclear(make_memories(5), clock)
     elapsed = time.perf_counter() - t0
@@ -289,9 +291,9 @@ async def test_verification_is_one_round_when_a_known_candidate_recovers(k: int)
     both go straight to max_trials before the tie is broken by index), so the clearance
     costs three round-trips."""
     clock = WaveClock(joint, delay=0.1)
-    config = ClearanceConfig(max_concurrency=256, estimator="kernel")
+    config = ClearanceConfig(budget={"max_concurrency": 256}, estimator="kernel")
     report = await MeClearEngine(config).aclear(make_memories(k), clock)
     assert report.harmful_ids[:2] in (["m1", "m2"], ["m2", "m1"])
     assert len(report.cleared) == 1 and report.cleared_ids[0] in {"m1", "m2"}
-    assert report.recovered and report.candidates[1].trials == config.max_trials
+    assert report.recovered and report.candidates[1].trials == config.verification.max_trials
     assert clock.waves() == 3 == report.cost.rounds

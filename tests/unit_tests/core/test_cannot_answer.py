@@ -1,4 +1,4 @@
-"""stop_cannot_answer (on by default): a model that cannot answer stops after screening."""
+"""stops.cannot_answer (on by default): a model that cannot answer stops after screening."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def test_default_detects_a_model_that_cannot_answer() -> None:
     assert report.cleared == [] and report.kept_ids == [m.id for m in MEMORIES]
     assert silent.sizes[0] == 1  # the one extra call: no memory
     off = Silent()
-    paid = MeClearEngine(ClearanceConfig(stop_cannot_answer=False, stop_unexplained=False)).clear(
-        MEMORIES, off
-    )
+    paid = MeClearEngine(
+        ClearanceConfig(stops={"cannot_answer": False, "unexplained": False})
+    ).clear(MEMORIES, off)
     assert paid.status_reason != "model_cannot_answer"
     assert report.cost.evaluator_calls < paid.cost.evaluator_calls  # what the default saves
 
@@ -47,7 +47,7 @@ def test_screening_batch_only_plus_one_call() -> None:
     # the full context's trials, the screening batch (one_batch: the attribution plan
     # joins it), one empty call, nothing after
     off = Silent()
-    MeClearEngine(ClearanceConfig(stop_cannot_answer=False, stop_unexplained=False)).clear(
+    MeClearEngine(ClearanceConfig(stops={"cannot_answer": False, "unexplained": False})).clear(
         MEMORIES, off
     )
     assert silent.sizes[len(MEMORIES)] == report.config.trials
@@ -64,7 +64,7 @@ def test_a_failing_answer_the_memories_cause_goes_on_at_one_call() -> None:
     )
     evaluate = SimulatedEvaluator(world, "Paris")
     on = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluate)
-    off = MeClearEngine(ClearanceConfig(stop_cannot_answer=False)).clear(MEMORIES, evaluate)
+    off = MeClearEngine(ClearanceConfig(stops={"cannot_answer": False})).clear(MEMORIES, evaluate)
     assert on.status_reason != "model_cannot_answer"
     assert on.cleared_ids == off.cleared_ids and on.recovered == off.recovered
     assert on.cost.evaluator_calls - off.cost.evaluator_calls <= 1
@@ -76,7 +76,7 @@ def test_no_call_when_answers_differ_or_are_not_reported() -> None:
     )
     evaluate = SimulatedEvaluator(world, "Paris")
     on = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluate)
-    off = MeClearEngine(ClearanceConfig(stop_cannot_answer=False)).clear(MEMORIES, evaluate)
+    off = MeClearEngine(ClearanceConfig(stops={"cannot_answer": False})).clear(MEMORIES, evaluate)
     assert on.cost.evaluator_calls == off.cost.evaluator_calls
     assert on.cleared_ids == off.cleared_ids and on.recovered
     assert on.cleared_ids and set(on.cleared_ids) <= {"m2", "m5"}

@@ -177,7 +177,7 @@ def test_table_shows_carriers_and_skips() -> None:
     assert "carriers (found," in table
     assert "f3 alone answers 'January 2023' (withheld)" in table
     lonely = EvidenceWorld.from_claims({"b1": ("Rome", 1.0)}, ties="prompt")
-    stopped = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(
+    stopped = MeClearEngine(ClearanceConfig(stops={"unexplained": True})).clear(
         case.memories, SimulatedEvaluator(lonely, case.reference)
     )
     assert "skipped: no_memory_explains_failure" in stopped.to_table()

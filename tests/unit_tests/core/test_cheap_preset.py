@@ -6,11 +6,18 @@ import typing
 
 import pytest
 
-from meclear_integrations.core import ClearanceConfig, ConfigurationError, MeClearEngine
+from meclear_integrations.core import (
+    AutoShapley,
+    ClearanceConfig,
+    ConfigurationError,
+    MeClearEngine,
+)
 from meclear_integrations.core.config import PresetName
+from meclear_integrations.core.estimators.hierarchical import HierarchicalShapley
 from meclear_integrations.simulation import redundant_harm_example
 
 CHEAP = {"hierarchical_from": 5, "blocks": 4, "branching": 2}
+"""The automatic estimator's settings the cheap preset changes."""
 
 
 def _differences(config: ClearanceConfig) -> dict[str, object]:
@@ -22,11 +29,18 @@ def _differences(config: ClearanceConfig) -> dict[str, object]:
     }
 
 
+def _estimator_differences(estimator: object) -> dict[str, object]:
+    assert isinstance(estimator, AutoShapley)
+    default = AutoShapley().settings()
+    return {k: v for k, v in estimator.settings().items() if default[k] != v}
+
+
 def test_cheap_is_the_default_with_a_smaller_hierarchical_first_level() -> None:
-    assert _differences(ClearanceConfig.cheap()) == CHEAP
-    # everything that decides safety stays the default's
     cheap, default = ClearanceConfig.cheap(), ClearanceConfig()
-    for name in ("early_exit", "verification", "recovery_rate", "exit_rate", "max_trials"):
+    assert list(_differences(cheap)) == ["estimator"]
+    assert _estimator_differences(cheap.estimator) == CHEAP
+    # everything that decides safety stays the default's
+    for name in ("early_exit", "verification", "budget", "failure", "trials"):
         assert getattr(cheap, name) == getattr(default, name)
 
 
@@ -34,11 +48,19 @@ def test_preset_names_and_overrides() -> None:
     assert "cheap" in typing.get_args(PresetName)
     assert ClearanceConfig.preset("cheap") == ClearanceConfig.cheap()
     assert ClearanceConfig.preset("cheap", seed=7).seed == 7
-    overridden = ClearanceConfig.cheap(blocks=3, max_concurrency=2)
-    assert _differences(overridden) == {**CHEAP, "blocks": 3, "max_concurrency": 2}
+    overridden = ClearanceConfig.cheap(
+        estimator=AutoShapley(**{**CHEAP, "blocks": 3}), budget={"max_concurrency": 2}
+    )
+    assert _estimator_differences(overridden.estimator) == {**CHEAP, "blocks": 3}
+    assert overridden.budget.max_concurrency == 2
+    # the estimator's names keep the preset's hierarchical settings
+    assert ClearanceConfig.cheap(estimator="auto") == ClearanceConfig.cheap()
+    hierarchical = ClearanceConfig.cheap(estimator="hierarchical").estimator
+    assert isinstance(hierarchical, HierarchicalShapley)
+    assert (hierarchical.n_blocks, hierarchical.branching) == (4, 2)
     with pytest.raises(ConfigurationError, match="'paper', 'default' or 'cheap'"):
         ClearanceConfig.preset("cheapest")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="did you mean 'blocks'"):
+    with pytest.raises(ValueError, match=r"`blocks` moved: use `estimator=AutoShapley\(blocks"):
         ClearanceConfig.cheap(block=3)  # a typo is named, not ignored
 
 

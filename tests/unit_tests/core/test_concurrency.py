@@ -41,7 +41,7 @@ async def test_async_concurrency_limit(limit: int) -> None:
         meter.leave()
         return 1.0
 
-    config = ClearanceConfig.paper(estimator="exact", max_concurrency=limit)
+    config = ClearanceConfig.paper(estimator="exact", budget={"max_concurrency": limit})
     await MeClearEngine(config).aclear(make_memories(5), evaluate)
     assert meter.peak == limit
 
@@ -56,7 +56,7 @@ def test_threaded_sync_concurrency_limit(limit: int) -> None:
         meter.leave()
         return 1.0
 
-    config = ClearanceConfig.paper(estimator="exact", max_concurrency=limit)
+    config = ClearanceConfig.paper(estimator="exact", budget={"max_concurrency": limit})
     MeClearEngine(config).clear(make_memories(4), evaluate)
     assert meter.peak == limit
 
@@ -79,7 +79,9 @@ async def test_sync_evaluator_on_async_path_runs_in_threads() -> None:
             await asyncio.sleep(0.001)
 
     task = asyncio.create_task(ticker())
-    await MeClearEngine(ClearanceConfig.paper(max_concurrency=2)).aclear(make_memories(4), evaluate)
+    await MeClearEngine(ClearanceConfig.paper(budget={"max_concurrency": 2})).aclear(
+        make_memories(4), evaluate
+    )
     task.cancel()
     assert meter.peak == 2
     assert ticks > 3  # the event loop kept running while the evaluator worked
@@ -98,9 +100,12 @@ async def test_failure_cancels_calls_in_flight() -> None:
         return 1.0
 
     with pytest.raises(Exception, match="boom"):
-        await MeClearEngine(ClearanceConfig.paper(max_concurrency=16, on_failure="closed")).aclear(
-            make_memories(4), evaluate
-        )
+        await MeClearEngine(
+            ClearanceConfig.paper(
+                budget={"max_concurrency": 16},
+                failure={"mode": "closed"},
+            )
+        ).aclear(make_memories(4), evaluate)
     await asyncio.sleep(0.6)
     assert started and not finished
 
@@ -117,7 +122,9 @@ def test_threaded_evaluator_sees_the_callers_context_variables() -> None:
 
     token = span.set("query-42")
     try:
-        MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
+        MeClearEngine(ClearanceConfig.paper(budget={"max_concurrency": 4})).clear(
+            make_memories(4), evaluate
+        )
     finally:
         span.reset(token)
     assert seen == {"query-42"}
@@ -138,7 +145,9 @@ def test_instant_sync_evaluator_runs_inline_and_slow_one_in_threads() -> None:
                 time.sleep(delay)
             return 1.0
 
-        MeClearEngine(ClearanceConfig.paper(max_concurrency=4)).clear(make_memories(4), evaluate)
+        MeClearEngine(ClearanceConfig.paper(budget={"max_concurrency": 4})).clear(
+            make_memories(4), evaluate
+        )
         return threads
 
     # The engine classifies by wall time (2-5 ms thresholds): on a loaded machine one

@@ -17,7 +17,7 @@ from meclear_integrations import (
     ScoreOutOfRangeError,
     StageEvent,
 )
-from meclear_integrations.core import PermutationShapley
+from meclear_integrations.core import ExactShapley, PermutationShapley
 from tests.support.games import CountingEvaluator, make_memories
 from tests.support.progress import check_progress
 
@@ -84,7 +84,7 @@ def test_non_memory_items_raise() -> None:
 @pytest.mark.parametrize("bad", [1.5, -0.1, float("nan"), "high", None, True])
 def test_out_of_range_scores_raise(bad: object) -> None:
     with pytest.raises(ScoreOutOfRangeError, match=r"scores must be numbers in \[0, 1\]"):
-        MeClearEngine(ClearanceConfig(on_failure="closed")).clear(
+        MeClearEngine(ClearanceConfig(failure={"mode": "closed"})).clear(
             make_memories(3),
             lambda c, t: bad,  # type: ignore[arg-type,return-value]
         )
@@ -97,9 +97,12 @@ def test_evaluator_exception_names_the_coalition() -> None:
         return 1.0
 
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(ClearanceConfig.paper(max_concurrency=1, on_failure="closed")).clear(
-            make_memories(3), evaluate
-        )
+        MeClearEngine(
+            ClearanceConfig.paper(
+                budget={"max_concurrency": 1},
+                failure={"mode": "closed"},
+            )
+        ).clear(make_memories(3), evaluate)
     assert "model exploded" in str(info.value)
     assert len(info.value.coalition) == 2
     assert all(mid.startswith("m") for mid in info.value.coalition)
@@ -115,14 +118,16 @@ async def test_async_evaluator_exception_names_the_coalition() -> None:
 
     expected = r"TimeoutError: slow model on coalition \['m0', 'm2'\]"
     with pytest.raises(EvaluatorError, match=expected):
-        await MeClearEngine(ClearanceConfig(on_failure="closed", retry={"max_attempts": 1})).aclear(
-            make_memories(3), evaluate
-        )
+        await MeClearEngine(
+            ClearanceConfig(
+                failure={"mode": "closed", "retry": {"max_attempts": 1}},
+            )
+        ).aclear(make_memories(3), evaluate)
 
 
 def test_exact_refuses_large_k() -> None:
-    config = ClearanceConfig(estimator="exact", max_exact_memories=4)
-    with pytest.raises(ConfigurationError, match="max_exact_memories=4"):
+    config = ClearanceConfig(estimator=ExactShapley(max_memories=4))
+    with pytest.raises(ConfigurationError, match=r"ExactShapley\(max_memories=4\)"):
         MeClearEngine(config).clear(make_memories(5), lambda c, t: 1.0)
 
 
@@ -203,9 +208,9 @@ async def test_error_closes_the_open_stage_async() -> None:
         return 1.0
 
     with pytest.raises(EvaluatorError):
-        await MeClearEngine(ClearanceConfig.paper(on_failure="closed"), listener=listener).aclear(
-            make_memories(3), evaluate
-        )
+        await MeClearEngine(
+            ClearanceConfig.paper(failure={"mode": "closed"}), listener=listener
+        ).aclear(make_memories(3), evaluate)
     assert [(e.stage, e.phase) for e in events if e.phase != "progress"] == [
         ("screening", "start"),
         ("screening", "end"),

@@ -9,16 +9,18 @@ import pytest
 
 from meclear_integrations.core import (
     AutoShapley,
-    BernsteinPermutationShapley,
     ClearanceConfig,
     ClearanceReport,
     ExactShapley,
-    HierarchicalShapley,
-    KernelShapley,
     MeClearEngine,
     PermutationShapley,
 )
-from meclear_integrations.core.estimators import make_estimator
+from meclear_integrations.core.estimators import (
+    BernsteinPermutationShapley,
+    HierarchicalShapley,
+    make_estimator,
+)
+from meclear_integrations.core.estimators.kernel import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
 
 

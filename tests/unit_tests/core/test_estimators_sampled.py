@@ -134,7 +134,10 @@ def test_auto_resolves_by_budget() -> None:
         "hierarchical",
         "hierarchical",
     ]
-    assert resolve_estimator(ClearanceConfig(hierarchical_from=12), 10) == "kernel"
+    assert (
+        resolve_estimator(ClearanceConfig(estimator=AutoShapley(hierarchical_from=12)), 10)
+        == "kernel"
+    )
     assert resolve_estimator(ClearanceConfig(estimator=AutoShapley(exact_budget=32)), 5) == "exact"
     assert resolve_estimator(ClearanceConfig(estimator=KernelShapley()), 3) == "kernel"
     assert resolve_estimator(ClearanceConfig.paper(), 5) == "permutation"

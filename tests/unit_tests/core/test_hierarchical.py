@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
+from meclear_integrations.core import AutoShapley
 from meclear_integrations.core.clearance import candidate_coalition
 from meclear_integrations.core.coalitions import members
 from meclear_integrations.core.escalation import (
@@ -136,7 +137,7 @@ def test_interactions_of_the_reduced_game_label_redundant_copies() -> None:
 def test_without_an_anchor_a_small_context_falls_back_to_flat_attribution() -> None:
     """Two blocks and no random anchor search: when the fault shares the gold memory's
     block no union of blocks recovers, and the context (K <= 24) is attributed flat."""
-    config = ClearanceConfig(anchor_samples=0, blocks=2)
+    config = ClearanceConfig(estimator=AutoShapley(anchor_samples=0, blocks=2))
     outcomes = set()
     for fault in (f"m{i}" for i in range(1, 12)):
         events: list[StageEvent] = []
@@ -241,7 +242,7 @@ def test_embeddings_group_the_memories_when_given() -> None:
 
 def test_a_broken_embedding_is_an_error_and_a_transient_one_falls_back() -> None:
     from meclear_integrations import ConfigurationError
-    from meclear_integrations.core import TransientError
+    from meclear_integrations.core.errors import TransientError
 
     memories = make_memories(12)
     evaluate = CountingEvaluator(redundant("m0", {"m5"}))

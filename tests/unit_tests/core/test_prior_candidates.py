@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, StageEvent
-from meclear_integrations.core import PriorCandidate
 from meclear_integrations.core.engine import verifier
+from meclear_integrations.core.prior import PriorCandidate
 from tests.support.games import CountingEvaluator, make_memories
 from tests.support.progress import check_progress
 

@@ -98,8 +98,7 @@ def _both_cleared(residual: float | None, case_ids: list[str]) -> int:
         estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0, residual_z=residual),
         harm_rule="auto",
         harm_tolerance=0.02,
-        recovery_rate=0.3,
-        max_trials=12,
+        verification={"recovery_rate": 0.3, "max_trials": 12},
         seed=0,
     )
     both = 0
@@ -142,8 +141,7 @@ def _stale_runs(residual: float | None, case_ids: list[str]) -> tuple[int, int]:
         estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0, residual_z=residual),
         harm_rule="auto",
         harm_tolerance=0.02,
-        recovery_rate=0.3,
-        max_trials=12,
+        verification={"recovery_rate": 0.3, "max_trials": 12},
         seed=0,
     )
     both = residual_family = 0

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core import EstimatorError
 from meclear_integrations.core.coalitions import full, membership_matrix, without
+from meclear_integrations.core.errors import EstimatorError
 from meclear_integrations.core.estimators import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
 
@@ -83,7 +83,7 @@ def test_estimator_failure_after_calls_fails_open(monkeypatch: pytest.MonkeyPatc
 
 def test_estimator_failure_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(KernelShapley, "estimate", _broken_estimate)
-    config = ClearanceConfig(estimator="kernel", on_failure="closed")
+    config = ClearanceConfig(estimator="kernel", failure={"mode": "closed"})
     with pytest.raises(EstimatorError, match="kernel estimator failed") as info:
         MeClearEngine(config).clear(
             make_memories(12), CountingEvaluator(direct_fault_value("m0", "m5"))

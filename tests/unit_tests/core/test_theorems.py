@@ -16,7 +16,8 @@ from meclear_integrations import (
     Memory,
     StageEvent,
 )
-from meclear_integrations.core import AutoShapley, KernelShapley, PermutationShapley
+from meclear_integrations.core import AutoShapley, PermutationShapley
+from meclear_integrations.core.estimators.kernel import KernelShapley
 from meclear_integrations.core.verification import clopper_pearson
 from tests.support.games import CountingEvaluator, make_memories
 
@@ -179,7 +180,6 @@ def test_theorem2_on_random_games(
         estimator=estimators.get(estimator, estimator),
         trials=trials,
         seed=seed,
-        hierarchical_from=7,
     )
     events: list[StageEvent] = []
     report = MeClearEngine(config, listener=events.append).clear(memories, evaluate)
@@ -193,7 +193,7 @@ def test_theorem2_on_random_games(
     admissible = [c for c in report.candidates if c.admissible]
     best = max(c.value for c in admissible)
     chosen = min(c.size for c in admissible if c.value >= best - 1e-12)
-    if noise == 0.0 or config.verification == "paper":
+    if noise == 0.0 or config.verification.rule == "paper":
         assert len(report.cleared) == chosen  # Eq. 20: min argmax of the value
     else:
         # under noise a larger candidate wins only when verifiably better: the selection
@@ -204,15 +204,16 @@ def test_theorem2_on_random_games(
         assert report.recovered  # Eq. 22
         assert set(report.cleared_ids) <= set(report.harmful_ids)
         selected = next(c for c in report.candidates if c.size == chosen and c.admissible)
-        if config.verification == "sequential":
+        if config.verification.rule == "sequential":
             # Never a cleared context that was not verified: its pass rate's lower bound
             # reaches the recovery rate on the trials it was given.
             kept = sum(1 << position[m.id] for m in report.kept)
             passes = sum(
-                scores[kept, t] >= config.success_threshold for t in range(selected.trials)
+                scores[kept, t] >= config.verification.success_threshold
+                for t in range(selected.trials)
             )
-            lower = clopper_pearson(passes, selected.trials, config.verification_delta)[0]
-            assert lower >= config.recovery_rate
+            lower = clopper_pearson(passes, selected.trials, config.verification.delta)[0]
+            assert lower >= config.verification.recovery_rate
     else:
         assert [m.id for m in report.kept] == [m.id for m in memories]
     if len(admissible) == 1:

@@ -1,4 +1,4 @@
-"""stop_unexplained: a failure no memory explains stops after the baseline trials."""
+"""stops.unexplained: a failure no memory explains stops after the baseline trials."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def loo_calls(k: int, trials: int = 2) -> int:
 def test_no_memory_explains_failure_stops_cheaply() -> None:
     world = EvidenceWorld.from_claims({"m3": ("Rome", 1.0)}, ties="prompt")
     evaluate = SimulatedEvaluator(world, "Paris")
-    stopped = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(MEMORIES, evaluate)
-    full = MeClearEngine(ClearanceConfig(stop_unexplained=False)).clear(MEMORIES, evaluate)
+    stopped = MeClearEngine(ClearanceConfig(stops={"unexplained": True})).clear(MEMORIES, evaluate)
+    full = MeClearEngine(ClearanceConfig(stops={"unexplained": False})).clear(MEMORIES, evaluate)
     assert stopped.status == "skipped"
     assert stopped.status_reason == "no_memory_explains_failure"
     assert stopped.kept_ids == [m.id for m in MEMORIES] and stopped.cleared == []
@@ -35,7 +35,7 @@ def test_model_that_cannot_answer_is_detected() -> None:
         note_answer("I don't know.")
         return 0.0
 
-    report = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(MEMORIES, evaluate)
+    report = MeClearEngine(ClearanceConfig(stops={"unexplained": True})).clear(MEMORIES, evaluate)
     assert report.status == "skipped" and report.status_reason == "model_cannot_answer"
     assert report.cost.evaluator_calls <= 2 * loo_calls(len(MEMORIES))
 
@@ -44,7 +44,7 @@ def test_a_memory_that_answers_alone_goes_on() -> None:
     world = EvidenceWorld.from_claims(
         {"m1": ("Paris", 1.0), "m2": ("Rome", 1.0), "m5": ("Rome", 1.0)}, ties="prompt"
     )
-    report = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(
+    report = MeClearEngine(ClearanceConfig(stops={"unexplained": True})).clear(
         MEMORIES, SimulatedEvaluator(world, "Paris")
     )
     assert report.status == "complete" and report.recovered
@@ -60,14 +60,14 @@ def test_a_context_that_sometimes_passes_goes_on() -> None:
             return 1.0
         return 1.0 if len(ids) == 10 and trial == 1 else 0.0
 
-    report = MeClearEngine(ClearanceConfig(stop_unexplained=True)).clear(MEMORIES, evaluate)
+    report = MeClearEngine(ClearanceConfig(stops={"unexplained": True})).clear(MEMORIES, evaluate)
     assert report.status_reason not in ("no_memory_explains_failure", "model_cannot_answer")
 
 
 def test_events_close_every_stage() -> None:
     events = []
     world = EvidenceWorld.from_claims({"m3": ("Rome", 1.0)}, ties="prompt")
-    engine = MeClearEngine(ClearanceConfig(stop_unexplained=True), listener=events.append)
+    engine = MeClearEngine(ClearanceConfig(stops={"unexplained": True}), listener=events.append)
     engine.clear(MEMORIES, SimulatedEvaluator(world, "Paris"))
     phases = [(e.stage, e.phase) for e in events if e.phase != "progress"]
     assert phases == [
@@ -88,6 +88,6 @@ def test_async_path_stops_too() -> None:
         return sync_eval(coalition, trial)
 
     report = asyncio.run(
-        MeClearEngine(ClearanceConfig(stop_unexplained=True)).aclear(MEMORIES, evaluate)
+        MeClearEngine(ClearanceConfig(stops={"unexplained": True})).aclear(MEMORIES, evaluate)
     )
     assert report.status_reason == "no_memory_explains_failure"

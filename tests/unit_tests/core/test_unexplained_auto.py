@@ -1,4 +1,4 @@
-"""stop_unexplained="auto": stop only when the whole screening batch and a cheap check fail."""
+"""stops.unexplained="auto": stop only when the whole screening batch and a cheap check fail."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from meclear_integrations.simulation.evaluator import SimulatedEvaluator
 from meclear_integrations.simulation.world import EvidenceWorld
 
 MEMORIES = [Memory(id=f"m{i}", content=f"memory {i}") for i in range(10)]
-AUTO = ClearanceConfig(stop_unexplained="auto")
-OFF = ClearanceConfig(stop_unexplained=False)
+AUTO = ClearanceConfig(stops={"unexplained": "auto"})
+OFF = ClearanceConfig(stops={"unexplained": False})
 
 
 def loo_calls(k: int, trials: int = 2) -> int:
@@ -107,7 +107,7 @@ def test_auto_async_stops_too() -> None:
 @pytest.mark.parametrize("mode", ["auto", True])
 def test_a_joint_pair_context_goes_on(mode: bool | str) -> None:
     """A right answer that two memories support together: the stop must not fire."""
-    cfg = ClearanceConfig(stop_unexplained=mode)  # type: ignore[arg-type]
+    cfg = ClearanceConfig(stops={"unexplained": mode})
     report = MeClearEngine(cfg).clear(JOINT, joint_pair)
     assert report.status == "complete" and report.recovered
     assert set(report.cleared_ids) == {"m2", "m3", "m4", "m5", "m6"}
@@ -143,7 +143,7 @@ def test_auto_model_that_cannot_answer() -> None:
         note_answer("I don't know.")
         return 0.0
 
-    cfg = ClearanceConfig(stop_unexplained="auto", stop_cannot_answer=False)
+    cfg = ClearanceConfig(stops={"unexplained": "auto", "cannot_answer": False})
     report = MeClearEngine(cfg).clear(MEMORIES, evaluate)
     assert report.status == "skipped" and report.status_reason == "model_cannot_answer"
 

@@ -103,14 +103,14 @@ def test_a_tie_won_by_luck_is_broken_by_more_trials() -> None:
     scores[partial, 4:] = [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0]
     scores[0b1011, 1:] = 0.0  # m2 cleared: fails after its first (attribution) trial
     config = ClearanceConfig(estimator="exact", clearance="nested")
-    paper = MeClearEngine(config.model_copy(update={"verification": "paper"})).clear(
+    paper = MeClearEngine(config.updated(verification={"rule": "paper"})).clear(
         memories, table_evaluator(scores, memories)
     )
     assert len(paper.cleared_ids) == 1
     report = MeClearEngine(config).clear(memories, table_evaluator(scores, memories))
     assert sorted(report.cleared_ids) == ["m1", "m2"] and report.recovered
     tried = {tuple(sorted(c.memory_ids)): c for c in report.candidates}
-    assert tried[("m1",)].trials == tried[("m1", "m2")].trials == config.max_trials
+    assert tried[("m1",)].trials == tried[("m1", "m2")].trials == config.verification.max_trials
 
 
 def test_trials_that_keep_disagreeing_abstain() -> None:
@@ -155,7 +155,7 @@ class ContradictingJudge:
 @pytest.mark.parametrize("on_failure", ["open", "closed"])
 def test_inconsistent_verdicts_make_the_run_abstain(on_failure: str) -> None:
     events: list[StageEvent] = []
-    config = ClearanceConfig(estimator="exact", on_failure=on_failure)
+    config = ClearanceConfig(estimator="exact", failure={"mode": on_failure})
     memories = make_memories(3)
     report = MeClearEngine(config, listener=events.append).clear(memories, ContradictingJudge())
     assert report.status == "unverified" and report.status_reason == "accepted_two_answers"

@@ -6,14 +6,13 @@ import pytest
 
 from meclear_integrations import Memory
 from meclear_integrations.judges import (
-    VERDICT_SCHEMA,
     MissingReferenceError,
     ReferenceFreeLLMJudge,
     ReferenceLLMJudge,
     VerdictParseError,
-    read_nonce,
-    verdict_reply,
 )
+from meclear_integrations.judges.parsing import VERDICT_SCHEMA
+from meclear_integrations.judges.protocol import read_nonce, verdict_reply
 from tests.support.text_models import ScriptedStructuredModel, ScriptedTextModel
 
 

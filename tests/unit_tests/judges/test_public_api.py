@@ -5,8 +5,6 @@ from __future__ import annotations
 import meclear_integrations.judges as judges
 
 EXPECTED = [
-    "VERDICT_SCHEMA",
-    "AnswerFunction",
     "AsyncTaskEvaluator",
     "BaseJudge",
     "CallableJudge",
@@ -17,23 +15,14 @@ EXPECTED = [
     "JudgeVerdict",
     "LLMJudge",
     "MissingReferenceError",
-    "ParseMethod",
     "ReferenceFreeLLMJudge",
     "ReferenceLLMJudge",
     "StructuredTextModel",
     "TaskEvaluator",
-    "TaskRecord",
     "TextModel",
     "TokenF1Judge",
     "VerdictParseError",
-    "VerdictSchema",
-    "as_text_model",
-    "parse_verdict",
-    "read_nonce",
-    "supports_structured_output",
     "task_evaluator",
-    "token_f1",
-    "verdict_reply",
 ]
 
 

@@ -12,8 +12,8 @@ from meclear_integrations.judges import (
     JudgeVerdict,
     MissingReferenceError,
     TokenF1Judge,
-    token_f1,
 )
+from meclear_integrations.judges.match import token_f1
 
 
 def test_exact_match_normalises() -> None:

@@ -62,9 +62,7 @@ def test_llm_judge_failure_surfaces_as_evaluator_error() -> None:
     judge = ReferenceLLMJudge(ScriptedTextModel("hmm, hard to say"))
     evaluate = task_evaluator(answer, judge, question=case.query, reference=case.reference)
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(CONFIG.model_copy(update={"on_failure": "closed"})).clear(
-            case.memories, evaluate
-        )
+        MeClearEngine(CONFIG.updated(failure={"mode": "closed"})).clear(case.memories, evaluate)
     assert "VerdictParseError" in str(info.value)
 
 

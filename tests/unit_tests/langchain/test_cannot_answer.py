@@ -1,5 +1,5 @@
 """A chat model that cannot answer: the default detects it, the retriever says so and clears
-nothing (``stop_cannot_answer``, issue 29 item 6)."""
+nothing (``stops.cannot_answer``, issue 29 item 6)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ from langchain_core.language_models import FakeListChatModel
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from tests.unit_tests.langchain.test_events import AsyncEvents, Events, _stages
-
-NO_CHECKS = ClearanceConfig(stop_cannot_answer=False, stop_unexplained=False)
-"""Neither the cannot-answer check nor the unexplained stop: the run pays in full."""
 
 
 def silent() -> FakeListChatModel:
@@ -47,7 +44,12 @@ def test_default_reports_a_model_that_cannot_answer(case, inner) -> None:
     docs = retrieve(case, inner, handler)
     check(docs, case, handler)
     calls = docs[0].metadata["meclear"]["model_calls"]["total"]
-    paid = retrieve(case, inner, Events(), clearance=NO_CHECKS)
+    paid = retrieve(
+        case,
+        inner,
+        Events(),
+        clearance=ClearanceConfig(stops={"cannot_answer": False, "unexplained": False}),
+    )
     assert paid[0].metadata["meclear"].get("status_reason") != "model_cannot_answer"
     # at K = 6 the screening batch already holds every coalition: no saving, no extra call,
     # but a clear status instead of a run that finds nothing (the saving: core tests)

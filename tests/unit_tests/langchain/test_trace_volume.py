@@ -9,12 +9,11 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
-from meclear_integrations.langchain import (
+from meclear_integrations.langchain import ClearingRetriever, reference_config
+from meclear_integrations.langchain.clearance import (
     CLEARANCE_RUN_NAME,
     EVALUATE_RUN_NAME,
-    ClearingRetriever,
     default_agent,
-    reference_config,
 )
 from meclear_integrations.telemetry import TraceSettings
 

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from meclear_integrations.cli import main
-from meclear_integrations.ledger import SCHEMA_VERSION, HarmLedger
+from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger.migrations import SCHEMA_VERSION
 from tests.support.ledger import clear, memories
 
 

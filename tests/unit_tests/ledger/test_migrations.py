@@ -7,10 +7,15 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import inspect
 
-from meclear_integrations.ledger import SCHEMA_VERSION, HarmLedger, SchemaVersionError
+from meclear_integrations.ledger import HarmLedger, SchemaVersionError
 from meclear_integrations.ledger import schema as tables
 from meclear_integrations.ledger.database import create_ledger_engine, ledger_url
-from meclear_integrations.ledger.migrations import MIGRATIONS, current_version, migrate
+from meclear_integrations.ledger.migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    current_version,
+    migrate,
+)
 
 
 def test_open_creates_every_table_at_the_current_version(ledger_url: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations.core import PriorCandidate
+from meclear_integrations.core.prior import PriorCandidate
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.ledger.proof import proven_members, split_members
 from tests.support.clocks import StepClock

@@ -10,37 +10,23 @@ import pytest
 import meclear_integrations.ledger as ledger
 
 EXPECTED = [
-    "CandidateRecord",
-    "DEFAULT_LEDGER_URL",
-    "EMBEDDING_THRESHOLD",
     "FeedbackRecord",
     "HarmLedger",
-    "LEDGER_URL_ENV",
-    "LEXICAL_THRESHOLD",
     "LedgerLookupError",
-    "MemoryEvent",
     "MemoryHistory",
-    "MemoryObservation",
     "MemoryRecord",
     "ReplayError",
     "ReplayResult",
     "ReviewProposal",
     "RunMode",
     "RunRecord",
-    "SCHEMA_VERSION",
     "SchemaVersionError",
     "ScopedHarm",
     "SuccessSignal",
     "areplay_feedback",
     "content_hash",
-    "display_url",
-    "ledger_url",
-    "proposals_csv",
-    "proposals_json",
-    "query_hash",
     "replay_feedback",
     "replay_pending",
-    "wilson_lower_bound",
 ]
 
 

@@ -10,13 +10,14 @@ from datetime import UTC, datetime
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine
-from meclear_integrations.ledger import (
-    HarmLedger,
+from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger.review import (
+    QueryEvidence,
     proposals_csv,
     proposals_json,
+    rank_proposals,
     wilson_lower_bound,
 )
-from meclear_integrations.ledger.review import QueryEvidence, rank_proposals
 from tests.support.clocks import StepClock
 from tests.support.ledger import clear, evaluator, memories
 

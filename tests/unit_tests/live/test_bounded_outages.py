@@ -88,11 +88,14 @@ def test_outcomes() -> None:
 
 # ---------------------------------------------------------------- the wall bound
 def test_live_wall_bound_unless_set_explicitly() -> None:
-    assert live_config(ClearanceConfig()).max_wall_seconds == LIVE_MAX_WALL_SECONDS
-    assert live_config(ClearanceConfig.paper()).max_wall_seconds == LIVE_MAX_WALL_SECONDS
-    assert live_config(ClearanceConfig(max_wall_seconds=None)).max_wall_seconds is None
-    assert live_config(ClearanceConfig(max_wall_seconds=5)).max_wall_seconds == 5
-    assert ClearanceConfig().max_wall_seconds is None  # the bare engine keeps no bound
+    assert live_config(ClearanceConfig()).budget.max_wall_seconds == LIVE_MAX_WALL_SECONDS
+    assert live_config(ClearanceConfig.paper()).budget.max_wall_seconds == LIVE_MAX_WALL_SECONDS
+    assert (
+        live_config(ClearanceConfig(budget={"max_wall_seconds": None})).budget.max_wall_seconds
+        is None
+    )
+    assert live_config(ClearanceConfig(budget={"max_wall_seconds": 5})).budget.max_wall_seconds == 5
+    assert ClearanceConfig().budget.max_wall_seconds is None  # the bare engine keeps no bound
 
 
 def test_components_use_the_live_bound() -> None:
@@ -104,13 +107,13 @@ def test_components_use_the_live_bound() -> None:
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: []), llm=FakeListLLM(responses=["a"])
     )
-    assert retriever._engine_config().max_wall_seconds == LIVE_MAX_WALL_SECONDS
+    assert retriever._engine_config().budget.max_wall_seconds == LIVE_MAX_WALL_SECONDS
     unbounded = ClearingRetriever(
         retriever=RunnableLambda(lambda q: []),
         llm=FakeListLLM(responses=["a"]),
-        clearance={"max_wall_seconds": None},
+        clearance={"budget": {"max_wall_seconds": None}},
     )
-    assert unbounded._engine_config().max_wall_seconds is None
+    assert unbounded._engine_config().budget.max_wall_seconds is None
 
 
 # ---------------------------------------------------------------- one retry layer
@@ -178,7 +181,7 @@ def _langchain(case: Any, provider: Provider, breaker: CircuitBreaker, **kwargs:
         agent=RunnableLambda(provider),
         judge=lambda question, answer, **kw: 1.0,
         circuit_breaker=breaker,
-        clearance={"retry": {"max_attempts": 1}},
+        clearance={"failure": {"retry": {"max_attempts": 1}}},
         **kwargs,
     )
 
@@ -225,7 +228,7 @@ def _llama_index(case: Any, provider: Provider, breaker: CircuitBreaker, **kwarg
         llm=Scripted(),
         judge=lambda question, answer, **kw: 1.0,
         circuit_breaker=breaker,
-        clearance={"retry": {"max_attempts": 1}},
+        clearance={"failure": {"retry": {"max_attempts": 1}}},
         **kwargs,
     )
 

@@ -41,8 +41,10 @@ def test_shortfall_only_under_a_cap_that_cannot_pay() -> None:
     k = len(redundant_harm_example().memories)
     needed = minimum_evaluator_calls(ClearanceConfig(), k)
     assert budget_shortfall(ClearanceConfig(), k) is None
-    assert budget_shortfall(ClearanceConfig(max_evaluator_calls=needed), k) is None
-    assert budget_shortfall(ClearanceConfig(max_evaluator_calls=needed - 1), k) == needed
+    assert budget_shortfall(ClearanceConfig(budget={"max_evaluator_calls": needed}), k) is None
+    assert (
+        budget_shortfall(ClearanceConfig(budget={"max_evaluator_calls": needed - 1}), k) == needed
+    )
     assert minimum_evaluator_calls(ClearanceConfig(), 0) == 0
 
 
@@ -113,7 +115,7 @@ async def test_a_cap_that_cannot_pay_declines_before_any_model_call(
     case = redundant_harm_example()
     needed = minimum_evaluator_calls(ClearanceConfig(), len(case.memories))
     calls: list[str] = []
-    run = _components(case, calls, clearance={"max_evaluator_calls": 20})[framework]
+    run = _components(case, calls, clearance={"budget": {"max_evaluator_calls": 20}})[framework]
     with pytest.warns(FailOpenWarning, match="budget"):
         meta = await run(asynchronous)
     assert "model" not in calls
@@ -128,7 +130,7 @@ async def test_a_cap_that_cannot_pay_declines_before_any_model_call(
 def test_a_cap_that_can_pay_runs(framework: str) -> None:
     case = redundant_harm_example()
     calls: list[str] = []
-    run = _components(case, calls, clearance={"max_evaluator_calls": 400})[framework]
+    run = _components(case, calls, clearance={"budget": {"max_evaluator_calls": 400}})[framework]
     with warnings.catch_warnings():
         warnings.simplefilter("error", FailOpenWarning)
         meta = asyncio.run(run(False))
@@ -140,7 +142,12 @@ def test_a_cap_that_can_pay_runs(framework: str) -> None:
 def test_failing_closed_raises_the_budget_error(framework: str) -> None:
     case = redundant_harm_example()
     calls: list[str] = []
-    run = _components(case, calls, clearance={"max_evaluator_calls": 20}, on_failure="closed")
+    run = _components(
+        case,
+        calls,
+        clearance={"budget": {"max_evaluator_calls": 20}},
+        on_failure="closed",
+    )
     with pytest.raises(BudgetExceededError, match="max_evaluator_calls=20"):
         asyncio.run(run[framework](False))
     assert "model" not in calls

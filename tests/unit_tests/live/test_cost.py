@@ -23,7 +23,7 @@ from meclear_integrations.llama_index import MeClearPostprocessor
 from tests.support import stale_city as scripted
 from tests.support.text_models import ScriptedTextModel
 
-FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
 TOKENS_IN, TOKENS_OUT = 40, 3
 
 

@@ -24,7 +24,7 @@ from tests.support.text_models import ScriptedTextModel
 
 STALE = {"f1", "f2"}
 EVERY = [i for i, _, _ in scripted.MEMORIES]
-FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
 
 
 def _retriever(rec: scripted.Recorder, **kwargs: Any) -> ClearingRetriever:

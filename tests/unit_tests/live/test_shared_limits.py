@@ -31,7 +31,7 @@ from .test_limiter import CountingRateLimiter, Gauge, Holder, wait_until
 
 QUERIES = 6
 LATENCY = 0.005
-FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+FAST = {"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}}
 
 
 class GaugedChat(SimulatedChatModel):
@@ -214,7 +214,7 @@ def test_a_query_waiting_for_a_slot_ends_at_its_wall_bound(
         run = COMPONENTS[framework](
             Gauge(),
             limiter=limiter,
-            clearance={**FAST, "max_wall_seconds": 0.5},
+            clearance={**FAST, "budget": {"max_wall_seconds": 0.5}},
             circuit_breaker=None,
         )
         started = time.perf_counter()

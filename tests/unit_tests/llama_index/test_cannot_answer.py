@@ -1,22 +1,18 @@
 """An LLM that cannot answer: the default detects it, the postprocessor says so in node
-metadata and events and clears nothing (``stop_cannot_answer``, issue 29 item 6)."""
+metadata and events and clears nothing (``stops.cannot_answer``, issue 29 item 6)."""
 
 from __future__ import annotations
 
 from llama_index.core.base.llms.types import CompletionResponse
 
 from meclear_integrations.core.config import ClearanceConfig
-from meclear_integrations.llama_index import (
+from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+from meclear_integrations.llama_index.events import (
     ClearanceEndEvent,
     ClearanceStartEvent,
-    MeClearPostprocessor,
     ScreeningEndEvent,
     ScreeningStartEvent,
-    SimulatedLLM,
 )
-
-NO_CHECKS = ClearanceConfig(stop_cannot_answer=False, stop_unexplained=False)
-"""Neither the cannot-answer check nor the unexplained stop: the run pays in full."""
 
 
 class Silent(SimulatedLLM):
@@ -53,7 +49,9 @@ def check(result_nodes, case, events) -> None:
 def test_default_reports_a_model_that_cannot_answer(case, nodes, events) -> None:
     out = processor(case).postprocess_nodes(nodes, query_str=case.query)
     check(out, case, events)
-    result = processor(case, clearance=NO_CHECKS).clear_nodes(nodes, case.query)
+    result = processor(
+        case, clearance=ClearanceConfig(stops={"cannot_answer": False, "unexplained": False})
+    ).clear_nodes(nodes, case.query)
     assert result.report is not None and result.report.status_reason != "model_cannot_answer"
 
 

@@ -11,16 +11,18 @@ from meclear_integrations.core.engine import MeClearEngine
 from meclear_integrations.core.errors import EvaluatorError
 from meclear_integrations.core.events import StageEvent
 from meclear_integrations.llama_index import (
+    MeClearPostprocessor,
+    MeClearStageEndEvent,
+    MeClearStageStartEvent,
+    SimulatedLLM,
+)
+from meclear_integrations.llama_index.events import (
     AttributionEndEvent,
     AttributionStartEvent,
     ClearanceEndEvent,
     ClearanceStartEvent,
-    MeClearPostprocessor,
-    MeClearStageEndEvent,
-    MeClearStageStartEvent,
     ScreeningEndEvent,
     ScreeningStartEvent,
-    SimulatedLLM,
 )
 from meclear_integrations.payloads import stage_event_payload
 
@@ -32,7 +34,7 @@ SEQUENCE = [
     ClearanceStartEvent,
     ClearanceEndEvent,
 ]
-CLOSED = ClearanceConfig(on_failure="closed")
+CLOSED = ClearanceConfig(failure={"mode": "closed"})
 
 
 def assert_balanced(events) -> None:

@@ -7,15 +7,15 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM, MockLLM
 
-from meclear_integrations.judges import VERDICT_SCHEMA, VerdictParseError
+from meclear_integrations.judges import VerdictParseError
+from meclear_integrations.judges.parsing import VERDICT_SCHEMA
 from meclear_integrations.llama_index import (
     LlamaIndexReferenceFreeJudge,
     LlamaIndexReferenceJudge,
-    LlamaIndexStructuredTextModel,
     LlamaIndexTextModel,
-    as_text_model,
-    resolve_judge,
 )
+from meclear_integrations.llama_index.judges import resolve_judge
+from meclear_integrations.llama_index.model import LlamaIndexStructuredTextModel, as_text_model
 
 
 def tool_reply(arguments: dict, seen: list) -> MockFunctionCallingLLM:

@@ -51,7 +51,7 @@ class Failing(SimulatedLLM):
         return self.complete(prompt, formatted=formatted, **kwargs)
 
 
-CLOSED = ClearanceConfig(on_failure="closed")
+CLOSED = ClearanceConfig(failure={"mode": "closed"})
 """An engine config that raises evaluator failures to the integration."""
 
 

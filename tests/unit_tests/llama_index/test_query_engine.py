@@ -84,7 +84,9 @@ async def test_aquery_does_not_block_the_event_loop(case, index, monkeypatch) ->
     latency = 0.02
     llm = Slow.from_case(case, latency=latency)
     pp = MeClearPostprocessor(
-        llm=llm, reference=case.reference, clearance=ClearanceConfig(max_concurrency=16)
+        llm=llm,
+        reference=case.reference,
+        clearance=ClearanceConfig(budget={"max_concurrency": 16}),
     )
     engine = index.as_query_engine(llm=llm, similarity_top_k=6, node_postprocessors=[pp])
 

@@ -33,7 +33,9 @@ def check_tree(spans, postprocessor_method: str, model_calls: int) -> None:
 
 def test_sync_llm_calls_nest_under_the_postprocessor_span(case, index, llm, spans) -> None:
     pp = MeClearPostprocessor(
-        llm=llm, reference=case.reference, clearance=ClearanceConfig(max_concurrency=4)
+        llm=llm,
+        reference=case.reference,
+        clearance=ClearanceConfig(budget={"max_concurrency": 4}),
     )
     engine = index.as_query_engine(llm=llm, similarity_top_k=6, node_postprocessors=[pp])
     result = pp.clear_nodes(

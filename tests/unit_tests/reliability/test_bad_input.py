@@ -70,6 +70,6 @@ def test_missing_reference_with_a_reference_judge_always_raises() -> None:
         llm=RunnableLambda(lambda p: "x"),
         judge=ExactMatchJudge(),
     )
-    assert retriever._engine_config().on_failure == "open"  # fail-open default...
+    assert retriever._engine_config().failure.mode == "open"  # fail-open default...
     with pytest.raises(MissingReferenceError):  # ...never hides a configuration error
         retriever.invoke("q")

@@ -9,14 +9,9 @@ import time
 import pytest
 
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine
-from meclear_integrations.core import (
-    BudgetExceededError,
-    StageEvent,
-    TooManyMemoriesError,
-    TransientError,
-    is_transient,
-    retry_after,
-)
+from meclear_integrations.core import BudgetExceededError, StageEvent
+from meclear_integrations.core.errors import TooManyMemoriesError, TransientError
+from meclear_integrations.core.faults import is_transient, retry_after
 from tests.support.faults import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
 
 EXACT = ClearanceConfig(estimator="exact")
@@ -81,7 +76,7 @@ def test_transient_errors_are_retried_and_retry_after_is_honoured() -> None:
     evaluate = ScriptedEvaluator(
         faults={1: HTTPError(429, {"retry-after": "7"}), 2: HTTPError(429), 5: TimeoutError()}
     )
-    config = EXACT.model_copy(update={"max_concurrency": 1})
+    config = EXACT.updated(budget={"max_concurrency": 1})
     report = MeClearEngine(config, sleep=sleeps).clear(memories(3), evaluate)
     assert report.status == "complete" and report.cleared_ids == ["m1", "m2"]
     # baseline: 429 + retry-after 7 s -> wait 7; 429 without -> backoff; then call 5 times out
@@ -105,7 +100,7 @@ def test_permanent_errors_are_not_retried_and_never_fail_open() -> None:
     for on_failure in ("open", "closed"):
         sleeps = Sleeps()
         evaluate = ScriptedEvaluator(faults={1: HTTPError(401, msg="bad key")})
-        config = EXACT.model_copy(update={"on_failure": on_failure})
+        config = EXACT.updated(failure={"mode": on_failure})
         with pytest.raises(EvaluatorError, match="HTTPError"):
             MeClearEngine(config, sleep=sleeps).clear(memories(3), evaluate)
         assert sleeps.waits == [] and len(evaluate.calls) == 1
@@ -138,7 +133,7 @@ def test_fail_closed_raises() -> None:
     evaluate = ScriptedEvaluator(faults={n: HTTPError(500) for n in range(1, 4)})
     # One call at a time: calls 1-3 are then the first coalition's three attempts. (With
     # threads, a slow first call on a loaded machine spread them over three coalitions.)
-    config = EXACT.model_copy(update={"on_failure": "closed", "max_concurrency": 1})
+    config = EXACT.updated(failure={"mode": "closed"}, budget={"max_concurrency": 1})
     with pytest.raises(EvaluatorError, match="HTTPError"):
         MeClearEngine(config, sleep=Sleeps()).clear(memories(3), evaluate)
 
@@ -162,7 +157,7 @@ def test_failure_after_attribution_keeps_usable_estimates() -> None:
 def test_call_budget_is_never_exceeded() -> None:
     for cap in (1, 3, 5, 9, 20):
         evaluate = ScriptedEvaluator()
-        config = ClearanceConfig(max_evaluator_calls=cap, estimator="exact")
+        config = ClearanceConfig(budget={"max_evaluator_calls": cap}, estimator="exact")
         report = MeClearEngine(config).clear(memories(4), evaluate)
         assert len(evaluate.calls) <= cap
         if report.failed:
@@ -174,7 +169,9 @@ def test_call_budget_is_never_exceeded() -> None:
 def test_call_budget_counts_retries() -> None:
     evaluate = ScriptedEvaluator(faults={n: TimeoutError() for n in range(1, 100)})
     config = ClearanceConfig(
-        max_evaluator_calls=2, retry={"max_attempts": 10}, verification="paper"
+        budget={"max_evaluator_calls": 2},
+        failure={"retry": {"max_attempts": 10}},
+        verification="paper",
     )  # the paper's rule: a first batch of T = 2 calls
     report = MeClearEngine(config, sleep=Sleeps()).clear(memories(3), evaluate)
     assert len(evaluate.calls) == 2 and report.failed and report.cost.attempts == 2
@@ -189,7 +186,7 @@ async def test_wall_time_budget_async_cancels_hanging_calls() -> None:
             finished.append(1)
         return 1.0 if len(coalition) == 0 else 0.0
 
-    config = ClearanceConfig(max_wall_seconds=0.3, estimator="exact")
+    config = ClearanceConfig(budget={"max_wall_seconds": 0.3}, estimator="exact")
     started = time.perf_counter()
     report = await MeClearEngine(config).aclear(memories(3), evaluate)
     assert time.perf_counter() - started < 1.5
@@ -207,7 +204,10 @@ def test_wall_time_budget_sync_abandons_hanging_calls_whose_threads_then_finish(
             release.wait(10)
         return 0.0
 
-    config = ClearanceConfig(max_wall_seconds=0.3, estimator="exact", max_concurrency=4)
+    config = ClearanceConfig(
+        budget={"max_wall_seconds": 0.3, "max_concurrency": 4},
+        estimator="exact",
+    )
     started = time.perf_counter()
     report = MeClearEngine(config).clear(memories(3), evaluate)
     assert time.perf_counter() - started < 1.5
@@ -224,7 +224,10 @@ def test_wall_time_budget_closed_raises() -> None:
         time.sleep(0.05)
         return 0.0
 
-    config = ClearanceConfig(max_wall_seconds=0.1, on_failure="closed", max_concurrency=1)
+    config = ClearanceConfig(
+        budget={"max_wall_seconds": 0.1, "max_concurrency": 1},
+        failure={"mode": "closed"},
+    )
     with pytest.raises(BudgetExceededError) as info:
         MeClearEngine(config).clear(memories(4), evaluate)
     assert info.value.reason == "time_budget"
@@ -232,13 +235,18 @@ def test_wall_time_budget_closed_raises() -> None:
 
 def test_too_many_memories_fails_open_or_raises() -> None:
     evaluate = ScriptedEvaluator()
-    report = MeClearEngine(ClearanceConfig(max_memories=5)).clear(memories(40), evaluate)
+    report = MeClearEngine(ClearanceConfig(budget={"max_memories": 5})).clear(
+        memories(40), evaluate
+    )
     assert report.failed and report.failure.reason == "too_many_memories"
     assert len(report.kept) == 40 and evaluate.calls == []
     with pytest.raises(TooManyMemoriesError, match="max_memories=5"):
-        MeClearEngine(ClearanceConfig(max_memories=5, on_failure="closed")).clear(
-            memories(40), evaluate
-        )
+        MeClearEngine(
+            ClearanceConfig(
+                budget={"max_memories": 5},
+                failure={"mode": "closed"},
+            )
+        ).clear(memories(40), evaluate)
 
 
 def test_invalid_scores_fail_open_with_reason() -> None:

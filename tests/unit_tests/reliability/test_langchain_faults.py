@@ -28,7 +28,7 @@ from tests.support.chat import ScriptedChat
 from tests.support.faults import HTTPError
 
 KEPT = ["g1", "b1", "b2", "b3"]
-FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
 
 
 class Events(BaseCallbackHandler):
@@ -102,8 +102,8 @@ PATHS = {
     ),
     "garbage-completions": ({"every": "%%% garbage %%%"}, {}),
     "provider-down": ({"every": HTTPError(503)}, {}),
-    "call-budget": ({}, {"max_evaluator_calls": 3}),
-    "too-many-documents": ({}, {"max_memories": 4}),
+    "call-budget": ({}, {"budget": {"max_evaluator_calls": 3}}),
+    "too-many-documents": ({}, {"budget": {"max_memories": 4}}),
 }
 
 
@@ -117,7 +117,7 @@ async def test_every_path_serves_the_context_and_changes_nothing(
     retriever = ClearingRetriever(
         retriever=watched.runnable,
         llm=_model(case, **model_kwargs),
-        clearance=FAST.model_copy(update=config),
+        clearance=FAST.updated(**config),
     )
     handler = AsyncEvents() if asynchronous else Events()
     cfg = reference_config(case.reference, {"callbacks": [handler]})
@@ -175,7 +175,7 @@ async def test_an_auth_error_raises_at_once_whatever_on_failure_says(
     ("model_kwargs", "config", "error"),
     [
         ({"every": HTTPError(503)}, {}, EvaluatorError),
-        ({}, {"max_evaluator_calls": 3}, BudgetExceededError),
+        ({}, {"budget": {"max_evaluator_calls": 3}}, BudgetExceededError),
     ],
 )
 def test_fail_closed_raises_and_changes_nothing(case, store, model_kwargs, config, error) -> None:  # type: ignore[no-untyped-def]
@@ -183,7 +183,7 @@ def test_fail_closed_raises_and_changes_nothing(case, store, model_kwargs, confi
     retriever = ClearingRetriever(
         retriever=watched.runnable,
         llm=_model(case, **model_kwargs),
-        clearance=FAST.model_copy(update=config),
+        clearance=FAST.updated(**config),
         on_failure="closed",
     )
     with pytest.raises(error):

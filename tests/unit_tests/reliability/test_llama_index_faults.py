@@ -27,7 +27,7 @@ from meclear_integrations.llama_index import (
 from meclear_integrations.simulation import redundant_harm_example
 
 KEY = "sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2"
-FAST = ClearanceConfig(retry={"initial_backoff": 0.0, "jitter": 0.0})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
 
 
 class Faulty(SimulatedLLM):

@@ -12,7 +12,7 @@ from meclear_integrations.bench.cases import parse_case_lines
 from tests.support.faults import HTTPError
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+FAST_RETRY = {"initial_backoff": 0.0, "jitter": 0.0}
 
 # Very long memories are built from a repeated character: large, but cheap for hypothesis.
 long_texts = st.builds(
@@ -52,7 +52,10 @@ def test_engine_never_crashes_and_never_returns_a_partial_context(
         mask = sum(1 << position[m.id] for m in coalition)
         return table.get(mask, 0.5)
 
-    config = ClearanceConfig(on_failure=on_failure, max_evaluator_calls=cap, **FAST)
+    config = ClearanceConfig(
+        failure={"mode": on_failure, "retry": FAST_RETRY},
+        budget={"max_evaluator_calls": cap},
+    )
     try:
         report = MeClearEngine(config, sleep=lambda s: None).clear(memories, evaluate)
     except Exception as exc:  # fail-closed, or a failure retrying cannot heal: documented errors

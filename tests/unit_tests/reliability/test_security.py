@@ -16,9 +16,9 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine, Memory
 from meclear_integrations.core import StageEvent
 from meclear_integrations.core.alerts import FailOpenWarning
-from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge, read_nonce
+from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge
 from meclear_integrations.judges.prompts import reference_prompt
-from meclear_integrations.judges.protocol import verdict_line
+from meclear_integrations.judges.protocol import read_nonce, verdict_line
 from meclear_integrations.langchain import (
     ClearingRetriever,
     LangChainReferenceJudge,
@@ -193,7 +193,7 @@ def test_no_secret_in_events_reports_errors_or_logs(caplog: pytest.LogCaptureFix
     assert KEY not in json.dumps([stage_event_payload(e) for e in events])
     assert KEY not in json.dumps(report_summary(report)) and KEY not in report.to_table()
     assert KEY not in caplog.text
-    for config in (ClearanceConfig(on_failure="closed"), ClearanceConfig()):
+    for config in (ClearanceConfig(failure={"mode": "closed"}), ClearanceConfig()):
         with pytest.raises(EvaluatorError) as info:  # a permanent failure raises either way
             MeClearEngine(config).clear(memories, permanent)
         assert KEY not in str(info.value)
@@ -223,7 +223,7 @@ def test_no_secret_from_document_metadata_or_errors_reaches_traces() -> None:
         retriever=RunnableLambda(lambda q: docs),
         llm=RunnableLambda(lambda p: "December 2023"),
         judge=RunnableLambda(failing_judge),
-        clearance={"retry": {"max_attempts": 1}},
+        clearance={"failure": {"retry": {"max_attempts": 1}}},
     )
     with pytest.warns(FailOpenWarning) as warned:
         out = retriever.invoke("When?", config={"callbacks": [collector, Capture()]})

@@ -21,8 +21,8 @@ def _retriever(unreadable: bool) -> tuple[ClearingRetriever, ScriptedChat]:
     # Call 2 is the judge of the first evaluation: it replies with no readable verdict.
     model = ScriptedChat(inner=SimulatedChatModel.from_case(case), faults={2: "%%% ??? %%%"})
     config = ClearanceConfig(
-        retry={"initial_backoff": 0.0, "jitter": 0.0, "retry_unreadable": unreadable},
-        max_concurrency=1,
+        failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0, "retry_unreadable": unreadable}},
+        budget={"max_concurrency": 1},
     )
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: documents), llm=model, clearance=config

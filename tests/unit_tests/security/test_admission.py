@@ -16,7 +16,8 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_core.vectorstores import InMemoryVectorStore
 from llama_index.core.schema import TextNode
 
-from meclear_integrations.admission import AdmissionRequest, ConMemAdmitter
+from meclear_integrations.admission import ConMemAdmitter
+from meclear_integrations.admission.engine import AdmissionRequest
 from meclear_integrations.langchain.admission import AdmissionGate, AdmissionRunnable
 from meclear_integrations.llama_index.admission import AdmissionTransform
 from tests.support.stage_models import Script, StageModel

@@ -38,7 +38,9 @@ def test_bad_scores_fail_open_with_the_reason(score: object) -> None:
 @pytest.mark.parametrize("score", [10**400, "0.5"], ids=["10**400", "str"])
 def test_bad_scores_fail_closed_as_score_errors(score: object) -> None:
     with pytest.raises(ScoreOutOfRangeError):
-        MeClearEngine(ClearanceConfig(on_failure="closed")).clear(_memories(), lambda c, t: score)
+        MeClearEngine(ClearanceConfig(failure={"mode": "closed"})).clear(
+            _memories(), lambda c, t: score
+        )
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ def _retriever(agent, docs: list[Document]) -> ClearingRetriever:  # type: ignor
         retriever=RunnableLambda(lambda q: docs),
         agent=RunnableLambda(agent),
         judge=CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
-        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        clearance={"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}},
     )
 
 
@@ -192,7 +192,7 @@ def test_llama_index_a_content_rejection_fails_open_naming_the_memory() -> None:
         llm=FilteringLLM(),
         judge=CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
         reference=GOLD,
-        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        clearance={"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}},
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FailOpenWarning)

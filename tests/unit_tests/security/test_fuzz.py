@@ -17,11 +17,8 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig, Memory
-from meclear_integrations.judges import (
-    ReferenceFreeLLMJudge,
-    ReferenceLLMJudge,
-    parse_verdict,
-)
+from meclear_integrations.judges import ReferenceFreeLLMJudge, ReferenceLLMJudge
+from meclear_integrations.judges.protocol import parse_verdict
 from meclear_integrations.langchain import ClearingRetriever, LangChainReferenceFreeJudge
 from meclear_integrations.prompts import render_memories
 from tests.support.callbacks import Payloads
@@ -122,7 +119,7 @@ def test_end_to_end_verified_or_unchanged_and_no_secret_leaks(hostile: str, quot
         retriever=RunnableLambda(lambda q: docs),
         llm=RunnableLambda(_agent),
         judge=LangChainReferenceFreeJudge(RunnableLambda(HonestJudgeModel(quote=quote))),
-        clearance=ClearanceConfig(estimator="exact", retry={"max_attempts": 1}),
+        clearance=ClearanceConfig(estimator="exact", failure={"retry": {"max_attempts": 1}}),
     )
     out = retriever.invoke(QUESTION, config={"callbacks": [collector, events]})
     ids = [d.id for d in out]

@@ -92,7 +92,7 @@ def test_no_hostile_memory_raises_leaks_or_denies_others(hostile: str, other: st
         retriever=RunnableLambda(lambda q: docs if q.startswith("A") else docs[:1] + docs[3:]),
         agent=RunnableLambda(_agent),
         judge=CallableJudge(_judge),
-        clearance={"estimator": "exact", "retry": {"max_attempts": 1}},
+        clearance={"estimator": "exact", "failure": {"retry": {"max_attempts": 1}}},
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FailOpenWarning)

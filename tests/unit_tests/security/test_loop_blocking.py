@@ -23,7 +23,7 @@ async def test_a_slow_sync_llama_index_llm_does_not_block_the_loop_or_the_deadli
         llm=SyncOnlyLLM(seconds=2.0),
         judge=ExactMatchJudge(),
         reference="December 2023",
-        clearance=ClearanceConfig(max_wall_seconds=0.5, estimator="exact"),
+        clearance=ClearanceConfig(budget={"max_wall_seconds": 0.5}, estimator="exact"),
     )
     lateness, idle_gap = await idle_loop(0.5)  # the loop's noise on this machine now
     clearance, elapsed, gap = await ticking(

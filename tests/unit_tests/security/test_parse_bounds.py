@@ -161,7 +161,11 @@ def _config(benign_seconds: float) -> ClearanceConfig:
     """A 1 s wall budget, or 4x the benign run's time when the machine is that loaded (the
     run must complete within it; a parse that stalls takes far longer than a benign one)."""
     budget = max(1.0, 4 * benign_seconds)
-    return ClearanceConfig(estimator="exact", max_wall_seconds=budget, retry={"max_attempts": 1})
+    return ClearanceConfig(
+        estimator="exact",
+        budget={"max_wall_seconds": budget},
+        failure={"retry": {"max_attempts": 1}},
+    )
 
 
 def _benign_seconds() -> float:
@@ -175,7 +179,7 @@ def test_a_stalling_memory_cannot_hold_the_sync_path_past_its_budget() -> None:
     config = _config(_benign_seconds())
     started = time.monotonic()
     report = MeClearEngine(config).clear(_memories(), _evaluate(False))
-    assert time.monotonic() - started < config.max_wall_seconds + SLACK_SECONDS
+    assert time.monotonic() - started < config.budget.max_wall_seconds + SLACK_SECONDS
     assert report.status == "complete" and report.cleared_ids == ["inj"]
 
 
@@ -184,6 +188,6 @@ async def test_a_stalling_memory_cannot_stall_the_event_loop() -> None:
     _, benign_seconds, benign_gap = await ticking(benign.aclear(_memories(BENIGN), _evaluate(True)))
     config = _config(benign_seconds)
     report, elapsed, gap = await ticking(MeClearEngine(config).aclear(_memories(), _evaluate(True)))
-    assert elapsed < config.max_wall_seconds + SLACK_SECONDS
+    assert elapsed < config.budget.max_wall_seconds + SLACK_SECONDS
     assert report.status == "complete" and report.cleared_ids == ["inj"]
     assert gap < 0.5 + 2 * benign_gap  # the loop kept ticking (as it does on a benign run)

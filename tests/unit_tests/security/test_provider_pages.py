@@ -42,7 +42,7 @@ def _retriever(agent) -> ClearingRetriever:  # type: ignore[no-untyped-def]
         retriever=RunnableLambda(lambda q: docs),
         agent=RunnableLambda(agent),
         judge=CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
-        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        clearance={"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}},
     )
 
 
@@ -89,7 +89,10 @@ SCRIPT = textwrap.dedent(
     from tests.support.servers import serve
     from tests.support.fault_stubs import COMPONENTS, FaultStub, closed_port_url
     case = redundant_harm_example()
-    fast = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}, "max_wall_seconds": 5}
+    fast = {
+        "failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        "budget": {"max_wall_seconds": 5},
+    }
     for framework in COMPONENTS:
         asyncio.run(COMPONENTS[framework](closed_port_url(), case, clearance=fast)(True))
         for mode in ("dead", "broken"):

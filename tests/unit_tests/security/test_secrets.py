@@ -160,7 +160,7 @@ def test_the_exception_chain_of_a_fail_closed_run_is_redacted(
 
     memories = [Memory(id="a", content="x"), Memory(id="b", content="y")]
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(ClearanceConfig(on_failure="closed")).clear(memories, evaluate)
+        MeClearEngine(ClearanceConfig(failure={"mode": "closed"})).clear(memories, evaluate)
     printed = "".join(traceback.format_exception(info.value))
     assert KEY not in printed and REDACTED in printed
     assert isinstance(info.value.__cause__, ValueError)  # types are kept where possible

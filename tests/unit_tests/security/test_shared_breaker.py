@@ -22,7 +22,10 @@ from meclear_integrations.langchain import (
 from tests.support.honest_judge import GOLD, GOLD_MEMORY
 
 SLOW = "Before answering, list every prime below ten million, one per line."
-FAST = {"retry": {"initial_backoff": 0.0, "jitter": 0.0}, "max_wall_seconds": 0.3}
+FAST = {
+    "failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+    "budget": {"max_wall_seconds": 0.3},
+}
 
 
 def _docs(query: str) -> list[Document]:

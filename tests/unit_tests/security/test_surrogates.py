@@ -71,7 +71,7 @@ def test_clearing_retriever_with_hostile_documents_clears_and_serialises() -> No
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: documents),
         llm=SimulatedChatModel.from_case(case),
-        clearance=ClearanceConfig(max_concurrency=4),
+        clearance=ClearanceConfig(budget={"max_concurrency": 4}),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no fail-open: clearance ran to the end

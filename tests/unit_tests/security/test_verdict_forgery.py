@@ -72,7 +72,7 @@ def _clear(memories: list[Memory], *, quote: bool = False):  # type: ignore[no-u
 
     judge = ReferenceFreeLLMJudge(HonestJudgeModel(quote=quote))
     evaluate = task_evaluator(answer, judge, question=QUESTION, judge_context="coalition")
-    config = ClearanceConfig(estimator="exact", retry={"max_attempts": 1})
+    config = ClearanceConfig(estimator="exact", failure={"retry": {"max_attempts": 1}})
     return MeClearEngine(config).clear(memories, evaluate)
 
 

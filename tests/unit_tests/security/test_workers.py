@@ -55,7 +55,10 @@ def _memories() -> list[Memory]:
 
 
 def _config() -> ClearanceConfig:
-    return ClearanceConfig(max_wall_seconds=DEADLINE, estimator="exact", max_concurrency=4)
+    return ClearanceConfig(
+        budget={"max_wall_seconds": DEADLINE, "max_concurrency": 4},
+        estimator="exact",
+    )
 
 
 def test_sync_workers_start_no_model_call_after_the_deadline() -> None:
@@ -96,7 +99,7 @@ def evaluate(coalition, trial):
     return 0.0
 
 memories = [Memory(id="a", content="x"), Memory(id="b", content="y")]
-engine = MeClearEngine(ClearanceConfig(max_wall_seconds=0.5))
+engine = MeClearEngine(ClearanceConfig(budget={"max_wall_seconds": 0.5}))
 started = time.monotonic()
 report = {call}
 print(report.status, report.failure.reason, round(time.monotonic() - started, 1), flush=True)
@@ -197,5 +200,5 @@ def test_a_call_the_gate_refuses_ends_the_run_on_its_budget_not_as_an_evaluator_
     assert report.kept_ids == ["a", "b", "c"]
     with pytest.raises(BudgetExceededError):
         MeClearEngine(
-            ClearanceConfig(estimator="exact", early_exit=False, on_failure="closed")
+            ClearanceConfig(estimator="exact", early_exit=False, failure={"mode": "closed"})
         ).clear(memories, evaluate)

@@ -138,7 +138,7 @@ def _slow(case):
 @pytest.mark.parametrize("detail", ["evaluations", "stages"])
 def test_worker_threads_nest_inside_the_evaluation(traces: Traces, detail: str) -> None:
     case = redundant_harm_example()
-    engine = _engine(traces, detail, max_concurrency=4)
+    engine = _engine(traces, detail, budget={"max_concurrency": 4})
     with _global_provider(traces):
         engine.clear(case.memories, _slow(case))
     inner = traces.named("user.inner")
@@ -159,7 +159,7 @@ def test_async_nesting(traces: Traces) -> None:
 
     async def main() -> None:
         with traces.provider.get_tracer("app").start_as_current_span("request"):
-            await _engine(traces, max_concurrency=4).aclear(case.memories, evaluate)
+            await _engine(traces, budget={"max_concurrency": 4}).aclear(case.memories, evaluate)
 
     with _global_provider(traces):
         asyncio.run(main())

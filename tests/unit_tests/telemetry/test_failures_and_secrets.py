@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core import RetryPolicy, TransientError
+from meclear_integrations.core.config import RetryPolicy
+from meclear_integrations.core.errors import TransientError
 from meclear_integrations.judges import CallableJudge, task_evaluator
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.telemetry import CAPTURE_CONTENT_ENV, TraceSettings
@@ -24,7 +25,11 @@ def _secret_case() -> list[Memory]:
 
 def _engine(traces: Traces, detail: str, **settings) -> MeClearEngine:
     tracing = TraceSettings(detail=detail, tracer_provider=traces.provider, **settings)
-    return MeClearEngine(ClearanceConfig(retry=NO_WAIT), tracing=tracing, sleep=lambda s: None)
+    return MeClearEngine(
+        ClearanceConfig(failure={"retry": NO_WAIT}),
+        tracing=tracing,
+        sleep=lambda s: None,
+    )
 
 
 @pytest.mark.parametrize("detail", ["failures", "evaluations"])
@@ -83,7 +88,9 @@ def test_a_raising_run_closes_every_span(traces: Traces) -> None:
         raise RuntimeError(f"boom {KEY}")
 
     engine = MeClearEngine(
-        ClearanceConfig(on_failure="closed", retry=NO_WAIT),
+        ClearanceConfig(
+            failure={"mode": "closed", "retry": NO_WAIT},
+        ),
         tracing=TraceSettings(tracer_provider=traces.provider),
     )
     with pytest.raises(Exception, match="boom"):

@@ -110,7 +110,7 @@ def test_a_provider_error_with_a_key_reaches_no_attribute(traces: Traces) -> Non
         retriever=RunnableLambda(lambda q: docs),
         agent=RunnableLambda(broken),
         judge=lambda answer: 1.0,
-        clearance={"retry": {"max_attempts": 1}},
+        clearance={"failure": {"retry": {"max_attempts": 1}}},
         tracing=TraceSettings(detail="evaluations", tracer_provider=traces.provider),
     )
     out = retriever.invoke(case.query)

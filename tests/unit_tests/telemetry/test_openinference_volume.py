@@ -18,12 +18,8 @@ from langchain_core.runnables import RunnableLambda
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import TextNode
 
-from meclear_integrations.langchain import (
-    ClearingRetriever,
-    SimulatedChatModel,
-    default_agent,
-    reference_config,
-)
+from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
+from meclear_integrations.langchain.clearance import default_agent
 from meclear_integrations.llama_index import HashEmbedding, MeClearPostprocessor, SimulatedLLM
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.telemetry import TraceSettings
@@ -83,7 +79,7 @@ def _langchain(traces: Traces, detail: str, asynchronous: bool, failures: int = 
         retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
         llm=llm,
         agent=_flaky_agent(llm, failures) if failures else None,
-        clearance={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        clearance={"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}},
         tracing=TraceSettings(detail=detail, tracer_provider=traces.provider),
     )
     config = reference_config(case.reference)

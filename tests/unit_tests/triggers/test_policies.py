@@ -19,10 +19,9 @@ from meclear_integrations.triggers import (
     TokenBudget,
     TriggerContext,
     WhenJudgeFails,
-    approximate_tokens,
-    fit_to_budget,
-    skipped_report,
 )
+from meclear_integrations.triggers.skip import skipped_report
+from meclear_integrations.triggers.token_budget import approximate_tokens, fit_to_budget
 
 
 def ctx(query: str = "q", texts: tuple[str, ...] = ("aaaa", "bbbb")) -> TriggerContext:

@@ -14,7 +14,6 @@ EXPECTED = [
     "AllOf",
     "Always",
     "AnyOf",
-    "BudgetFit",
     "EveryN",
     "EverySeconds",
     "OnKnownHarm",
@@ -25,9 +24,6 @@ EXPECTED = [
     "TriggerContext",
     "TriggerDecision",
     "WhenJudgeFails",
-    "approximate_tokens",
-    "fit_to_budget",
-    "skipped_report",
 ]
 
 
