@@ -24,7 +24,7 @@ Queues:
 Delivery is at least once, the store is idempotent:
 
 - The memory's id is the caller's id or the candidate's content hash
-  (:func:`~meclear_integrations.hashing.content_hash`); callbacks write it by id (an
+  (:func:`~meclear_integrations.runtime.hashing.content_hash`); callbacks write it by id (an
   upsert), so a decision applied twice stores one memory.
 - The decision is recorded before the store callback runs and marked ``applied`` after
   it: a job taken over from a killed worker reuses the recorded decision (no second
@@ -57,9 +57,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from ..core.errors import ConfigurationError
-from ..hashing import content_hash
 from ..jobs.kinds import ADMISSION, JobHandler
 from ..jobs.protocol import AuditOutcome
+from ..runtime.hashing import content_hash
 from .background_models import (
     AdmissionJob,
     AdmissionRecord,

@@ -3,7 +3,7 @@
 Every attempt counts as a model call. An attempt fails when the model raises or its output
 does not parse; the next attempt repeats the prompt, with the parse error appended as
 feedback. Each attempt's model call holds a slot of the runner's
-:class:`~meclear_integrations.limiter.CallLimiter`, when it has one (parsing and backoff
+:class:`~meclear_integrations.runtime.limiter.CallLimiter`, when it has one (parsing and backoff
 waits hold none). After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
 guessed value; its error text and last output are redacted (no API key a provider error or
 a hostile candidate put there reaches the decision).
@@ -32,7 +32,7 @@ from tenacity import (
 
 from ..core.failure_kind import failure_kind
 from ..core.redaction import redact
-from ..limiter import CallLimiter, alimited, limited
+from ..runtime.limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
 from .labels import ProbeRole

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from ..core.redaction import redact
 from ..core.tasks import gather_or_cancel
 from ..core.workers import map_in_workers
-from ..limiter import CallLimiter
+from ..runtime.limiter import CallLimiter
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig
 from .decision import (
@@ -118,7 +118,7 @@ class ConMemAdmitter:
         config: The admission configuration (weights, retries, seed).
         listener: Called with an :class:`AdmissionEvent` per stage.
         limiter: Bounds the model calls in flight, across decisions and with any other
-            component given the same :class:`~meclear_integrations.limiter.CallLimiter`;
+            component given the same :class:`~meclear_integrations.runtime.limiter.CallLimiter`;
             None: each decision bounds only its own (``config.max_concurrency``).
 
     Example:

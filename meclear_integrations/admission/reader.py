@@ -48,7 +48,7 @@ import json
 import re
 
 from . import prompts as P
-from .baselines.prompts import TASK_FEATURES
+from .feature_prompts import TASK_FEATURES
 from .reading import GENERIC, SUPPORT_FLOOR, Reading, content_words, parse_turns, read
 
 __all__ = ["IRRELEVANT_PROBES", "TIE_SPECIFIC", "AdmissionReader"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from . import prompts as P
-from .baselines.features import STOPWORDS
-from .baselines.prompts import TASK_FEATURES
+from .feature_prompts import TASK_FEATURES
+from .features import STOPWORDS
 from .labels import RejectionReason
 
 __all__ = ["Assessment", "ScriptedAdmissionModel", "assess"]

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.errors import ConfigurationError
-from ..hashing import content_hash
 from ..jobs.kinds import JobHandler
+from ..runtime.hashing import content_hash
 from .background import BackgroundAdmission
 from .background_models import (
     AdmissionJob,

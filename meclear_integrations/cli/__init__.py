@@ -14,12 +14,6 @@ __all__ = ["build_parser", "main"]
 # except for registering arguments, which is cheap.
 COMMANDS: list[str] = [
     "meclear_integrations.cli.demo",
-    "meclear_integrations.cli.bench",
-    "meclear_integrations.cli.bench_sweep",
-    "meclear_integrations.cli.bench_redundancy",
-    "meclear_integrations.cli.explain",
-    "meclear_integrations.cli.budget",
-    "meclear_integrations.cli.admission_bench",
     "meclear_integrations.cli.soak",
     "meclear_integrations.cli.ledger",
     "meclear_integrations.cli.worker",

@@ -1,7 +1,7 @@
 """The models of ``meclear ledger replay``: agent and judge from the command line.
 
 The replay's evaluator is the integrations' own: the agent answers through the package's
-answer prompt (:func:`~meclear_integrations.prompts.format_answer_prompt`), the
+answer prompt (:func:`~meclear_integrations.judges.answer_prompts.format_answer_prompt`), the
 :class:`~meclear_integrations.judges.ReferenceLLMJudge` grades each answer against the
 feedback's correction, and :func:`~meclear_integrations.judges.task_evaluator` deduplicates
 calls as a retriever does. Models are named as in ``meclear bench`` (an OpenAI-compatible
@@ -37,7 +37,7 @@ def replay_models(
     from .plugins import load_harness
 
     # The model flags are the benchmark's (the harness's ModelSpec, its offline text reader).
-    specs = load_harness("meclear_integrations.bench.model_spec")
+    specs = load_harness("meclear_bench.model_spec")
     ModelSpec, json_kwargs = specs.ModelSpec, specs.json_kwargs
     langchain_extra_missing = specs.langchain_extra_missing
 
@@ -46,7 +46,7 @@ def replay_models(
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise langchain_extra_missing(exc) from exc
     from ..judges import ReferenceLLMJudge, task_evaluator
-    from ..prompts import format_answer_prompt
+    from ..judges.answer_prompts import format_answer_prompt
 
     agent_spec = ModelSpec(
         name=args.agent_model,

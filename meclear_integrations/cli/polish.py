@@ -74,8 +74,8 @@ def plain(text: str | None) -> str | None:
         The text with literals, roles and bold markers reduced to their content.
 
     Example:
-        >>> plain("see ``--out`` and :func:`~meclear_integrations.bench.run_benchmark`")
-        'see --out and meclear_integrations.bench.run_benchmark'
+        >>> plain("see ``--out`` and :func:`~meclear_bench.run_benchmark`")
+        'see --out and meclear_bench.run_benchmark'
     """
     if text is None:
         return None

@@ -176,7 +176,7 @@ def _drain(queue: Any, component: Any, args: argparse.Namespace) -> int:
 def _measure(args: argparse.Namespace) -> int:
     from .plugins import load_harness
 
-    perf = load_harness("meclear_integrations.bench.background_perf")
+    perf = load_harness("meclear_bench.background_perf")
     workers = max(2, args.concurrency)
     overhead = perf.request_overhead(
         k=args.k, queries=args.queries, ledger_runs=args.ledger_runs, ledger_url=args.ledger

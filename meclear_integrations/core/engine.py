@@ -58,7 +58,7 @@ from .stages import (
     screening,
 )
 from .stages import Evaluate as _Evaluate
-from .stages.clearance import verifier as verifier
+from .stages.clearing import verifier as verifier
 from .stages.failures import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..hashing import content_hash
+from ..runtime.hashing import content_hash
 
 __all__ = ["MemoryScore", "Verdict", "memory_scores"]
 

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.memory import Memory
-from ..hashing import content_hash
+from ..runtime.hashing import content_hash
 from ..triggers.base import TriggerDecision
 
 __all__ = ["SNAPSHOT_VERSION", "AuditSnapshot", "SnapshotMemory", "flight_key"]

@@ -1,7 +1,8 @@
 """Prompts of the LLM judges.
 
 Question, answers and memories are fenced in tags and declared to be data (every field
-escaped by :mod:`meclear_integrations.prompts`, so none can open or close a fence); the
+escaped by :mod:`meclear_integrations.judges.answer_prompts`, so none can open or close a fence);
+the
 instructions come only from the fixed text around them. Each prompt asks for a short reason
 before the verdict (a weak judge agrees more with itself when it reasons first) and ends
 with the free-text verdict instruction of :mod:`.protocol` (a final ``VERDICT <nonce>:
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.memory import Memory
-from ..prompts import CHARS_PER_TOKEN, MAX_MEMORY_TOKENS, bound_text, fence, render_memories
+from .answer_prompts import CHARS_PER_TOKEN, MAX_MEMORY_TOKENS, bound_text, fence, render_memories
 from .protocol import new_nonce, verdict_instruction
 
 __all__ = ["reference_free_prompt", "reference_prompt"]

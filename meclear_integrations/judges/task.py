@@ -21,7 +21,7 @@ Deduplication (per query, single-flight: concurrent requests wait for the first 
   (coalition, trial). Either way a retried evaluator call reuses the agent's answer when
   only the judge failed (an unreadable verdict retries the judge only).
 
-Shared limits (``limiter=``, a :class:`~meclear_integrations.limiter.CallLimiter`): the
+Shared limits (``limiter=``, a :class:`~meclear_integrations.runtime.limiter.CallLimiter`): the
 agent call and the judge call each hold one slot of the limiter while they run, never one
 while waiting for the other (a sync agent awaited from the async evaluator holds its slot
 in the worker thread that runs it). The slot waits count in ``calls.limiter``.
@@ -62,8 +62,8 @@ from ..core.redaction import redact
 from ..core.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.tracing import judge_call
 from ..core.workers import check_call_allowed, in_worker
-from ..limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
-from ..usage import model_role
+from ..runtime.limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
+from ..runtime.usage import model_role
 from .base import Judge, JudgeVerdict
 from .equivalence import canonical_answer, contradicts, equivalence_judge
 from .normalize import normalize_answer
@@ -540,7 +540,7 @@ def task_evaluator(
         abstain_on_conflict: Raise ``InconsistentVerdictsError`` when the judge accepts two
             different answers to the query.
         limiter: Bounds the model calls in flight: the agent call and the judge call each
-            hold one of its slots while they run (``meclear_integrations.limiter``).
+            hold one of its slots while they run (``meclear_integrations.runtime.limiter``).
 
     Returns:
         A :class:`TaskEvaluator` or an :class:`AsyncTaskEvaluator`.

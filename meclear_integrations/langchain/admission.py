@@ -41,7 +41,7 @@ from ..admission.prompts import Context  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
 from ..core.tasks import gather_or_cancel  # noqa: E402
-from ..limiter import CallLimiter, resolve_limiter  # noqa: E402
+from ..runtime.limiter import CallLimiter, resolve_limiter  # noqa: E402
 from .model import as_text_model  # noqa: E402
 
 __all__ = [
@@ -161,7 +161,7 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
     """Documents decided at once on the async path."""
     limiter: CallLimiter | None = None
     """Bounds the model calls in flight across every decision of this runnable (and of any
-    component given the same instance: ``meclear_integrations.limiter``); None: the
+    component given the same instance: ``meclear_integrations.runtime.limiter``); None: the
     admitter's own ``limiter``, if any."""
     max_calls_in_flight: int | None = Field(default=None, ge=1)
     """Shorthand for a limiter of this runnable's own (not together with ``limiter``)."""

@@ -13,7 +13,7 @@ from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict
 
-from .clearance import ClearanceSettings
+from .clearing_step import ClearanceSettings
 
 __all__ = ["MeClearCompressor"]
 

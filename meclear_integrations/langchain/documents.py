@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import (
+from ..runtime.payloads import (
     EdgeCasePolicy,
     assign_memory_ids,
     exception_summary,

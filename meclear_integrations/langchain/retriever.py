@@ -4,7 +4,7 @@
 (Eq. 6), runs the MeClear engine with ``llm`` (or your ``agent`` chain) as the task agent
 and a judge, and returns the kept documents in their original order as new objects with
 the per-memory results under ``metadata["meclear"]``. See ``clearance`` for the run tree,
-the events and the agent's input, and ``meclear_integrations.payloads`` for the metadata
+the events and the agent's input, and ``meclear_integrations.runtime.payloads`` for the metadata
 fields and the edge-case policy. The reference answer of a query, if any, comes through
 the invoke config's metadata (``reference_config``).
 
@@ -25,7 +25,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, Field
 
-from .clearance import ClearanceSettings
+from .clearing_step import ClearanceSettings
 
 __all__ = ["ClearingRetriever"]
 

@@ -3,7 +3,7 @@
 :data:`USAGE_CALLBACK` is added (inheritable) to the callback manager of each clearance
 run, so it sees every model run under it; ``on_llm_end`` hands the usage the provider
 reported (``AIMessage.usage_metadata``, else ``llm_output["token_usage"]``) to
-:func:`meclear_integrations.usage.record_usage`, which books it to the query's meter under
+:func:`meclear_integrations.runtime.usage.record_usage`, which books it to the query's meter under
 the role (agent or judge) the task evaluator set.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
-from ..usage import record_usage, usage_from_mapping
+from ..runtime.usage import record_usage, usage_from_mapping
 
 __all__ = ["USAGE_CALLBACK", "UsageCallback", "llm_usage"]
 

@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the harm ledger needs SQLAlchemy: pip install 'meclear-integrations[ledger]'"
     ) from exc
 
-from ..hashing import content_hash
+from ..runtime.hashing import content_hash
 from .migrations import SchemaVersionError
 from .records import FeedbackRecord, MemoryHistory, MemoryRecord, RunMode, RunRecord, SuccessSignal
 from .replay import (

@@ -39,7 +39,7 @@ from ..core.errors import MeClearError
 from ..core.evaluation import Evaluator
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..hashing import content_hash
+from ..runtime.hashing import content_hash
 from .records import FeedbackRecord, RunRecord
 from .store import HarmLedger
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.memory import Memory
 from ..core.redaction import redact, redact_payload
 from ..core.report import ClearanceReport
-from ..hashing import content_hash
+from ..runtime.hashing import content_hash
 from .records import RunMode
 
 __all__ = ["candidate_rows", "memory_rows", "run_mode"]

@@ -19,7 +19,7 @@ its content words, each hashed (keyed with the ledger's ``query_key`` when it ha
 12 hex digits; Jaccard over hashed sets equals Jaccard over the words up to hash
 collisions.
 
-Choice of the lexical threshold (``python -m meclear_integrations.bench.scope_threshold
+Choice of the lexical threshold (``python -m meclear_bench.scope_threshold
 --locomo DIR``, all 10 LoCoMo conversations, every pair of questions of a conversation):
 the 1,986 template rewordings of a question ("Remind me, ...", "... Do you remember?")
 score 1.0 (their added words are conversational filler the normaliser drops); the 202,782

@@ -39,7 +39,7 @@ from ..core.errors import ConfigurationError, ConfigurationTypeError, MeClearErr
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
-from ..hashing import content_hash, query_hash
+from ..runtime.hashing import content_hash, query_hash
 from . import schema as t
 from .database import (
     create_ledger_engine,

@@ -34,7 +34,7 @@ from ..core.errors import ConfigurationError
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown
 from ..core.tasks import gather_or_cancel
-from ..limiter import CallLimiter, resolve_limiter
+from ..runtime.limiter import CallLimiter, resolve_limiter
 
 __all__ = [
     "AdmissionDecisionEvent",
@@ -171,7 +171,8 @@ class AdmissionTransform(TransformComponent):
         exclude=True,
         description=(
             "Bounds the model calls in flight across every decision of this transform (and of "
-            "any component given the same instance: ``meclear_integrations.limiter``); None: "
+            "any component given the same instance: "
+            "``meclear_integrations.runtime.limiter``); None: "
             "the admitter's own ``limiter``, if any."
         ),
     )

@@ -7,7 +7,7 @@ Per stage of Algorithm 1 (screening, attribution, interactions when enabled, cle
 postprocessor's span.
 
 ``payload`` is exactly the data of the LangChain integration's ``meclear.<stage>`` custom
-event (:func:`~meclear_integrations.payloads.stage_event_payload`: ``stage``, ``phase``,
+event (:func:`~meclear_integrations.runtime.payloads.stage_event_payload`: ``stage``, ``phase``,
 ``query_id`` and the engine's stage payload, ids and numbers only, capped in size). When a
 stage fails, its end event carries ``error`` and ``payload["phase"] == "error"``; a stage
 still open when the clearance is aborted (cancellation, a failure outside the engine) is
@@ -47,7 +47,7 @@ from pydantic import Field
 from ..core.events import Stage, StageEvent
 from ..core.redaction import redact
 from ..core.tracing import register_evaluation_context, register_internal_context
-from ..payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
+from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
 
 INTERNAL_TAG = {"meclear": "internal"}
 """The LlamaIndex instrument tag of the clearance's internal runs (``event.tags``)."""

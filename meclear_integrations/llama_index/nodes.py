@@ -17,7 +17,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from ..core.errors import ConfigurationError, InvalidRetrievalError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..payloads import (
+from ..runtime.payloads import (
     EdgeCasePolicy,
     assign_memory_ids,
     exception_summary,

@@ -6,7 +6,7 @@ the frozen retrieved context (Eq. 6): the task agent answers the query from coal
 the nodes, a judge scores each answer (the evaluator of Eq. 2), and the nodes whose
 removal is verified to recover the answer are dropped (Eq. 18-20). Kept nodes come back
 in their original order as new ``NodeWithScore`` objects with the per-memory results
-under ``metadata["meclear"]`` (see ``nodes`` and ``meclear_integrations.payloads``).
+under ``metadata["meclear"]`` (see ``nodes`` and ``meclear_integrations.runtime.payloads``).
 
 Task agent: ``response_synthesizer`` (any LlamaIndex synthesizer, given the coalition's
 original nodes) when set, else ``llm`` (default ``Settings.llm``) behind the package's
@@ -23,7 +23,7 @@ is a child span; the sync path carries the span context into the engine's worker
 The stage events of :mod:`~meclear_integrations.llama_index.events` are emitted through
 this module's dispatcher, every start closed by an end.
 
-Edge cases (the policy of ``meclear_integrations.payloads``): no nodes -> ``[]``, no model
+Edge cases (the policy of ``meclear_integrations.runtime.payloads``): no nodes -> ``[]``, no model
 call, one clearance start/end pair with ``payload["skipped"] == "empty"``; every node
 cleared -> ``[]`` (``edge_cases.all_cleared="keep_all"`` returns them all, marked);
 identical texts -> separate memories with distinct ids.
@@ -50,7 +50,6 @@ from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from ..breaker import CircuitBreaker
 from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
@@ -59,23 +58,24 @@ from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.strict import accepted_names, reject_unknown
-from ..cost import cost_source, with_event_cost, with_model_calls
-from ..gating import model_name
-from ..jobs.protocol import AuditOutcome
-from ..jobs.snapshot import AuditSnapshot
-from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
-from ..limiter import CallLimiter, resolve_limiter
-from ..live_guard import LiveGuard
-from ..live_policy import (
+from ..guard.gated_metadata import model_name
+from ..guard.live_bounds import LiveGuard
+from ..guard.policy import (
     FailureSwitch,
     LivePolicy,
     failure_mode,
     fold_clearance_scope,
     is_deterministic,
 )
-from ..loop_clients import PerLoopModels
-from ..memory_metadata import present_keys
-from ..payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..jobs.protocol import AuditOutcome
+from ..jobs.snapshot import AuditSnapshot
+from ..judges.answer_prompts import (
+    DEFAULT_ANSWER_PROMPT,
+    format_answer_prompt,
+    validate_metadata_keys,
+)
+from ..judges.memory_metadata import present_keys
+from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
     Stoppable,
@@ -89,11 +89,15 @@ from ..pipeline.background import background_flow
 from ..pipeline.flow import component_config, make_gate
 from ..pipeline.shaping import result_metadata
 from ..pipeline.steps import Clear, Flow
-from ..prompts import DEFAULT_ANSWER_PROMPT, format_answer_prompt, validate_metadata_keys
+from ..runtime.breaker import CircuitBreaker
+from ..runtime.cost import cost_source, with_event_cost, with_model_calls
+from ..runtime.limiter import CallLimiter, resolve_limiter
+from ..runtime.loop_clients import PerLoopModels
+from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..runtime.usage import UsageMeter, metering
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
 from ..triggers.base import Trigger
-from ..usage import UsageMeter, metering
 from .events import (
     MeClearStageEvent,
     StageTracker,
@@ -294,7 +298,8 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         exclude=True,
         description=(
             'Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down '
-            "after consecutive provider failures (``meclear_integrations.breaker``; default: 3 "
+            "after consecutive provider failures "
+            "(``meclear_integrations.runtime.breaker``; default: 3 "
             "failures, 30 s). Pass one instance to several components to share it; None: off."
         ),
     )
@@ -303,7 +308,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         exclude=True,
         description=(
             "Bounds the model calls in flight (agent and judge, each call one slot) across every "
-            "query of this component (``meclear_integrations.limiter``); pass one instance to "
+            "query of this component "
+            "(``meclear_integrations.runtime.limiter``); pass one "
+            "instance to "
             "several components to bound the process. None: no bound beyond each query's "
             "``clearance.max_concurrency``."
         ),
@@ -380,7 +387,8 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     )
     edge_cases: EdgeCasePolicy = Field(
         default_factory=EdgeCasePolicy,
-        description="Policy when every node is cleared (see ``meclear_integrations.payloads``).",
+        description="Policy when every node is cleared (see "
+        "``meclear_integrations.runtime.payloads``).",
     )
     clearance_scope: Literal["minimal", "complete"] | None = Field(
         default=None,

@@ -3,7 +3,7 @@
 :func:`install_usage_handler` adds one event handler to LlamaIndex's root dispatcher (once
 per process, on the first clearance): on every ``LLMChatEndEvent`` / ``LLMCompletionEndEvent``
 it hands the usage the provider reported (``response.additional_kwargs`` /
-``response.raw.usage``) to :func:`meclear_integrations.usage.record_usage`, which books it
+``response.raw.usage``) to :func:`meclear_integrations.runtime.usage.record_usage`, which books it
 to the current query's meter under the role the task evaluator set; outside a clearance it
 does nothing. Events are handled in the LLM call's own context, so concurrent queries never
 mix.
@@ -19,7 +19,7 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.llm import LLMChatEndEvent, LLMCompletionEndEvent
 
-from ..usage import record_usage, usage_from_mapping
+from ..runtime.usage import record_usage, usage_from_mapping
 
 __all__ = ["UsageEventHandler", "install_usage_handler", "response_usage"]
 

@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 from ..core.errors import ConfigurationError
 from ..core.failure_kind import failure_kind
-from ..gate import ClearanceGate
+from ..guard.gate import ClearanceGate
+from ..guard.live_bounds import provider_outcome
 from ..jobs.protocol import Auditor, AuditOutcome, AuditQueue
 from ..jobs.snapshot import AuditSnapshot
-from ..live_guard import provider_outcome
 from ..triggers.base import Trigger, TriggerContext, TriggerDecision
 from .flow import QuerySettings
 from .steps import FlowResult

@@ -26,10 +26,10 @@ from typing import Any
 
 from ..core.memory import Memory
 from ..core.redaction import redact
-from ..gate import ClearanceGate
+from ..guard.gate import ClearanceGate
 from ..jobs.protocol import AuditQueue, AuditTicket
 from ..jobs.snapshot import AuditSnapshot
-from ..payloads import EdgeCasePolicy
+from ..runtime.payloads import EdgeCasePolicy
 from ..triggers.base import TriggerContext, TriggerDecision
 from .flow import EMPTY_EVENT, QuerySettings
 from .harm import Withheld, verified_harm

@@ -27,9 +27,9 @@ from ..core.config import ClearanceConfig
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
-from ..gate import ClearanceGate, GateOutcome, GatePlan
-from ..live_guard import LiveGuard, live_config
-from ..live_policy import FailureSwitch, failure_mode
+from ..guard.gate import ClearanceGate, GateOutcome, GatePlan
+from ..guard.live_bounds import LiveGuard, live_config
+from ..guard.policy import FailureSwitch, failure_mode
 from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify, Steps
 
 __all__ = [

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.memory import Memory
-from ..hashing import content_hash
+from ..runtime.hashing import content_hash
 
 __all__ = ["Withheld", "verified_harm"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..gating import skipped_metadata, with_outcome
-from ..payloads import EdgeCasePolicy, kept_metadata, shadow_metadata
+from ..guard.gated_metadata import skipped_metadata, with_outcome
+from ..runtime.payloads import EdgeCasePolicy, kept_metadata, shadow_metadata
 from .steps import FlowResult
 
 __all__ = ["result_metadata"]

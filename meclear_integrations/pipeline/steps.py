@@ -25,7 +25,7 @@ from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
 from ..core.step_driver import Call
-from ..gate import GateOutcome
+from ..guard.gate import GateOutcome
 
 __all__ = ["Call", "Clear", "Flow", "FlowEvent", "FlowResult", "Notify", "Step", "Steps"]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from ..core.answers import note_answer
 from ..core.memory import Memory
-from ..prompts import neutralize_tags
+from ..judges.answer_prompts import neutralize_tags
 from .world import EvidenceWorld, exact_match_score
 
 __all__ = ["SimulatedEvaluator", "TextReader", "same_answer"]

@@ -38,7 +38,7 @@ from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..core.trace_settings import TraceSettings
 from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope, evaluation_contexts
-from ..payloads import stage_event_payload
+from ..runtime.payloads import stage_event_payload
 from . import attributes as A
 
 __all__ = ["ClearanceTrace", "open_clearance"]

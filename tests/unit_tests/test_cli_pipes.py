@@ -59,8 +59,8 @@ def test_a_broken_pipe_in_process_returns_1(monkeypatch, capsys) -> None:
 
 def test_no_progress_bar_when_stderr_is_no_terminal(capsys) -> None:
     pytest.importorskip("tqdm")
+    from meclear_bench.cli.bench_long import ProgressBar
     from meclear_integrations.cli._progress import Bar
-    from meclear_integrations.cli.bench_long import ProgressBar
 
     bar = ProgressBar(3, enabled=True)
     bar.update(1)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from meclear_integrations.admission.bench import run_admission_bench
+from meclear_bench.admission_eval import run_admission_bench
 from meclear_integrations.admission.cases import load_admission_cases, sample_cases_path
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.cli import main

@@ -14,9 +14,9 @@ from meclear_integrations.core.errors import (
     MeClearError,
 )
 from meclear_integrations.judges import CallableJudge, ExactMatchJudge, TokenF1Judge
+from meclear_integrations.judges.answer_prompts import fence
 from meclear_integrations.judges.model import as_text_model as neutral_text_model
 from meclear_integrations.judges.task import task_evaluator
-from meclear_integrations.prompts import fence
 
 
 def test_configuration_type_error_is_both() -> None:

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations.bench import BenchSettings, build_method, load_builtin_cases
-from meclear_integrations.bench.bootstrap import ClusterBootstrap
-from meclear_integrations.bench.shards import merge_runs, parse_shard
-from meclear_integrations.bench.split import split_cases
-from meclear_integrations.bench.stream_run import make_trigger
+from meclear_bench import BenchSettings, build_method, load_builtin_cases
+from meclear_bench.bootstrap import ClusterBootstrap
+from meclear_bench.scale_games import ScaleFamily, scale_game
+from meclear_bench.shards import merge_runs, parse_shard
+from meclear_bench.split import split_cases
+from meclear_bench.stream_run import make_trigger
 from meclear_integrations.cli.soak import run_soak
 from meclear_integrations.core.errors import ConfigurationError, ConfigurationTypeError
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.ledger.review import rank_proposals, wilson_lower_bound
 from meclear_integrations.simulation import JudgeSignal
-from meclear_integrations.simulation.scale import ScaleFamily, scale_game
 from meclear_integrations.triggers import (
     AnyOf,
     EveryN,

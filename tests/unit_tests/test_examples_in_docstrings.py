@@ -12,7 +12,7 @@ import pytest
 # Subpackages whose docstring examples are checked here (no framework, database or plotting
 # import is needed to run them).
 PACKAGES = (
-    "meclear_integrations.bench",
+    "meclear_bench",
     "meclear_integrations.cli",
     "meclear_integrations.simulation",
     "meclear_integrations.ledger",

@@ -19,7 +19,7 @@ References:
 """
 
 from .attribution import Attribution, attribution
-from .clearance import clearance, verifier
+from .clearing import clearance, verifier
 from .failures import closing
 from .interactions import interactions
 from .screening import Screened, early_exit, screening

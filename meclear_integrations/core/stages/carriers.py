@@ -130,7 +130,7 @@ def withhold_carriers(
     Returns:
         The positions to remove (cleared + carriers) when verified, else None.
     """
-    from .clearance import select, verify  # the clearance stage imports this module
+    from .clearing import select, verify  # the clearance stage imports this module
 
     cfg, game = run.config, run.game
     complete = sorted(set(cleared) | {c.position for c in found})

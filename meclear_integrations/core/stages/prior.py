@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..clearance import candidate_coalition, select_candidate
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
-from .clearance import verifier, with_carriers
+from .clearing import verifier, with_carriers
 from .failures import closing
 from .outcomes import clearance_end, cost
 from .steps import Emit, Evaluate, Run, Steps, want

@@ -24,7 +24,7 @@ from ..interactions import sampled_interaction_plan
 from ..report import ClearanceCandidate, ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
 from ..verification import SequentialVerifier
-from .clearance import verifier
+from .clearing import verifier
 from .failures import closing
 from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, cost

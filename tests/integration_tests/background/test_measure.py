@@ -3,7 +3,7 @@ throughput grows with workers on a latency-bound stub (real clocks: integration 
 
 from __future__ import annotations
 
-from meclear_integrations.bench.background_perf import audit_throughput, request_overhead
+from meclear_bench.background_perf import audit_throughput, request_overhead
 
 
 def test_the_background_request_path_calls_no_model() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench.methods.llm_direct import HARM_PROMPT, prompt_rater
+from meclear_bench.methods.llm_direct import HARM_PROMPT, prompt_rater
 from meclear_integrations.cli import main
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.servers import OpenAIStub, serve

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench.cache import CachedReply, ResponseCache, cache_key
-from meclear_integrations.bench.model_client import (
+from meclear_bench.cache import CachedReply, ResponseCache, cache_key
+from meclear_bench.model_client import (
     CallGate,
     CallLimits,
     CallMeter,
     ModelClient,
     metering,
 )
-from meclear_integrations.bench.model_spec import TEXT_READER, ModelSpec, is_import_path
-from meclear_integrations.bench.reader_server import ReaderServer, serve_reader
-from meclear_integrations.bench.stopping import BudgetReached, ProviderRejected, stop_cause
+from meclear_bench.model_spec import TEXT_READER, ModelSpec, is_import_path
+from meclear_bench.reader_server import ReaderServer, serve_reader
+from meclear_bench.stopping import BudgetReached, ProviderRejected, stop_cause
 from meclear_integrations.core.errors import EvaluatorError, RedactedError
 from meclear_integrations.core.faults import is_transient
 from meclear_integrations.judges import ReferenceLLMJudge

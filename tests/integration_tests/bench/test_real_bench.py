@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench.reader_server import ReaderServer, serve_reader
-from meclear_integrations.bench.settings import DEFAULT_METHODS
+from meclear_bench.reader_server import ReaderServer, serve_reader
+from meclear_bench.settings import DEFAULT_METHODS
 from meclear_integrations.cli import main
 from tests.unit_tests.bench.real_fixtures import (
     comparable,

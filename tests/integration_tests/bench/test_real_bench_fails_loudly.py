@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench.reader_server import ReaderServer, serve_reader
+from meclear_bench.reader_server import ReaderServer, serve_reader
 from meclear_integrations.cli import main
 from tests.unit_tests.bench.real_fixtures import load_results, model_flags, write_conversations
 

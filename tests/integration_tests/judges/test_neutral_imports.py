@@ -12,7 +12,9 @@ class Block(importlib.abc.MetaPathFinder):
         if name.split('.')[0] in ('langchain_core', 'langsmith', 'llama_index', 'openai'):
             raise ImportError('blocked ' + name)
 sys.meta_path.insert(0, Block())
-import meclear_integrations.judges, meclear_integrations.payloads, meclear_integrations.prompts
+import meclear_integrations.judges
+import meclear_integrations.runtime.payloads
+import meclear_integrations.judges.answer_prompts
 from meclear_integrations.judges import ReferenceLLMJudge
 from meclear_integrations.judges.protocol import read_nonce, verdict_reply
 

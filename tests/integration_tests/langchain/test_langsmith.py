@@ -10,7 +10,7 @@ from langsmith import Client
 from langsmith import utils as ls_utils
 
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-from meclear_integrations.langchain.clearance import CLEARANCE_RUN_NAME
+from meclear_integrations.langchain.clearing_step import CLEARANCE_RUN_NAME
 from tests.support.servers import LangSmithRecorder, serve
 
 

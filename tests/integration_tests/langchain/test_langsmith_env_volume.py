@@ -18,7 +18,7 @@ from langsmith import run_trees
 from langsmith import utils as ls_utils
 
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-from meclear_integrations.langchain.clearance import (
+from meclear_integrations.langchain.clearing_step import (
     CLEARANCE_RUN_NAME,
     EVALUATE_RUN_NAME,
     default_agent,

@@ -12,7 +12,7 @@ from meclear_integrations.langchain import (
     LangChainReferenceJudge,
     reference_config,
 )
-from meclear_integrations.langchain.clearance import EVALUATE_RUN_NAME
+from meclear_integrations.langchain.clearing_step import EVALUATE_RUN_NAME
 from meclear_integrations.telemetry import TraceSettings
 from tests.support.servers import OpenAIStub, candidate, serve
 

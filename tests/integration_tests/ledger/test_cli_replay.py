@@ -32,7 +32,7 @@ def _cat_ledger(path) -> tuple[str, list[Memory]]:
 
 
 def test_pending_feedback_is_replayed_from_the_cli(tmp_path, capsys) -> None:
-    from meclear_integrations.bench.reader_server import serve_reader
+    from meclear_bench.reader_server import serve_reader
 
     target = tmp_path / "cat.db"
     feedback_id, _ = _cat_ledger(target)

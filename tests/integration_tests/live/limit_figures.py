@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from meclear_integrations.limiter import CallLimiter
+from meclear_integrations.runtime.limiter import CallLimiter
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.fault_stubs import COMPONENTS, meta
 from tests.support.servers import OpenAIStub, serve

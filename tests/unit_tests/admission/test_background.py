@@ -14,10 +14,10 @@ from meclear_integrations.admission.background import (
     BackgroundAdmissionEvent,
 )
 from meclear_integrations.core.errors import ConfigurationError
-from meclear_integrations.hashing import content_hash
 from meclear_integrations.jobs import AuditOutcome, AuditWorker, JobStore
 from meclear_integrations.jobs.kinds import ADMISSION, JobKinds
 from meclear_integrations.jobs.store import jobs as table
+from meclear_integrations.runtime.hashing import content_hash
 from tests.support.stage_models import Script, StageModel
 
 CONTEXT = "user: I'm vegetarian, please never suggest meat dishes."

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from meclear_integrations.admission.bench import render_report, run_admission_bench
+from meclear_bench.admission_eval import render_report, run_admission_bench
 from meclear_integrations.admission.cases import (
     load_admission_cases,
     parse_admission_lines,

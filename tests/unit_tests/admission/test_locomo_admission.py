@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.admission import ConMemAdmitter
-from meclear_integrations.admission.reader import AdmissionReader
-from meclear_integrations.admission.rescore import grid_weights, redecide
-from meclear_integrations.bench.admission_locomo import (
+from meclear_bench.admission_locomo import (
     DEV_CONVERSATIONS,
     MISALIGNED_KINDS,
     build_locomo_admission,
     select,
 )
-from meclear_integrations.bench.admission_locomo_run import arun_locomo_admission, score_method
-from meclear_integrations.bench.locomo_data import load_locomo
-from meclear_integrations.bench.statements import lower_first
+from meclear_bench.admission_locomo_run import arun_locomo_admission, score_method
+from meclear_bench.locomo_data import load_locomo
+from meclear_bench.statements import lower_first
+from meclear_integrations.admission import ConMemAdmitter
+from meclear_integrations.admission.reader import AdmissionReader
+from meclear_integrations.admission.rescore import grid_weights, redecide
 
 DATA = Path("/work/shared/data")
 LOCOMO, CLARK = DATA / "locomo10", DATA / "clark_news"
@@ -167,7 +167,7 @@ def test_redecide_variants_use_the_recorded_evidence() -> None:
 
 
 def test_score_method_counts_misaligned_recall() -> None:
-    from meclear_integrations.bench.admission_locomo import BenchCandidate
+    from meclear_bench.admission_locomo import BenchCandidate
 
     def cand(kind: str, label: str) -> BenchCandidate:
         return BenchCandidate(

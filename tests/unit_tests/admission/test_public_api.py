@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
+import meclear_bench.admission_baselines as base
 import meclear_integrations.admission as adm
-import meclear_integrations.admission.baselines as base
 from meclear_integrations.admission.model import TextModel
 from meclear_integrations.judges.model import TextModel as JudgesTextModel
 

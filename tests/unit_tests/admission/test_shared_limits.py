@@ -19,8 +19,8 @@ from llama_index.core.schema import TextNode
 from meclear_integrations.admission import ConMemAdmitter
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.langchain import AdmissionGate, AdmissionRunnable
-from meclear_integrations.limiter import CallLimiter
 from meclear_integrations.llama_index.admission import AdmissionTransform
+from meclear_integrations.runtime.limiter import CallLimiter
 from tests.unit_tests.live.test_limiter import Gauge
 
 CONVERSATION = [

@@ -7,11 +7,9 @@ import asyncio
 import pytest
 
 from meclear_integrations import ClearanceConfig, Memory
-from meclear_integrations.breaker import CircuitBreaker
 from meclear_integrations.core.engine import MeClearEngine
 from meclear_integrations.core.failure_kind import CircuitOpenError
-from meclear_integrations.live_guard import LiveGuard
-from meclear_integrations.payloads import EdgeCasePolicy
+from meclear_integrations.guard.live_bounds import LiveGuard
 from meclear_integrations.pipeline import (
     FlowEvent,
     QuerySettings,
@@ -22,6 +20,8 @@ from meclear_integrations.pipeline import (
 from meclear_integrations.pipeline.flow import make_gate
 from meclear_integrations.pipeline.shaping import result_metadata
 from meclear_integrations.pipeline.steps import Clear
+from meclear_integrations.runtime.breaker import CircuitBreaker
+from meclear_integrations.runtime.payloads import EdgeCasePolicy
 from meclear_integrations.triggers import Sampling
 
 MEMORIES = [Memory(id="a", content="Paris"), Memory(id="b", content="Rome")]

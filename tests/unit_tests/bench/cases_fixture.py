@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meclear_integrations.bench import BenchCase
+from meclear_bench import BenchCase
 
 GOLD = "December 2023"
 WRONG = "January 2023"

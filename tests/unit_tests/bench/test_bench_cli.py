@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench import dump_cases
-from meclear_integrations.bench.figures import FIGURE_FILES
+from meclear_bench import dump_cases
+from meclear_bench.figures import FIGURE_FILES
 from meclear_integrations.cli import main
 
 from .cases_fixture import clean_case, direct_case, joint_case, redundant_case
@@ -179,7 +179,7 @@ def test_explain_writes_a_png(case_file: Path, tmp_path: Path, capsys) -> None:
 
 
 def test_split_selects_locomo_conversations(case_file: Path, tmp_path: Path, capsys) -> None:
-    from meclear_integrations.bench.split import LOCOMO_SPLITS, split_cases
+    from meclear_bench.split import LOCOMO_SPLITS, split_cases
 
     assert not set(LOCOMO_SPLITS["dev"]) & set(LOCOMO_SPLITS["test"])
     assert len(LOCOMO_SPLITS["dev"]) + len(LOCOMO_SPLITS["test"]) == 10

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from meclear_integrations.bench.bootstrap import ClusterBootstrap, percentile_interval
+from meclear_bench.bootstrap import ClusterBootstrap, percentile_interval
 
 
 def test_weights_resample_clusters_then_queries() -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench import load_builtin_cases, verify_case
-from meclear_integrations.bench.builtin import BUILTIN_CASES_RESOURCE
+from meclear_bench import load_builtin_cases, verify_case
+from meclear_bench.builtin import BUILTIN_CASES_RESOURCE
 
 
 def test_resource_is_inside_the_package() -> None:
-    resource = files("meclear_integrations.bench").joinpath(BUILTIN_CASES_RESOURCE)
+    resource = files("meclear_bench").joinpath(BUILTIN_CASES_RESOURCE)
     assert resource.is_file()
     assert len(resource.read_text(encoding="utf-8").splitlines()) == len(load_builtin_cases())
 

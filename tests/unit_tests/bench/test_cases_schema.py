@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from meclear_integrations.bench import BenchCase, dump_cases, load_cases, parse_case_lines
+from meclear_bench import BenchCase, dump_cases, load_cases, parse_case_lines
 
 
 def _case(case_id: str = "c1", **over: object) -> dict:

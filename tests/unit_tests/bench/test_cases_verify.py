@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations.bench import BenchCase, verify_case
+from meclear_bench import BenchCase, verify_case
 
 
 def _case(

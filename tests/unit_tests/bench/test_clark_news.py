@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench import BenchSettings, run_benchmark
-from meclear_integrations.bench.cases import load_cases
-from meclear_integrations.bench.clark_news import (
+from meclear_bench import BenchSettings, run_benchmark
+from meclear_bench.cases import load_cases
+from meclear_bench.clark_news import (
     build_clark_cases,
     clark_split,
     load_clark_questions,

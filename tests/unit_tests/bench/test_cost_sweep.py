@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from meclear_integrations.bench import BenchSettings, build_method, load_builtin_cases
-from meclear_integrations.bench.cost_sweep import (
+from meclear_bench import BenchSettings, build_method, load_builtin_cases
+from meclear_bench.cost_sweep import (
     admissible,
     cheap_grid,
     cheap_sweep,
@@ -17,7 +17,7 @@ from meclear_integrations.bench.cost_sweep import (
     cost_split,
     preset_costs,
 )
-from meclear_integrations.bench.outcomes import CaseOutcome
+from meclear_bench.outcomes import CaseOutcome
 from meclear_integrations.cli import main
 from meclear_integrations.core import AutoShapley, ClearanceConfig
 

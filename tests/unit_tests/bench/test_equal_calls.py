@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from meclear_integrations.bench import BenchSettings, load_builtin_cases
-from meclear_integrations.bench.equal_calls import (
+from meclear_bench import BenchSettings, load_builtin_cases
+from meclear_bench.equal_calls import (
     default_ladders,
     equal_calls,
     equal_calls_table,
@@ -45,7 +45,7 @@ def test_each_baseline_spends_at_least_meclears_calls_unless_its_ladder_ends(
 
 
 def test_gap_to_the_oracle_by_outcome_kind() -> None:
-    from meclear_integrations.bench.gap import gap_by_outcome, outcome_kind
+    from meclear_bench.gap import gap_by_outcome, outcome_kind
 
     def row(method: str, cid: str, targets: list[str], cleared: list[str], e: float) -> dict:
         return {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench import (
+from meclear_bench import (
     BenchCase,
     LocomoBuild,
     LocomoDataError,

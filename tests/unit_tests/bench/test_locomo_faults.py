@@ -7,7 +7,7 @@ from datetime import date
 import numpy as np
 import pytest
 
-from meclear_integrations.bench.faults import (
+from meclear_bench.faults import (
     answers_conflict,
     fault_texts,
     is_temporal,
@@ -15,7 +15,7 @@ from meclear_integrations.bench.faults import (
     temporal_distractor,
     wh_class,
 )
-from meclear_integrations.bench.statements import statement
+from meclear_bench.statements import statement
 
 
 @pytest.mark.parametrize(

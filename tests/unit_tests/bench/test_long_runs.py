@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench import load_builtin_cases
-from meclear_integrations.bench.journal import RunJournal, read_journal, run_identity
-from meclear_integrations.bench.methods.base import BenchMethod, MethodContext, MethodOutput
-from meclear_integrations.bench.methods.none import NoClearance
-from meclear_integrations.bench.runner import CaseFailure, run_benchmark
-from meclear_integrations.bench.settings import BenchSettings
-from meclear_integrations.bench.shards import parse_shard, select_shard, shard_of
-from meclear_integrations.bench.stopping import BudgetReached
+from meclear_bench import load_builtin_cases
+from meclear_bench.journal import RunJournal, read_journal, run_identity
+from meclear_bench.methods.base import BenchMethod, MethodContext, MethodOutput
+from meclear_bench.methods.none import NoClearance
+from meclear_bench.runner import CaseFailure, run_benchmark
+from meclear_bench.settings import BenchSettings
+from meclear_bench.shards import parse_shard, select_shard, shard_of
+from meclear_bench.stopping import BudgetReached
 from meclear_integrations.cli import main
 
 from .real_fixtures import comparable, load_results

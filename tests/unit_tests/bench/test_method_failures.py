@@ -3,13 +3,13 @@ excludes the baseline's row (simulated world, no model)."""
 
 from __future__ import annotations
 
-from meclear_integrations.bench import load_builtin_cases
-from meclear_integrations.bench.methods.base import BenchMethod, MethodContext, MethodOutput
-from meclear_integrations.bench.methods.none import NoClearance
-from meclear_integrations.bench.results import build_results
-from meclear_integrations.bench.runner import run_benchmark
-from meclear_integrations.bench.settings import BenchSettings
-from meclear_integrations.cli.bench import outcome_errors
+from meclear_bench import load_builtin_cases
+from meclear_bench.cli.bench import outcome_errors
+from meclear_bench.methods.base import BenchMethod, MethodContext, MethodOutput
+from meclear_bench.methods.none import NoClearance
+from meclear_bench.results import build_results
+from meclear_bench.runner import run_benchmark
+from meclear_bench.settings import BenchSettings
 
 
 class _Failing(BenchMethod):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from meclear_integrations.bench import BenchSettings, CountingEvaluator
-from meclear_integrations.bench.methods import (
+from meclear_bench import BenchSettings, CountingEvaluator
+from meclear_bench.methods import (
     MethodContext,
     MethodNotRunError,
     build_method,
@@ -15,8 +15,8 @@ from meclear_integrations.bench.methods import (
     shapley_from_moebius,
     verified_clearance,
 )
-from meclear_integrations.bench.methods.ablations import fit_standardised_lasso
-from meclear_integrations.bench.oracle import CaseOracle
+from meclear_bench.methods.ablations import fit_standardised_lasso
+from meclear_bench.oracle import CaseOracle
 from meclear_integrations.core import ClearanceConfig, MeClearEngine
 
 from .cases_fixture import (
@@ -72,7 +72,7 @@ def test_surrogates_rank_redundant_faults_first_at_budget_32(name: str) -> None:
 
 
 def test_ablations_are_distinct_and_budgets_can_be_matched() -> None:
-    from meclear_integrations.bench.methods.ablations import distinct_masks
+    from meclear_bench.methods.ablations import distinct_masks
 
     masks = distinct_masks(5, 20, 0.5, np.random.default_rng(0))
     assert masks.shape == (20, 5) and len({m.tobytes() for m in masks}) == 20
@@ -93,7 +93,7 @@ def test_baselines_share_the_early_exit() -> None:
 
 
 def test_relative_flag_rule() -> None:
-    from meclear_integrations.bench.methods import flag_order
+    from meclear_bench.methods import flag_order
 
     weights = [-0.8, -0.1, 0.3, -0.5, -0.02]
     assert flag_order(weights, 0.05) == [0, 3, 1]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations.bench.measure import ContextQuality
-from meclear_integrations.bench.methods import MethodOutput, harm_ranking
-from meclear_integrations.bench.metrics import metric_value, rank_ecdf_curve, summarize
-from meclear_integrations.bench.outcomes import CaseCost, score_case
+from meclear_bench.measure import ContextQuality
+from meclear_bench.methods import MethodOutput, harm_ranking
+from meclear_bench.metrics import metric_value, rank_ecdf_curve, summarize
+from meclear_bench.outcomes import CaseCost, score_case
 
 from .cases_fixture import clean_case, direct_case, redundant_case
 

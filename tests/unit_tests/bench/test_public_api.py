@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 import pkgutil
 
-import meclear_integrations.bench as bench
-import meclear_integrations.bench.methods as methods
+import meclear_bench as bench
+import meclear_bench.methods as methods
 
 EXPECTED = [
     "BenchCase",

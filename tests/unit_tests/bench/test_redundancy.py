@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench.redundancy import (
+from meclear_bench.redundancy import (
     build_redundancy_cases,
     copy_texts,
     reader_answer,
     verify_redundancy_case,
 )
-from meclear_integrations.bench.redundancy_run import run_redundancy, summarize
+from meclear_bench.redundancy_run import run_redundancy, summarize
 from meclear_integrations.cli import main
 
 FILLER = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from meclear_integrations.bench import BenchSettings, load_builtin_cases, run_benchmark
-from meclear_integrations.bench.tuned import tuned_engine
+from meclear_bench import BenchSettings, load_builtin_cases, run_benchmark
+from meclear_bench.tuned import tuned_engine
 from meclear_integrations.simulation import JudgeSignal
 
 
@@ -35,7 +35,7 @@ def test_noisy_run_is_identical_at_concurrency_1_and_8(judge: str) -> None:
 
 
 def test_evidence_correct_is_a_headline_metric() -> None:
-    from meclear_integrations.bench.metrics import metric_value
+    from meclear_bench.metrics import metric_value
 
     settings = BenchSettings(methods=("oracle", "none"), temperature=0.2, bootstrap_replicates=0)
     cases = load_builtin_cases()

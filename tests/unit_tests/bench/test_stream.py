@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from meclear_bench.stream_build import PARAPHRASES, build_streams
+from meclear_bench.stream_report import stream_results
+from meclear_bench.stream_run import run_config
 from meclear_integrations import ClearanceConfig
-from meclear_integrations.bench.stream_build import PARAPHRASES, build_streams
-from meclear_integrations.bench.stream_report import stream_results
-from meclear_integrations.bench.stream_run import run_config
 from meclear_integrations.cli import main
 from meclear_integrations.core.engine import verifier
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from meclear_bench.stream_build import build_streams
+from meclear_bench.stream_loop import LoopSettings, loop_summary, run_loop, time_to_fix
 from meclear_integrations import ClearanceConfig
-from meclear_integrations.bench.stream_build import build_streams
-from meclear_integrations.bench.stream_loop import LoopSettings, loop_summary, run_loop, time_to_fix
 from meclear_integrations.cli import main
 
 from .test_stream import REAL
@@ -51,7 +51,7 @@ def test_background_makes_no_request_path_call_loses_no_job_and_fixes_failures(
 
 
 def test_time_to_fix_counts_from_the_first_wrong_answer() -> None:
-    from meclear_integrations.bench.stream_loop import LoopOutcome
+    from meclear_bench.stream_loop import LoopOutcome
 
     def o(t: float, q: int, correct: bool) -> LoopOutcome:
         return LoopOutcome(

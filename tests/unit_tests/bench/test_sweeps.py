@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from meclear_integrations.bench import BenchSettings, load_builtin_cases
-from meclear_integrations.bench.cli_args import engine_config
-from meclear_integrations.bench.settings import SurrogateSettings
-from meclear_integrations.bench.sweeps import (
+from meclear_bench import BenchSettings, load_builtin_cases
+from meclear_bench.cli_args import engine_config
+from meclear_bench.settings import SurrogateSettings
+from meclear_bench.sweeps import (
     budget_sweep,
     judge_sweep,
     permutation_sweep,

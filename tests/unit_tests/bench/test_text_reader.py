@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from meclear_integrations.bench.text_reader import ABSTAIN, judge_correct, reply
+from meclear_bench.text_reader import ABSTAIN, judge_correct, reply
 from meclear_integrations.core.memory import Memory
+from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
 from meclear_integrations.judges.protocol import new_nonce, parse_verdict
-from meclear_integrations.prompts import format_answer_prompt
 
 Q = "When did Caroline go to the LGBTQ support group?"
 GOLD = "Caroline went to the LGBTQ support group on 7 May 2023 with friends."
@@ -92,7 +92,7 @@ def test_reference_free_judge_compares_with_its_own_reading() -> None:
 
 
 def test_harm_ratings_flag_what_disagrees_with_its_answer() -> None:
-    from meclear_integrations.bench.methods.llm_direct import HARM_PROMPT
+    from meclear_bench.methods.llm_direct import HARM_PROMPT
 
     rows = "\n".join(
         f'<memory index="{i}">\n{t}\n</memory>' for i, t in enumerate([GOLD, BACKGROUND], 1)

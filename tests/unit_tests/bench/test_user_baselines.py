@@ -7,17 +7,17 @@ from datetime import datetime
 
 import pytest
 
-from meclear_integrations.bench import BenchSettings, run_benchmark
-from meclear_integrations.bench.cases import BenchCase, CaseMemory
-from meclear_integrations.bench.methods import (
+from meclear_bench import BenchSettings, run_benchmark
+from meclear_bench.cases import BenchCase, CaseMemory
+from meclear_bench.methods import (
     LlmFilterMethod,
     SimulatedFilter,
     newest_wins,
     prompt_keeper,
 )
-from meclear_integrations.bench.methods.llm_filter import filter_prompt, read_keep_list
-from meclear_integrations.bench.methods.newest import memory_date
-from meclear_integrations.bench.text_reader import reply
+from meclear_bench.methods.llm_filter import filter_prompt, read_keep_list
+from meclear_bench.methods.newest import memory_date
+from meclear_bench.text_reader import reply
 from meclear_integrations.simulation import Claim, EvidenceWorld
 
 RIGHT, STALE, WRONG = "Acme Corp", "Globex", "Initech"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from meclear_integrations.bench import BenchSettings, load_builtin_cases
-from meclear_integrations.bench.tuned import tuned_engine
-from meclear_integrations.bench.variants import meclear_variants, variant_sweep, variants_table
+from meclear_bench import BenchSettings, load_builtin_cases
+from meclear_bench.tuned import tuned_engine
+from meclear_bench.variants import meclear_variants, variant_sweep, variants_table
 from meclear_integrations.cli import main
 from meclear_integrations.simulation import JudgeSignal
 

@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from meclear_bench.scale_games import ScaleFamily, scale_games
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core import AutoShapley
 from meclear_integrations.core.clearance import candidate_coalition
@@ -23,7 +24,6 @@ from meclear_integrations.core.grouping import (
     similarity_order,
     spread_partition,
 )
-from meclear_integrations.simulation.scale import ScaleFamily, scale_games
 from tests.support.games import CountingEvaluator, make_memories
 
 

@@ -7,7 +7,7 @@ import pytest
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.exports import memory_scores
 from meclear_integrations.exports.phoenix import phoenix_annotations
-from meclear_integrations.hashing import content_hash
+from meclear_integrations.runtime.hashing import content_hash
 
 CONTEXT = [
     Memory(id="good", content="Ana lives in Lisbon."),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
-from meclear_integrations.payloads import (
+from meclear_integrations.runtime.payloads import (
     assign_memory_ids,
     content_memory_id,
     event_name,

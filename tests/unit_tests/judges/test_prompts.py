@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meclear_integrations import Memory
-from meclear_integrations.prompts import (
+from meclear_integrations.judges.answer_prompts import (
     DEFAULT_ANSWER_PROMPT,
     NO_MEMORIES,
     format_answer_prompt,

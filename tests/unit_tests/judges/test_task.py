@@ -16,8 +16,8 @@ from meclear_integrations.judges import (
     TaskEvaluator,
     task_evaluator,
 )
+from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from meclear_integrations.judges.task import answers_agree
-from meclear_integrations.prompts import format_answer_prompt
 from meclear_integrations.simulation import TextReader, redundant_harm_example
 from tests.support.text_models import ScriptedTextModel
 

@@ -10,10 +10,10 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from meclear_integrations.admission import ConMemAdmitter
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
-from meclear_integrations.hashing import content_hash
 from meclear_integrations.jobs import AuditWorker
 from meclear_integrations.jobs.kinds import ADMISSION
 from meclear_integrations.langchain.admission_background import BackgroundAdmissionGate
+from meclear_integrations.runtime.hashing import content_hash
 
 CONTEXT = [
     {"role": "user", "content": "I'm allergic to shellfish, so never suggest shrimp to me."},

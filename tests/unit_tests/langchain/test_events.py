@@ -11,8 +11,8 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-from meclear_integrations.langchain.clearance import CLEARANCE_RUN_NAME, EVALUATE_RUN_NAME
-from meclear_integrations.payloads import PROGRESS_EVENT_NAME
+from meclear_integrations.langchain.clearing_step import CLEARANCE_RUN_NAME, EVALUATE_RUN_NAME
+from meclear_integrations.runtime.payloads import PROGRESS_EVENT_NAME
 from meclear_integrations.telemetry import TraceSettings
 from tests.support.progress import check_progress
 

@@ -12,7 +12,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
-from meclear_integrations.payloads import PROGRESS_EVENT_NAME
+from meclear_integrations.runtime.payloads import PROGRESS_EVENT_NAME
 from tests.support.progress import check_progress, has_progress_inside, wide_case
 
 Seen = list[tuple[str, dict[str, Any], UUID]]

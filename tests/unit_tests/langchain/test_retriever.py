@@ -13,7 +13,7 @@ from pydantic import Field
 from meclear_integrations import ClearanceConfig, EvaluatorError
 from meclear_integrations.judges import CallableJudge, ExactMatchJudge, MissingReferenceError
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
-from meclear_integrations.payloads import EdgeCasePolicy, content_memory_id
+from meclear_integrations.runtime.payloads import EdgeCasePolicy, content_memory_id
 from meclear_integrations.simulation import EvidenceWorld
 
 

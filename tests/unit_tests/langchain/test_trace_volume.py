@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-from meclear_integrations.langchain.clearance import (
+from meclear_integrations.langchain.clearing_step import (
     CLEARANCE_RUN_NAME,
     EVALUATE_RUN_NAME,
     default_agent,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.gate import ClearanceGate
+from meclear_integrations.guard.gate import ClearanceGate
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.triggers import Always
 from tests.support.clocks import StepClock

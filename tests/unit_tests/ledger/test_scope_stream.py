@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meclear_integrations.bench.ledger_scope_stream import run_stream
+from meclear_bench.ledger_scope_stream import run_stream
 
 
 def test_no_off_topic_memory_is_withheld_and_no_true_memory_proposed(ledger_url: str) -> None:

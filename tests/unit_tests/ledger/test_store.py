@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.hashing import content_hash, query_hash
 from meclear_integrations.ledger import HarmLedger, LedgerLookupError
+from meclear_integrations.runtime.hashing import content_hash, query_hash
 from tests.support.clocks import StepClock
 from tests.support.ledger import clear, evaluator, memories
 

@@ -12,13 +12,17 @@ from typing import Any
 
 import pytest
 
-from meclear_integrations.breaker import CircuitBreaker
 from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.core.config import ClearanceConfig
 from meclear_integrations.core.errors import BudgetExceededError
 from meclear_integrations.core.failure_kind import CircuitOpenError
-from meclear_integrations.live_guard import LIVE_MAX_WALL_SECONDS, live_config, provider_outcome
-from meclear_integrations.provider_retries import without_provider_retries
+from meclear_integrations.guard.live_bounds import (
+    LIVE_MAX_WALL_SECONDS,
+    live_config,
+    provider_outcome,
+)
+from meclear_integrations.runtime.breaker import CircuitBreaker
+from meclear_integrations.runtime.retries import without_provider_retries
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.clocks import Clock
 

@@ -16,7 +16,11 @@ import pytest
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.errors import BudgetExceededError, ConfigurationError
 from meclear_integrations.core.workers import call_gate
-from meclear_integrations.limiter import DEADLINE_GRACE_SECONDS, CallLimiter, resolve_limiter
+from meclear_integrations.runtime.limiter import (
+    DEADLINE_GRACE_SECONDS,
+    CallLimiter,
+    resolve_limiter,
+)
 
 
 class Gauge:

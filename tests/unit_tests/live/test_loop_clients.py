@@ -10,7 +10,7 @@ import httpx
 from langchain_openai import ChatOpenAI
 from llama_index.llms.openai import OpenAI
 
-from meclear_integrations.loop_clients import PerLoopModels, for_event_loop
+from meclear_integrations.runtime.loop_clients import PerLoopModels, for_event_loop
 
 
 def _http(model: ChatOpenAI) -> object:

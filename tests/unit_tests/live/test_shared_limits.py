@@ -23,8 +23,8 @@ from meclear_integrations.langchain import (
     SimulatedChatModel,
     reference_config,
 )
-from meclear_integrations.limiter import CallLimiter
 from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+from meclear_integrations.runtime.limiter import CallLimiter
 from meclear_integrations.simulation import redundant_harm_example
 
 from .test_limiter import CountingRateLimiter, Gauge, Holder, wait_until
@@ -287,8 +287,8 @@ def test_the_llama_index_clearance_end_event_reports_the_limiter(asynchronous: b
 
 def test_no_limiter_no_event_entry() -> None:
     from meclear_integrations.core.events import StageEvent
-    from meclear_integrations.cost import with_event_cost
     from meclear_integrations.judges.task import TaskCalls
+    from meclear_integrations.runtime.cost import with_event_cost
 
     event = StageEvent(stage="clearance", phase="end", payload={"cost": {}})
     calls = TaskCalls(agent_calls=1, agent_hits=0, judge_calls=1, judge_hits=0)

@@ -24,7 +24,7 @@ from meclear_integrations.llama_index.events import (
     ScreeningEndEvent,
     ScreeningStartEvent,
 )
-from meclear_integrations.payloads import stage_event_payload
+from meclear_integrations.runtime.payloads import stage_event_payload
 
 SEQUENCE = [
     ScreeningStartEvent,

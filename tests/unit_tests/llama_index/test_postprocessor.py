@@ -17,7 +17,11 @@ from meclear_integrations.llama_index import (
     SimulatedLLM,
     query_reference,
 )
-from meclear_integrations.payloads import DEFAULT_METADATA_KEY, EdgeCasePolicy, memory_metadata
+from meclear_integrations.runtime.payloads import (
+    DEFAULT_METADATA_KEY,
+    EdgeCasePolicy,
+    memory_metadata,
+)
 
 META_FIELDS = {
     "memory_id",

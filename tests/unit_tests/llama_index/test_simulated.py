@@ -7,10 +7,10 @@ import threading
 
 from llama_index.core.base.llms.types import ChatMessage
 
+from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
 from meclear_integrations.judges.protocol import parse_verdict
 from meclear_integrations.llama_index import HashEmbedding, SimulatedLLM
-from meclear_integrations.prompts import format_answer_prompt
 
 
 def test_answers_from_the_memories_in_the_prompt(case, llm: SimulatedLLM) -> None:

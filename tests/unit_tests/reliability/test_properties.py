@@ -7,8 +7,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meclear_bench.cases import parse_case_lines
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.bench.cases import parse_case_lines
 from tests.support.faults import HTTPError
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

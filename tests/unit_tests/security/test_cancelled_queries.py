@@ -54,7 +54,7 @@ async def test_a_cancelled_query_is_not_recorded(tmp_path) -> None:  # type: ign
 
 async def test_the_gate_does_not_record_for_a_caller_that_cancelled(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-    from meclear_integrations.gate import ClearanceGate
+    from meclear_integrations.guard.gate import ClearanceGate
 
     memories = [Memory(id=d.id, content=d.page_content) for d in DOCS]
     report = MeClearEngine().clear(memories, lambda c, t: float("stale" not in {m.id for m in c}))

@@ -18,9 +18,9 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig, Memory
 from meclear_integrations.judges import ReferenceFreeLLMJudge, ReferenceLLMJudge
+from meclear_integrations.judges.answer_prompts import render_memories
 from meclear_integrations.judges.protocol import parse_verdict
 from meclear_integrations.langchain import ClearingRetriever, LangChainReferenceFreeJudge
-from meclear_integrations.prompts import render_memories
 from tests.support.callbacks import Payloads
 from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION, WRONG, HonestJudgeModel
 

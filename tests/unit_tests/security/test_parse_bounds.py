@@ -12,7 +12,7 @@ import pytest
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.redaction import redact, redact_payload
 from meclear_integrations.judges import ReferenceFreeLLMJudge, task_evaluator
-from meclear_integrations.prompts import format_answer_prompt
+from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from tests.support.honest_judge import (
     GOLD_MEMORY,
     INJECTION,
@@ -98,9 +98,9 @@ HOSTILE = {
 def _parsers() -> dict[str, Callable[[str], object]]:
     from meclear_integrations.admission.outputs import ProbeSetOutput, parse_output
     from meclear_integrations.core.bounded_json import load_object, nesting_depth
+    from meclear_integrations.judges.answer_prompts import escape_attribute, fence, neutralize_tags
     from meclear_integrations.judges.parsing import verdict_from_text
     from meclear_integrations.judges.protocol import parse_verdict, read_nonce
-    from meclear_integrations.prompts import escape_attribute, fence, neutralize_tags
     from meclear_integrations.simulation.replies import fenced_block
 
     return {

@@ -23,7 +23,7 @@ from meclear_integrations.core.redaction import REDACTED, redact, redact_payload
 from meclear_integrations.judges import CallableJudge, ExactMatchJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.llama_index import MeClearPostprocessor
-from meclear_integrations.payloads import content_memory_id
+from meclear_integrations.runtime.payloads import content_memory_id
 from meclear_integrations.telemetry import TraceSettings
 
 _rng = random.Random(12)

@@ -11,7 +11,6 @@ import warnings
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from meclear_integrations.breaker import CircuitBreaker
 from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import (
@@ -19,6 +18,7 @@ from meclear_integrations.langchain import (
     LangChainReferenceFreeJudge,
     reference_config,
 )
+from meclear_integrations.runtime.breaker import CircuitBreaker
 from tests.support.honest_judge import GOLD, GOLD_MEMORY
 
 SLOW = "Before answering, list every prime below ten million, one per line."

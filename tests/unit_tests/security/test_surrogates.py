@@ -13,7 +13,7 @@ from langchain_core.runnables import RunnableLambda
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.text import utf8_safe
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
-from meclear_integrations.payloads import assign_memory_ids
+from meclear_integrations.runtime.payloads import assign_memory_ids
 from meclear_integrations.simulation import redundant_harm_example
 
 LONE = "\ud800"

@@ -10,7 +10,7 @@ from meclear_integrations.judges import (
     ReferenceLLMJudge,
     task_evaluator,
 )
-from meclear_integrations.prompts import format_answer_prompt
+from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from tests.support.honest_judge import (
     GOLD,
     GOLD_MEMORY,

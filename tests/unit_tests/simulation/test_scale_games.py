@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from meclear_bench.scale_games import ScaleFamily, scale_game, scale_games
 from meclear_integrations.cli import main
-from meclear_integrations.simulation.scale import ScaleFamily, scale_game, scale_games
 
 
 @pytest.mark.parametrize(

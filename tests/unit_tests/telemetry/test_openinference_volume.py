@@ -19,7 +19,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import TextNode
 
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
-from meclear_integrations.langchain.clearance import default_agent
+from meclear_integrations.langchain.clearing_step import default_agent
 from meclear_integrations.llama_index import HashEmbedding, MeClearPostprocessor, SimulatedLLM
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.telemetry import TraceSettings

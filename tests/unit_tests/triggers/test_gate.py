@@ -8,7 +8,7 @@ import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.engine import verifier
-from meclear_integrations.gate import ClearanceGate
+from meclear_integrations.guard.gate import ClearanceGate
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.triggers import (
     OnKnownHarm,

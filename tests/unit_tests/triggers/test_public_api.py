@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import meclear_integrations.gate as gate
+import meclear_integrations.guard.gate as gate
 import meclear_integrations.triggers as triggers
 
 EXPECTED = [
@@ -38,8 +38,8 @@ def test_all() -> None:
 @pytest.mark.slow  # starts a subprocess
 def test_no_framework_or_database_on_import() -> None:
     code = (
-        "import sys, meclear_integrations.triggers, meclear_integrations.gate;"
-        "meclear_integrations.gate.ClearanceGate().query_id('q');"
+        "import sys, meclear_integrations.triggers, meclear_integrations.guard.gate;"
+        "meclear_integrations.guard.gate.ClearanceGate().query_id('q');"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('langchain_core', 'llama_index', 'sqlalchemy', 'psycopg', 'matplotlib')];"
         "assert not heavy, heavy"

@@ -1,0 +1,1 @@
+"""What runs around one clearance in production: gate, live bounds, component policy."""

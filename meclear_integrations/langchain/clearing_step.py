@@ -1,0 +1,782 @@
+"""The clearance step shared by the retriever and the compressor.
+
+One call = one chain run named ``meclear_clearance`` under the caller's run. Under it:
+
+- one ``meclear_evaluate`` run per evaluator call (inputs: memory ids and trial; outputs:
+  the answer, the score and how the verdict was read), holding the agent's and the judge's
+  model runs as children;
+- the custom events ``meclear.screening``, ``meclear.attribution``,
+  ``meclear.interactions`` (when enabled) and ``meclear.clearance``, one per stage start,
+  end or error, and ``meclear.progress`` for the engine's progress events (each batch of
+  evaluator calls: stage, calls done / total, elapsed, model calls so far), sent with
+  ``dispatch_custom_event`` / ``adispatch_custom_event`` and
+  ``config={"callbacks": <clearance run>.get_child()}`` (so their ``run_id`` is the
+  clearance run). Payloads: :func:`~meclear_integrations.runtime.payloads.stage_event_payload`
+  (``stage``, ``phase``, ``query_id`` and the engine's stage payload: LOO effects and
+  labels; Shapley values, intervals and ranks, harmful ids; candidates; cleared and kept
+  ids, verified recovery, cost), capped at ``max_event_bytes``;
+- the run's outputs: the bounded :func:`~meclear_integrations.runtime.payloads.report_summary`
+  (what LangSmith stores, since it does not store custom events).
+
+Failures (``on_failure``, see ``meclear_integrations.guard.policy``): by default
+(``"open"``) clearance fails open on what retrying can heal: when the engine cannot finish
+(an agent or judge call still failing transiently after its retries, an unreadable reply,
+the budget ran out, too many documents, the inner retriever returned an item that is not a
+``Document`` with text: ``InvalidRetrievalError``) every retrieved document is returned
+unchanged in content, in order, with ``status: "failed"`` and ``failure`` (reason,
+redacted error) under the metadata key (an unusable item is returned as it came); the
+engine's ``error`` event (``outcome: "fail_open"``), or a ``meclear.clearance`` ``error``
+event for failures outside the engine, says why, and a ``FailOpenWarning`` is issued once
+per reason per instance. ``on_failure="closed"`` fails closed. Failures retrying cannot
+heal (HTTP 400/401/403/404, a bug in the agent or judge) raise ``PermanentFailureError``
+on the first query, and configuration errors (no reference for a reference judge, an
+unusable config) always raise. Error texts in events, trace outputs (the agent's answers
+in the ``meclear_evaluate`` outputs included) and errors recorded on the ``meclear_*`` runs
+are redacted (no API keys or authorization headers).
+
+The agent (``agent`` runnable, or ``llm`` behind the default answer prompt) receives
+``{"question": str, "context": str, "documents": list[Document]}``: ``context`` is the
+coalition rendered by :func:`~meclear_integrations.judges.answer_prompts.render_memories`,
+``documents`` the coalition's original documents in retrieval order. It must return text,
+a message, or a dict with an ``answer`` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import (
+    AsyncCallbackManager,
+    AsyncCallbackManagerForChainRun,
+    CallbackManager,
+    CallbackManagerForChainRun,
+    Callbacks,
+)
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
+
+from ..core.config import ENGINE_SETTINGS, ClearanceConfig
+from ..core.engine import MeClearEngine
+from ..core.errors import ConfigurationError, InconsistentVerdictsError
+from ..core.events import StageEvent
+from ..core.failure_kind import failure_role, mark_role
+from ..core.faults import sanitize
+from ..core.memory import Memory
+from ..core.redaction import redact
+from ..core.report import ClearanceReport
+from ..core.strict import accepted_names, reject_unknown
+from ..guard.gated_metadata import model_name
+from ..guard.live_bounds import LiveGuard
+from ..guard.policy import (
+    FailureSwitch,
+    LivePolicy,
+    failure_mode,
+    fold_clearance_scope,
+    is_deterministic,
+)
+from ..jobs.protocol import AuditOutcome
+from ..jobs.snapshot import AuditSnapshot
+from ..judges.answer_prompts import (
+    DEFAULT_ANSWER_PROMPT,
+    neutralize_tags,
+    render_memories,
+    validate_metadata_keys,
+)
+from ..judges.memory_metadata import present_keys
+from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
+from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
+from ..pipeline.audit import (
+    Stoppable,
+    audit_outcome,
+    audit_settings,
+    open_queue,
+    run_pending,
+    start_workers,
+)
+from ..pipeline.background import background_flow
+from ..pipeline.flow import component_config, make_gate
+from ..pipeline.shaping import result_metadata
+from ..pipeline.steps import Clear, Flow
+from ..runtime.breaker import CircuitBreaker
+from ..runtime.cost import cost_source, with_event_cost, with_model_calls
+from ..runtime.limiter import CallLimiter, resolve_limiter
+from ..runtime.loop_clients import PerLoopModels
+from ..runtime.payloads import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_METADATA_KEY,
+    EdgeCasePolicy,
+    event_name,
+    exception_summary,
+    report_summary,
+    stage_event_name,
+    stage_event_payload,
+)
+from ..runtime.usage import UsageMeter, metering
+from ..telemetry import TraceSettings, clearance_scope
+from ..telemetry.parents import langchain_run_span
+from ..triggers.base import Trigger
+from .documents import document_ids, error_documents, to_memories
+from .judges import resolve_judge
+from .model import ainvoke_off_loop, message_text
+from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
+from .usage import USAGE_CALLBACK
+from .volume import (
+    INTERNAL_TAG,
+    arecord_failure,
+    clearance_run_context,
+    evaluation_callbacks,
+    record_failure,
+)
+
+__all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
+
+CLEARANCE_RUN_NAME = "meclear_clearance"
+"""Name of the chain run that holds one clearance."""
+EVALUATE_RUN_NAME = "meclear_evaluate"
+"""Name of the chain run of one evaluator call (agent + judge)."""
+AUDIT_RUN_NAME = "meclear_audit"
+"""Name of the chain run of one background audit."""
+ANSWER_METADATA_KEY = "meclear_answer"
+"""Config-metadata key of the chain's answer, kept in a background audit's snapshot."""
+FEEDBACK_METADATA_KEY = "meclear_feedback"
+"""Config-metadata key of the user's feedback, kept in a background audit's snapshot."""
+_ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evaluator": "agent="}
+"""Which setting supplies each role, for the messages of permanent failures."""
+
+
+def _redacted(exc: Exception) -> Exception:
+    """``sanitize(exc)``, keeping the recorded role and the reason of an abstention."""
+    if isinstance(exc, InconsistentVerdictsError):
+        return InconsistentVerdictsError(redact(str(exc))[:2000], reason=exc.reason)
+    redacted = sanitize(exc)
+    role = failure_role(exc)
+    if role is not None:
+        mark_role(redacted, role)  # type: ignore[arg-type]
+    return redacted
+
+
+def default_agent(llm: Runnable) -> Runnable:
+    """The default answer prompt (``prompts.DEFAULT_ANSWER_PROMPT``) piped into ``llm``.
+
+    Args:
+        llm: The task agent's model.
+
+    Returns:
+        A runnable named ``meclear_agent`` that takes ``{"question", "context", ...}``.
+    """
+
+    def prompt(inputs: dict[str, Any]) -> str:
+        return DEFAULT_ANSWER_PROMPT.format(
+            memories=inputs["context"], question=neutralize_tags(inputs["question"])
+        )
+
+    async def aprompt(inputs: dict[str, Any]) -> str:
+        return prompt(inputs)
+
+    chain = RunnableLambda(prompt, afunc=aprompt, name="meclear_answer_prompt") | llm
+    return chain.with_config(run_name="meclear_agent")
+
+
+class ClearanceSettings(BaseModel):
+    """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor.
+
+    Not used directly: see :class:`~meclear_integrations.langchain.ClearingRetriever` and
+    :class:`~meclear_integrations.langchain.MeClearCompressor` for the fields.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    llm: Runnable | None = None
+    """Task agent behind the default answer prompt and, unless ``judge`` is set, the judge
+    model (any chat model / LLM runnable that takes a prompt string)."""
+    agent: Runnable | None = None
+    """Your own answer chain, overriding ``llm`` as the agent: it receives
+    ``{"question", "context", "documents"}`` and returns text, a message or
+    ``{"answer": ...}``."""
+    judge: Any = None
+    """A ``Judge``, a LangChain model, a function (``CallableJudge``) or None (``llm``). A
+    model judges against the reference when the query has one, reference-free otherwise."""
+    clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
+    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings). Unless
+    ``max_wall_seconds`` is set explicitly, a query's clearance is bounded by
+    ``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
+    layer: ``llm`` and a model ``judge`` are called through a copy whose own retries are
+    off (``provider_retries``)."""
+    clearance_scope: Literal["minimal", "complete"] | None = None
+    """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
+    ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""
+    circuit_breaker: CircuitBreaker | None = Field(default_factory=CircuitBreaker)
+    """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
+    after consecutive provider failures (``meclear_integrations.runtime.breaker``; default: 3
+    failures, 30 s). Pass one instance to several components to share it; None: off."""
+    limiter: CallLimiter | None = None
+    """Bounds the model calls in flight (agent and judge, each call one slot) across every
+    query of this component (``meclear_integrations.runtime.limiter``); pass one instance to
+    several components to bound the process. None: no bound beyond each query's
+    ``clearance.max_concurrency``."""
+    max_calls_in_flight: int | None = Field(default=None, ge=1)
+    """Shorthand for a limiter of this component's own: ``CallLimiter(max_calls_in_flight)``
+    (not together with ``limiter``)."""
+    metadata_key: str = DEFAULT_METADATA_KEY
+    """Metadata key of the per-memory results on returned documents."""
+    reference_key: str = REFERENCE_METADATA_KEY
+    """Config-metadata key holding the query's reference answer."""
+    judge_context: Literal["full", "coalition"] = "full"
+    """What the judge sees as context: every retrieved document (default; removing
+    evidence then cannot make an answer look supported, and each distinct answer is judged
+    once per query), or only the coalition the agent saw (opt-in; without a reference its
+    verdicts reward deleting the evidence against an answer)."""
+    metadata_keys: tuple[str, ...] | None = None
+    """Document metadata rendered, fenced as data, with each memory for the agent and the
+    reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time and
+    source keys: ``date``, ``timestamp``, ``created_at``, ``source``, ``speaker``...);
+    ``()``: none."""
+    deterministic_agent: bool | None = None
+    """The agent gives the same answer to the same prompt, so it is asked once per coalition
+    across trials. None: when the model declares temperature 0."""
+    mode: Literal["clear", "shadow", "background"] = "clear"
+    """``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate metadata
+    and emit events, but drop nothing (each document's ``cleared`` says whether clearance
+    would have removed it). ``"background"`` (needs ``ledger``): no model call on the request
+    path; withhold the memories the ledger verified harmful for this question or ones like
+    it, queue the audit of a triggered query and return at once
+    (``meclear_integrations.pipeline.background``)."""
+    audit_queue: Any = None
+    """Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``);
+    None: a job table beside the ledger (same database)."""
+    audit_workers: int = Field(default=1, ge=0)
+    """Background mode: audit worker threads started with the component (0: none; run
+    ``meclear worker`` instead)."""
+    edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
+    """Policy when every document is cleared (see ``meclear_integrations.runtime.payloads``)."""
+    on_failure: FailureSwitch | None = None
+    """The fail-open/closed switch (same name as ``ClearanceConfig.on_failure``, which it
+    overrides when set; None follows ``clearance.on_failure``, ``"open"`` by default).
+    ``"open"``: when clearance cannot finish for a transient reason (provider timeouts,
+    429, 5xx, unreadable replies after retries, budgets) every document comes back
+    unchanged with ``status``/``failure`` under the metadata key, and a
+    ``FailOpenWarning`` is issued (once per reason per instance). ``"closed"``: those
+    failures raise. Failures retrying cannot heal (credentials, unknown URL or model,
+    invalid request, a bug in your agent or judge) and configuration errors always raise."""
+    max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
+    """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
+    trigger: Trigger | None = None
+    """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
+    TokenBudget(2000)``); a declined query returns the documents unchanged with
+    ``status: "skipped"`` and no model call. None clears every query."""
+    ledger: Any = None
+    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
+    before are tried first (ledger-guided repeat clearances)."""
+    tracing: TraceSettings = Field(default_factory=TraceSettings)
+    """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
+    when the application has a recording tracer provider; ``detail`` sets how much."""
+
+    _policy: LivePolicy = PrivateAttr()
+    _guard: LiveGuard = PrivateAttr()
+    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
+    _limiter: CallLimiter | None = PrivateAttr(default=None)
+    _queue: Any = PrivateAttr(default=None)
+    _workers: Stoppable | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ENGINE_SETTINGS)
+        return fold_clearance_scope(data)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Create the per-instance failure policy (warn-once memory)."""
+        super().model_post_init(context)
+        self._policy = LivePolicy(
+            type(self).__name__, _ROLE_SETTINGS, models=lambda: (self.llm, self.judge)
+        )
+        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
+        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        if self.mode == "background":
+            self._queue = open_queue(self.ledger, self.audit_queue)
+            self._workers = start_workers(self._queue, self, self.audit_workers)
+
+    def close(self) -> None:
+        """Stop the background audit workers this component started (after their job)."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
+
+    def run_audits(self, *, limit: int | None = None) -> list[AuditOutcome]:
+        """Run the due background audits now, on this thread (scripts, tests, cron jobs).
+
+        Args:
+            limit: The most audits to run.
+
+        Returns:
+            Their outcomes (``done``, ``retry``, ``dead``).
+
+        Raises:
+            ConfigurationError: The component is not in ``mode="background"``.
+        """
+        if self._queue is None:
+            raise ConfigurationError('run_audits() needs mode="background"')
+        return run_pending(self._queue, self, limit=limit)
+
+    @field_validator("metadata_keys", mode="before")
+    @classmethod
+    def _renderable_keys(cls, keys: Any) -> Any:
+        return validate_metadata_keys(keys)
+
+    @model_validator(mode="after")
+    def _needs_an_agent(self) -> ClearanceSettings:
+        if self.mode == "background" and self.ledger is None:
+            raise ConfigurationError(
+                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
+                "the harm the ledger verified, and the audits record there"
+            )
+        if self.agent is None and self.llm is None:
+            raise ConfigurationError("pass llm=... (or agent=...) as the task agent")
+        if self.judge is None and self.llm is None:
+            raise ConfigurationError("pass judge=... (or llm=...) to judge the agent's answers")
+        return self
+
+    # ------------------------------------------------------------------ pieces
+    def _agent(self) -> Runnable:
+        if self.agent is not None:
+            return self.agent
+        return default_agent(self._models(self.llm))
+
+    def _task(
+        self,
+        query: str,
+        documents: Sequence[Document],
+        memories: list[Memory],
+        reference: str | None,
+        *,
+        asynchronous: bool,
+    ) -> TaskEvaluator | AsyncTaskEvaluator:
+        agent = self._agent()
+        by_id = {m.id: d for m, d in zip(memories, documents, strict=True)}
+        keys = present_keys(self.metadata_keys, memories)
+
+        def inputs(coalition: tuple[Memory, ...]) -> dict[str, Any]:
+            return {
+                "question": query,
+                "context": render_memories(coalition, metadata_keys=keys),
+                "documents": [by_id[m.id] for m in coalition],
+            }
+
+        def answer(coalition: tuple[Memory, ...]) -> str:
+            return message_text(agent.invoke(inputs(coalition)))
+
+        async def aanswer(coalition: tuple[Memory, ...]) -> str:
+            # a sync-only agent runs on a daemon worker, never on an executor thread that
+            # asyncio.run joins (a hung provider call would outlive every deadline)
+            return message_text(await ainvoke_off_loop(agent, inputs(coalition)))
+
+        return task_evaluator(
+            aanswer if asynchronous else answer,
+            resolve_judge(
+                self._models(self.judge), self._models(self.llm), reference, metadata_keys=keys
+            ),
+            question=query,
+            reference=reference,
+            judge_context=self.judge_context,
+            context=memories,
+            deterministic_agent=self._deterministic(),
+            limiter=self._limiter,
+        )
+
+    def _deterministic(self) -> bool:
+        if self.deterministic_agent is not None:
+            return self.deterministic_agent
+        return self.agent is None and is_deterministic(self.llm)
+
+    @staticmethod
+    def _outputs(record: TaskRecord) -> dict[str, Any]:
+        return {
+            "answer": redact(record.answer)[:1000],  # the agent may echo a memory's secret
+            "score": record.verdict.score,
+            "parsed_by": record.verdict.parsed_by,
+        }
+
+    def _engine_config(self) -> ClearanceConfig:
+        return component_config(self.clearance, self.on_failure)
+
+    def _absorb(self, exc: BaseException) -> None:
+        """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""
+        self._policy.absorb(exc, failure_mode(self.clearance, self.on_failure))
+
+    @staticmethod
+    def _failure_event(exc: BaseException) -> dict[str, Any]:
+        return {
+            "stage": "clearance",
+            "phase": "error",
+            "outcome": "fail_open",
+            "error_type": type(exc).__name__,
+            "failure": exception_summary(exc),
+        }
+
+    def _payload(self, event: StageEvent, run_id: str) -> dict[str, Any]:
+        return stage_event_payload(event, query_id=run_id, max_bytes=self.max_event_bytes)
+
+    def _reference(self, metadata: dict[str, Any] | None) -> str | None:
+        reference = reference_from_metadata(metadata, self.reference_key)
+        if reference is None:
+            self._policy.check_reference_keys(metadata, self.reference_key, where="config metadata")
+        return reference
+
+    @staticmethod
+    def _trace_scope(query: str, run: Any, cost: Any = None):
+        """The clearance's tracing scope: its query, the parent span and the cost source.
+
+        Under OpenInference's LangChain instrumentation the parent is the retriever's span
+        (the clearance run makes no span there: ``volume.clearance_run_context``).
+        """
+        parent = langchain_run_span(run.run_id, run.parent_run_id)
+        return clearance_scope(query=query, framework="langchain", parent=parent, cost=cost)
+
+    @staticmethod
+    def _start_inputs(query: str, ids: list[str], reference: str | None) -> dict[str, Any]:
+        return {"query": query, "memory_ids": ids, "reference_given": reference is not None}
+
+    # ------------------------------------------------------------------ the flow
+    def _settings(self, reference: str | None, run: AnyRun) -> QuerySettings:
+        """What this query runs with: config, guard, gate and the ledger fields."""
+        judge = self.judge if self.judge is not None else self.llm
+        record = {
+            "success_signal": "reference" if reference is not None else "judge",
+            "agent_model": model_name(self.agent if self.agent is not None else self.llm),
+            "judge_model": model_name(judge),
+            "trace_run_id": trace_id(run),
+            "trace_system": "langchain",
+        }
+        gate = make_gate(self.trigger, self.ledger)
+        return QuerySettings(self._engine_config(), self._guard, gate, record)
+
+    def _flow(
+        self,
+        query: str,
+        documents: Sequence[Document],
+        settings: QuerySettings,
+        metadata: dict[str, Any] | None,
+    ) -> Flow:
+        """The query's flow: cleared now, or in the background."""
+
+        def load() -> list[Memory]:
+            return to_memories(documents)[0]  # a bad item fails open or raises
+
+        if self.mode != "background":
+            return clearance_flow(query, len(documents), load, settings)
+        extra = {
+            "reference": self._reference(metadata),
+            "answer": (metadata or {}).get(ANSWER_METADATA_KEY),
+            "feedback": (metadata or {}).get(FEEDBACK_METADATA_KEY),
+        }
+        return background_flow(
+            query,
+            len(documents),
+            load,
+            settings,
+            self._queue,
+            policy=self.edge_cases,
+            snapshot=extra,
+        )
+
+    def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
+        """Run one background audit: the verified clearance of ``snapshot``, recorded.
+
+        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
+        in the ledger under ``run_id`` (the job id), so running a job twice records once.
+
+        Args:
+            snapshot: The job's frozen input.
+            run_id: The job id.
+
+        Returns:
+            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
+        """
+        documents = [
+            Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
+            for m in snapshot.memories
+        ]
+        manager = CallbackManager.configure()
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
+        manager.add_tags([INTERNAL_TAG], inherit=True)  # the whole audit is internal
+        run = manager.on_chain_start(
+            None, {"query_id": snapshot.query_id, "job_id": run_id}, name=AUDIT_RUN_NAME
+        )
+        settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
+        settings = QuerySettings(
+            settings.config.updated(failure={"mode": "open"}),
+            settings.guard,
+            settings.gate,
+            settings.record,
+        )
+        flow = clearance_flow(
+            snapshot.query, len(documents), lambda: to_memories(documents)[0], settings
+        )
+        host = _SyncHost(self, run, snapshot.query, documents, snapshot.reference)
+        outcome = audit_outcome(run_sync(flow, host))
+        run.on_chain_end({"audit": outcome.state, "ledger_run_id": outcome.ledger_run_id})
+        return outcome
+
+    def _returned(
+        self, result: FlowResult, documents: Sequence[Document], ids: list[str]
+    ) -> list[Document]:
+        """The documents to return for a result that is not a failure."""
+        if result.kind == "guarded":
+            self._policy.fail_open_warning(str(result.reason), str(result.detail))
+        elif result.kind == "cleared" and result.report is not None:
+            self._policy.report_warning(result.report)
+        chosen = result_metadata(result, ids, policy=self.edge_cases, shadow=self.mode == "shadow")
+        return [_copy(documents[i], self.metadata_key, meta) for i, meta in chosen]
+
+    def _ended(self, result: FlowResult) -> dict[str, Any] | None:
+        """The clearance run's outputs when the flow ended it itself (None: not yet)."""
+        if result.kind == "cleared" and result.report is not None:
+            return report_summary(result.report, max_bytes=self.max_event_bytes)
+        return None
+
+    # ------------------------------------------------------------------ sync
+    def _clear_documents(
+        self, query: str, documents: Sequence[Document], callbacks: Callbacks
+    ) -> list[Document]:
+        manager = CallbackManager.configure(inheritable_callbacks=callbacks)
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
+        reference = self._reference(manager.metadata)
+        ids = document_ids(documents)
+        with clearance_run_context(self.tracing):
+            run = manager.on_chain_start(
+                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            )
+        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
+        result = run_sync(flow, _SyncHost(self, run, query, documents, reference))
+        if result.kind == "failed":
+            exc = result.error
+            assert exc is not None
+            run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
+            self._absorb(exc)
+            dispatch_custom_event(
+                event_name("clearance"),
+                self._failure_event(exc),
+                config={"callbacks": run.get_child()},
+            )
+            return error_documents(documents, ids, exc, key=self.metadata_key)
+        outputs = self._ended(result)
+        if outputs is not None:
+            run.on_chain_end(outputs)
+        return self._returned(result, documents, ids)
+
+    def _engine_sync(
+        self,
+        run: CallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        reference: str | None,
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
+        task = self._task(query, documents, memories, reference, asynchronous=False)
+        assert isinstance(task, TaskEvaluator)
+        by_ids = {m.id: m for m in memories}
+
+        def step(inputs: dict[str, Any]) -> dict[str, Any]:
+            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
+            try:
+                return self._outputs(task.run(coalition, inputs["trial"]))
+            except Exception as exc:  # recorded on the run: redacted, no chained original
+                raise _redacted(exc) from None
+
+        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
+
+        detail = self.tracing.detail
+        callbacks = evaluation_callbacks(run, detail)
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
+            try:
+                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
+            except Exception as exc:
+                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
+                raise
+
+        meter = UsageMeter()
+
+        def listener(event: StageEvent) -> None:
+            event = with_event_cost(event, task.calls, meter)
+            dispatch_custom_event(
+                stage_event_name(event),
+                self._payload(event, str(run.run_id)),
+                config={"callbacks": run.get_child()},
+            )
+
+        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
+        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
+            report = engine.clear(memories, evaluate, prior_harmful=request.prior)
+        return with_model_calls(report, task.calls, meter)
+
+    # ------------------------------------------------------------------ async
+    async def _aclear_documents(
+        self, query: str, documents: Sequence[Document], callbacks: Callbacks
+    ) -> list[Document]:
+        manager = AsyncCallbackManager.configure(inheritable_callbacks=callbacks)
+        manager.add_handler(USAGE_CALLBACK, inherit=True)
+        reference = self._reference(manager.metadata)
+        ids = document_ids(documents)
+        with clearance_run_context(self.tracing):
+            run = await manager.on_chain_start(
+                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            )
+        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
+        result = await run_async(flow, _AsyncHost(self, run, query, documents, reference))
+        if result.kind == "failed":
+            exc = result.error
+            assert exc is not None
+            await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
+            self._absorb(exc)
+            await adispatch_custom_event(
+                event_name("clearance"),
+                self._failure_event(exc),
+                config={"callbacks": run.get_child()},
+            )
+            return error_documents(documents, ids, exc, key=self.metadata_key)
+        outputs = self._ended(result)
+        if outputs is not None:
+            await run.on_chain_end(outputs)
+        return self._returned(result, documents, ids)
+
+    async def _engine_async(
+        self,
+        run: AsyncCallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        reference: str | None,
+        request: Clear,
+    ) -> ClearanceReport:
+        memories = list(request.memories)
+        task = self._task(query, documents, memories, reference, asynchronous=True)
+        assert isinstance(task, AsyncTaskEvaluator)
+        by_ids = {m.id: m for m in memories}
+
+        async def step(inputs: dict[str, Any]) -> dict[str, Any]:
+            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
+            try:
+                return self._outputs(await task.arun(coalition, inputs["trial"]))
+            except Exception as exc:  # recorded on the run: redacted, no chained original
+                raise _redacted(exc) from None
+
+        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
+
+        detail = self.tracing.detail
+        callbacks = evaluation_callbacks(run, detail)
+
+        async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
+            try:
+                result = await evaluation.ainvoke(inputs, config={"callbacks": callbacks})
+            except Exception as exc:
+                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
+                raise
+            return result["score"]
+
+        meter = UsageMeter()
+
+        async def listener(event: StageEvent) -> None:
+            event = with_event_cost(event, task.calls, meter)
+            await adispatch_custom_event(
+                stage_event_name(event),
+                self._payload(event, str(run.run_id)),
+                config={"callbacks": run.get_child()},
+            )
+
+        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
+        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
+            report = await engine.aclear(memories, evaluate, prior_harmful=request.prior)
+        return with_model_calls(report, task.calls, meter)
+
+
+AnyRun = CallbackManagerForChainRun | AsyncCallbackManagerForChainRun
+
+
+def trace_id(run: AnyRun) -> str:
+    """The LangSmith trace (root run) id when a tracer follows ``run``, else its own id.
+
+    Args:
+        run: The clearance run's manager.
+
+    Returns:
+        The trace id.
+    """
+    for handler in getattr(run, "handlers", []):
+        tracked = getattr(handler, "run_map", {}).get(str(run.run_id))
+        root = getattr(tracked, "trace_id", None)
+        if root is not None:
+            return str(root)
+    return str(run.run_id)
+
+
+def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
+    return Document(
+        page_content=document.page_content,
+        metadata={**document.metadata, key: value},
+        id=document.id,
+    )
+
+
+class _SyncHost:
+    """The sync driver's host: LangChain events and the engine under the clearance run."""
+
+    def __init__(
+        self,
+        owner: ClearanceSettings,
+        run: CallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        reference: str | None,
+    ) -> None:
+        self.owner, self.run, self.query = owner, run, query
+        self.documents, self.reference = documents, reference
+
+    def notify(self, event: FlowEvent) -> None:
+        dispatch_custom_event(
+            event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
+        )
+        self.run.on_chain_end({"skipped": event.ended})
+
+    def clear(self, request: Clear) -> ClearanceReport:
+        return self.owner._engine_sync(
+            self.run, self.query, self.documents, self.reference, request
+        )
+
+
+class _AsyncHost:
+    """The async driver's host (see :class:`_SyncHost`)."""
+
+    def __init__(
+        self,
+        owner: ClearanceSettings,
+        run: AsyncCallbackManagerForChainRun,
+        query: str,
+        documents: Sequence[Document],
+        reference: str | None,
+    ) -> None:
+        self.owner, self.run, self.query = owner, run, query
+        self.documents, self.reference = documents, reference
+
+    async def notify(self, event: FlowEvent) -> None:
+        await adispatch_custom_event(
+            event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
+        )
+        await self.run.on_chain_end({"skipped": event.ended})
+
+    async def clear(self, request: Clear) -> ClearanceReport:
+        return await self.owner._engine_async(
+            self.run, self.query, self.documents, self.reference, request
+        )

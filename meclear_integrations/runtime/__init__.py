@@ -1,0 +1,1 @@
+"""Live-use plumbing of model calls: limits, breaker, retries, usage, cost, payloads."""

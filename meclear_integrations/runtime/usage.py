@@ -1,0 +1,150 @@
+"""Model calls and tokens of one query, split into agent and judge (framework-free).
+
+The task evaluator knows which role a model call plays: it sets :func:`model_role` around
+the agent's and the judge's calls. The integrations open a :class:`UsageMeter` for a
+query (:func:`metering`) and feed it from their frameworks' hooks (a LangChain callback
+handler's ``on_llm_end``, LlamaIndex's LLM end events): :func:`record_usage` adds the
+tokens a provider reported to the meter of the current context, under the current role.
+Both are context variables, so they follow the call into worker threads and tasks, and
+concurrent queries never mix.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Literal
+
+from ..core.report import TokenUsage
+
+__all__ = ["UsageMeter", "metering", "model_role", "record_usage", "usage_from_mapping"]
+
+UsageRole = Literal["agent", "judge"]
+
+_METER: ContextVar[UsageMeter | None] = ContextVar("meclear_usage_meter", default=None)
+_ROLE: ContextVar[UsageRole | None] = ContextVar("meclear_usage_role", default=None)
+
+
+class UsageMeter:
+    """Token usage of one query per role (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._tokens: dict[str, list[int]] = {}
+        self._seen: dict[int, object] = {}
+        self._lock = threading.Lock()
+
+    def add(
+        self, role: str, input_tokens: int, output_tokens: int, *, source: object = None
+    ) -> None:
+        """Book one call's tokens.
+
+        A ``source`` already booked (the same provider response object reported by nested
+        wrappers) is ignored. The meter keeps a reference to each source for its lifetime,
+        so a new response never reuses a booked one's identity.
+
+        Args:
+            role: ``agent`` or ``judge``.
+            input_tokens: The prompt tokens.
+            output_tokens: The completion tokens.
+            source: The provider's response object.
+        """
+        with self._lock:
+            if source is not None:
+                if id(source) in self._seen:
+                    return
+                self._seen[id(source)] = source
+            entry = self._tokens.setdefault(role, [0, 0, 0])
+            entry[0] += input_tokens
+            entry[1] += output_tokens
+            entry[2] += 1
+
+    def tokens(self, role: str) -> TokenUsage | None:
+        """The role's token usage, or None when no call of it reported usage.
+
+        Args:
+            role: ``agent`` or ``judge``.
+
+        Returns:
+            The input, output and reporting calls.
+        """
+        with self._lock:
+            entry = self._tokens.get(role)
+        if entry is None:
+            return None
+        return TokenUsage(input_tokens=entry[0], output_tokens=entry[1], calls_reported=entry[2])
+
+
+@contextmanager
+def metering(meter: UsageMeter) -> Iterator[UsageMeter]:
+    """Within the block, reported usage goes to ``meter``.
+
+    Args:
+        meter: The query's meter.
+
+    Yields:
+        The meter.
+    """
+    token = _METER.set(meter)
+    try:
+        yield meter
+    finally:
+        _METER.reset(token)
+
+
+@contextmanager
+def model_role(role: UsageRole) -> Iterator[None]:
+    """Within the block, model calls are the ``role``'s.
+
+    Args:
+        role: ``agent`` or ``judge``.
+
+    Yields:
+        Nothing; the role is set for the block.
+    """
+    token = _ROLE.set(role)
+    try:
+        yield
+    finally:
+        _ROLE.reset(token)
+
+
+def record_usage(input_tokens: int, output_tokens: int, *, source: object = None) -> None:
+    """Add a model call's reported tokens to the current meter under the current role.
+
+    Nothing happens outside a metered query or outside an agent / judge call.
+
+    Args:
+        input_tokens: The prompt tokens.
+        output_tokens: The completion tokens.
+        source: The provider's response object (a response reported twice is booked once).
+    """
+    meter, role = _METER.get(), _ROLE.get()
+    if meter is not None and role is not None:
+        meter.add(role, max(0, int(input_tokens)), max(0, int(output_tokens)), source=source)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def usage_from_mapping(usage: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    """(input, output) tokens from a usage mapping in the common spellings.
+
+    The spellings are ``input_tokens`` / ``output_tokens`` and ``prompt_tokens`` /
+    ``completion_tokens``.
+
+    Args:
+        usage: The provider's usage mapping.
+
+    Returns:
+        The tokens, or None when the mapping has none.
+    """
+    if not isinstance(usage, Mapping):
+        return None
+    tokens_in = _int(usage.get("input_tokens", usage.get("prompt_tokens")))
+    tokens_out = _int(usage.get("output_tokens", usage.get("completion_tokens")))
+    if tokens_in is None and tokens_out is None:
+        return None
+    return tokens_in or 0, tokens_out or 0
