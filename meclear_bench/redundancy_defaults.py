@@ -4,12 +4,12 @@
 --setting S --max-queries N --out OUT`` runs, on the same ordinary benchmark cases (the
 ``meclear bench-sweep`` case flags), the benchmark's MeClear configuration and the same with
 each redundancy setting of issue 26 on: ``find_carriers``, ``answer_groups``,
-``stops.unexplained``, ``clearance_scope="complete"``, all of them, and the default checks
-off (``stops.cannot_answer=False``, ``answer_groups=False``: what the defaults cost). The
-defaults are decided from this table on the dev split (never test): a setting turns on by
-default when it buys quality for its calls on the ordinary benchmark, not only on the
-heavy-redundancy set (``meclear bench-redundancy``). Writes ``redundancy-defaults.json``
-and ``redundancy-defaults.md``.
+``stops.unexplained=True``, ``clearance_scope="complete"``, all of them, and the default
+checks off (``stops.cannot_answer=False``, ``answer_groups=False``,
+``stops.unexplained=False``: what the defaults cost). The defaults are decided from this
+table on the dev split (never test): a setting turns on by default when it buys quality for
+its calls on the ordinary benchmark, not only on the heavy-redundancy set (``meclear
+bench-redundancy``). Writes ``redundancy-defaults.json`` and ``redundancy-defaults.md``.
 """
 
 from __future__ import annotations
@@ -43,12 +43,15 @@ def default_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
 
     return {
         "as configured": engine,
-        "previous defaults (no checks)": on(stops={"cannot_answer": False}, answer_groups=False),
+        "previous defaults (no checks)": on(
+            stops={"cannot_answer": False, "unexplained": False}, answer_groups=False
+        ),
         "cannot-answer check off": on(stops={"cannot_answer": False}),
         "answer_groups=False": on(answer_groups=False),
         "+ find_carriers": on(find_carriers=True),
         "+ answer_groups": on(answer_groups=True),
-        "+ stop_unexplained": on(stops={"unexplained": True}),
+        "+ stops.unexplained=True": on(stops={"unexplained": True}),
+        "stops.unexplained=False": on(stops={"unexplained": False}),
         "clearance_scope=complete": on(clearance_scope="complete"),
         "all on (complete)": on(
             clearance_scope="complete", answer_groups=True, stops={"unexplained": True}

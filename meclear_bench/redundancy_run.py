@@ -3,10 +3,14 @@
 Methods, each on every case through a fresh :class:`~.counting.CountingEvaluator` (so all
 are charged alike):
 
-- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"`` and the
+- ``meclear``: the engine's default (minimal clearance; ``answer_groups="auto"``, the
+  ``"auto"`` unexplained stop and the
   cannot-answer check; the carriers search only from singletons already asked);
 - ``meclear-carriers``: the default plus ``find_carriers=True`` (the carriers search alone,
   after a verified clearance: its own cost);
+- ``meclear-stop-off``: the default with ``stops={"unexplained": False}`` (what the
+  default ``"auto"`` stop buys: a failure no memory explains stops after the screening
+  batch and a check of K + 2 calls);
 - ``meclear-minimal``: ``find_carriers=True, stops={"unexplained": True}`` (carriers reported,
   the context is the minimal clearance's);
 - ``meclear-groups``: ``find_carriers=True, answer_groups=True`` (every memory asked alone
@@ -59,6 +63,7 @@ __all__ = ["ENGINE_METHODS", "REDUNDANCY_METHODS", "case_evaluator", "run_redund
 ENGINE_METHODS: dict[str, dict[str, Any]] = {
     "meclear": {},
     "meclear-carriers": {"find_carriers": True},
+    "meclear-stop-off": {"stops": {"unexplained": False}},
     "meclear-minimal": {"find_carriers": True, "stops": {"unexplained": True}},
     "meclear-groups": {"find_carriers": True, "answer_groups": True},
     "meclear-complete": {"clearance_scope": "complete", "stops": {"unexplained": True}},

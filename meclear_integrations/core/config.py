@@ -199,12 +199,19 @@ class EarlyStops(BaseModel):
     ``status="skipped"``, reason ``model_cannot_answer``, and nothing is cleared
     (``core.stages.unexplained.uniform_failure``). No call otherwise; needs an evaluator
     that reports its answers (``core.answers``)."""
-    unexplained: bool = False
-    """When the full context fails, first ask the agent on each memory alone (and on no
-    memory): when no memory alone gives a passing answer, stop with ``status="skipped"``,
-    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer
-    is the no-memory answer), about K + 1 calls instead of the full attribution. Costs K + 1
-    calls and one round on faulty queries that go on (the carriers search reuses them)."""
+    unexplained: bool | Literal["auto"] = "auto"
+    """``True``: when the full context fails, first ask the agent on each memory alone (and
+    on no memory): when no memory alone gives a passing answer, nor the context without the
+    memories that alone give the failing answer (one call), stop with ``status="skipped"``,
+    reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer is
+    the no-memory answer), about K + 2 calls instead of the full attribution. Costs K + 1
+    calls and one round on faulty queries that go on (the carriers search reuses them).
+    ``False``: never stop. ``"auto"`` (default): only after the screening batch, when no
+    coalition of it recovers (no call otherwise: the ordinary benchmark's calls are
+    unchanged); then each memory is asked alone once and the context without the memories
+    that alone give the failing answer once
+    (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
+    recovers (a right answer that two memories support together is kept)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -490,7 +497,7 @@ class ClearanceConfig(BaseModel):
         Returns:
             ``answer_groups``, ``stops.unexplained`` or :attr:`carriers_wanted`.
         """
-        return self.answer_groups is True or self.stops.unexplained or self.carriers_wanted
+        return self.answer_groups is True or self.stops.unexplained is True or self.carriers_wanted
 
     @property
     def estimator_name(self) -> str:

@@ -131,7 +131,7 @@ def _evaluate(
         screened.prior = yield from prior_search(run, prior, unproven)
     if screened.exited or screened.prior is not None:
         return screened
-    if cfg.stops.unexplained:
+    if cfg.stops.unexplained is True:
         screened.unexplained = yield from unexplained(run)
         if screened.unexplained is not None:
             return screened

@@ -3,17 +3,20 @@
 When the full context M fails (``stops.unexplained``), the agent is asked once on each
 memory alone and once on no memory (K + 1 calls, one batch) before LOO and attribution:
 
-- no trial of M and no memory alone passes: nothing in the context carries the right
-  answer, so no clearance of it can recover (Eq. 19 admits no candidate): the run stops
-  with ``status="skipped"``, reason ``no_memory_explains_failure``;
+- no trial of M and no memory alone passes, and neither does the context without the
+  memories that alone give the failing answer (the answer group, one call): nothing in
+  the context carries the right answer, alone or with another memory once the harm's
+  copies are gone, so the run stops with ``status="skipped"``, reason
+  ``no_memory_explains_failure``;
 - moreover every answer (M's trials, each memory alone) is the no-memory answer (the
   evaluator reports answers, ``core.answers``): the model's answer does not depend on the
   memories at all (e.g. it always says "I don't know"): reason ``model_cannot_answer``.
 
 Otherwise the run goes on; the singletons stay in the table (the carriers search and
-exact attribution reuse them). The limit of the test: a right answer that only two
-memories together support, with neither alone, is not seen; the setting is off by
-default.
+exact attribution reuse them). The check costs K + 1 calls on every failing context, so
+``True`` is opt-in. ``"auto"`` (:func:`confirm_unexplained`) runs the same check only
+after the screening batch failed everywhere: no call on a context screening can fix,
+the screening batch plus K + 2 calls on one no memory explains.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 7, 18-20.
@@ -24,11 +27,12 @@ from __future__ import annotations
 from ..answers import plain_same
 from ..coalitions import from_positions
 from ..events import StageEvent
+from ..grouping import answer_group
 from ..report import ClearanceCandidate, ClearanceReport
 from .outcomes import clearance_end, cost
 from .steps import Emit, Evaluate, Run, Steps, want
 
-__all__ = ["unexplained", "unexplained_stop", "uniform_failure"]
+__all__ = ["confirm_unexplained", "unexplained", "unexplained_stop", "uniform_failure"]
 
 
 def unexplained(run: Run) -> Steps[str | None]:
@@ -44,8 +48,14 @@ def unexplained(run: Run) -> Steps[str | None]:
     threshold = cfg.verification.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
-    if any(s >= threshold for c in [game.full, *singles] for s in game.scores[c]):
-        return None
+    if any(s >= threshold for c in [game.full, 0, *singles] for s in game.scores[c]):
+        return None  # a memory answers alone, or the memories are the harm (empty recovers)
+    group = answer_group(game, threshold)
+    if group:  # a right answer two memories support together: without the harm's copies
+        rest = game.full & ~from_positions(group)
+        yield Evaluate(want(([rest], run.single)))
+        if any(s >= threshold for s in game.scores[rest]):
+            return None
     silent = [a for a in game.answers_of(0) if a is not None]
     same = game.same or plain_same
     answers = [a for c in [game.full, *singles] for a in game.answers_of(c)]
@@ -58,9 +68,9 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     """After the screening batch: is every answer one failing answer? Then look closer.
 
     No call unless every trial of every coalition evaluated so far (at least two non-empty
-    ones: the full context and another coalition of the screening batch) failed with one
-    and the same answer. Then the agent is asked once on no memory (none when the table
-    holds it; attribution asks it anyway):
+    ones: the full context and another coalition of the screening batch) failed. With one
+    and the same answer everywhere, the agent is asked once on no memory (none when the
+    table holds it; attribution asks it anyway):
 
     - the no-memory answer is that answer too (``stops.cannot_answer``): the model's answer
       does not depend on the memories screening removed (e.g. it always says "I don't
@@ -70,14 +80,18 @@ def uniform_failure(run: Run) -> Steps[str | None]:
       the signature of redundant copies. With ``answer_groups="auto"`` the K memories
       alone are asked (one batch) and the run groups them by answer (``run.grouped``).
 
+    With ``stops.unexplained="auto"`` a screening batch that failed everywhere (one answer
+    or several) is confirmed by :func:`confirm_unexplained` before the run goes on.
+
     Args:
         run: the run (its screening batch evaluated).
 
     Returns:
-        ``model_cannot_answer``, or None to go on.
+        ``model_cannot_answer``, ``no_memory_explains_failure``, or None to go on.
     """
     cfg, game = run.config, run.game
-    if not cfg.stops.cannot_answer and cfg.answer_groups != "auto":
+    auto_stop = cfg.stops.unexplained == "auto"
+    if not cfg.stops.cannot_answer and cfg.answer_groups != "auto" and not auto_stop:
         return None
     threshold = cfg.verification.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
@@ -92,17 +106,64 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     first = answers[0]
     assert first is not None
     if not all(same(a, first) for a in answers if a is not None):
-        return None
+        return (yield from confirm_unexplained(run)) if auto_stop else None
     if not game.scores.get(0):
         yield Evaluate(want(([0], run.single)))
     silent = [a for a in game.answers_of(0) if a is not None]
     if silent and all(same(a, first) for a in silent):
-        return "model_cannot_answer" if cfg.stops.cannot_answer else None
+        if cfg.stops.cannot_answer:
+            return "model_cannot_answer"
+        return (yield from confirm_unexplained(run)) if auto_stop else None
+    if auto_stop:
+        return (yield from confirm_unexplained(run))
     if cfg.answer_groups == "auto" and silent:
         singles = [from_positions([i]) for i in range(game.k)]
         yield Evaluate(want((singles, run.single)))
         run.grouped = True
     return None
+
+
+def confirm_unexplained(run: Run) -> Steps[str | None]:
+    """Confirm that no memory explains a failure the whole screening batch showed.
+
+    ``stops.unexplained="auto"``, called when no coalition of the screening batch
+    recovered. The agent is asked once on each memory alone and on no memory (K + 1 calls
+    at most, one batch; the table's entries are reused): a memory that answers right alone,
+    or an empty context that answers right (every memory is the harm), explains the
+    failure (the run goes on). Otherwise the memories that alone give an
+    answer the full context failed with (the answer group, ``core.grouping.answer_group``:
+    copies of the harm) are removed together, once: when that context recovers, the right
+    answer is carried by memories that only support it together (a joint pair) and the
+    run goes on, the group flagged (``run.grouped``). Only when it fails too (or no memory
+    carries the failing answer) does the run stop: every answer the reader gave is the
+    no-memory answer (``model_cannot_answer``), or ``no_memory_explains_failure``.
+
+    Args:
+        run: the run (its screening batch evaluated, every coalition failed).
+
+    Returns:
+        The reason to stop, or None to go on.
+    """
+    game = run.game
+    threshold = run.config.verification.success_threshold
+    singles = [from_positions([i]) for i in range(game.k)]
+    yield Evaluate(want(([0], run.single), (singles, run.single)))
+    if any(s >= threshold for c in [0, *singles] for s in game.scores[c]):
+        run.grouped = True  # a memory answers alone, or the empty context recovers
+        return None
+    group = answer_group(game, threshold)
+    if group:
+        rest = game.full & ~from_positions(group)
+        yield Evaluate(want(([rest], run.single)))
+        run.grouped = True
+        if any(s >= threshold for s in game.scores[rest]):
+            return None
+    silent = [a for a in game.answers_of(0) if a is not None]
+    same = game.same or plain_same
+    answers = [a for c, scores in game.scores.items() if c != 0 for a in game.answers_of(c)]
+    if silent and answers and all(a is not None and same(a, silent[0]) for a in answers):
+        return "model_cannot_answer"
+    return "no_memory_explains_failure"
 
 
 def unexplained_stop(run: Run, reason: str) -> Steps[ClearanceReport]:

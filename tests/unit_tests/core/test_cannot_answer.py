@@ -34,7 +34,9 @@ def test_default_detects_a_model_that_cannot_answer() -> None:
     assert report.cleared == [] and report.kept_ids == [m.id for m in MEMORIES]
     assert silent.sizes[0] == 1  # the one extra call: no memory
     off = Silent()
-    paid = MeClearEngine(ClearanceConfig(stops={"cannot_answer": False})).clear(MEMORIES, off)
+    paid = MeClearEngine(
+        ClearanceConfig(stops={"cannot_answer": False, "unexplained": False})
+    ).clear(MEMORIES, off)
     assert paid.status_reason != "model_cannot_answer"
     assert report.cost.evaluator_calls < paid.cost.evaluator_calls  # what the default saves
 
@@ -45,7 +47,9 @@ def test_screening_batch_only_plus_one_call() -> None:
     # the full context's trials, the screening batch (one_batch: the attribution plan
     # joins it), one empty call, nothing after
     off = Silent()
-    MeClearEngine(ClearanceConfig(stops={"cannot_answer": False})).clear(MEMORIES, off)
+    MeClearEngine(ClearanceConfig(stops={"cannot_answer": False, "unexplained": False})).clear(
+        MEMORIES, off
+    )
     assert silent.sizes[len(MEMORIES)] == report.config.trials
     assert silent.sizes[0] == 1
     assert sum(silent.sizes.values()) < sum(off.sizes.values())

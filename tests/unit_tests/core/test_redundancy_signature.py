@@ -30,7 +30,8 @@ def evaluator() -> Callable[[tuple[Memory, ...], int], float]:
 
 
 def test_signature_groups_the_copies_and_recovers() -> None:
-    old = MeClearEngine(ClearanceConfig(answer_groups=False)).clear(MEMORIES, evaluator())
+    previous = ClearanceConfig(answer_groups=False, stops={"unexplained": False})
+    old = MeClearEngine(previous).clear(MEMORIES, evaluator())
     new = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluator())
     assert not any(a.answer_group for a in old.attributions)  # not asked without "auto"
     assert new.recovered and new.status == "complete"

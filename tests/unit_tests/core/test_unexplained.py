@@ -21,7 +21,7 @@ def test_no_memory_explains_failure_stops_cheaply() -> None:
     world = EvidenceWorld.from_claims({"m3": ("Rome", 1.0)}, ties="prompt")
     evaluate = SimulatedEvaluator(world, "Paris")
     stopped = MeClearEngine(ClearanceConfig(stops={"unexplained": True})).clear(MEMORIES, evaluate)
-    full = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluate)
+    full = MeClearEngine(ClearanceConfig(stops={"unexplained": False})).clear(MEMORIES, evaluate)
     assert stopped.status == "skipped"
     assert stopped.status_reason == "no_memory_explains_failure"
     assert stopped.kept_ids == [m.id for m in MEMORIES] and stopped.cleared == []

@@ -45,7 +45,10 @@ def test_default_reports_a_model_that_cannot_answer(case, inner) -> None:
     check(docs, case, handler)
     calls = docs[0].metadata["meclear"]["model_calls"]["total"]
     paid = retrieve(
-        case, inner, Events(), clearance=ClearanceConfig(stops={"cannot_answer": False})
+        case,
+        inner,
+        Events(),
+        clearance=ClearanceConfig(stops={"cannot_answer": False, "unexplained": False}),
     )
     assert paid[0].metadata["meclear"].get("status_reason") != "model_cannot_answer"
     # at K = 6 the screening batch already holds every coalition: no saving, no extra call,

@@ -49,9 +49,9 @@ def check(result_nodes, case, events) -> None:
 def test_default_reports_a_model_that_cannot_answer(case, nodes, events) -> None:
     out = processor(case).postprocess_nodes(nodes, query_str=case.query)
     check(out, case, events)
-    result = processor(case, clearance=ClearanceConfig(stops={"cannot_answer": False})).clear_nodes(
-        nodes, case.query
-    )
+    result = processor(
+        case, clearance=ClearanceConfig(stops={"cannot_answer": False, "unexplained": False})
+    ).clear_nodes(nodes, case.query)
     assert result.report is not None and result.report.status_reason != "model_cannot_answer"
 
 
