@@ -85,7 +85,8 @@ def main() -> dict[str, Any]:
     for mid, c in outputs["contributions"].items():
         print(f"  {mid}: loo {c['loo_effect']:+.2f}  shapley {c['shapley']:+.3f}  rank {c['rank']}")
     print(f"  cost {json.dumps(outputs['cost'])}")
-    print(f"  payload size {len(json.dumps(outputs))} bytes (cap {retriever.max_event_bytes})")
+    cap = retriever.limits.max_event_bytes
+    print(f"  payload size {len(json.dumps(outputs))} bytes (cap {cap})")
     print("\nretriever outputs: document metadata['meclear'], e.g.")
     print(f"  {json.dumps(kept[0].metadata['meclear'])}")
     return {"events": events.names, "outputs": outputs, "kept": [d.id for d in kept]}

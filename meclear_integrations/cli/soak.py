@@ -175,6 +175,7 @@ async def _soak(
 
     from ..core import Budget, ClearanceConfig, FailurePolicy, RetryPolicy
     from ..langchain import ClearingRetriever, SimulatedChatModel, reference_config
+    from ..pipeline.settings import Limits
     from ..simulation import redundant_harm_example
     from ._soak_model import FaultyChatModel
 
@@ -213,7 +214,7 @@ async def _soak(
                 retry=RetryPolicy(initial_backoff=0.001, max_backoff=0.01, jitter=0.001)
             ),
         ),
-        circuit_breaker=None,  # every query meets its own faults (no skipping after outages)
+        limits=Limits(circuit_breaker=None),  # every query meets its own faults
     )
     targets = set(case.targets)
     result = SoakResult()

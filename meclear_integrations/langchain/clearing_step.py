@@ -14,7 +14,7 @@ One call = one chain run named ``meclear_clearance`` under the caller's run. Und
   clearance run). Payloads: :func:`~meclear_integrations.runtime.payloads.stage_event_payload`
   (``stage``, ``phase``, ``query_id`` and the engine's stage payload: LOO effects and
   labels; Shapley values, intervals and ranks, harmful ids; candidates; cleared and kept
-  ids, verified recovery, cost), capped at ``max_event_bytes``;
+  ids, verified recovery, cost), capped at ``limits.max_event_bytes``;
 - the run's outputs: the bounded :func:`~meclear_integrations.runtime.payloads.report_summary`
   (what LangSmith stores, since it does not store custom events).
 
@@ -74,7 +74,7 @@ from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
-from ..core.strict import accepted_names, reject_unknown
+from ..core.strict import RENAMED, accepted_names, reject_unknown
 from ..guard.gated_metadata import model_name
 from ..guard.live_bounds import LiveGuard
 from ..guard.policy import (
@@ -105,14 +105,13 @@ from ..pipeline.audit import (
 )
 from ..pipeline.background import background_flow
 from ..pipeline.flow import component_config, make_gate
+from ..pipeline.settings import MOVED, Limits
 from ..pipeline.shaping import result_metadata
 from ..pipeline.steps import Clear, Flow
-from ..runtime.breaker import CircuitBreaker
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.limiter import CallLimiter, resolve_limiter
 from ..runtime.loop_clients import PerLoopModels
 from ..runtime.payloads import (
-    DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_METADATA_KEY,
     EdgeCasePolicy,
     event_name,
@@ -215,18 +214,9 @@ class ClearanceSettings(BaseModel):
     clearance_scope: Literal["minimal", "complete"] | None = None
     """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
     ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""
-    circuit_breaker: CircuitBreaker | None = Field(default_factory=CircuitBreaker)
-    """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
-    after consecutive provider failures (``meclear_integrations.runtime.breaker``; default: 3
-    failures, 30 s). Pass one instance to several components to share it; None: off."""
-    limiter: CallLimiter | None = None
-    """Bounds the model calls in flight (agent and judge, each call one slot) across every
-    query of this component (``meclear_integrations.runtime.limiter``); pass one instance to
-    several components to bound the process. None: no bound beyond each query's
-    ``clearance.max_concurrency``."""
-    max_calls_in_flight: int | None = Field(default=None, ge=1)
-    """Shorthand for a limiter of this component's own: ``CallLimiter(max_calls_in_flight)``
-    (not together with ``limiter``)."""
+    limits: Limits = Field(default_factory=Limits)
+    """Circuit breaker, shared call limiter (``limiter`` or ``max_calls_in_flight``) and the
+    size cap of event payloads (:class:`~meclear_integrations.pipeline.settings.Limits`)."""
     metadata_key: str = DEFAULT_METADATA_KEY
     """Metadata key of the per-memory results on returned documents."""
     reference_key: str = REFERENCE_METADATA_KEY
@@ -268,8 +258,6 @@ class ClearanceSettings(BaseModel):
     ``FailOpenWarning`` is issued (once per reason per instance). ``"closed"``: those
     failures raise. Failures retrying cannot heal (credentials, unknown URL or model,
     invalid request, a bug in your agent or judge) and configuration errors always raise."""
-    max_event_bytes: int = Field(default=DEFAULT_MAX_EVENT_BYTES, ge=512)
-    """Size cap (JSON bytes) of each event payload and of the clearance run's outputs."""
     trigger: Trigger | None = None
     """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
     TokenBudget(2000)``); a declined query returns the documents unchanged with
@@ -291,7 +279,13 @@ class ClearanceSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
-        reject_unknown(cls.__name__, data, accepted_names(cls), engine=ENGINE_SETTINGS)
+        reject_unknown(
+            cls.__name__,
+            data,
+            accepted_names(cls),
+            engine=ENGINE_SETTINGS,
+            renamed={**RENAMED, **MOVED},
+        )
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -300,8 +294,8 @@ class ClearanceSettings(BaseModel):
         self._policy = LivePolicy(
             type(self).__name__, _ROLE_SETTINGS, models=lambda: (self.llm, self.judge)
         )
-        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
-        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.ledger is None)
+        self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
             self._queue = open_queue(self.ledger, self.audit_queue)
             self._workers = start_workers(self._queue, self, self.audit_workers)
@@ -424,7 +418,7 @@ class ClearanceSettings(BaseModel):
         }
 
     def _payload(self, event: StageEvent, run_id: str) -> dict[str, Any]:
-        return stage_event_payload(event, query_id=run_id, max_bytes=self.max_event_bytes)
+        return stage_event_payload(event, query_id=run_id, max_bytes=self.limits.max_event_bytes)
 
     def _reference(self, metadata: dict[str, Any] | None) -> str | None:
         reference = reference_from_metadata(metadata, self.reference_key)
@@ -541,7 +535,7 @@ class ClearanceSettings(BaseModel):
     def _ended(self, result: FlowResult) -> dict[str, Any] | None:
         """The clearance run's outputs when the flow ended it itself (None: not yet)."""
         if result.kind == "cleared" and result.report is not None:
-            return report_summary(result.report, max_bytes=self.max_event_bytes)
+            return report_summary(result.report, max_bytes=self.limits.max_event_bytes)
         return None
 
     # ------------------------------------------------------------------ sync

@@ -45,12 +45,12 @@ class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
         clearance: ClearanceConfig
             The engine settings; bounded at 60 s per query unless
             ``max_wall_seconds`` is set explicitly.
-        circuit_breaker: CircuitBreaker | None
-            Skips clearance for a cool-down after consecutive provider failures
-            (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
-        limiter: CallLimiter | None
-            Bounds the model calls in flight across queries (share one instance to bound
-            several components); ``max_calls_in_flight=N`` makes one of its own.
+        limits: Limits
+            ``circuit_breaker`` (skips clearance for a cool-down after consecutive
+            provider failures; default ``CircuitBreaker()``: 3 failures, 30 s; None: off),
+            ``limiter`` (bounds the model calls in flight across queries; share one
+            instance to bound several components) or ``max_calls_in_flight=N`` (a limiter
+            of its own), ``max_event_bytes`` (``meclear_integrations.pipeline.settings``).
         on_failure: "open" | "closed" | None
             Fail open or raise on transient failures.
 

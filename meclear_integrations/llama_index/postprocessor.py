@@ -57,7 +57,7 @@ from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
-from ..core.strict import accepted_names, reject_unknown
+from ..core.strict import RENAMED, accepted_names, reject_unknown
 from ..guard.gated_metadata import model_name
 from ..guard.live_bounds import LiveGuard
 from ..guard.policy import (
@@ -87,13 +87,13 @@ from ..pipeline.audit import (
 )
 from ..pipeline.background import background_flow
 from ..pipeline.flow import component_config, make_gate
+from ..pipeline.settings import MOVED, Limits
 from ..pipeline.shaping import result_metadata
 from ..pipeline.steps import Clear, Flow
-from ..runtime.breaker import CircuitBreaker
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.limiter import CallLimiter, resolve_limiter
 from ..runtime.loop_clients import PerLoopModels
-from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..runtime.payloads import DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..runtime.usage import UsageMeter, metering
 from ..telemetry import TraceSettings, clearance_scope
 from ..telemetry.parents import llama_index_span
@@ -189,11 +189,12 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         reference: The reference answer of every query (``query_reference`` overrides it).
         clearance: The engine settings (``ClearanceConfig.paper()`` for the paper's);
             bounded at 60 s per query unless ``max_wall_seconds`` is set explicitly.
-        circuit_breaker: Skips clearance for a cool-down after consecutive provider
-            failures (default ``CircuitBreaker()``: 3 failures, 30 s; None: off).
-        limiter: Bounds the model calls in flight across queries (a ``CallLimiter``;
-            share one instance to bound several components; None: off).
-        max_calls_in_flight: Shorthand for a limiter of this component's own.
+        limits: ``circuit_breaker`` (skips clearance for a cool-down after consecutive
+            provider failures; default ``CircuitBreaker()``: 3 failures, 30 s; None: off),
+            ``limiter`` (a ``CallLimiter`` bounding the model calls in flight across
+            queries; share one instance to bound several components) or
+            ``max_calls_in_flight`` (a limiter of this component's own), and
+            ``max_event_bytes`` (the size cap of each event payload).
         on_failure: ``"open"`` (documents unchanged and a ``FailOpenWarning`` on
             transient failures) or ``"closed"``; None follows ``clearance.on_failure``.
         trigger: When to clear (``meclear_integrations.triggers``); None clears every
@@ -209,7 +210,6 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             the LLM declares temperature 0).
         mode: ``"clear"``, or ``"shadow"`` (annotate and emit events, drop nothing).
         edge_cases: The policy when every node is cleared.
-        max_event_bytes: The size cap of each event payload.
         tracing: The OpenTelemetry settings of each clearance.
 
     Example:
@@ -293,34 +293,12 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             "retries are off (``provider_retries``)."
         ),
     )
-    circuit_breaker: CircuitBreaker | None = Field(
-        default_factory=CircuitBreaker,
-        exclude=True,
+    limits: Limits = Field(
+        default_factory=Limits,
         description=(
-            'Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down '
-            "after consecutive provider failures "
-            "(``meclear_integrations.runtime.breaker``; default: 3 "
-            "failures, 30 s). Pass one instance to several components to share it; None: off."
-        ),
-    )
-    limiter: CallLimiter | None = Field(
-        default=None,
-        exclude=True,
-        description=(
-            "Bounds the model calls in flight (agent and judge, each call one slot) across every "
-            "query of this component "
-            "(``meclear_integrations.runtime.limiter``); pass one "
-            "instance to "
-            "several components to bound the process. None: no bound beyond each query's "
-            "``clearance.max_concurrency``."
-        ),
-    )
-    max_calls_in_flight: int | None = Field(
-        default=None,
-        ge=1,
-        description=(
-            "Shorthand for a limiter of this component's own: ``CallLimiter(max_calls_in_flight)`` "
-            "(not together with ``limiter``)."
+            "Circuit breaker, shared call limiter (``limiter`` or ``max_calls_in_flight``) and "
+            "the size cap of event payloads "
+            "(:class:`~meclear_integrations.pipeline.settings.Limits`)."
         ),
     )
     answer_prompt: str = Field(
@@ -409,11 +387,6 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             "configuration errors always raise."
         ),
     )
-    max_event_bytes: int = Field(
-        default=DEFAULT_MAX_EVENT_BYTES,
-        ge=512,
-        description="Size cap (JSON bytes) of each event payload.",
-    )
     tracing: TraceSettings = Field(
         default_factory=TraceSettings,
         description=(
@@ -450,7 +423,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     @classmethod
     def _known_settings(cls, data: Any) -> Any:
         valid = [*accepted_names(cls), "class_name"]
-        reject_unknown(cls.__name__, data, valid, engine=ENGINE_SETTINGS)
+        reject_unknown(
+            cls.__name__, data, valid, engine=ENGINE_SETTINGS, renamed={**RENAMED, **MOVED}
+        )
         return fold_clearance_scope(data)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -459,8 +434,8 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         self._policy = LivePolicy(
             type(self).__name__, _ROLE_SETTINGS, models=lambda: (self.llm, self.judge)
         )
-        self._guard = LiveGuard(self.circuit_breaker, budget_check=self.ledger is None)
-        self._limiter = resolve_limiter(self.limiter, self.max_calls_in_flight)
+        self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.ledger is None)
+        self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
             self._queue = open_queue(self.ledger, self.audit_queue)
             self._workers = start_workers(self._queue, self, self.audit_workers)
@@ -674,10 +649,12 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     def _events(self, query_id: str) -> tuple[StageTracker, Callable[[StageEvent], BaseEvent]]:
         tracker = StageTracker(query_id)
 
+        max_bytes = self.limits.max_event_bytes
+
         def convert(event: StageEvent) -> BaseEvent:
             if event.phase == "progress":  # no stage boundary: not tracked
-                return progress_event(event, query_id=query_id, max_bytes=self.max_event_bytes)
-            typed = stage_events(event, query_id=query_id, max_bytes=self.max_event_bytes)
+                return progress_event(event, query_id=query_id, max_bytes=max_bytes)
+            typed = stage_events(event, query_id=query_id, max_bytes=max_bytes)
             tracker.see(typed)
             return typed
 

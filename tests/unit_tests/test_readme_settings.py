@@ -45,6 +45,7 @@ MODULES = (
     "meclear_integrations.exports.langfuse",
     "meclear_integrations.exports.phoenix",
     "meclear_integrations.simulation",
+    "meclear_integrations.pipeline.settings",
 )
 
 

@@ -85,7 +85,7 @@ def run_queries(
     stub = GaugedStub(OpenAIStub.for_case(case), delay)
     limiter = CallLimiter(limit) if limit is not None else None
     with serve(stub) as url:
-        run = COMPONENTS[framework](url, case, limiter=limiter, **kwargs)
+        run = COMPONENTS[framework](url, case, limits={"limiter": limiter}, **kwargs)
         started = time.perf_counter()
         if asynchronous:
 

@@ -35,7 +35,9 @@ def test_one_500_costs_the_engines_attempts_not_the_clients_too(
     }
     with serve(stub) as url, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run = COMPONENTS[framework](url, case, clearance=clearance, circuit_breaker=None)
+        run = COMPONENTS[framework](
+            url, case, clearance=clearance, limits={"circuit_breaker": None}
+        )
         out = asyncio.run(run(asynchronous))
     assert meta(out[0])["status"] == "failed"
     assert stub.requests == 3

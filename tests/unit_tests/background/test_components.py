@@ -234,7 +234,7 @@ def test_a_provider_outage_backs_the_audit_off_and_leaves_the_request_path_alone
         ledger=ledger,
         mode="background",
         audit_workers=0,
-        circuit_breaker=None,
+        limits={"circuit_breaker": None},
         clearance=ClearanceConfig(failure={"retry": {"max_attempts": 1, "initial_backoff": 0.0}}),
     )
     out = component.invoke(case.query, config=reference_config(case.reference))

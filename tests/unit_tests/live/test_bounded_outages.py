@@ -184,7 +184,7 @@ def _langchain(case: Any, provider: Provider, breaker: CircuitBreaker, **kwargs:
         retriever=RunnableLambda(lambda q: list(docs)),
         agent=RunnableLambda(provider),
         judge=lambda question, answer, **kw: 1.0,
-        circuit_breaker=breaker,
+        limits={"circuit_breaker": breaker},
         clearance={"failure": {"retry": {"max_attempts": 1}}},
         **kwargs,
     )
@@ -231,7 +231,7 @@ def _llama_index(case: Any, provider: Provider, breaker: CircuitBreaker, **kwarg
     component = MeClearPostprocessor(
         llm=Scripted(),
         judge=lambda question, answer, **kw: 1.0,
-        circuit_breaker=breaker,
+        limits={"circuit_breaker": breaker},
         clearance={"failure": {"retry": {"max_attempts": 1}}},
         **kwargs,
     )

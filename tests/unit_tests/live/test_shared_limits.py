@@ -24,6 +24,8 @@ from meclear_integrations.langchain import (
     reference_config,
 )
 from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
+from meclear_integrations.pipeline.settings import Limits
+from meclear_integrations.runtime.breaker import CircuitBreaker
 from meclear_integrations.runtime.limiter import CallLimiter
 from meclear_integrations.simulation import redundant_harm_example
 
@@ -150,7 +152,9 @@ def test_a_shared_limiter_bounds_calls_in_flight_across_queries(
 ) -> None:
     gauge = Gauge()
     limiter = CallLimiter(2)
-    outs = concurrent_queries(COMPONENTS[framework](gauge, limiter=limiter), asynchronous)
+    outs = concurrent_queries(
+        COMPONENTS[framework](gauge, limits={"limiter": limiter}), asynchronous
+    )
     assert all(_cleared(out) for out in outs)
     assert gauge.peak <= 2
     stats = limiter.stats()
@@ -177,7 +181,9 @@ def test_the_rate_limiter_gives_one_token_per_model_call(
 ) -> None:
     pacer = CountingRateLimiter(0.001)
     limiter = CallLimiter(3, rate_limiter=pacer)
-    outs = concurrent_queries(COMPONENTS[framework](Gauge(), limiter=limiter), asynchronous, 2)
+    outs = concurrent_queries(
+        COMPONENTS[framework](Gauge(), limits={"limiter": limiter}), asynchronous, 2
+    )
     assert all(_cleared(out) for out in outs)
     model_calls = sum(_meta(out[0])["model_calls"]["total"] for out in outs)
     assert pacer.granted == model_calls == limiter.stats().acquisitions
@@ -186,7 +192,10 @@ def test_the_rate_limiter_gives_one_token_per_model_call(
 def test_components_share_one_limiter() -> None:
     gauge = Gauge()
     limiter = CallLimiter(3)
-    runs = [_langchain(gauge, limiter=limiter), _llama_index(gauge, limiter=limiter)]
+    runs = [
+        _langchain(gauge, limits={"limiter": limiter}),
+        _llama_index(gauge, limits={"limiter": limiter}),
+    ]
 
     async def both() -> None:
         await asyncio.gather(*(run(True) for run in runs for _ in range(3)))
@@ -198,7 +207,9 @@ def test_components_share_one_limiter() -> None:
 @pytest.mark.parametrize("framework", list(COMPONENTS))
 def test_max_calls_in_flight_builds_a_limiter_per_component(framework: str) -> None:
     gauge = Gauge()
-    outs = concurrent_queries(COMPONENTS[framework](gauge, max_calls_in_flight=1), True, 2)
+    outs = concurrent_queries(
+        COMPONENTS[framework](gauge, limits={"max_calls_in_flight": 1}), True, 2
+    )
     assert all(_cleared(out) for out in outs)
     assert gauge.peak == 1
 
@@ -213,9 +224,8 @@ def test_a_query_waiting_for_a_slot_ends_at_its_wall_bound(
     try:
         run = COMPONENTS[framework](
             Gauge(),
-            limiter=limiter,
+            limits={"limiter": limiter, "circuit_breaker": None},
             clearance={**FAST, "budget": {"max_wall_seconds": 0.5}},
-            circuit_breaker=None,
         )
         started = time.perf_counter()
         with pytest.warns(Warning):  # the FailOpenWarning of the time budget
@@ -241,7 +251,7 @@ async def test_the_langchain_clearance_end_event_reports_the_limiter() -> None:
     retriever = ClearingRetriever(
         retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
         llm=GaugedChat.from_case(case, gauge=Gauge(), latency=0.0),
-        limiter=limiter,
+        limits={"limiter": limiter},
         clearance=FAST,
     )
     ends: list[dict[str, Any]] = []
@@ -269,7 +279,7 @@ def test_the_llama_index_clearance_end_event_reports_the_limiter(asynchronous: b
     root.add_event_handler(collector)
     limiter = CallLimiter(2)
     try:
-        out = asyncio.run(_llama_index(Gauge(), limiter=limiter)(asynchronous))
+        out = asyncio.run(_llama_index(Gauge(), limits={"limiter": limiter})(asynchronous))
     finally:
         root.event_handlers.remove(collector)
     assert _cleared(out)
@@ -308,14 +318,52 @@ def test_limiter_settings_are_strict(component: str) -> None:
             return MeClearCompressor(llm=llm, **kwargs)
         return ClearingRetriever(retriever=RunnableLambda(lambda q: []), llm=llm, **kwargs)
 
-    assert build(limiter=limiter)._limiter is limiter
-    assert build(max_calls_in_flight=3)._limiter.max_in_flight == 3
+    assert build(limits={"limiter": limiter})._limiter is limiter
+    assert build(limits=Limits(limiter=limiter))._limiter is limiter
+    assert build(limits={"max_calls_in_flight": 3})._limiter.max_in_flight == 3
     assert build()._limiter is None
     with pytest.raises((ConfigurationError, ValueError), match="not both"):
-        build(limiter=limiter, max_calls_in_flight=3)
+        build(limits={"limiter": limiter, "max_calls_in_flight": 3})
     with pytest.raises(ValueError, match="max_calls_in_flight"):
-        build(max_calls_inflight=3)
+        build(limits={"max_calls_inflight": 3})
     with pytest.raises(ValueError):
-        build(max_calls_in_flight=0)
+        build(limits={"max_calls_in_flight": 0})
     with pytest.raises(ValueError):
-        build(limiter=4)  # a number is max_calls_in_flight's
+        build(limits={"limiter": 4})  # a number is max_calls_in_flight's
+
+
+@pytest.mark.parametrize("component", ["retriever", "compressor", "postprocessor"])
+@pytest.mark.parametrize(
+    "old", ["circuit_breaker", "limiter", "max_calls_in_flight", "max_event_bytes"]
+)
+def test_the_old_flat_spellings_name_their_group(component: str, old: str) -> None:
+    case = redundant_harm_example()
+    kwargs: dict[str, Any] = {old: None}
+    with pytest.raises(ValueError, match=rf"{old} moved into limits: pass limits=Limits"):
+        if component == "postprocessor":
+            MeClearPostprocessor(llm=SimulatedLLM.from_case(case), **kwargs)
+        elif component == "compressor":
+            MeClearCompressor(llm=SimulatedChatModel.from_case(case), **kwargs)
+        else:
+            ClearingRetriever(
+                retriever=RunnableLambda(lambda q: []),
+                llm=SimulatedChatModel.from_case(case),
+                **kwargs,
+            )
+
+
+def test_one_breaker_and_limiter_instance_is_shared_not_copied() -> None:
+    case = redundant_harm_example()
+    breaker, limiter = CircuitBreaker(), CallLimiter(2)
+    limits = Limits(circuit_breaker=breaker, limiter=limiter)
+    retriever = ClearingRetriever(
+        retriever=RunnableLambda(lambda q: []),
+        llm=SimulatedChatModel.from_case(case),
+        limits=limits,
+    )
+    pp = MeClearPostprocessor(llm=SimulatedLLM.from_case(case), limits=limits)
+    for component in (retriever, pp):
+        assert component.limits.circuit_breaker is breaker
+        assert component._limiter is limiter
+    fresh = [MeClearPostprocessor(llm=SimulatedLLM.from_case(case)) for _ in "ab"]
+    assert fresh[0].limits.circuit_breaker is not fresh[1].limits.circuit_breaker

@@ -113,8 +113,8 @@ def test_a_content_rejection_does_not_open_the_breaker() -> None:
             warnings.simplefilter("ignore", FailOpenWarning)
             out = retriever.invoke(QUESTION, config=reference_config(GOLD))
         assert out[0].metadata["meclear"]["status"] == "failed"  # never "skipped"
-    assert retriever.circuit_breaker is not None
-    assert retriever.circuit_breaker.state == "closed"
+    assert retriever.limits.circuit_breaker is not None
+    assert retriever.limits.circuit_breaker.state == "closed"
 
 
 def _length_limited(inputs: dict) -> str:

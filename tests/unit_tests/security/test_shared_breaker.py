@@ -52,7 +52,7 @@ def _retriever(agent, judge=None, breaker=None) -> ClearingRetriever:  # type: i
         agent=RunnableLambda(agent),
         judge=judge or CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
         clearance=FAST,
-        circuit_breaker=breaker or CircuitBreaker(failures=3, cooldown_seconds=60),
+        limits={"circuit_breaker": breaker or CircuitBreaker(failures=3, cooldown_seconds=60)},
     )
 
 
