@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from ..errors import EvaluatorError
 from ..events import StageEvent
@@ -18,7 +19,14 @@ from ..report import (
 from .failures import error_text, fails_open, failure_reason, inconsistency
 from .steps import Emit, Run
 
-__all__ = ["clearance_end", "cost", "empty_report", "fail_open_report", "unverified_report"]
+__all__ = [
+    "clearance_end",
+    "cost",
+    "empty_report",
+    "fail_open_report",
+    "kept_report",
+    "unverified_report",
+]
 
 logger = logging.getLogger("meclear_integrations.core.engine")
 
@@ -68,6 +76,43 @@ def empty_report(run: Run) -> ClearanceReport:
             wall_seconds=time.perf_counter() - run.started,
         ),
         config=run.config,
+    )
+
+
+def kept_report(run: Run, *, recovered: bool, **status: Any) -> ClearanceReport:
+    """The report of a run that keeps the whole context (C_0 selected, nothing cleared).
+
+    Args:
+        run: the run.
+        recovered: whether the full context already recovers (an early exit).
+        **status: ``early_exit``, or ``status`` / ``status_reason`` of a stopped run.
+
+    Returns:
+        The report with every memory kept and the one empty candidate.
+    """
+    game = run.game
+    baseline = game.value(game.full)
+    empty = ClearanceCandidate(
+        size=0,
+        memory_ids=[],
+        value=baseline,
+        gain=0.0,
+        recovered=recovered,
+        admissible=True,
+        trials=game.trials_of(game.full),
+        family="nested",
+    )
+    return ClearanceReport(
+        baseline_value=baseline,
+        final_value=baseline,
+        recovered=recovered,
+        kept=list(game.context),
+        cleared=[],
+        attributions=[],
+        candidates=[empty],
+        cost=cost(run),
+        config=run.config,
+        **status,
     )
 
 

@@ -21,13 +21,13 @@ from ..errors import TooManyMemoriesError
 from ..estimators import HierarchicalShapley, ShapleyEstimator, guarded
 from ..events import StageEvent
 from ..interactions import sampled_interaction_plan
-from ..report import ClearanceCandidate, ClearanceReport
+from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
 from ..verification import SequentialVerifier
 from .clearing import verifier
 from .failures import closing
 from .interactions import complete_plan, interaction_orders
-from .outcomes import clearance_end, cost
+from .outcomes import clearance_end, kept_report
 from .prior import PriorTry, prior_search
 from .steps import Emit, Evaluate, Run, Steps, want
 from .unexplained import unexplained, uniform_failure
@@ -206,7 +206,7 @@ def early_exit(run: Run) -> Steps[ClearanceReport]:
     Returns:
         The report with every memory kept and ``early_exit=True``.
     """
-    cfg, game = run.config, run.game
+    game = run.game
     baseline = game.value(game.full)
     yield Emit(
         StageEvent(
@@ -227,28 +227,6 @@ def early_exit(run: Run) -> Steps[ClearanceReport]:
             payload={"candidates": [[]], "search": "nested"},
         )
     )
-    report = ClearanceReport(
-        baseline_value=baseline,
-        final_value=baseline,
-        recovered=True,
-        kept=list(game.context),
-        cleared=[],
-        attributions=[],
-        candidates=[
-            ClearanceCandidate(
-                size=0,
-                memory_ids=[],
-                value=baseline,
-                gain=0.0,
-                recovered=True,
-                admissible=True,
-                trials=game.trials_of(game.full),
-                family="nested",
-            )
-        ],
-        cost=cost(run),
-        config=cfg,
-        early_exit=True,
-    )
+    report = kept_report(run, recovered=True, early_exit=True)
     yield clearance_end(0, report)
     return report

@@ -28,8 +28,8 @@ from ..answers import plain_same
 from ..coalitions import from_positions
 from ..events import StageEvent
 from ..grouping import answer_group
-from ..report import ClearanceCandidate, ClearanceReport
-from .outcomes import clearance_end, cost
+from ..report import ClearanceReport
+from .outcomes import clearance_end, kept_report
 from .steps import Emit, Evaluate, Run, Steps, want
 
 __all__ = ["confirm_unexplained", "unexplained", "unexplained_stop", "uniform_failure"]
@@ -176,7 +176,7 @@ def unexplained_stop(run: Run, reason: str) -> Steps[ClearanceReport]:
     Returns:
         The report: every memory kept, nothing cleared, ``status_reason`` = ``reason``.
     """
-    cfg, game = run.config, run.game
+    game = run.game
     baseline = game.value(game.full)
     yield Emit(
         StageEvent(
@@ -193,29 +193,6 @@ def unexplained_stop(run: Run, reason: str) -> Steps[ClearanceReport]:
     )
     start = {"candidates": [[]], "search": "nested"}
     yield Emit(StageEvent(stage="clearance", phase="start", payload=start))
-    report = ClearanceReport(
-        baseline_value=baseline,
-        final_value=baseline,
-        recovered=False,
-        kept=list(game.context),
-        cleared=[],
-        attributions=[],
-        candidates=[
-            ClearanceCandidate(
-                size=0,
-                memory_ids=[],
-                value=baseline,
-                gain=0.0,
-                recovered=False,
-                admissible=True,
-                trials=game.trials_of(game.full),
-                family="nested",
-            )
-        ],
-        cost=cost(run),
-        config=cfg,
-        status="skipped",
-        status_reason=reason,
-    )
+    report = kept_report(run, recovered=False, status="skipped", status_reason=reason)
     yield clearance_end(0, report)
     return report
