@@ -1,6 +1,6 @@
 """``meclear worker``: run background job workers outside the application process.
 
-The application builds its component with ``mode="background"`` and ``audit_workers=0``;
+The application builds its component with ``mode="background"`` and ``loop=Loop(audit_workers=0)``;
 ``meclear worker --component myapp.meclear:retriever`` imports the same component (an
 object, or a function that returns one), takes its audit queue (the job table beside its
 ledger, or the ``ProcrastinateQueue`` it was given) and runs ``--concurrency`` workers until

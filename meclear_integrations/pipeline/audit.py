@@ -142,12 +142,12 @@ def open_queue(ledger: Any, queue: Any) -> AuditQueue:
     """
     if ledger is None:
         raise ConfigurationError(
-            'mode="background" needs ledger=HarmLedger(...): the request path withholds '
-            "the harm the ledger verified, and the audits record there"
+            'mode="background" needs loop=Loop(ledger=HarmLedger(...)): the request path '
+            "withholds the harm the ledger verified, and the audits record there"
         )
     if queue is not None:
         if not callable(getattr(queue, "submit", None)):
-            raise ConfigurationError("audit_queue must have submit(snapshot) (a JobStore...)")
+            raise ConfigurationError("loop.audit_queue must have submit(snapshot) (a JobStore...)")
         return queue
     from ..jobs.store import JobStore
 
@@ -170,7 +170,7 @@ def start_workers(queue: Any, auditor: Auditor, concurrency: int) -> Stoppable |
     start = getattr(queue, "start_workers", None)
     if start is None:
         raise ConfigurationError(
-            f"{type(queue).__name__} cannot run in-process workers: set audit_workers=0 "
+            f"{type(queue).__name__} cannot run in-process workers: set loop.audit_workers=0 "
             "and run `meclear worker`"
         )
     pool: Stoppable = start(auditor, concurrency=concurrency)
