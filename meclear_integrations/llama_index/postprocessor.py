@@ -25,7 +25,7 @@ this module's dispatcher, every start closed by an end.
 
 Edge cases (the policy of ``meclear_integrations.runtime.payloads``): no nodes -> ``[]``, no model
 call, one clearance start/end pair with ``payload["skipped"] == "empty"``; every node
-cleared -> ``[]`` (``edge_cases.all_cleared="keep_all"`` returns them all, marked);
+cleared -> ``[]`` (``documents.edge_cases.all_cleared="keep_all"`` returns them all, marked);
 identical texts -> separate memories with distinct ids.
 
 References:
@@ -171,19 +171,19 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
             ``max_event_bytes`` (the size cap of each event payload).
         on_failure: ``"open"`` (documents unchanged and a ``FailOpenWarning`` on
             transient failures) or ``"closed"``; None follows ``clearance.on_failure``.
-        trigger: When to clear (``meclear_integrations.triggers``); None clears every
-            query.
-        ledger: A ``HarmLedger`` recording every decision.
+        loop: ``trigger`` (when to clear, ``meclear_integrations.triggers``; None clears
+            every query), ``ledger`` (a ``HarmLedger`` recording every decision),
+            ``audit_queue`` and ``audit_workers`` (background mode).
         answer_prompt: The default agent's prompt template.
-        metadata_key: The metadata key of the per-memory results.
-        judge_context: What the judge sees: every retrieved node (default) or only the
-            coalition the agent saw.
-        metadata_keys: Node metadata rendered with each memory for the default agent and
-            the reference-free judge (None: common time and source keys).
+        documents: ``metadata_key`` (the metadata key of the per-memory results),
+            ``metadata_keys`` (node metadata rendered with each memory for the default
+            agent and the reference-free judge; None: common time and source keys),
+            ``judge_context`` (every retrieved node, default, or only the coalition the
+            agent saw) and ``edge_cases`` (the policy when every node is cleared).
         deterministic_agent: Ask the agent once per coalition across trials (None: when
             the LLM declares temperature 0).
-        mode: ``"clear"``, or ``"shadow"`` (annotate and emit events, drop nothing).
-        edge_cases: The policy when every node is cleared.
+        mode: ``"clear"``, ``"shadow"`` (annotate and emit events, drop nothing) or
+            ``"background"`` (no model call on the request path; needs ``loop.ledger``).
         tracing: The OpenTelemetry settings of each clearance.
 
     Example:
