@@ -318,18 +318,7 @@ class ClearanceSettings(ClearingComponent):
         return self._query_flow(query, len(documents), load, settings, extra)
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
-        """Run one background audit: the verified clearance of ``snapshot``, recorded.
-
-        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
-        in the ledger under ``run_id`` (the job id), so running a job twice records once.
-
-        Args:
-            snapshot: The job's frozen input.
-            run_id: The job id.
-
-        Returns:
-            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
-        """
+        """One background audit (:meth:`ClearingComponent.audit`) under a LangChain run."""
         documents = [
             Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
             for m in snapshot.memories

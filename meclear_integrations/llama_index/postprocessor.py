@@ -498,18 +498,7 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
         return self._query_flow(bundle.query_str, len(nodes), load, settings, extra)
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
-        """Run one background audit: the verified clearance of ``snapshot``, recorded.
-
-        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
-        in the ledger under ``run_id`` (the job id), so running a job twice records once.
-
-        Args:
-            snapshot: The job's frozen input.
-            run_id: The job id.
-
-        Returns:
-            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
-        """
+        """One background audit (:meth:`ClearingComponent.audit`) with LlamaIndex nodes."""
         nodes = [
             NodeWithScore(node=TextNode(id_=m.id, text=m.content, metadata=dict(m.metadata)))
             for m in snapshot.memories

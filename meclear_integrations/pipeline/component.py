@@ -138,7 +138,7 @@ class ClearingComponent(BaseModel):
         self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
             self._queue = open_queue(self.loop.ledger, self.loop.audit_queue)
-            self._workers = start_workers(self._queue, self, self.loop.audit_workers)  # type: ignore[arg-type]
+            self._workers = start_workers(self._queue, self, self.loop.audit_workers)
 
     def close(self) -> None:
         """Stop the background audit workers this component started (after their job)."""
@@ -160,7 +160,22 @@ class ClearingComponent(BaseModel):
         """
         if self._queue is None:
             raise ConfigurationError('run_audits() needs mode="background"')
-        return run_pending(self._queue, self, limit=limit)  # type: ignore[arg-type]
+        return run_pending(self._queue, self, limit=limit)
+
+    def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
+        """Run one background audit: the verified clearance of ``snapshot``, recorded.
+
+        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
+        in the ledger under ``run_id`` (the job id), so running a job twice records once.
+
+        Args:
+            snapshot: The job's frozen input.
+            run_id: The job id.
+
+        Returns:
+            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
+        """
+        raise NotImplementedError  # each integration rebuilds its items and drives the flow
 
     # ------------------------------------------------------------------ for the hosts
     def _engine_config(self) -> ClearanceConfig:
