@@ -114,7 +114,7 @@ def test_procrastinate_workers_run_apart_from_the_app(app_dir: Path, postgres_ur
     with pytest.raises((ConfigurationError, ValueError), match="meclear worker"):
         ClearingRetriever(
             retriever=app.retriever, llm=app.llm, mode="background",
-            loop={"ledger": app.ledger, "audit_queue": queue},
+            loop={"ledger": app.loop.ledger, "audit_queue": queue},
         )  # fmt: skip
     queue.close()
 
