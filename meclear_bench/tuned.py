@@ -33,6 +33,7 @@ __all__ = [
     "TUNED_LOO_TOLERANCE",
     "TUNED_MECLEAR",
     "TUNED_PROXYSPEX",
+    "TUNED_VERIFICATION",
     "tuned_engine",
 ]
 
@@ -64,6 +65,13 @@ TUNED_CONTEXTCITE: dict[str, Any] = {"tolerance": 0.1, "alpha": 0.001, "flag_rul
 """ContextCite: tau = 0.1, Lasso alpha = 0.001, flag w_i < -tau."""
 TUNED_PROXYSPEX: dict[str, Any] = {"tolerance": 0.1, "alpha": 0.001, "flag_rule": "tolerance"}
 """ProxySPEX: tau = 0.1, Lasso alpha = 0.001, flag phi_i < -tau."""
+
+TUNED_VERIFICATION: dict[str, dict[str, Any]] = {
+    "loo": {"recovery_rate": 0.3, "max_trials": 12},
+    "contextcite": {"recovery_rate": 0.3, "max_trials": 12},
+    "proxyspex": {"recovery_rate": 0.3, "max_trials": 12},
+}
+"""Each verifying baseline's own verification settings (recovery rate, trial cap)."""
 
 
 def tuned_engine(**overrides: object) -> ClearanceConfig:
