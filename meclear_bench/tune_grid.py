@@ -6,8 +6,10 @@ settings, recovery rate and trial cap, when it verifies; for MeClear also its op
 parts). Starting from the method's current settings, each group in turn is searched as the
 full product of its axes with the other groups held; the best admissible point
 (:func:`choose`) is kept. A numeric axis whose chosen value sits at an edge of its grid
-is widened one step past that edge (up to its bound) and the group searched again, until
-the choice is inside the grid or at the bound. The passes over the groups repeat until no
+is widened one step past that edge (up to its bound): the new value is evaluated with the
+group's other axes at their choice, and the choice is made again over every point of the
+group, until it is inside the grid or at the bound (at most ``max_widenings`` steps per
+axis). The passes over the groups repeat until no
 choice changes (at most ``passes``). Every point is evaluated once (results are cached by
 its settings).
 """
@@ -160,28 +162,28 @@ def search(
 
     for _ in range(max(1, passes)):
         before = dict(current)
-        for g, _group in enumerate(axes_now):
-            while True:
-                group = axes_now[g]
-                names = [a.name for a in group]
-                indices = [
-                    point({**current, **dict(zip(names, combo, strict=True))})
-                    for combo in product(*(a.values for a in group))
-                ]
-                best = indices[choose([result.rows[i] for i in indices])]
-                current = dict(result.rows[best].values)
+        for g, group in enumerate(axes_now):
+            names = [a.name for a in group]
+            indices = [
+                point({**current, **dict(zip(names, combo, strict=True))})
+                for combo in product(*(a.values for a in group))
+            ]
+            current = dict(result.rows[indices[choose([result.rows[i] for i in indices])]].values)
+            grown = True
+            while grown:
                 grown = False
-                for j, axis in enumerate(group):
+                for j, axis in enumerate(axes_now[g]):
                     wider = axis.widened(current[axis.name])
-                    if wider is not None and widen_count.get(axis.name, 0) < max_widenings:
-                        widen_count[axis.name] = widen_count.get(axis.name, 0) + 1
-                        new = set(wider.values) - set(axis.values)
-                        result.widened.append(f"{axis.name}: {sorted(new)}")
-                        axes_now[g] = [*group[:j], wider, *group[j + 1 :]]
-                        group = axes_now[g]
-                        grown = True
-                if not grown:
-                    break
+                    if wider is None or widen_count.get(axis.name, 0) >= max_widenings:
+                        continue
+                    widen_count[axis.name] = widen_count.get(axis.name, 0) + 1
+                    new = [v for v in wider.values if v not in axis.values]
+                    result.widened.append(f"{axis.name}: {new}")
+                    axes_now[g][j] = wider
+                    indices += [point({**current, axis.name: v}) for v in new]
+                    best = indices[choose([result.rows[i] for i in indices])]
+                    current = dict(result.rows[best].values)
+                    grown = True
         if current == before:
             break
     result.chosen = point(current)
