@@ -11,6 +11,7 @@ the current module: the estimator is chosen by MeClear's own variant study
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def _kept_blocks(source: str) -> tuple[list[str], list[str]]:
     imports = [
         ast.get_source_segment(source, node) or ""
         for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module != "__future__"
+        if isinstance(node, ast.ImportFrom) and node.module not in ("__future__", "typing")
     ]
     blocks = []
     body = tree.body
@@ -61,6 +62,8 @@ def _kept_blocks(source: str) -> tuple[list[str], list[str]]:
 def _value(value: Any) -> str:
     if value is getattr(tuned, "INTERVAL_ESTIMATOR", None):
         return "INTERVAL_ESTIMATOR"
+    if isinstance(value, str):
+        return json.dumps(value)
     return repr(value)
 
 
@@ -110,7 +113,7 @@ def _figures(doc: dict[str, Any], name: str) -> str:
 
 
 def _choice(values: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in values.items()) or "no knobs"
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or "no knobs"
 
 
 def render_tuned_module(

@@ -65,7 +65,7 @@ TuningGrid = dict[str, tuple[dict[str, Any], list[list[Axis]]]]
 """Method -> (its starting values, its axis groups)."""
 
 _VERIFY_RATE = (0.2, 0.3, 0.5)
-_VERIFY_CAP = (8, 12, 16)
+_VERIFY_CAP = (12, 16)
 
 
 def _verification_axes() -> list[Axis]:
@@ -125,8 +125,8 @@ def tuning_grid(
             [
                 [
                     Axis("flag_rule", ("tolerance", "relative")),
-                    Axis("tolerance", (0.0, 0.02, 0.05, 0.1), low=0.0, high=1.0),
-                    Axis("alpha", (0.001, 0.01, 0.05), low=1e-5, high=1.0, scale="log"),
+                    Axis("tolerance", (0.0, 0.05, 0.1), low=0.0, high=1.0),
+                    Axis("alpha", (0.001, 0.01), low=1e-5, high=1.0, scale="log"),
                 ],
                 _verification_axes(),
             ],

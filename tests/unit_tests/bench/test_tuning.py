@@ -114,3 +114,15 @@ def test_tune_searches_every_method_on_one_objective(cases) -> None:
     assert block in text
     assert all(len(line) <= 100 for line in text.splitlines())
     ast.parse(text)
+
+
+def test_the_recorded_tune_command_keeps_write_and_passes() -> None:
+    from meclear_bench.cli.bench_sweep import _command
+    from meclear_integrations.cli import build_parser
+
+    args = build_parser().parse_args(
+        ["bench-sweep", "tune", "--out", "OUT", "--passes", "2", "--write"]
+    )
+    command = _command(args)
+    assert command.startswith("meclear bench-sweep tune") and command.endswith("--write")
+    assert "--passes 2" in command
