@@ -156,7 +156,8 @@ def nested(values: dict[str, Any]) -> dict[str, Any]:
 def _score(
     values: dict[str, Any], points: dict[str, dict[str, Any]], bound: float, metric: str
 ) -> Point:
-    ok = all((p["cleared_extra_background"] or 0.0) <= bound for p in points.values())
+    background = max((p["cleared_extra_background"] or 0.0) for p in points.values())
+    ok = background <= bound
 
     def value(p: dict[str, Any]) -> float:
         got = p.get(metric)
@@ -164,7 +165,15 @@ def _score(
 
     objective = sum(value(p) for p in points.values()) / len(points)
     calls = sum(p["model_calls_per_case"] or 0.0 for p in points.values()) / len(points)
-    return Point(values, points, ok, objective, calls)
+    return Point(values, points, ok, objective, calls, background)
+
+
+def _line(p: Point) -> str:
+    over = "" if p.admissible else " (over the bound)"
+    return (
+        f"{100 * p.objective:.1f} at {p.model_calls:.1f} calls, "
+        f"deleted background {p.background:.3f}{over}"
+    )
 
 
 def _row(p: Point) -> dict[str, Any]:
@@ -310,7 +319,7 @@ def tune(
 
     def me_eval(values: dict[str, Any]) -> Point:
         p = meclear_point(values, names)
-        say(f"meclear {values}: {100 * p.objective:.1f} at {p.model_calls:.1f} calls")
+        say(f"meclear {values}: {_line(p)}")
         return p
 
     me = search(start, groups, me_eval, passes=passes)
@@ -333,7 +342,7 @@ def tune(
             }
             p = _score(values, points, max_deleted_background, metric)
             if list(where) == names:
-                say(f"{name} {values}: {100 * p.objective:.1f} at {p.model_calls:.1f} calls")
+                say(f"{name} {values}: {_line(p)}")
             return p
 
         result = search(start, groups, evaluate, passes=passes)

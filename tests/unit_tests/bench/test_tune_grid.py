@@ -33,7 +33,10 @@ def test_ties_within_a_tenth_of_a_point_go_to_fewer_calls_among_admissible() -> 
         _point({"a": 3}, 0.90, calls=5, ok=False),
     ]
     assert choose(rows) == 1
-    assert choose([_point({}, 0.5, ok=False), _point({}, 0.6, ok=False)]) == 1
+    # nothing admissible: the least background competes (here the worse objective)
+    far = Point({}, {}, False, 0.9, 1.0, background=0.2)
+    near = Point({}, {}, False, 0.6, 1.0, background=0.06)
+    assert choose([far, near]) == 1
 
 
 def test_search_widens_to_an_interior_optimum_and_evaluates_each_point_once() -> None:
