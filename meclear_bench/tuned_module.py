@@ -18,7 +18,7 @@ from typing import Any
 
 from . import tuned
 
-__all__ = ["render_tuned_module", "tuned_source"]
+__all__ = ["main", "render_tuned_module", "tuned_source"]
 
 _WIDTH = 92
 _KEEP = ("INTERVAL_ESTIMATOR",)
@@ -109,7 +109,12 @@ def _figures(doc: dict[str, Any], name: str) -> str:
     parts += [f"{s} {_pct(p.get(metric))}" for s, p in block.get("check", {}).items()]
     bg = max((p["cleared_extra_background"] or 0.0) for p in row["points"].values())
     calls = row["model_calls"]
-    return f"{', '.join(parts)}; deleted background {bg:.3f} per case; {calls:.1f} model calls"
+    over = ""
+    if not row["admissible"] and block.get("axes"):
+        over = " (no point of the grid met the bound: the least deleted background chosen)"
+    return (
+        f"{', '.join(parts)}; deleted background {bg:.3f} per case{over}; {calls:.1f} model calls"
+    )
 
 
 def _choice(values: dict[str, Any]) -> str:
@@ -223,3 +228,30 @@ def render_tuned_module(
         "",
     ]
     return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m meclear_bench.tuned_module OUT/tuning.json DATE``: render it again.
+
+    The text of a finished ``meclear bench-sweep tune`` run (its ``tuning.json``), printed;
+    the run itself writes it (``OUT/tuned.py``, and the package's with ``--write``).
+
+    Args:
+        argv: The JSON path and the run's date (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code.
+    """
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m meclear_bench.tuned_module TUNING_JSON DATE", file=sys.stderr)
+        return 2
+    doc = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    print(render_tuned_module(doc, command=doc["command"], date=args[1]), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -126,3 +126,8 @@ def test_the_recorded_tune_command_keeps_write_and_passes() -> None:
     command = _command(args)
     assert command.startswith("meclear bench-sweep tune") and command.endswith("--write")
     assert "--passes 2" in command
+
+
+def test_the_tuned_module_names_the_command_that_regenerates_it() -> None:
+    doc = ast.get_docstring(ast.parse(tuned_source())) or ""
+    assert "meclear bench-sweep tune" in doc and "--write" in doc
