@@ -101,6 +101,9 @@ class ScopeRow:
     tested: bool
     settled: bool = False
     active: bool = True
+    names: list[str] | None = None
+    """The question's name signature (``scope.name_signature``; None: recorded before
+    schema version 3, so like no other question)."""
 
 
 def observe(
@@ -233,6 +236,7 @@ class RunVerdicts:
     signature: list[str] | None
     embedding: list[float] | None
     observations: Sequence[Observation]
+    names: list[str] | None = None
 
 
 def apply_run(
@@ -245,6 +249,7 @@ def apply_run(
     signature: list[str] | None,
     embedding: list[float] | None,
     observations: Sequence[Observation],
+    names: list[str] | None = None,
 ) -> None:
     """Fold one run's observations into the state (inside the run's write transaction).
 
@@ -257,9 +262,12 @@ def apply_run(
         signature: The question's lexical signature (None: unknown).
         embedding: The question's embedding, if the caller gave one.
         observations: :func:`observe`'s verdicts.
+        names: The question's name signature (None: unknown).
     """
     apply_runs(
-        conn, namespace, [RunVerdicts(query_id, run_id, at, signature, embedding, observations)]
+        conn,
+        namespace,
+        [RunVerdicts(query_id, run_id, at, signature, embedding, observations, names)],
     )
 
 
@@ -290,6 +298,7 @@ def apply_runs(conn: Connection, namespace: str, runs: Sequence[RunVerdicts]) ->
                     "content_hash": o.content_hash,
                     "query_id": r.query_id,
                     "signature": r.signature,
+                    "names": r.names,
                     "embedding": r.embedding,
                     "active": False,
                     "tested": False,
@@ -342,6 +351,8 @@ def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) ->
     values: dict[str, Any] = {"updated_at": at}
     if row["signature"] is None and r.signature is not None:
         values["signature"] = r.signature
+    if row["names"] is None and r.names is not None:
+        values["names"] = r.names
     if row["embedding"] is None and r.embedding is not None:
         values["embedding"] = r.embedding
     if o.cleared:
@@ -412,6 +423,7 @@ def _lookup_columns() -> list[Any]:
         s.c.content_hash,
         s.c.query_id,
         s.c.signature,
+        s.c.names,
         s.c.embedding,
         s.c.cleared_run_id,
         s.c.carrier,
@@ -470,6 +482,7 @@ def load_active(
                     content_hash=row.content_hash,
                     query_id=row.query_id,
                     signature=list(row.signature) if row.signature else None,
+                    names=list(row.names) if row.names is not None else None,
                     embedding=list(row.embedding) if row.embedding else None,
                     cleared_run_id=row.cleared_run_id,
                     carrier=bool(row.carrier),
