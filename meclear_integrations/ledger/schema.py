@@ -226,6 +226,13 @@ memory_scopes = Table(
     UniqueConstraint(
         "namespace", "memory_id", "content_hash", "query_id", name="uq_meclear_memory_scopes"
     ),
-    Index("ix_meclear_memory_scopes_lookup", "namespace", "memory_id", "active"),
+    Index(
+        "ix_meclear_memory_scopes_recent",
+        "namespace",
+        "memory_id",
+        "content_hash",
+        "active",
+        "cleared_at",
+    ),
     Index("ix_meclear_memory_scopes_query", "namespace", "query_id"),
 )

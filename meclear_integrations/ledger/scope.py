@@ -12,7 +12,7 @@ the same people and things:
 - with embeddings (the caller passes ``query_embedding=`` both when recording and when
   looking up): the cosine of the two vectors, threshold :data:`EMBEDDING_THRESHOLD`;
 - otherwise the lexical fallback: the Jaccard index of the questions' normalised content-word
-  sets (lower-cased, NFKC, stop words and one-letter tokens dropped, a light suffix strip),
+  sets (lower-cased, NFKC, stop words and one-letter words dropped, a light suffix strip),
   threshold :data:`LEXICAL_THRESHOLD`;
 - either way, the names must agree (:func:`names_agree`): a question's *names* are its
   content words written with a capital letter other than at a sentence start, with a
@@ -35,10 +35,10 @@ the 1,986 template rewordings of a question ("Remind me, ...", "... Do you remem
 score 1.0 and their names agree: all are in scope. The 202,782 pairs of questions with no
 shared gold evidence score a median Jaccard of 0.083, a 99th percentile of 0.286 and a
 99.9th of 0.429 (they share a speaker's name and little else); the names of 79.6 % of them
-disagree. At 0.6, 0.017 % of them (34 pairs, each about one person: "When did Nate win his
-first video game tournament?" / "... a lot of money in a video game tournament?") are in
-scope (0.023 % on the Jaccard alone; 0.067 % at 0.5, 0.44 % at 0.3). Different questions
-about the same fact (2,341 pairs with overlapping evidence) are in scope at 0.6 for 4.5 %
+disagree. At 0.6, 0.017 % of them (34 pairs, each about one person: "When did Melanie run
+a charity race?" / "What did Melanie realize after the charity race?") are in scope
+(0.023 % on the Jaccard alone; 0.068 % at 0.5, 0.43 % at 0.3). Different questions about
+the same fact (2,341 pairs with overlapping evidence) are in scope at 0.6 for 4.5 %
 of pairs (18.8 % on the Jaccard alone: many ask about the other speaker): without
 embeddings the others count as new questions and pay their own verified clearance, the
 safe direction (a memory is withheld only where a harm was verified).
@@ -236,7 +236,11 @@ def _stem(word: str) -> str:
 def _normal(word: str) -> str | None:
     """One word as a content word (casefolded, stemmed), or None when it is dropped."""
     stemmed = _stem(word.casefold())
-    return stemmed if len(stemmed) > 1 and stemmed not in _STOP else None
+    return stemmed if _content(stemmed) else None
+
+
+def _content(word: str) -> bool:
+    return (len(word) > 1 or word.isdigit()) and word not in _STOP
 
 
 def content_tokens(question: str) -> frozenset[str]:
@@ -254,7 +258,7 @@ def content_tokens(question: str) -> frozenset[str]:
     """
     text = unicodedata.normalize("NFKC", question).casefold()
     words = (_stem(w) for w in _WORD.findall(text))
-    return frozenset(w for w in words if len(w) > 1 and w not in _STOP)
+    return frozenset(w for w in words if _content(w))
 
 
 def name_tokens(question: str) -> frozenset[str]:

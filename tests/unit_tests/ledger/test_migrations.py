@@ -98,6 +98,13 @@ def test_version_3_adds_name_signatures_and_old_rows_match_only_their_question(
         s = tables.memory_scopes
         with ledger.engine.begin() as conn:  # back to a version-2 database: no names column
             conn.execute(DDL(f"ALTER TABLE {s.name} DROP COLUMN names"))
+            conn.execute(DDL("DROP INDEX ix_meclear_memory_scopes_recent"))
+            conn.execute(
+                DDL(
+                    "CREATE INDEX ix_meclear_memory_scopes_lookup "
+                    f"ON {s.name} (namespace, memory_id, active)"
+                )
+            )
             conn.execute(delete(tables.schema_version).where(tables.schema_version.c.version > 2))
     with pytest.raises(SchemaVersionError, match="needs 3"):
         HarmLedger(ledger_url, create=False)
@@ -105,7 +112,10 @@ def test_version_3_adds_name_signatures_and_old_rows_match_only_their_question(
         with ledger.engine.connect() as conn:
             assert current_version(conn) == SCHEMA_VERSION == 3
             names = conn.execute(select(s.c.memory_id, s.c.names, s.c.signature)).all()
+            indexes = {i["name"] for i in inspect(conn).get_indexes(s.name)}
         assert names and all(r.names is None and r.signature for r in names)
+        assert {i.name for i in s.indexes} <= indexes
+        assert "ix_meclear_memory_scopes_lookup" not in indexes
         # old rows without names: their own question only (the conservative direction)
         assert [h.scope for h in ledger.scoped_harm(question, context)] == ["same_query"]
         assert ledger.scoped_harm(reworded, context) == []

@@ -18,6 +18,7 @@ from meclear_integrations.ledger.scope import (
     names_agree,
     question_similarity,
 )
+from meclear_integrations.runtime.hashing import content_hash
 from tests.support.clocks import StepClock
 from tests.support.ledger import clear
 
@@ -116,3 +117,33 @@ def test_a_harm_verified_on_jon_is_not_applied_to_gina(ledger) -> None:
     ):
         harm = ledger.scoped_harm(reworded, context)
         assert [(h.memory_id, h.scope) for h in harm] == [("jon-stale", "similar_query")]
+
+
+def test_a_lookup_reads_a_bounded_number_of_rows_per_memory(ledger, monkeypatch) -> None:
+    """A memory harmful on many questions: the lookup reads its latest few and its own row."""
+    from meclear_integrations.ledger import scope_state
+
+    monkeypatch.setattr(scope_state, "ROWS_PER_MEMORY", 3)
+    context = dance_context()
+    report = clear(context, gold={"jon-true"}, faults={"jon-stale"})
+    questions = [f"What did Jon say about the dance number {i}?" for i in range(8)]
+    for q in questions:
+        ledger.record(report, query=q, context=context, success_signal="reference")
+    hashes = {m.id: content_hash(m.content) for m in context}
+    with ledger.engine.connect() as conn:
+        rows = scope_state.load_active(conn, ledger.namespace, hashes)
+        oldest = scope_state.load_active(
+            conn, ledger.namespace, hashes, ledger.query_id(questions[0])
+        )
+    stale = [r for r in rows if r.memory_id == "jon-stale"]
+    assert len(stale) == 3  # of 8 questions, the 3 most recent clearances
+    assert {r.query_id for r in stale} == {ledger.query_id(q) for q in questions[-3:]}
+    own = [r for r in oldest if r.memory_id == "jon-stale"]
+    assert len(own) == 4 and ledger.query_id(questions[0]) in {r.query_id for r in own}
+    # the oldest question still finds its own verified harm; a rewording of it, compared
+    # with the 3 most recent questions only, does not (it pays its own clearance)
+    assert [h.scope for h in ledger.scoped_harm(questions[0], context)] == ["same_query"]
+    reworded = "Remind me, " + questions[0].lower()
+    assert ledger.scoped_harm(reworded, context) == []
+    latest = ledger.scoped_harm("Remind me, " + questions[-1].lower(), context)
+    assert [(h.memory_id, h.scope) for h in latest] == [("jon-stale", "similar_query")]
