@@ -441,7 +441,7 @@ def _lookup_columns() -> list[Any]:
 
 
 _S = t.memory_scopes
-ROWS_PER_MEMORY = 32
+ROWS_PER_MEMORY = 16
 """The most active rows a lookup reads per memory (its most recent clearances; module
 docstring): a memory verified harmful on more questions is compared with the
 :data:`ROWS_PER_MEMORY` questions it was most recently cleared for, and always with the
