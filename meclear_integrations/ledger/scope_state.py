@@ -48,7 +48,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, union_all, update
+from sqlalchemy import Integer, bindparam, func, insert, select, true, union_all, update
 from sqlalchemy.engine import Connection
 
 from . import schema as t
@@ -467,10 +467,10 @@ def _lookup(memories: int, own: bool) -> Any:
                 _S.c.namespace == bindparam("namespace"),
                 _S.c.memory_id == bindparam(f"m{i}"),
                 _S.c.content_hash == bindparam(f"h{i}"),
-                _S.c.active.is_(True),
+                _S.c.active == true(),  # an equality, so the index also orders cleared_at
             )
             .order_by(_S.c.cleared_at.desc())
-            .limit(bindparam("per_memory"))
+            .limit(bindparam("per_memory", type_=Integer))
             .subquery(f"r{i}")
         )
         branches.append(select(*recent.c))
