@@ -62,6 +62,7 @@ def _bench(*args: str) -> int:
     return main(["bench", *args])
 
 
+@pytest.mark.slow
 def test_build_run_and_rerun_without_new_calls(server, tmp_path: Path) -> None:
     url, state = server
     data = write_conversations(tmp_path / "locomo")
@@ -129,6 +130,7 @@ def _without_tokens(block: object) -> object:
     return comparable(block)
 
 
+@pytest.mark.slow
 def test_budget_stop_then_resume_equals_one_run(server, built: Path, tmp_path: Path) -> None:
     url, _ = server
     flags = ["--cases", str(built), *model_flags(url, tmp_path / "c.db")]
@@ -153,6 +155,7 @@ def test_budget_stop_then_resume_equals_one_run(server, built: Path, tmp_path: P
     assert comparable(resumed) == comparable(load_results(whole))
 
 
+@pytest.mark.slow
 def test_shards_merge_to_the_single_run(server, built: Path, tmp_path: Path) -> None:
     url, _ = server
     flags = ["--cases", str(built), *model_flags(url, tmp_path / "c.db")]

@@ -43,6 +43,7 @@ def test_one_500_costs_the_engines_attempts_not_the_clients_too(
     assert stub.requests == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asynchronous", [False, True])
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("kind", ["refused", "500", "hang"])
