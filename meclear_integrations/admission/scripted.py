@@ -22,7 +22,7 @@ from typing import Literal
 
 from ..simulation.standin import StandInModel
 from . import prompts as P
-from .feature_prompts import TASK_FEATURES
+from .feature_prompts import TASK_FEATURES, is_admission_prompt
 from .features import STOPWORDS
 from .labels import RejectionReason
 
@@ -234,18 +234,6 @@ GOOD_PROBES = {
 WEAK_RISK = "What would you recommend if my situation had changed?"
 
 
-_TASKS = (
-    P.TASK_GENERATE,
-    P.TASK_VALIDATE,
-    P.TASK_REPAIR,
-    P.TASK_RESPOND,
-    P.TASK_JUDGE,
-    P.TASK_AUDIT,
-    P.TASK_TIE_BREAK,
-    P.TASK_REASON,
-)
-
-
 class AdmissionScript:
     """SCRIPTED replies to the ConMem and baseline prompts (module docstring).
 
@@ -270,8 +258,7 @@ class AdmissionScript:
         Returns:
             True for a ConMem or baseline-feature prompt.
         """
-        task = prompt.split("\n", 1)[0]
-        return task in _TASKS or task.startswith(TASK_FEATURES)
+        return is_admission_prompt(prompt)
 
     def reply(self, prompt: str) -> str:
         """The scripted reply to an admission prompt.
