@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from meclear_integrations.simulation import StandInModel
+
 from .text_reader import text_reading_model
 
 __all__ = ["ReaderServer", "estimate_tokens", "serve_reader", "shared_reader_url"]
@@ -62,12 +64,20 @@ class ReaderServer:
     Args:
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
         rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
+        model: The stand-in that replies (None: the text-reading mode; a world-mode
+            ``StandInModel.from_case(case)`` serves a simulated case).
     """
 
-    def __init__(self, *, fail: Fail | None = None, rewrite: Rewrite | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        fail: Fail | None = None,
+        rewrite: Rewrite | None = None,
+        model: StandInModel | None = None,
+    ) -> None:
         self.fail = fail
         self.rewrite = rewrite
-        self.model = text_reading_model()
+        self.model = model if model is not None else text_reading_model()
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -176,7 +186,10 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
 
 @contextmanager
 def serve_reader(
-    *, fail: Fail | None = None, rewrite: Rewrite | None = None
+    *,
+    fail: Fail | None = None,
+    rewrite: Rewrite | None = None,
+    model: StandInModel | None = None,
 ) -> Iterator[tuple[str, ReaderServer]]:
     """Serve the stand-in on 127.0.0.1 (a free port).
 
@@ -185,8 +198,9 @@ def serve_reader(
     Args:
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
         rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
+        model: The stand-in that replies (None: the text-reading mode).
     """
-    state = ReaderServer(fail=fail, rewrite=rewrite)
+    state = ReaderServer(fail=fail, rewrite=rewrite, model=model)
     server = _http_server(state)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -135,3 +135,20 @@ def test_the_text_reader_is_the_stand_in_model_in_text_reading_mode() -> None:
     status, _, payload = server.handle(body)
     assert status == 200 and server.model.calls == 1
     assert json.loads(payload)["choices"][0]["message"]["content"] == "7 May 2023 with friends"
+
+
+def test_the_server_serves_a_world_mode_stand_in_too() -> None:
+    from meclear_bench.reader_server import ReaderServer
+    from meclear_integrations.simulation import StandInModel, redundant_harm_example
+
+    case = redundant_harm_example()
+    server = ReaderServer(model=StandInModel.from_case(case))
+    good = [m for m in case.memories if m.id not in case.targets]
+    prompt = format_answer_prompt(case.query, good)
+    body = json.dumps({"messages": [{"role": "user", "content": prompt}]}).encode()
+    _, _, payload = server.handle(body)
+    assert json.loads(payload)["choices"][0]["message"]["content"] == case.reference
+    judge = reference_prompt(case.query, "May 2021", case.reference, structured=True)
+    request = {"messages": [{"role": "user", "content": judge}], "response_format": {}}
+    _, _, payload = server.handle(json.dumps(request).encode())
+    assert json.loads(json.loads(payload)["choices"][0]["message"]["content"])["correct"] is False
