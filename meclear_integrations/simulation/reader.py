@@ -107,15 +107,3 @@ class TextReader:
             shown = self.present(fenced_block("memories", prompt) or "")
             reference = self.read(shown, 0)
         return bool(exact_match_score(candidate, reference)), _REASON
-
-    def score(self, prompt: str, reference: str) -> float:
-        """Answer ``prompt`` and score the answer against ``reference``.
-
-        Args:
-            prompt: The rendered prompt.
-            reference: The gold answer.
-
-        Returns:
-            1.0 for an exact (normalised) match, else 0.0.
-        """
-        return exact_match_score(self.answer(prompt), reference)
