@@ -266,3 +266,30 @@ def test_shadow_mode_with_a_ledger_drops_nothing(case: SimulatedCase, ledger: Ha
     assert [d.id for d in out] == [m.id for m in case.memories]
     assert sorted(d.id for d in out if meta(d)["cleared"]) == HARMFUL
     assert all(meta(d)["mode"] == "shadow" and "ledger_run_id" in meta(d) for d in out)
+
+
+def test_an_audit_the_engine_stops_early_is_done_not_dead_lettered(
+    case: SimulatedCase, ledger: HarmLedger
+) -> None:
+    """A model that cannot answer even from the full context: the audit's engine run stops
+    with ``status="skipped"`` (``stops.cannot_answer``). That is the audit's verdict: the
+    job is done on its first attempt, nothing is recorded against any memory, and no
+    retry ends it in the dead letters."""
+    from meclear_integrations.simulation.faults import ScriptedFaults
+
+    pp = MeClearPostprocessor(
+        llm=SimulatedLLM.from_case(case, faults=ScriptedFaults(every="I don't know.")),
+        judge=SimulatedLLM.from_case(case),
+        reference=case.reference,
+        mode="background",
+        loop={"ledger": ledger, "audit_workers": 0},
+    )
+    pp.postprocess_nodes(nodes(case), query_str=case.query)
+    [(_, outcome)] = AuditWorker(pp._queue, pp).run_until_idle()
+    assert outcome.state == "done" and outcome.ledger_run_id is None
+    assert outcome.reason == "skipped: model_cannot_answer"
+    [job] = pp._queue.list_jobs()
+    assert job.state == "done" and job.attempts == 1
+    assert pp._queue.list_jobs("dead") == [] and ledger.runs() == []
+    again = pp.postprocess_nodes(nodes(case), query_str=case.query)
+    assert [n.node.node_id for n in again] == [m.id for m in case.memories]
