@@ -321,6 +321,9 @@ class MeClearEngine:
     def _algorithm(self, run: Run, prior: list[int], unproven: list[int]) -> Algorithm:
         """Algorithm 1, stage by stage; the report names the prior candidate tried."""
         report = yield from self._stages(run, prior, unproven)
+        if run.recency_tried:
+            tried_recency = [run.game.context[i].id for i in run.recency_tried]
+            report = report.model_copy(update={"recency_ids": tried_recency})
         if prior:
             tried = [run.game.context[i].id for i in prior]
             report = report.model_copy(update={"prior_ids": tried})
@@ -347,7 +350,7 @@ class MeClearEngine:
         if screened.unexplained is not None:  # no memory explains the failure
             return (yield from unexplained_stop(run, screened.unexplained))
         if screened.prior is not None:
-            return (yield from prior_clearance(run, screened.prior))
+            return (yield from prior_clearance(run, screened.prior, screened.search))
         attributed = yield from attribution(run, screened.estimator)  # step 5
         pairs = yield from interactions(  # Eq. 15, diagnostic only
             run, attributed.estimator, attributed.psi, screened.orders, rng

@@ -94,6 +94,9 @@ class Run:
     """The prior candidate is scoped to this question: tried before the early exit and
     admitted on recovery (``core.prior``)."""
 
+    recency_tried: list[int] = field(default_factory=list)
+    """Positions of the recency candidate tried (``core.recency``; empty: none)."""
+
     grouped: bool = False
     """The memories alone were evaluated for answer grouping although ``answer_groups``
     is not True: ``"auto"`` saw the redundancy signature (``core.stages.unexplained``).

@@ -1,0 +1,43 @@
+"""``meclear-recency``: the engine with the recency candidate (``core.recency``) tried first.
+
+The same engine and settings as ``meclear`` (the dev-tuned configuration, or
+``meclear-recency:PRESET``), plus ``recency=RecencyPrior(key="date",
+min_similarity=RECENCY_SIMILARITY)``: the older of similar dated memories are one candidate,
+verified like any other before attribution; a wrong newest memory fails that verification
+and is attributed as usual. It reads only what a deployment has (the memories' texts and
+their ``date`` metadata), never the case's labels. ``RECENCY_SIMILARITY`` was chosen on the
+CLARK-News dev split (``meclear_bench.clark_news``; module docstring of
+``meclear_bench.clark_report``).
+"""
+
+from __future__ import annotations
+
+from meclear_integrations.core.recency import RecencyPrior
+
+from ..settings import BenchSettings
+from .base import BenchMethod
+from .meclear import MeClearMethod
+
+__all__ = ["RECENCY_SIMILARITY", "meclear_recency"]
+
+RECENCY_SIMILARITY = 0.3
+"""The similarity from which two dated memories are compared (chosen on CLARK-News dev)."""
+
+
+def meclear_recency(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
+    """The ``meclear`` method (or preset) with the recency candidate on.
+
+    Args:
+        label: The method's name in results.
+        preset: An engine preset, or None for the run's (dev-tuned) configuration.
+        settings: The run's settings.
+
+    Returns:
+        The method.
+    """
+    from .registry import METHOD_FACTORIES  # the plain method, built the same way
+
+    base = METHOD_FACTORIES["meclear"](label, preset, settings)
+    assert isinstance(base, MeClearMethod)
+    prior = RecencyPrior(min_similarity=RECENCY_SIMILARITY)
+    return MeClearMethod(base.config.updated(recency=prior), name=label)
