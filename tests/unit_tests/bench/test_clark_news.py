@@ -105,6 +105,28 @@ def test_newest_wins_fixes_stale_facts_and_follows_wrong_corrections(data: Path)
     assert all(o.recovered for o in run.outcomes["meclear"])
 
 
+def test_the_recency_candidate_fixes_stale_facts_and_catches_wrong_corrections(
+    data: Path,
+) -> None:
+    """Deterministic world: the stale facts clear through the verified recency candidate;
+    for a wrong correction that candidate (the current statement) fails verification and
+    attribution deletes the correction instead."""
+    cases = build_clark_cases(data).cases
+    methods = ("meclear", "meclear-recency")
+    run = run_benchmark(cases, BenchSettings(methods=methods, bootstrap_replicates=0))
+    plain = {o.case_id: o for o in run.outcomes["meclear"]}
+    for outcome in run.outcomes["meclear-recency"]:
+        case = next(c for c in cases if c.case_id == outcome.case_id)
+        assert outcome.recovered and set(outcome.cleared) == set(case.targets)
+        if case.fault_type == "stale":
+            assert outcome.details["candidates"][-1]["family"] == "recency"
+            assert outcome.model_calls < plain[outcome.case_id].model_calls
+        if case.fault_type == "wrong_correction":
+            families = {c["family"] for c in outcome.details["candidates"]}
+            assert "recency" not in families
+            assert not any(m.endswith("-cur") for m in outcome.cleared)
+
+
 def test_split_and_command_line(data: Path, tmp_path: Path) -> None:
     assert clark_split("Who is the CEO of Beta Corp?") in ("dev", "test")
     dev = build_clark_cases(data, split="dev").cases
