@@ -1,0 +1,195 @@
+"""CLARK-News tables: expected recovery by fault type with model calls, and a per-case diagnosis.
+
+Reads the ``outcomes.jsonl`` of a ``meclear bench --cases CLARK_CASES`` run
+(:mod:`meclear_bench.clark_news`) and prints, in markdown:
+
+1. per method: E[recovery] in % on stale facts, wrong corrections, clean queries and all
+   cases, the model calls (agent + judge) per case in each, and the deleted background
+   memories per case;
+2. per method against a comparator (default ``newest``) on the stale facts: where the method
+   loses or gains expected recovery, by what it deleted (:func:`~.gap.outcome_kind`: exact,
+   superset, partial, nothing deleted, abstained, ...), each kind's cases and its share of
+   the difference in percentage points over all stale cases; paired case wins and losses.
+
+The setting of ``meclear-recency`` (``RECENCY_SIMILARITY``,
+:mod:`meclear_bench.methods.recency`) was chosen on the dev split with these tables (noisy
+setting, 528 cases, ``--methods oracle,meclear-recency,newest``, similarity 0.2 / 0.3 / 0.4
+/ 0.5): stale facts 85.1 / 85.4 / 84.8 / 81.8 against newest-wins' 85.4 at 32.3 / 25.0 /
+33.9 / 67.1 model calls per stale case, deleted background 0.13 per case at 0.3 (the
+similarity groups chain: at 0.3 every stale case deletes all its stale copies).
+
+Usage::
+
+    python -m meclear_bench.clark_report OUT_DIR [--against newest]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .gap import outcome_kind
+
+__all__ = ["FAULTS", "diagnosis", "fault_table", "main", "markdown"]
+
+FAULTS: tuple[tuple[str, str], ...] = (
+    ("stale", "stale"),
+    ("wrong corr.", "wrong_correction"),
+    ("clean", "none"),
+)
+"""(column label, ``fault_type``) of the CLARK-News case kinds."""
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def fault_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per method: E[recovery] (%) and model calls per case by fault type, and overall.
+
+    Args:
+        rows: The lines of ``outcomes.jsonl``.
+
+    Returns:
+        One entry per method, in the run's order: ``method``, ``n``, and per fault label
+        ``recovery`` / ``calls`` dictionaries (label ``all`` included),
+        ``deleted_background`` per case.
+    """
+    by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_method[row["method"]].append(row)
+    table: list[dict[str, Any]] = []
+    for method, outcomes in by_method.items():
+        recovery: dict[str, float] = {}
+        calls: dict[str, float] = {}
+        for label, fault in (*FAULTS, ("all", "*")):
+            chosen = [r for r in outcomes if fault in ("*", r["fault_type"] or "none")]
+            recovery[label] = 100 * _mean([r["expected_recovery"] for r in chosen])
+            calls[label] = _mean([r["model_calls"] for r in chosen])
+        table.append(
+            {
+                "method": method,
+                "n": len(outcomes),
+                "recovery": recovery,
+                "calls": calls,
+                "deleted_background": _mean([r["cleared_extra_background"] for r in outcomes]),
+            }
+        )
+    return table
+
+
+def diagnosis(
+    rows: Iterable[dict[str, Any]], method: str, against: str = "newest"
+) -> dict[str, Any]:
+    """Where ``method`` loses or gains E[recovery] against ``against`` on the stale facts.
+
+    Args:
+        rows: The lines of ``outcomes.jsonl``.
+        method: The method diagnosed.
+        against: The comparator (default: newest-wins).
+
+    Returns:
+        ``kinds``: per outcome kind of ``method`` (with the abstention reason), its cases
+        and its share of the difference (pp over all stale cases, negative: a loss);
+        ``difference`` (pp), ``wins`` / ``losses`` (cases, by more than 0.005 of E[recovery]).
+
+    Raises:
+        ValueError: The run lacks either method or any stale case.
+    """
+    stale = [r for r in rows if r["fault_type"] == "stale"]
+    mine = {r["case_id"]: r for r in stale if r["method"] == method}
+    theirs = {r["case_id"]: r for r in stale if r["method"] == against}
+    if not mine or not theirs:
+        raise ValueError(f"the run has no stale cases of both {method!r} and {against!r}")
+    cases: Counter[str] = Counter()
+    share: Counter[str] = Counter()
+    wins = losses = 0
+    for case_id, row in mine.items():
+        delta = row["expected_recovery"] - theirs[case_id]["expected_recovery"]
+        kind = f"{outcome_kind(row)}/{row['structure']}"
+        if row.get("status", "complete") != "complete":
+            kind += f" ({row.get('status_reason') or row['status']})"
+        cases[kind] += 1
+        share[kind] += 100 * delta / len(mine)
+        wins += delta > 0.005
+        losses += delta < -0.005
+    kinds = [
+        {"kind": kind, "cases": cases[kind], "difference": share[kind]}
+        for kind in sorted(cases, key=lambda k: (share[k], k))
+    ]
+    return {
+        "method": method,
+        "against": against,
+        "kinds": kinds,
+        "difference": sum(share.values()),
+        "wins": wins,
+        "losses": losses,
+        "cases": len(mine),
+    }
+
+
+def markdown(rows: Sequence[dict[str, Any]], against: str = "newest") -> str:
+    """Both tables (module docstring) as markdown.
+
+    Args:
+        rows: The lines of ``outcomes.jsonl``.
+        against: The comparator of the stale-fact diagnosis.
+
+    Returns:
+        The markdown text.
+    """
+    labels = [label for label, _ in FAULTS] + ["all"]
+    lines = [
+        "| method | E[recovery] " + " / ".join(labels) + " | model calls / case "
+        "" + " / ".join(labels) + " | deleted bg / case |",
+        "|---|---|---|---|",
+    ]
+    table = fault_table(rows)
+    for entry in table:
+        rec = " / ".join(f"{entry['recovery'][k]:.1f}" for k in labels)
+        calls = " / ".join(f"{entry['calls'][k]:.1f}" for k in labels)
+        bg = entry["deleted_background"]
+        lines.append(f"| {entry['method']} | {rec} | {calls} | {bg:.3f} |")
+    methods = [e["method"] for e in table if e["method"] not in (against, "oracle", "none")]
+    if against not in {e["method"] for e in table}:
+        return "\n".join(lines) + "\n"
+    for method in methods:
+        found = diagnosis(rows, method, against)
+        lines += [
+            "",
+            f"{method} minus {against} on stale facts: {found['difference']:+.1f} pp over "
+            f"{found['cases']} cases ({found['wins']} wins, {found['losses']} losses)",
+            "",
+            "| outcome | cases | share of the difference (pp) |",
+            "|---|---|---|",
+        ]
+        for k in found["kinds"]:
+            lines.append(f"| {k['kind']} | {k['cases']} | {k['difference']:+.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the tables of a run directory (``python -m meclear_bench.clark_report``).
+
+    Args:
+        argv: The command line (None: ``sys.argv``).
+
+    Returns:
+        The exit status.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a meclear bench output directory")
+    parser.add_argument("--against", default="newest", help="the stale-fact comparator")
+    args = parser.parse_args(argv)
+    with open(args.run / "outcomes.jsonl", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    print(markdown(rows, args.against), end="")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the command line
+    raise SystemExit(main())
