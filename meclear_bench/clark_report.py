@@ -20,7 +20,7 @@ similarity groups chain: at 0.3 every stale case deletes all its stale copies).
 
 Usage::
 
-    python -m meclear_bench.clark_report OUT_DIR [--against newest]
+    python -m meclear_bench.clark_report OUT_DIR [--against newest] [--diagnose all]
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ from typing import Any
 
 from .gap import outcome_kind
 
-__all__ = ["FAULTS", "diagnosis", "fault_table", "main", "markdown"]
+__all__ = ["DIAGNOSED", "FAULTS", "diagnosis", "fault_table", "main", "markdown"]
+
+DIAGNOSED: tuple[str, ...] = ("meclear", "meclear-recency")
+"""The methods diagnosed by default."""
 
 FAULTS: tuple[tuple[str, str], ...] = (
     ("stale", "stale"),
@@ -132,12 +135,18 @@ def diagnosis(
     }
 
 
-def markdown(rows: Sequence[dict[str, Any]], against: str = "newest") -> str:
+def markdown(
+    rows: Sequence[dict[str, Any]],
+    against: str = "newest",
+    diagnose: Sequence[str] | None = DIAGNOSED,
+) -> str:
     """Both tables (module docstring) as markdown.
 
     Args:
         rows: The lines of ``outcomes.jsonl``.
         against: The comparator of the stale-fact diagnosis.
+        diagnose: The methods diagnosed (those in the run; None: every method but the
+            comparator, the oracle and ``none``).
 
     Returns:
         The markdown text.
@@ -155,6 +164,8 @@ def markdown(rows: Sequence[dict[str, Any]], against: str = "newest") -> str:
         bg = entry["deleted_background"]
         lines.append(f"| {entry['method']} | {rec} | {calls} | {bg:.3f} |")
     methods = [e["method"] for e in table if e["method"] not in (against, "oracle", "none")]
+    if diagnose is not None:
+        methods = [m for m in methods if m in diagnose]
     if against not in {e["method"] for e in table}:
         return "\n".join(lines) + "\n"
     for method in methods:
@@ -184,10 +195,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a meclear bench output directory")
     parser.add_argument("--against", default="newest", help="the stale-fact comparator")
+    parser.add_argument(
+        "--diagnose",
+        default=",".join(DIAGNOSED),
+        help="comma-separated methods diagnosed ('all': every method)",
+    )
     args = parser.parse_args(argv)
+    diagnose = None if args.diagnose == "all" else [m for m in args.diagnose.split(",") if m]
     with open(args.run / "outcomes.jsonl", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
-    print(markdown(rows, args.against), end="")
+    print(markdown(rows, args.against, diagnose), end="")
     return 0
 
 
