@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .memory import Memory
 
-__all__ = ["RecencyPrior", "dated_count", "memory_time", "recency_positions"]
+__all__ = ["RecencyPrior", "dated_count", "link_strength", "memory_time", "recency_positions"]
 
 
 class RecencyPrior(BaseModel):
@@ -55,6 +55,11 @@ class RecencyPrior(BaseModel):
     """The metadata key holding a memory's date (LlamaIndex's default ``date_key``)."""
     min_similarity: float = Field(default=0.3, ge=0.0, le=1.0)
     """Two memories are compared by date when their similarity is at least this."""
+    shrink: bool = False
+    """Once C_r verifies, put each member back in turn (the most weakly linked first: the
+    lowest similarity to a newer memory) and keep it out only when the context without
+    the others still verifies (Eq. 18-19): a background memory that merely resembles a
+    newer one stays. One verification per member of a C_r of two or more."""
 
 
 def memory_time(metadata: Mapping[str, Any], key: str = "date") -> datetime | None:
@@ -156,3 +161,28 @@ def dated_count(context: Sequence[Memory], key: str = "date") -> int:
         The count.
     """
     return sum(memory_time(m.metadata, key) is not None for m in context)
+
+
+def link_strength(
+    context: Sequence[Memory], similarity: np.ndarray, position: int, key: str = "date"
+) -> float:
+    """The highest similarity of a memory to a newer dated memory (0.0: none).
+
+    Args:
+        context: the frozen context.
+        similarity: K x K similarity of the memories.
+        position: the memory's position.
+        key: the metadata key holding the date.
+
+    Returns:
+        The similarity.
+    """
+    when = memory_time(context[position].metadata, key)
+    if when is None:
+        return 0.0
+    links = [
+        float(similarity[position, j])
+        for j, m in enumerate(context)
+        if (later := memory_time(m.metadata, key)) is not None and later > when
+    ]
+    return max(links, default=0.0)

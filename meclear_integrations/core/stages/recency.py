@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..clearance import candidate_coalition, select_candidate
 from ..grouping import memory_similarity
-from ..recency import dated_count, recency_positions
+from ..recency import dated_count, link_strength, recency_positions
 from .clearing import verifier
 from .prior import PriorTry
 from .steps import Evaluate, Run, Steps, want
@@ -45,7 +45,22 @@ def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
     if not positions:
         return None
     recovered, admissible = yield from _verify(run, positions)
-    return [PriorTry(positions, recovered, admissible)] if admissible else None
+    if not admissible:
+        return None
+    if prior.shrink and len(positions) > 1:
+        cleared = list(positions)
+        order = sorted(
+            positions, key=lambda i: (link_strength(game.context, similarity, i, prior.key), i)
+        )
+        for u in order:
+            rest = [i for i in cleared if i != u]
+            if not rest:
+                continue
+            passed, shown = yield from _verify(run, rest)
+            if shown:  # u was not needed: it stays in the context
+                cleared, recovered = rest, passed
+        return [PriorTry(cleared, recovered, True)]
+    return [PriorTry(positions, recovered, admissible)]
 
 
 def _verify(run: Run, cleared: list[int]) -> Steps[tuple[bool, bool]]:

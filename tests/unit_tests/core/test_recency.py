@@ -144,3 +144,25 @@ def test_settings_are_checked() -> None:
         ClearanceConfig(recency={"min_similarity": 1.5})
     with pytest.raises(ValidationError):
         ClearanceConfig(recency={"threshold": 0.3})
+
+
+def test_shrink_puts_back_a_member_that_was_not_needed() -> None:
+    """An older background memory that resembles a newer one rides along unless shrunk."""
+    memories = [
+        *context(),
+        Memory(
+            id="lookalike",
+            content="The Green Harbour Party chairperson spoke at the congress.",
+            metadata={"date": "2019-01-01"},
+        ),
+    ]
+    plain, plain_calls = clear(stale_value, memories)
+    assert plain.clearance_search == "recency"
+    assert sorted(plain.cleared_ids) == ["lookalike", "stale"]
+    shrunk, shrunk_calls = clear(
+        stale_value, memories, ClearanceConfig(recency=RecencyPrior(shrink=True))
+    )
+    assert shrunk.clearance_search == "recency" and shrunk.recovered
+    assert shrunk.cleared_ids == ["stale"] and "lookalike" in shrunk.kept_ids
+    assert shrunk.recency_ids == ["stale", "lookalike"]  # C_r as formed, oldest first
+    assert len(shrunk_calls.calls) > len(plain_calls.calls)  # one verification per member
