@@ -10,6 +10,9 @@ Reads the ``outcomes.jsonl`` of a ``meclear bench --cases CLARK_CASES`` run
    loses or gains expected recovery, by what it deleted (:func:`~.gap.outcome_kind`: exact,
    superset, partial, nothing deleted, abstained, ...), each kind's cases and its share of
    the difference in percentage points over all stale cases; paired case wins and losses.
+   With ``--cases`` and ``--judge``, the cases whose simulated judge is wrong on every call
+   about the current answer, the stale one or the abstention are marked
+   (:func:`judge_blind`).
 
 The setting of ``meclear-recency`` (``RECENCY_SIMILARITY``,
 :mod:`meclear_bench.methods.recency`) was chosen on the dev split with these tables (noisy
@@ -21,6 +24,7 @@ similarity groups chain: at 0.3 every stale case deletes all its stale copies).
 Usage::
 
     python -m meclear_bench.clark_report OUT_DIR [--against newest] [--diagnose all]
+        [--cases CASES --judge persistent:0.05 --seed 0]
 """
 
 from __future__ import annotations
@@ -32,9 +36,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from meclear_integrations.simulation.judging import JudgeSignal, SimulatedJudge
+
+from .cases import BenchCase, load_cases
 from .gap import outcome_kind
 
-__all__ = ["DIAGNOSED", "FAULTS", "diagnosis", "fault_table", "main", "markdown"]
+__all__ = ["DIAGNOSED", "FAULTS", "diagnosis", "fault_table", "judge_blind", "main", "markdown"]
 
 DIAGNOSED: tuple[str, ...] = ("meclear", "meclear-recency")
 """The methods diagnosed by default."""
@@ -85,8 +92,49 @@ def fault_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
+def judge_blind(cases: Iterable[BenchCase], judge: str, seed: int = 0) -> set[str]:
+    """Cases whose simulated judge is always wrong about the current, a stale or no answer.
+
+    With a persistent judge error (``persistent:e``, ``mixed:p:e``) the verdict on a given
+    question and answer is the same wrong one on every call: no verification can show that
+    clearing the stale memory recovers (or that the full context fails), and a clearance
+    that leaves the agent with no answer may pass. A diagnosis, not a method input: it
+    reads the case's labels.
+
+    Args:
+        cases: The run's cases.
+        judge: The run's judge signal (``--judge``; ``persistent:0.05`` for ``--setting
+            persistent``).
+        seed: The run's seed.
+
+    Returns:
+        The ids of those cases (none for a judge without persistent errors).
+    """
+    signal = JudgeSignal.parse(judge)
+    blind: set[str] = set()
+    for case in cases:
+        if not case.targets:
+            continue
+        judged = SimulatedJudge(
+            case.world,
+            case.reference,
+            case_id=case.case_id,
+            context_ids=[m.id for m in case.memories],
+            signal=signal,
+            question=case.query,
+            seed=seed,
+        )
+        stale = {case.world.claims[t].answer for t in case.targets if t in case.world.claims}
+        if any(judged.persistent_flip(a) for a in (case.reference, case.world.abstain, *stale)):
+            blind.add(case.case_id)
+    return blind
+
+
 def diagnosis(
-    rows: Iterable[dict[str, Any]], method: str, against: str = "newest"
+    rows: Iterable[dict[str, Any]],
+    method: str,
+    against: str = "newest",
+    blind: set[str] | None = None,
 ) -> dict[str, Any]:
     """Where ``method`` loses or gains E[recovery] against ``against`` on the stale facts.
 
@@ -94,6 +142,8 @@ def diagnosis(
         rows: The lines of ``outcomes.jsonl``.
         method: The method diagnosed.
         against: The comparator (default: newest-wins).
+        blind: Cases whose judge is persistently wrong (:func:`judge_blind`): their kinds
+            are reported apart, marked ``judge wrong``.
 
     Returns:
         ``kinds``: per outcome kind of ``method`` (with the abstention reason), its cases
@@ -116,6 +166,8 @@ def diagnosis(
         kind = f"{outcome_kind(row)}/{row['structure']}"
         if row.get("status", "complete") != "complete":
             kind += f" ({row.get('status_reason') or row['status']})"
+        if blind is not None and case_id in blind:
+            kind += ", judge wrong"
         cases[kind] += 1
         share[kind] += 100 * delta / len(mine)
         wins += delta > 0.005
@@ -139,6 +191,7 @@ def markdown(
     rows: Sequence[dict[str, Any]],
     against: str = "newest",
     diagnose: Sequence[str] | None = DIAGNOSED,
+    blind: set[str] | None = None,
 ) -> str:
     """Both tables (module docstring) as markdown.
 
@@ -147,6 +200,7 @@ def markdown(
         against: The comparator of the stale-fact diagnosis.
         diagnose: The methods diagnosed (those in the run; None: every method but the
             comparator, the oracle and ``none``).
+        blind: Cases whose judge is persistently wrong (:func:`judge_blind`).
 
     Returns:
         The markdown text.
@@ -169,7 +223,7 @@ def markdown(
     if against not in {e["method"] for e in table}:
         return "\n".join(lines) + "\n"
     for method in methods:
-        found = diagnosis(rows, method, against)
+        found = diagnosis(rows, method, against, blind)
         lines += [
             "",
             f"{method} minus {against} on stale facts: {found['difference']:+.1f} pp over "
@@ -200,11 +254,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=",".join(DIAGNOSED),
         help="comma-separated methods diagnosed ('all': every method)",
     )
+    parser.add_argument("--cases", type=Path, help="the run's case file (with --judge)")
+    parser.add_argument("--judge", help="the run's judge signal: mark persistently wrong cases")
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed (with --judge)")
     args = parser.parse_args(argv)
+    blind = None
+    if args.judge is not None:
+        if args.cases is None:
+            parser.error("--judge needs --cases")
+        blind = judge_blind(load_cases(args.cases).cases, args.judge, args.seed)
     diagnose = None if args.diagnose == "all" else [m for m in args.diagnose.split(",") if m]
     with open(args.run / "outcomes.jsonl", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle if line.strip()]
-    print(markdown(rows, args.against, diagnose), end="")
+    print(markdown(rows, args.against, diagnose, blind), end="")
     return 0
 
 

@@ -15,7 +15,7 @@ from meclear_bench.clark_news import (
     load_clark_questions,
     main,
 )
-from meclear_bench.clark_report import diagnosis, fault_table, markdown
+from meclear_bench.clark_report import diagnosis, fault_table, judge_blind, markdown
 from meclear_integrations.core.errors import ConfigurationError
 
 COLUMNS = ["Question", "Answer", "Answer choices", "Start timestamp", "End timestamp"]
@@ -153,6 +153,11 @@ def test_clark_report_tables(data: Path) -> None:
     assert "meclear minus newest on stale facts: +0.0 pp" in text
     with pytest.raises(ValueError):
         diagnosis(rows, "meclear", against="loo")
+    faulty = {c.case_id for c in cases if c.targets}
+    assert judge_blind(cases, "persistent:1.0") == faulty
+    assert judge_blind(cases, "noisy:0.5") == set() == judge_blind(cases, "reference")
+    marked = diagnosis(rows, "meclear", blind=faulty)
+    assert all(k["kind"].endswith(", judge wrong") for k in marked["kinds"])
 
 
 def test_split_and_command_line(data: Path, tmp_path: Path) -> None:
