@@ -69,7 +69,8 @@ def _verify(run: Run, cleared: list[int]) -> Steps[tuple[bool, bool]]:
     everything = game.full
     coalition = candidate_coalition(game.k, cleared)
     if cfg.verification.rule == "sequential":
-        rule = verifier(cfg)
+        rate = cfg.recency.recovery_rate if cfg.recency is not None else None
+        rule = verifier(cfg if rate is None else cfg.updated(verification={"recovery_rate": rate}))
         while plan := rule.plan(game, [everything, coalition]):
             yield Evaluate(plan)
         selection = rule.select(game, [everything, coalition])

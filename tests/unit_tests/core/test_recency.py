@@ -166,3 +166,13 @@ def test_shrink_puts_back_a_member_that_was_not_needed() -> None:
     assert shrunk.cleared_ids == ["stale"] and "lookalike" in shrunk.kept_ids
     assert shrunk.recency_ids == ["stale", "lookalike"]  # C_r as formed, oldest first
     assert len(shrunk_calls.calls) > len(plain_calls.calls)  # one verification per member
+
+
+def test_a_higher_pass_rate_asks_the_candidate_for_more_trials() -> None:
+    base, base_calls = clear(stale_value, context())
+    strict, strict_calls = clear(
+        stale_value, context(), ClearanceConfig(recency=RecencyPrior(recovery_rate=0.5))
+    )
+    assert strict.clearance_search == base.clearance_search == "recency"
+    assert strict.candidates[1].trials > base.candidates[1].trials
+    assert len(strict_calls.calls) > len(base_calls.calls)
