@@ -13,9 +13,11 @@ not a statement). That stands in for the extraction step a deployment would need
 embedding match, or one agent call per memory); the baseline gets it for free: 0 model
 calls, so it is never charged for what it is given. With real task models (or the offline
 text reader) the extraction is done and charged: the agent is asked on no memory and on
-each memory alone (K + 1 evaluator calls, each an agent call and its judge call); a memory
-states the answer it gives alone unless that is the no-memory answer (the evaluator's
-answer equivalence, ``core.answers``). An evaluator that reports no answers cannot run it.
+each memory alone (K + 1 agent calls, no judge call); a memory states the answer it gives
+alone unless that is the no-memory answer (answers compared with the judges'
+``answers_agree``). An evaluator that gives no answer is scored instead and must report
+the answer behind its score (``core.answers``; K + 1 evaluator calls), else the method
+cannot run.
 
 LlamaIndex ships recency postprocessors, but none of them implements this rule on its own:
 ``FixedRecencyPostprocessor`` keeps the ``top_k`` newest nodes whatever they say (with
@@ -38,6 +40,7 @@ from typing import Any
 
 from meclear_integrations.core.answers import AnswerNote, answer_note, plain_same
 from meclear_integrations.core.memory import Memory
+from meclear_integrations.judges.task import answers_agree
 from meclear_integrations.simulation import normalize_answer
 
 from ..settings import case_world
@@ -148,6 +151,9 @@ def _asked_statements(ctx: MethodContext) -> dict[str, str]:
     """
 
     def ask(coalition: tuple[Memory, ...]) -> AnswerNote:
+        given = ctx.evaluate.answer(coalition, 0)  # an agent call, no judge call
+        if given is not None:
+            return AnswerNote(given, answers_agree)
         with answer_note() as note:
             ctx.evaluate(coalition, 0)
         if note.answer is None:

@@ -195,3 +195,33 @@ def test_newest_wins_through_the_text_reader_asks_each_memory_alone() -> None:
     silent.simulated = False
     with pytest.raises(MethodNotRunError):
         NewestWinsMethod().run(silent)
+
+
+def test_newest_wins_asks_a_real_model_query_for_answers_only() -> None:
+    """A real-model query gives its agent's answer: K + 1 agent calls, no judge call."""
+    from meclear_bench.counting import CountingEvaluator
+    from meclear_bench.methods import MethodContext, NewestWinsMethod
+    from meclear_bench.text_reader import ReadMemory, read_answer
+    from meclear_integrations.core.memory import Memory
+
+    class Query:
+        def __init__(self) -> None:
+            self.answers: list[frozenset[str]] = []
+            self.scored = 0
+
+        def answer(self, coalition: tuple[Memory, ...], trial: int) -> str:
+            self.answers.append(frozenset(m.id for m in coalition))
+            shown = [ReadMemory({"id": m.id, **m.metadata}, m.content) for m in coalition]
+            return read_answer("Where does Ann work?", shown)
+
+        def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+            self.scored += 1
+            return 0.0
+
+    query = Query()
+    settings = BenchSettings(methods=("newest",), bootstrap_replicates=0)
+    ctx = MethodContext(case("2021-01-01"), CountingEvaluator(query), settings, simulated=False)
+    out = NewestWinsMethod().run(ctx)
+    assert out.cleared == ["f"]
+    assert query.scored == 0 and len(query.answers) == len(case("x").memories) + 1
+    assert frozenset() in query.answers
