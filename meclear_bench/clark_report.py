@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -212,9 +213,13 @@ def markdown(
         "|---|---|---|---|",
     ]
     table = fault_table(rows)
+
+    def cell(value: float) -> str:
+        return "n/a" if math.isnan(value) else f"{value:.1f}"
+
     for entry in table:
-        rec = " / ".join(f"{entry['recovery'][k]:.1f}" for k in labels)
-        calls = " / ".join(f"{entry['calls'][k]:.1f}" for k in labels)
+        rec = " / ".join(cell(entry["recovery"][k]) for k in labels)
+        calls = " / ".join(cell(entry["calls"][k]) for k in labels)
         bg = entry["deleted_background"]
         lines.append(f"| {entry['method']} | {rec} | {calls} | {bg:.3f} |")
     methods = [e["method"] for e in table if e["method"] not in (against, "oracle", "none")]
