@@ -7,7 +7,8 @@ Reads the ``outcomes.jsonl`` of a ``meclear bench --cases CLARK_CASES`` run
    cases, the model calls (agent + judge) per case in each, and the deleted background
    memories per case;
 2. per method against a comparator (default ``newest``) on the stale facts: where the method
-   loses or gains expected recovery, by what it deleted (:func:`~.gap.outcome_kind`: exact,
+   loses or gains expected recovery (with a 95% cluster-bootstrap interval over questions),
+   by what it deleted (:func:`~.gap.outcome_kind`: exact,
    superset, partial, nothing deleted, abstained, ...), each kind's cases and its share of
    the difference in percentage points over all stale cases; paired case wins and losses.
    With ``--cases`` and ``--judge``, the cases whose simulated judge is wrong on every call
@@ -37,8 +38,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from meclear_integrations.simulation.judging import JudgeSignal, SimulatedJudge
 
+from .bootstrap import ClusterBootstrap
 from .cases import BenchCase, load_cases
 from .gap import outcome_kind
 
@@ -136,6 +140,7 @@ def diagnosis(
     method: str,
     against: str = "newest",
     blind: set[str] | None = None,
+    replicates: int = 2000,
 ) -> dict[str, Any]:
     """Where ``method`` loses or gains E[recovery] against ``against`` on the stale facts.
 
@@ -145,11 +150,14 @@ def diagnosis(
         against: The comparator (default: newest-wins).
         blind: Cases whose judge is persistently wrong (:func:`judge_blind`): their kinds
             are reported apart, marked ``judge wrong``.
+        replicates: Cluster-bootstrap replicates of the difference's 95% interval
+            (questions, then their cases; 0: none).
 
     Returns:
         ``kinds``: per outcome kind of ``method`` (with the abstention reason), its cases
         and its share of the difference (pp over all stale cases, negative: a loss);
-        ``difference`` (pp), ``wins`` / ``losses`` (cases, by more than 0.005 of E[recovery]).
+        ``difference`` (pp) and its ``interval`` (pp, or None), ``wins`` / ``losses`` (cases,
+        by more than 0.005 of E[recovery]).
 
     Raises:
         ValueError: The run lacks either method or any stale case.
@@ -173,6 +181,14 @@ def diagnosis(
         share[kind] += 100 * delta / len(mine)
         wins += delta > 0.005
         losses += delta < -0.005
+    ids = sorted(mine)
+    boot = ClusterBootstrap(
+        [mine[c]["cluster"] for c in ids], ids, replicates=replicates, seed=0
+    )  # questions, then their cases
+    deltas = np.array(
+        [100 * (mine[c]["expected_recovery"] - theirs[c]["expected_recovery"]) for c in ids]
+    )
+    interval = boot.interval(deltas, np.ones(len(ids))) if replicates else None
     kinds = [
         {"kind": kind, "cases": cases[kind], "difference": share[kind]}
         for kind in sorted(cases, key=lambda k: (share[k], k))
@@ -182,6 +198,7 @@ def diagnosis(
         "against": against,
         "kinds": kinds,
         "difference": sum(share.values()),
+        "interval": interval,
         "wins": wins,
         "losses": losses,
         "cases": len(mine),
@@ -229,9 +246,11 @@ def markdown(
         return "\n".join(lines) + "\n"
     for method in methods:
         found = diagnosis(rows, method, against, blind)
+        ci = found["interval"]
+        span = f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci is not None else ""
         lines += [
             "",
-            f"{method} minus {against} on stale facts: {found['difference']:+.1f} pp over "
+            f"{method} minus {against} on stale facts: {found['difference']:+.1f} pp{span} over "
             f"{found['cases']} cases ({found['wins']} wins, {found['losses']} losses)",
             "",
             "| outcome | cases | share of the difference (pp) |",

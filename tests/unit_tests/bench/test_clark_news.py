@@ -150,7 +150,7 @@ def test_clark_report_tables(data: Path) -> None:
     assert found["difference"] == 0.0 and found["losses"] == 0
     assert sum(k["cases"] for k in found["kinds"]) == found["cases"] == 4
     text = markdown(rows)
-    assert "meclear minus newest on stale facts: +0.0 pp" in text
+    assert "meclear minus newest on stale facts: +0.0 pp [+0.0, +0.0]" in text
     with pytest.raises(ValueError):
         diagnosis(rows, "meclear", against="loo")
     faulty = {c.case_id for c in cases if c.targets}
