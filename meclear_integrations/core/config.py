@@ -21,7 +21,6 @@ from pydantic import (
 from .errors import ConfigurationError
 from .estimators import AutoShapley, Estimator, estimator_from_settings
 from .estimators.auto import hierarchical_of
-from .recency import RecencyPrior
 from .strict import RENAMED, reject_unknown
 
 __all__ = [
@@ -410,11 +409,6 @@ class ClearanceConfig(BaseModel):
     ``"auto"`` (default): only on the redundancy signature, when every answer of the
     screening batch is one failing answer that the no-memory context does not give (no
     single removal changes the harm: copies), then the K singletons are asked."""
-    recency: RecencyPrior | None = None
-    """Off (None, default), or the recency candidate's settings (:class:`RecencyPrior`):
-    the older of similar dated memories (metadata ``date``), tried as one candidate after
-    the exit test and verified like any other; when it verifies attribution is skipped
-    (``core.recency``)."""
     stops: EarlyStops = Field(default_factory=EarlyStops)
     """Runs stopped before the attribution when no clearance can help
     (:class:`EarlyStops`): a model that cannot answer, a failure no memory explains."""

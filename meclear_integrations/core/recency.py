@@ -2,8 +2,8 @@
 
 A memory is m_i = (x_i, xi_i): its text and its auxiliary information, e.g. a timestamp
 (MeClear, Sec. 3). When two memories are about the same thing and dated differently, the
-older one may be out of date. With :class:`RecencyPrior` configured
-(``ClearanceConfig(recency=RecencyPrior())``) the engine forms one *recency candidate*
+older one may be out of date. Given a :class:`RecencyPrior`
+(``MeClearEngine(config, recency=RecencyPrior())``) the engine forms one *recency candidate*
 C_r: the dated memories are grouped by similarity (two memories whose similarity is at
 least ``min_similarity`` share a group, and so do their groups: TF-IDF word vectors over
 the context, or the caller's embeddings, :func:`~.grouping.memory_similarity`), and every

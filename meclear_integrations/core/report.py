@@ -309,7 +309,7 @@ class ClearanceReport(BaseModel):
     likewise for the recency candidate (``recency_ids``, ``core.recency``)."""
     recency_ids: list[str] = Field(default_factory=list)
     """The recency candidate tried (the older of similar dated memories, ``core.recency``),
-    whether or not it verified; empty when ``recency`` is off or there was none."""
+    whether or not it verified; empty when the engine has no ``recency`` or there was none."""
     prior_ids: list[str] = Field(default_factory=list)
     """Memories of this context the caller named as verified harmful before
     (``prior_harmful``), tried first as one candidate; empty when none was offered."""

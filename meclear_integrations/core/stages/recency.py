@@ -1,9 +1,9 @@
 """The recency candidate, verified before attribution (``core.recency``).
 
-When the configuration asks for it (``recency``), the older of similar dated memories form
-one candidate C_r, verified like any other (Eq. 18-19). When it is admissible it is the
-clearance (reported by ``prior_clearance`` with ``clearance_search="recency"``); otherwise
-attribution runs on the same coalition cache.
+When the engine is given a ``RecencyPrior`` (``MeClearEngine(recency=...)``), the older of
+similar dated memories form one candidate C_r, verified like any other (Eq. 18-19). When it
+is admissible it is the clearance (reported by ``prior_clearance`` with
+``clearance_search="recency"``); otherwise attribution runs on the same coalition cache.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
@@ -33,7 +33,7 @@ def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
     Returns:
         ``[verdict]`` when M minus C_r is admissible against M, else None.
     """
-    prior = run.config.recency
+    prior = run.recency
     game = run.game
     if prior is None or dated_count(game.context, prior.key) < 2:
         return None
@@ -69,7 +69,7 @@ def _verify(run: Run, cleared: list[int]) -> Steps[tuple[bool, bool]]:
     everything = game.full
     coalition = candidate_coalition(game.k, cleared)
     if cfg.verification.rule == "sequential":
-        rate = cfg.recency.recovery_rate if cfg.recency is not None else None
+        rate = run.recency.recovery_rate if run.recency is not None else None
         rule = verifier(cfg if rate is None else cfg.updated(verification={"recovery_rate": rate}))
         while plan := rule.plan(game, [everything, coalition]):
             yield Evaluate(plan)

@@ -133,7 +133,7 @@ def _evaluate(
         screened.exited = yield from _exit_test(run)
     if prior and not screened.exited and not run.prior_first:  # verified before attribution
         screened.prior = yield from prior_search(run, prior, unproven)
-    if cfg.recency is not None and not screened.exited and screened.prior is None:
+    if run.recency is not None and not screened.exited and screened.prior is None:
         screened.prior = yield from recency_search(run)  # the older of dated memories
         screened.search = "recency"
     if screened.exited or screened.prior is not None:

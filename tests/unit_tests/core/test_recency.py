@@ -14,7 +14,7 @@ from meclear_integrations.core.recency import RecencyPrior, memory_time, recency
 from meclear_integrations.core.rendering import render_report
 from tests.support.games import CountingEvaluator
 
-RECENCY = ClearanceConfig(recency=RecencyPrior())
+RECENCY = RecencyPrior()
 
 
 def context(correction: bool = False) -> list[Memory]:
@@ -52,9 +52,10 @@ def corrected_value(ids: frozenset[str]) -> float:
     return 1.0 if "current" in ids and "correction" not in ids else 0.0
 
 
-def clear(value, memories, config=RECENCY):
+def clear(value, memories, recency: RecencyPrior | None = RECENCY, config=None):
     evaluate = CountingEvaluator(value)
-    return MeClearEngine(config).clear(memories, evaluate), evaluate
+    engine = MeClearEngine(config or ClearanceConfig(), recency=recency)
+    return engine.clear(memories, evaluate), evaluate
 
 
 def test_the_older_similar_memory_is_the_candidate() -> None:
@@ -89,14 +90,14 @@ def test_memory_time_reads_dates_and_zones() -> None:
 
 
 def test_off_by_default() -> None:
-    assert ClearanceConfig().recency is None
-    report, _ = clear(stale_value, context(), ClearanceConfig())
+    assert MeClearEngine().recency is None
+    report, _ = clear(stale_value, context(), None)
     assert report.recency_ids == [] and report.clearance_search != "recency"
     assert report.cleared_ids == ["stale"]
 
 
 def test_a_verified_recency_candidate_is_the_clearance_and_skips_attribution() -> None:
-    _, cold_calls = clear(stale_value, context(), ClearanceConfig())
+    _, cold_calls = clear(stale_value, context(), None)
     warm, warm_calls = clear(stale_value, context())
     assert warm.clearance_search == "recency"
     assert warm.cleared_ids == ["stale"] and warm.recovered
@@ -119,7 +120,7 @@ def test_a_wrong_newest_memory_is_not_kept_because_it_is_newer() -> None:
 
 def test_nothing_dated_changes_nothing() -> None:
     undated = [m.model_copy(update={"metadata": {}}) for m in context()]
-    plain, plain_calls = clear(stale_value, undated, ClearanceConfig())
+    plain, plain_calls = clear(stale_value, undated, None)
     report, calls = clear(stale_value, undated)
     assert report.recency_ids == [] and report.cleared_ids == plain.cleared_ids
     assert sorted(calls.calls, key=repr) == sorted(plain_calls.calls, key=repr)
@@ -134,16 +135,16 @@ def test_a_recovering_context_exits_before_the_candidate() -> None:
 def test_async_path_agrees() -> None:
     sync, _ = clear(stale_value, context())
     evaluate = CountingEvaluator(stale_value)
-    report = asyncio.run(MeClearEngine(RECENCY).aclear(context(), evaluate))
+    report = asyncio.run(MeClearEngine(recency=RECENCY).aclear(context(), evaluate))
     assert report.clearance_search == "recency" and report.cleared_ids == sync.cleared_ids
 
 
 def test_settings_are_checked() -> None:
-    assert ClearanceConfig(recency={"key": "when"}).recency == RecencyPrior(key="when")
+    assert RecencyPrior.model_validate({"key": "when"}) == RecencyPrior(key="when")
     with pytest.raises(ValidationError):
-        ClearanceConfig(recency={"min_similarity": 1.5})
+        RecencyPrior(min_similarity=1.5)
     with pytest.raises(ValidationError):
-        ClearanceConfig(recency={"threshold": 0.3})
+        RecencyPrior.model_validate({"threshold": 0.3})
 
 
 def test_shrink_puts_back_a_member_that_was_not_needed() -> None:
@@ -159,9 +160,7 @@ def test_shrink_puts_back_a_member_that_was_not_needed() -> None:
     plain, plain_calls = clear(stale_value, memories)
     assert plain.clearance_search == "recency"
     assert sorted(plain.cleared_ids) == ["lookalike", "stale"]
-    shrunk, shrunk_calls = clear(
-        stale_value, memories, ClearanceConfig(recency=RecencyPrior(shrink=True))
-    )
+    shrunk, shrunk_calls = clear(stale_value, memories, RecencyPrior(shrink=True))
     assert shrunk.clearance_search == "recency" and shrunk.recovered
     assert shrunk.cleared_ids == ["stale"] and "lookalike" in shrunk.kept_ids
     assert shrunk.recency_ids == ["stale", "lookalike"]  # C_r as formed, oldest first
@@ -170,9 +169,7 @@ def test_shrink_puts_back_a_member_that_was_not_needed() -> None:
 
 def test_a_higher_pass_rate_asks_the_candidate_for_more_trials() -> None:
     base, base_calls = clear(stale_value, context())
-    strict, strict_calls = clear(
-        stale_value, context(), ClearanceConfig(recency=RecencyPrior(recovery_rate=0.5))
-    )
+    strict, strict_calls = clear(stale_value, context(), RecencyPrior(recovery_rate=0.5))
     assert strict.clearance_search == base.clearance_search == "recency"
     assert strict.candidates[1].trials > base.candidates[1].trials
     assert len(strict_calls.calls) > len(base_calls.calls)
