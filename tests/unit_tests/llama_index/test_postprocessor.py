@@ -246,8 +246,6 @@ async def test_chat_models_are_called_through_achat(case, nodes) -> None:
     from llama_index.core.base.llms.types import ChatResponse, LLMMetadata
     from llama_index.core.llms import ChatMessage
 
-    from meclear_integrations.llama_index.simulated import simulated_reply
-
     chats: list[int] = []
 
     class Chat(SimulatedLLM):
@@ -260,7 +258,7 @@ async def test_chat_models_are_called_through_achat(case, nodes) -> None:
 
         async def achat(self, messages, **kwargs):
             chats.append(len(messages))
-            text = simulated_reply(self._reader, messages[-1].content)
+            text = await self.stand_in.areply(messages[-1].content)
             return ChatResponse(message=ChatMessage(role="assistant", content=text))
 
     pp = MeClearPostprocessor(llm=Chat.from_case(case), reference=case.reference)
