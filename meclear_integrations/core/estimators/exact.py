@@ -171,6 +171,11 @@ class ExactShapley(ShapleyEstimator):
             admissible candidate whose extra deletions are harmful in the residual game
             with at least this z (``core.residual``: table evidence, no model call);
             None: Eq. 20 on the candidates' own trials only.
+        answer_flags: under the interval rule, flag by the answers in the table too
+            (``core.answer_flags``: a memory that alone gives the failing answer is
+            flagged below -tau whatever its interval; one that alone gives the no-memory
+            answer only when it turns contexts to the failing answer); False: Eq. 14
+            with the interval only.
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -189,6 +194,7 @@ class ExactShapley(ShapleyEstimator):
         z: float | None = None,
         refine_rounds: int = 0,
         residual_z: float | None = None,
+        answer_flags: bool = False,
     ) -> None:
         if not 0 <= refine_rounds <= 8:
             raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
@@ -206,6 +212,7 @@ class ExactShapley(ShapleyEstimator):
         self.z = z
         self.refine_rounds = int(refine_rounds)
         self.residual_z = residual_z
+        self.answer_flags = bool(answer_flags)
         self.tau = 0.05
         self._rounds_done = 0
 
@@ -237,6 +244,7 @@ class ExactShapley(ShapleyEstimator):
             z=z,
             refine_rounds=self.refine_rounds,
             residual_z=self.residual_z,
+            answer_flags=self.answer_flags,
         )
         fresh.tau = config.harm_tolerance
         return fresh
@@ -255,6 +263,7 @@ class ExactShapley(ShapleyEstimator):
             "z": self.z,
             "refine_rounds": self.refine_rounds,
             "residual_z": self.residual_z,
+            "answer_flags": self.answer_flags,
         }
 
     def plan(self, k: int) -> list[Coalition]:
