@@ -11,8 +11,9 @@ The table holds more than scores: the answer the agent gave on every coalition
 (``core.answers``), the memories alone and no memory included, at no extra call. Let the
 *failing answers* be those of the full context's failed trials. Then:
 
-- a **supporter** gives a failing answer alone on every trial: it is flagged when
-  psi_i < -tau, its interval need not clear zero (its share may be split among copies);
+- a **supporter** gives a failing answer alone on every trial: it is flagged whatever its
+  psi_i (under redundancy its share is split among the copies, Theorem 1, and a single
+  noisy trial per coalition can put one copy's share at zero or above);
 - an **inert** memory gives, alone, on every trial, what the agent says from no memory:
   it is flagged when psi_i < -tau *and* it turns contexts to a failing answer on balance,
   sum over S in M minus {i} of [f(S u {i}) - f(S)] >= 1 with f the share of a context's
@@ -38,7 +39,7 @@ from .coalitions import Coalition
 from .game import CoalitionGame
 from .grouping import failing_answers, silent_answers
 
-__all__ = ["answer_backed_flags", "failing_share", "net_pivots"]
+__all__ = ["answer_backed", "answer_backed_flags", "failing_share", "net_pivots"]
 
 MIN_NET_PIVOTS = 1.0
 """An inert memory must turn at least one context to a failing answer, on balance."""
@@ -121,14 +122,39 @@ def answer_backed_flags(
         return None
     flagged: list[int] = []
     for i, value in enumerate(psi):
-        if value >= -tau:
-            continue
         single = 1 << i
         if _every(game, single, harmful):
-            flagged.append(i)  # a supporter
+            flagged.append(i)  # a supporter, whatever its share
+        elif value >= -tau:
+            continue
         elif _every(game, single, silent):
             if net_pivots(game, i, harmful) >= MIN_NET_PIVOTS:
                 flagged.append(i)  # inert alone, harmful jointly
         elif upper[i] < 0.0:
             flagged.append(i)
     return sorted(flagged, key=lambda i: (psi[i], i))
+
+
+def answer_backed(game: CoalitionGame, threshold: float) -> list[int]:
+    """Memories the answers back as harmful, whatever their psi.
+
+    Args:
+        game: the coalition table (every coalition evaluated: exact enumeration).
+        threshold: the success threshold of one trial.
+
+    Returns:
+        The supporters and the inert memories with a net pivot to a failing answer
+        (module docstring), in retrieval order; empty when the table holds no usable
+        answers.
+    """
+    harmful = failing_answers(game, threshold)
+    silent = silent_answers(game)
+    same = game.same or plain_same
+    if not harmful or not silent or any(same(h, s) for h in harmful for s in silent):
+        return []
+    return [
+        i
+        for i in range(game.k)
+        if _every(game, 1 << i, harmful)
+        or (_every(game, 1 << i, silent) and net_pivots(game, i, harmful) >= MIN_NET_PIVOTS)
+    ]

@@ -176,6 +176,9 @@ class ExactShapley(ShapleyEstimator):
             flagged below -tau whatever its interval; one that alone gives the no-memory
             answer only when it turns contexts to the failing answer); False: Eq. 14
             with the interval only.
+        answer_residual_z: with ``answer_flags`` and ``residual_z``, the residual z a
+            move of Eq. 20's choice needs when its extra deletions are all backed by
+            the answers (``core.answer_flags.answer_backed``); None: ``residual_z``.
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -195,7 +198,12 @@ class ExactShapley(ShapleyEstimator):
         refine_rounds: int = 0,
         residual_z: float | None = None,
         answer_flags: bool = False,
+        answer_residual_z: float | None = None,
     ) -> None:
+        if answer_residual_z is not None and not answer_residual_z >= 0:
+            raise ConfigurationError(
+                f"answer_residual_z must be a non-negative number, got {answer_residual_z}"
+            )
         if not 0 <= refine_rounds <= 8:
             raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
         if error_model not in ("none", "pooled"):
@@ -213,6 +221,7 @@ class ExactShapley(ShapleyEstimator):
         self.refine_rounds = int(refine_rounds)
         self.residual_z = residual_z
         self.answer_flags = bool(answer_flags)
+        self.answer_residual_z = answer_residual_z
         self.tau = 0.05
         self._rounds_done = 0
 
@@ -245,6 +254,7 @@ class ExactShapley(ShapleyEstimator):
             refine_rounds=self.refine_rounds,
             residual_z=self.residual_z,
             answer_flags=self.answer_flags,
+            answer_residual_z=self.answer_residual_z,
         )
         fresh.tau = config.harm_tolerance
         return fresh
@@ -264,6 +274,7 @@ class ExactShapley(ShapleyEstimator):
             "refine_rounds": self.refine_rounds,
             "residual_z": self.residual_z,
             "answer_flags": self.answer_flags,
+            "answer_residual_z": self.answer_residual_z,
         }
 
     def plan(self, k: int) -> list[Coalition]:

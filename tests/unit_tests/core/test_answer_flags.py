@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from meclear_integrations.core import (
     ClearanceConfig,
     ExactShapley,
@@ -12,13 +14,19 @@ from meclear_integrations.core import (
     StageEvent,
 )
 from meclear_integrations.core.answer_flags import (
+    answer_backed,
     answer_backed_flags,
     failing_share,
     net_pivots,
 )
+from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.core.estimators import AutoShapley, estimator_from_settings
 from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.residual import promote, residual_z
 from meclear_integrations.simulation import EvidenceWorld, SimulatedEvaluator
+
+from .test_residual import HARM as HARM_
+from .test_residual import PARTNER, candidates, table
 
 IDK, RIGHT, WRONG = "I don't know", "Paris", "Rome"
 GOLD, HARM, HEDGE_A, HEDGE_B, BACKGROUND = range(5)
@@ -151,3 +159,31 @@ def test_judge_flips_do_not_flag_background_with_answer_flags() -> None:
     # the judge's flips move the scores (and psi), never the answers the flags read
     assert _background_flags(False) > 0
     assert _background_flags(True) == 0
+
+
+def test_a_supporter_is_flagged_whatever_its_share() -> None:
+    game = _game()
+    psi = [0.5, 0.1, -0.1, -0.1, 0.0]  # a noisy trial put the supporter's share above zero
+    upper = [0.6, 0.2, 0.0, 0.0, 0.1]
+    flags = answer_backed_flags(game, psi, upper, TAU, 1.0)
+    assert flags == [HEDGE_A, HEDGE_B, HARM]
+    assert answer_backed(game, 1.0) == [HARM, HEDGE_A, HEDGE_B]
+
+
+def test_promotion_needs_less_residual_evidence_for_answer_backed_deletions() -> None:
+    game = table(1 / 3)  # the partner costs a third of the trials
+    coalitions = candidates()
+    z = residual_z(game, coalitions[1], 1 << PARTNER)
+    assert 1.0 < z < 1.64
+    assert promote(game, coalitions, 1, [True, True, True], 1.64) == 1
+    # the answers back the partner: the lower threshold applies to its deletion only
+    assert promote(game, coalitions, 1, [True, True, True], 1.64, 1 << PARTNER, 1.0) == 2
+    assert promote(game, coalitions, 1, [True, True, True], 1.64, 1 << HARM_, 1.0) == 1
+
+
+def test_answer_residual_z_is_an_estimator_setting() -> None:
+    auto = AutoShapley(exact_budget=32, exact_answer_flags=True, exact_answer_residual_z=1.0)
+    assert auto.exact.answer_residual_z == 1.0
+    assert estimator_from_settings(auto.settings()) == auto
+    with pytest.raises(ConfigurationError):
+        ExactShapley(answer_residual_z=-1.0)
