@@ -153,7 +153,9 @@ def _baseline_row(
 ) -> dict[str, Any]:
     settings = BenchSettings(methods=(name,))
     method = build_method(name, settings)
-    out = method.run(MethodContext(case, evaluate, settings, matched_coalitions=matched))
+    out = method.run(
+        MethodContext(case, evaluate, settings, matched_coalitions=matched, method=method.name)
+    )
     return {
         "identified": list(out.flagged),
         "flagged": list(out.flagged),

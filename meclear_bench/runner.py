@@ -142,6 +142,7 @@ def run_case(
                     evaluate=counter,
                     settings=settings,
                     matched_coalitions=matched_coalitions,
+                    method=method.name,
                     simulated=bool(getattr(backend, "simulated", False)),
                 )
             )

@@ -12,7 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from meclear_integrations.core import ClearanceConfig
 from meclear_integrations.simulation import EvidenceWorld, JudgeSignal
 
-from .tuned import TUNED_CONTEXTCITE, TUNED_LOO_TOLERANCE, TUNED_PROXYSPEX, tuned_engine
+from .tuned import (
+    TUNED_CONTEXTCITE,
+    TUNED_LOO_TOLERANCE,
+    TUNED_PROXYSPEX,
+    TUNED_VERIFICATION,
+    tuned_engine,
+)
 
 __all__ = [
     "DEFAULT_METHODS",
@@ -65,7 +71,13 @@ class BenchSettings(BaseModel):
     policy: ClearanceConfig | None = None
     """Trial policy of every baseline (T, adaptive trials, early exit, verification rule,
     success threshold); None: the ``meclear`` method's configuration, so every method
-    gets the same policy."""
+    gets the same policy (each baseline's own ``verification`` settings applied on top)."""
+    verification: dict[str, dict[str, float | int]] = Field(
+        default_factory=lambda: {k: dict(v) for k, v in TUNED_VERIFICATION.items()}
+    )
+    """Per baseline (``loo``, ``contextcite``, ``proxyspex``), its own verification settings
+    (``recovery_rate``, ``max_trials``) over the trial policy, tuned on dev like MeClear's
+    (:mod:`.tuned`); a baseline not named here verifies with the trial policy's."""
     loo_tolerance: float = Field(default=TUNED_LOO_TOLERANCE, ge=0.0, le=1.0)
     """kappa of the LOO baseline: a memory is flagged when d_i < -kappa (Eq. 7); tuned on
     dev by default."""
@@ -112,9 +124,19 @@ class BenchSettings(BaseModel):
     reference_method: str | None = None
     """The method compared pairwise with every other; None: the first ``meclear`` method."""
 
-    def trial_policy(self) -> ClearanceConfig:
-        """The baselines' trial policy (see ``policy``)."""
-        return self.policy if self.policy is not None else self.engine
+    def trial_policy(self, method: str | None = None) -> ClearanceConfig:
+        """The baselines' trial policy (see ``policy``), with ``method``'s own verification.
+
+        Args:
+            method: The baseline's name (``name`` or ``name:preset``; None: the shared
+                policy without per-method verification settings).
+
+        Returns:
+            The trial policy.
+        """
+        policy = self.policy if self.policy is not None else self.engine
+        own = self.verification.get(method.partition(":")[0]) if method else None
+        return policy.updated(verification=own) if own else policy
 
 
 def case_world(world: EvidenceWorld, settings: BenchSettings) -> EvidenceWorld:

@@ -99,6 +99,9 @@ class StreamQuery(BaseModel):
     in the context that claim a wrong answer for it)."""
     fault_ids: list[str] = Field(default_factory=list)
     """Fault records in the context that are about this query (= ``case.targets``)."""
+    evidence: list[str] = Field(default_factory=list)
+    """The LoCoMo dialogue ids of the question's gold evidence: two questions whose
+    evidence overlaps are about the same fact (a fault about one is about the other)."""
 
 
 class ConversationStream(BaseModel):
@@ -261,7 +264,7 @@ class _StreamBuilder:
             world=EvidenceWorld(claims=claims, temperature=0.0, abstain=_ABSTAIN, aggregate="sum"),
         )
         return StreamQuery(position=position, question=q.index, kind=kind, case=case,
-                           fault_ids=targets)  # fmt: skip
+                           fault_ids=targets, evidence=sorted(q.evidence))  # fmt: skip
 
     def build(self, funnel: dict[str, int], max_queries: int | None) -> ConversationStream:
         answerable = self.answerable(funnel)

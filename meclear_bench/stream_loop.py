@@ -25,7 +25,7 @@ first right one afterwards ("time to fix"), jobs submitted / joined / finished /
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,7 +46,7 @@ from meclear_integrations.simulation import JudgeSignal, SimulatedQuery
 from .stream_build import ConversationStream, StreamBuild, StreamQuery
 from .stream_run import _correct, _evaluator, _world_flags, make_trigger
 
-__all__ = ["LOOP_MODES", "LoopOutcome", "LoopRun", "LoopSettings", "run_loop"]
+__all__ = ["LOOP_MODES", "LoopOutcome", "LoopRun", "LoopSettings", "classify_withheld", "run_loop"]
 
 LoopMode = Literal["none", "inline", "background"]
 LOOP_MODES: tuple[LoopMode, ...] = ("none", "inline", "background")
@@ -91,9 +91,14 @@ class LoopOutcome(BaseModel):
     withheld: list[str] = []
     """Memories withheld (background) or cleared (inline)."""
     off_topic: list[str] = []
-    """Withheld memories whose harm was verified only on another LoCoMo question (neither
-    this one nor a rewording of it): the unscoped ledger's failure (target 0). Inline
-    clearance verifies on the question itself, so it has none."""
+    """Withheld memories whose harm was verified on an *unrelated* LoCoMo question: neither
+    this one, nor a rewording of it, nor one about the same fact (gold evidence that
+    overlaps this question's): the unscoped ledger's failure (target 0). Inline clearance
+    verifies on the question itself, so it has none."""
+    same_fact: list[str] = []
+    """Withheld memories whose harm was verified on another LoCoMo question about the same
+    fact (overlapping gold evidence; the stream's fault records about one are about the
+    other, ``stream_build``): in scope by design, counted apart from :attr:`off_topic`."""
 
 
 class LoopRun(BaseModel):
@@ -181,6 +186,8 @@ class _Loop:
         self.review: dict[str, Any] = {"proposed": [], "true_proposed": []}
         self.questions: dict[str, int] = {}
         """Ledger query id -> LoCoMo question (a question and its rewordings share one)."""
+        self.evidence: dict[int, frozenset[str]] = {}
+        """LoCoMo question -> its gold evidence (dialogue ids)."""
 
     def _evaluator(self, query: StreamQuery) -> SimulatedQuery:
         return _evaluator(query, self.judge, self.temperature, query.case.reference)
@@ -220,6 +227,7 @@ class _Loop:
         for i, query in enumerate(stream.queries):
             now = i * self.settings.interval_seconds
             self.questions[ledger.query_id(query.case.query)] = query.question
+            self.evidence[query.question] = frozenset(query.evidence)
             self._settle(running, store, now)
             signal = "judge" if self.judge.reference_free else "reference"
             settings = QuerySettings(self.engine, LiveGuard(None), gate, {"success_signal": signal})
@@ -312,10 +320,12 @@ class _Loop:
         seconds = time.perf_counter() - started
         decision = result.background
         withheld = set(decision.withheld_ids)
-        off_topic = sorted(
-            w.memory_id
+        proven_on = [
+            (w.memory_id, self.questions.get(w.query_id or "", query.question))
             for w in decision.withheld
-            if self.questions.get(w.query_id or "", query.question) != query.question
+        ]
+        off_topic, same_fact = classify_withheld(
+            query.question, query.evidence, proven_on, self.evidence
         )
         returned = [m for m in context if m.id not in withheld]
         correct = _correct(query, returned, self.check_trials, self.temperature)
@@ -323,7 +333,8 @@ class _Loop:
         if decision.audit is not None:
             self.jobs["joined" if decision.audit.joined else "submitted"] += 1
         outcome = self._outcome(stream, query, now, failing, correct, 0, seconds, sorted(withheld))
-        return outcome.model_copy(update={"off_topic": off_topic}), job
+        update = {"off_topic": off_topic, "same_fact": same_fact}
+        return outcome.model_copy(update=update), job
 
     def _start(
         self,
@@ -370,6 +381,37 @@ class _Loop:
             audit = running.pop(0)
             audit.deferred.flush()
             store.complete(audit.job_id, ledger_run_id=audit.ledger_run_id)
+
+
+def classify_withheld(
+    question: int,
+    evidence: Iterable[str],
+    proven_on: Iterable[tuple[str, int]],
+    evidence_of: Mapping[int, Iterable[str]],
+) -> tuple[list[str], list[str]]:
+    """Split one query's withheld memories into off-topic and same-fact (:class:`LoopOutcome`).
+
+    Args:
+        question: The query's LoCoMo question.
+        evidence: Its gold evidence (dialogue ids).
+        proven_on: (memory id, LoCoMo question its harm was verified on) per withheld memory.
+        evidence_of: LoCoMo question -> its gold evidence.
+
+    Returns:
+        (off_topic, same_fact) memory ids, sorted: proven on an unrelated question, and
+        proven on another question about the same fact (overlapping evidence). Memories
+        proven on this question (or a rewording of it) are in neither.
+    """
+    mine = set(evidence)
+    off_topic, same_fact = [], []
+    for memory_id, other in proven_on:
+        if other == question:
+            continue
+        if mine & set(evidence_of.get(other, ())):
+            same_fact.append(memory_id)
+        else:
+            off_topic.append(memory_id)
+    return sorted(off_topic), sorted(same_fact)
 
 
 def run_loop(
@@ -495,6 +537,7 @@ def loop_summary(run: LoopRun) -> dict[str, Any]:
         "audit_model_calls": sum(o.audit_calls for o in out),
         "time_to_fix": time_to_fix(out),
         "off_topic_withheld": sum(len(o.off_topic) for o in out),
+        "same_fact_withheld": sum(len(o.same_fact) for o in out),
         "review": run.review,
         "jobs": run.jobs,
         "settings": run.settings,

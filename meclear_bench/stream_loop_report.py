@@ -57,7 +57,7 @@ def render_loop_markdown(results: dict[str, Any]) -> str:
         "",
         "| mode | accuracy | request-path model calls | added latency mean / p99 (s) "
         "| audit calls | time to fix, median (s) | fixed / never | jobs lost "
-        "| off-topic withheld | proposed for review (true memories) |",
+        "| off-topic withheld (same fact) | proposed for review (true memories) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, s in results["modes"].items():
@@ -70,7 +70,8 @@ def render_loop_markdown(results: dict[str, Any]) -> str:
             f"| {_fmt(s['request_seconds_mean'])} / {_fmt(s['request_seconds_p99'])} "
             f"| {s['audit_model_calls']} | {_fmt(fix['median_seconds'])} "
             f"| {fix['fixed']} / {fix['never_fixed']} | {lost} "
-            f"| {s.get('off_topic_withheld', 0)} | {proposed} |"
+            f"| {s.get('off_topic_withheld', 0)} ({s.get('same_fact_withheld', 0)}) "
+            f"| {proposed} |"
         )
     settings = next(iter(results["modes"].values()))["settings"]
     lines += [

@@ -31,16 +31,20 @@ def _harm(row: dict[str, Any]) -> str:
 
 
 def _tune_table(doc: dict[str, Any]) -> str:
-    lines = []
+    metric = doc.get("metric", "recovery")
+    checks = doc.get("check_settings", [])
+    head = [f"{metric} ({s})" for s in doc["settings"]] + [f"{metric} ({c}, check)" for c in checks]
+    lines = [f"Objective: {doc['objective']}.", ""]
     for name, block in doc["methods"].items():
         chosen = block["chosen"]
+        lines += [f"### {name}", ""]
+        if block.get("widened"):
+            lines += [f"Grid widened: {'; '.join(block['widened'])}.", ""]
         lines += [
-            f"### {name}",
-            "",
             "| settings | "
-            + " | ".join(f"recovery ({s})" for s in doc["settings"])
+            + " | ".join(head)
             + " | deleted bg / case (max) | model calls / case | objective |",
-            "|" + "---|" * (len(doc["settings"]) + 4),
+            "|" + "---|" * (len(head) + 4),
         ]
         ranked = sorted(range(len(block["rows"])), key=lambda i: -block["rows"][i]["objective"])
         for i in ranked:
@@ -48,10 +52,13 @@ def _tune_table(doc: dict[str, Any]) -> str:
             pts = row["points"]
             mark = " **(chosen)**" if i == chosen else ""
             bg = max((p["cleared_extra_background"] or 0.0) for p in pts.values())
-            label = ", ".join(f"{k}={v}" for k, v in row["settings"].items())
+            label = ", ".join(f"{k}={v}" for k, v in row["settings"].items()) or "no knobs"
+            check = block.get("check", {}) if i == chosen else {}
+            cells = [_pct(pts[s].get(metric)) for s in doc["settings"]]
+            cells += [_pct(check[c].get(metric)) if c in check else "" for c in checks]
             lines.append(
                 f"| {label}{mark} | "
-                + " | ".join(_pct(pts[s]["recovery"]) for s in doc["settings"])
+                + " | ".join(cells)
                 + f" | {bg:.3f}{'' if row['admissible'] else ' (over)'} | "
                 f"{_num(row['model_calls'])} | {_pct(row['objective'])} |"
             )

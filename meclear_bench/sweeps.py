@@ -1,15 +1,10 @@
-"""Benchmark sweeps: dev tuning, quality versus cost, the L sensitivity, judge signals.
+"""Benchmark sweeps: quality versus cost, the L sensitivity, judge signals.
 
 Every sweep runs :func:`~.runner.run_benchmark` on one case set for a grid of settings and
 returns a JSON-able document (SIMULATED figures):
 
-- :func:`tune`: every method's tunable settings on the dev split, in both standard
-  settings (deterministic; noisy: temperature 0.2 and 5% judge flips). One objective for
-  every method: the mean, over the two settings, of the Binary Task Recovery on unseen
-  trials, among the configurations that delete at most ``max_deleted_background``
-  non-target memories per case (in each setting); ties within 0.1 pp go to the fewer
-  model calls. MeClear is tuned first, then the baselines with their budgets matched per
-  case to the chosen MeClear configuration.
+- the dev tuning of every method is :func:`.tuning.tune` (it uses :func:`standard` and
+  :func:`summary`);
 - :func:`budget_sweep`: recovery, Exact (flagged set) and model calls per case for each
   method over a budget grid (MeClear: attribution coalitions; surrogates: distinct
   ablations), for the quality-versus-cost curve.
@@ -21,8 +16,7 @@ returns a JSON-able document (SIMULATED figures):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from itertools import product
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from meclear_integrations.core import ClearanceConfig, PermutationShapley
@@ -39,16 +33,15 @@ from .methods.proxyspex import ProxySpexMethod
 from .methods.targets import TargetOracle
 from .results import build_results
 from .runner import run_benchmark
-from .settings import BenchSettings, SurrogateSettings
+from .settings import BenchSettings
 
 __all__ = [
     "STANDARD_SETTINGS",
     "budget_sweep",
     "judge_sweep",
-    "meclear_grid",
     "permutation_sweep",
     "standard",
-    "tune",
+    "summary",
 ]
 
 STANDARD_SETTINGS: dict[str, dict[str, Any]] = {
@@ -60,11 +53,12 @@ STANDARD_SETTINGS: dict[str, dict[str, Any]] = {
         "judge": JudgeSignal(kind="mixed", level=0.05, per_call=0.05),
     },
 }
-"""The two standard settings every headline figure is reported in."""
+"""The standard settings every headline figure is reported in (world temperature, judge)."""
 
 _HEADLINE = (
     "recovery",
     "expected_recovery",
+    "evidence_correct",
     "exact_match",
     "deleted_exact",
     "complete_recall",
@@ -96,7 +90,16 @@ def standard(base: BenchSettings, setting: str) -> BenchSettings:
     return base.model_copy(update=STANDARD_SETTINGS[setting])
 
 
-def _summary(results: dict[str, Any], name: str) -> dict[str, Any]:
+def summary(results: dict[str, Any], name: str) -> dict[str, Any]:
+    """One method's headline figures (and intervals) from a ``results.json`` document.
+
+    Args:
+        results: The run's results.
+        name: The method.
+
+    Returns:
+        The figures of :data:`_HEADLINE` and the intervals of recovery, accuracy gain, harm.
+    """
     block = results["methods"][name]
     out = {k: block["overall"].get(k) for k in _HEADLINE}
     out["ci"] = {k: block["ci"].get(k) for k in ("recovery", "accuracy_gain", "harm_rate")}
@@ -119,165 +122,6 @@ def _run(
 
 def _label(values: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in values.items()) or "default"
-
-
-def meclear_grid() -> list[dict[str, Any]]:
-    """MeClear's tunable settings searched on dev.
-
-    The harm rule (with the estimator it applies to), the harm tolerance tau, and the verification
-    rule's recovery rate and trial cap.
-    """
-    rules = [
-        {"estimator": "auto", "harm_rule": "auto"},
-        {"estimator": "auto", "harm_rule": "threshold"},
-        {"estimator": "exact", "harm_rule": "threshold"},
-    ]
-    grid = []
-    for rule, tau, rate, cap in product(rules, (0.0, 0.02, 0.05, 0.1), (0.3, 0.5), (8, 12)):
-        verification = {"recovery_rate": rate, "max_trials": cap}
-        grid.append({**rule, "harm_tolerance": tau, "verification": verification})
-    return grid
-
-
-def _surrogate_grid() -> list[SurrogateSettings]:
-    return [
-        SurrogateSettings(tolerance=tau, alpha=alpha, flag_rule=rule)  # type: ignore[arg-type]
-        for rule, tau, alpha in product(
-            ("tolerance", "relative"), (0.0, 0.02, 0.05, 0.1), (0.001, 0.01, 0.05)
-        )
-    ]
-
-
-def _score(points: dict[str, dict[str, Any]], max_background: float) -> tuple[bool, float, float]:
-    """(admissible, objective, model calls): mean unseen recovery over the settings."""
-    ok = all((p["cleared_extra_background"] or 0.0) <= max_background for p in points.values())
-    recovery = sum(p["recovery"] or 0.0 for p in points.values()) / len(points)
-    calls = sum(p["model_calls_per_case"] or 0.0 for p in points.values()) / len(points)
-    return ok, recovery, calls
-
-
-def _choose(rows: list[dict[str, Any]]) -> int:
-    """Index of the best admissible row (ties within 0.1 pp: fewer model calls)."""
-    admissible = [i for i, r in enumerate(rows) if r["admissible"]] or list(range(len(rows)))
-    best = max(rows[i]["objective"] for i in admissible)
-    near = [i for i in admissible if rows[i]["objective"] >= best - 0.001]
-    return min(near, key=lambda i: (rows[i]["model_calls"], i))
-
-
-def tune(
-    cases: Sequence[BenchCase],
-    *,
-    base: BenchSettings,
-    settings: Iterable[str] = ("deterministic", "noisy"),
-    max_deleted_background: float = 0.05,
-    meclear_configs: Sequence[dict[str, Any]] | None = None,
-    surrogate_configs: Sequence[SurrogateSettings] | None = None,
-    loo_tolerances: Sequence[float] = (0.0, 0.02, 0.05, 0.1),
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Choose every method's tunable settings on ``cases`` (the dev split).
-
-    See the module docstring for the objective.
-
-    Args:
-        cases: The dev cases.
-        base: The settings the grid starts from.
-        settings: The standard settings averaged over.
-        max_deleted_background: The most deleted background memories per case.
-        meclear_configs: MeClear's grid (None: :func:`meclear_grid`).
-        surrogate_configs: ContextCite's and ProxySPEX's grid.
-        loo_tolerances: LOO's kappa grid.
-        progress: Called with a line per grid point.
-
-    Returns:
-        Every grid point's figures and each method's chosen settings.
-    """
-    names = list(settings)
-    say = progress or (lambda _: None)
-    base = base.model_copy(update={"bootstrap_replicates": 0})
-    meclear_rows: list[dict[str, Any]] = []
-    matched: dict[str, dict[str, int]] = {}
-    for values in meclear_configs if meclear_configs is not None else meclear_grid():
-        config = base.engine.updated(**values)
-        points, coalitions = {}, {}
-        for name in names:
-            results, coalitions[name] = _run(
-                cases, standard(base, name), [MeClearMethod(config, name="meclear")]
-            )
-            points[name] = _summary(results, "meclear")
-        ok, objective, calls = _score(points, max_deleted_background)
-        meclear_rows.append(
-            {
-                "settings": values,
-                "points": points,
-                "admissible": ok,
-                "objective": objective,
-                "model_calls": calls,
-                "_coalitions": coalitions,
-            }
-        )
-        say(f"meclear {_label(values)}: recovery {100 * objective:.1f}")
-    chosen = _choose(meclear_rows)
-    matched = meclear_rows[chosen]["_coalitions"]
-    for row in meclear_rows:
-        del row["_coalitions"]
-    out: dict[str, Any] = {
-        "simulated": True,
-        "settings": names,
-        "objective": "mean unseen-trial recovery over the settings, deleted background "
-        f"<= {max_deleted_background} per case; ties within 0.1 pp: fewer model calls",
-        "n_cases": len(cases),
-        "methods": {"meclear": {"rows": meclear_rows, "chosen": chosen}},
-    }
-
-    def baseline(name: str, grid: Sequence[Any], make: Callable[[Any], BenchSettings]) -> None:
-        rows = []
-        for value in grid:
-            tuned = make(value)
-            points = {}
-            for setting in names:
-                method = _baseline_method(name)
-                results, _ = _run(cases, standard(tuned, setting), [method], matched[setting])
-                points[setting] = _summary(results, name)
-            ok, objective, calls = _score(points, max_deleted_background)
-            label = value.model_dump() if hasattr(value, "model_dump") else {"tolerance": value}
-            rows.append(
-                {
-                    "settings": label,
-                    "points": points,
-                    "admissible": ok,
-                    "objective": objective,
-                    "model_calls": calls,
-                }
-            )
-            say(f"{name} {_label(label)}: recovery {100 * objective:.1f}")
-        out["methods"][name] = {"rows": rows, "chosen": _choose(rows)}
-
-    surrogates = list(surrogate_configs) if surrogate_configs is not None else _surrogate_grid()
-    tuned_engine = base.engine.updated(**meclear_rows[chosen]["settings"])
-    tuned_base = base.model_copy(update={"engine": tuned_engine})
-    baseline(
-        "loo", list(loo_tolerances), lambda v: tuned_base.model_copy(update={"loo_tolerance": v})
-    )
-    for name in ("contextcite", "proxyspex"):
-        baseline(name, surrogates, _override(tuned_base, name))
-    out["chosen"] = {
-        name: block["rows"][block["chosen"]]["settings"] for name, block in out["methods"].items()
-    }
-    return out
-
-
-def _override(base: BenchSettings, field: str) -> Callable[[Any], BenchSettings]:
-    return lambda value: base.model_copy(update={field: value})
-
-
-def _baseline_method(name: str) -> BenchMethod:
-    methods: dict[str, Callable[[], BenchMethod]] = {
-        "loo": LooMethod,
-        "contextcite": ContextCiteMethod,
-        "proxyspex": ProxySpexMethod,
-    }
-    return methods[name]()
 
 
 def budget_sweep(
@@ -310,7 +154,7 @@ def budget_sweep(
 
     def point(method: BenchMethod, label: str, budget: float, run_settings: BenchSettings) -> None:
         results, _ = _run(cases, run_settings, [method])
-        row = _summary(results, method.name)
+        row = summary(results, method.name)
         row["budget"] = budget
         curves.setdefault(label, []).append(row)
         say(f"{label} @ {budget}: recovery {100 * (row['recovery'] or 0):.1f}")
@@ -371,7 +215,7 @@ def permutation_sweep(
             }
             config = ClearanceConfig.preset(preset, **extra)
             results, _ = _run(cases, settings, [MeClearMethod(config, name="meclear")])
-            rows.append({"preset": preset, "permutations": count, **_summary(results, "meclear")})
+            rows.append({"preset": preset, "permutations": count, **summary(results, "meclear")})
             say(f"{preset} L={count}: recall {100 * (rows[-1]['recall_at_m'] or 0):.1f}")
     return {
         "simulated": True,
@@ -424,7 +268,7 @@ def judge_sweep(
         clean = results["methods"]["meclear"]["by_structure"].get("clean")
         row = {
             "judge": text,
-            **_summary(results, "meclear"),
+            **summary(results, "meclear"),
             "cleared_per_clean_case": clean["cleared_extra_background"] if clean else None,
         }
         rows.append(row)

@@ -2,8 +2,10 @@
 
 SIMULATED figures, written to ``--out``.
 
-- ``tune``: every method's tunable settings chosen on the dev split (both standard
-  settings), written to ``tuning.json`` / ``tuning.md``;
+- ``tune``: every method's tunable settings chosen on the dev split by one grid
+  (:mod:`..tuning`; noisy and persistent settings, deterministic as a check), written to
+  ``tuning.json`` / ``tuning.md`` and the regenerated module to ``tuned.py`` (``--write``:
+  over ``meclear_bench/tuned.py``, the one command that regenerates it);
 - ``budget``: recovery and Exact against model calls per case over a budget grid
   (``budget.json``, ``budget.md``, ``budget.png``);
 - ``permutations``: the paper's configuration at L = 4, 8, 16 (``permutations.*``);
@@ -74,6 +76,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="at most this many questions per conversation (with --locomo; bounded runs)",
     )
+    p.add_argument(
+        "--passes", type=int, default=1, help="tune: coordinate-search passes per method (1)"
+    )
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="tune: also regenerate meclear_bench/tuned.py (always written to OUT/tuned.py)",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figure")
     p.add_argument("--no-progress", action="store_true", help="quiet")
     p.add_argument("--out", type=Path, required=True, help="output directory")
@@ -106,6 +116,10 @@ def _command(args: argparse.Namespace) -> str:
     if args.locomo is not None and args.kind != "cheap":
         parts += ["--k", str(args.k)]
     parts += ["--seed", str(args.seed), "--out", str(args.out)]
+    if args.kind == "tune" and getattr(args, "passes", 1) != 1:
+        parts += ["--passes", str(args.passes)]
+    if args.kind == "tune" and getattr(args, "write", False):
+        parts.append("--write")
     return shlex.join(parts)
 
 
@@ -148,7 +162,9 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     )
     say = None if args.no_progress else (lambda text: print(text, file=sys.stderr, flush=True))
     if args.kind == "tune":
-        doc = sweeps.tune(cases, base=base, progress=say)
+        from ..tuning import tune
+
+        doc = tune(cases, base=base, passes=args.passes, progress=say)
     elif args.kind == "budget":
         doc = sweeps.budget_sweep(cases, base=base, progress=say)
     elif args.kind == "permutations":
@@ -178,9 +194,26 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     (out / f"{name}.md").write_text(report, encoding="utf-8")
     if not args.no_figures:
         write_sweep_figure(args.kind, doc, out / f"{args.kind}.png")
+    if args.kind == "tune":
+        _write_tuned(doc, command, out, write=args.write)
     print("SIMULATED evidence world (a stand-in for an LLM; not real-model results)")
     print(report)
     return doc
+
+
+def _write_tuned(doc: dict[str, Any], command: str, out: Path, *, write: bool) -> None:
+    """Write the regenerated ``tuned.py`` to ``out`` (and over the package's with --write)."""
+    from datetime import UTC, datetime
+
+    from .. import tuned
+    from ..tuned_module import render_tuned_module
+
+    date = datetime.now(UTC).date().isoformat()
+    text = render_tuned_module(doc, command=command, date=date)
+    (out / "tuned.py").write_text(text, encoding="utf-8")
+    if write:
+        Path(tuned.__file__).write_text(text, encoding="utf-8")
+        print(f"wrote {tuned.__file__}", file=sys.stderr)
 
 
 def _handle(args: argparse.Namespace) -> int:

@@ -50,13 +50,17 @@ class MethodContext:
     """The run's settings."""
     matched_coalitions: int | None = None
     """Distinct coalitions the reference method evaluated on this case (budget matching)."""
+    method: str | None = None
+    """The method's name: its own verification settings apply (``BenchSettings.verification``)."""
     simulated: bool = True
     """Task values come from the simulated evidence world (methods that read the world,
     such as ``newest`` and the simulated ``llm-filter``, run only then)."""
 
     def oracle(self) -> CaseOracle:
         """A value oracle under the run's trial policy, charged to ``evaluate``."""
-        return CaseOracle(self.case.context(), self.evaluate, config=self.settings.trial_policy())
+        return CaseOracle(
+            self.case.context(), self.evaluate, config=self.settings.trial_policy(self.method)
+        )
 
     def ablation_budget(self) -> int:
         """B: the matched budget when there is one, else ``surrogate_budget``."""

@@ -54,7 +54,8 @@ class LooMethod(BenchMethod):
         if oracle.exits():
             return exited(ctx)
         ids = [m.id for m in ctx.case.memories]
-        base = sum(s := oracle.scores(oracle.full, ctx.settings.trial_policy().trials)) / len(s)
+        trials = ctx.settings.trial_policy(ctx.method).trials
+        base = sum(s := oracle.scores(oracle.full, trials)) / len(s)
         d = {mid: base - oracle.value(oracle.without([i])) for i, mid in enumerate(ids)}
         kappa = ctx.settings.loo_tolerance
         order = sorted(

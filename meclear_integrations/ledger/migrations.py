@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Engine, func, inspect, select
+from sqlalchemy import DDL, Connection, Engine, func, inspect, select
 
 from ..core.errors import MeClearError
 from . import schema
@@ -51,9 +51,33 @@ def _v2_memory_scopes(connection: Connection) -> None:
     rebuild(connection)
 
 
+def _v3_scope_names(connection: Connection) -> None:
+    """Name signatures and a bounded lookup index in ``meclear_memory_scopes``.
+
+    Adds the column ``names`` (the question's name signature, ``ledger.scope``). Rows
+    written before it keep ``NULL``: their harm applies to the same question only, as the
+    names of a question the ledger holds no text of cannot be derived (the conservative
+    direction: a similar question pays its own verified clearance, then has its own row).
+    Replaces the lookup index (namespace, memory id, active) by (namespace, memory id,
+    content hash, active, cleared at), which lets a lookup read only a memory's most recent
+    clearances (``scope_state.ROWS_PER_MEMORY``). A database created at version 2 by this
+    package already has the table's current shape, so each step runs only when needed.
+    """
+    table = schema.memory_scopes
+    present = {c["name"] for c in inspect(connection).get_columns(table.name)}
+    if "names" not in present:
+        column = table.c.names
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.execute(DDL(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"))
+    connection.execute(DDL("DROP INDEX IF EXISTS ix_meclear_memory_scopes_lookup"))
+    for index in table.indexes:
+        index.create(connection, checkfirst=True)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
     (2, "per memory and question state (scoped harm, O(K) lookups)", _v2_memory_scopes),
+    (3, "name signatures and a bounded lookup index in the scope state", _v3_scope_names),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The schema version this package writes."""

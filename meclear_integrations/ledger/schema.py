@@ -15,7 +15,8 @@ A restore, a feedback or a replay is a new row that refers to earlier ones.
 - ``meclear_memory_scopes`` (version 2): state kept up to date on write, one row per
   memory, content hash and question with a verified verdict: when a verified clearance of
   that question removed it, proved it, acquitted it or found it needed, when it was last
-  restored, and the question's lexical signature (hashed words) and embedding. Unlike the
+  restored, and the question's lexical signature (hashed words), its name signature (the
+  hashed names among them, version 3) and embedding. Unlike the
   append-only tables its rows are updated in place by :meth:`HarmLedger.record` and
   :meth:`HarmLedger.restore` (``scope_state``); it is derived from them and can be rebuilt.
 - ``meclear_schema_version``: the migrations applied (``migrations``).
@@ -200,6 +201,7 @@ memory_scopes = Table(
     Column("content_hash", String(64), nullable=False),
     Column("query_id", String(80), nullable=False),
     Column("signature", JSON),
+    Column("names", JSON),
     Column("embedding", JSON),
     Column("active", Boolean, nullable=False),
     Column("tested", Boolean, nullable=False),
@@ -224,6 +226,13 @@ memory_scopes = Table(
     UniqueConstraint(
         "namespace", "memory_id", "content_hash", "query_id", name="uq_meclear_memory_scopes"
     ),
-    Index("ix_meclear_memory_scopes_lookup", "namespace", "memory_id", "active"),
+    Index(
+        "ix_meclear_memory_scopes_recent",
+        "namespace",
+        "memory_id",
+        "content_hash",
+        "active",
+        "cleared_at",
+    ),
     Index("ix_meclear_memory_scopes_query", "namespace", "query_id"),
 )

@@ -28,8 +28,12 @@ hash, query id):
 
 ``active`` (the harm holds for this question) is the latest clearance being later than the
 memory's last restore, than any finding that the question needs it or that it helped, and
-than any acquittal. A lookup reads the ``active`` rows of the K memories of a context by index:
-O(K x questions each was verified harmful on), independent of the history's length.
+than any acquittal. A lookup reads, by index, at most :data:`ROWS_PER_MEMORY` ``active`` rows
+per memory of the context (the questions it was most recently cleared for) and the asking
+question's own rows: O(K) rows, independent of the history's length and of how many
+questions a memory was verified harmful on. A memory harmful on more questions than that is
+compared with the most recent ones only: a question like an older one then pays its own
+verified clearance (the safe direction), after which its own row is always read.
 
 Rows are upserted with ``INSERT ... ON CONFLICT DO NOTHING`` then locked (``SELECT ... FOR
 UPDATE`` on PostgreSQL; SQLite's write transaction already holds the lock) and updated, so
@@ -41,15 +45,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import Integer, bindparam, func, insert, select, true, union_all, update
 from sqlalchemy.engine import Connection
 
 from . import schema as t
 from .proof import GUIDED_MODES, split_members
 
 __all__ = [
+    "ROWS_PER_MEMORY",
     "Observation",
     "RunVerdicts",
     "ScopeRow",
@@ -101,6 +107,9 @@ class ScopeRow:
     tested: bool
     settled: bool = False
     active: bool = True
+    names: list[str] | None = None
+    """The question's name signature (``scope.name_signature``; None: recorded before
+    schema version 3, so like no other question)."""
 
 
 def observe(
@@ -233,6 +242,7 @@ class RunVerdicts:
     signature: list[str] | None
     embedding: list[float] | None
     observations: Sequence[Observation]
+    names: list[str] | None = None
 
 
 def apply_run(
@@ -245,6 +255,7 @@ def apply_run(
     signature: list[str] | None,
     embedding: list[float] | None,
     observations: Sequence[Observation],
+    names: list[str] | None = None,
 ) -> None:
     """Fold one run's observations into the state (inside the run's write transaction).
 
@@ -257,9 +268,12 @@ def apply_run(
         signature: The question's lexical signature (None: unknown).
         embedding: The question's embedding, if the caller gave one.
         observations: :func:`observe`'s verdicts.
+        names: The question's name signature (None: unknown).
     """
     apply_runs(
-        conn, namespace, [RunVerdicts(query_id, run_id, at, signature, embedding, observations)]
+        conn,
+        namespace,
+        [RunVerdicts(query_id, run_id, at, signature, embedding, observations, names)],
     )
 
 
@@ -290,6 +304,7 @@ def apply_runs(conn: Connection, namespace: str, runs: Sequence[RunVerdicts]) ->
                     "content_hash": o.content_hash,
                     "query_id": r.query_id,
                     "signature": r.signature,
+                    "names": r.names,
                     "embedding": r.embedding,
                     "active": False,
                     "tested": False,
@@ -342,6 +357,8 @@ def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) ->
     values: dict[str, Any] = {"updated_at": at}
     if row["signature"] is None and r.signature is not None:
         values["signature"] = r.signature
+    if row["names"] is None and r.names is not None:
+        values["names"] = r.names
     if row["embedding"] is None and r.embedding is not None:
         values["embedding"] = r.embedding
     if o.cleared:
@@ -408,10 +425,12 @@ def restore_scopes(conn: Connection, namespace: str, memory_id: str, at: datetim
 def _lookup_columns() -> list[Any]:
     s = t.memory_scopes
     return [
+        s.c.id,
         s.c.memory_id,
         s.c.content_hash,
         s.c.query_id,
         s.c.signature,
+        s.c.names,
         s.c.embedding,
         s.c.cleared_run_id,
         s.c.carrier,
@@ -422,27 +441,58 @@ def _lookup_columns() -> list[Any]:
 
 
 _S = t.memory_scopes
-_ACTIVE = select(*_lookup_columns()).where(
-    _S.c.namespace == bindparam("namespace"),
-    _S.c.memory_id.in_(bindparam("ids", expanding=True)),
-    _S.c.active.is_(True),
-)
-"""The request path's read, built once (index on namespace, memory id, active)."""
-_ACTIVE_OR_OWN = _ACTIVE.union_all(
-    select(*_lookup_columns()).where(
-        _S.c.namespace == bindparam("namespace"),
-        _S.c.query_id == bindparam("query_id"),
-        _S.c.memory_id.in_(bindparam("ids", expanding=True)),
-        _S.c.active.is_(False),
-    )
-)
-"""The same, plus this question's own inactive rows (index on namespace, query id)."""
+ROWS_PER_MEMORY = 16
+"""The most active rows a lookup reads per memory (its most recent clearances; module
+docstring): a memory verified harmful on more questions is compared with the
+:data:`ROWS_PER_MEMORY` questions it was most recently cleared for, and always with the
+asking question's own row."""
+_LOOKUP_CHUNK = 64
+"""Memories per lookup statement (a context of K <= 64 memories is read in one)."""
+
+
+@lru_cache(maxsize=_LOOKUP_CHUNK * 2)
+def _lookup(memories: int, own: bool) -> Any:
+    """The request path's read for ``memories`` memories, built once per size.
+
+    One ``UNION ALL`` statement: per memory its :data:`ROWS_PER_MEMORY` most recent active
+    rows of that text (index on namespace, memory id, content hash, active, cleared at:
+    each branch stops after that many rows), plus, with ``own``, the asking question's rows
+    of those memories, active or not (index on namespace, query id).
+    """
+    branches: list[Any] = []
+    for i in range(memories):
+        recent = (
+            select(*_lookup_columns())
+            .where(
+                _S.c.namespace == bindparam("namespace"),
+                _S.c.memory_id == bindparam(f"m{i}"),
+                _S.c.content_hash == bindparam(f"h{i}"),
+                _S.c.active == true(),  # an equality, so the index also orders cleared_at
+            )
+            .order_by(_S.c.cleared_at.desc())
+            .limit(bindparam("per_memory", type_=Integer))
+            .subquery(f"r{i}")
+        )
+        branches.append(select(*recent.c))
+    if own:
+        branches.append(
+            select(*_lookup_columns()).where(
+                _S.c.namespace == bindparam("namespace"),
+                _S.c.query_id == bindparam("query_id"),
+                _S.c.memory_id.in_(bindparam("ids", expanding=True)),
+            )
+        )
+    return branches[0] if len(branches) == 1 else union_all(*branches)
 
 
 def load_active(
     conn: Connection, namespace: str, hashes: dict[str, str], query_id: str | None = None
 ) -> list[ScopeRow]:
-    """The active rows of the context's memories (same id and same text).
+    """The active rows of the context's memories (same id and same text), bounded.
+
+    At most :data:`ROWS_PER_MEMORY` active rows per memory (its most recent clearances)
+    and this question's own rows: O(K) rows whatever the history and however many
+    questions a memory was verified harmful on.
 
     Args:
         conn: A connection in a read transaction.
@@ -452,18 +502,24 @@ def load_active(
             wins over a similar question's).
 
     Returns:
-        The rows, by index on (namespace, memory id, active).
+        The rows (one per memory and question).
     """
-    ids = list(hashes)
+    items = list(hashes.items())
     out: list[ScopeRow] = []
-    for start in range(0, len(ids), _CHUNK):
-        params: dict[str, Any] = {"namespace": namespace, "ids": ids[start : start + _CHUNK]}
-        query: Any = _ACTIVE
+    seen: set[tuple[str, str]] = set()
+    for start in range(0, len(items), _LOOKUP_CHUNK):
+        chunk = items[start : start + _LOOKUP_CHUNK]
+        params: dict[str, Any] = {"namespace": namespace, "per_memory": ROWS_PER_MEMORY}
+        for i, (memory_id, content_hash) in enumerate(chunk):
+            params[f"m{i}"], params[f"h{i}"] = memory_id, content_hash
         if query_id is not None:
-            query, params["query_id"] = _ACTIVE_OR_OWN, query_id
-        for row in conn.execute(query, params):
-            if hashes.get(row.memory_id) != row.content_hash:
+            params["query_id"], params["ids"] = query_id, [m for m, _ in chunk]
+        found = conn.execute(_lookup(len(chunk), query_id is not None), params).all()
+        for row in sorted(found, key=lambda r: (r.memory_id, r.id)):  # first recorded first
+            key = (row.memory_id, row.query_id)
+            if hashes.get(row.memory_id) != row.content_hash or key in seen:
                 continue
+            seen.add(key)
             out.append(
                 ScopeRow(
                     memory_id=row.memory_id,
@@ -476,6 +532,7 @@ def load_active(
                     tested=bool(row.tested),
                     settled=bool(row.settled),
                     active=bool(row.active),
+                    names=list(row.names) if row.names is not None else None,
                 )
             )
     return out

@@ -79,6 +79,7 @@ from .scope import (
     LEXICAL_THRESHOLD,
     ScopedHarm,
     lexical_signature,
+    name_signature,
     question_similarity,
 )
 from .scope_state import (
@@ -109,6 +110,7 @@ class _Prepared:
     signature: list[str] | None
     embedding: list[float] | None
     given_id: bool
+    names: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,8 @@ class HarmLedger:
             of migrating it.
         clock: Returns the current UTC time (inject it in tests).
         lexical_threshold: Jaccard of two questions' content words at or above which a
-            harm verified on one applies to the other (``scope``).
+            harm verified on one applies to the other, when their names also agree
+            (``scope``).
         embedding_threshold: The cosine threshold when both questions have embeddings.
         **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
 
@@ -396,6 +399,7 @@ class HarmLedger:
                         p.signature,
                         p.embedding,
                         p.observations,
+                        p.names,
                     )
                     for p in fresh
                 ],
@@ -472,7 +476,10 @@ class HarmLedger:
             if extra is None
             else safe_payload(with_suspects({**extra, **carrier_payload(report)}, report)),
         }
-        signature = lexical_signature(query, key=self._query_key) if parts.observations else None
+        signature = names = None
+        if parts.observations:
+            signature = lexical_signature(query, key=self._query_key)
+            names = name_signature(query, key=self._query_key)
         embedding = [float(x) for x in query_embedding] if query_embedding is not None else None
         return _Prepared(
             run,
@@ -482,6 +489,7 @@ class HarmLedger:
             signature,
             embedding,
             run_id is not None,
+            names,
         )
 
     def _report_parts(
@@ -547,6 +555,7 @@ class HarmLedger:
             signature=p.signature,
             embedding=p.embedding,
             observations=p.observations,
+            names=p.names,
         )
 
     def _stored_run(self, conn: Connection, run_id: str) -> RunRecord | None:
@@ -648,6 +657,7 @@ class HarmLedger:
             return []
         own_verdict = {r.memory_id for r in rows if r.query_id == query_id and not r.active}
         signature = lexical_signature(query, key=self._query_key)
+        names = name_signature(query, key=self._query_key)
         vector = [float(x) for x in embedding] if embedding is not None else None
         best: dict[str, tuple[ScopedHarm, bool]] = {}
         for row in rows:
@@ -661,6 +671,8 @@ class HarmLedger:
                     vector,
                     row.signature,
                     row.embedding,
+                    names=names,
+                    other_names=row.names,
                     lexical_threshold=self.lexical_threshold,
                     embedding_threshold=self.embedding_threshold,
                 )
@@ -1002,6 +1014,7 @@ class HarmLedger:
                 run_id=run_id,
                 at=self._now(),
                 signature=lexical_signature(query, key=self._query_key),
+                names=name_signature(query, key=self._query_key),
                 embedding=None,
                 observations=[
                     Observation(memory_id=memory_id, content_hash=content_hash, helpful=True)

@@ -1,4 +1,4 @@
-"""Sweeps on a few built-in cases: dev tuning, quality vs cost, L, judge signals."""
+"""Sweeps on a few built-in cases: quality vs cost, L, judge signals (tuning: test_tuning)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,11 @@ import pytest
 
 from meclear_bench import BenchSettings, load_builtin_cases
 from meclear_bench.cli_args import engine_config
-from meclear_bench.settings import SurrogateSettings
 from meclear_bench.sweeps import (
     budget_sweep,
     judge_sweep,
     permutation_sweep,
     standard,
-    tune,
 )
 from meclear_integrations.cli import build_parser, main
 from meclear_integrations.core import ClearanceConfig
@@ -36,30 +34,6 @@ def test_standard_settings() -> None:
     noisy = standard(BASE, "noisy")
     assert noisy.temperature == 0.2 and str(noisy.judge) == "noisy:0.05"
     assert standard(BASE, "deterministic").temperature is None
-
-
-def test_tune_chooses_every_method_on_one_objective(cases) -> None:
-    doc = tune(
-        cases,
-        base=BASE,
-        meclear_configs=[
-            {"harm_tolerance": 0.05},
-            {"harm_tolerance": 0.99, "escalation": False},
-        ],
-        surrogate_configs=[SurrogateSettings(), SurrogateSettings(flag_rule="relative")],
-        loo_tolerances=[0.05],
-        max_deleted_background=0.5,
-    )
-    assert set(doc["chosen"]) == {"meclear", "loo", "contextcite", "proxyspex"}
-    rows = doc["methods"]["meclear"]["rows"]
-    # tau = 0.99 flags nothing and, without escalation, cannot recover a faulted case
-    assert rows[0]["objective"] > rows[1]["objective"]
-    assert doc["chosen"]["meclear"] == {"harm_tolerance": 0.05}
-    assert all(row["admissible"] for row in rows)  # within 0.5 deleted memories per case
-    for row in rows:
-        assert set(row["points"]) == {"deterministic", "noisy"}
-        mean = sum(p["recovery"] for p in row["points"].values()) / 2
-        assert row["objective"] == pytest.approx(mean)
 
 
 def test_budget_sweep_has_a_curve_per_method(cases) -> None:

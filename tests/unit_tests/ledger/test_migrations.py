@@ -75,3 +75,49 @@ def test_urls_paths_and_environment(tmp_path, monkeypatch: pytest.MonkeyPatch) -
     nested = tmp_path / "deep" / "er" / "l.db"
     HarmLedger(nested).close()
     assert nested.exists()
+
+
+def test_version_3_adds_name_signatures_and_old_rows_match_only_their_question(
+    ledger_url: str,
+) -> None:
+    from sqlalchemy import DDL, delete, select
+
+    from meclear_integrations import Memory
+    from tests.support.ledger import clear
+
+    question = "When is Sam's dentist appointment?"
+    reworded = "Remind me, when is Sam's dentist appointment?"
+    context = [
+        Memory(id="old", content="Sam's dentist appointment is on March 3."),
+        Memory(id="new", content="Sam moved the dentist appointment to May 9."),
+    ]
+    report = clear(context, gold={"new"}, faults={"old"})
+    with HarmLedger(ledger_url) as ledger:
+        ledger.record(report, query=question, context=context)
+        assert [h.scope for h in ledger.scoped_harm(reworded, context)] == ["similar_query"]
+        s = tables.memory_scopes
+        with ledger.engine.begin() as conn:  # back to a version-2 database: no names column
+            conn.execute(DDL(f"ALTER TABLE {s.name} DROP COLUMN names"))
+            conn.execute(DDL("DROP INDEX ix_meclear_memory_scopes_recent"))
+            conn.execute(
+                DDL(
+                    "CREATE INDEX ix_meclear_memory_scopes_lookup "
+                    f"ON {s.name} (namespace, memory_id, active)"
+                )
+            )
+            conn.execute(delete(tables.schema_version).where(tables.schema_version.c.version > 2))
+    with pytest.raises(SchemaVersionError, match="needs 3"):
+        HarmLedger(ledger_url, create=False)
+    with HarmLedger(ledger_url) as ledger:  # migrates to version 3
+        with ledger.engine.connect() as conn:
+            assert current_version(conn) == SCHEMA_VERSION == 3
+            names = conn.execute(select(s.c.memory_id, s.c.names, s.c.signature)).all()
+            indexes = {i["name"] for i in inspect(conn).get_indexes(s.name)}
+        assert names and all(r.names is None and r.signature for r in names)
+        assert {i.name for i in s.indexes} <= indexes
+        assert "ix_meclear_memory_scopes_lookup" not in indexes
+        # old rows without names: their own question only (the conservative direction)
+        assert [h.scope for h in ledger.scoped_harm(question, context)] == ["same_query"]
+        assert ledger.scoped_harm(reworded, context) == []
+        ledger.record(report, query=question, context=context)  # new evidence fills the names
+        assert [h.scope for h in ledger.scoped_harm(reworded, context)] == ["similar_query"]
