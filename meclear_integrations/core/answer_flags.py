@@ -11,9 +11,10 @@ The table holds more than scores: the answer the agent gave on every coalition
 (``core.answers``), the memories alone and no memory included, at no extra call. Let the
 *failing answers* be those of the full context's failed trials. Then:
 
-- a **supporter** gives a failing answer alone on every trial: it is flagged whatever its
-  psi_i (under redundancy its share is split among the copies, Theorem 1, and a single
-  noisy trial per coalition can put one copy's share at zero or above);
+- a **supporter** gives a failing answer alone on every trial: the supporters are flagged
+  together when their shares sum below -tau, whatever each one's psi_i (under redundancy
+  the harm is split among the copies, Theorem 1, and a single noisy trial per coalition can
+  put one copy's share at zero or above);
 - an **inert** memory gives, alone, on every trial, what the agent says from no memory:
   it is flagged when psi_i < -tau *and* it turns contexts to a failing answer on balance,
   sum over S in M minus {i} of [f(S u {i}) - f(S)] >= 1 with f the share of a context's
@@ -98,6 +99,7 @@ def _every(game: CoalitionGame, coalition: Coalition, answers: Sequence[str]) ->
 def answer_backed_flags(
     game: CoalitionGame,
     psi: Sequence[float],
+    lower: Sequence[float],
     upper: Sequence[float],
     tau: float,
     threshold: float,
@@ -107,6 +109,7 @@ def answer_backed_flags(
     Args:
         game: the coalition table (every coalition evaluated: exact enumeration).
         psi: contributions by position.
+        lower: lower ends of their intervals.
         upper: upper ends of their intervals.
         tau: the harm tolerance.
         threshold: the success threshold of one trial.
@@ -120,11 +123,14 @@ def answer_backed_flags(
     same = game.same or plain_same
     if not harmful or not silent or any(same(h, s) for h in harmful for s in silent):
         return None
+    supporters = [i for i in range(game.k) if _every(game, 1 << i, harmful)]
+    group_share = sum(psi[i] for i in supporters)
     flagged: list[int] = []
     for i, value in enumerate(psi):
         single = 1 << i
         if _every(game, single, harmful):
-            flagged.append(i)  # a supporter, whatever its share
+            if group_share < -tau:
+                flagged.append(i)  # a supporter: the copies' shares together exceed tau
         elif value >= -tau:
             continue
         elif _every(game, single, silent):

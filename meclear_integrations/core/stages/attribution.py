@@ -82,7 +82,12 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     priority = harmful_positions(psi, cfg.harm_tolerance, upper)
     if upper is not None and getattr(estimator, "answer_flags", False):
         backed = answer_backed_flags(
-            game, psi, upper, cfg.harm_tolerance, cfg.verification.success_threshold
+            game,
+            psi,
+            [float(x) for x in estimate.lower],
+            upper,
+            cfg.harm_tolerance,
+            cfg.verification.success_threshold,
         )
         priority = priority if backed is None else backed
     # Below -tau but with an interval that still reaches zero: not flagged, but tried

@@ -73,7 +73,7 @@ def test_a_supporter_is_flagged_whatever_its_interval() -> None:
     game = _game()
     psi = [0.5, -0.05, -0.1, -0.1, -0.05]
     upper = [0.6, 0.1, 0.0, 0.0, 0.05]  # every harmful interval reaches zero
-    flags = answer_backed_flags(game, psi, upper, TAU, 1.0)
+    flags = answer_backed_flags(game, psi, psi, upper, TAU, 1.0)
     assert flags is not None
     assert HARM in flags and HEDGE_A in flags and HEDGE_B in flags
     assert BACKGROUND not in flags  # inert alone, never turns a context
@@ -83,7 +83,7 @@ def test_inert_noise_is_not_flagged_however_negative() -> None:
     game = _game()
     psi = [0.5, -0.3, -0.1, -0.1, -0.4]
     upper = [0.6, -0.2, -0.05, -0.05, -0.3]  # a noisy background score, interval clear of 0
-    flags = answer_backed_flags(game, psi, upper, TAU, 1.0)
+    flags = answer_backed_flags(game, psi, psi, upper, TAU, 1.0)
     assert flags == [HARM, HEDGE_A, HEDGE_B]  # Eq. 16's order: most negative first
 
 
@@ -91,8 +91,8 @@ def test_other_memories_keep_the_interval_rule() -> None:
     # the background memory alone gives an answer that is neither failing nor silent
     game = _game({1 << BACKGROUND: "Berlin"})
     psi = [0.5, -0.3, 0.0, 0.0, -0.1]
-    assert answer_backed_flags(game, psi, [0.6, -0.2, 0.1, 0.1, 0.01], TAU, 1.0) == [HARM]
-    assert answer_backed_flags(game, psi, [0.6, -0.2, 0.1, 0.1, -0.01], TAU, 1.0) == [
+    assert answer_backed_flags(game, psi, psi, [0.6, -0.2, 0.1, 0.1, 0.01], TAU, 1.0) == [HARM]
+    assert answer_backed_flags(game, psi, psi, [0.6, -0.2, 0.1, 0.1, -0.01], TAU, 1.0) == [
         HARM,
         BACKGROUND,
     ]
@@ -104,9 +104,9 @@ def test_no_usable_answers_keeps_the_interval_rule() -> None:
     )
     for coalition in range(4):
         game.store(coalition, [0.0])  # no answers reported
-    assert answer_backed_flags(game, [-0.5, 0.0], [-0.4, 0.1], TAU, 1.0) is None
+    assert answer_backed_flags(game, [-0.5, 0.0], [-0.6, -0.1], [-0.4, 0.1], TAU, 1.0) is None
     silent_failure = _game({0b11111: IDK})  # the failing answer is the no-memory answer
-    assert answer_backed_flags(silent_failure, [0.0] * 5, [0.0] * 5, TAU, 1.0) is None
+    assert answer_backed_flags(silent_failure, [0.0] * 5, [0.0] * 5, [0.0] * 5, TAU, 1.0) is None
 
 
 def test_answer_flags_is_an_estimator_setting_that_round_trips() -> None:
@@ -161,13 +161,15 @@ def test_judge_flips_do_not_flag_background_with_answer_flags() -> None:
     assert _background_flags(True) == 0
 
 
-def test_a_supporter_is_flagged_whatever_its_share() -> None:
-    game = _game()
-    psi = [0.5, 0.1, -0.1, -0.1, 0.0]  # a noisy trial put the supporter's share above zero
-    upper = [0.6, 0.2, 0.0, 0.0, 0.1]
-    flags = answer_backed_flags(game, psi, upper, TAU, 1.0)
-    assert flags == [HEDGE_A, HEDGE_B, HARM]
+def test_supporters_are_flagged_on_their_shares_together() -> None:
+    game = _game({1 << HEDGE_A: WRONG})  # a second copy of the harmful claim
+    psi = [0.5, -0.2, 0.05, -0.1, 0.0]  # a noisy trial put one copy's share above zero
+    upper = [0.6, -0.1, 0.15, 0.0, 0.1]
+    lower = [x - 0.1 for x in psi]
+    assert answer_backed_flags(game, psi, lower, upper, TAU, 1.0) == [HARM, HEDGE_B, HEDGE_A]
     assert answer_backed(game, 1.0) == [HARM, HEDGE_A, HEDGE_B]
+    # a tolerance above the copies' joint share flags neither
+    assert answer_backed_flags(game, psi, lower, upper, 0.2, 1.0) == []
 
 
 def test_promotion_needs_less_residual_evidence_for_answer_backed_deletions() -> None:
