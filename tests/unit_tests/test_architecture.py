@@ -9,6 +9,7 @@ circle between modules (a walk over the import graph: module-level and function-
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -89,6 +90,12 @@ def _module(path: Path) -> tuple[str, bool]:
     return ".".join(parts), False
 
 
+@functools.cache
+def _parse(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed once per run (several checks walk every file)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(path: Path, with_names: bool = False) -> list[str]:
     """Absolute module names imported by ``path`` (relative imports resolved).
 
@@ -97,7 +104,7 @@ def _imports(path: Path, with_names: bool = False) -> list[str]:
     """
     module, is_package = _module(path)
     package = module.split(".") if is_package else module.split(".")[:-1]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parse(path)
     typing_only: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -124,6 +131,7 @@ def _sources(root: Path = PACKAGE) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     """Module -> the modules it imports (a package's own submodules left out)."""
     files = _sources(PACKAGE) + (_sources(HARNESS) if HARNESS.is_dir() else [])
@@ -236,7 +244,7 @@ def test_imports_respect_the_layers(path: Path) -> None:
 
 def _strings(path: Path) -> list[str]:
     """String constants of a module's code (docstrings left out)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parse(path)
     docstrings: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -29,17 +27,6 @@ def test_demo_json_is_a_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert [m["id"] for m in report["cleared"]] == ["f1", "f2"]
     pair = next(p for p in report["interactions"] if p["memory_ids"] == ["f1", "f2"])
     assert pair["label"] == "redundant"
-
-
-@pytest.mark.slow  # starts a subprocess
-def test_help_lists_commands() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "meclear_integrations.cli", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "demo" in result.stdout
 
 
 def test_demo_permutations_flag_sets_the_permutation_estimator(

@@ -100,6 +100,7 @@ def test_openai_model_path_through_a_local_stub(tmp_path, monkeypatch) -> None:
 LOCOMO = Path("/work/shared/data/locomo10")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LOCOMO.is_dir(), reason="LoCoMo data not present")
 def test_locomo_admission_bench_through_a_local_stub(tmp_path, monkeypatch) -> None:
     from meclear_integrations.admission.reader import AdmissionReader

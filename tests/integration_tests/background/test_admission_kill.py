@@ -90,6 +90,7 @@ def _worker(app_dir: Path, env: dict[str, str], *args: str) -> subprocess.Popen[
     )
 
 
+@pytest.mark.slow
 def test_a_killed_admission_worker_loses_no_job_and_stores_no_duplicate(app_dir: Path) -> None:
     (app_dir / "adm_app.py").write_text(ADM_APP, encoding="utf-8")
     url = f"sqlite:///{app_dir / 'ledger.db'}"
@@ -133,6 +134,7 @@ def test_a_killed_admission_worker_loses_no_job_and_stores_no_duplicate(app_dir:
     gate.close()
 
 
+@pytest.mark.slow
 def test_meclear_worker_runs_audit_and_admission_jobs_from_one_table(app_dir: Path, worker) -> None:
     """One ``meclear worker`` with both components drains both kinds; an unknown kind is a
     dead letter with its reason."""

@@ -12,6 +12,7 @@ from meclear_integrations.jobs import AuditOutcome, AuditWorker, JobStore
 from meclear_integrations.jobs.kinds import JobKinds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("heartbeat", [0.1, 0.0])
 def test_a_long_job_keeps_its_lease_while_its_worker_heartbeats(
     tmp_path: Path, heartbeat: float

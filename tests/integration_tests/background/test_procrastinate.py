@@ -49,6 +49,7 @@ def _status(url: str) -> dict[str, int]:
     return {str(s): int(n) for s, n in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="kill -9")
 def test_procrastinate_single_flight_and_a_killed_worker(
     app_dir: Path, worker, postgres_url: str

@@ -54,6 +54,7 @@ def _ledger_rows(url: str) -> tuple[list[str], dict[str, int]]:
     return runs, members
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_killed_worker_loses_no_job_and_writes_no_duplicate(
     app_dir: Path, worker, backend: str, request: pytest.FixtureRequest

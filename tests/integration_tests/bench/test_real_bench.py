@@ -62,6 +62,7 @@ def _bench(*args: str) -> int:
     return main(["bench", *args])
 
 
+@pytest.mark.slow
 def test_build_run_and_rerun_without_new_calls(server, tmp_path: Path) -> None:
     url, state = server
     data = write_conversations(tmp_path / "locomo")
@@ -129,9 +130,11 @@ def _without_tokens(block: object) -> object:
     return comparable(block)
 
 
+@pytest.mark.slow
 def test_budget_stop_then_resume_equals_one_run(server, built: Path, tmp_path: Path) -> None:
     url, _ = server
     flags = ["--cases", str(built), *model_flags(url, tmp_path / "c.db")]
+    flags += ["--methods", "meclear,loo,none"]  # a stop and its resume; every method: above
     out = tmp_path / "run"
     assert _bench(*flags, "--max-calls", "60", "--out", str(out)) == 3
     partial = load_results(out)
@@ -152,9 +155,11 @@ def test_budget_stop_then_resume_equals_one_run(server, built: Path, tmp_path: P
     assert comparable(resumed) == comparable(load_results(whole))
 
 
+@pytest.mark.slow
 def test_shards_merge_to_the_single_run(server, built: Path, tmp_path: Path) -> None:
     url, _ = server
     flags = ["--cases", str(built), *model_flags(url, tmp_path / "c.db")]
+    flags += ["--methods", "meclear,loo,none"]  # shards and their merge; every method: above
     assert _bench(*flags, "--out", str(tmp_path / "single")) == 0
     for i in (1, 2):
         assert _bench(*flags, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")) == 0

@@ -28,6 +28,7 @@ def run(script: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_rag_chain_swap_flips_the_answer() -> None:
     out = run("langchain_rag_chain.py")
     assert "SIMULATED" in out
@@ -36,6 +37,7 @@ def test_rag_chain_swap_flips_the_answer() -> None:
     assert "cleared for this query: f2, f1" in out
 
 
+@pytest.mark.slow
 def test_langsmith_tracing_cookbook() -> None:
     out = run("langsmith_tracing.py")
     assert "- chain: meclear_clearance" in out and "llm: SimulatedChatModel" in out
@@ -51,6 +53,7 @@ def test_cookbooks_import_in_process(script: str) -> None:
     assert result
 
 
+@pytest.mark.slow
 def test_without_reference_cookbook_offline() -> None:
     out = run("langchain_without_reference.py")
     assert "SIMULATED" in out and "(no reference answer)" in out

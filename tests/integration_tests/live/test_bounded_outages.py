@@ -43,6 +43,7 @@ def test_one_500_costs_the_engines_attempts_not_the_clients_too(
     assert stub.requests == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asynchronous", [False, True])
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("kind", ["refused", "500", "hang"])
@@ -63,7 +64,10 @@ def test_dead_provider_queries_are_bounded_then_skipped_by_the_breaker(
     )
     failing, skipped = results[:3], results[3:]
     assert [r.status for r in failing] == ["failed"] * 3
-    assert all(r.seconds < wall + 3.0 for r in failing)  # the bound, plus generous slack
+    # the bound, plus generous slack that grows with the machine's load: the same run's
+    # skipped queries (no model call) measure what a query costs apart from its model calls
+    overhead = max(r.seconds for r in skipped)
+    assert all(r.seconds < wall + 3.0 + 10 * overhead for r in failing)
     if kind == "hang":
         assert {r.reason for r in failing} == {"time_budget"}
     assert [(r.status, r.reason) for r in skipped] == [("skipped", "circuit_open")] * 2

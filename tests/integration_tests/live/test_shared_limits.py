@@ -16,6 +16,7 @@ LIMIT = 3
 DELAY = 0.02
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asynchronous", [False, True])
 @pytest.mark.parametrize("framework", list(COMPONENTS))
 def test_six_queries_stay_within_the_shared_bound(framework: str, asynchronous: bool) -> None:
@@ -28,6 +29,7 @@ def test_six_queries_stay_within_the_shared_bound(framework: str, asynchronous: 
     assert stats.peak_in_flight == LIMIT and stats.in_flight == 0 and stats.waited > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("framework", "asynchronous"), [("langchain", False), ("llama_index", True)]
 )

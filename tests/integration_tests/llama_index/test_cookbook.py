@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "cookbook" / "llama_index_query_engine.py"
 OFFLINE_ENV = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
 
 
+@pytest.mark.slow
 def test_cookbook_flips_the_answer_offline() -> None:
     result = subprocess.run(
         [sys.executable, str(SCRIPT)],

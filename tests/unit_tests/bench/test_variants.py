@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from meclear_bench import BenchSettings, load_builtin_cases
+from meclear_bench import BenchSettings, dump_cases, load_builtin_cases
 from meclear_bench.tuned import tuned_engine
 from meclear_bench.variants import meclear_variants, variant_sweep, variants_table
 from meclear_integrations.cli import main
@@ -30,7 +30,10 @@ def test_variants_run_on_the_same_cases_and_the_tuned_default_is_the_interval_ru
 
 def test_cli_writes_the_variants_table(tmp_path: Path) -> None:
     out = tmp_path / "variants"
-    argv = ["bench-sweep", "variants", "--setting", "persistent", "--out", str(out)]
+    cases = tmp_path / "cases.jsonl"  # a few built-in cases: the command, not the figures
+    dump_cases(load_builtin_cases()[:6], cases)
+    argv = ["bench-sweep", "variants", "--cases", str(cases), "--split", "all", "--bootstrap", "0"]
+    argv += ["--setting", "persistent", "--out", str(out)]
     assert main([*argv, "--no-progress", "--no-figures"]) == 0
     doc = json.loads((out / "variants.json").read_text())
     assert doc["judge"] == "persistent:0.05" and "bench-sweep variants" in doc["command"]

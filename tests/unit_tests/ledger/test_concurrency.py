@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
-
-import pytest
 
 from meclear_integrations.ledger import HarmLedger
 from tests.support.ledger import clear, memories
@@ -57,22 +54,3 @@ def test_threads_share_one_ledger(ledger_url: str) -> None:
         assert sum(stats["feedback"].values()) == THREADS * len(range(0, PER_THREAD, 3))
         assert len({r.run_id for r in ledger.runs(limit=10_000)}) == THREADS * PER_THREAD
         assert all(len(r.memories) == 3 for r in ledger.runs(limit=10_000))
-
-
-@pytest.mark.slow  # starts a subprocess
-def test_processes_open_and_write_a_fresh_ledger_at_once(ledger_url: str) -> None:
-    """Every process migrates on open (the lock serializes them) and then writes."""
-    ctx = multiprocessing.get_context("spawn")
-    workers = [
-        ctx.Process(target=_write, args=(ledger_url, w, PER_PROCESS)) for w in range(PROCESSES)
-    ]
-    for p in workers:
-        p.start()
-    for p in workers:
-        p.join(timeout=120)
-    assert [p.exitcode for p in workers] == [0] * PROCESSES
-    with HarmLedger(ledger_url, create=False) as ledger:
-        runs = ledger.runs(limit=10_000)
-        assert len(runs) == PROCESSES * PER_PROCESS
-        assert {r.cleared_ids[0] for r in runs} == {f"f{w}" for w in range(PROCESSES)}
-        assert all(len(r.memories) == 3 and len(r.candidates) >= 2 for r in runs)

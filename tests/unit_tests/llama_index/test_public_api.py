@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
-import pytest
-
 import meclear_integrations.llama_index as li
 
 EXPECTED = [
@@ -97,23 +91,3 @@ def test_postprocessor_is_a_llama_index_component() -> None:
     stage_events = [getattr(events, f"{s}{p}Event") for s in stages for p in ("Start", "End")]
     names = {e.class_name() for e in stage_events}
     assert len(names) == 8 and all(n.startswith("MeClear") for n in names)
-
-
-@pytest.mark.slow  # starts a subprocess
-def test_missing_extra_names_it() -> None:
-    code = textwrap.dedent(
-        """
-        import importlib.abc, sys
-        class Block(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in ("llama_index", "llama_index_instrumentation"):
-                    raise ImportError(f"blocked import of {name}")
-        sys.meta_path.insert(0, Block())
-        try:
-            import meclear_integrations.llama_index
-        except ImportError as exc:
-            print(exc)
-        """
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "pip install 'meclear-integrations[llama-index]'" in result.stdout, result.stderr

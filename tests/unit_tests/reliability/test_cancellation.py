@@ -14,10 +14,14 @@ from meclear_integrations.core.dedup import adedup_evaluator
 from tests.support.faults import memories
 
 
-async def _cancel_mid_run(evaluate, events: list[StageEvent]) -> None:  # type: ignore[no-untyped-def]
+async def _cancel_mid_run(evaluate, events: list[StageEvent], mid_run) -> None:  # type: ignore[no-untyped-def]
+    """Cancel the run once ``mid_run()`` holds (polled: a loaded machine starts it late)."""
     engine = MeClearEngine(ClearanceConfig(estimator="exact"), listener=events.append)
     task = asyncio.create_task(engine.aclear(memories(4), evaluate))
+    deadline = time.monotonic() + 10
     await asyncio.sleep(0.1)
+    while not mid_run() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -35,7 +39,7 @@ async def test_cancel_async_evaluator_mid_run() -> None:
         return 0.0
 
     events: list[StageEvent] = []
-    await _cancel_mid_run(evaluate, events)
+    await _cancel_mid_run(evaluate, events, lambda: len(started) > 2)
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert len(started) > 2 and finished and set(finished) == {4}  # only baseline trials finished
     assert events[-1].phase == "error" and events[-1].payload["outcome"] == "cancelled"
@@ -60,7 +64,7 @@ async def test_cancel_sync_evaluator_mid_run_threads_finish() -> None:
                 running[0] -= 1
 
     events: list[StageEvent] = []
-    await _cancel_mid_run(evaluate, events)
+    await _cancel_mid_run(evaluate, events, lambda: running[0] > 0)
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert running[0] > 0  # worker threads are still inside the evaluator
     at_cancel = calls[0]

@@ -202,6 +202,10 @@ def test_compressor_fails_open_too(case) -> None:  # type: ignore[no-untyped-def
     assert [d.model_dump_json() for d in docs] == snapshot
 
 
+QUERIES = 8
+"""Concurrent queries on one instance: four of each reference, all in flight at once."""
+
+
 async def test_one_instance_many_concurrent_queries_stay_apart(case) -> None:  # type: ignore[no-untyped-def]
     """Half the queries carry the gold reference (both faults cleared); half carry the
     faults' answer as reference (the full context already gives it: early exit, nothing
@@ -215,8 +219,8 @@ async def test_one_instance_many_concurrent_queries_stay_apart(case) -> None:  #
         judge=ExactMatchJudge(),
         clearance=ClearanceConfig(estimator="exact"),
     )
-    handlers = [AsyncEvents() for _ in range(16)]
-    references = [case.reference if i % 2 == 0 else "January 2023" for i in range(16)]
+    handlers = [AsyncEvents() for _ in range(QUERIES)]
+    references = [case.reference if i % 2 == 0 else "January 2023" for i in range(QUERIES)]
     outs = await asyncio.gather(
         *(
             retriever.ainvoke(case.query, config=reference_config(r, {"callbacks": [h]}))
@@ -238,4 +242,4 @@ async def test_one_instance_many_concurrent_queries_stay_apart(case) -> None:  #
             "end",
         )
     all_ids = [next(iter({d["query_id"] for _, d in h.events})) for h in handlers]
-    assert len(set(all_ids)) == 16
+    assert len(set(all_ids)) == QUERIES

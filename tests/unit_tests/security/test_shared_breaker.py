@@ -46,12 +46,12 @@ async def _agent(inputs: dict) -> str:
     return GOLD if GOLD_MEMORY in inputs["context"] else "I don't know"
 
 
-def _retriever(agent, judge=None, breaker=None) -> ClearingRetriever:  # type: ignore[no-untyped-def]
+def _retriever(agent, judge=None, breaker=None, clearance=FAST) -> ClearingRetriever:  # type: ignore[no-untyped-def]
     return ClearingRetriever(
         retriever=RunnableLambda(_docs),
         agent=RunnableLambda(agent),
         judge=judge or CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
-        clearance=FAST,
+        clearance=clearance,
         limits={"circuit_breaker": breaker or CircuitBreaker(failures=3, cooldown_seconds=60)},
     )
 
@@ -98,7 +98,10 @@ async def test_a_judge_that_never_gives_a_verdict_opens_the_breaker() -> None:
     async def agent(inputs: dict) -> str:
         return GOLD
 
-    retriever = _retriever(agent, judge=judge)
+    # Nothing here is slow: a wall budget as generous as a loaded machine needs, so every
+    # failure is the judge's unreadable reply (under load 0.3 s ran out first: kind "budget").
+    roomy = {**FAST, "budget": {"max_wall_seconds": 30.0}}
+    retriever = _retriever(agent, judge=judge, clearance=roomy)
     for i in range(3):
         out = await _ask(retriever, f"B asks question {i}")
         assert out[0].metadata["meclear"]["status"] == "failed"

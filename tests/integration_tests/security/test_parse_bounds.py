@@ -119,6 +119,7 @@ def _parsers() -> dict[str, Callable[[str], object]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parser", sorted(_parsers()))
 def test_parsers_of_untrusted_text_are_linear(parser: str) -> None:
     parse = _quietly(_parsers()[parser])
