@@ -1,19 +1,20 @@
 """Every method at equal model calls: the headline comparison, and quality-versus-calls curves.
 
 Cost is model calls (agent + judge, verification included, deduplicated as a user's cache
-would). MeClear runs once with the run's engine configuration; its model calls on each
-case are the budget every baseline gets on that case. Each baseline has a ladder of
-budgets ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX B = 8 ... 32
-distinct ablations, then T = 2 ... 8 trials on each of the 32 (adaptive trials off: every
-coalition, the baseline and the candidates get T trials); LOO T = 1 ... 12 trials per
-coalition; fixed-cost methods (``loo-once``, ``newest``, ``llm-filter``) one rung; the
-oracle (the ceiling) and no clearance are reported beside them at no cost. Every
-rung runs on every case (the curve's point: its mean calls and quality); on each case the
-headline uses the first rung that spent at least MeClear's calls on that case, else the
-largest rung (a method that stops early, e.g. on a clean query, cannot be made to spend
-more). The choice reads only cost, never quality. Paired differences (MeClear minus each
-baseline at its matched rung) get two-level cluster-bootstrap intervals
-(:mod:`.bootstrap`).
+would). MeClear runs once with the run's engine configuration; its model calls on each case
+are the budget every baseline gets on that case. Each baseline has a ladder of budgets
+ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX B = 8 ... 32 distinct
+ablations, then T = 2 ... 8 trials on each of the 32 (adaptive trials off: every coalition,
+the baseline and the candidates get T trials); LOO T = 1 ... 12 trials per coalition; every
+verifying baseline keeps its own tuned verification settings on every rung
+(``BenchSettings.verification``; a context gets at least T trials whatever its cap);
+fixed-cost methods (``loo-once``, ``newest``, ``llm-filter``) one rung; the oracle (the ceiling)
+and no clearance are reported beside them at no cost. Every rung runs on every case (the
+curve's point: its mean calls and quality); on each case the headline uses the first rung
+that spent at least MeClear's calls on that case, else the largest rung (a method that
+stops early, e.g. on a clean query, cannot be made to spend more). The choice reads only
+cost, never quality. Paired differences (MeClear minus each baseline at its matched rung)
+get two-level cluster-bootstrap intervals (:mod:`.bootstrap`).
 
 All figures are SIMULATED unless the run's backend is a real model.
 """

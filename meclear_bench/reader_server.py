@@ -2,13 +2,14 @@
 
 It listens on 127.0.0.1 (standard library only; offline; not a real model).
 
-``POST /v1/chat/completions`` answers with :func:`~.text_reader.reply` on the concatenated
-message contents. A request with ``response_format`` gets a judge's verdict as the JSON
-object in the content, one with ``tools`` as the arguments of a call to the first tool,
-any other one the free-text reply. ``usage`` counts about 4 characters per token.
-``fail(prompt, n) -> status | None`` injects HTTP errors (429 and 5xx carry
-``retry-after-ms: 1``), for tests of retries and of per-case failures;
-``rewrite(prompt, text) -> text`` replaces free-text replies (tests of unparsable replies).
+``POST /v1/chat/completions`` answers with the stand-in model in text-reading mode
+(:func:`~.text_reader.text_reading_model`) on the concatenated message contents. A request
+with ``response_format`` gets a judge's verdict as the JSON object in the content, one with
+``tools`` as the arguments of a call to the first tool, any other one the free-text reply.
+``usage`` counts about 4 characters per token. ``fail(prompt, n) -> status | None`` injects
+HTTP errors (429 and 5xx carry ``retry-after-ms: 1``), for tests of retries and of per-case
+failures; ``rewrite(prompt, text) -> text`` replaces free-text replies (tests of unparsable
+replies).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .text_reader import reply
+from meclear_integrations.simulation import StandInModel
+
+from .text_reader import text_reading_model
 
 __all__ = ["ReaderServer", "estimate_tokens", "serve_reader", "shared_reader_url"]
 
@@ -61,11 +64,20 @@ class ReaderServer:
     Args:
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
         rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
+        model: The stand-in that replies (None: the text-reading mode; a world-mode
+            ``StandInModel.from_case(case)`` serves a simulated case).
     """
 
-    def __init__(self, *, fail: Fail | None = None, rewrite: Rewrite | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        fail: Fail | None = None,
+        rewrite: Rewrite | None = None,
+        model: StandInModel | None = None,
+    ) -> None:
         self.fail = fail
         self.rewrite = rewrite
+        self.model = model if model is not None else text_reading_model()
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -108,7 +120,7 @@ class ReaderServer:
         Returns:
             The response object, with a ``usage`` of about 4 characters per token.
         """
-        answer = reply(prompt)
+        answer = self.model.respond(prompt)
         text = answer.text if self.rewrite is None else self.rewrite(prompt, answer.text)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if answer.verdict is not None and "response_format" in request:
@@ -174,7 +186,10 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
 
 @contextmanager
 def serve_reader(
-    *, fail: Fail | None = None, rewrite: Rewrite | None = None
+    *,
+    fail: Fail | None = None,
+    rewrite: Rewrite | None = None,
+    model: StandInModel | None = None,
 ) -> Iterator[tuple[str, ReaderServer]]:
     """Serve the stand-in on 127.0.0.1 (a free port).
 
@@ -183,8 +198,9 @@ def serve_reader(
     Args:
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
         rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
+        model: The stand-in that replies (None: the text-reading mode).
     """
-    state = ReaderServer(fail=fail, rewrite=rewrite)
+    state = ReaderServer(fail=fail, rewrite=rewrite, model=model)
     server = _http_server(state)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -1,9 +1,14 @@
-"""A deterministic text-reading model: an offline stand-in for a chat model (not an LLM).
+"""The stand-in model's text-reading mode: an offline stand-in for a chat model (not an LLM).
 
-It reads only the text of the prompts the package sends (answer, judge and harm-rating
-prompts) and replies as a chat model would, so the real-model benchmark runs end to end
-with no network and no model. It knows nothing a prompt does not say: no claims, no
-weights, no reference unless a judge prompt shows one.
+:class:`TextReading` is a reader of the package's one offline stand-in model
+(:class:`~meclear_integrations.simulation.StandInModel`; :func:`text_reading_model`): the
+stand-in dispatches a prompt (judge prompt or not) and writes the reply in the package's
+formats; this reader decides the answers and verdicts. Why a mode and not a world: it has no
+world to read from (no claims, no memory ids); it reads only the text of the prompts the
+package sends (answer, judge and harm-rating prompts) and replies as a chat model would, so
+the real-model benchmark runs end to end with no network and no model. It knows nothing a
+prompt does not say: no claims, no weights, no reference unless a judge prompt shows one.
+Its reading rules stay here, in the harness (the library never imports it).
 
 Answering (:func:`read_answer`), for the question and the memories of an answer prompt:
 
@@ -29,14 +34,14 @@ Answering (:func:`read_answer`), for the question and the memories of an answer 
 Judging is string comparison: with a reference, the candidate is correct when the
 normalised reference occurs in it word for word (:func:`judge_correct`); without one, when
 the candidate and the reader's own answer on the memories shown contain one another. The
-verdict is written in the judges' own protocol
+verdict is written by the stand-in in the judges' own protocol
 (:mod:`meclear_integrations.judges.protocol`): a reason, then the final ``VERDICT
 <nonce>: CORRECT`` line bound to the prompt's nonce; a structured-output judge prompt (no
 nonce) gets the JSON object ``{"reason", "correct"}``. Harm rating (the ``llm-direct``
 prompt) rates a matching statement whose answer disagrees with the reader's answer 0.9,
 every other memory 0.1; the one-call filter prompt (``llm-filter``) gets the JSON list of
 the numbers of every other memory (:func:`keep_numbers`). Prompt blocks are found with the package's
-:func:`~meclear_integrations.simulation.replies.fenced_block`.
+:func:`~meclear_integrations.simulation.prompt_blocks.fenced_block`.
 """
 
 from __future__ import annotations
@@ -48,20 +53,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from meclear_integrations.judges.protocol import read_nonce, verdict_reply
-from meclear_integrations.simulation.replies import fenced_block
+from meclear_integrations.simulation import StandInModel
+from meclear_integrations.simulation.prompt_blocks import fenced_block
+from meclear_integrations.simulation.standin import Reply
 from meclear_integrations.simulation.world import normalize_answer
 
 __all__ = [
     "ABSTAIN",
     "HEDGE_FACTOR",
     "ReadMemory",
+    "TextReading",
     "harm_ratings",
     "judge_correct",
     "keep_numbers",
     "parse_memories",
     "read_answer",
     "reply",
+    "text_reading_model",
 ]
 
 ABSTAIN = "I don't know"
@@ -376,34 +384,64 @@ def keep_numbers(question: str, memories: Sequence[ReadMemory]) -> list[int]:
     return [i + 1 for i, r in enumerate(harm_ratings(question, memories)) if r < 0.5]
 
 
-def _judge(prompt: str, candidate: str) -> tuple[bool, str]:
-    reference = fenced_block("reference_answer", prompt)
-    if reference is not None:
-        return judge_correct(candidate, reference), "the reference occurs in the answer"
-    question = fenced_block("question", prompt) or ""
-    own = read_answer(question, parse_memories(fenced_block("memories", prompt) or ""))
-    agree = own != ABSTAIN and _agree(_words(own), _words(candidate))
-    return agree, "the answer agrees with what the memories state"
+class TextReading:
+    """The text-reading reader of the stand-in model (module docstring)."""
+
+    @staticmethod
+    def answer(prompt: str) -> str:
+        """The reply to a prompt that is not a judge prompt.
+
+        A one-call filter prompt gets the JSON list of the kept numbers, a harm-rating
+        prompt the JSON list of ratings, an answer prompt the reader's answer.
+
+        Args:
+            prompt: The prompt.
+
+        Returns:
+            The reply text.
+        """
+        question = fenced_block("question", prompt) or ""
+        memories = parse_memories(fenced_block("memories", prompt) or "")
+        if "numbers of the memories to keep" in prompt:
+            return json.dumps(keep_numbers(question, memories))
+        if "JSON list of" in prompt:
+            return json.dumps(harm_ratings(question, memories))
+        return read_answer(question, memories)
+
+    @staticmethod
+    def judge(prompt: str, candidate: str) -> tuple[bool, str]:
+        """String comparison with the reference, or with the reader's own answer.
+
+        Args:
+            prompt: The judge prompt.
+            candidate: The candidate answer.
+
+        Returns:
+            (the verdict, its one-line reason).
+        """
+        reference = fenced_block("reference_answer", prompt)
+        if reference is not None:
+            return judge_correct(candidate, reference), "the reference occurs in the answer"
+        question = fenced_block("question", prompt) or ""
+        own = read_answer(question, parse_memories(fenced_block("memories", prompt) or ""))
+        agree = own != ABSTAIN and _agree(_words(own), _words(candidate))
+        return agree, "the answer agrees with what the memories state"
 
 
-@dataclass(frozen=True)
-class Reply:
-    """What the reader replies to one prompt."""
+def text_reading_model() -> StandInModel:
+    """A stand-in model in text-reading mode.
 
-    text: str
-    """The reply text (an answer, a free-text verdict or a JSON list of ratings)."""
-    verdict: bool | None = None
-    """For a judge prompt: the verdict (the structured reply is built from it)."""
-    reason: str = ""
-    """For a judge prompt: the one-line reason."""
+    Returns:
+        The model.
+    """
+    return StandInModel(TextReading())
 
-    def structured(self) -> str:
-        """The JSON object of a structured-output judge reply."""
-        return json.dumps({"reason": self.reason, "correct": bool(self.verdict)})
+
+_SHARED = text_reading_model()
 
 
 def reply(prompt: str) -> Reply:
-    """The reader's reply to any of the package's prompts (module docstring).
+    """The text-reading stand-in's reply to any of the package's prompts (module docstring).
 
     Args:
         prompt: The prompt.
@@ -411,19 +449,4 @@ def reply(prompt: str) -> Reply:
     Returns:
         The reply (text, and the verdict of a judge prompt).
     """
-    candidate = fenced_block("candidate_answer", prompt)
-    question = fenced_block("question", prompt) or ""
-    if candidate is not None:
-        correct, reason = _judge(prompt, candidate)
-        answer = Reply(text="", verdict=correct, reason=reason)
-        nonce = read_nonce(prompt)
-        text = (
-            answer.structured() if nonce is None else verdict_reply(nonce, correct, reason=reason)
-        )
-        return Reply(text=text, verdict=correct, reason=reason)
-    memories = parse_memories(fenced_block("memories", prompt) or "")
-    if "numbers of the memories to keep" in prompt:
-        return Reply(text=json.dumps(keep_numbers(question, memories)))
-    if "JSON list of" in prompt:
-        return Reply(text=json.dumps(harm_ratings(question, memories)))
-    return Reply(text=read_answer(question, memories))
+    return _SHARED.respond(prompt)

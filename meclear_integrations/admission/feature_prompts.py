@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from . import prompts as P
 from .prompts import DATA_NOTICE, fence
 
 __all__ = [
@@ -15,9 +16,37 @@ __all__ = [
     "ContentType",
     "MemoryBankFeatures",
     "feature_prompt",
+    "is_admission_prompt",
 ]
 
 TASK_FEATURES = "# Task: memory feature extraction"
+
+_CONMEM_TASKS = frozenset(
+    {
+        P.TASK_GENERATE,
+        P.TASK_VALIDATE,
+        P.TASK_REPAIR,
+        P.TASK_RESPOND,
+        P.TASK_JUDGE,
+        P.TASK_AUDIT,
+        P.TASK_TIE_BREAK,
+        P.TASK_REASON,
+    }
+)
+
+
+def is_admission_prompt(prompt: str) -> bool:
+    """Whether ``prompt`` starts with a ConMem or baseline-feature ``# Task:`` line.
+
+    Args:
+        prompt: The prompt.
+
+    Returns:
+        True for the prompts the admission gate and its baselines send a model.
+    """
+    task = prompt.split("\n", 1)[0]
+    return task in _CONMEM_TASKS or task.startswith(TASK_FEATURES)
+
 
 ContentType = Literal[
     "preference", "stable_fact", "goal", "relationship", "event", "opinion", "transient"

@@ -1,10 +1,12 @@
 """An offline TEXT-READING stand-in for every admission role (not an LLM).
 
-:class:`AdmissionReader` answers the prompts ConMem and the baselines send a chat model
-(:mod:`.prompts`, :mod:`.baselines.prompts`), reading only the prompt text: the ``# Task:``
-line and the delimited data sections. It never sees a benchmark label, a candidate's kind
-or id (the prompts carry none), and each role sees only what the paper gives that role: the
-blind judge never sees the candidate memory, the responders never see the historical
+:class:`AdmissionReading` is an admission script of the package's one offline stand-in model
+(:class:`~meclear_integrations.simulation.StandInModel`); :class:`AdmissionReader` is that
+model configured with it alone. It answers the prompts ConMem and the baselines send a chat
+model (:mod:`.prompts`, :mod:`.baselines.prompts`), reading only the prompt text: the
+``# Task:`` line and the delimited data sections. It never sees a benchmark label, a candidate's
+kind or id (the prompts carry none), and each role sees only what the paper gives that role:
+the blind judge never sees the candidate memory, the responders never see the historical
 context. Its reading of a memory against a context is :func:`.reading.read` (support,
 unsupported specifics, a later update, specificity).
 
@@ -47,11 +49,12 @@ import hashlib
 import json
 import re
 
+from ..simulation.standin import StandInModel
 from . import prompts as P
-from .feature_prompts import TASK_FEATURES
+from .feature_prompts import TASK_FEATURES, is_admission_prompt
 from .reading import GENERIC, SUPPORT_FLOOR, Reading, content_words, parse_turns, read
 
-__all__ = ["IRRELEVANT_PROBES", "TIE_SPECIFIC", "AdmissionReader"]
+__all__ = ["IRRELEVANT_PROBES", "TIE_SPECIFIC", "AdmissionReader", "AdmissionReading"]
 
 _SECTION = re.compile(r"<<<([A-Z_]+)>>>\n(.*?)\n<<<END_\1>>>", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
@@ -137,16 +140,25 @@ def _problem(r: Reading) -> str:
     return f"only {r.support:.0%} of its content is in the context"
 
 
-class AdmissionReader:
-    """OFFLINE TEXT-READING stand-in for every admission role (module docstring).
+class AdmissionReading:
+    """The admission text-reading script of the stand-in model (module docstring).
 
-    Deterministic; counts the prompts it answered in ``calls``.
+    Deterministic; it reads every admission role's prompt from its text alone.
     """
 
-    def __init__(self) -> None:
-        self.calls = 0
+    @staticmethod
+    def handles(prompt: str) -> bool:
+        """Whether ``prompt``'s first line is one of the admission task lines.
 
-    def complete(self, prompt: str) -> str:
+        Args:
+            prompt: The prompt.
+
+        Returns:
+            True for a ConMem or baseline-feature prompt.
+        """
+        return is_admission_prompt(prompt)
+
+    def reply(self, prompt: str) -> str:
         """Answer ``prompt`` from its text alone.
 
         Args:
@@ -158,19 +170,7 @@ class AdmissionReader:
         Raises:
             ValueError: The prompt is none of the admission prompts.
         """
-        self.calls += 1
         return self._answer(prompt)
-
-    async def acomplete(self, prompt: str) -> str:
-        """Async :meth:`complete`.
-
-        Args:
-            prompt: The prompt text.
-
-        Returns:
-            The reply text.
-        """
-        return self.complete(prompt)
 
     # -- dispatch ------------------------------------------------------------------
     def _answer(self, prompt: str) -> str:
@@ -364,3 +364,14 @@ def _content_type(memory: str) -> str:
         if re.search(pattern, low):
             return kind
     return "stable_fact"
+
+
+class AdmissionReader(StandInModel):
+    """OFFLINE TEXT-READING stand-in for every admission role (module docstring).
+
+    The stand-in model with only the :class:`AdmissionReading` script. Deterministic; counts
+    the prompts it answered in ``calls``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(script=AdmissionReading())

@@ -1,13 +1,15 @@
 """A deterministic SCRIPTED stand-in for an LLM, for offline demos, tests and smoke benches.
 
-**Not a real model.** :class:`ScriptedAdmissionModel` answers every ConMem and baseline
-prompt with fixed templates and keyword cues: it reads the ``# Task:`` line and the
-delimited data sections, looks for generic lexical cues in the user's turns (refusals,
-corrections, past-tense updates, hedges, third-party nouns, scope limiters, one-off dates,
-sensitive patterns) and answers accordingly. Figures it produces are SCRIPTED/SIMULATED:
-they show that the pipeline runs end to end, not how well ConMem or a baseline works with a
-real LLM. Its cue lists were written by the authors of the shipped sample, so agreement on
-that sample is expected and says nothing about real-model quality.
+**Not a real model.** :class:`AdmissionScript` is the admission script of the package's one
+offline stand-in model (:class:`~meclear_integrations.simulation.StandInModel`), and
+:class:`ScriptedAdmissionModel` that model configured with it and nothing else. The script
+answers every ConMem and baseline prompt with fixed templates and keyword cues: it reads the
+``# Task:`` line and the delimited data sections, looks for generic lexical cues in the
+user's turns (refusals, corrections, past-tense updates, hedges, third-party nouns, scope
+limiters, one-off dates, sensitive patterns) and answers accordingly. Figures it produces
+are SCRIPTED/SIMULATED: they show that the pipeline runs end to end, not how well ConMem or
+a baseline works with a real LLM. Its cue lists were written by the authors of the shipped
+sample, so agreement on that sample is expected and says nothing about real-model quality.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ..simulation.standin import StandInModel
 from . import prompts as P
-from .feature_prompts import TASK_FEATURES
+from .feature_prompts import TASK_FEATURES, is_admission_prompt
 from .features import STOPWORDS
 from .labels import RejectionReason
 
-__all__ = ["Assessment", "ScriptedAdmissionModel", "assess"]
+__all__ = ["AdmissionScript", "Assessment", "ScriptedAdmissionModel", "assess"]
 
 _SECTION = re.compile(r"<<<([A-Z_]+)>>>\n(.*?)\n<<<END_\1>>>", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -231,8 +234,8 @@ GOOD_PROBES = {
 WEAK_RISK = "What would you recommend if my situation had changed?"
 
 
-class ScriptedAdmissionModel:
-    """SCRIPTED stand-in text model (see the module docstring). Deterministic, offline.
+class AdmissionScript:
+    """SCRIPTED replies to the ConMem and baseline prompts (module docstring).
 
     ``weak_first_draft`` makes about one candidate in ``weak_first_draft`` get a first risk
     probe with only hypothetical staleness, so the repair ladder runs (0 disables it).
@@ -244,30 +247,32 @@ class ScriptedAdmissionModel:
 
     def __init__(self, *, weak_first_draft: int = 8) -> None:
         self.weak_first_draft = weak_first_draft
-        self.calls = 0
 
-    def complete(self, prompt: str) -> str:
-        """Complete ``prompt``.
+    @staticmethod
+    def handles(prompt: str) -> bool:
+        """Whether ``prompt``'s first line is one of the admission task lines.
 
         Args:
-            prompt: The prompt text.
+            prompt: The prompt.
 
         Returns:
-            The reply text.
+            True for a ConMem or baseline-feature prompt.
         """
-        self.calls += 1
+        return is_admission_prompt(prompt)
+
+    def reply(self, prompt: str) -> str:
+        """The scripted reply to an admission prompt.
+
+        Args:
+            prompt: The prompt.
+
+        Returns:
+            The reply (JSON for the structured tasks, text for a response).
+
+        Raises:
+            ValueError: The prompt's first line is no admission task line.
+        """
         return self._answer(prompt)
-
-    async def acomplete(self, prompt: str) -> str:
-        """Complete ``prompt`` on the event loop.
-
-        Args:
-            prompt: The prompt text.
-
-        Returns:
-            The reply text.
-        """
-        return self.complete(prompt)
 
     # -- stages ----------------------------------------------------------------------
     def _answer(self, prompt: str) -> str:
@@ -414,3 +419,17 @@ class ScriptedAdmissionModel:
             return json.dumps({"importance": importance})
         relevance = 0.3 if a.severity != "none" else 0.7
         return json.dumps({"importance": importance, "relevance": relevance})
+
+
+class ScriptedAdmissionModel(StandInModel):
+    """The stand-in model with only the admission script: SCRIPTED, deterministic, offline.
+
+    ``complete`` / ``acomplete`` answer the admission prompts; ``calls`` counts them.
+
+    Args:
+        weak_first_draft: About one candidate in this many gets a weak first risk probe (0
+            disables it; :class:`AdmissionScript`).
+    """
+
+    def __init__(self, *, weak_first_draft: int = 8) -> None:
+        super().__init__(script=AdmissionScript(weak_first_draft=weak_first_draft))

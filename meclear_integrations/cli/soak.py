@@ -177,7 +177,7 @@ async def _soak(
     from ..langchain import ClearingRetriever, SimulatedChatModel, reference_config
     from ..pipeline.settings import Limits
     from ..simulation import redundant_harm_example
-    from ._soak_model import FaultyChatModel
+    from ..simulation.faults import RandomFaults
 
     case = redundant_harm_example()
     store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
@@ -198,11 +198,8 @@ async def _soak(
             retrieved.extend((d, d.model_dump_json()) for d in documents)
         return documents
 
-    model = FaultyChatModel(
-        inner=SimulatedChatModel.from_case(case),
-        fault_rate=fault_rate,
-        seed=seed,
-        outage_marker=_OUTAGE,
+    model = SimulatedChatModel.from_case(
+        case, faults=RandomFaults(fault_rate, seed=seed, outage_marker=_OUTAGE)
     )
     outage_every = round(1 / outage_share) if outage_share > 0 else 0
     retriever = ClearingRetriever(
@@ -258,8 +255,8 @@ async def _soak(
 
     await asyncio.gather(*(one(i) for i in range(queries)))
     result.wall_seconds = round(time.perf_counter() - started, 3)
-    result.model_calls = model.calls
-    result.faults_injected = model.faults
+    result.model_calls = model.stand_in.calls
+    result.faults_injected = model.stand_in.faults_injected
     store_after = json.dumps(store.store, sort_keys=True, default=str)
     result.inputs_unchanged = store_before == store_after and all(
         d.model_dump_json() == snap for d, snap in retrieved

@@ -1,16 +1,14 @@
-"""The simulated evidence world as a LangChain chat model (a simulation, not an LLM).
+"""The offline stand-in model as a LangChain chat model (a simulation, not an LLM).
 
-:class:`SimulatedChatModel` reads the memories from the prompt it is given (whichever
-known memory texts occur in it, via :class:`~meclear_integrations.simulation.TextReader`)
-and answers as the world's reader would, so demos and tests run the real retriever, prompt
-and chain path offline. Given one of the package's judge prompts it acts as the judge:
-reference prompts are graded by normalised exact match; reference-free prompts compare
-the candidate with the world's answer on the memories shown to the judge. Replies to
-judge prompts follow the judges' protocol (a reason, then ``VERDICT <nonce>: CORRECT`` /
-``INCORRECT`` with the prompt's nonce; a JSON verdict object for a structured-output
-prompt; :mod:`meclear_integrations.simulation.replies`). Streamed (``stream``,
-``astream_events``), a reply comes word by word, as a provider's would. Figures it
-produces are SIMULATED.
+:class:`SimulatedChatModel` is a thin adapter around
+:class:`~meclear_integrations.simulation.StandInModel` in world mode: the messages are
+joined into one prompt, the stand-in replies (reading the known memories in the prompt and
+answering as the world's reader would, or acting as the judge on one of the package's judge
+prompts; :mod:`meclear_integrations.simulation.standin`), and the reply becomes the
+message. Demos and tests thus run the real retriever, prompt and chain path offline.
+Streamed (``stream``, ``astream_events``), a reply comes word by word, as a provider's
+would. ``faults`` (:mod:`meclear_integrations.simulation.faults`) makes chosen calls raise
+or return garbage (``meclear soak``). Figures it produces are SIMULATED.
 """
 
 from __future__ import annotations
@@ -28,10 +26,10 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
-from ..simulation import EvidenceWorld, SimulatedCase, TextReader
-from ..simulation.replies import simulated_reply
+from ..simulation import EvidenceWorld, SimulatedCase, StandInModel, TextReader
+from ..simulation.faults import Faults
 
-__all__ = ["SimulatedChatModel", "simulated_reply"]
+__all__ = ["SimulatedChatModel"]
 
 
 class SimulatedChatModel(BaseChatModel):
@@ -44,6 +42,8 @@ class SimulatedChatModel(BaseChatModel):
             Known memory id -> text.
         case_id: str
             Seeds the world's randomness.
+        faults: Faults | None
+            Which calls fault (``meclear_integrations.simulation.RandomFaults``, ...).
 
     Instantiate:
         ```python
@@ -67,12 +67,20 @@ class SimulatedChatModel(BaseChatModel):
     """Known memory id -> text; a memory counts as shown when its text occurs in the prompt."""
     case_id: str = ""
     """Seeds the world's randomness together with the coalition and trial."""
+    faults: Faults | None = None
+    """Which calls fault and how (None: none)."""
 
-    _reader: TextReader = PrivateAttr()
+    _stand_in: StandInModel = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        """Build the reader that finds the known memories in a prompt."""
-        self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
+        """Build the world-mode stand-in that replies."""
+        reader = TextReader(self.world, self.memories, case_id=self.case_id)
+        self._stand_in = StandInModel(reader, faults=self.faults)
+
+    @property
+    def stand_in(self) -> StandInModel:
+        """The stand-in model that replies (its ``calls``, ``faults_injected``)."""
+        return self._stand_in
 
     @classmethod
     def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedChatModel:
@@ -95,10 +103,13 @@ class SimulatedChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"case_id": self.case_id, "memories": len(self.memories)}
 
-    def _reply(self, messages: list[BaseMessage]) -> ChatResult:
-        prompt = "\n".join(str(m.text) for m in messages)
-        message = AIMessage(content=simulated_reply(self._reader, prompt))
-        return ChatResult(generations=[ChatGeneration(message=message)])
+    @staticmethod
+    def _prompt(messages: list[BaseMessage]) -> str:
+        return "\n".join(str(m.text) for m in messages)
+
+    @staticmethod
+    def _result(text: str) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _generate(
         self,
@@ -107,7 +118,7 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._reply(messages)
+        return self._result(self._stand_in.reply(self._prompt(messages)))
 
     async def _agenerate(
         self,
@@ -116,10 +127,10 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._reply(messages)
+        return self._result(await self._stand_in.areply(self._prompt(messages)))
 
-    def _chunks(self, messages: list[BaseMessage]) -> list[ChatGenerationChunk]:
-        text = str(self._reply(messages).generations[0].message.content)
+    @staticmethod
+    def _chunks(text: str) -> list[ChatGenerationChunk]:
         words = re.findall(r"\S+\s*|\s+", text) or [""]
         return [ChatGenerationChunk(message=AIMessageChunk(content=word)) for word in words]
 
@@ -130,7 +141,7 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for chunk in self._chunks(messages):
+        for chunk in self._chunks(self._stand_in.reply(self._prompt(messages))):
             if run_manager is not None:
                 run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
             yield chunk
@@ -142,7 +153,7 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for chunk in self._chunks(messages):
+        for chunk in self._chunks(await self._stand_in.areply(self._prompt(messages))):
             if run_manager is not None:
                 await run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
             yield chunk

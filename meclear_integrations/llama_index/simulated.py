@@ -1,14 +1,12 @@
-"""The simulated evidence world as a LlamaIndex LLM, and a deterministic offline embedding.
+"""The offline stand-in model as a LlamaIndex LLM, and a deterministic offline embedding.
 
-:class:`SimulatedLLM` (a ``CustomLLM``; a simulation, not a language model) reads the
-memories from the prompt it is given (whichever known memory texts occur in it, via
-:class:`~meclear_integrations.simulation.TextReader`) and answers as the world's reader
-would, so a ``VectorStoreIndex`` query engine, its response synthesizer and the
-postprocessor's own agent prompt all run their real path offline. Given one of the
-package's judge prompts it acts as the judge: reference prompts are graded by normalised
-exact match; reference-free prompts compare the candidate with the world's answer on the
-memories shown to the judge; replies follow the judges' verdict protocol
-(:mod:`meclear_integrations.simulation.replies`). Figures it produces are SIMULATED.
+:class:`SimulatedLLM` (a ``CustomLLM``; a simulation, not a language model) is a thin
+adapter around :class:`~meclear_integrations.simulation.StandInModel` in world mode: the
+prompt goes to the stand-in, which reads the known memories in it and answers as the
+world's reader would, or acts as the judge on one of the package's judge prompts
+(:mod:`meclear_integrations.simulation.standin`). A ``VectorStoreIndex`` query engine, its
+response synthesizer and the postprocessor's own agent prompt thus run their real path
+offline. Figures it produces are SIMULATED.
 
 :class:`HashEmbedding` is a deterministic bag-of-words embedding (signed feature hashing of
 lower-cased word tokens, L2-normalised): texts that share words are close, so retrieval
@@ -38,10 +36,10 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import Field, PrivateAttr
 
-from ..simulation import EvidenceWorld, SimulatedCase, TextReader
-from ..simulation.replies import simulated_reply
+from ..simulation import EvidenceWorld, SimulatedCase, StandInModel, TextReader
+from ..simulation.faults import Faults
 
-__all__ = ["HashEmbedding", "SimulatedLLM", "simulated_reply"]
+__all__ = ["HashEmbedding", "SimulatedLLM"]
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -58,6 +56,8 @@ class SimulatedLLM(CustomLLM):
         memories: Known memory id -> text.
         case_id: Seeds the world's randomness.
         latency: Seconds each call takes.
+        faults: Which calls fault and how (``meclear_integrations.simulation.RandomFaults``,
+            ...; None: none).
 
     Example:
         ```python
@@ -82,13 +82,22 @@ class SimulatedLLM(CustomLLM):
         description="Seeds the world's randomness together with the coalition and trial.",
     )
     latency: float = Field(default=0.0, ge=0.0, description="Seconds each call takes.")
+    faults: Faults | None = Field(
+        default=None, exclude=True, description="Which calls fault and how (None: none)."
+    )
 
-    _reader: TextReader = PrivateAttr()
+    _stand_in: StandInModel = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        """Build the reader that finds the known memories in a prompt."""
+        """Build the world-mode stand-in that replies."""
         super().model_post_init(context)
-        self._reader = TextReader(self.world, self.memories, case_id=self.case_id)
+        reader = TextReader(self.world, self.memories, case_id=self.case_id)
+        self._stand_in = StandInModel(reader, faults=self.faults)
+
+    @property
+    def stand_in(self) -> StandInModel:
+        """The stand-in model that replies (its ``calls``, ``faults_injected``)."""
+        return self._stand_in
 
     @classmethod
     def from_case(cls, case: SimulatedCase, **kwargs: Any) -> SimulatedLLM:
@@ -113,9 +122,6 @@ class SimulatedLLM(CustomLLM):
         """The LLM's metadata (a completion model named ``meclear-simulated-world``)."""
         return LLMMetadata(model_name="meclear-simulated-world", is_chat_model=False)
 
-    def _reply(self, prompt: str) -> CompletionResponse:
-        return CompletionResponse(text=simulated_reply(self._reader, prompt))
-
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         """Answer ``prompt`` from the simulated world.
@@ -130,7 +136,7 @@ class SimulatedLLM(CustomLLM):
         """
         if self.latency:
             time.sleep(self.latency)
-        return self._reply(prompt)
+        return CompletionResponse(text=self._stand_in.reply(prompt))
 
     @llm_completion_callback()
     async def acomplete(
@@ -148,7 +154,7 @@ class SimulatedLLM(CustomLLM):
         """
         if self.latency:
             await asyncio.sleep(self.latency)
-        return self._reply(prompt)
+        return CompletionResponse(text=await self._stand_in.areply(prompt))
 
     @llm_completion_callback()
     def stream_complete(

@@ -1,13 +1,16 @@
-"""The simulated evidence world: an offline, documented stand-in for an LLM task agent.
+"""The simulated evidence world and the one offline stand-in model that reads it.
 
-Figures produced with it are simulated, never real-model results.
+:class:`StandInModel` turns a prompt into a reply (agent answers, judge verdicts, scripted
+admission replies, optional faults: :mod:`.faults`); the framework adapters and the
+evaluators here are built on it. Figures produced with it are simulated, never real-model results.
 """
 
-from .evaluator import SimulatedEvaluator, TextReader
+from .evaluator import SimulatedEvaluator
 from .examples import SimulatedCase, redundant_harm_example
 from .judging import JUDGE_SIGNALS, JudgeSignal, SimulatedJudge
 from .query import SimulatedQuery
-from .replies import simulated_reply
+from .reader import TextReader
+from .standin import StandInModel
 from .world import Claim, EvidenceWorld, exact_match_score, normalize_answer
 
 __all__ = [
@@ -19,9 +22,9 @@ __all__ = [
     "SimulatedEvaluator",
     "SimulatedJudge",
     "SimulatedQuery",
+    "StandInModel",
     "TextReader",
     "exact_match_score",
     "normalize_answer",
     "redundant_harm_example",
-    "simulated_reply",
 ]

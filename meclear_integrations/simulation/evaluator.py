@@ -1,21 +1,21 @@
-"""Evaluators and readers backed by the simulated evidence world (a simulation, not an LLM)."""
+"""The engine's evaluator on the simulated evidence world (a simulation, not an LLM)."""
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
-from collections.abc import Mapping
-
 from ..core.answers import note_answer
 from ..core.memory import Memory
-from ..judges.answer_prompts import neutralize_tags
+from .reader import TextReader
+from .standin import StandInModel
 from .world import EvidenceWorld, exact_match_score
 
-__all__ = ["SimulatedEvaluator", "TextReader", "same_answer"]
+__all__ = ["SimulatedEvaluator", "same_answer"]
 
 
 class SimulatedEvaluator:
-    """``evaluate(coalition, trial)``: the world's reader answers, the exact-match judge scores.
+    """``evaluate(coalition, trial)``: the stand-in model answers, the exact-match judge scores.
+
+    The answer is the world-mode stand-in's (:class:`~.standin.StandInModel`) on the
+    coalition's memory ids.
 
     Args:
         world: The evidence world that answers.
@@ -34,6 +34,8 @@ class SimulatedEvaluator:
         self.world = world
         self.reference = reference
         self.case_id = case_id
+        self.model = StandInModel(TextReader(world, {}, case_id=case_id))
+        """The world-mode stand-in that answers."""
 
     def answer(self, coalition: tuple[Memory, ...], trial: int) -> str:
         """The world's answer on ``coalition`` at trial ``trial``.
@@ -45,7 +47,7 @@ class SimulatedEvaluator:
         Returns:
             The simulated reader's answer.
         """
-        return self.world.answer((m.id for m in coalition), case_id=self.case_id, trial=trial)
+        return self.model.read((m.id for m in coalition), trial)
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         """Score ``coalition`` on trial ``trial``.
@@ -67,72 +69,3 @@ class SimulatedEvaluator:
 def same_answer(first: str, second: str) -> bool:
     """The simulated reader's answers are its claims: equal once normalised."""
     return exact_match_score(first, second) == 1.0
-
-
-class TextReader:
-    """Answers a rendered prompt: finds which known memory texts it contains, asks the world.
-
-    Args:
-        world: The evidence world that answers.
-        memories: Memory id -> text, the memories the reader can recognise in a prompt.
-        case_id: The case's id (part of the answer seed).
-
-    Framework adapters (a LangChain chat model, a LlamaIndex LLM) wrap this so that the
-    real retrieval/prompt path runs offline. The n-th identical coalition seen is answered
-    as trial n, so repeated calls reproduce the engine's per-trial seeding.
-    """
-
-    def __init__(
-        self, world: EvidenceWorld, memories: Mapping[str, str], *, case_id: str = ""
-    ) -> None:
-        self.world = world
-        self.memories = dict(memories)
-        self.case_id = case_id
-        self._seen: Counter[tuple[str, ...]] = Counter()
-        self._lock = threading.Lock()
-
-    def present(self, prompt: str) -> tuple[str, ...]:
-        """Ids of the known memories whose text appears in ``prompt``.
-
-        A text counts as is, or escaped as the package's prompts render data.
-
-        Args:
-            prompt: The rendered prompt.
-
-        Returns:
-            The ids, sorted.
-        """
-        return tuple(
-            sorted(
-                mid
-                for mid, text in self.memories.items()
-                if text and (text in prompt or neutralize_tags(text) in prompt)
-            )
-        )
-
-    def answer(self, prompt: str) -> str:
-        """Answer a rendered prompt as the world's reader would on the memories it holds.
-
-        Args:
-            prompt: The rendered prompt.
-
-        Returns:
-            The answer; repeated prompts with the same memories count as later trials.
-        """
-        ids = self.present(prompt)
-        with self._lock:
-            trial = self._seen[ids]
-            self._seen[ids] += 1
-        return self.world.answer(ids, case_id=self.case_id, trial=trial)
-
-    def score(self, prompt: str, reference: str) -> float:
-        """Answer ``prompt`` and score the answer against ``reference``.
-
-        Args:
-            prompt: The rendered prompt.
-            reference: The gold answer.
-
-        Returns:
-            1.0 for an exact (normalised) match, else 0.0.
-        """
-        return exact_match_score(self.answer(prompt), reference)

@@ -27,6 +27,8 @@ from ..core.errors import InconsistentVerdictsError
 from ..core.memory import Memory
 from .evaluator import same_answer
 from .judging import JudgeSignal, SimulatedJudge
+from .reader import TextReader
+from .standin import StandInModel
 from .world import EvidenceWorld, normalize_answer
 
 __all__ = ["SimulatedQuery"]
@@ -72,6 +74,8 @@ class SimulatedQuery:
             question=question,
             seed=seed,
         )
+        self.model = StandInModel(TextReader(world, {}, case_id=case_id))
+        """The world-mode stand-in agent."""
         self.cache = AnswerCache(deterministic=world.deterministic)
         self.other_calls = 0
         """Model calls made for the query outside agent and judge (e.g. a filter call)."""
@@ -90,9 +94,7 @@ class SimulatedQuery:
             The answer (one agent call per distinct prompt and trial).
         """
         prompt = "\x1f".join(sorted(ids))
-        return self.cache.answer(
-            prompt, trial, lambda: self.world.answer(ids, case_id=self.case_id, trial=trial)
-        )
+        return self.cache.answer(prompt, trial, lambda: self.model.read(ids, trial))
 
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         """Score ``coalition`` on trial ``trial``.

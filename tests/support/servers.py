@@ -161,11 +161,9 @@ class OpenAIStub:
     @classmethod
     def for_case(cls, case: Any, **kwargs: Any) -> OpenAIStub:
         """A stub answering from ``case``'s simulated world (SIMULATED, offline)."""
-        from meclear_integrations.langchain.simulated import simulated_reply
-        from meclear_integrations.simulation import TextReader
+        from meclear_integrations.simulation import StandInModel
 
-        reader = TextReader(case.world, case.texts, case_id=case.case_id)
-        return cls(lambda prompt: simulated_reply(reader, prompt), **kwargs)
+        return cls(StandInModel.from_case(case).reply, **kwargs)
 
     def structured_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if "response_format" in r]
@@ -175,6 +173,6 @@ class OpenAIStub:
 
 
 def candidate(prompt: str) -> str | None:
-    from meclear_integrations.simulation.replies import fenced_block
+    from meclear_integrations.simulation.prompt_blocks import fenced_block
 
     return fenced_block("candidate_answer", prompt)

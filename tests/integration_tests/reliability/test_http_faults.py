@@ -14,8 +14,7 @@ from langchain_openai import ChatOpenAI
 
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.langchain import ClearingRetriever, reference_config
-from meclear_integrations.langchain.simulated import simulated_reply
-from meclear_integrations.simulation import TextReader, redundant_harm_example
+from meclear_integrations.simulation import StandInModel, redundant_harm_example
 from tests.support.servers import OpenAIStub, serve
 
 KEPT = ["g1", "b1", "b2", "b3"]
@@ -54,8 +53,7 @@ class FaultyStub:
 
 def _run(plan: dict[int, str], **kwargs):  # type: ignore[no-untyped-def]
     case = redundant_harm_example()
-    reader = TextReader(case.world, case.texts, case_id=case.case_id)
-    stub = FaultyStub(OpenAIStub(lambda p: simulated_reply(reader, p)), plan)
+    stub = FaultyStub(OpenAIStub(StandInModel.from_case(case).reply), plan)
     docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
 
     with serve(stub) as url:

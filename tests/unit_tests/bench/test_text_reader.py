@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from meclear_bench.text_reader import ABSTAIN, judge_correct, reply
 from meclear_integrations.core.memory import Memory
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
@@ -111,3 +113,42 @@ def test_memory_text_cannot_pose_as_another_block() -> None:
     assert answer.startswith("7 May") or answer.startswith("1 Jan")  # read as one memory
     prompt = format_answer_prompt(Q, _memories(GOLD, hostile))
     assert prompt.count("<memory id=") == 2
+
+
+def test_the_text_reader_is_the_stand_in_model_in_text_reading_mode() -> None:
+    from meclear_bench.reader_server import ReaderServer
+    from meclear_bench.text_reader import TextReading, text_reading_model
+    from meclear_integrations.simulation import StandInModel
+
+    model = text_reading_model()
+    assert isinstance(model, StandInModel) and isinstance(model.reader, TextReading)
+    prompts = [
+        format_answer_prompt(Q, _memories(GOLD, BACKGROUND)),
+        reference_prompt(Q, "7 May 2023", "7 May 2023", structured=True),
+    ]
+    assert [model.reply(p) for p in prompts] == [reply(p).text for p in prompts]
+    assert model.calls == 2
+    with pytest.raises(TypeError, match="world-mode"):
+        model.read(["m1"], 0)
+    server = ReaderServer()
+    body = json.dumps({"messages": [{"role": "user", "content": prompts[0]}]}).encode()
+    status, _, payload = server.handle(body)
+    assert status == 200 and server.model.calls == 1
+    assert json.loads(payload)["choices"][0]["message"]["content"] == "7 May 2023 with friends"
+
+
+def test_the_server_serves_a_world_mode_stand_in_too() -> None:
+    from meclear_bench.reader_server import ReaderServer
+    from meclear_integrations.simulation import StandInModel, redundant_harm_example
+
+    case = redundant_harm_example()
+    server = ReaderServer(model=StandInModel.from_case(case))
+    good = [m for m in case.memories if m.id not in case.targets]
+    prompt = format_answer_prompt(case.query, good)
+    body = json.dumps({"messages": [{"role": "user", "content": prompt}]}).encode()
+    _, _, payload = server.handle(body)
+    assert json.loads(payload)["choices"][0]["message"]["content"] == case.reference
+    judge = reference_prompt(case.query, "May 2021", case.reference, structured=True)
+    request = {"messages": [{"role": "user", "content": judge}], "response_format": {}}
+    _, _, payload = server.handle(json.dumps(request).encode())
+    assert json.loads(json.loads(payload)["choices"][0]["message"]["content"])["correct"] is False

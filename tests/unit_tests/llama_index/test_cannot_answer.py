@@ -3,8 +3,6 @@ metadata and events and clears nothing (``stops.cannot_answer``, issue 29 item 6
 
 from __future__ import annotations
 
-from llama_index.core.base.llms.types import CompletionResponse
-
 from meclear_integrations.core.config import ClearanceConfig
 from meclear_integrations.llama_index import MeClearPostprocessor, SimulatedLLM
 from meclear_integrations.llama_index.events import (
@@ -13,18 +11,15 @@ from meclear_integrations.llama_index.events import (
     ScreeningEndEvent,
     ScreeningStartEvent,
 )
+from meclear_integrations.simulation.faults import ScriptedFaults
 
-
-class Silent(SimulatedLLM):
-    """Says "I don't know." to every prompt."""
-
-    def _reply(self, prompt: str) -> CompletionResponse:
-        return CompletionResponse(text="I don't know.")
+SILENT = ScriptedFaults(every="I don't know.")
+"""The stand-in says "I don't know." to every prompt."""
 
 
 def processor(case, **kwargs) -> MeClearPostprocessor:
     return MeClearPostprocessor(
-        llm=Silent.from_case(case),
+        llm=SimulatedLLM.from_case(case, faults=SILENT),
         judge=SimulatedLLM.from_case(case),
         reference=case.reference,
         **kwargs,

@@ -163,11 +163,16 @@ def test_all_cleared_policy(case, nodes, llm) -> None:
     """A judge that only accepts answers given no memories makes the verified clearance
     remove everything; the policy decides what is returned."""
     judge = CallableJudge(lambda answer, context: float(len(context) == 0))
-    pp = MeClearPostprocessor(llm=llm, judge=judge, judge_context="coalition")  # opt-in
+    pp = MeClearPostprocessor(
+        llm=llm, judge=judge, documents={"judge_context": "coalition"}
+    )  # opt-in
     result = pp.clear_nodes(nodes, case.query)
     assert result.report is not None and sorted(result.report.cleared_ids) == sorted(ids(nodes))
     assert result.nodes == []
-    keep = pp.model_copy(update={"edge_cases": EdgeCasePolicy(all_cleared="keep_all")})
+    documents = pp.documents.model_copy(
+        update={"edge_cases": EdgeCasePolicy(all_cleared="keep_all")}
+    )
+    keep = pp.model_copy(update={"documents": documents})
     kept = keep.postprocess_nodes(nodes, query_str=case.query)
     assert ids(kept) == ids(nodes)
     assert all(n.node.metadata["meclear"]["kept_by_policy"] for n in kept)
@@ -246,8 +251,6 @@ async def test_chat_models_are_called_through_achat(case, nodes) -> None:
     from llama_index.core.base.llms.types import ChatResponse, LLMMetadata
     from llama_index.core.llms import ChatMessage
 
-    from meclear_integrations.llama_index.simulated import simulated_reply
-
     chats: list[int] = []
 
     class Chat(SimulatedLLM):
@@ -260,7 +263,7 @@ async def test_chat_models_are_called_through_achat(case, nodes) -> None:
 
         async def achat(self, messages, **kwargs):
             chats.append(len(messages))
-            text = simulated_reply(self._reader, messages[-1].content)
+            text = await self.stand_in.areply(messages[-1].content)
             return ChatResponse(message=ChatMessage(role="assistant", content=text))
 
     pp = MeClearPostprocessor(llm=Chat.from_case(case), reference=case.reference)

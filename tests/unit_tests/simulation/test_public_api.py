@@ -13,11 +13,11 @@ EXPECTED = [
     "SimulatedEvaluator",
     "SimulatedJudge",
     "SimulatedQuery",
+    "StandInModel",
     "TextReader",
     "exact_match_score",
     "normalize_answer",
     "redundant_harm_example",
-    "simulated_reply",
 ]
 
 
