@@ -158,13 +158,14 @@ def test_identical_texts_without_ids(case) -> None:
 
 def test_unreadable_judge_raises_or_fails_open(case, inner, llm) -> None:
     mute = RunnableLambda(lambda prompt: "hmm")
+    fast = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
     with pytest.raises(EvaluatorError, match="VerdictParseError"):
-        ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_failure="closed").invoke(
-            case.query, config=reference_config(case.reference)
-        )
-    out = ClearingRetriever(retriever=inner, llm=llm, judge=mute, on_failure="open").invoke(
-        case.query, config=reference_config(case.reference)
-    )
+        ClearingRetriever(
+            retriever=inner, llm=llm, judge=mute, on_failure="closed", clearance=fast
+        ).invoke(case.query, config=reference_config(case.reference))
+    out = ClearingRetriever(
+        retriever=inner, llm=llm, judge=mute, on_failure="open", clearance=fast
+    ).invoke(case.query, config=reference_config(case.reference))
     assert len(out) == 6 and "VerdictParseError" in out[0].metadata["meclear"]["error"]
 
 

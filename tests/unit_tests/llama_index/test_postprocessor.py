@@ -55,7 +55,10 @@ class Failing(SimulatedLLM):
         return self.complete(prompt, formatted=formatted, **kwargs)
 
 
-CLOSED = ClearanceConfig(failure={"mode": "closed"})
+FAST_RETRY = {"initial_backoff": 0.0, "jitter": 0.0}
+"""Retries without backoff waits: the failure tests need the retries, not the sleeps."""
+FAST = ClearanceConfig(failure={"retry": FAST_RETRY})
+CLOSED = ClearanceConfig(failure={"mode": "closed", "retry": FAST_RETRY})
 """An engine config that raises evaluator failures to the integration."""
 
 
@@ -208,7 +211,9 @@ def test_reference_judge_without_reference_always_raises(case, nodes, llm) -> No
 def test_agent_failure_raises_or_fails_open(case, nodes) -> None:
     """``on_failure`` on the component overrides ``clearance.on_failure``."""
     failing = Failing.from_case(case, fail_after=3)
-    pp = MeClearPostprocessor(llm=failing, reference=case.reference, on_failure="closed")
+    pp = MeClearPostprocessor(
+        llm=failing, reference=case.reference, on_failure="closed", clearance=FAST
+    )
     with pytest.raises(EvaluatorError, match="provider down"):
         pp.postprocess_nodes(nodes, query_str=case.query)
     failing = Failing.from_case(case, fail_after=3)
@@ -222,7 +227,7 @@ def test_agent_failure_raises_or_fails_open(case, nodes) -> None:
 
 def test_engine_failing_open_keeps_every_node(case, nodes) -> None:
     failing = Failing.from_case(case, fail_after=3)
-    pp = MeClearPostprocessor(llm=failing, reference=case.reference)
+    pp = MeClearPostprocessor(llm=failing, reference=case.reference, clearance=FAST)
     result = pp.clear_nodes(nodes, case.query)
     assert result.report is not None and result.report.status == "failed"
     assert "provider down" in result.error
