@@ -147,7 +147,10 @@ def test_a_failed_batch_stops_its_progress_and_closes_the_stage() -> None:
         return _score(coalition)
 
     report = MeClearEngine(
-        ClearanceConfig(budget={"max_concurrency": 1}),
+        ClearanceConfig(
+            budget={"max_concurrency": 1},
+            failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}},
+        ),
         listener=lambda e: seen.append((e.stage, e.phase, e.payload)),
     ).clear(make_memories(10), evaluate)
     assert report.status == "failed"

@@ -62,7 +62,8 @@ def test_llm_judge_failure_surfaces_as_evaluator_error() -> None:
     judge = ReferenceLLMJudge(ScriptedTextModel("hmm, hard to say"))
     evaluate = task_evaluator(answer, judge, question=case.query, reference=case.reference)
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(CONFIG.updated(failure={"mode": "closed"})).clear(case.memories, evaluate)
+        fast_closed = {"mode": "closed", "retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+        MeClearEngine(CONFIG.updated(failure=fast_closed)).clear(case.memories, evaluate)
     assert "VerdictParseError" in str(info.value)
 
 

@@ -125,7 +125,11 @@ def test_error_path_closes_the_stage(case, inner, llm) -> None:
 
     handler = Events()
     retriever = ClearingRetriever(
-        retriever=inner, llm=llm, judge=RunnableLambda(lambda p: "??"), on_failure="open"
+        retriever=inner,
+        llm=llm,
+        judge=RunnableLambda(lambda p: "??"),
+        on_failure="open",
+        clearance=ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}}),
     )
     retriever.invoke(case.query, config=reference_config(case.reference, {"callbacks": [handler]}))
     phases = [(n, d["phase"]) for n, d, _ in _stages(handler.events)]

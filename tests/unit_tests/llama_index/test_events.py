@@ -35,6 +35,8 @@ SEQUENCE = [
     ClearanceEndEvent,
 ]
 CLOSED = ClearanceConfig(failure={"mode": "closed"})
+FAST = ClearanceConfig(failure={"retry": {"initial_backoff": 0.0, "jitter": 0.0}})
+"""Retries without backoff waits (the error tests need the retries, not the sleeps)."""
 
 
 def assert_balanced(events) -> None:
@@ -138,7 +140,7 @@ def check_error_run(events) -> None:
 
 def test_error_path_closes_every_stage_sync(case, nodes, events) -> None:
     pp = MeClearPostprocessor(
-        llm=Failing.from_case(case), reference=case.reference, on_failure="closed"
+        llm=Failing.from_case(case), reference=case.reference, on_failure="closed", clearance=FAST
     )
     with pytest.raises(EvaluatorError):
         pp.postprocess_nodes(nodes, query_str=case.query)
@@ -147,7 +149,7 @@ def test_error_path_closes_every_stage_sync(case, nodes, events) -> None:
 
 async def test_error_path_closes_every_stage_async(case, nodes, events) -> None:
     pp = MeClearPostprocessor(
-        llm=Failing.from_case(case), reference=case.reference, on_failure="closed"
+        llm=Failing.from_case(case), reference=case.reference, on_failure="closed", clearance=FAST
     )
     with pytest.raises(EvaluatorError):
         await pp.apostprocess_nodes(nodes, query_str=case.query)

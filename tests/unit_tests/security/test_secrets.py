@@ -160,7 +160,10 @@ def test_the_exception_chain_of_a_fail_closed_run_is_redacted(
 
     memories = [Memory(id="a", content="x"), Memory(id="b", content="y")]
     with pytest.raises(EvaluatorError) as info:
-        MeClearEngine(ClearanceConfig(failure={"mode": "closed"})).clear(memories, evaluate)
+        config = ClearanceConfig(
+            failure={"mode": "closed", "retry": {"initial_backoff": 0.0, "jitter": 0.0}}
+        )
+        MeClearEngine(config).clear(memories, evaluate)
     printed = "".join(traceback.format_exception(info.value))
     assert KEY not in printed and REDACTED in printed
     assert isinstance(info.value.__cause__, ValueError)  # types are kept where possible
