@@ -22,8 +22,8 @@ from tests.support.servers import OpenAIStub, serve
 from tests.unit_tests.llama_index.conftest import case_nodes
 
 KEPT = ["g1", "b1", "b2", "b3"]
-REQUESTS = 8
-"""Requests, one loop each: every other one failed open before the fix (4 of these 8)."""
+REQUESTS = 4
+"""Requests, one loop each: every other one failed open before the fix (2 of these 4)."""
 
 
 @pytest.mark.slow
