@@ -50,7 +50,7 @@ def test_one_500_costs_the_engines_attempts_not_the_clients_too(
 def test_dead_provider_queries_are_bounded_then_skipped_by_the_breaker(
     framework: str, asynchronous: bool, kind: str
 ) -> None:
-    wall = 2.0
+    wall = 1.0 if kind == "hang" else 2.0  # a hung call waits out the whole bound: keep it short
     results = measure(
         framework,
         kind,
