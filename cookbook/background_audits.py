@@ -36,7 +36,12 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
+from meclear_integrations.langchain import (
+    ClearingRetriever,
+    Loop,
+    SimulatedChatModel,
+    reference_config,
+)
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.simulation import redundant_harm_example
 
@@ -73,9 +78,9 @@ def main() -> None:
         retriever = ClearingRetriever(
             retriever=store.as_retriever(search_kwargs={"k": len(case.memories)}),
             llm=SimulatedChatModel.from_case(case),
-            ledger=ledger,
             mode="background",
-            audit_workers=0,  # default 1: a worker thread starts with the component
+            # audit_workers default 1: a worker thread starts with the component
+            loop=Loop(ledger=ledger, audit_workers=0),
         )
         config = {**reference_config(case.reference), "callbacks": [counter]}
 

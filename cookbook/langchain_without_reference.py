@@ -38,7 +38,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
-from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel
+from meclear_integrations.langchain import ClearingRetriever, Documents, SimulatedChatModel
 from meclear_integrations.simulation import redundant_harm_example
 
 DATES = {
@@ -132,7 +132,9 @@ def main() -> dict[str, Any]:
         f"judge {calls.get('judge')}, total {calls.get('total')}"
     )
 
-    coalition = ClearingRetriever(retriever=base, llm=agent, judge=judge, judge_context="coalition")
+    coalition = ClearingRetriever(
+        retriever=base, llm=agent, judge=judge, documents=Documents(judge_context="coalition")
+    )
     abstained = coalition.invoke(case.query)
     status = abstained[0].metadata["meclear"].get("status", "complete")
     reason = abstained[0].metadata["meclear"].get("status_reason")

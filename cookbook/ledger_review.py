@@ -31,7 +31,12 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
+from meclear_integrations.langchain import (
+    ClearingRetriever,
+    Loop,
+    SimulatedChatModel,
+    reference_config,
+)
 from meclear_integrations.ledger import HarmLedger, content_hash
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.triggers import WhenJudgeFails
@@ -64,7 +69,7 @@ def main() -> dict[str, object]:
         HarmLedger(Path(folder) / "ledger.db") as ledger,
     ):
         retriever = ClearingRetriever(
-            retriever=base, llm=llm, trigger=WhenJudgeFails(), ledger=ledger
+            retriever=base, llm=llm, loop=Loop(trigger=WhenJudgeFails(), ledger=ledger)
         )
         print("SIMULATED evidence world (offline)\n")
         for question in QUESTIONS:

@@ -37,7 +37,12 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from meclear_integrations.exports.phoenix import phoenix_document_annotations
-from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
+from meclear_integrations.langchain import (
+    ClearingRetriever,
+    Loop,
+    SimulatedChatModel,
+    reference_config,
+)
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.simulation import redundant_harm_example
 
@@ -166,7 +171,7 @@ def main(endpoint: str | None = None, shot: Path | None = None) -> dict[str, Any
                 retriever = ClearingRetriever(
                     retriever=store.as_retriever(search_kwargs={"k": k}),
                     llm=SimulatedChatModel.from_case(case),
-                    ledger=ledger,
+                    loop=Loop(ledger=ledger),
                 )
                 kept = retriever.invoke(case.query, config=reference_config(case.reference))
                 run = ledger.runs(limit=1)[0]

@@ -80,7 +80,7 @@ def request_overhead(
     from langchain_core.documents import Document
     from langchain_core.runnables import RunnableLambda
 
-    from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel
+    from meclear_integrations.langchain import ClearingRetriever, Loop, SimulatedChatModel
     from meclear_integrations.ledger import HarmLedger
     from meclear_integrations.simulation import redundant_harm_example
 
@@ -107,7 +107,10 @@ def request_overhead(
         backend = ledger.engine.dialect.name
         model = CountingChatModel.from_case(redundant_harm_example())
         component = ClearingRetriever(
-            retriever=plain, llm=model, ledger=ledger, mode="background", audit_workers=0
+            retriever=plain,
+            llm=model,
+            mode="background",
+            loop=Loop(ledger=ledger, audit_workers=0),
         )
         for i in range(20):  # warm both paths
             plain.invoke(f"warm {i}")

@@ -117,6 +117,9 @@ KEEP: dict[str, list[str]] = {
     ],
     "llama_index": [
         "MeClearPostprocessor",
+        "Limits",
+        "Loop",
+        "Documents",
         "query_reference",
         "current_reference",
         "MeClearStageEvent",
@@ -133,6 +136,9 @@ KEEP: dict[str, list[str]] = {
     "langchain": [
         "ClearingRetriever",
         "MeClearCompressor",
+        "Limits",
+        "Loop",
+        "Documents",
         "reference_config",
         "AdmissionGate",
         "AdmissionRunnable",
@@ -146,6 +152,9 @@ KEEP: dict[str, list[str]] = {
         "INTERNAL_TAG",
     ],
     "pipeline": [
+        "Limits",
+        "Loop",
+        "Documents",
         "QuerySettings",
         "clearance_flow",
         "FlowResult",

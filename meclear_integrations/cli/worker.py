@@ -1,13 +1,13 @@
 """``meclear worker``: run background job workers outside the application process.
 
-The application builds its component with ``mode="background"`` and ``audit_workers=0``;
-``meclear worker --component myapp.meclear:retriever`` imports the same component (an
-object, or a function that returns one), takes its audit queue (the job table beside its
-ledger, or the ``ProcrastinateQueue`` it was given) and runs ``--concurrency`` workers until
-SIGINT/SIGTERM, or until no job is due with ``--until-idle``. Run as many of these as you
-like, on as many machines as share the ledger database: a job is claimed by one worker at a
-time and taken over by another when its worker dies (leases, at-least-once delivery,
-idempotent ledger writes).
+The application builds its component with ``mode="background"`` and
+``loop=Loop(audit_workers=0)``; ``meclear worker --component myapp.meclear:retriever``
+imports the same component (an object, or a function that returns one), takes its audit
+queue (the job table beside its ledger, or the ``ProcrastinateQueue`` it was given) and runs
+``--concurrency`` workers until SIGINT/SIGTERM, or until no job is due with
+``--until-idle``. Run as many of these as you like, on as many machines as share the ledger
+database: a job is claimed by one worker at a time and taken over by another when its worker
+dies (leases, at-least-once delivery, idempotent ledger writes).
 
 Every job kind on the queue runs here: ``--component`` may be given several times (a
 background retriever for ``audit`` jobs, a ``BackgroundAdmissionGate`` /

@@ -28,14 +28,20 @@ LangSmith's tracing context off).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .events import StageEvent
 from .memory import Memory
+from .trace_scope import EVALUATION as _EVALUATION
+from .trace_scope import SCOPE as _SCOPE
+from .trace_scope import (
+    ClearanceScope,
+    clearance_scope,
+    evaluation_contexts,
+    register_evaluation_context,
+)
 from .trace_settings import TraceSettings
 
 if TYPE_CHECKING:
@@ -60,56 +66,6 @@ __all__ = [
 ]
 
 _DEFAULT = TraceSettings()
-
-
-@dataclass(frozen=True, slots=True)
-class ClearanceScope:
-    """What an integration knows about the clearance it is about to run."""
-
-    query: str | None = None
-    """The query (recorded only when contents are captured)."""
-    framework: str | None = None
-    """``langchain`` / ``llama_index``; None for the bare engine."""
-    parent: Any = None
-    """An OpenTelemetry span to parent the clearance span to (a framework
-    instrumentation's span of the current step); None: the current span."""
-    cost: Callable[[], Mapping[str, Any]] | None = None
-    """The model-call cost the integration adds to the engine's report, read when the
-    clearance ends (``cost.cost_fields``: ``agent_calls``, ``judge_calls``,
-    ``agent_tokens``, ``judge_tokens``), so the clearance span carries the same figures
-    as the documents' metadata; None for the bare engine."""
-
-
-_SCOPE: ContextVar[ClearanceScope | None] = ContextVar("meclear_trace_scope", default=None)
-_EVALUATION: ContextVar[Any] = ContextVar("meclear_trace_evaluation", default=None)
-"""The traced evaluation running in this context (set by the evaluation wrapper)."""
-
-
-@contextmanager
-def clearance_scope(
-    *,
-    query: str | None = None,
-    framework: str | None = None,
-    parent: Any = None,
-    cost: Callable[[], Mapping[str, Any]] | None = None,
-) -> Iterator[ClearanceScope]:
-    """Name the query / framework / parent span / cost of the clearance run inside the block.
-
-    Args:
-        query: the query being answered.
-        framework: the integration running the clearance.
-        parent: the span to parent the clearance span to.
-        cost: returns the model-call fields of the run's ``ClearanceCost`` so far.
-
-    Returns:
-        A context manager yielding the scope.
-    """
-    scope = ClearanceScope(query=query, framework=framework, parent=parent, cost=cost)
-    token = _SCOPE.set(scope)
-    try:
-        yield scope
-    finally:
-        _SCOPE.reset(token)
 
 
 Quieter = Callable[[bool], AbstractContextManager[Any]]
@@ -153,7 +109,6 @@ def quiet_internal_runs() -> Iterator[None]:
         yield
 
 
-_EVALUATION_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
 _INTERNAL_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
 
 
@@ -171,31 +126,6 @@ def register_internal_context(
         factory: Returns the context manager, entered around each evaluator call.
     """
     _INTERNAL_CONTEXTS[name] = factory
-
-
-def register_evaluation_context(
-    name: str, factory: Callable[[], AbstractContextManager[Any]]
-) -> None:
-    """Register a context every traced evaluation span runs its call in (an integration).
-
-    Used to make a framework instrumentation parent its spans of the call to the
-    evaluation span (the LlamaIndex integration detaches the call from the current
-    LlamaIndex span under OpenInference, so its LLM spans nest under ``meclear.evaluate``).
-
-    Args:
-        name: A unique name (registering it again replaces the context).
-        factory: Returns the context manager, entered around each traced evaluator call.
-    """
-    _EVALUATION_CONTEXTS[name] = factory
-
-
-def evaluation_contexts() -> list[AbstractContextManager[Any]]:
-    """New instances of the registered evaluation contexts.
-
-    Returns:
-        The context managers to enter around one traced evaluator call.
-    """
-    return [factory() for factory in _EVALUATION_CONTEXTS.values()]
 
 
 class JudgeCall(Protocol):

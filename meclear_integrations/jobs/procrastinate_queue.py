@@ -22,7 +22,7 @@ What maps to what:
   silent for longer back in the queue.
 - **Idempotent results**: the ledger run id of job ``n`` is ``procrastinate-<n>``.
 - **Workers** run in their own processes (``meclear worker``), not as threads of the
-  application: build the component with ``audit_workers=0``.
+  application: build the component with ``loop=Loop(audit_workers=0)``.
 - **Job kinds**: audits are the ``meclear.audit`` task; every other kind
   (:meth:`ProcrastinateQueue.enqueue`, e.g. ``admission``) is the ``meclear.job`` task
   with its kind, on the same queue; a worker runs them with its

@@ -24,7 +24,6 @@ Claims are one write transaction: ``BEGIN IMMEDIATE`` on SQLite (one writer at a
 from __future__ import annotations
 
 import os
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -52,6 +51,7 @@ from sqlalchemy import (
 
 from ..core.redaction import redact
 from ..ledger.database import create_ledger_engine, display_url, ledger_url, write_transaction
+from .claim import ClaimedJob, default_worker_name
 from .kinds import AUDIT, JobKinds
 from .protocol import Auditor, AuditTicket
 from .snapshot import AuditSnapshot
@@ -95,18 +95,6 @@ Index(
 
 
 @dataclass(frozen=True, slots=True)
-class ClaimedJob:
-    """A job a worker holds under a lease."""
-
-    job_id: str
-    payload: str
-    attempts: int
-    max_attempts: int
-    lease_until: float
-    kind: str = AUDIT
-
-
-@dataclass(frozen=True, slots=True)
 class JobRecord:
     """A job as stored (for status, tests and the dead letters)."""
 
@@ -121,11 +109,6 @@ class JobRecord:
     worker: str | None
     kind: str = AUDIT
     lease_until: float | None = None
-
-
-def default_worker_name() -> str:
-    """``host:pid:short-uuid``, unique per worker thread."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 class JobStore:

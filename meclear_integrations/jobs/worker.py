@@ -27,14 +27,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tenacity import RetryCallState, wait_exponential_jitter
 
 from ..core.redaction import redact
+from .claim import ClaimedJob, default_worker_name
 from .kinds import JobKinds
 from .protocol import Auditor, AuditOutcome
-from .store import ClaimedJob, JobStore, default_worker_name
+
+if TYPE_CHECKING:
+    from .store import JobStore
 
 __all__ = ["AuditWorker", "WorkerPool", "backoff_seconds"]
 

@@ -6,8 +6,9 @@ as attributes of its ``<memory>`` block (``prompts.render_memory``: values are d
 fenced like the text), in the agent's prompt and the reference-free judge's prompt.
 
 :data:`DEFAULT_METADATA_KEYS` picks up the common time and source keys (LangChain loaders,
-LlamaIndex readers, mem0 / Zep style stores); pass ``metadata_keys=(...)`` to a component
-to choose your own, or ``()`` to render none.
+LlamaIndex readers, mem0 / Zep style stores); pass
+``documents=Documents(metadata_keys=(...))`` to a component to choose your own, or ``()`` to
+render none.
 """
 
 from __future__ import annotations

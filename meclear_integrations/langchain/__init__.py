@@ -7,6 +7,7 @@ from ._imports import require_langchain
 
 require_langchain()
 
+from ..pipeline.settings import Documents, Limits, Loop  # noqa: E402
 from .admission import AdmissionGate, AdmissionRunnable, GateResult, admitter_from_langchain  # noqa: E402
 from .compressor import MeClearCompressor  # noqa: E402
 from .judges import LangChainReferenceFreeJudge, LangChainReferenceJudge  # noqa: E402
@@ -21,10 +22,13 @@ __all__ = [
     "AdmissionGate",
     "AdmissionRunnable",
     "ClearingRetriever",
+    "Documents",
     "GateResult",
     "LangChainReferenceFreeJudge",
     "LangChainReferenceJudge",
     "LangChainTextModel",
+    "Limits",
+    "Loop",
     "MeClearCompressor",
     "SimulatedChatModel",
     "admitter_from_langchain",

@@ -44,7 +44,7 @@ a message, or a dict with an ``answer`` entry.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManager,
@@ -56,16 +56,8 @@ from langchain_core.callbacks import (
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    field_validator,
-    model_validator,
-)
+from pydantic import ConfigDict, model_validator
 
-from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
@@ -74,14 +66,8 @@ from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
-from ..core.strict import RENAMED, accepted_names, reject_unknown
 from ..guard.gated_metadata import model_name
-from ..guard.live_bounds import LiveGuard
 from ..guard.policy import (
-    FailureSwitch,
-    LivePolicy,
-    failure_mode,
-    fold_clearance_scope,
     is_deterministic,
 )
 from ..jobs.protocol import AuditOutcome
@@ -90,30 +76,17 @@ from ..judges.answer_prompts import (
     DEFAULT_ANSWER_PROMPT,
     neutralize_tags,
     render_memories,
-    validate_metadata_keys,
 )
 from ..judges.memory_metadata import present_keys
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
-    Stoppable,
     audit_outcome,
-    audit_settings,
-    open_queue,
-    run_pending,
-    start_workers,
 )
-from ..pipeline.background import background_flow
-from ..pipeline.flow import component_config, make_gate
-from ..pipeline.settings import MOVED, Limits
-from ..pipeline.shaping import result_metadata
+from ..pipeline.component import ClearingComponent
 from ..pipeline.steps import Clear, Flow
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
-from ..runtime.limiter import CallLimiter, resolve_limiter
-from ..runtime.loop_clients import PerLoopModels
 from ..runtime.payloads import (
-    DEFAULT_METADATA_KEY,
-    EdgeCasePolicy,
     event_name,
     exception_summary,
     report_summary,
@@ -121,13 +94,12 @@ from ..runtime.payloads import (
     stage_event_payload,
 )
 from ..runtime.usage import UsageMeter, metering
-from ..telemetry import TraceSettings, clearance_scope
+from ..telemetry import clearance_scope
 from ..telemetry.parents import langchain_run_span
-from ..triggers.base import Trigger
 from .documents import document_ids, error_documents, to_memories
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
-from .reference import REFERENCE_METADATA_KEY, reference_from_metadata
+from .reference import reference_from_metadata
 from .usage import USAGE_CALLBACK
 from .volume import (
     INTERNAL_TAG,
@@ -149,8 +121,6 @@ ANSWER_METADATA_KEY = "meclear_answer"
 """Config-metadata key of the chain's answer, kept in a background audit's snapshot."""
 FEEDBACK_METADATA_KEY = "meclear_feedback"
 """Config-metadata key of the user's feedback, kept in a background audit's snapshot."""
-_ROLE_SETTINGS = {"agent": "llm= or agent=", "judge": "judge= (or llm=)", "evaluator": "agent="}
-"""Which setting supplies each role, for the messages of permanent failures."""
 
 
 def _redacted(exc: Exception) -> Exception:
@@ -186,7 +156,7 @@ def default_agent(llm: Runnable) -> Runnable:
     return chain.with_config(run_name="meclear_agent")
 
 
-class ClearanceSettings(BaseModel):
+class ClearanceSettings(ClearingComponent):
     """Fields and the clearance step shared by ``ClearingRetriever`` and the compressor.
 
     Not used directly: see :class:`~meclear_integrations.langchain.ClearingRetriever` and
@@ -205,135 +175,14 @@ class ClearanceSettings(BaseModel):
     judge: Any = None
     """A ``Judge``, a LangChain model, a function (``CallableJudge``) or None (``llm``). A
     model judges against the reference when the query has one, reference-free otherwise."""
-    clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
-    """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings). Unless
-    ``max_wall_seconds`` is set explicitly, a query's clearance is bounded by
-    ``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
-    layer: ``llm`` and a model ``judge`` are called through a copy whose own retries are
-    off (``provider_retries``)."""
-    clearance_scope: Literal["minimal", "complete"] | None = None
-    """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
-    ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""
-    limits: Limits = Field(default_factory=Limits)
-    """Circuit breaker, shared call limiter (``limiter`` or ``max_calls_in_flight``) and the
-    size cap of event payloads (:class:`~meclear_integrations.pipeline.settings.Limits`)."""
-    metadata_key: str = DEFAULT_METADATA_KEY
-    """Metadata key of the per-memory results on returned documents."""
-    reference_key: str = REFERENCE_METADATA_KEY
-    """Config-metadata key holding the query's reference answer."""
-    judge_context: Literal["full", "coalition"] = "full"
-    """What the judge sees as context: every retrieved document (default; removing
-    evidence then cannot make an answer look supported, and each distinct answer is judged
-    once per query), or only the coalition the agent saw (opt-in; without a reference its
-    verdicts reward deleting the evidence against an answer)."""
-    metadata_keys: tuple[str, ...] | None = None
-    """Document metadata rendered, fenced as data, with each memory for the agent and the
-    reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time and
-    source keys: ``date``, ``timestamp``, ``created_at``, ``source``, ``speaker``...);
-    ``()``: none."""
-    deterministic_agent: bool | None = None
-    """The agent gives the same answer to the same prompt, so it is asked once per coalition
-    across trials. None: when the model declares temperature 0."""
-    mode: Literal["clear", "shadow", "background"] = "clear"
-    """``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate metadata
-    and emit events, but drop nothing (each document's ``cleared`` says whether clearance
-    would have removed it). ``"background"`` (needs ``ledger``): no model call on the request
-    path; withhold the memories the ledger verified harmful for this question or ones like
-    it, queue the audit of a triggered query and return at once
-    (``meclear_integrations.pipeline.background``)."""
-    audit_queue: Any = None
-    """Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``);
-    None: a job table beside the ledger (same database)."""
-    audit_workers: int = Field(default=1, ge=0)
-    """Background mode: audit worker threads started with the component (0: none; run
-    ``meclear worker`` instead)."""
-    edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
-    """Policy when every document is cleared (see ``meclear_integrations.runtime.payloads``)."""
-    on_failure: FailureSwitch | None = None
-    """The fail-open/closed switch (same name as ``ClearanceConfig.on_failure``, which it
-    overrides when set; None follows ``clearance.on_failure``, ``"open"`` by default).
-    ``"open"``: when clearance cannot finish for a transient reason (provider timeouts,
-    429, 5xx, unreadable replies after retries, budgets) every document comes back
-    unchanged with ``status``/``failure`` under the metadata key, and a
-    ``FailOpenWarning`` is issued (once per reason per instance). ``"closed"``: those
-    failures raise. Failures retrying cannot heal (credentials, unknown URL or model,
-    invalid request, a bug in your agent or judge) and configuration errors always raise."""
-    trigger: Trigger | None = None
-    """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
-    TokenBudget(2000)``); a declined query returns the documents unchanged with
-    ``status: "skipped"`` and no model call. None clears every query."""
-    ledger: Any = None
-    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
-    before are tried first (ledger-guided repeat clearances)."""
-    tracing: TraceSettings = Field(default_factory=TraceSettings)
-    """OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted
-    when the application has a recording tracer provider; ``detail`` sets how much."""
-
-    _policy: LivePolicy = PrivateAttr()
-    _guard: LiveGuard = PrivateAttr()
-    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
-    _limiter: CallLimiter | None = PrivateAttr(default=None)
-    _queue: Any = PrivateAttr(default=None)
-    _workers: Stoppable | None = PrivateAttr(default=None)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: Any) -> Any:
-        reject_unknown(
-            cls.__name__,
-            data,
-            accepted_names(cls),
-            engine=ENGINE_SETTINGS,
-            renamed={**RENAMED, **MOVED},
-        )
-        return fold_clearance_scope(data)
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Create the per-instance failure policy (warn-once memory)."""
-        super().model_post_init(context)
-        self._policy = LivePolicy(
-            type(self).__name__, _ROLE_SETTINGS, models=lambda: (self.llm, self.judge)
-        )
-        self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.ledger is None)
-        self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
-        if self.mode == "background":
-            self._queue = open_queue(self.ledger, self.audit_queue)
-            self._workers = start_workers(self._queue, self, self.audit_workers)
-
-    def close(self) -> None:
-        """Stop the background audit workers this component started (after their job)."""
-        if self._workers is not None:
-            self._workers.stop()
-            self._workers = None
-
-    def run_audits(self, *, limit: int | None = None) -> list[AuditOutcome]:
-        """Run the due background audits now, on this thread (scripts, tests, cron jobs).
-
-        Args:
-            limit: The most audits to run.
-
-        Returns:
-            Their outcomes (``done``, ``retry``, ``dead``).
-
-        Raises:
-            ConfigurationError: The component is not in ``mode="background"``.
-        """
-        if self._queue is None:
-            raise ConfigurationError('run_audits() needs mode="background"')
-        return run_pending(self._queue, self, limit=limit)
-
-    @field_validator("metadata_keys", mode="before")
-    @classmethod
-    def _renderable_keys(cls, keys: Any) -> Any:
-        return validate_metadata_keys(keys)
+    role_settings: ClassVar[dict[str, str]] = {
+        "agent": "llm= or agent=",
+        "judge": "judge= (or llm=)",
+        "evaluator": "agent=",
+    }
 
     @model_validator(mode="after")
     def _needs_an_agent(self) -> ClearanceSettings:
-        if self.mode == "background" and self.ledger is None:
-            raise ConfigurationError(
-                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
-                "the harm the ledger verified, and the audits record there"
-            )
         if self.agent is None and self.llm is None:
             raise ConfigurationError("pass llm=... (or agent=...) as the task agent")
         if self.judge is None and self.llm is None:
@@ -357,7 +206,7 @@ class ClearanceSettings(BaseModel):
     ) -> TaskEvaluator | AsyncTaskEvaluator:
         agent = self._agent()
         by_id = {m.id: d for m, d in zip(memories, documents, strict=True)}
-        keys = present_keys(self.metadata_keys, memories)
+        keys = present_keys(self.documents.metadata_keys, memories)
 
         def inputs(coalition: tuple[Memory, ...]) -> dict[str, Any]:
             return {
@@ -381,7 +230,7 @@ class ClearanceSettings(BaseModel):
             ),
             question=query,
             reference=reference,
-            judge_context=self.judge_context,
+            judge_context=self.documents.judge_context,
             context=memories,
             deterministic_agent=self._deterministic(),
             limiter=self._limiter,
@@ -400,13 +249,6 @@ class ClearanceSettings(BaseModel):
             "parsed_by": record.verdict.parsed_by,
         }
 
-    def _engine_config(self) -> ClearanceConfig:
-        return component_config(self.clearance, self.on_failure)
-
-    def _absorb(self, exc: BaseException) -> None:
-        """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""
-        self._policy.absorb(exc, failure_mode(self.clearance, self.on_failure))
-
     @staticmethod
     def _failure_event(exc: BaseException) -> dict[str, Any]:
         return {
@@ -421,9 +263,10 @@ class ClearanceSettings(BaseModel):
         return stage_event_payload(event, query_id=run_id, max_bytes=self.limits.max_event_bytes)
 
     def _reference(self, metadata: dict[str, Any] | None) -> str | None:
-        reference = reference_from_metadata(metadata, self.reference_key)
+        key = self.documents.reference_key
+        reference = reference_from_metadata(metadata, key)
         if reference is None:
-            self._policy.check_reference_keys(metadata, self.reference_key, where="config metadata")
+            self._policy.check_reference_keys(metadata, key, where="config metadata")
         return reference
 
     @staticmethod
@@ -451,8 +294,7 @@ class ClearanceSettings(BaseModel):
             "trace_run_id": trace_id(run),
             "trace_system": "langchain",
         }
-        gate = make_gate(self.trigger, self.ledger)
-        return QuerySettings(self._engine_config(), self._guard, gate, record)
+        return self._query_settings(record)
 
     def _flow(
         self,
@@ -466,36 +308,17 @@ class ClearanceSettings(BaseModel):
         def load() -> list[Memory]:
             return to_memories(documents)[0]  # a bad item fails open or raises
 
-        if self.mode != "background":
-            return clearance_flow(query, len(documents), load, settings)
-        extra = {
-            "reference": self._reference(metadata),
-            "answer": (metadata or {}).get(ANSWER_METADATA_KEY),
-            "feedback": (metadata or {}).get(FEEDBACK_METADATA_KEY),
-        }
-        return background_flow(
-            query,
-            len(documents),
-            load,
-            settings,
-            self._queue,
-            policy=self.edge_cases,
-            snapshot=extra,
-        )
+        extra = {}
+        if self.mode == "background":
+            extra = {
+                "reference": self._reference(metadata),
+                "answer": (metadata or {}).get(ANSWER_METADATA_KEY),
+                "feedback": (metadata or {}).get(FEEDBACK_METADATA_KEY),
+            }
+        return self._query_flow(query, len(documents), load, settings, extra)
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
-        """Run one background audit: the verified clearance of ``snapshot``, recorded.
-
-        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
-        in the ledger under ``run_id`` (the job id), so running a job twice records once.
-
-        Args:
-            snapshot: The job's frozen input.
-            run_id: The job id.
-
-        Returns:
-            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
-        """
+        """One background audit (:meth:`ClearingComponent.audit`) under a LangChain run."""
         documents = [
             Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
             for m in snapshot.memories
@@ -506,13 +329,7 @@ class ClearanceSettings(BaseModel):
         run = manager.on_chain_start(
             None, {"query_id": snapshot.query_id, "job_id": run_id}, name=AUDIT_RUN_NAME
         )
-        settings = audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
-        settings = QuerySettings(
-            settings.config.updated(failure={"mode": "open"}),
-            settings.guard,
-            settings.gate,
-            settings.record,
-        )
+        settings = self._audit_settings(self._settings(snapshot.reference, run), snapshot, run_id)
         flow = clearance_flow(
             snapshot.query, len(documents), lambda: to_memories(documents)[0], settings
         )
@@ -525,12 +342,8 @@ class ClearanceSettings(BaseModel):
         self, result: FlowResult, documents: Sequence[Document], ids: list[str]
     ) -> list[Document]:
         """The documents to return for a result that is not a failure."""
-        if result.kind == "guarded":
-            self._policy.fail_open_warning(str(result.reason), str(result.detail))
-        elif result.kind == "cleared" and result.report is not None:
-            self._policy.report_warning(result.report)
-        chosen = result_metadata(result, ids, policy=self.edge_cases, shadow=self.mode == "shadow")
-        return [_copy(documents[i], self.metadata_key, meta) for i, meta in chosen]
+        key = self.documents.metadata_key
+        return [_copy(documents[i], key, meta) for i, meta in self._chosen(result, ids)]
 
     def _ended(self, result: FlowResult) -> dict[str, Any] | None:
         """The clearance run's outputs when the flow ended it itself (None: not yet)."""
@@ -562,7 +375,7 @@ class ClearanceSettings(BaseModel):
                 self._failure_event(exc),
                 config={"callbacks": run.get_child()},
             )
-            return error_documents(documents, ids, exc, key=self.metadata_key)
+            return error_documents(documents, ids, exc, key=self.documents.metadata_key)
         outputs = self._ended(result)
         if outputs is not None:
             run.on_chain_end(outputs)
@@ -640,7 +453,7 @@ class ClearanceSettings(BaseModel):
                 self._failure_event(exc),
                 config={"callbacks": run.get_child()},
             )
-            return error_documents(documents, ids, exc, key=self.metadata_key)
+            return error_documents(documents, ids, exc, key=self.documents.metadata_key)
         outputs = self._ended(result)
         if outputs is not None:
             await run.on_chain_end(outputs)

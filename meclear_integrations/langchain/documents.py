@@ -7,18 +7,14 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from ..core.errors import ConfigurationError, InvalidRetrievalError
+from ..core.errors import InvalidRetrievalError
 from ..core.memory import Memory
-from ..core.report import ClearanceReport
+from ..pipeline.shaping import failed_metadata
 from ..runtime.payloads import (
-    EdgeCasePolicy,
     assign_memory_ids,
-    exception_summary,
-    kept_metadata,
-    shadow_metadata,
 )
 
-__all__ = ["annotate", "document_ids", "error_documents", "to_memories"]
+__all__ = ["document_ids", "error_documents", "to_memories"]
 
 
 def _usable(item: object) -> bool:
@@ -83,37 +79,6 @@ def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
     )
 
 
-def annotate(
-    documents: Sequence[Document],
-    ids: Sequence[str],
-    report: ClearanceReport,
-    *,
-    key: str,
-    policy: EdgeCasePolicy,
-    shadow: bool = False,
-) -> list[Document]:
-    """The kept documents, original order, as new objects with metadata under ``key``.
-
-    Args:
-        documents: The retrieved documents.
-        ids: Their memory ids.
-        report: The engine's report.
-        key: The metadata key of the per-memory results.
-        policy: What to do when every document was cleared.
-        shadow: Return every document, marked with what clearance decided (shadow mode).
-
-    Returns:
-        The documents to return, as new objects.
-
-    Raises:
-        ConfigurationError: ``ids`` and ``documents`` differ in length.
-    """
-    if len(documents) != len(ids):
-        raise ConfigurationError("one id per document is needed")
-    chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
-    return [_copy(documents[i], key, meta) for i, meta in chosen]
-
-
 def error_documents(
     documents: Sequence[Document], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[Document]:
@@ -131,20 +96,7 @@ def error_documents(
     Returns:
         New documents in the original order.
     """
-    failure = exception_summary(error)
     return [
-        _copy(
-            d,
-            key,
-            {
-                "memory_id": mid,
-                "error": failure["error"],
-                "cleared": False,
-                "status": "failed",
-                "failure": failure,
-            },
-        )
-        if _usable(d)
-        else d
+        _copy(d, key, failed_metadata(mid, error)) if _usable(d) else d
         for d, mid in zip(documents, ids, strict=True)
     ]

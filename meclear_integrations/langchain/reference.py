@@ -15,10 +15,11 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from ..core.errors import ConfigurationTypeError
+from ..pipeline.settings import DEFAULT_REFERENCE_KEY
 
 __all__ = ["REFERENCE_METADATA_KEY", "reference_config", "reference_from_metadata"]
 
-REFERENCE_METADATA_KEY = "meclear_reference"
+REFERENCE_METADATA_KEY = DEFAULT_REFERENCE_KEY
 """Config-metadata key holding the reference answer of the query."""
 
 
@@ -30,7 +31,7 @@ def reference_config(
     Args:
         reference: The query's gold answer.
         config: The config to extend (not modified).
-        key: The metadata key (the component's ``reference_key``).
+        key: The metadata key (the component's ``documents.reference_key``).
 
     Returns:
         The new config.

@@ -75,14 +75,19 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
         on_failure: "open" | "closed" | None
             Fail open (documents unchanged, a ``FailOpenWarning``) or raise on transient
             failures; None follows ``clearance.on_failure``.
-        trigger: Trigger | None
-            When to clear (``meclear_integrations.triggers``); None clears every query.
-        ledger: HarmLedger | None
-            Records every decision and offers the memories verified harmful before.
-        judge_context: "full" | "coalition"
-            What the judge sees: every retrieved document (default) or the coalition.
-        mode: "clear" | "shadow"
-            ``"shadow"`` annotates and emits events but drops nothing.
+        mode: "clear" | "shadow" | "background"
+            ``"shadow"`` annotates and emits events but drops nothing; ``"background"``
+            makes no model call on the request path and audits in the background.
+        loop: Loop
+            ``trigger`` (when to clear, ``meclear_integrations.triggers``; None clears
+            every query), ``ledger`` (a ``HarmLedger``: records every decision and offers
+            the memories verified harmful before), ``audit_queue`` and ``audit_workers``
+            (background mode).
+        documents: Documents
+            ``metadata_key`` (where the results go), ``metadata_keys`` (document metadata
+            shown to the agent and the judge), ``judge_context`` (``"full"``: every
+            retrieved document, default; ``"coalition"``), ``edge_cases``,
+            ``reference_key`` (the config-metadata key of the reference).
 
     Instantiate:
         ```python

@@ -8,6 +8,7 @@ from ._imports import require_llama_index
 
 require_llama_index()
 
+from ..pipeline.settings import Documents, Limits, Loop  # noqa: E402
 from .events import (  # noqa: E402
     MeClearProgressEvent,
     MeClearStageEndEvent,
@@ -21,10 +22,13 @@ from .reference import current_reference, query_reference  # noqa: E402
 from .simulated import HashEmbedding, SimulatedLLM  # noqa: E402
 
 __all__ = [
+    "Documents",
     "HashEmbedding",
+    "Limits",
     "LlamaIndexReferenceFreeJudge",
     "LlamaIndexReferenceJudge",
     "LlamaIndexTextModel",
+    "Loop",
     "MeClearPostprocessor",
     "MeClearProgressEvent",
     "MeClearStageEndEvent",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.llms import LLM
 
-from ..core.errors import ConfigurationError, ConfigurationTypeError
-from ..judges import CallableJudge, Judge, ReferenceFreeLLMJudge, ReferenceLLMJudge
+from ..judges import Judge, ReferenceFreeLLMJudge, ReferenceLLMJudge
+from ..judges.resolve import resolve_judge as resolve
 from .model import as_text_model
 
 __all__ = ["LlamaIndexReferenceFreeJudge", "LlamaIndexReferenceJudge", "resolve_judge"]
@@ -110,18 +110,13 @@ def resolve_judge(
         ConfigurationError: Neither ``judge`` nor ``llm`` is given.
         ConfigurationTypeError: ``judge`` is none of the accepted kinds.
     """
-    if judge is None:
-        judge = llm
-    if judge is None:
-        raise ConfigurationError("no judge: pass judge=... or llm=... (or set Settings.llm)")
-    if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
-        neutral: Judge = judge  # anything with score / ascore
-        return neutral
-    if isinstance(judge, LLM):
-        if reference is not None:
-            return LlamaIndexReferenceJudge(judge)
-        return LlamaIndexReferenceFreeJudge(judge, metadata_keys=metadata_keys)
-    if callable(judge):
-        fn: Callable[..., Any] = judge
-        return CallableJudge(fn)
-    raise ConfigurationTypeError(f"cannot use {type(judge).__name__} as a judge")
+    return resolve(
+        judge,
+        llm,
+        reference,
+        is_model=lambda model: isinstance(model, LLM),
+        reference_judge=LlamaIndexReferenceJudge,
+        free_judge=lambda model, keys: LlamaIndexReferenceFreeJudge(model, metadata_keys=keys),
+        metadata_keys=metadata_keys,
+        missing="no judge: pass judge=... or llm=... (or set Settings.llm)",
+    )

@@ -14,18 +14,14 @@ from typing import Any
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from ..core.errors import ConfigurationError, InvalidRetrievalError
+from ..core.errors import InvalidRetrievalError
 from ..core.memory import Memory
-from ..core.report import ClearanceReport
+from ..pipeline.shaping import failed_metadata
 from ..runtime.payloads import (
-    EdgeCasePolicy,
     assign_memory_ids,
-    exception_summary,
-    kept_metadata,
-    shadow_metadata,
 )
 
-__all__ = ["annotate", "error_nodes", "node_ids", "to_memories"]
+__all__ = ["error_nodes", "node_ids", "to_memories"]
 
 
 def _text(item: object) -> str | None:
@@ -100,37 +96,6 @@ def _copy(node: NodeWithScore, key: str, value: dict[str, Any]) -> NodeWithScore
     return NodeWithScore(node=inner.model_copy(update=update), score=node.score)
 
 
-def annotate(
-    nodes: Sequence[NodeWithScore],
-    ids: Sequence[str],
-    report: ClearanceReport,
-    *,
-    key: str,
-    policy: EdgeCasePolicy,
-    shadow: bool = False,
-) -> list[NodeWithScore]:
-    """The kept nodes, original order, as new objects with metadata under ``key``.
-
-    Args:
-        nodes: The retrieved nodes.
-        ids: Their memory ids.
-        report: The engine's report.
-        key: The metadata key of the per-memory results.
-        policy: What to do when every node was cleared.
-        shadow: Return every node, marked with what clearance decided (shadow mode).
-
-    Returns:
-        The nodes to return, as new objects.
-
-    Raises:
-        ConfigurationError: ``ids`` and ``nodes`` differ in length.
-    """
-    if len(nodes) != len(ids):
-        raise ConfigurationError("one id per node is needed")
-    chosen = shadow_metadata(ids, report) if shadow else kept_metadata(ids, report, policy)
-    return [_copy(nodes[i], key, meta) for i, meta in chosen]
-
-
 def error_nodes(
     nodes: Sequence[NodeWithScore], ids: Sequence[str], error: BaseException, *, key: str
 ) -> list[NodeWithScore]:
@@ -147,9 +112,7 @@ def error_nodes(
     Returns:
         New nodes in the original order.
     """
-    failure = exception_summary(error)
-    meta = {"error": failure["error"], "cleared": False, "status": "failed", "failure": failure}
     return [
-        _copy(n, key, {"memory_id": mid, **meta}) if _text(n) is not None else n
+        _copy(n, key, failed_metadata(mid, error)) if _text(n) is not None else n
         for n, mid in zip(nodes, ids, strict=True)
     ]

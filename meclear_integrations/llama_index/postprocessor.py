@@ -25,7 +25,7 @@ this module's dispatcher, every start closed by an end.
 
 Edge cases (the policy of ``meclear_integrations.runtime.payloads``): no nodes -> ``[]``, no model
 call, one clearance start/end pair with ``payload["skipped"] == "empty"``; every node
-cleared -> ``[]`` (``edge_cases.all_cleared="keep_all"`` returns them all, marked);
+cleared -> ``[]`` (``documents.edge_cases.all_cleared="keep_all"`` returns them all, marked);
 identical texts -> separate memories with distinct ids.
 
 References:
@@ -37,7 +37,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import ExitStack
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from llama_index.core import Settings
 from llama_index.core.instrumentation import get_dispatcher
@@ -48,23 +48,16 @@ from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
 from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
-from ..core.strict import RENAMED, accepted_names, reject_unknown
 from ..guard.gated_metadata import model_name
-from ..guard.live_bounds import LiveGuard
 from ..guard.policy import (
-    FailureSwitch,
-    LivePolicy,
-    failure_mode,
-    fold_clearance_scope,
     is_deterministic,
 )
 from ..jobs.protocol import AuditOutcome
@@ -72,32 +65,20 @@ from ..jobs.snapshot import AuditSnapshot
 from ..judges.answer_prompts import (
     DEFAULT_ANSWER_PROMPT,
     format_answer_prompt,
-    validate_metadata_keys,
 )
 from ..judges.memory_metadata import present_keys
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
-    Stoppable,
     audit_outcome,
-    audit_settings,
-    open_queue,
-    run_pending,
-    start_workers,
 )
-from ..pipeline.background import background_flow
-from ..pipeline.flow import component_config, make_gate
-from ..pipeline.settings import MOVED, Limits
-from ..pipeline.shaping import result_metadata
+from ..pipeline.component import ClearingComponent
+from ..pipeline.settings import DEFAULT_REFERENCE_KEY
 from ..pipeline.steps import Clear, Flow
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
-from ..runtime.limiter import CallLimiter, resolve_limiter
-from ..runtime.loop_clients import PerLoopModels
-from ..runtime.payloads import DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..runtime.usage import UsageMeter, metering
-from ..telemetry import TraceSettings, clearance_scope
+from ..telemetry import clearance_scope
 from ..telemetry.parents import llama_index_span
-from ..triggers.base import Trigger
 from .events import (
     MeClearStageEvent,
     StageTracker,
@@ -116,13 +97,6 @@ __all__ = ["MeClearPostprocessor", "NodeClearance", "dispatcher"]
 
 dispatcher = get_dispatcher(__name__)
 """The dispatcher of the postprocessor's spans and stage events."""
-
-_ROLE_SETTINGS = {
-    "agent": "llm= or response_synthesizer=",
-    "judge": "judge= (or llm=)",
-    "evaluator": "response_synthesizer=",
-}
-"""Which setting supplies each role, for the messages of permanent failures."""
 
 
 class NodeClearance(BaseModel):
@@ -162,7 +136,7 @@ async def _aresponse_text(response: Any) -> str:
     return _response_text(response)
 
 
-class MeClearPostprocessor(BaseNodePostprocessor):
+class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
     """Drops the retrieved nodes that verifiably hurt the answer to this query.
 
     It runs the MeClear engine on the frozen retrieved nodes (Eq. 6): the task agent
@@ -197,19 +171,19 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             ``max_event_bytes`` (the size cap of each event payload).
         on_failure: ``"open"`` (documents unchanged and a ``FailOpenWarning`` on
             transient failures) or ``"closed"``; None follows ``clearance.on_failure``.
-        trigger: When to clear (``meclear_integrations.triggers``); None clears every
-            query.
-        ledger: A ``HarmLedger`` recording every decision.
+        loop: ``trigger`` (when to clear, ``meclear_integrations.triggers``; None clears
+            every query), ``ledger`` (a ``HarmLedger`` recording every decision),
+            ``audit_queue`` and ``audit_workers`` (background mode).
         answer_prompt: The default agent's prompt template.
-        metadata_key: The metadata key of the per-memory results.
-        judge_context: What the judge sees: every retrieved node (default) or only the
-            coalition the agent saw.
-        metadata_keys: Node metadata rendered with each memory for the default agent and
-            the reference-free judge (None: common time and source keys).
+        documents: ``metadata_key`` (the metadata key of the per-memory results),
+            ``metadata_keys`` (node metadata rendered with each memory for the default
+            agent and the reference-free judge; None: common time and source keys),
+            ``judge_context`` (every retrieved node, default, or only the coalition the
+            agent saw) and ``edge_cases`` (the policy when every node is cleared).
         deterministic_agent: Ask the agent once per coalition across trials (None: when
             the LLM declares temperature 0).
-        mode: ``"clear"``, or ``"shadow"`` (annotate and emit events, drop nothing).
-        edge_cases: The policy when every node is cleared.
+        mode: ``"clear"``, ``"shadow"`` (annotate and emit events, drop nothing) or
+            ``"background"`` (no model call on the request path; needs ``loop.ledger``).
         tracing: The OpenTelemetry settings of each clearance.
 
     Example:
@@ -283,201 +257,30 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             "Reference answer used for every query (``query_reference(...)`` overrides it)."
         ),
     )
-    clearance: ClearanceConfig = Field(
-        default_factory=ClearanceConfig,
-        description=(
-            "Engine configuration (``ClearanceConfig.paper()`` for the paper's settings). Unless "
-            "``max_wall_seconds`` is set explicitly, a query's clearance is bounded by "
-            "``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only "
-            "retry layer: ``llm`` and an LLM ``judge`` are called through a copy whose own "
-            "retries are off (``provider_retries``)."
-        ),
-    )
-    limits: Limits = Field(
-        default_factory=Limits,
-        description=(
-            "Circuit breaker, shared call limiter (``limiter`` or ``max_calls_in_flight``) and "
-            "the size cap of event payloads "
-            "(:class:`~meclear_integrations.pipeline.settings.Limits`)."
-        ),
-    )
     answer_prompt: str = Field(
         default=DEFAULT_ANSWER_PROMPT,
         description=(
             "Default agent's prompt template (placeholders ``{memories}``, ``{question}``)."
         ),
     )
-    metadata_key: str = Field(
-        default=DEFAULT_METADATA_KEY,
-        description="Metadata key of the per-memory results on returned nodes.",
-    )
-    judge_context: Literal["full", "coalition"] = Field(
-        default="full",
-        description=(
-            "What the judge sees as context: every retrieved node (default; removing evidence "
-            "then cannot make an answer look supported, and each distinct answer is judged once "
-            "per query), or only the coalition the agent saw (opt-in; without a reference its "
-            "verdicts reward deleting the evidence against an answer)."
-        ),
-    )
-    metadata_keys: tuple[str, ...] | None = Field(
-        default=None,
-        description=(
-            "Node metadata rendered, fenced as data, with each memory for the default agent and "
-            "the reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common "
-            "time and source keys: ``date``, ``timestamp``, ``created_at``, ``creation_date``, "
-            "``source``, ``file_name``...); ``()``: none."
-        ),
-    )
-    deterministic_agent: bool | None = Field(
-        default=None,
-        description=(
-            "The agent gives the same answer to the same prompt, so it is asked once per "
-            "coalition across trials. None: when the LLM declares temperature 0."
-        ),
-    )
-    mode: Literal["clear", "shadow", "background"] = Field(
-        default="clear",
-        description=(
-            '``"clear"``: clear on the request path. ``"shadow"``: run clearance, annotate '
-            "metadata and emit events, but drop nothing (each node's ``cleared`` says whether "
-            'clearance would have removed it). ``"background"`` (needs ``ledger``): no model '
-            "call on the request path; withhold the memories the ledger verified harmful for "
-            "this question or ones like it, queue the audit of a triggered query and return at "
-            "once (``meclear_integrations.pipeline.background``)."
-        ),
-    )
-    audit_queue: Any = Field(
-        default=None,
-        exclude=True,
-        description=(
-            "Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``); "
-            "None: a job table beside the ledger (same database)."
-        ),
-    )
-    audit_workers: int = Field(
-        default=1,
-        ge=0,
-        description=(
-            "Background mode: audit worker threads started with the component (0: none; run "
-            "``meclear worker`` instead)."
-        ),
-    )
-    edge_cases: EdgeCasePolicy = Field(
-        default_factory=EdgeCasePolicy,
-        description="Policy when every node is cleared (see "
-        "``meclear_integrations.runtime.payloads``).",
-    )
-    clearance_scope: Literal["minimal", "complete"] | None = Field(
-        default=None,
-        description=(
-            "Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says): "
-            '``"complete"`` also withholds the verified carriers of a harm.'
-        ),
-    )
-    on_failure: FailureSwitch | None = Field(
-        default=None,
-        description=(
-            "The fail-open/closed switch (same name and contract as "
-            "``ClearanceConfig.on_failure`` and the LangChain ``ClearingRetriever``; None follows "
-            '``clearance.on_failure``). ``"open"``: a transient failure returns every node '
-            "unchanged with the failure under the metadata key and issues a ``FailOpenWarning`` "
-            '(once per reason per instance); ``"closed"``: it raises. Failures retrying cannot '
-            "heal (credentials, unknown URL or model, invalid request, a bug in your code) and "
-            "configuration errors always raise."
-        ),
-    )
-    tracing: TraceSettings = Field(
-        default_factory=TraceSettings,
-        description=(
-            "OpenTelemetry spans of each clearance (``meclear_integrations.telemetry``), emitted "
-            "when the application has a recording tracer provider; ``detail`` sets how much."
-        ),
-    )
-    trigger: Trigger | None = Field(
-        default=None,
-        exclude=True,
-        description=(
-            "When to clear (``meclear_integrations.triggers``); a declined query returns its "
-            'nodes unchanged with ``status: "skipped"`` and no model call. None clears every '
-            "query."
-        ),
-    )
-    ledger: Any = Field(
-        default=None,
-        exclude=True,
-        description=(
-            "A ``HarmLedger``: every decision is recorded, and memories it verified harmful "
-            "before are tried first (ledger-guided repeat clearances)."
-        ),
-    )
-
-    _policy: LivePolicy = PrivateAttr()
-    _guard: LiveGuard = PrivateAttr()
-    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
-    _limiter: CallLimiter | None = PrivateAttr(default=None)
-    _queue: Any = PrivateAttr(default=None)
-    _workers: Stoppable | None = PrivateAttr(default=None)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: Any) -> Any:
-        valid = [*accepted_names(cls), "class_name"]
-        reject_unknown(
-            cls.__name__, data, valid, engine=ENGINE_SETTINGS, renamed={**RENAMED, **MOVED}
-        )
-        return fold_clearance_scope(data)
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Create the per-instance failure policy (warn-once memory)."""
-        super().model_post_init(context)
-        self._policy = LivePolicy(
-            type(self).__name__, _ROLE_SETTINGS, models=lambda: (self.llm, self.judge)
-        )
-        self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.ledger is None)
-        self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
-        if self.mode == "background":
-            self._queue = open_queue(self.ledger, self.audit_queue)
-            self._workers = start_workers(self._queue, self, self.audit_workers)
-
-    def close(self) -> None:
-        """Stop the background audit workers this component started (after their job)."""
-        if self._workers is not None:
-            self._workers.stop()
-            self._workers = None
-
-    def run_audits(self, *, limit: int | None = None) -> list[AuditOutcome]:
-        """Run the due background audits now, on this thread (scripts, tests, cron jobs).
-
-        Args:
-            limit: The most audits to run.
-
-        Returns:
-            Their outcomes (``done``, ``retry``, ``dead``).
-
-        Raises:
-            ConfigurationError: The component is not in ``mode="background"``.
-        """
-        if self._queue is None:
-            raise ConfigurationError('run_audits() needs mode="background"')
-        return run_pending(self._queue, self, limit=limit)
+    role_settings: ClassVar[dict[str, str]] = {
+        "agent": "llm= or response_synthesizer=",
+        "judge": "judge= (or llm=)",
+        "evaluator": "response_synthesizer=",
+    }
+    also_accepted: ClassVar[tuple[str, ...]] = ("class_name",)
 
     @classmethod
     def class_name(cls) -> str:
         """The stable name LlamaIndex serialises this class under."""
         return "MeClearPostprocessor"
 
-    @field_validator("metadata_keys", mode="before")
-    @classmethod
-    def _renderable_keys(cls, keys: Any) -> Any:
-        return validate_metadata_keys(keys)
-
     @model_validator(mode="after")
-    def _background_needs_a_ledger(self) -> MeClearPostprocessor:
-        if self.mode == "background" and self.ledger is None:
+    def _reference_comes_with_the_query(self) -> MeClearPostprocessor:
+        if self.documents.reference_key != DEFAULT_REFERENCE_KEY:
             raise ConfigurationError(
-                'mode="background" needs ledger=HarmLedger(...): the request path withholds '
-                "the harm the ledger verified, and the audits record there"
+                "MeClearPostprocessor takes the reference from reference=... or "
+                "query_reference(...), not from a key: leave documents.reference_key unset"
             )
         return self
 
@@ -584,7 +387,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             tags = active_instrument_tags.get()
             self._policy.check_reference_keys(tags, "reference", where="instrument tags")
         install_usage_handler()
-        keys = present_keys(self.metadata_keys, memories)
+        keys = present_keys(self.documents.metadata_keys, memories)
         answer = self._answer(bundle, nodes, memories, llm, keys, asynchronous=asynchronous)
         return task_evaluator(
             answer,
@@ -592,7 +395,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             question=bundle.query_str,
             reference=reference,
             asynchronous=asynchronous,
-            judge_context=self.judge_context,
+            judge_context=self.documents.judge_context,
             context=memories,
             deterministic_agent=self._deterministic(llm),
             limiter=self._limiter,
@@ -671,10 +474,6 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             query=bundle.query_str, framework="llama_index", parent=llama_index_span(), cost=cost
         )
 
-    def _engine_config(self) -> ClearanceConfig:
-        """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
-        return component_config(self.clearance, self.on_failure)
-
     def _settings(self, llm: LLM | None, query_id: str) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
         reference = self._reference()
@@ -685,8 +484,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
             "trace_run_id": query_id,
             "trace_system": "llama_index",
         }
-        gate = make_gate(self.trigger, self.ledger)
-        return QuerySettings(self._engine_config(), self._guard, gate, record)
+        return self._query_settings(record)
 
     def _flow(
         self, bundle: QueryBundle, nodes: list[NodeWithScore], settings: QuerySettings
@@ -696,31 +494,11 @@ class MeClearPostprocessor(BaseNodePostprocessor):
         def load() -> list[Memory]:
             return to_memories(nodes)[0]  # an unusable node fails open or raises
 
-        if self.mode != "background":
-            return clearance_flow(bundle.query_str, len(nodes), load, settings)
-        return background_flow(
-            bundle.query_str,
-            len(nodes),
-            load,
-            settings,
-            self._queue,
-            policy=self.edge_cases,
-            snapshot={"reference": self._reference()},
-        )
+        extra = {"reference": self._reference()} if self.mode == "background" else {}
+        return self._query_flow(bundle.query_str, len(nodes), load, settings, extra)
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
-        """Run one background audit: the verified clearance of ``snapshot``, recorded.
-
-        Called by the audit workers (``meclear_integrations.jobs``); the result is recorded
-        in the ledger under ``run_id`` (the job id), so running a job twice records once.
-
-        Args:
-            snapshot: The job's frozen input.
-            run_id: The job id.
-
-        Returns:
-            ``done``, ``retry`` or ``dead`` (``pipeline.audit.audit_outcome``).
-        """
+        """One background audit (:meth:`ClearingComponent.audit`) with LlamaIndex nodes."""
         nodes = [
             NodeWithScore(node=TextNode(id_=m.id, text=m.content, metadata=dict(m.metadata)))
             for m in snapshot.memories
@@ -732,13 +510,7 @@ class MeClearPostprocessor(BaseNodePostprocessor):
                 stack.enter_context(query_reference(snapshot.reference))
             llm = self._resolved_llm()
             host = _SyncHost(self, bundle, nodes, llm, run_id)
-            settings = audit_settings(self._settings(llm, run_id), snapshot, run_id)
-            settings = QuerySettings(
-                settings.config.updated(failure={"mode": "open"}),
-                settings.guard,
-                settings.gate,
-                settings.record,
-            )
+            settings = self._audit_settings(self._settings(llm, run_id), snapshot, run_id)
             flow = clearance_flow(
                 snapshot.query, len(nodes), lambda: to_memories(nodes)[0], settings
             )
@@ -747,9 +519,9 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     def _failed(
         self, nodes: list[NodeWithScore], ids: list[str], exc: BaseException
     ) -> NodeClearance:
-        self._policy.absorb(exc, failure_mode(self.clearance, self.on_failure))
+        self._absorb(exc)
         error = redact(f"{type(exc).__name__}: {exc}")[:500]
-        kept = error_nodes(nodes, ids, exc, key=self.metadata_key)
+        kept = error_nodes(nodes, ids, exc, key=self.documents.metadata_key)
         if not all(isinstance(n, NodeWithScore) for n in kept):
             # fail-open hands back what it was given, even items that are not nodes
             return NodeClearance.model_construct(nodes=kept, report=None, error=error)
@@ -760,14 +532,12 @@ class MeClearPostprocessor(BaseNodePostprocessor):
     ) -> NodeClearance:
         """The clearance of a result that is not a failure."""
         report, error = result.report, None
-        if result.kind == "guarded":
-            self._policy.fail_open_warning(str(result.reason), str(result.detail))
-        elif result.kind == "cleared" and report is not None:
-            self._policy.report_warning(report)
+        chosen = self._chosen(result, ids)
+        if result.kind == "cleared" and report is not None:
             failure = getattr(report, "failure", None)  # the engine failed open
             error = f"{failure.error_type}: {failure.error}" if failure is not None else None
-        chosen = result_metadata(result, ids, policy=self.edge_cases, shadow=self.mode == "shadow")
-        kept = [copy_node(nodes[i], self.metadata_key, meta) for i, meta in chosen]
+        key = self.documents.metadata_key
+        kept = [copy_node(nodes[i], key, meta) for i, meta in chosen]
         return NodeClearance(nodes=kept, report=report, error=error)
 
     # ------------------------------------------------------------------ sync

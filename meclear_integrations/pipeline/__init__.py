@@ -7,16 +7,23 @@ LlamaIndex components are thin hosts: they turn their items into memories, run t
 engine with their agent and judge, report events their framework's way and copy their
 items with the metadata of :func:`result_metadata`. The background mode's request path
 (:mod:`.background`) and its audit (:mod:`.audit`) are two more drivers of the same flow.
+The components' shared settings and runtime are :class:`~.component.ClearingComponent`;
+their grouped settings :class:`Limits`, :class:`Loop` and :class:`Documents`
+(:mod:`.settings`).
 """
 
 from .drivers import AsyncHost, SyncHost, run_async, run_sync
 from .flow import QuerySettings, clearance_flow
+from .settings import Documents, Limits, Loop
 from .steps import FlowEvent, FlowResult
 
 __all__ = [
     "AsyncHost",
+    "Documents",
     "FlowEvent",
     "FlowResult",
+    "Limits",
+    "Loop",
     "QuerySettings",
     "SyncHost",
     "clearance_flow",

@@ -6,7 +6,11 @@ replayed (its early-exit wish included), the ledger's verified harm as the prior
 candidate, verification as configured, and the ledger record written under the job id
 (``run_id``: recording the same job twice is a no-op). Runs that fail open are not
 recorded: :func:`audit_outcome` sends them back for a retry (provider away) or to the dead
-letters (a failure retrying cannot heal).
+letters (a failure retrying cannot heal). A run the engine stopped early with
+``status="skipped"`` (no memory explains the failure, or the model cannot answer even from
+the full context: ``ClearanceConfig.stops``) is a final verdict, not a failure: the job is
+done with that reason and no ledger run (nothing was proven harmful, so nothing is recorded
+against any memory), never retried into the dead letters.
 """
 
 from __future__ import annotations
@@ -113,6 +117,8 @@ def audit_outcome(result: FlowResult) -> AuditOutcome:
             failure is not None and failure.reason in _RETRYABLE_REASONS
         )
         return AuditOutcome("retry" if retry else "dead", reason)
+    if report.status == "skipped":
+        return AuditOutcome("done", f"skipped: {report.status_reason or 'early stop'}")
     outcome = result.outcome
     if outcome is None or outcome.ledger_run_id is None:
         note = (outcome.notes.get("ledger") if outcome is not None else None) or "not recorded"
@@ -142,12 +148,12 @@ def open_queue(ledger: Any, queue: Any) -> AuditQueue:
     """
     if ledger is None:
         raise ConfigurationError(
-            'mode="background" needs ledger=HarmLedger(...): the request path withholds '
-            "the harm the ledger verified, and the audits record there"
+            'mode="background" needs loop=Loop(ledger=HarmLedger(...)): the request path '
+            "withholds the harm the ledger verified, and the audits record there"
         )
     if queue is not None:
         if not callable(getattr(queue, "submit", None)):
-            raise ConfigurationError("audit_queue must have submit(snapshot) (a JobStore...)")
+            raise ConfigurationError("loop.audit_queue must have submit(snapshot) (a JobStore...)")
         return queue
     from ..jobs.store import JobStore
 
@@ -170,7 +176,7 @@ def start_workers(queue: Any, auditor: Auditor, concurrency: int) -> Stoppable |
     start = getattr(queue, "start_workers", None)
     if start is None:
         raise ConfigurationError(
-            f"{type(queue).__name__} cannot run in-process workers: set audit_workers=0 "
+            f"{type(queue).__name__} cannot run in-process workers: set loop.audit_workers=0 "
             "and run `meclear worker`"
         )
     pool: Stoppable = start(auditor, concurrency=concurrency)

@@ -6,22 +6,34 @@ take the rest in nested groups defined here once, framework-free:
 
 - :class:`Limits` (``limits=``): the circuit breaker, the shared call limiter and the
   size cap of event payloads.
+- :class:`Loop` (``loop=``): the production loop around the queries: the trigger, the
+  harm ledger and the background audits' queue and workers (``mode`` stays on the
+  component: it is the one switch of the loop most users set).
+- :class:`Documents` (``documents=``): how the items are read and returned: the metadata
+  key of the results, the metadata rendered for the agent and the judge, what the judge
+  sees, the edge-case policy and (LangChain) the config-metadata key of the reference.
 
-The old flat spellings (``circuit_breaker=``, ``limiter=``, ``max_calls_in_flight=``,
-``max_event_bytes=`` on the component) are rejected with a hint naming the new one
-(:data:`MOVED`).
+The old flat spellings (``circuit_breaker=``, ``trigger=``, ``metadata_key=`` ... on the
+component) are rejected with a hint naming the new one (:data:`MOVED`).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..core.strict import reject_unknown
+from ..judges.answer_prompts import validate_metadata_keys
 from ..runtime.breaker import CircuitBreaker
 from ..runtime.limiter import CallLimiter
-from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES
+from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
+from ..triggers.base import Trigger
 
-__all__ = ["MOVED", "Limits"]
+__all__ = ["DEFAULT_REFERENCE_KEY", "MOVED", "Documents", "Limits", "Loop"]
+
+DEFAULT_REFERENCE_KEY = "meclear_reference"
+"""Config-metadata key of a query's reference answer (LangChain, ``reference_config``)."""
 
 
 class Limits(BaseModel):
@@ -37,7 +49,9 @@ class Limits(BaseModel):
         4
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True
+    )
 
     circuit_breaker: CircuitBreaker | None = Field(default_factory=CircuitBreaker, exclude=True)
     """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
@@ -62,16 +76,104 @@ class Limits(BaseModel):
         return data
 
 
+class Loop(BaseModel):
+    """The production loop of a clearing component: trigger, ledger, background audits.
+
+    Pass as ``loop=Loop(...)`` (or a mapping of these settings) to ``ClearingRetriever``,
+    ``MeClearCompressor`` or ``MeClearPostprocessor``; the component's ``mode`` chooses
+    how the loop runs (``"background"`` needs ``ledger``).
+
+    Example:
+        >>> from meclear_integrations.pipeline import Loop
+        >>> Loop(audit_workers=0).audit_workers
+        0
+    """
+
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True
+    )
+
+    trigger: Trigger | None = Field(default=None, exclude=True)
+    """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
+    TokenBudget(2000)``); a declined query returns its items unchanged with
+    ``status: "skipped"`` and no model call. None clears every query."""
+    ledger: Any = Field(default=None, exclude=True)
+    """A ``HarmLedger``: every decision is recorded, and memories it verified harmful
+    before are tried first (ledger-guided repeat clearances). Needed by
+    ``mode="background"``."""
+    audit_queue: Any = Field(default=None, exclude=True)
+    """Background mode: where audits go (``jobs.JobStore``, ``jobs.ProcrastinateQueue``);
+    None: a job table beside the ledger (same database)."""
+    audit_workers: int = Field(default=1, ge=0)
+    """Background mode: audit worker threads started with the component (0: none; run
+    ``meclear worker`` instead)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("Loop", data, cls.model_fields)
+        return data
+
+
+class Documents(BaseModel):
+    """How a clearing component reads its items and returns them.
+
+    Pass as ``documents=Documents(...)`` (or a mapping of these settings) to
+    ``ClearingRetriever``, ``MeClearCompressor`` or ``MeClearPostprocessor``.
+
+    Example:
+        >>> from meclear_integrations.pipeline import Documents
+        >>> Documents(metadata_keys=["date"]).metadata_keys
+        ('date',)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    metadata_key: str = DEFAULT_METADATA_KEY
+    """Metadata key of the per-memory results on the returned documents / nodes."""
+    metadata_keys: tuple[str, ...] | None = None
+    """Item metadata rendered, fenced as data, with each memory for the (default) agent and
+    the reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time
+    and source keys: ``date``, ``timestamp``, ``created_at``, ``source``, ``speaker``,
+    ``file_name``...); ``()``: none."""
+    judge_context: Literal["full", "coalition"] = "full"
+    """What the judge sees as context: every retrieved item (default; removing evidence
+    then cannot make an answer look supported, and each distinct answer is judged once per
+    query), or only the coalition the agent saw (opt-in; without a reference its verdicts
+    reward deleting the evidence against an answer)."""
+    edge_cases: EdgeCasePolicy = Field(default_factory=EdgeCasePolicy)
+    """Policy when every item is cleared (``meclear_integrations.runtime.payloads``)."""
+    reference_key: str = DEFAULT_REFERENCE_KEY
+    """LangChain: the config-metadata key holding the query's reference answer. The
+    LlamaIndex postprocessor takes the reference from ``reference=`` or
+    ``query_reference(...)`` and rejects another key here."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown("Documents", data, cls.model_fields)
+        return data
+
+    @field_validator("metadata_keys", mode="before")
+    @classmethod
+    def _renderable_keys(cls, keys: Any) -> Any:
+        return validate_metadata_keys(keys)
+
+
 def _moved(group: str, cls: type[BaseModel]) -> dict[str, str]:
     return {
         name: (
             f"{name} moved into {group}: pass {group}={cls.__name__}({name}=...) "
-            f"(from meclear_integrations.pipeline.settings import {cls.__name__}) "
+            f"(from meclear_integrations.pipeline import {cls.__name__}) "
             f"or {group}={{{name!r}: ...}}"
         )
         for name in cls.model_fields
     }
 
 
-MOVED: dict[str, str] = _moved("limits", Limits)
+MOVED: dict[str, str] = {
+    **_moved("limits", Limits),
+    **_moved("loop", Loop),
+    **_moved("documents", Documents),
+}
 """Hints for the old flat spellings of the grouped settings, by old name."""

@@ -13,10 +13,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..guard.gated_metadata import skipped_metadata, with_outcome
-from ..runtime.payloads import EdgeCasePolicy, kept_metadata, shadow_metadata
+from ..runtime.payloads import (
+    EdgeCasePolicy,
+    exception_summary,
+    kept_metadata,
+    shadow_metadata,
+)
 from .steps import FlowResult
 
-__all__ = ["result_metadata"]
+__all__ = ["failed_metadata", "result_metadata"]
 
 
 def result_metadata(
@@ -58,3 +63,23 @@ def result_metadata(
         for i, meta in chosen
         if shadow or meta["memory_id"] not in dropped
     ]
+
+
+def failed_metadata(memory_id: str, error: BaseException) -> dict[str, Any]:
+    """The metadata of an item returned unchanged because clearance failed (fail-open).
+
+    Args:
+        memory_id: The item's memory id.
+        error: The failure that was absorbed (its text redacted).
+
+    Returns:
+        ``memory_id``, ``error``, ``cleared`` (False), ``status`` (``failed``), ``failure``.
+    """
+    failure = exception_summary(error)
+    return {
+        "memory_id": memory_id,
+        "error": failure["error"],
+        "cleared": False,
+        "status": "failed",
+        "failure": failure,
+    }

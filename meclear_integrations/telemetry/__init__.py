@@ -84,8 +84,8 @@ error messages) is passed through ``core.redaction.redact``; exceptions are reco
 ``exception`` event with type and redacted message only (never a stack trace).
 """
 
+from ..core.trace_scope import ClearanceScope, clearance_scope
 from ..core.trace_settings import CAPTURE_CONTENT_ENV, TraceDetail, TraceSettings
-from ..core.tracing import ClearanceScope, clearance_scope
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",

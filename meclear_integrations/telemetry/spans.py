@@ -36,8 +36,10 @@ from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
+from ..core.trace_scope import EVALUATION as _EVALUATION
+from ..core.trace_scope import SCOPE as _SCOPE
+from ..core.trace_scope import ClearanceScope, evaluation_contexts
 from ..core.trace_settings import TraceSettings
-from ..core.tracing import _EVALUATION, _SCOPE, ClearanceScope, evaluation_contexts
 from ..runtime.payloads import stage_event_payload
 from . import attributes as A
 

@@ -55,23 +55,6 @@ FORBIDDEN = {
 # The one import of an outer layer from core: ``core.tracing.start_trace`` imports the
 # OpenTelemetry-backed spans lazily, once the application has loaded OpenTelemetry.
 ALLOWED = {("core/tracing.py", "telemetry")}
-# Circles through lazy imports that remain, each with its reason (the list only shrinks).
-ALLOWED_CIRCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {
-            "meclear_integrations.core.tracing",
-            "meclear_integrations.telemetry",
-            "meclear_integrations.telemetry.spans",
-        }
-    ): "the OpenTelemetry spans above (ALLOWED): loaded only once OpenTelemetry is",
-    frozenset(
-        {"meclear_integrations.jobs.store", "meclear_integrations.jobs.worker"}
-    ): "JobStore.drain starts a WorkerPool (lazy); to be split by the jobs registry",
-    frozenset(
-        {"meclear_integrations.core.stages.carriers", "meclear_integrations.core.stages.clearing"}
-    ): "the carriers search verifies through the clearing stage (lazy); to be inverted",
-}
-
 # Third-party imports the engine may make (besides the standard library).
 CORE_THIRD_PARTY = {"numpy", "pydantic", "pydantic_core", "tenacity"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
@@ -281,9 +264,8 @@ def test_the_harness_is_a_package_of_its_own() -> None:
 
 def test_no_import_circles() -> None:
     """No circle in the import graph of the library and the harness."""
-    circles = _circles(_graph())
-    unexplained = [sorted(c) for c in circles if c not in ALLOWED_CIRCLES]
-    assert not unexplained, f"import circles: {unexplained}"
+    circles = [sorted(c) for c in _circles(_graph())]
+    assert not circles, f"import circles: {circles}"
 
 
 def test_the_circle_finder_finds_circles() -> None:

@@ -20,6 +20,8 @@ import pytest
 import meclear_integrations
 
 # The most names each subpackage's ``__all__`` may list (issue 30 item 4: core at most 30).
+# langchain, llama_index and pipeline each re-export the components' setting groups
+# (Limits, Loop, Documents: issue 30 item 3), so a user imports them beside the component.
 MAX_EXPORTS = {
     "admission": 16,
     "cli": 2,
@@ -28,10 +30,10 @@ MAX_EXPORTS = {
     "guard": 0,
     "jobs": 8,
     "judges": 18,
-    "langchain": 13,
+    "langchain": 16,
     "ledger": 17,
-    "llama_index": 13,
-    "pipeline": 8,
+    "llama_index": 16,
+    "pipeline": 11,
     "runtime": 2,
     "simulation": 13,
     "telemetry": 5,

@@ -27,12 +27,14 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..answers import plain_same
 from ..clearance import GAIN_TIE_TOLERANCE, candidate_coalition
-from ..coalitions import from_positions
+from ..coalitions import Coalition, from_positions
+from ..config import ClearanceConfig
 from ..game import CoalitionGame
 from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
@@ -113,8 +115,19 @@ def _evidence(
     )
 
 
+Verify = Callable[[ClearanceConfig, CoalitionGame, list[Coalition]], Steps[None]]
+"""Evaluates candidate contexts for Eq. 18-19 (``stages.clearing.verify``)."""
+Select = Callable[[ClearanceConfig, CoalitionGame, list[list[int]]], tuple[Any, ...]]
+"""Eq. 20 over candidates, the selected index first (``stages.clearing.select``)."""
+
+
 def withhold_carriers(
-    run: Run, cleared: Sequence[int], found: Sequence[CarrierEvidence]
+    run: Run,
+    cleared: Sequence[int],
+    found: Sequence[CarrierEvidence],
+    *,
+    verify: Verify,
+    select: Select,
 ) -> Steps[list[int] | None]:
     """Verify the context without the carriers too (``clearance_scope="complete"``).
 
@@ -126,12 +139,13 @@ def withhold_carriers(
         run: the run.
         cleared: positions of the verified minimal clearance.
         found: the carriers.
+        verify: the clearance stage's verification of candidates (passed in: the stage
+            imports this module, not the other way round).
+        select: the clearance stage's selection among verified candidates.
 
     Returns:
         The positions to remove (cleared + carriers) when verified, else None.
     """
-    from .clearing import select, verify  # the clearance stage imports this module
-
     cfg, game = run.config, run.game
     complete = sorted(set(cleared) | {c.position for c in found})
     if not found or len(complete) >= game.k:

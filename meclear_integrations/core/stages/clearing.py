@@ -191,7 +191,9 @@ def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps
     found = scan.carriers
     update: dict[str, object] = {}
     if found and cfg.clearance_scope == "complete":
-        removed = yield from withhold_carriers(run, sorted(cleared), found)
+        removed = yield from withhold_carriers(
+            run, sorted(cleared), found, verify=verify, select=select
+        )
         if removed is not None:
             gone = set(removed)
             final = candidate_coalition(game.k, removed)

@@ -56,10 +56,8 @@ APP = textwrap.dedent(
         return ClearingRetriever(
             retriever=RunnableLambda(lambda q: DOCS),
             llm=SlowModel.from_case(CASE),
-            ledger=ledger,
             mode="background",
-            audit_workers=0,
-            audit_queue=queue,
+            loop={"ledger": ledger, "audit_workers": 0, "audit_queue": queue},
             clearance=ClearanceConfig(budget={"max_concurrency": 2}),
         )
     '''

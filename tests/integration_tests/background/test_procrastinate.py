@@ -114,8 +114,8 @@ def test_procrastinate_workers_run_apart_from_the_app(app_dir: Path, postgres_ur
     queue = ProcrastinateQueue(postgres_url)
     with pytest.raises((ConfigurationError, ValueError), match="meclear worker"):
         ClearingRetriever(
-            retriever=app.retriever, llm=app.llm, ledger=app.ledger, mode="background",
-            audit_queue=queue,
+            retriever=app.retriever, llm=app.llm, mode="background",
+            loop={"ledger": app.loop.ledger, "audit_queue": queue},
         )  # fmt: skip
     queue.close()
 

@@ -40,7 +40,7 @@ def _traced_run(tmp_path, client):
     case, inner = _documents()
     ledger = HarmLedger(tmp_path / "ledger.db")
     retriever = ClearingRetriever(
-        retriever=inner, llm=SimulatedChatModel.from_case(case), ledger=ledger
+        retriever=inner, llm=SimulatedChatModel.from_case(case), loop={"ledger": ledger}
     )
     tracer = LangChainTracer(client=client, project_name="meclear-review")
     config = reference_config(case.reference, {"callbacks": [tracer]})

@@ -39,9 +39,8 @@ def test_langchain_audit_runs_carry_the_internal_tag(case: SimulatedCase, ledger
     component = ClearingRetriever(
         retriever=RunnableLambda(lambda q: documents),
         llm=SimulatedChatModel.from_case(case),
-        ledger=ledger,
         mode="background",
-        audit_workers=0,
+        loop={"ledger": ledger, "audit_workers": 0},
     )
     try:
         with collect_runs() as request:
@@ -80,10 +79,9 @@ def test_llama_index_audit_events_carry_the_internal_tag(case: SimulatedCase, le
     nodes = [NodeWithScore(node=TextNode(id_=m.id, text=m.content)) for m in case.memories]
     component = MeClearPostprocessor(
         llm=SimulatedLLM.from_case(case),
-        ledger=ledger,
         mode="background",
-        audit_workers=0,
         reference=case.reference,
+        loop={"ledger": ledger, "audit_workers": 0},
     )
     root = get_dispatcher()
     handler = _Tags()

@@ -48,16 +48,15 @@ def nodes(case: SimulatedCase) -> list[NodeWithScore]:
 
 
 def retriever(
-    case: SimulatedCase, ledger: HarmLedger, **kwargs: Any
+    case: SimulatedCase, ledger: HarmLedger, trigger: Any = None, **kwargs: Any
 ) -> tuple[ClearingRetriever, ScriptedChat]:
     model = ScriptedChat(inner=SimulatedChatModel.from_case(case))
     docs = documents(case)
     component = ClearingRetriever(
         retriever=RunnableLambda(lambda q: docs),
         llm=model,
-        ledger=ledger,
         mode="background",
-        audit_workers=0,
+        loop={"ledger": ledger, "audit_workers": 0, "trigger": trigger},
         **kwargs,
     )
     return component, model
@@ -70,13 +69,15 @@ def meta(item: Any) -> dict[str, Any]:
 
 
 def test_background_needs_a_ledger(case: SimulatedCase) -> None:
-    with pytest.raises(ValueError, match="needs ledger"):  # ConfigurationError, or pydantic's wrap
+    # ConfigurationError, or pydantic's wrap
+    with pytest.raises(ValueError, match=r"needs loop=Loop\(ledger="):
         ClearingRetriever(
             retriever=RunnableLambda(lambda q: []),
             llm=SimulatedChatModel.from_case(case),
             mode="background",
         )
-    with pytest.raises(ValueError, match="needs ledger"):  # ConfigurationError, or pydantic's wrap
+    # ConfigurationError, or pydantic's wrap
+    with pytest.raises(ValueError, match=r"needs loop=Loop\(ledger="):
         MeClearPostprocessor(llm=SimulatedLLM.from_case(case), mode="background")
 
 
@@ -137,7 +138,9 @@ def test_a_declining_trigger_queues_nothing(case: SimulatedCase, ledger: HarmLed
 
 def test_the_compressor_runs_in_background_too(case: SimulatedCase, ledger: HarmLedger) -> None:
     model = ScriptedChat(inner=SimulatedChatModel.from_case(case))
-    compressor = MeClearCompressor(llm=model, ledger=ledger, mode="background", audit_workers=0)
+    compressor = MeClearCompressor(
+        llm=model, mode="background", loop={"ledger": ledger, "audit_workers": 0}
+    )
     out = compressor.compress_documents(documents(case), case.query)
     assert model.calls == 0 and {meta(d)["status"] for d in out} == {"kept"}
     assert AuditWorker(compressor._queue, compressor).run_until_idle()[0][1].state == "done"
@@ -148,7 +151,10 @@ def test_the_postprocessor_withholds_after_its_audit_sync_and_async(
 ) -> None:
     llm = CountingLLM.from_case(case)
     pp = MeClearPostprocessor(
-        llm=llm, reference=case.reference, ledger=ledger, mode="background", audit_workers=0
+        llm=llm,
+        reference=case.reference,
+        mode="background",
+        loop={"ledger": ledger, "audit_workers": 0},
     )
     first = pp.postprocess_nodes(nodes(case), query_str=case.query)
     assert llm.calls == 0 and {meta(n)["status"] for n in first} == {"kept"}
@@ -184,8 +190,8 @@ def test_the_in_process_workers_start_and_stop_with_the_component(
     started = ClearingRetriever(
         retriever=RunnableLambda(lambda q: documents(case)),
         llm=SimulatedChatModel.from_case(case),
-        ledger=ledger,
         mode="background",
+        loop={"ledger": ledger},
     )
     try:
         assert started._workers is not None and started._workers.running
@@ -231,11 +237,10 @@ def test_a_provider_outage_backs_the_audit_off_and_leaves_the_request_path_alone
     component = ClearingRetriever(
         retriever=RunnableLambda(lambda q: docs),
         llm=model,
-        ledger=ledger,
         mode="background",
-        audit_workers=0,
         limits={"circuit_breaker": None},
         clearance=ClearanceConfig(failure={"retry": {"max_attempts": 1, "initial_backoff": 0.0}}),
+        loop={"ledger": ledger, "audit_workers": 0},
     )
     out = component.invoke(case.query, config=reference_config(case.reference))
     assert len(out) == len(case.memories) and model.calls == 0
@@ -254,10 +259,37 @@ def test_shadow_mode_with_a_ledger_drops_nothing(case: SimulatedCase, ledger: Ha
     component = ClearingRetriever(
         retriever=RunnableLambda(lambda q: documents(case)),
         llm=SimulatedChatModel.from_case(case),
-        ledger=ledger,
         mode="shadow",
+        loop={"ledger": ledger},
     )
     out = component.invoke(case.query, config=reference_config(case.reference))
     assert [d.id for d in out] == [m.id for m in case.memories]
     assert sorted(d.id for d in out if meta(d)["cleared"]) == HARMFUL
     assert all(meta(d)["mode"] == "shadow" and "ledger_run_id" in meta(d) for d in out)
+
+
+def test_an_audit_the_engine_stops_early_is_done_not_dead_lettered(
+    case: SimulatedCase, ledger: HarmLedger
+) -> None:
+    """A model that cannot answer even from the full context: the audit's engine run stops
+    with ``status="skipped"`` (``stops.cannot_answer``). That is the audit's verdict: the
+    job is done on its first attempt, nothing is recorded against any memory, and no
+    retry ends it in the dead letters."""
+    from meclear_integrations.simulation.faults import ScriptedFaults
+
+    pp = MeClearPostprocessor(
+        llm=SimulatedLLM.from_case(case, faults=ScriptedFaults(every="I don't know.")),
+        judge=SimulatedLLM.from_case(case),
+        reference=case.reference,
+        mode="background",
+        loop={"ledger": ledger, "audit_workers": 0},
+    )
+    pp.postprocess_nodes(nodes(case), query_str=case.query)
+    [(_, outcome)] = AuditWorker(pp._queue, pp).run_until_idle()
+    assert outcome.state == "done" and outcome.ledger_run_id is None
+    assert outcome.reason == "skipped: model_cannot_answer"
+    [job] = pp._queue.list_jobs()
+    assert job.state == "done" and job.attempts == 1
+    assert pp._queue.list_jobs("dead") == [] and ledger.runs() == []
+    again = pp.postprocess_nodes(nodes(case), query_str=case.query)
+    assert [n.node.node_id for n in again] == [m.id for m in case.memories]

@@ -54,8 +54,7 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, trigger) -> None:
         retriever = ClearingRetriever(
             retriever=RunnableLambda(lambda q: DOCS),
             llm=SimulatedChatModel.from_case(CASE),
-            trigger=policy,
-            ledger=ledger,
+            loop={"trigger": policy, "ledger": ledger},
         )
         first = retriever.invoke(CASE.query)  # no reference: the fooled judge decides
         assert {d.id for d in first} >= FAULTS  # answered wrong

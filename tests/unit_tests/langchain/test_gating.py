@@ -59,7 +59,7 @@ def ledger(tmp_path):
 
 def test_a_declined_query_returns_the_documents_unchanged_without_a_model_call(ledger) -> None:
     recorder = Recorder()
-    docs = invoke(retriever(trigger=Sampling(0.0), ledger=ledger), recorder=recorder)
+    docs = invoke(retriever(loop={"trigger": Sampling(0.0), "ledger": ledger}), recorder=recorder)
     assert recorder.llm_calls == 0
     assert [d.page_content for d in docs] == [d.page_content for d in DOCS]
     assert [d.id for d in docs] == [d.id for d in DOCS] and docs[0] is not DOCS[0]
@@ -75,7 +75,7 @@ def test_a_declined_query_returns_the_documents_unchanged_without_a_model_call(l
 
 
 def test_repeat_queries_are_ledger_guided_and_recorded(ledger) -> None:
-    r = retriever(trigger=WhenJudgeFails(), ledger=ledger)
+    r = retriever(loop={"trigger": WhenJudgeFails(), "ledger": ledger})
     cold_recorder, warm_recorder = Recorder(), Recorder()
     first = invoke(r, recorder=cold_recorder)
     second = invoke(r, "In which month was John in Italy?", recorder=warm_recorder)
@@ -90,7 +90,7 @@ def test_repeat_queries_are_ledger_guided_and_recorded(ledger) -> None:
 
 
 def test_token_budget_drops_least_contributing_documents() -> None:
-    docs = invoke(retriever(trigger=TokenBudget(40)))
+    docs = invoke(retriever(loop={"trigger": TokenBudget(40)}))
     kept = [d.id for d in docs]
     assert "f1" not in kept and "f2" not in kept and "g1" in kept
     budget = docs[0].metadata["meclear"]["token_budget"]
@@ -99,13 +99,13 @@ def test_token_budget_drops_least_contributing_documents() -> None:
 
 
 def test_async_path(ledger) -> None:
-    r = retriever(trigger=WhenJudgeFails(), ledger=ledger)
+    r = retriever(loop={"trigger": WhenJudgeFails(), "ledger": ledger})
     config = reference_config(CASE.reference)
 
     async def main():
         first = await r.ainvoke(CASE.query, config=config)
         second = await r.ainvoke("Remind me: " + CASE.query, config=config)
-        declined = await retriever(trigger=Sampling(0.0), ledger=ledger).ainvoke(
+        declined = await retriever(loop={"trigger": Sampling(0.0), "ledger": ledger}).ainvoke(
             "other", config=config
         )
         return first, second, declined

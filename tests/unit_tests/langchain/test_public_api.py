@@ -9,6 +9,9 @@ EXPECTED = [
     "AdmissionGate",
     "AdmissionRunnable",
     "ClearingRetriever",
+    "Documents",
+    "Limits",
+    "Loop",
     "GateResult",
     "INTERNAL_TAG",
     "LangChainReferenceFreeJudge",
@@ -20,6 +23,13 @@ EXPECTED = [
     "as_text_model",
     "reference_config",
 ]
+
+
+def test_the_setting_groups_are_the_pipeline_s() -> None:
+    from meclear_integrations import pipeline
+
+    for name in ("Documents", "Limits", "Loop"):
+        assert getattr(lc, name) is getattr(pipeline, name)
 
 
 def test_all_is_exactly_the_expected_surface() -> None:

@@ -112,15 +112,17 @@ def _always_wrong_with_context():
 def test_all_cleared_policy(case, inner, llm) -> None:
     judge = _always_wrong_with_context()  # reads the coalition: an opt-in judge context
     out = ClearingRetriever(
-        retriever=inner, llm=llm, judge=judge, judge_context="coalition"
+        retriever=inner, llm=llm, judge=judge, documents={"judge_context": "coalition"}
     ).invoke(case.query)
     assert out == []
     kept = ClearingRetriever(
         retriever=inner,
         llm=llm,
         judge=judge,
-        judge_context="coalition",
-        edge_cases=EdgeCasePolicy(all_cleared="keep_all"),
+        documents={
+            "judge_context": "coalition",
+            "edge_cases": EdgeCasePolicy(all_cleared="keep_all"),
+        },
     ).invoke(case.query)
     assert len(kept) == 6
     assert all(

@@ -113,7 +113,7 @@ async def test_a_coalition_only_judge_abstains_instead_of_clearing_the_correctio
     "Berlin" once the stale notes are: two different answers to one question. The run
     abstains with every memory returned instead of trusting either verdict."""
     rec = scripted.Recorder()
-    kept, meta = await RUN[framework](rec, asynchronous, judge_context="coalition")
+    kept, meta = await RUN[framework](rec, asynchronous, documents={"judge_context": "coalition"})
     assert kept == EVERY
     assert {m["status"] for m in meta.values()} == {"unverified"}
     assert "accepted_two_answers" in meta["g1"]["status_reason"]
@@ -139,7 +139,7 @@ async def test_dates_reach_the_agent_and_can_be_turned_off(framework: str) -> No
     assert rec.prompts and all('date="' in p for p in rec.prompts if "<memory " in p)
     assert any('<memory id="g1" date="2024-03-02">' in p for p in rec.prompts)
     rec = scripted.Recorder()
-    await RUN[framework](rec, False, metadata_keys=())
+    await RUN[framework](rec, False, documents={"metadata_keys": ()})
     assert rec.prompts and not any('date="' in p for p in rec.prompts)
 
 
@@ -219,14 +219,16 @@ def test_unrenderable_metadata_keys_fail_when_the_component_is_built(bad: Any) -
         ClearingRetriever(
             retriever=RunnableLambda(lambda q: []),
             llm=FakeListChatModel(responses=["a"]),
-            metadata_keys=bad,
+            documents={"metadata_keys": bad},
         )
     with pytest.raises(ValueError, match=r"metadata|attribute"):
-        MeClearPostprocessor(llm=MockLLM(), metadata_keys=bad)
+        MeClearPostprocessor(llm=MockLLM(), documents={"metadata_keys": bad})
 
 
 def test_valid_metadata_keys_are_kept_as_a_tuple() -> None:
     from llama_index.core.llms import MockLLM
 
-    assert MeClearPostprocessor(llm=MockLLM(), metadata_keys=["date"]).metadata_keys == ("date",)
-    assert MeClearPostprocessor(llm=MockLLM()).metadata_keys is None
+    assert MeClearPostprocessor(
+        llm=MockLLM(), documents={"metadata_keys": ["date"]}
+    ).documents.metadata_keys == ("date",)
+    assert MeClearPostprocessor(llm=MockLLM()).documents.metadata_keys is None

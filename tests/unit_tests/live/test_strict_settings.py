@@ -48,8 +48,8 @@ BUILDERS = {
         ({"on_eror": "raise"}, r"renamed on_failure"),
         ({"on_error": "raise"}, r"on_failure='closed' \(was 'raise'\)"),
         ({"config": ClearanceConfig()}, r"clearance=ClearanceConfig"),
-        ({"judge_contxt": "full"}, r"did you mean 'judge_context'"),
-        ({"metadata_kye": "x"}, r"did you mean 'metadata_key'"),
+        ({"judge_contxt": "full"}, r"judge_context moved into documents"),
+        ({"metadata_kye": "x"}, r"metadata_key moved into documents"),
     ],
 )
 def test_unknown_settings_raise_with_a_hint(component: str, kwargs: dict, hint: str) -> None:

@@ -36,7 +36,7 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, case, index, llm, trigge
             if trigger == "judge_first"
             else OnKnownHarm(ledger) | OnNegativeFeedback(ledger)
         )
-        postprocessor = MeClearPostprocessor(llm=llm, trigger=policy, ledger=ledger)
+        postprocessor = MeClearPostprocessor(llm=llm, loop={"trigger": policy, "ledger": ledger})
         engine = RetrieverQueryEngine.from_args(
             index.as_retriever(similarity_top_k=6), llm=llm, node_postprocessors=[postprocessor]
         )
@@ -82,7 +82,9 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, case, index, llm, trigge
 def test_a_replay_refuses_nodes_whose_text_changed(tmp_path, case, index, llm) -> None:
     """The docstore's nodes are checked against the recorded content hashes."""
     with HarmLedger(tmp_path / "l.db") as ledger:
-        postprocessor = MeClearPostprocessor(llm=llm, trigger=WhenJudgeFails(), ledger=ledger)
+        postprocessor = MeClearPostprocessor(
+            llm=llm, loop={"trigger": WhenJudgeFails(), "ledger": ledger}
+        )
         engine = RetrieverQueryEngine.from_args(
             index.as_retriever(similarity_top_k=6), llm=llm, node_postprocessors=[postprocessor]
         )

@@ -39,7 +39,7 @@ def ledger(tmp_path):
 
 
 def test_declined_query_costs_nothing(ledger) -> None:
-    post, llm = processor(trigger=Sampling(0.0), ledger=ledger)
+    post, llm = processor(loop={"trigger": Sampling(0.0), "ledger": ledger})
     result = post.clear_nodes(NODES, CASE.query)
     assert llm.calls == 0 and result.report is not None
     assert result.report.status == "skipped"
@@ -52,7 +52,7 @@ def test_declined_query_costs_nothing(ledger) -> None:
 
 
 def test_repeat_is_ledger_guided(ledger) -> None:
-    post, llm = processor(trigger=WhenJudgeFails(), ledger=ledger)
+    post, llm = processor(loop={"trigger": WhenJudgeFails(), "ledger": ledger})
     first = post.clear_nodes(NODES, CASE.query)
     cold = llm.calls
     second = post.clear_nodes(NODES, "Remind me: " + CASE.query)
@@ -67,7 +67,7 @@ def test_repeat_is_ledger_guided(ledger) -> None:
 
 
 def test_async(ledger) -> None:
-    post, _ = processor(trigger=WhenJudgeFails(), ledger=ledger)
+    post, _ = processor(loop={"trigger": WhenJudgeFails(), "ledger": ledger})
 
     async def main():
         await post.aclear_nodes(NODES, CASE.query)

@@ -163,11 +163,16 @@ def test_all_cleared_policy(case, nodes, llm) -> None:
     """A judge that only accepts answers given no memories makes the verified clearance
     remove everything; the policy decides what is returned."""
     judge = CallableJudge(lambda answer, context: float(len(context) == 0))
-    pp = MeClearPostprocessor(llm=llm, judge=judge, judge_context="coalition")  # opt-in
+    pp = MeClearPostprocessor(
+        llm=llm, judge=judge, documents={"judge_context": "coalition"}
+    )  # opt-in
     result = pp.clear_nodes(nodes, case.query)
     assert result.report is not None and sorted(result.report.cleared_ids) == sorted(ids(nodes))
     assert result.nodes == []
-    keep = pp.model_copy(update={"edge_cases": EdgeCasePolicy(all_cleared="keep_all")})
+    documents = pp.documents.model_copy(
+        update={"edge_cases": EdgeCasePolicy(all_cleared="keep_all")}
+    )
+    keep = pp.model_copy(update={"documents": documents})
     kept = keep.postprocess_nodes(nodes, query_str=case.query)
     assert ids(kept) == ids(nodes)
     assert all(n.node.metadata["meclear"]["kept_by_policy"] for n in kept)

@@ -6,6 +6,9 @@ import meclear_integrations.llama_index as li
 
 EXPECTED = [
     "HashEmbedding",
+    "Documents",
+    "Limits",
+    "Loop",
     "LlamaIndexReferenceFreeJudge",
     "LlamaIndexReferenceJudge",
     "LlamaIndexTextModel",
@@ -19,6 +22,13 @@ EXPECTED = [
     "current_reference",
     "query_reference",
 ]
+
+
+def test_the_setting_groups_are_the_pipeline_s() -> None:
+    from meclear_integrations import pipeline
+
+    for name in ("Documents", "Limits", "Loop"):
+        assert getattr(li, name) is getattr(pipeline, name)
 
 
 def test_all_is_exactly_the_expected_surface() -> None:
@@ -47,6 +57,7 @@ def test_every_field_has_a_description() -> None:
     from meclear_integrations.llama_index.postprocessor import NodeClearance
 
     models = [li.MeClearPostprocessor, NodeClearance, li.SimulatedLLM, li.HashEmbedding]
+    models += [li.Limits, li.Loop, li.Documents]
     models += [getattr(events, n) for n in events.__all__ if n.endswith("Event")]
     models += [getattr(admission, n) for n in admission.__all__]
     ours = 0

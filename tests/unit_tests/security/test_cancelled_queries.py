@@ -37,7 +37,7 @@ async def test_a_cancelled_query_is_not_recorded(tmp_path) -> None:  # type: ign
             retriever=RunnableLambda(lambda q: DOCS),
             agent=RunnableLambda(agent),
             judge=CallableJudge(lambda answer, reference: float(answer.strip() == reference)),
-            ledger=ledger,
+            loop={"ledger": ledger},
         )
         task = asyncio.create_task(retriever.ainvoke(QUESTION, config=reference_config(GOLD)))
         await started.wait()
