@@ -30,7 +30,10 @@ Written by this builder (stated so, and the same for every question):
   the current one); ``wrong_correction`` / ``direct``: the current statement and a later
   "Correction:" restating the previous answer (weight 1.5), dated after the latest change,
   so newest-wins follows it; ``clean``: the current statement and a weaker stale one
-  (weight 0.6): the reader answers right.
+  (weight 0.6): the reader answers right. On request (``--kinds``), ``stale`` / ``joint``:
+  the previous answer stated twice at weight 0.7 each: either copy alone is weaker than
+  the current statement, both together outweigh it (the signature a text reader that
+  counts statements and breaks ties toward the latest date shows for two stale copies).
 
 The stale or wrongly corrected memories are the harmful targets (the data says their
 answer is no longer true at the query date). Every case is then verified causally (the
@@ -67,6 +70,7 @@ from .statements import statement
 from .verify import Verifier, verify_each
 
 __all__ = [
+    "CLARK_KINDS",
     "CLARK_STRUCTURES",
     "ClarkBuild",
     "TimedAnswer",
@@ -77,7 +81,9 @@ __all__ = [
 ]
 
 CLARK_STRUCTURES: tuple[str, ...] = ("stale-direct", "stale-redundant", "wrong-correction", "clean")
-"""The case kinds built per question (fault type and structure)."""
+"""The case kinds built per question by default (fault type and structure)."""
+CLARK_KINDS: tuple[str, ...] = (*CLARK_STRUCTURES, "stale-joint")
+"""Every kind the builder knows (``stale-joint`` on request: ``--kinds``)."""
 ClarkSplit = Literal["dev", "test", "all"]
 QUERY_DELAY = timedelta(days=30)
 """The question is asked this long after the latest change."""
@@ -227,6 +233,16 @@ def _case(
             ),
         ]
         claims.update({f.id: Claim(answer=previous.answer, weight=1.2) for f in faults})
+    elif kind == "stale-joint":
+        faults = [
+            _memory(f"{qid}-s1", old, previous.start),
+            _memory(
+                f"{qid}-s2",
+                old.rstrip(".") + ", news reports said.",
+                _midpoint(previous, current.start),
+            ),
+        ]
+        claims.update({f.id: Claim(answer=previous.answer, weight=0.7) for f in faults})
     elif kind == "wrong-correction":
         faults = [_memory(f"{qid}-w1", "Correction: " + old, current.start + QUERY_DELAY / 2)]
         claims[faults[0].id] = Claim(answer=previous.answer, weight=1.5)
@@ -240,15 +256,15 @@ def _case(
     ]
     memories = [cur, *faults, *stale_clean, *others]
     rng.shuffle(memories)
-    structure = {"stale-direct": "direct", "stale-redundant": "redundant"}.get(kind, "direct")
-    fault_type = {"stale-direct": "stale", "stale-redundant": "stale"}.get(kind, "wrong_correction")
+    structure = {"stale-direct": "direct", "stale-redundant": "redundant", "stale-joint": "joint"}
+    fault_type = "stale" if kind.startswith("stale-") else "wrong_correction"
     return BenchCase(
         case_id=f"{qid}-{kind}",
         cluster=qid,
         query_id=qid,
         query=question,
         reference=current.answer,
-        structure="clean" if kind == "clean" else structure,
+        structure="clean" if kind == "clean" else structure.get(kind, "direct"),
         fault_type=None if kind == "clean" else fault_type,
         memories=memories,
         targets=[f.id for f in faults],
@@ -271,7 +287,7 @@ def build_clark_cases(
         data_dir: The CLARK-News folder (read only; nothing is copied).
         split: ``dev``, ``test`` or ``all`` questions.
         max_questions: At most this many usable questions (in file order).
-        kinds: The case kinds (:data:`CLARK_STRUCTURES`).
+        kinds: The case kinds (default :data:`CLARK_STRUCTURES`; :data:`CLARK_KINDS`).
         seed: Seed of the background choice and the memory order.
         verify: The causal verifier (default: the simulated world).
 
@@ -281,9 +297,9 @@ def build_clark_cases(
     Raises:
         ConfigurationError: An unknown kind, or the data cannot be read.
     """
-    unknown = sorted(set(kinds) - set(CLARK_STRUCTURES))
+    unknown = sorted(set(kinds) - set(CLARK_KINDS))
     if unknown:
-        raise ConfigurationError(f"unknown CLARK-News kinds {unknown}; known: {CLARK_STRUCTURES}")
+        raise ConfigurationError(f"unknown CLARK-News kinds {unknown}; known: {CLARK_KINDS}")
     questions = load_clark_questions(data_dir)
     funnel: Counter[str] = Counter(questions_read=len(questions))
     usable: list[tuple[str, TimedAnswer, TimedAnswer, datetime]] = []
@@ -344,10 +360,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
     parser.add_argument("--max-questions", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--kinds",
+        default=",".join(CLARK_STRUCTURES),
+        help=f"comma-separated case kinds (default: the first four of {', '.join(CLARK_KINDS)})",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the JSONL case file written")
     args = parser.parse_args(argv)
     build = build_clark_cases(
-        args.data, split=args.split, max_questions=args.max_questions, seed=args.seed
+        args.data,
+        split=args.split,
+        max_questions=args.max_questions,
+        seed=args.seed,
+        kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
     )
     dump_cases(build.cases, args.out)
     print(f"wrote {len(build.cases)} cases to {args.out}; funnel: {build.funnel}")

@@ -79,6 +79,22 @@ class CountingEvaluator:
             raise TypeError("the wrapped evaluator does not count model calls")
         charge(calls)
 
+    def answer(self, coalition: tuple[Memory, ...], trial: int) -> str | None:
+        """The agent's answer on ``coalition``, when the wrapped evaluator gives it.
+
+        Real-model queries do (one agent call, charged like any, no judge call); the
+        simulated evaluator does not (None).
+
+        Args:
+            coalition: The memories kept in the context.
+            trial: The trial index.
+
+        Returns:
+            The answer, or None.
+        """
+        answer = getattr(self._evaluate, "answer", None)
+        return str(answer(coalition, trial)) if callable(answer) else None
+
     def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
         """Score ``coalition`` on trial ``trial``, once per distinct (coalition, trial).
 

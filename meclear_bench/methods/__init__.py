@@ -10,6 +10,7 @@ from .meclear import MeClearMethod
 from .newest import NewestWinsMethod, newest_wins
 from .none import NoClearance
 from .proxyspex import ProxySpexMethod, pairwise_features, shapley_from_moebius
+from .recency import MeClearRecencyMethod, with_recency
 from .registry import METHOD_FACTORIES, MethodFactory, build_method, method_names, register_method
 from .targets import TargetOracle
 
@@ -25,6 +26,7 @@ __all__ = [
     "LooMethod",
     "LooOnceMethod",
     "MeClearMethod",
+    "MeClearRecencyMethod",
     "MethodContext",
     "MethodFactory",
     "MethodNotRunError",
@@ -48,4 +50,5 @@ __all__ = [
     "settle_clearance",
     "shapley_from_moebius",
     "verified_clearance",
+    "with_recency",
 ]

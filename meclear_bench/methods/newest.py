@@ -11,8 +11,13 @@ Which memories state which answer is read from the simulated world: a memory sta
 answer the reader gives on that memory alone (a claim too weak to make the reader answer is
 not a statement). That stands in for the extraction step a deployment would need (an
 embedding match, or one agent call per memory); the baseline gets it for free: 0 model
-calls, so it is never charged for what it is given. Not run with real models (it has no
-such extraction offline).
+calls, so it is never charged for what it is given. With real task models (or the offline
+text reader) the extraction is done and charged: the agent is asked on no memory and on
+each memory alone (K + 1 agent calls, no judge call); a memory states the answer it gives
+alone unless that is the no-memory answer (answers compared with the judges'
+``answers_agree``). An evaluator that gives no answer is scored instead and must report
+the answer behind its score (``core.answers``; K + 1 evaluator calls), else the method
+cannot run.
 
 LlamaIndex ships recency postprocessors, but none of them implements this rule on its own:
 ``FixedRecencyPostprocessor`` keeps the ``top_k`` newest nodes whatever they say (with
@@ -33,6 +38,9 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from meclear_integrations.core.answers import AnswerNote, answer_note, plain_same
+from meclear_integrations.core.memory import Memory
+from meclear_integrations.judges.task import answers_agree
 from meclear_integrations.simulation import normalize_answer
 
 from ..settings import case_world
@@ -94,7 +102,7 @@ def newest_wins(
 
 
 class NewestWinsMethod(BenchMethod):
-    """Delete every statement that disagrees with the newest one (0 model calls)."""
+    """Delete every statement that disagrees with the newest one (simulated: 0 model calls)."""
 
     name = "newest"
 
@@ -108,17 +116,10 @@ class NewestWinsMethod(BenchMethod):
             The method's scores, harm ranking, flagged and cleared memories.
 
         Raises:
-            MethodNotRunError: The run's task values are not simulated.
+            MethodNotRunError: The evaluator reports no answers (real models only).
         """
-        if not ctx.simulated:
-            raise MethodNotRunError("newest-wins reads statements from the simulated world")
-        world = case_world(ctx.case.world, ctx.settings)
         ids = [m.id for m in ctx.case.memories]
-        statements: dict[str, str] = {}
-        for mid in ids:
-            said = world.favoured([mid], case_id=ctx.case.case_id)
-            if normalize_answer(said) != normalize_answer(world.abstain):
-                statements[mid] = normalize_answer(said)
+        statements = _simulated_statements(ctx) if ctx.simulated else _asked_statements(ctx)
         dates = {m.id: memory_date(m.metadata) for m in ctx.case.memories}
         winner, losers = newest_wins(statements, dates)
         scores = {mid: (1.0 if mid in losers else 0.0) for mid in ids}
@@ -127,5 +128,51 @@ class NewestWinsMethod(BenchMethod):
             ranking=harm_ranking(ids, scores),
             flagged=list(losers),
             cleared=list(losers),
-            details={"newest_answer": winner, "statements": len(statements), "model_calls": 0},
+            details={"newest_answer": winner, "statements": len(statements)},
         )
+
+
+def _simulated_statements(ctx: MethodContext) -> dict[str, str]:
+    """Memory id -> the normalised answer the simulated reader gives on it alone (0 calls)."""
+    world = case_world(ctx.case.world, ctx.settings)
+    statements: dict[str, str] = {}
+    for m in ctx.case.memories:
+        said = world.favoured([m.id], case_id=ctx.case.case_id)
+        if normalize_answer(said) != normalize_answer(world.abstain):
+            statements[m.id] = normalize_answer(said)
+    return statements
+
+
+def _asked_statements(ctx: MethodContext) -> dict[str, str]:
+    """Memory id -> the answer the agent gives on it alone (K + 1 charged calls).
+
+    Raises:
+        MethodNotRunError: The evaluator reports no answers.
+    """
+
+    def ask(coalition: tuple[Memory, ...]) -> AnswerNote:
+        given = ctx.evaluate.answer(coalition, 0)  # an agent call, no judge call
+        if given is not None:
+            return AnswerNote(given, answers_agree)
+        with answer_note() as note:
+            ctx.evaluate(coalition, 0)
+        if note.answer is None:
+            raise MethodNotRunError("newest-wins needs an evaluator that reports its answers")
+        return note
+
+    silent = ask(())
+    same = silent.same or plain_same
+    assert silent.answer is not None
+    given: dict[str, str] = {}
+    for memory in ctx.case.context():
+        answer = ask((memory,)).answer
+        if answer is not None and not same(answer, silent.answer):
+            given[memory.id] = answer
+    groups: list[str] = []  # one representative per set of agreeing answers
+    statements: dict[str, str] = {}
+    for mid, answer in given.items():
+        match = next((g for g in groups if same(g, answer)), None)
+        if match is None:
+            groups.append(answer)
+        statements[mid] = normalize_answer(match or answer)
+    return statements

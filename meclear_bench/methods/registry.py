@@ -17,6 +17,7 @@ from .meclear import MeClearMethod
 from .newest import NewestWinsMethod
 from .none import NoClearance
 from .proxyspex import ProxySpexMethod
+from .recency import with_recency
 from .targets import TargetOracle
 
 __all__ = ["METHOD_FACTORIES", "MethodFactory", "build_method", "method_names", "register_method"]
@@ -50,6 +51,7 @@ def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
 
 METHOD_FACTORIES: dict[str, MethodFactory] = {
     "meclear": _meclear,
+    "meclear-recency": with_recency(_meclear),
     "loo": _plain(LooMethod),
     "loo-once": _plain(LooOnceMethod),
     "newest": _plain(NewestWinsMethod),

@@ -44,6 +44,7 @@ from .grouping import Embedder, memory_similarity
 from .memory import Memory, freeze_context
 from .prior import PriorCandidate, prior_positions
 from .progress import RunProgress
+from .recency import RecencyPrior
 from .redaction import redact
 from .report import ClearanceReport
 from .retry import AsyncSleep, CallRetrier, Sleep
@@ -88,6 +89,7 @@ class MeClearEngine:
         tracing: the OpenTelemetry spans of each run.
         embed: texts -> vectors, deciding which memories hierarchical attribution tests
             together (default: TF-IDF word similarity).
+        recency: the recency candidate's settings (``core.recency``; None: off).
 
     Example:
         >>> from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
@@ -109,6 +111,7 @@ class MeClearEngine:
         clock: Clock | None = None,
         tracing: TraceSettings | None = None,
         embed: Embedder | None = None,
+        recency: RecencyPrior | None = None,
     ) -> None:
         """Configure the engine; nothing runs until :meth:`clear` or :meth:`aclear`.
 
@@ -120,9 +123,12 @@ class MeClearEngine:
         lookup of the vectors the retriever already holds), called once per hierarchical
         run on the memory texts; similarity decides only which memories are tested
         together. Default: TF-IDF word similarity (``core.grouping``).
+        ``recency``: try the older of similar dated memories as one verified candidate
+        before attribution (``core.recency``; default: off).
         """
         self.config = config if config is not None else ClearanceConfig()
         self.embed = embed
+        self.recency = recency
         self.listener = listener
         self.tracing = tracing
         self.sleep = sleep
@@ -309,7 +315,14 @@ class MeClearEngine:
             **budget_kwargs,
         )
         retrier = CallRetrier(cfg.failure.retry, budget, sleep=self.sleep, asleep=self.asleep)
-        run = Run(config=cfg, game=game, budget=budget, retrier=retrier, embed=self.embed)
+        run = Run(
+            config=cfg,
+            game=game,
+            budget=budget,
+            retrier=retrier,
+            embed=self.embed,
+            recency=self.recency,
+        )
         prior = prior if prior is not None else PriorCandidate()
         positions = prior_positions(context, prior.ids)
         unproven = [i for i in prior_positions(context, prior.unproven) if i in positions]
@@ -321,6 +334,9 @@ class MeClearEngine:
     def _algorithm(self, run: Run, prior: list[int], unproven: list[int]) -> Algorithm:
         """Algorithm 1, stage by stage; the report names the prior candidate tried."""
         report = yield from self._stages(run, prior, unproven)
+        if run.recency_tried:
+            tried_recency = [run.game.context[i].id for i in run.recency_tried]
+            report = report.model_copy(update={"recency_ids": tried_recency})
         if prior:
             tried = [run.game.context[i].id for i in prior]
             report = report.model_copy(update={"prior_ids": tried})
@@ -347,7 +363,7 @@ class MeClearEngine:
         if screened.unexplained is not None:  # no memory explains the failure
             return (yield from unexplained_stop(run, screened.unexplained))
         if screened.prior is not None:
-            return (yield from prior_clearance(run, screened.prior))
+            return (yield from prior_clearance(run, screened.prior, screened.search))
         attributed = yield from attribution(run, screened.estimator)  # step 5
         pairs = yield from interactions(  # Eq. 15, diagnostic only
             run, attributed.estimator, attributed.psi, screened.orders, rng

@@ -76,6 +76,10 @@ def render_report(report: ClearanceReport) -> str:
         lines.append(
             f"prior candidate [{', '.join(report.prior_ids)}] verified; attribution skipped"
         )
+    elif report.clearance_search == "recency":
+        lines.append(
+            f"recency candidate [{', '.join(report.recency_ids)}] verified; attribution skipped"
+        )
     elif report.estimator:
         lines.append(f"estimator {report.estimator}, {report.clearance_search} clearance")
     cost = report.cost

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 CandidateFamily = Literal[
-    "nested", "minimal", "fallback", "escalation", "prior", "answer_group", "residual"
+    "nested", "minimal", "fallback", "escalation", "prior", "answer_group", "residual", "recency"
 ]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
@@ -153,7 +153,8 @@ class ClearanceCandidate(BaseModel):
     """``nested`` (Eq. 17, C_0 included), ``minimal`` (a subset of H^, Eq. 5),
     ``fallback`` (H^ plus memories below -tau whose interval reaches zero), ``escalation``
     (found by the subset search over negative-valued memories after nothing else verified,
-    ``core.escalation``), ``prior`` (the caller's prior candidate), ``answer_group`` (the
+    ``core.escalation``), ``prior`` (the caller's prior candidate), ``recency`` (the older
+    of similar dated memories, ``core.recency``), ``answer_group`` (the
     memories that alone give the failing answer, nested by contribution, tried when no
     candidate of H^ verified, ``core.grouping.answer_group``); None in reports written
     before this field."""
@@ -301,10 +302,14 @@ class ClearanceReport(BaseModel):
     estimator: str | None = None
     """Concrete estimator used (``exact``, ``kernel``, ``permutation``, ``bernstein``);
     None when attribution did not run (empty context or early exit)."""
-    clearance_search: Literal["nested", "minimal", "prior"] = "nested"
+    clearance_search: Literal["nested", "minimal", "prior", "recency"] = "nested"
     """Candidate family searched: nested (Eq. 17) or every subset of H^ (Eq. 5); ``prior``:
     the caller's prior candidate (``prior_ids``) was verified and is the clearance, so
-    attribution was skipped and ``attributions`` is empty (``core.prior``)."""
+    attribution was skipped and ``attributions`` is empty (``core.prior``); ``recency``:
+    likewise for the recency candidate (``recency_ids``, ``core.recency``)."""
+    recency_ids: list[str] = Field(default_factory=list)
+    """The recency candidate tried (the older of similar dated memories, ``core.recency``),
+    whether or not it verified; empty when the engine has no ``recency`` or there was none."""
     prior_ids: list[str] = Field(default_factory=list)
     """Memories of this context the caller named as verified harmful before
     (``prior_harmful``), tried first as one candidate; empty when none was offered."""

@@ -22,7 +22,10 @@ choice from C to the first admissible C' containing it whose value is higher and
 extra deletions have a residual z above the threshold, and repeats from there. A
 background memory has no effect in the residual game, so its z stays near zero; every
 C' is still admissible (verified recovery and a verified gain over M), so Theorem 2's
-non-degradation and recovery still hold.
+non-degradation and recovery still hold. When the extra deletions are all memories the
+answers in the table back as harmful (``core.answer_flags``), the move may use a lower
+threshold (``backed_z``): the answers already say what D claims, the residual z only has
+to confirm that removing it helps.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 18-20.
@@ -79,6 +82,8 @@ def promote(
     selected: int,
     admissible: Sequence[bool],
     z: float,
+    backed: Coalition = 0,
+    backed_z: float | None = None,
 ) -> int:
     """Eq. 20's choice moved to a larger admissible clearance the residual evidence backs.
 
@@ -88,6 +93,10 @@ def promote(
         selected: the index Eq. 20 selected on the candidates' own evidence.
         admissible: Eq. 19's verdict per candidate.
         z: the residual z a move needs (:func:`residual_z`).
+        backed: memories other evidence already backs as harmful (a bitmask; the
+            answers in the table, ``core.answer_flags``).
+        backed_z: the residual z a move needs when its extra deletions all lie within
+            ``backed`` (None: ``z`` for every move).
 
     Returns:
         The index finally selected (``selected`` when nothing moves it; never 0 when
@@ -106,7 +115,9 @@ def promote(
                 continue
             if game.value(smaller) <= value + 1e-12:
                 continue
-            if residual_z(game, kept, kept & ~smaller) > z:
+            extra = kept & ~smaller
+            needed = z if backed_z is None or extra & ~backed else backed_z
+            if residual_z(game, kept, extra) > needed:
                 selected, moved = j, True
                 break
     return selected

@@ -70,6 +70,8 @@ class AutoShapley:
         anchor_samples: random coalitions evaluated when no union of blocks recovers
             (0: give up).
         exact_residual_z: the exact estimator's ``residual_z`` (None: off).
+        exact_answer_flags: the exact estimator's ``answer_flags``.
+        exact_answer_residual_z: the exact estimator's ``answer_residual_z``.
 
     Raises:
         ConfigurationError: a setting is out of range.
@@ -100,6 +102,8 @@ class AutoShapley:
         partitions: int = 1,
         anchor_samples: int = 32,
         exact_residual_z: float | None = None,
+        exact_answer_flags: bool = False,
+        exact_answer_residual_z: float | None = None,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
@@ -126,6 +130,8 @@ class AutoShapley:
             z=exact_z,
             refine_rounds=exact_refine_rounds,
             residual_z=exact_residual_z,
+            answer_flags=exact_answer_flags,
+            answer_residual_z=exact_answer_residual_z,
         )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
@@ -201,6 +207,8 @@ class AutoShapley:
             "partitions": self.partitions,
             "anchor_samples": self.anchor_samples,
             "exact_residual_z": self.exact.residual_z,
+            "exact_answer_flags": self.exact.answer_flags,
+            "exact_answer_residual_z": self.exact.answer_residual_z,
         }
 
     def __eq__(self, other: object) -> bool:

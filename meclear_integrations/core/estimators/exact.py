@@ -171,6 +171,14 @@ class ExactShapley(ShapleyEstimator):
             admissible candidate whose extra deletions are harmful in the residual game
             with at least this z (``core.residual``: table evidence, no model call);
             None: Eq. 20 on the candidates' own trials only.
+        answer_flags: under the interval rule, flag by the answers in the table too
+            (``core.answer_flags``: a memory that alone gives the failing answer is
+            flagged below -tau whatever its interval; one that alone gives the no-memory
+            answer only when it turns contexts to the failing answer); False: Eq. 14
+            with the interval only.
+        answer_residual_z: with ``answer_flags`` and ``residual_z``, the residual z a
+            move of Eq. 20's choice needs when its extra deletions are all backed by
+            the answers (``core.answer_flags.answer_backed``); None: ``residual_z``.
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -189,7 +197,13 @@ class ExactShapley(ShapleyEstimator):
         z: float | None = None,
         refine_rounds: int = 0,
         residual_z: float | None = None,
+        answer_flags: bool = False,
+        answer_residual_z: float | None = None,
     ) -> None:
+        if answer_residual_z is not None and not answer_residual_z >= 0:
+            raise ConfigurationError(
+                f"answer_residual_z must be a non-negative number, got {answer_residual_z}"
+            )
         if not 0 <= refine_rounds <= 8:
             raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
         if error_model not in ("none", "pooled"):
@@ -206,6 +220,8 @@ class ExactShapley(ShapleyEstimator):
         self.z = z
         self.refine_rounds = int(refine_rounds)
         self.residual_z = residual_z
+        self.answer_flags = bool(answer_flags)
+        self.answer_residual_z = answer_residual_z
         self.tau = 0.05
         self._rounds_done = 0
 
@@ -237,6 +253,8 @@ class ExactShapley(ShapleyEstimator):
             z=z,
             refine_rounds=self.refine_rounds,
             residual_z=self.residual_z,
+            answer_flags=self.answer_flags,
+            answer_residual_z=self.answer_residual_z,
         )
         fresh.tau = config.harm_tolerance
         return fresh
@@ -255,6 +273,8 @@ class ExactShapley(ShapleyEstimator):
             "z": self.z,
             "refine_rounds": self.refine_rounds,
             "residual_z": self.residual_z,
+            "answer_flags": self.answer_flags,
+            "answer_residual_z": self.answer_residual_z,
         }
 
     def plan(self, k: int) -> list[Coalition]:

@@ -2,7 +2,8 @@
 
 Contributions are exact (Eq. 3), sampled over permutations (Eq. 11, intervals of
 Eq. 13), paired KernelSHAP, or hierarchical; H^ is the set of memories below -tau
-(Eq. 14), under the interval rule only those whose interval is clear of zero.
+(Eq. 14), under the interval rule only those whose interval is clear of zero, or, with an
+estimator's ``answer_flags``, as the answers in the table back (``core.answer_flags``).
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 13-14.
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..answer_flags import answer_backed_flags
 from ..clearance import harmful_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimate, ShapleyEstimator, guarded
 from ..events import StageEvent
@@ -78,6 +80,16 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     )
     upper = [float(x) for x in estimate.upper] if use_interval else None
     priority = harmful_positions(psi, cfg.harm_tolerance, upper)
+    if upper is not None and getattr(estimator, "answer_flags", False):
+        backed = answer_backed_flags(
+            game,
+            psi,
+            [float(x) for x in estimate.lower],
+            upper,
+            cfg.harm_tolerance,
+            cfg.verification.success_threshold,
+        )
+        priority = priority if backed is None else backed
     # Below -tau but with an interval that still reaches zero: not flagged, but tried
     # as fallback clearance candidates after those inside H^ (interval rule only).
     fallback = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Literal
 
+from ..answer_flags import answer_backed
 from ..clearance import (
     GAIN_TIE_TOLERANCE,
     candidate_coalition,
@@ -307,14 +308,29 @@ def _promoted(
     """Eq. 20's choice moved by the residual evidence (``core.residual``), when asked for.
 
     Only under the sequential rule and when the estimator sets ``residual_z``; a move
-    never goes to a candidate that is not admissible, so the gains, recovery and
-    admissibility flags are unchanged.
+    whose extra deletions the answers all back (``core.answer_flags.answer_backed``)
+    needs the estimator's ``answer_residual_z`` instead, when it sets one and
+    ``answer_flags``. A move never goes to a candidate that is not admissible, so the
+    gains, recovery and admissibility flags are unchanged.
     """
     z = getattr(attributed.estimator, "residual_z", None)
     if z is None or run.config.verification.rule != "sequential" or selection[4]:
         return selection
     coalitions = [candidate_coalition(run.game.k, c) for c in candidates]
-    moved = promote(run.game, coalitions, selection[0], selection[3], float(z))
+    backed_z = getattr(attributed.estimator, "answer_residual_z", None)
+    backed = 0
+    if backed_z is not None and getattr(attributed.estimator, "answer_flags", False):
+        threshold = run.config.verification.success_threshold
+        backed = sum(1 << i for i in answer_backed(run.game, threshold))
+    moved = promote(
+        run.game,
+        coalitions,
+        selection[0],
+        selection[3],
+        float(z),
+        backed,
+        None if backed_z is None else float(backed_z),
+    )
     return (moved, *selection[1:])
 
 

@@ -13,6 +13,7 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from ..clearance import candidate_coalition, select_candidate
 from ..events import StageEvent
@@ -101,7 +102,9 @@ def _scoped_admits(run: Run, cleared: list[int], passed: bool) -> bool:
     return passed or (bool(cleared) and set(cleared) <= run.prior_settled)
 
 
-def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
+def prior_clearance(
+    run: Run, tried: list[PriorTry], search: Literal["prior", "recency"] = "prior"
+) -> Steps[ClearanceReport]:
     """The verified prior candidate as the clearance; no attribution.
 
     Closes the screening stage and runs the clearance stage's events; the put-back tests
@@ -110,9 +113,10 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
     Args:
         run: the run.
         tried: :func:`prior_search`'s verdicts (the candidate first).
+        search: ``prior`` (the caller's candidate) or ``recency`` (``core.recency``).
 
     Returns:
-        The report, ``clearance_search="prior"``.
+        The report, ``clearance_search=search``.
     """
     cfg, game = run.config, run.game
     ids = run.ids
@@ -130,7 +134,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
                 "baseline_value": baseline,
                 "baseline_recovered": baseline_recovered,
                 "early_exit": False,
-                "prior_ids": [ids[i] for i in union],
+                f"{search}_ids": [ids[i] for i in union],
                 "loo": {},
             },
         )
@@ -141,7 +145,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
             phase="start",
             payload={
                 "candidates": [[]] + [[ids[i] for i in t.cleared] for t in tried],
-                "search": "prior",
+                "search": search,
             },
         )
     )
@@ -170,7 +174,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
                 recovered=t.recovered,
                 admissible=t.admissible,
                 trials=game.trials_of(coalition),
-                family="prior",
+                family=search,
             )
         )
     report = ClearanceReport(
@@ -183,7 +187,7 @@ def prior_clearance(run: Run, tried: list[PriorTry]) -> Steps[ClearanceReport]:
         candidates=candidates,
         cost=cost(run),
         config=cfg,
-        clearance_search="prior",
+        clearance_search=search,
     )
     if cleared and report.recovered and not baseline_recovered and cfg.carriers_wanted:
         # the carriers of the harm the ledger's prior cleared (redundant copies it missed)

@@ -3,8 +3,8 @@
 The baseline v(M) and the leave-one-out effects d_i (Eq. 7) are evaluated and labelled
 with the tolerance kappa. With ``early_exit`` the baseline goes first, alone, and the run
 stops when no clearance can gain (Eq. 20 would select C_0); a prior candidate is verified
-before attribution (``core.prior``); with ``one_batch`` the attribution (and interaction)
-coalitions join the LOO batch.
+before attribution (``core.prior``), then the recency candidate (``core.recency``); with
+``one_batch`` the attribution (and interaction) coalitions join the LOO batch.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 7, 18-20.
@@ -13,6 +13,7 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from .failures import closing
 from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, kept_report
 from .prior import PriorTry, prior_search
+from .recency import recency_search
 from .steps import Emit, Evaluate, Run, Steps, want
 from .unexplained import unexplained, uniform_failure
 
@@ -50,6 +52,8 @@ class Screened:
     estimator: ShapleyEstimator
     exited: bool = False
     prior: list[PriorTry] | None = None
+    search: Literal["prior", "recency"] = "prior"
+    """Which candidate ``prior`` is: the caller's or the recency candidate (``core.recency``)."""
     orders: list[np.ndarray] = field(default_factory=list)
     unexplained: str | None = None
     """Why the run stops after the unexplained-failure check (``unexplained``), if it
@@ -129,6 +133,9 @@ def _evaluate(
         screened.exited = yield from _exit_test(run)
     if prior and not screened.exited and not run.prior_first:  # verified before attribution
         screened.prior = yield from prior_search(run, prior, unproven)
+    if run.recency is not None and not screened.exited and screened.prior is None:
+        screened.prior = yield from recency_search(run)  # the older of dated memories
+        screened.search = "recency"
     if screened.exited or screened.prior is not None:
         return screened
     if cfg.stops.unexplained is True:

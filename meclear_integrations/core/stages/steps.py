@@ -20,6 +20,7 @@ from ..config import ClearanceConfig
 from ..events import Stage, StageEvent
 from ..game import CoalitionGame
 from ..grouping import Embedder
+from ..recency import RecencyPrior
 from ..report import ClearanceReport, FailedCoalition, MemoryAttribution
 from ..retry import CallRetrier
 
@@ -93,6 +94,11 @@ class Run:
     prior_first: bool = False
     """The prior candidate is scoped to this question: tried before the early exit and
     admitted on recovery (``core.prior``)."""
+
+    recency: RecencyPrior | None = None
+    """The recency candidate's settings (``core.recency``; None: off)."""
+    recency_tried: list[int] = field(default_factory=list)
+    """Positions of the recency candidate tried (``core.recency``; empty: none)."""
 
     grouped: bool = False
     """The memories alone were evaluated for answer grouping although ``answer_groups``

@@ -15,6 +15,7 @@ from meclear_bench.clark_news import (
     load_clark_questions,
     main,
 )
+from meclear_bench.clark_report import diagnosis, fault_table, judge_blind, markdown
 from meclear_integrations.core.errors import ConfigurationError
 
 COLUMNS = ["Question", "Answer", "Answer choices", "Start timestamp", "End timestamp"]
@@ -105,6 +106,60 @@ def test_newest_wins_fixes_stale_facts_and_follows_wrong_corrections(data: Path)
     assert all(o.recovered for o in run.outcomes["meclear"])
 
 
+def test_the_recency_candidate_fixes_stale_facts_and_catches_wrong_corrections(
+    data: Path,
+) -> None:
+    """Deterministic world: the stale facts clear through the verified recency candidate;
+    for a wrong correction that candidate (the current statement) fails verification and
+    attribution deletes the correction instead."""
+    cases = build_clark_cases(data).cases
+    methods = ("meclear", "meclear-recency")
+    run = run_benchmark(cases, BenchSettings(methods=methods, bootstrap_replicates=0))
+    plain = {o.case_id: o for o in run.outcomes["meclear"]}
+    for outcome in run.outcomes["meclear-recency"]:
+        case = next(c for c in cases if c.case_id == outcome.case_id)
+        assert outcome.recovered and set(outcome.cleared) == set(case.targets)
+        if case.fault_type == "stale":
+            assert outcome.details["candidates"][-1]["family"] == "recency"
+            assert outcome.model_calls < plain[outcome.case_id].model_calls
+        if case.fault_type == "wrong_correction":
+            families = {c["family"] for c in outcome.details["candidates"]}
+            assert "recency" not in families
+            assert not any(m.endswith("-cur") for m in outcome.cleared)
+
+
+def test_stale_joint_cases_on_request(data: Path) -> None:
+    """Two weaker stale copies: either alone is harmless, both together are harmful."""
+    cases = build_clark_cases(data, kinds=("stale-joint",)).cases
+    assert cases and all(c.structure == "joint" and c.fault_type == "stale" for c in cases)
+    assert all(len(c.targets) == 2 for c in cases)
+    run = run_benchmark(cases, BenchSettings(methods=("meclear-recency",), bootstrap_replicates=0))
+    assert all(o.recovered for o in run.outcomes["meclear-recency"])
+
+
+def test_clark_report_tables(data: Path) -> None:
+    cases = build_clark_cases(data).cases
+    methods = ("oracle", "meclear", "newest")
+    run = run_benchmark(cases, BenchSettings(methods=methods, bootstrap_replicates=0))
+    rows = [{"method": m, **o.model_dump()} for m in methods for o in run.outcomes[m]]
+    table = {e["method"]: e for e in fault_table(rows)}
+    assert table["newest"]["recovery"]["wrong corr."] == 0.0
+    assert table["newest"]["recovery"]["stale"] == 100.0 == table["meclear"]["recovery"]["stale"]
+    assert table["newest"]["calls"]["all"] == 0.0 < table["meclear"]["calls"]["stale"]
+    found = diagnosis(rows, "meclear")
+    assert found["difference"] == 0.0 and found["losses"] == 0
+    assert sum(k["cases"] for k in found["kinds"]) == found["cases"] == 4
+    text = markdown(rows)
+    assert "meclear minus newest on stale facts: +0.0 pp [+0.0, +0.0]" in text
+    with pytest.raises(ValueError):
+        diagnosis(rows, "meclear", against="loo")
+    faulty = {c.case_id for c in cases if c.targets}
+    assert judge_blind(cases, "persistent:1.0") == faulty
+    assert judge_blind(cases, "noisy:0.5") == set() == judge_blind(cases, "reference")
+    marked = diagnosis(rows, "meclear", blind=faulty)
+    assert all(k["kind"].endswith(", judge wrong") for k in marked["kinds"])
+
+
 def test_split_and_command_line(data: Path, tmp_path: Path) -> None:
     assert clark_split("Who is the CEO of Beta Corp?") in ("dev", "test")
     dev = build_clark_cases(data, split="dev").cases
@@ -114,5 +169,8 @@ def test_split_and_command_line(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "cases.jsonl"
     assert main(["--data", str(data), "--max-questions", "1", "--out", str(out)]) == 0
     assert len(load_cases(out).cases) == 4
+    argv = ["--data", str(data), "--max-questions", "1", "--kinds", "stale-joint", "--out"]
+    assert main([*argv, str(out)]) == 0
+    assert [c.structure for c in load_cases(out).cases] == ["joint"]
     with pytest.raises(ConfigurationError):
         build_clark_cases(data, kinds=("made-up",))

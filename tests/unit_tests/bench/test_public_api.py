@@ -50,6 +50,7 @@ EXPECTED_METHODS = [
     "LooOnceMethod",
     "METHOD_FACTORIES",
     "MeClearMethod",
+    "MeClearRecencyMethod",
     "MethodContext",
     "MethodFactory",
     "MethodNotRunError",
@@ -73,6 +74,7 @@ EXPECTED_METHODS = [
     "settle_clearance",
     "shapley_from_moebius",
     "verified_clearance",
+    "with_recency",
 ]
 
 

@@ -164,3 +164,64 @@ def test_llm_filter_with_a_model_and_through_the_text_reader() -> None:
         methods=[method],
     ).outcomes["llm-filter"][0]
     assert out.cleared == [] and out.model_calls == 1
+
+
+def test_newest_wins_through_the_text_reader_asks_each_memory_alone() -> None:
+    """Without the simulated world the statements come from K + 1 charged agent calls."""
+    from meclear_bench.counting import CountingEvaluator
+    from meclear_bench.methods import MethodContext, MethodNotRunError, NewestWinsMethod
+    from meclear_bench.text_reader import ReadMemory, read_answer
+    from meclear_integrations.core.answers import note_answer
+    from meclear_integrations.core.memory import Memory
+    from meclear_integrations.judges.task import answers_agree
+
+    def reader(coalition: tuple[Memory, ...], trial: int) -> float:
+        shown = [ReadMemory({"id": m.id, **m.metadata}, m.content) for m in coalition]
+        answer = read_answer("Where does Ann work?", shown)
+        note_answer(answer, same=answers_agree)
+        return float(answer == RIGHT)
+
+    settings = BenchSettings(methods=("newest",), bootstrap_replicates=0)
+    outs = []
+    for c in (case("2021-01-01"), case("2024-03-01", fault=WRONG, case_id="c2")):
+        ctx = MethodContext(c, CountingEvaluator(reader), settings, simulated=False)
+        outs.append((NewestWinsMethod().run(ctx), ctx.evaluate.calls))
+    (stale, stale_calls), (wrong, _) = outs
+    assert stale.cleared == ["f"] and stale_calls == len(case("x").memories) + 1
+    # the later wrong correction wins by its date; "Ann likes Acme Corp a lot." agrees
+    # with the right answer (the evaluator's answer equivalence) and goes with it
+    assert wrong.cleared == ["w", "g"]  # newest first
+    silent = MethodContext(case("2021-01-01"), CountingEvaluator(lambda c, t: 1.0), settings)
+    silent.simulated = False
+    with pytest.raises(MethodNotRunError):
+        NewestWinsMethod().run(silent)
+
+
+def test_newest_wins_asks_a_real_model_query_for_answers_only() -> None:
+    """A real-model query gives its agent's answer: K + 1 agent calls, no judge call."""
+    from meclear_bench.counting import CountingEvaluator
+    from meclear_bench.methods import MethodContext, NewestWinsMethod
+    from meclear_bench.text_reader import ReadMemory, read_answer
+    from meclear_integrations.core.memory import Memory
+
+    class Query:
+        def __init__(self) -> None:
+            self.answers: list[frozenset[str]] = []
+            self.scored = 0
+
+        def answer(self, coalition: tuple[Memory, ...], trial: int) -> str:
+            self.answers.append(frozenset(m.id for m in coalition))
+            shown = [ReadMemory({"id": m.id, **m.metadata}, m.content) for m in coalition]
+            return read_answer("Where does Ann work?", shown)
+
+        def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
+            self.scored += 1
+            return 0.0
+
+    query = Query()
+    settings = BenchSettings(methods=("newest",), bootstrap_replicates=0)
+    ctx = MethodContext(case("2021-01-01"), CountingEvaluator(query), settings, simulated=False)
+    out = NewestWinsMethod().run(ctx)
+    assert out.cleared == ["f"]
+    assert query.scored == 0 and len(query.answers) == len(case("x").memories) + 1
+    assert frozenset() in query.answers

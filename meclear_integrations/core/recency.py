@@ -1,0 +1,193 @@
+"""The recency candidate: the older of similar dated memories, tried first and verified.
+
+A memory is m_i = (x_i, xi_i): its text and its auxiliary information, e.g. a timestamp
+(MeClear, Sec. 3). When two memories are about the same thing and dated differently, the
+older one may be out of date. Given a :class:`RecencyPrior`
+(``MeClearEngine(config, recency=RecencyPrior())``) the engine forms one *recency candidate*
+C_r: the dated memories are grouped by similarity (two memories whose similarity is at
+least ``min_similarity`` share a group, and so do their groups: TF-IDF word vectors over
+the context, or the caller's embeddings, :func:`~.grouping.memory_similarity`), and every
+member older than its group's newest member is in C_r. The newest memories of a group are
+never in it.
+
+C_r is only an ordering prior, never a verdict. It is tried after screening (the full
+context failed its exit test, and a caller's prior candidate, if any, did not verify) and
+verified like any other candidate (Eq. 18-19, the configuration's verification rule):
+M minus C_r must pass the recovery test and gain over v(M). When it is admissible it is
+the clearance and attribution is skipped (``report.clearance_search == "recency"``);
+otherwise Algorithm 1 runs as usual on the same coalition cache, so the attempt costs at
+most the candidate's verification trials. A newest memory that is wrong (a later false
+"correction") puts the right, older statement into C_r; M minus C_r then answers wrongly,
+fails verification, and attribution finds the wrong newest memory like any harmful one:
+nothing is kept because it is newer.
+
+Dates are read from ``metadata[key]``: a ``datetime`` or ``date``, or an ISO 8601 string
+(a zone is converted to UTC). A memory without a readable date is never in C_r and never
+makes another memory older. Similarity decides only which memories are compared, so a
+memory whose text or date imitates another one can change what is tried, never what is
+verified.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Sec. 3 (m_i = (x_i, xi_i)),
+    Eq. 18-19.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from .memory import Memory
+
+__all__ = ["RecencyPrior", "dated_count", "link_strength", "memory_time", "recency_positions"]
+
+
+class RecencyPrior(BaseModel):
+    """The recency candidate's settings (module docstring); off unless configured."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str = Field(default="date", min_length=1)
+    """The metadata key holding a memory's date (LlamaIndex's default ``date_key``)."""
+    min_similarity: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Two memories are compared by date when their similarity is at least this."""
+    recovery_rate: float | None = Field(default=None, gt=0.0, le=1.0)
+    """Pass rate M minus C_r must verifiably reach under the sequential rule (None: the
+    run's ``verification.recovery_rate``). C_r has no attribution behind it, so a higher bar
+    (e.g. the early exit's ``exit_rate``) guards against a lucky pass of a wrong candidate
+    (the right statement older than a wrong "correction") under a noisy judge."""
+    shrink: bool = False
+    """Once C_r verifies, put each member back in turn (the most weakly linked first: the
+    lowest similarity to a newer memory) and keep it out only when the context without
+    the others still verifies (Eq. 18-19): a background memory that merely resembles a
+    newer one stays. One verification per member of a C_r of two or more."""
+
+
+def memory_time(metadata: Mapping[str, Any], key: str = "date") -> datetime | None:
+    """The date of a memory from its metadata, or None when absent or unreadable.
+
+    Args:
+        metadata: the memory's metadata.
+        key: the metadata key.
+
+    Returns:
+        The date as a naive UTC ``datetime`` (a ``date`` at midnight), or None.
+
+    Example:
+        >>> memory_time({"date": "2024-05-01"})
+        datetime.datetime(2024, 5, 1, 0, 0)
+        >>> memory_time({"date": "yesterday"}) is None
+        True
+    """
+    value = metadata.get(key)
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    return None
+
+
+def recency_positions(
+    context: Sequence[Memory],
+    similarity: np.ndarray,
+    *,
+    key: str = "date",
+    min_similarity: float = 0.3,
+) -> list[int]:
+    """The recency candidate C_r: dated memories older than their similarity group's newest.
+
+    Args:
+        context: the frozen context.
+        similarity: K x K similarity of the memories (:func:`~.grouping.memory_similarity`).
+        key: the metadata key holding the date.
+        min_similarity: the similarity from which two memories are compared.
+
+    Returns:
+        The positions of C_r, oldest first (retrieval order among equal dates); empty when
+        fewer than two memories are dated.
+
+    Raises:
+        ValueError: ``similarity`` is not K x K.
+
+    Example:
+        >>> import numpy as np
+        >>> from meclear_integrations.core.memory import Memory
+        >>> ctx = [Memory(id="old", content="x", metadata={"date": "2020-01-01"}),
+        ...        Memory(id="new", content="x", metadata={"date": "2024-01-01"})]
+        >>> recency_positions(ctx, np.ones((2, 2)))
+        [0]
+    """
+    k = len(context)
+    if similarity.shape != (k, k):
+        raise ValueError(f"similarity is {similarity.shape}, expected ({k}, {k})")
+    times = [memory_time(m.metadata, key) for m in context]
+    dated = [i for i, when in enumerate(times) if when is not None]
+    group = {i: i for i in dated}  # union-find over the dated memories
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for a, i in enumerate(dated):
+        for j in dated[a + 1 :]:
+            if similarity[i, j] >= min_similarity:
+                group[root(i)] = root(j)
+    newest: dict[int, datetime] = {}
+    for i in dated:
+        when = times[i]
+        assert when is not None
+        r = root(i)
+        newest[r] = max(newest.get(r, when), when)
+    older = [i for i in dated if (when := times[i]) is not None and when < newest[root(i)]]
+    return sorted(older, key=lambda i: (times[i] or datetime.min, i))
+
+
+def dated_count(context: Sequence[Memory], key: str = "date") -> int:
+    """How many memories of the context carry a readable date.
+
+    Args:
+        context: the frozen context.
+        key: the metadata key holding the date.
+
+    Returns:
+        The count.
+    """
+    return sum(memory_time(m.metadata, key) is not None for m in context)
+
+
+def link_strength(
+    context: Sequence[Memory], similarity: np.ndarray, position: int, key: str = "date"
+) -> float:
+    """The highest similarity of a memory to a newer dated memory (0.0: none).
+
+    Args:
+        context: the frozen context.
+        similarity: K x K similarity of the memories.
+        position: the memory's position.
+        key: the metadata key holding the date.
+
+    Returns:
+        The similarity.
+    """
+    when = memory_time(context[position].metadata, key)
+    if when is None:
+        return 0.0
+    links = [
+        float(similarity[position, j])
+        for j, m in enumerate(context)
+        if (later := memory_time(m.metadata, key)) is not None and later > when
+    ]
+    return max(links, default=0.0)

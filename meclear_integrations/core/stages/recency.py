@@ -1,0 +1,82 @@
+"""The recency candidate, verified before attribution (``core.recency``).
+
+When the engine is given a ``RecencyPrior`` (``MeClearEngine(recency=...)``), the older of
+similar dated memories form one candidate C_r, verified like any other (Eq. 18-19). When it
+is admissible it is the clearance (reported by ``prior_clearance`` with
+``clearance_search="recency"``); otherwise attribution runs on the same coalition cache.
+
+References:
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-19.
+"""
+
+from __future__ import annotations
+
+from ..clearance import candidate_coalition, select_candidate
+from ..grouping import memory_similarity
+from ..recency import dated_count, link_strength, recency_positions
+from .clearing import verifier
+from .prior import PriorTry
+from .steps import Evaluate, Run, Steps, want
+
+__all__ = ["recency_search"]
+
+
+def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
+    """Form C_r and verify it: its verdict when admissible, else None.
+
+    The positions tried are recorded on ``run.recency_tried`` (empty: no candidate, e.g.
+    fewer than two dated memories or none older than a similar one).
+
+    Args:
+        run: the run (screening's exit test already evaluated).
+
+    Returns:
+        ``[verdict]`` when M minus C_r is admissible against M, else None.
+    """
+    prior = run.recency
+    game = run.game
+    if prior is None or dated_count(game.context, prior.key) < 2:
+        return None
+    similarity = memory_similarity(game.context, run.embed)
+    positions = recency_positions(
+        game.context, similarity, key=prior.key, min_similarity=prior.min_similarity
+    )
+    run.recency_tried = positions
+    if not positions:
+        return None
+    recovered, admissible = yield from _verify(run, positions)
+    if not admissible:
+        return None
+    if prior.shrink and len(positions) > 1:
+        cleared = list(positions)
+        order = sorted(
+            positions, key=lambda i: (link_strength(game.context, similarity, i, prior.key), i)
+        )
+        for u in order:
+            rest = [i for i in cleared if i != u]
+            if not rest:
+                continue
+            passed, shown = yield from _verify(run, rest)
+            if shown:  # u was not needed: it stays in the context
+                cleared, recovered = rest, passed
+        return [PriorTry(cleared, recovered, True)]
+    return [PriorTry(positions, recovered, admissible)]
+
+
+def _verify(run: Run, cleared: list[int]) -> Steps[tuple[bool, bool]]:
+    """Verify M minus ``cleared`` against M (Eq. 18-19): (recovered, admissible)."""
+    cfg, game = run.config, run.game
+    everything = game.full
+    coalition = candidate_coalition(game.k, cleared)
+    if cfg.verification.rule == "sequential":
+        rate = run.recency.recovery_rate if run.recency is not None else None
+        rule = verifier(cfg if rate is None else cfg.updated(verification={"recovery_rate": rate}))
+        while plan := rule.plan(game, [everything, coalition]):
+            yield Evaluate(plan)
+        selection = rule.select(game, [everything, coalition])
+        return bool(selection.recovered[1]), selection.selected == 1
+    yield Evaluate(want(([everything, coalition], cfg.trials)))
+    _, _, recovered, admissible = select_candidate(
+        game, [[], cleared], cfg.verification.success_threshold
+    )
+    return bool(recovered[1]), bool(admissible[1])
