@@ -32,6 +32,7 @@ def _where(page: Path, line: int) -> str:
 MODULES = (
     "meclear_integrations",
     "meclear_integrations.core",
+    "meclear_integrations.core.recency",  # RecencyPrior: an engine argument, imported from there
     "meclear_integrations.judges",
     "meclear_integrations.triggers",
     "meclear_integrations.telemetry",
