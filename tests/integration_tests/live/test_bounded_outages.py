@@ -72,7 +72,10 @@ def test_dead_provider_queries_are_bounded_then_skipped_by_the_breaker(
         assert {r.reason for r in failing} == {"time_budget"}
     assert [(r.status, r.reason) for r in skipped] == [("skipped", "circuit_open")] * 2
     assert skipped[-1].requests == failing[-1].requests  # no request while open
-    assert all(r.seconds < 0.5 for r in skipped)  # measured: a few ms (README)
+    # a skipped query never waits on the provider: measured a few ms (README); bounded here
+    # by the wall bound a hung call would wait, so a loaded CI worker's scheduling stall
+    # (once 0.5 s under load 4) does not read as a wait on the provider
+    assert all(r.seconds < wall for r in skipped)
 
 
 def test_chat_openai_copy_does_not_retry() -> None:
