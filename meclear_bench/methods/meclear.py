@@ -14,6 +14,7 @@ References:
 from __future__ import annotations
 
 from meclear_integrations.core import ClearanceConfig, ClearanceReport, MeClearEngine, StageEvent
+from meclear_integrations.core.recency import RecencyPrior
 
 from .base import BenchMethod, MethodContext, MethodOutput, case_seed
 from .deletions import harm_ranking
@@ -27,13 +28,21 @@ class MeClearMethod(BenchMethod):
     Args:
         config: The engine configuration (its seed, when None, comes from the run).
         name: The method's name in results and reports.
+        recency: The engine's recency candidate (``core.recency``; None: off).
     """
 
     verifies_in_paper = True
 
-    def __init__(self, config: ClearanceConfig, *, name: str = "meclear") -> None:
+    def __init__(
+        self,
+        config: ClearanceConfig,
+        *,
+        name: str = "meclear",
+        recency: RecencyPrior | None = None,
+    ) -> None:
         self.config = config
         self.name = name
+        self.recency = recency
 
     def case_config(self, ctx: MethodContext) -> ClearanceConfig:
         """The configuration with its seed mixed with the case id, failing closed.
@@ -63,7 +72,9 @@ class MeClearMethod(BenchMethod):
             The engine's report.
         """
         engine = MeClearEngine(
-            self.case_config(ctx), listener=events.append if events is not None else None
+            self.case_config(ctx),
+            listener=events.append if events is not None else None,
+            recency=self.recency,
         )
         return engine.clear(ctx.case.context(), ctx.evaluate)
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from meclear_integrations.core import ClearanceConfig, ClearanceReport, MeClearEngine, StageEvent
+from meclear_integrations.core import ClearanceConfig
 from meclear_integrations.core.recency import RecencyPrior
 
 from ..settings import BenchSettings
-from .base import BenchMethod, MethodContext
+from .base import BenchMethod
 from .meclear import MeClearMethod
 
 __all__ = [
@@ -55,25 +55,7 @@ class MeClearRecencyMethod(MeClearMethod):
     """
 
     def __init__(self, config: ClearanceConfig, recency: RecencyPrior, *, name: str) -> None:
-        super().__init__(config, name=name)
-        self.recency = recency
-
-    def report(self, ctx: MethodContext, events: list[StageEvent] | None = None) -> ClearanceReport:
-        """Run the engine, with the recency candidate, on the case's frozen context.
-
-        Args:
-            ctx: The method's context.
-            events: Collects the engine's stage events (None: not collected).
-
-        Returns:
-            The engine's report.
-        """
-        engine = MeClearEngine(
-            self.case_config(ctx),
-            listener=events.append if events is not None else None,
-            recency=self.recency,
-        )
-        return engine.clear(ctx.case.context(), ctx.evaluate)
+        super().__init__(config, name=name, recency=recency)
 
 
 def with_recency(
