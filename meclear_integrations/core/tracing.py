@@ -269,7 +269,8 @@ class _Quieted:
         if is_async_evaluator(evaluate):
 
             async def quiet_async(coalition: tuple[Memory, ...], trial: int) -> Any:
-                with self._internal():
+                with ExitStack() as stack:
+                    self._enter_internal(stack)
                     score = evaluate(coalition, trial)
                     if hasattr(score, "__await__"):
                         score = await score
@@ -278,19 +279,24 @@ class _Quieted:
             return self.trace.evaluator(quiet_async)
 
         def quiet(coalition: tuple[Memory, ...], trial: int) -> Any:
-            with self._internal():
+            with ExitStack() as stack:
+                self._enter_internal(stack)
                 return evaluate(coalition, trial)
 
         return self.trace.evaluator(quiet)
 
-    @contextmanager
-    def _internal(self) -> Iterator[None]:
-        with ExitStack() as stack:
-            for factory in _INTERNAL_CONTEXTS.values():
-                stack.enter_context(factory())
-            if self.quiet:
-                stack.enter_context(quiet_internal_runs())
-            yield
+    def _enter_internal(self, stack: ExitStack) -> None:
+        """Enter the internal-run contexts, then (``quiet``) the quieters, on ``stack``.
+
+        The order and nesting of :func:`quiet_internal_runs` inside the internal-run contexts,
+        entered on one stack: this wraps every evaluator call, so it skips a generator-based
+        context manager and a second stack per call.
+        """
+        for factory in _INTERNAL_CONTEXTS.values():
+            stack.enter_context(factory())
+        if self.quiet:
+            for quieter in _quieters():
+                stack.enter_context(quieter(True))
 
     def stage(self, event: StageEvent) -> None:
         self.trace.stage(event)

@@ -85,6 +85,12 @@ def _imports(path: Path, with_names: bool = False) -> list[str]:
     ``TYPE_CHECKING`` blocks are left out. ``with_names`` adds ``module.name`` for each name of
     a ``from module import name`` (a name may be a submodule).
     """
+    return list(_read_imports(path)[1 if with_names else 0])
+
+
+@functools.cache
+def _read_imports(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(imports, imports with names) of :func:`_imports`, read in one walk per file and run."""
     module, is_package = _module(path)
     package = module.split(".") if is_package else module.split(".")[:-1]
     tree = _parse(path)
@@ -93,11 +99,13 @@ def _imports(path: Path, with_names: bool = False) -> list[str]:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             typing_only.update(id(n) for statement in node.body for n in ast.walk(statement))
     names: list[str] = []
+    with_names: list[str] = []
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
+            with_names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - node.level + 1]
@@ -105,9 +113,9 @@ def _imports(path: Path, with_names: bool = False) -> list[str]:
             else:
                 name = node.module or ""
             names.append(name)
-            if with_names:
-                names.extend(f"{name}.{alias.name}" for alias in node.names)
-    return names
+            with_names.append(name)
+            with_names.extend(f"{name}.{alias.name}" for alias in node.names)
+    return tuple(names), tuple(with_names)
 
 
 def _sources(root: Path = PACKAGE) -> list[Path]:

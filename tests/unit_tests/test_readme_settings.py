@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -280,10 +281,16 @@ def _command_lines() -> list[tuple[str, str]]:
     return [(n, c) for n, c in found if c.split()[1] in commands]
 
 
-def _flags_of(words: list[str]) -> tuple[str, set[str]]:
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    """``meclear``'s parser, built once: the checks below only read it."""
     from meclear_integrations.cli import build_parser
 
-    parser: Any = build_parser()
+    return build_parser()
+
+
+def _flags_of(words: list[str]) -> tuple[str, set[str]]:
+    parser: Any = _parser()
     path: list[str] = []
     for word in words:
         subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
@@ -291,7 +298,7 @@ def _flags_of(words: list[str]) -> tuple[str, set[str]]:
             parser = subs[0].choices[word]
             path.append(word)
     flags: set[str] = set()
-    chain = build_parser()
+    chain = _parser()
     for depth in range(len(path) + 1):  # the command's options and its parents'
         node: Any = chain
         for word in path[:depth]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from meclear_bench import BenchSettings, load_builtin_cases
+from meclear_bench import BenchSettings, dump_cases, load_builtin_cases
 from meclear_bench.cli_args import engine_config
 from meclear_bench.sweeps import (
     budget_sweep,
@@ -70,20 +70,30 @@ def test_judge_sweep_safety_net(cases) -> None:
     assert coalition["unverified_rate"] > 0.5 and coalition["harm_rate"] == 0.0
 
 
-def test_cli_writes_the_sweep(tmp_path: Path) -> None:
+def _few(cases, tmp_path: Path) -> list[str]:
+    """``--cases FILE --split all``: the module's few built-in cases (the command, not the
+    figures, is under test)."""
+    path = tmp_path / "cases.jsonl"
+    dump_cases(cases, path)
+    return ["--cases", str(path), "--split", "all"]
+
+
+def test_cli_writes_the_sweep(cases, tmp_path: Path) -> None:
     out = tmp_path / "sweep"
-    assert main(["bench-sweep", "permutations", "--out", str(out), "--no-progress"]) == 0
+    argv = ["bench-sweep", "permutations", *_few(cases, tmp_path)]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
     doc = json.loads((out / "permutations.json").read_text())
     assert doc["simulated"] and "bench-sweep permutations" in doc["command"]
     assert (out / "permutations.png").read_bytes().startswith(b"\x89PNG")
     assert "SIMULATED" in (out / "permutations.md").read_text()
 
 
-def test_the_recorded_command_reproduces_the_engine_flags(tmp_path: Path) -> None:
+def test_the_recorded_command_reproduces_the_engine_flags(cases, tmp_path: Path) -> None:
     """A sweep run with engine flags records them: its command parses back to the same
     engine configuration."""
     out = tmp_path / "sweep"
-    argv = ["bench-sweep", "permutations", "--preset", "default", "--trials", "3"]
+    argv = ["bench-sweep", "permutations", *_few(cases, tmp_path)]
+    argv += ["--preset", "default", "--trials", "3"]
     argv += ["--no-figures", "--no-progress", "--out", str(out)]
     assert main(argv) == 0
     command = json.loads((out / "permutations.json").read_text())["command"]
