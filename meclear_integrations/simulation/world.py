@@ -22,6 +22,7 @@ else 0.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
@@ -266,11 +267,21 @@ def _draw(dist: dict[str, float], case_id: str, ids: list[str], trial: int | Non
         return next(iter(dist))
     answers = list(dist)
     probs = list(dist.values())
-    rng = np.random.default_rng(_seed(case_id, ids, trial))
     if any(p < 0 for p in probs) or abs(math.fsum(probs) - 1.0) > _P_TOLERANCE:
         # numpy's own checks and errors (never reached from the world's distributions)
+        rng = np.random.default_rng(_seed(case_id, ids, trial))
         return str(answers[int(rng.choice(len(answers), p=probs))])
-    return str(answers[_choice(probs, rng.random())])
+    return str(answers[_choice(probs, _uniform(case_id, tuple(ids), trial))])
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _uniform(case_id: str, ids: tuple[str, ...], trial: int | None) -> float:
+    """The uniform draw seeded by (case, coalition, trial), kept for the next ask.
+
+    A benchmark asks the same coalition again (each method, each repeat): building the
+    seeded generator is most of a draw's cost.
+    """
+    return float(np.random.default_rng(_seed(case_id, list(ids), trial)).random())
 
 
 _P_TOLERANCE = 1e-9
