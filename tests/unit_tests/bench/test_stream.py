@@ -113,7 +113,7 @@ def test_cli(tmp_path, capsys) -> None:
     code = main(
         [
             "bench", "--stream", "--locomo", str(REAL[0]), "--conversations", "26",
-            "--max-queries", "30", "--policies", "judge,every:3", "--bootstrap", "50",
+            "--max-queries", "12", "--policies", "judge,every:3", "--bootstrap", "50",
             "--no-progress", "--out", str(out),
         ]
     )  # fmt: skip
@@ -129,7 +129,7 @@ def test_cli(tmp_path, capsys) -> None:
     assert (out / "stream_calls.png").stat().st_size > 10_000
     assert "SIMULATED" in (out / "stream_report.md").read_text()
     assert len((out / "stream_queries.jsonl").read_text().splitlines()) == 5 * len(
-        build_streams(REAL[0], conversations=["26"], max_queries_per_conversation=30)
+        build_streams(REAL[0], conversations=["26"], max_queries_per_conversation=12)
         .streams[0]
         .queries
     )
