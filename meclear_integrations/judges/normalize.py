@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 
@@ -26,6 +27,17 @@ def normalize_answer(text: str) -> str:
         >>> normalize_answer("  The December, 2023! ")
         'december 2023'
     """
+    if type(text) is not str:  # a str subclass or another type: as written, uncached
+        return _normalize(text)
+    return _normalized(text)
+
+
+def _normalize(text: str) -> str:
     text = text.lower().translate(_PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
+
+
+_normalized = functools.lru_cache(maxsize=4096)(_normalize)
+"""The same, kept for the next ask: the judges and the simulated world normalise the same
+few answers once per evaluator call."""
