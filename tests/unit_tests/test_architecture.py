@@ -79,6 +79,12 @@ def _parse(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a source file's tree in ``ast.walk`` order, walked once per run."""
+    return tuple(ast.walk(_parse(path)))
+
+
 def _imports(path: Path, with_names: bool = False) -> list[str]:
     """Absolute module names imported by ``path`` (relative imports resolved).
 
@@ -93,14 +99,13 @@ def _read_imports(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(imports, imports with names) of :func:`_imports`, read in one walk per file and run."""
     module, is_package = _module(path)
     package = module.split(".") if is_package else module.split(".")[:-1]
-    tree = _parse(path)
     typing_only: set[int] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             typing_only.update(id(n) for statement in node.body for n in ast.walk(statement))
     names: list[str] = []
     with_names: list[str] = []
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.Import):
@@ -235,15 +240,14 @@ def test_imports_respect_the_layers(path: Path) -> None:
 
 def _strings(path: Path) -> list[str]:
     """String constants of a module's code (docstrings left out)."""
-    tree = _parse(path)
     docstrings: set[int] = set()
-    for node in ast.walk(tree):
+    for node in _nodes(path):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             docstrings.add(id(body[0].value))
     return [
         node.value
-        for node in ast.walk(tree)
+        for node in _nodes(path)
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
         if id(node) not in docstrings
     ]
