@@ -21,7 +21,7 @@ from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.langchain import AdmissionGate, AdmissionRunnable
 from meclear_integrations.llama_index.admission import AdmissionTransform
 from meclear_integrations.runtime.limiter import CallLimiter
-from tests.unit_tests.live.test_limiter import Gauge
+from tests.support.limits import Gauge
 
 CONVERSATION = [
     {"role": "user", "content": "I'm allergic to shellfish, never suggest shrimp to me."},

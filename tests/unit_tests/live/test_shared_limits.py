@@ -28,8 +28,7 @@ from meclear_integrations.pipeline.settings import Limits
 from meclear_integrations.runtime.breaker import CircuitBreaker
 from meclear_integrations.runtime.limiter import CallLimiter
 from meclear_integrations.simulation import redundant_harm_example
-
-from .test_limiter import CountingRateLimiter, Gauge, Holder, wait_until
+from tests.support.limits import CountingRateLimiter, Gauge, Holder, wait_until
 
 QUERIES = 6
 LATENCY = 0.005
