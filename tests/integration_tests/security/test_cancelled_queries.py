@@ -1,4 +1,6 @@
-"""A query whose caller cancelled is not written to the ledger as a run."""
+"""A query whose caller cancelled is not written to the ledger as a run (watched on the real
+clock: whatever the cancelled query left running in the background, in tasks or worker
+threads, has finished before the ledger is read)."""
 
 from __future__ import annotations
 
