@@ -1,6 +1,6 @@
-"""Sync models under async paths run on daemon workers: they never block the event loop and
-the deadline holds (a provider that never returns and the interpreter's exit:
-``tests/integration_tests/security/test_interpreter_exit.py``)."""
+"""Sync models under async paths run on daemon workers, on the real clock: a slow sync model
+never blocks the event loop and the wall deadline holds (a provider that never returns and
+the interpreter's exit: ``test_interpreter_exit.py``)."""
 
 from __future__ import annotations
 
