@@ -18,7 +18,7 @@ from meclear_integrations.simulation import redundant_harm_example
 from tests.support.limits import Gauge
 
 QUERIES = 6
-LATENCY = 0.005
+LATENCY = 0.002  # long enough for calls to overlap; the bound is what is tested
 FAST = {"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}}
 
 
