@@ -89,10 +89,16 @@ def queued_waiter(
 
 
 class CountingRateLimiter:
-    """LangChain's rate-limiter interface: one token every ``interval`` seconds."""
+    """LangChain's rate-limiter interface: one token every ``interval`` seconds.
 
-    def __init__(self, interval: float) -> None:
+    ``requests_per_second``, when given, is advertised as LangChain's
+    ``InMemoryRateLimiter`` does (the limiter then asks for tokens at that pace, not every
+    ``PACE_SECONDS``).
+    """
+
+    def __init__(self, interval: float, requests_per_second: float | None = None) -> None:
         self.interval = interval
+        self.requests_per_second = requests_per_second
         self.granted = 0
         self.starts: list[float] = []
         self._next = 0.0

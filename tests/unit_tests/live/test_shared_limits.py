@@ -72,7 +72,7 @@ def test_without_a_limiter_concurrent_queries_exceed_the_bound(
 def test_the_rate_limiter_gives_one_token_per_model_call(
     framework: str, asynchronous: bool
 ) -> None:
-    pacer = CountingRateLimiter(0.001)
+    pacer = CountingRateLimiter(0.001, requests_per_second=1000)  # asked for every 2 ms
     limiter = CallLimiter(3, rate_limiter=pacer)
     outs = concurrent_queries(
         COMPONENTS[framework](Gauge(), limits={"limiter": limiter}), asynchronous, 2
