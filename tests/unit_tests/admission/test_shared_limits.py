@@ -28,7 +28,7 @@ CONVERSATION = [
     {"role": "assistant", "content": "Noted: no shellfish."},
 ]
 TEXTS = ["User is allergic to shellfish.", "User is strictly vegetarian."] * 3
-LATENCY = 0.003
+LATENCY = 0.001  # without a limiter, decisions still overlap (peak 6 sync, 21 async)
 
 
 class GaugedModel:
