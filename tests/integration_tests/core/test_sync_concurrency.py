@@ -33,6 +33,7 @@ def test_a_clean_query_runs_its_baseline_trials_at_once() -> None:
     assert meter.peak == ClearanceConfig().trials  # the first batch's calls overlap
 
 
+@pytest.mark.slow
 def test_sync_and_async_take_the_same_number_of_rounds() -> None:
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         time.sleep(DELAY)

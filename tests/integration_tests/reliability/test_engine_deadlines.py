@@ -33,6 +33,7 @@ async def test_wall_time_budget_async_cancels_hanging_calls() -> None:
     assert finished == []
 
 
+@pytest.mark.slow
 def test_wall_time_budget_sync_abandons_hanging_calls_whose_threads_then_finish() -> None:
     release = threading.Event()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
@@ -26,6 +27,7 @@ def _runs(ledger: HarmLedger) -> int:
     return int(ledger.stats()["runs"])
 
 
+@pytest.mark.slow
 async def test_a_cancelled_query_is_not_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
     started = asyncio.Event()
 

@@ -8,6 +8,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.judges import CallableJudge, task_evaluator
 
@@ -52,6 +54,7 @@ def _config() -> ClearanceConfig:
     )
 
 
+@pytest.mark.slow
 def test_sync_workers_start_no_model_call_after_the_deadline() -> None:
     rec = _Recorder()
     evaluate = task_evaluator(rec.agent, rec.judge, question="When?", reference="December 2023")
@@ -63,6 +66,7 @@ def test_sync_workers_start_no_model_call_after_the_deadline() -> None:
     assert rec.starts and rec.late() == []  # the judge calls after them never started
 
 
+@pytest.mark.slow
 async def test_async_path_with_a_sync_evaluator_starts_no_model_call_after_the_deadline() -> None:
     rec = _Recorder()
     evaluate = task_evaluator(rec.agent, rec.judge, question="When?", reference="December 2023")
