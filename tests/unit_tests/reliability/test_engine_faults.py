@@ -101,7 +101,9 @@ def test_permanent_errors_are_not_retried_and_never_fail_open() -> None:
     for on_failure in ("open", "closed"):
         sleeps = Sleeps()
         evaluate = ScriptedEvaluator(faults={1: HTTPError(401, msg="bad key")})
-        config = EXACT.updated(failure={"mode": on_failure})
+        # one call at a time: on a loaded machine a first call slower than the probe
+        # (2 ms) would start the other workers, whose calls are not retries
+        config = EXACT.updated(failure={"mode": on_failure}, budget={"max_concurrency": 1})
         with pytest.raises(EvaluatorError, match="HTTPError"):
             MeClearEngine(config, sleep=sleeps).clear(memories(3), evaluate)
         assert sleeps.waits == [] and len(evaluate.calls) == 1
