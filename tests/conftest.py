@@ -1,5 +1,6 @@
-"""Shared test configuration: hypothesis runs derandomized under CI (CI=true); the suite runs
-on one pytest-xdist worker per core, a run of single files or test ids in one process."""
+"""Shared test configuration: hypothesis runs derandomized under CI (CI=true); the unit tier
+runs on one pytest-xdist worker per core, the whole suite on two (its integration tier waits
+more than it computes), a run of single files or test ids in one process."""
 
 from __future__ import annotations
 
@@ -19,16 +20,30 @@ if os.environ.get("CI"):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: no workers when only files or test ids are named (start-up would dominate).
+    """``-n auto``: one worker per core for the unit tier, two when the integration tier runs.
 
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins; otherwise xdist counts the cores.
+    The integration tier mostly waits (subprocesses, stub servers, deadlines), so a second
+    worker per core fills the waits; the unit tier is CPU-bound, where more workers only add
+    collection. No workers when only files or test ids are named (start-up would dominate).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     args = [a for a in config.args if not a.startswith("-")]
     if args and all("::" in a or Path(a).is_file() for a in args):
         return 0
-    return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) * (2 if _runs_waiting_tier(config, args) else 1)
+
+
+def _runs_waiting_tier(config: pytest.Config, args: list[str]) -> bool:
+    """Whether the run reaches beyond ``tests/unit_tests`` (into the integration tier)."""
+    unit = config.rootpath / "tests" / "unit_tests"
+    here = config.invocation_params.dir
+    paths = [here / a.split("::")[0] for a in args] or [
+        config.rootpath / p for p in config.getini("testpaths")
+    ]
+    return any(not p.resolve().is_relative_to(unit) for p in paths)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -39,6 +54,33 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_collection_modifyitems(config, items) -> None:
     config.stash[_LEDGER_TESTS] = any("postgres" in item.nodeid for item in items)
+    items[:] = spread_waiting_modules(items)
+
+
+def spread_waiting_modules(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Deal the integration tier's modules evenly among the unit tests (order kept within each).
+
+    xdist's worksteal hands each worker a contiguous slice of the collection; with the
+    integration tier first, one worker would hold every wait. Spread out, each slice mixes
+    waiting tests with CPU-bound ones and the waits overlap other workers' work. Every worker
+    computes the same order (it depends on the collection only).
+    """
+    waiting: dict[str, list[pytest.Item]] = {}
+    quick: list[pytest.Item] = []
+    for item in items:
+        if item.nodeid.startswith("tests/integration_tests/"):
+            waiting.setdefault(item.nodeid.split("::")[0], []).append(item)
+        else:
+            quick.append(item)
+    if not waiting or not quick:
+        return items
+    blocks = list(waiting.values())
+    out: list[pytest.Item] = []
+    step = len(quick) / len(blocks)
+    for i, block in enumerate(blocks):
+        out.extend(quick[round(i * step) : round((i + 1) * step)])
+        out.extend(block)
+    return out
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
