@@ -21,14 +21,14 @@ from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.langchain import AdmissionGate, AdmissionRunnable
 from meclear_integrations.llama_index.admission import AdmissionTransform
 from meclear_integrations.runtime.limiter import CallLimiter
-from tests.unit_tests.live.test_limiter import Gauge
+from tests.support.limits import Gauge
 
 CONVERSATION = [
     {"role": "user", "content": "I'm allergic to shellfish, never suggest shrimp to me."},
     {"role": "assistant", "content": "Noted: no shellfish."},
 ]
 TEXTS = ["User is allergic to shellfish.", "User is strictly vegetarian."] * 3
-LATENCY = 0.003
+LATENCY = 0.001  # without a limiter, decisions still overlap (peak 6 sync, 21 async)
 
 
 class GaugedModel:

@@ -1,10 +1,9 @@
-"""Budget levers of the default configuration: early exit, adaptive trials, budgets,
-exact minimal clearance (Eq. 5) and one-batch concurrency."""
+"""Budget levers of the default configuration: early exit, adaptive trials, budgets and
+exact minimal clearance (Eq. 5). One-batch concurrency (model round trips on the real
+clock) is tested in the integration tier (``core/test_round_trips.py``)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections import Counter
 from itertools import combinations
 
@@ -18,11 +17,7 @@ from meclear_integrations.core import ExactShapley
 from meclear_integrations.core.estimators import kernel_budget
 from meclear_integrations.core.estimators.kernel import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
-
-
-def redundant(ids: frozenset[str]) -> float:
-    """m0 supports the answer; m1 and m2 each override it."""
-    return 1.0 if "m0" in ids and not ids & {"m1", "m2"} else 0.0
+from tests.support.round_trips import redundant
 
 
 @pytest.mark.parametrize("trials", [1, 2, 3, 5])
@@ -223,77 +218,3 @@ def test_auto_clearance_is_minimal_only_on_complete_tables() -> None:
         ClearanceConfig(estimator=KernelShapley(coalitions_per_memory=3))
     ).clear(make_memories(9), CountingEvaluator(redundant))
     assert sampled.clearance_search == "nested"
-
-
-class WaveClock:
-    """A latency evaluator: every call sleeps ``delay``; the calls' start order reveals the
-    number of model round trips. A call's wave is the number of calls that had completed
-    when it started: the calls of one batch all start before any of them completes, so a
-    stalled scheduler (a loaded machine) cannot split or merge waves unless it stalls for a
-    full ``delay``."""
-
-    def __init__(self, value, delay: float = 0.03) -> None:
-        self.value = value
-        self.delay = delay
-        self.done_at_start: list[int] = []
-        self.done = 0
-
-    async def __call__(self, coalition: tuple[Memory, ...], trial: int) -> float:
-        self.done_at_start.append(self.done)
-        await asyncio.sleep(self.delay)
-        self.done += 1
-        return self.value(frozenset(m.id for m in coalition))
-
-    def waves(self) -> int:
-        return len(set(self.done_at_start))
-
-
-@pytest.mark.parametrize(
-    ("config", "rounds"),
-    [
-        # baseline (early exit check), one attribution batch, one verification batch
-        (ClearanceConfig(budget={"max_concurrency": 64}), 3),
-        # no early exit, one batch: attribution batch, then verification
-        (ClearanceConfig(budget={"max_concurrency": 64}, early_exit=False), 2),
-        # the paper's stage-by-stage evaluation: screening, attribution (candidates cached)
-        (ClearanceConfig.paper(budget={"max_concurrency": 64}, estimator="exact"), 2),
-    ],
-)
-async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> None:
-    clock = WaveClock(redundant, delay=0.2)  # robust to a loaded machine
-    report = await MeClearEngine(config).aclear(make_memories(5), clock)
-    assert clock.waves() == rounds == report.cost.rounds
-    assert report.cleared_ids == ["m1", "m2"]
-
-
-async def test_one_batch_sends_screening_and_attribution_together() -> None:
-    clock = WaveClock(redundant, delay=0.2)
-    config = ClearanceConfig(estimator="exact", budget={"max_concurrency": 64}, early_exit=False)
-    t0 = time.perf_counter()
-    report = await MeClearEngine(config).aclear(make_memories(5), clock)
-    elapsed = time.perf_counter() - t0
-    # 32 coalitions (+ the baseline's second trial) in one wave, then one verification:
-    # two delays; sequential evaluation would take 33 (generous slack for a loaded machine).
-    assert report.cost.rounds == 2 == clock.waves()
-    assert elapsed < 10 * clock.delay
-
-
-def joint(ids: frozenset[str]) -> float:
-    """m0 supports the answer; m1 and m2 override it only together."""
-    return 1.0 if "m0" in ids and not {"m1", "m2"} <= ids else 0.0
-
-
-@pytest.mark.parametrize("k", [5, 8])
-async def test_verification_is_one_round_when_a_known_candidate_recovers(k: int) -> None:
-    """Joint harm: clearing m1 alone (a leave-one-out coalition, already evaluated once)
-    recovers, and the nested candidate {m1, m2} is new to the table. Both get their
-    trials in the same verification batch (the sequential rule: the two would tie, so
-    both go straight to max_trials before the tie is broken by index), so the clearance
-    costs three round-trips."""
-    clock = WaveClock(joint, delay=0.1)
-    config = ClearanceConfig(budget={"max_concurrency": 256}, estimator="kernel")
-    report = await MeClearEngine(config).aclear(make_memories(k), clock)
-    assert report.harmful_ids[:2] in (["m1", "m2"], ["m2", "m1"])
-    assert len(report.cleared) == 1 and report.cleared_ids[0] in {"m1", "m2"}
-    assert report.recovered and report.candidates[1].trials == config.verification.max_trials
-    assert clock.waves() == 3 == report.cost.rounds

@@ -91,11 +91,15 @@ async def test_failure_cancels_calls_in_flight() -> None:
     started: list[int] = []
     finished: list[int] = []
 
+    release = asyncio.Event()  # the calls in flight could finish once it is set
+    # a run that waited for its calls in flight instead of cancelling them still ends
+    safety = asyncio.get_running_loop().call_later(5.0, release.set)
+
     async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         started.append(len(coalition))
         if len(coalition) == 4:
             raise RuntimeError("boom")
-        await asyncio.sleep(0.5)
+        await release.wait()
         finished.append(len(coalition))
         return 1.0
 
@@ -106,7 +110,11 @@ async def test_failure_cancels_calls_in_flight() -> None:
                 failure={"mode": "closed"},
             )
         ).aclear(make_memories(4), evaluate)
-    await asyncio.sleep(0.6)
+    safety.cancel()
+    release.set()  # a call left running finishes now
+    for _ in range(5):
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.01)
     assert started and not finished
 
 

@@ -18,6 +18,7 @@ from meclear_integrations.langchain.clearing_step import (
 from meclear_integrations.telemetry import TraceSettings
 
 FAILURES = 2
+FAST = {"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}}  # backoff is not tested
 
 
 def flaky(llm):  # type: ignore[no-untyped-def]
@@ -57,7 +58,11 @@ def runs(collector: RunCollectorCallbackHandler) -> list:  # type: ignore[type-a
 async def test_trace_volume(case, inner, llm, detail: str, asynchronous: bool) -> None:
     collector = RunCollectorCallbackHandler()
     retriever = ClearingRetriever(
-        retriever=inner, agent=flaky(llm), llm=llm, tracing=TraceSettings(detail=detail)
+        retriever=inner,
+        agent=flaky(llm),
+        llm=llm,
+        tracing=TraceSettings(detail=detail),
+        clearance=FAST,
     )
     config = reference_config(case.reference, {"callbacks": [collector]})
     if asynchronous:

@@ -1,18 +1,17 @@
 """Bounded outages, hermetic: the circuit breaker's state machine, what a clearance tells
 it, the live wall bound, the retry-free model copies, and a component whose provider
-fails (scripted), LangChain and LlamaIndex, sync and async."""
+fails (scripted), LangChain and LlamaIndex. (The breaker skipping and closing around an
+outage, counted once abandoned calls settle: ``live/test_breaker_outages.py`` of the
+integration tier.)"""
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 import warnings
 from typing import Any
 
 import pytest
 
-from meclear_integrations.core.alerts import FailOpenWarning
 from meclear_integrations.core.config import ClearanceConfig
 from meclear_integrations.core.errors import BudgetExceededError
 from meclear_integrations.core.failure_kind import CircuitOpenError
@@ -25,6 +24,7 @@ from meclear_integrations.runtime.breaker import CircuitBreaker
 from meclear_integrations.runtime.retries import without_provider_retries
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.clocks import Clock
+from tests.support.outage_components import BUILDERS, Provider
 
 
 # ---------------------------------------------------------------- the state machine
@@ -138,160 +138,6 @@ def test_models_without_retries_are_used_as_they_are() -> None:
     model = FakeListChatModel(responses=["a"])
     assert without_provider_retries(model) is model
     assert without_provider_retries(len) is len
-
-
-# ---------------------------------------------------------------- components
-class Provider:
-    """A scripted provider: fails with a timeout while ``down``; counts calls."""
-
-    def __init__(self, case: Any) -> None:
-        self.down = True
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, prompt: Any) -> str:
-        with self._lock:
-            self.calls += 1
-        if self.down:
-            raise TimeoutError("the provider timed out")
-        return "yes"
-
-    def settled(self, quiet: float = 0.2, limit: float = 5.0) -> int:
-        """The call count once no call has arrived for ``quiet`` seconds.
-
-        A failed query abandons the sync calls still running in worker threads (the
-        async path awaits a sync-only model off the loop); they finish after the query
-        returned, so a count taken at once can miss them.
-        """
-        deadline = time.monotonic() + limit
-        seen = self.calls
-        while time.monotonic() < deadline:
-            time.sleep(quiet)
-            if self.calls == seen:
-                break
-            seen = self.calls
-        return seen
-
-
-def _langchain(case: Any, provider: Provider, breaker: CircuitBreaker, **kwargs: Any):
-    from langchain_core.documents import Document
-    from langchain_core.runnables import RunnableLambda
-
-    from meclear_integrations.langchain import ClearingRetriever
-
-    docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
-    component = ClearingRetriever(
-        retriever=RunnableLambda(lambda q: list(docs)),
-        agent=RunnableLambda(provider),
-        judge=lambda question, answer, **kw: 1.0,
-        limits={"circuit_breaker": breaker},
-        clearance={"failure": {"retry": {"max_attempts": 1}}},
-        **kwargs,
-    )
-
-    from langchain_core.callbacks import BaseCallbackHandler
-
-    events: list[dict[str, Any]] = []
-
-    class Events(BaseCallbackHandler):
-        def on_custom_event(self, name: str, data: Any, **kw: Any) -> None:
-            events.append(data)
-
-    config = {"callbacks": [Events()]}
-
-    async def run(asynchronous: bool) -> list[Any]:
-        if asynchronous:
-            return await component.ainvoke(case.query, config=config)
-        return component.invoke(case.query, config=config)
-
-    run.events = events  # type: ignore[attr-defined]
-    return run, lambda d: d.metadata["meclear"]
-
-
-def _llama_index(case: Any, provider: Provider, breaker: CircuitBreaker, **kwargs: Any):
-    from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
-    from llama_index.core.schema import NodeWithScore, TextNode
-
-    from meclear_integrations.llama_index import MeClearPostprocessor
-
-    class Scripted(CustomLLM):
-        @property
-        def metadata(self) -> LLMMetadata:
-            return LLMMetadata()
-
-        def complete(self, prompt: str, formatted: bool = False, **kw: Any) -> CompletionResponse:
-            return CompletionResponse(text=provider(prompt))
-
-        def stream_complete(self, prompt: str, formatted: bool = False, **kw: Any):
-            raise NotImplementedError
-
-    nodes = [
-        NodeWithScore(node=TextNode(id_=m.id, text=m.content), score=1.0) for m in case.memories
-    ]
-    component = MeClearPostprocessor(
-        llm=Scripted(),
-        judge=lambda question, answer, **kw: 1.0,
-        limits={"circuit_breaker": breaker},
-        clearance={"failure": {"retry": {"max_attempts": 1}}},
-        **kwargs,
-    )
-
-    from llama_index.core.instrumentation import get_dispatcher
-
-    from tests.unit_tests.llama_index.conftest import EventCollector
-
-    collector = EventCollector()
-
-    async def run(asynchronous: bool) -> list[Any]:
-        root = get_dispatcher()
-        root.add_event_handler(collector)
-        try:
-            if asynchronous:
-                return await component.apostprocess_nodes(nodes, query_str=case.query)
-            return component.postprocess_nodes(nodes, query_str=case.query)
-        finally:
-            root.event_handlers.remove(collector)
-
-    run.events = collector.events  # type: ignore[attr-defined]
-    return run, lambda n: n.node.metadata["meclear"]
-
-
-BUILDERS = {"langchain": _langchain, "llama_index": _llama_index}
-
-
-@pytest.mark.parametrize("asynchronous", [False, True])
-@pytest.mark.parametrize("framework", list(BUILDERS))
-async def test_breaker_skips_clearance_during_an_outage_and_closes_after(
-    framework: str, asynchronous: bool
-) -> None:
-    case = redundant_harm_example()
-    provider, clock = Provider(case), Clock(100.0)
-    breaker = CircuitBreaker(failures=2, cooldown_seconds=30, clock=clock)
-    run, meta = BUILDERS[framework](case, provider, breaker)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for _ in range(2):
-            out = await run(asynchronous)
-            assert meta(out[0])["status"] == "failed"
-        assert breaker.state == "open"
-        spent = provider.settled()
-        skipped = await run(asynchronous)
-        again = await run(asynchronous)
-    assert provider.settled() == spent  # no model call while open
-    payloads = [getattr(e, "payload", e) for e in run.events]
-    skips = [p for p in payloads if p.get("skipped") == "circuit_open" and p["phase"] == "end"]
-    assert len(skips) == 2 and skips[0]["circuit"]["state"] == "open"
-    assert skips[0]["status_reason"] == "circuit_open"
-    assert [meta(d)["status"] for d in skipped] == ["skipped"] * len(case.memories)
-    assert {meta(d)["status_reason"] for d in skipped + again} == {"circuit_open"}
-    assert not any(meta(d)["cleared"] for d in skipped)
-    circuit = [w for w in caught if issubclass(w.category, FailOpenWarning)]
-    assert len([w for w in circuit if "circuit_open" in str(w.message)]) == 1  # once
-    clock.now += 30  # the cool-down is over: the next query probes; the provider is back
-    provider.down = False
-    probed = await run(asynchronous)
-    assert provider.calls > spent and meta(probed[0])["status"] == "complete"
-    assert breaker.state == "closed"
 
 
 @pytest.mark.parametrize("framework", list(BUILDERS))

@@ -1,20 +1,17 @@
 """Shared limits in the components: six concurrent queries through a LangChain
 ``ClearingRetriever`` or a LlamaIndex ``MeClearPostprocessor`` sharing one ``CallLimiter``
 never have more model calls in flight than its bound (and do without it), sync (threads)
-and async (``gather``); every model call takes one slot; a query waiting for a slot
-never outlives its wall bound; the clearance end event reports the limiter."""
+and async (``gather``); every model call takes one slot; the clearance end event reports
+the limiter. (A query waiting for a slot ends at its wall bound, on the real clock:
+``tests/integration_tests/live/test_shared_limits_deadlines.py``.)"""
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from langchain_core.runnables import RunnableLambda
-from pydantic import Field
 
 from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.langchain import (
@@ -28,121 +25,17 @@ from meclear_integrations.pipeline.settings import Limits
 from meclear_integrations.runtime.breaker import CircuitBreaker
 from meclear_integrations.runtime.limiter import CallLimiter
 from meclear_integrations.simulation import redundant_harm_example
-
-from .test_limiter import CountingRateLimiter, Gauge, Holder, wait_until
-
-QUERIES = 6
-LATENCY = 0.005
-FAST = {"failure": {"retry": {"initial_backoff": 0.0, "jitter": 0.0}}}
-
-
-class GaugedChat(SimulatedChatModel):
-    """The simulated chat model, each call taking ``latency`` and counted by ``gauge``."""
-
-    gauge: Any = None
-    latency: float = LATENCY
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-        with self.gauge.inside():
-            time.sleep(self.latency)
-            return super()._generate(messages, stop, run_manager, **kwargs)
-
-    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-        with self.gauge.inside():
-            await asyncio.sleep(self.latency)
-            return await super()._agenerate(messages, stop, run_manager, **kwargs)
-
-
-class GaugedLLM(SimulatedLLM):
-    """The simulated LlamaIndex LLM, each call counted by ``gauge`` (``latency`` set)."""
-
-    gauge: Any = Field(default=None, exclude=True)
-
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
-        with self.gauge.inside():
-            return super().complete(prompt, formatted, **kwargs)
-
-    async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
-        with self.gauge.inside():
-            return await super().acomplete(prompt, formatted, **kwargs)
-
-
-def _langchain(gauge: Gauge, **kwargs: Any) -> Callable[[bool], Any]:
-    from langchain_core.documents import Document
-
-    case = redundant_harm_example()
-    docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
-    retriever = ClearingRetriever(
-        retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
-        llm=GaugedChat.from_case(case, gauge=gauge),
-        clearance={**FAST, **kwargs.pop("clearance", {})},
-        **kwargs,
-    )
-    config = reference_config(case.reference)
-
-    async def run(asynchronous: bool) -> list[Any]:
-        if asynchronous:
-            return await retriever.ainvoke(case.query, config=config)
-        return retriever.invoke(case.query, config=config)
-
-    return run
-
-
-def _llama_index(gauge: Gauge, **kwargs: Any) -> Callable[[bool], Any]:
-    from llama_index.core.schema import NodeWithScore, TextNode
-
-    case = redundant_harm_example()
-    nodes = [NodeWithScore(node=TextNode(id_=m.id, text=m.content)) for m in case.memories]
-    pp = MeClearPostprocessor(
-        llm=GaugedLLM.from_case(case, gauge=gauge, latency=LATENCY),
-        reference=case.reference,
-        clearance={**FAST, **kwargs.pop("clearance", {})},
-        **kwargs,
-    )
-
-    async def run(asynchronous: bool) -> list[Any]:
-        if asynchronous:
-            return await pp.apostprocess_nodes(nodes, query_str=case.query)
-        return pp.postprocess_nodes(nodes, query_str=case.query)
-
-    return run
-
-
-COMPONENTS = {"langchain": _langchain, "llama_index": _llama_index}
-
-
-def _meta(item: Any) -> dict[str, Any]:
-    holder = item.metadata if hasattr(item, "metadata") else item.node.metadata
-    return holder["meclear"]
-
-
-def _cleared(out: list[Any]) -> bool:
-    """The query cleared the two stale memories (f1, f2) and kept the rest."""
-    ids = [getattr(i, "id", None) or i.node.node_id for i in out]
-    return ids == ["g1", "b1", "b2", "b3"] and "failure" not in _meta(out[0])
-
-
-def concurrent_queries(
-    run: Callable[[bool], Any], asynchronous: bool, queries: int = QUERIES
-) -> list[list[Any]]:
-    """``queries`` queries at once: ``gather`` on one loop, or one thread each."""
-    if asynchronous:
-
-        async def all_queries() -> list[list[Any]]:
-            return list(await asyncio.gather(*(run(True) for _ in range(queries))))
-
-        return asyncio.run(all_queries())
-    results: list[Any] = [None] * queries
-
-    def one(i: int) -> None:
-        results[i] = asyncio.run(run(False))
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(queries)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return results
+from tests.support.gauged_components import (
+    COMPONENTS,
+    FAST,
+    GaugedChat,
+    clearance_meta,
+    cleared_stale,
+    concurrent_queries,
+    gauged_langchain,
+    gauged_llama_index,
+)
+from tests.support.limits import CountingRateLimiter, Gauge
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])
@@ -155,11 +48,11 @@ def test_a_shared_limiter_bounds_calls_in_flight_across_queries(
     outs = concurrent_queries(
         COMPONENTS[framework](gauge, limits={"limiter": limiter}), asynchronous
     )
-    assert all(_cleared(out) for out in outs)
+    assert all(cleared_stale(out) for out in outs)
     assert gauge.peak <= 2
     stats = limiter.stats()
     assert stats.peak_in_flight == 2 and stats.in_flight == 0 and stats.waited > 0
-    model_calls = sum(_meta(out[0])["model_calls"]["total"] for out in outs)
+    model_calls = sum(clearance_meta(out[0])["model_calls"]["total"] for out in outs)
     assert stats.acquisitions == model_calls  # one slot per agent or judge call
 
 
@@ -170,7 +63,7 @@ def test_without_a_limiter_concurrent_queries_exceed_the_bound(
 ) -> None:
     gauge = Gauge()
     outs = concurrent_queries(COMPONENTS[framework](gauge), asynchronous)
-    assert all(_cleared(out) for out in outs)
+    assert all(cleared_stale(out) for out in outs)
     assert gauge.peak > 2
 
 
@@ -179,13 +72,13 @@ def test_without_a_limiter_concurrent_queries_exceed_the_bound(
 def test_the_rate_limiter_gives_one_token_per_model_call(
     framework: str, asynchronous: bool
 ) -> None:
-    pacer = CountingRateLimiter(0.001)
+    pacer = CountingRateLimiter(0.001, requests_per_second=1000)  # asked for every 2 ms
     limiter = CallLimiter(3, rate_limiter=pacer)
     outs = concurrent_queries(
         COMPONENTS[framework](Gauge(), limits={"limiter": limiter}), asynchronous, 2
     )
-    assert all(_cleared(out) for out in outs)
-    model_calls = sum(_meta(out[0])["model_calls"]["total"] for out in outs)
+    assert all(cleared_stale(out) for out in outs)
+    model_calls = sum(clearance_meta(out[0])["model_calls"]["total"] for out in outs)
     assert pacer.granted == model_calls == limiter.stats().acquisitions
 
 
@@ -193,8 +86,8 @@ def test_components_share_one_limiter() -> None:
     gauge = Gauge()
     limiter = CallLimiter(3)
     runs = [
-        _langchain(gauge, limits={"limiter": limiter}),
-        _llama_index(gauge, limits={"limiter": limiter}),
+        gauged_langchain(gauge, limits={"limiter": limiter}),
+        gauged_llama_index(gauge, limits={"limiter": limiter}),
     ]
 
     async def both() -> None:
@@ -210,36 +103,8 @@ def test_max_calls_in_flight_builds_a_limiter_per_component(framework: str) -> N
     outs = concurrent_queries(
         COMPONENTS[framework](gauge, limits={"max_calls_in_flight": 1}), True, 2
     )
-    assert all(_cleared(out) for out in outs)
+    assert all(cleared_stale(out) for out in outs)
     assert gauge.peak == 1
-
-
-@pytest.mark.parametrize("asynchronous", [False, True])
-@pytest.mark.parametrize("framework", list(COMPONENTS))
-def test_a_query_waiting_for_a_slot_ends_at_its_wall_bound(
-    framework: str, asynchronous: bool
-) -> None:
-    limiter = CallLimiter(1)
-    holder = Holder(limiter)  # another caller holds the only slot
-    try:
-        run = COMPONENTS[framework](
-            Gauge(),
-            limits={"limiter": limiter, "circuit_breaker": None},
-            clearance={**FAST, "budget": {"max_wall_seconds": 0.5}},
-        )
-        started = time.perf_counter()
-        with pytest.warns(Warning):  # the FailOpenWarning of the time budget
-            out = asyncio.run(run(asynchronous))
-        seconds = time.perf_counter() - started
-    finally:
-        holder.release()
-    meta = _meta(out[0])
-    assert meta["status"] == "failed" and meta["failure"]["reason"] == "time_budget"
-    assert seconds < 3.0
-    # abandoned waiters of the sync path notice the run's end
-    wait_until(lambda: limiter.stats().waiting == 0 and limiter.stats().in_flight == 0)
-    stats = limiter.stats()
-    assert (stats.in_flight, stats.waiting) == (0, 0) and stats.gave_up >= 1
 
 
 async def test_the_langchain_clearance_end_event_reports_the_limiter() -> None:
@@ -279,10 +144,10 @@ def test_the_llama_index_clearance_end_event_reports_the_limiter(asynchronous: b
     root.add_event_handler(collector)
     limiter = CallLimiter(2)
     try:
-        out = asyncio.run(_llama_index(Gauge(), limits={"limiter": limiter})(asynchronous))
+        out = asyncio.run(gauged_llama_index(Gauge(), limits={"limiter": limiter})(asynchronous))
     finally:
         root.event_handlers.remove(collector)
-    assert _cleared(out)
+    assert cleared_stale(out)
     ends = [
         e.payload
         for e in collector.events
@@ -291,7 +156,7 @@ def test_the_llama_index_clearance_end_event_reports_the_limiter(asynchronous: b
     assert len(ends) == 1
     entry = ends[0]["limiter"]
     assert entry["max_in_flight"] == 2
-    assert entry["acquisitions"] == _meta(out[0])["model_calls"]["total"]
+    assert entry["acquisitions"] == clearance_meta(out[0])["model_calls"]["total"]
     assert entry["acquisitions"] == limiter.stats().acquisitions
 
 

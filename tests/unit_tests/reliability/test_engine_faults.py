@@ -1,15 +1,16 @@
-"""Engine faults: classification, retries with backoff, budgets, fail-open / fail-closed."""
+"""Engine faults: classification, retries with backoff, call budgets, fail-open / fail-closed.
+
+The wall-time budget, on the real clock, is tested in the integration tier
+(``reliability/test_engine_deadlines.py``)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 
 import pytest
 
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine
-from meclear_integrations.core import BudgetExceededError, StageEvent
+from meclear_integrations.core import StageEvent
 from meclear_integrations.core.errors import TooManyMemoriesError, TransientError
 from meclear_integrations.core.faults import is_transient, retry_after
 from tests.support.faults import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
@@ -100,7 +101,9 @@ def test_permanent_errors_are_not_retried_and_never_fail_open() -> None:
     for on_failure in ("open", "closed"):
         sleeps = Sleeps()
         evaluate = ScriptedEvaluator(faults={1: HTTPError(401, msg="bad key")})
-        config = EXACT.updated(failure={"mode": on_failure})
+        # one call at a time: on a loaded machine a first call slower than the probe
+        # (2 ms) would start the other workers, whose calls are not retries
+        config = EXACT.updated(failure={"mode": on_failure}, budget={"max_concurrency": 1})
         with pytest.raises(EvaluatorError, match="HTTPError"):
             MeClearEngine(config, sleep=sleeps).clear(memories(3), evaluate)
         assert sleeps.waits == [] and len(evaluate.calls) == 1
@@ -175,62 +178,6 @@ def test_call_budget_counts_retries() -> None:
     )  # the paper's rule: a first batch of T = 2 calls
     report = MeClearEngine(config, sleep=Sleeps()).clear(memories(3), evaluate)
     assert len(evaluate.calls) == 2 and report.failed and report.cost.attempts == 2
-
-
-async def test_wall_time_budget_async_cancels_hanging_calls() -> None:
-    finished: list[int] = []
-
-    async def evaluate(coalition, trial):  # type: ignore[no-untyped-def]
-        if len(coalition) < 3:
-            await asyncio.sleep(30)  # a hung model call
-            finished.append(1)
-        return 1.0 if len(coalition) == 0 else 0.0
-
-    config = ClearanceConfig(budget={"max_wall_seconds": 0.3}, estimator="exact")
-    started = time.perf_counter()
-    report = await MeClearEngine(config).aclear(memories(3), evaluate)
-    assert time.perf_counter() - started < 1.5
-    assert report.failed and report.failure.reason == "time_budget"
-    assert report.kept_ids == ["m0", "m1", "m2"]
-    assert asyncio.all_tasks() == {asyncio.current_task()}  # nothing left running
-    assert finished == []
-
-
-def test_wall_time_budget_sync_abandons_hanging_calls_whose_threads_then_finish() -> None:
-    release = threading.Event()
-
-    def evaluate(coalition, trial):  # type: ignore[no-untyped-def]
-        if len(coalition) < 3:
-            release.wait(10)
-        return 0.0
-
-    config = ClearanceConfig(
-        budget={"max_wall_seconds": 0.3, "max_concurrency": 4},
-        estimator="exact",
-    )
-    started = time.perf_counter()
-    report = MeClearEngine(config).clear(memories(3), evaluate)
-    assert time.perf_counter() - started < 1.5
-    assert report.failed and report.failure.reason == "time_budget"
-    release.set()
-    deadline = time.monotonic() + 5
-    while any(t.name.startswith("meclear") for t in threading.enumerate()):
-        assert time.monotonic() < deadline, "worker threads did not finish"
-        time.sleep(0.01)
-
-
-def test_wall_time_budget_closed_raises() -> None:
-    def evaluate(coalition, trial):  # type: ignore[no-untyped-def]
-        time.sleep(0.05)
-        return 0.0
-
-    config = ClearanceConfig(
-        budget={"max_wall_seconds": 0.1, "max_concurrency": 1},
-        failure={"mode": "closed"},
-    )
-    with pytest.raises(BudgetExceededError) as info:
-        MeClearEngine(config).clear(memories(4), evaluate)
-    assert info.value.reason == "time_budget"
 
 
 def test_too_many_memories_fails_open_or_raises() -> None:

@@ -1,9 +1,10 @@
-"""Sync models under async paths run on daemon workers: they never block the event loop and
-the deadline holds (a provider that never returns and the interpreter's exit:
-``tests/integration_tests/security/test_interpreter_exit.py``)."""
+"""Sync models under async paths run on daemon workers, on the real clock: a slow sync model
+never blocks the event loop and the wall deadline holds (a provider that never returns and
+the interpreter's exit: ``test_interpreter_exit.py``)."""
 
 from __future__ import annotations
 
+import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from meclear_integrations import ClearanceConfig
@@ -18,6 +19,7 @@ def _nodes() -> list[NodeWithScore]:
     return [NodeWithScore(node=TextNode(id_=f"n{i}", text=t)) for i, t in enumerate(texts)]
 
 
+@pytest.mark.slow
 async def test_a_slow_sync_llama_index_llm_does_not_block_the_loop_or_the_deadline() -> None:
     postprocessor = MeClearPostprocessor(
         llm=SyncOnlyLLM(seconds=2.0),
