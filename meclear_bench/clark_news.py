@@ -223,7 +223,7 @@ def _case(
     if kind == "stale-direct":
         faults = [_memory(f"{qid}-s1", old, previous.start)]
         claims[faults[0].id] = Claim(answer=previous.answer, weight=1.5)
-    elif kind == "stale-redundant":
+    elif kind in ("stale-redundant", "stale-joint"):
         faults = [
             _memory(f"{qid}-s1", old, previous.start),
             _memory(
@@ -232,17 +232,8 @@ def _case(
                 _midpoint(previous, current.start),
             ),
         ]
-        claims.update({f.id: Claim(answer=previous.answer, weight=1.2) for f in faults})
-    elif kind == "stale-joint":
-        faults = [
-            _memory(f"{qid}-s1", old, previous.start),
-            _memory(
-                f"{qid}-s2",
-                old.rstrip(".") + ", news reports said.",
-                _midpoint(previous, current.start),
-            ),
-        ]
-        claims.update({f.id: Claim(answer=previous.answer, weight=0.7) for f in faults})
+        weight = 1.2 if kind == "stale-redundant" else 0.7  # each copy alone: wins / does not
+        claims.update({f.id: Claim(answer=previous.answer, weight=weight) for f in faults})
     elif kind == "wrong-correction":
         faults = [_memory(f"{qid}-w1", "Correction: " + old, current.start + QUERY_DELAY / 2)]
         claims[faults[0].id] = Claim(answer=previous.answer, weight=1.5)

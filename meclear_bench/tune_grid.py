@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
 
-__all__ = ["Axis", "Point", "SearchResult", "choose", "search"]
+__all__ = ["Axis", "Point", "SearchResult", "choose", "nested", "search"]
 
 
 @dataclass(frozen=True)
@@ -197,3 +197,22 @@ def search(
     result.chosen = point(current)
     result.axes = {a.name: a.values for group in axes_now for a in group}
     return result
+
+
+def nested(values: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys as nested mappings (``verification.max_trials`` -> ``verification``).
+
+    Args:
+        values: Flat settings.
+
+    Returns:
+        The nested settings.
+    """
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        head, dot, tail = key.partition(".")
+        if dot:
+            out.setdefault(head, {})[tail] = value
+        else:
+            out[key] = value
+    return out

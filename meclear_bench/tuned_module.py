@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import tuned
+from .tune_grid import nested
 
 __all__ = ["main", "render_tuned_module", "tuned_source"]
 
@@ -76,17 +77,6 @@ def _inline(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f'"{k}": {_inline(v)}' for k, v in value.items()) + "}"
     return _value(value)
-
-
-def _nested(values: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        head, dot, tail = key.partition(".")
-        if dot:
-            out.setdefault(head, {})[tail] = value
-        else:
-            out[key] = value
-    return out
 
 
 def _wrap(text: str) -> str:
@@ -150,7 +140,7 @@ def render_tuned_module(
         if meclear is not None
         else {k: v for k, v in tuned.TUNED_MECLEAR.items() if k in ("estimator", "harm_rule")}
     )
-    me = {**fixed, **_nested(chosen["meclear"])}
+    me = {**fixed, **nested(chosen["meclear"])}
     metric = doc.get("metric", "expected_recovery")
     checks = doc.get("check_settings", [])
     intro = (
@@ -211,7 +201,7 @@ def render_tuned_module(
             _doc(f"{label}: tau, Lasso alpha and flag rule (chosen on dev)."),
         ]
     verification = {
-        name: _nested(chosen[name]).get("verification", {})
+        name: nested(chosen[name]).get("verification", {})
         for name in ("loo", "contextcite", "proxyspex")
         if name in chosen
     }

@@ -33,7 +33,7 @@ from .results import build_results
 from .runner import run_benchmark
 from .settings import BenchSettings, SurrogateSettings
 from .sweeps import STANDARD_SETTINGS, standard, summary
-from .tune_grid import Axis, Point, search
+from .tune_grid import Axis, Point, nested, search
 from .tuned import TUNED_MECLEAR, TUNED_VERIFICATION
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "MeClearFixed",
     "TuningGrid",
     "baseline_settings",
-    "nested",
     "tune",
     "tuning_grid",
 ]
@@ -132,25 +131,6 @@ def tuning_grid(
             ],
         )
     return grid
-
-
-def nested(values: dict[str, Any]) -> dict[str, Any]:
-    """Dotted keys as nested mappings (``verification.max_trials`` -> ``verification``).
-
-    Args:
-        values: Flat settings.
-
-    Returns:
-        The nested settings.
-    """
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        head, dot, tail = key.partition(".")
-        if dot:
-            out.setdefault(head, {})[tail] = value
-        else:
-            out[key] = value
-    return out
 
 
 def _score(
