@@ -7,7 +7,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,7 +21,7 @@ from pydantic import (
 from .errors import ConfigurationError
 from .estimators import AutoShapley, Estimator, estimator_from_settings
 from .estimators.auto import hierarchical_of
-from .strict import RENAMED, reject_unknown
+from .strict import RENAMED, StrictSettings, reject_unknown
 
 __all__ = [
     "Budget",
@@ -46,8 +46,17 @@ PresetName = Literal["paper", "default", "cheap"]
 FailureMode = Literal["open", "closed"]
 VerificationRule = Literal["paper", "sequential"]
 
+_NESTED_RENAMED: dict[str, str] = {
+    "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
+    "on_failure": "`on_failure` is now `mode`: FailurePolicy(mode='open' or 'closed')",
+    "stop_unexplained": "`stop_unexplained` is now `unexplained`: EarlyStops(unexplained=...)",
+    "stop_cannot_answer": (
+        "`stop_cannot_answer` is now `cannot_answer`: EarlyStops(cannot_answer=...)"
+    ),
+}
 
-class RetryPolicy(BaseModel):
+
+class RetryPolicy(StrictSettings):
     """Retries of one evaluator call on a transient error.
 
     Retries of one evaluator call on a transient error (``core.faults``), with
@@ -76,17 +85,11 @@ class RetryPolicy(BaseModel):
     parse): a sampled model's next reply usually does. Set False for deterministic
     (temperature 0) models, where the same prompt gives the same unreadable reply."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("RetryPolicy", data, cls.model_fields)
-        return data
-
 
 HarmRule = Literal["auto", "threshold", "interval"]
 
 
-class Verification(BaseModel):
+class Verification(StrictSettings):
     """How candidates are verified (Eq. 18-20): the rule and its evidence thresholds.
 
     ``ClearanceConfig(verification="paper")`` is short for
@@ -94,6 +97,7 @@ class Verification(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    renamed_settings: ClassVar[Mapping[str, str]] = _NESTED_RENAMED
 
     rule: VerificationRule = "sequential"
     """``"paper"``: T trials, recovered when every trial passes, j^ = min argmax of the
@@ -121,14 +125,8 @@ class Verification(BaseModel):
     defaults a candidate passing every trial is verified after 2 trials, the full context
     for an early exit after 4."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("Verification", data, cls.model_fields, renamed=_NESTED_RENAMED)
-        return data
 
-
-class Budget(BaseModel):
+class Budget(StrictSettings):
     """Per-query cost and resource bounds of one run."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -149,17 +147,12 @@ class Budget(BaseModel):
     """At most this many negative-valued memories (most negative first) are searched by
     escalation (``ClearanceConfig.escalation``)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("Budget", data, cls.model_fields)
-        return data
 
-
-class FailurePolicy(BaseModel):
+class FailurePolicy(StrictSettings):
     """What a run does when it cannot finish: fail open or closed, and retries."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    renamed_settings: ClassVar[Mapping[str, str]] = _NESTED_RENAMED
 
     mode: FailureMode = "open"
     """The fail-open/closed switch. When a run cannot finish for a reason that waiting or
@@ -175,14 +168,8 @@ class FailurePolicy(BaseModel):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("FailurePolicy", data, cls.model_fields, renamed=_NESTED_RENAMED)
-        return data
 
-
-class EarlyStops(BaseModel):
+class EarlyStops(StrictSettings):
     """Runs stopped before the attribution when no clearance can help.
 
     Both stop with ``status="skipped"`` and clear nothing
@@ -190,6 +177,7 @@ class EarlyStops(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    renamed_settings: ClassVar[Mapping[str, str]] = _NESTED_RENAMED
 
     cannot_answer: bool = True
     """A model that cannot answer, detected at (near) zero cost: when every answer of the
@@ -213,25 +201,10 @@ class EarlyStops(BaseModel):
     (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
     recovers (a right answer that two memories support together is kept)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("EarlyStops", data, cls.model_fields, renamed=_NESTED_RENAMED)
-        return data
-
 
 def _moved(old: str, new: str, note: str = "") -> str:
     return f"`{old}` moved: use `{new}`{note}"
 
-
-_NESTED_RENAMED: dict[str, str] = {
-    "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
-    "on_failure": "`on_failure` is now `mode`: FailurePolicy(mode='open' or 'closed')",
-    "stop_unexplained": "`stop_unexplained` is now `unexplained`: EarlyStops(unexplained=...)",
-    "stop_cannot_answer": (
-        "`stop_cannot_answer` is now `cannot_answer`: EarlyStops(cannot_answer=...)"
-    ),
-}
 
 _VERIFICATION = {
     "max_trials": "max_trials",

@@ -14,11 +14,20 @@ import difflib
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, model_validator
 
 from .errors import ConfigurationError
 
-__all__ = ["RENAMED", "UnknownSettingError", "accepted_names", "reject_unknown", "strict_init"]
+__all__ = [
+    "RENAMED",
+    "StrictSettings",
+    "UnknownSettingError",
+    "accepted_names",
+    "reject_unknown",
+    "strict_init",
+]
 
 F = TypeVar("F", bound=Callable[..., None])
 
@@ -101,6 +110,21 @@ def reject_unknown(
         name, allowed, engine if isinstance(engine, Mapping) else list(engine), renamed
     )
     raise UnknownSettingError(f"{owner} has no setting {name!r}: {hint}")
+
+
+class StrictSettings(BaseModel):
+    """A settings group whose unknown keys raise :class:`UnknownSettingError` with a hint.
+
+    Subclasses set ``renamed_settings`` for hints on old spellings of their keys.
+    """
+
+    renamed_settings: ClassVar[Mapping[str, str]] = RENAMED
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: object) -> object:
+        reject_unknown(cls.__name__, data, cls.model_fields, renamed=cls.renamed_settings)
+        return data
 
 
 def accepted_names(model: Any) -> list[str]:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..core.strict import reject_unknown
+from ..core.strict import StrictSettings
 from ..judges.answer_prompts import validate_metadata_keys
 from ..runtime.breaker import CircuitBreaker
 from ..runtime.limiter import CallLimiter
@@ -36,7 +36,7 @@ DEFAULT_REFERENCE_KEY = "meclear_reference"
 """Config-metadata key of a query's reference answer (LangChain, ``reference_config``)."""
 
 
-class Limits(BaseModel):
+class Limits(StrictSettings):
     """Bounds of a clearing component: breaker, call limiter, event size.
 
     Pass as ``limits=Limits(...)`` (or a mapping of these settings) to ``ClearingRetriever``,
@@ -69,14 +69,8 @@ class Limits(BaseModel):
     """Size cap (JSON bytes) of each event payload (and of a LangChain clearance run's
     outputs)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("Limits", data, cls.model_fields)
-        return data
 
-
-class Loop(BaseModel):
+class Loop(StrictSettings):
     """The production loop of a clearing component: trigger, ledger, background audits.
 
     Pass as ``loop=Loop(...)`` (or a mapping of these settings) to ``ClearingRetriever``,
@@ -108,14 +102,8 @@ class Loop(BaseModel):
     """Background mode: audit worker threads started with the component (0: none; run
     ``meclear worker`` instead)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("Loop", data, cls.model_fields)
-        return data
 
-
-class Documents(BaseModel):
+class Documents(StrictSettings):
     """How a clearing component reads its items and returns them.
 
     Pass as ``documents=Documents(...)`` (or a mapping of these settings) to
@@ -147,12 +135,6 @@ class Documents(BaseModel):
     """LangChain: the config-metadata key holding the query's reference answer. The
     LlamaIndex postprocessor takes the reference from ``reference=`` or
     ``query_reference(...)`` and rejects another key here."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_settings(cls, data: object) -> object:
-        reject_unknown("Documents", data, cls.model_fields)
-        return data
 
     @field_validator("metadata_keys", mode="before")
     @classmethod
