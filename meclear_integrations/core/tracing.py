@@ -104,9 +104,13 @@ def quiet_internal_runs() -> Iterator[None]:
         Nothing.
     """
     with ExitStack() as stack:
-        for quieter in _quieters():
-            stack.enter_context(quieter(True))
+        _enter_quieters(stack)
         yield
+
+
+def _enter_quieters(stack: ExitStack) -> None:
+    for quieter in _quieters():
+        stack.enter_context(quieter(True))
 
 
 _INTERNAL_CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {}
@@ -295,8 +299,7 @@ class _Quieted:
         for factory in _INTERNAL_CONTEXTS.values():
             stack.enter_context(factory())
         if self.quiet:
-            for quieter in _quieters():
-                stack.enter_context(quieter(True))
+            _enter_quieters(stack)
 
     def stage(self, event: StageEvent) -> None:
         self.trace.stage(event)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
@@ -296,12 +297,8 @@ def _choice(probs: list[float], uniform: float) -> int:
     the index (and every seeded answer) is the same, at half the cost of the call (the
     world draws once per evaluator call).
     """
-    cdf: list[float] = []
-    total = 0.0
-    for p in probs:
-        total += p
-        cdf.append(total)
-    return bisect.bisect_right([c / total for c in cdf], uniform)
+    cdf = list(itertools.accumulate(probs))  # left to right, as numpy's cumsum adds
+    return bisect.bisect_right([c / cdf[-1] for c in cdf], uniform)
 
 
 def _seed(case_id: str, ids: list[str], trial: int | None) -> int:
