@@ -15,10 +15,9 @@ The memory bank of a conversation is its ``session_N_observation`` facts: one re
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import re
-import threading
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -180,26 +179,14 @@ def _short_id(sample_id: str) -> str:
     return re.sub(r"^conv-", "", sample_id)
 
 
+@functools.lru_cache(maxsize=4)  # a few releases at most
 def _parse_files(texts: tuple[tuple[Path, bytes], ...]) -> tuple[LocomoConversation, ...]:
     """The conversations of the files' contents, parsed once per content in a process.
 
     The benchmark's commands and the tests read the same release many times in one
-    process; the key is each file's content digest, so an edited file is parsed again.
+    process; the cache is keyed by the files' contents, so an edited file is parsed again.
     """
-    key = tuple((file, hashlib.blake2b(data).hexdigest()) for file, data in texts)
-    with _PARSED_LOCK:
-        found = _PARSED.get(key)
-    if found is None:
-        found = tuple(c for file, data in texts for c in _parse_file(file, data))
-        with _PARSED_LOCK:
-            _PARSED[key] = found
-            while len(_PARSED) > 4:  # a few releases at most
-                _PARSED.pop(next(iter(_PARSED)))
-    return found
-
-
-_PARSED: dict[tuple[tuple[Path, str], ...], tuple[LocomoConversation, ...]] = {}
-_PARSED_LOCK = threading.Lock()
+    return tuple(c for file, data in texts for c in _parse_file(file, data))
 
 
 def _parse_file(file: Path, raw: bytes) -> list[LocomoConversation]:
