@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.support.scheduling import spread_waiting_modules
+
 _LEDGER_TESTS = pytest.StashKey[bool]()
 _SEEN_POSTGRES: list[str] = []
 
@@ -55,32 +57,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_collection_modifyitems(config, items) -> None:
     config.stash[_LEDGER_TESTS] = any("postgres" in item.nodeid for item in items)
     items[:] = spread_waiting_modules(items)
-
-
-def spread_waiting_modules(items: list[pytest.Item]) -> list[pytest.Item]:
-    """Deal the integration tier's modules evenly among the unit tests (order kept within each).
-
-    xdist's worksteal hands each worker a contiguous slice of the collection; with the
-    integration tier first, one worker would hold every wait. Spread out, each slice mixes
-    waiting tests with CPU-bound ones and the waits overlap other workers' work. Every worker
-    computes the same order (it depends on the collection only).
-    """
-    waiting: dict[str, list[pytest.Item]] = {}
-    quick: list[pytest.Item] = []
-    for item in items:
-        if item.nodeid.startswith("tests/integration_tests/"):
-            waiting.setdefault(item.nodeid.split("::")[0], []).append(item)
-        else:
-            quick.append(item)
-    if not waiting or not quick:
-        return items
-    blocks = list(waiting.values())
-    out: list[pytest.Item] = []
-    step = len(quick) / len(blocks)
-    for i, block in enumerate(blocks):
-        out.extend(quick[round(i * step) : round((i + 1) * step)])
-        out.extend(block)
-    return out
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
