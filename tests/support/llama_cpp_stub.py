@@ -24,8 +24,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-JSON_SCHEMA_ERROR = "'json_schema'"
-"""The message llama-cpp-python's server returns for a json_schema response_format."""
+JSON_SCHEMA_ERROR = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
+"""The message llama-cpp-python 0.3.36's server returns (HTTP 500) for a json_schema
+response_format (measured on the real server)."""
 
 
 def _candidate(prompt: str) -> str:
