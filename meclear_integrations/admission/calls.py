@@ -32,11 +32,12 @@ from tenacity import (
 
 from ..core.failure_kind import failure_kind
 from ..core.redaction import redact
+from ..judges.formats import FormatLadder, is_prose, offered_formats, request
 from ..runtime.limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
 from .labels import ProbeRole
-from .model import TextModel, supports_structured_output
+from .model import TextModel
 from .outputs import OutputParseError, parse_output, parse_text_response
 
 __all__ = ["CallMeter", "CallResult", "CallRunner", "ModelCall"]
@@ -161,7 +162,7 @@ class CallRunner:
         self.config = config
         self.meter = meter
         self.limiter = limiter
-        self._structured = config.use_structured_output and supports_structured_output(model)
+        self._structured = config.use_structured_output and bool(offered_formats(model))
 
     def _policy(self) -> dict[str, Any]:
         backoff = self.config.retry_backoff_seconds
@@ -211,16 +212,49 @@ class CallRunner:
             ),
         )
 
+    def _ladder(self, call: ModelCall) -> tuple[FormatLadder, dict[str, Any] | None]:
+        """The formats of this call's endpoint (``judges.formats``) and its schema."""
+        structured = self._structured and call.schema is not None
+        schema = call.schema.model_json_schema() if call.schema is not None else None
+        return FormatLadder(self.model, structured=structured), schema
+
     def _complete(self, call: ModelCall, prompt: str) -> object:
-        if self._structured and call.schema is not None:
-            return self.model.complete_json(prompt, call.schema.model_json_schema())  # type: ignore[attr-defined]
-        return self.model.complete(prompt)
+        """The reply in the strongest format the endpoint honours.
+
+        json_schema -> json_object -> text; a rejected or ignored format is remembered and
+        never retried.
+        """
+        ladder, schema = self._ladder(call)
+        for fmt in ladder.formats:
+            sync, _ = request(self.model, fmt, prompt, schema)
+            try:
+                output = sync()
+                if fmt != "text" and is_prose(output):
+                    raise ladder.ignored(fmt, output)
+            except Exception as exc:
+                if fmt != "text" and ladder.failed(fmt, exc):
+                    continue
+                raise
+            ladder.succeeded(fmt)
+            return output
+        raise ladder.exhausted()
 
     async def _acomplete(self, call: ModelCall, prompt: str) -> object:
-        if self._structured and call.schema is not None:
-            schema = call.schema.model_json_schema()
-            return await self.model.acomplete_json(prompt, schema)  # type: ignore[attr-defined]
-        return await self.model.acomplete(prompt)
+        """Async :meth:`_complete`."""
+        ladder, schema = self._ladder(call)
+        for fmt in ladder.formats:
+            _, asynchronous = request(self.model, fmt, prompt, schema)
+            try:
+                output = await asynchronous()
+                if fmt != "text" and is_prose(output):
+                    raise ladder.ignored(fmt, output)
+            except Exception as exc:
+                if fmt != "text" and ladder.failed(fmt, exc):
+                    continue
+                raise
+            ladder.succeeded(fmt)
+            return output
+        raise ladder.exhausted()
 
     def run(self, call: ModelCall) -> CallResult:
         """Synchronous call with bounded retries.
