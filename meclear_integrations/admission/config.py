@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .labels import ProbeRole
+from .validation import DEFAULT_MAX_CANDIDATE_CHARS, DEFAULT_MAX_CONTEXT_CHARS
 
 __all__ = ["CHEAP_TIE_BREAK", "AdmissionConfig", "CMTEWeights", "RoleWeights", "cheap_config"]
 
@@ -113,6 +114,11 @@ class AdmissionConfig(BaseModel):
     """Use the model's JSON-schema call when it offers one (``complete_json``)."""
     max_output_chars: int = Field(default=2000, ge=0)
     """Raw model output kept in an error record (truncated), for diagnosis."""
+    max_candidate_chars: int = Field(default=DEFAULT_MAX_CANDIDATE_CHARS, ge=1)
+    """Longest candidate accepted; a longer one is refused before any model call
+    (``InvalidCandidateError``, reason ``too_long``; ``admission.validation``)."""
+    max_context_chars: int = Field(default=DEFAULT_MAX_CONTEXT_CHARS, ge=1)
+    """Longest historical context accepted (it goes into every prompt of a decision)."""
 
 
 def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:

@@ -41,6 +41,7 @@ from .decision import (
     StageError,
     TieBreak,
 )
+from .errors import CandidateTypeError
 from .events import AdmissionEvent, AdmissionListener, AdmissionStage
 from .labels import PROBE_ROLES, Decision, ProbeRole
 from .model import TextModel, as_text_model
@@ -74,6 +75,7 @@ from .scoring import (
     unit_score,
     unmap_preference,
 )
+from .validation import validate_write
 
 __all__ = ["AdmissionRequest", "ConMemAdmitter"]
 
@@ -162,7 +164,12 @@ class ConMemAdmitter:
 
         Returns:
             The decision, with the probe evidence, CMTE, reason and cost.
+
+        Raises:
+            InvalidCandidateError: The candidate or context cannot be admitted (empty,
+                not text, too long, malformed): raised before any model call.
         """
+        self.validate(candidate, context, candidate_id=candidate_id)
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
@@ -200,7 +207,12 @@ class ConMemAdmitter:
 
         Returns:
             The decision, with the probe evidence, CMTE, reason and cost.
+
+        Raises:
+            InvalidCandidateError: The candidate or context cannot be admitted (empty,
+                not text, too long, malformed): raised before any model call.
         """
+        self.validate(candidate, context, candidate_id=candidate_id)
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         semaphore = asyncio.Semaphore(self.config.max_concurrency)
@@ -220,6 +232,49 @@ class ConMemAdmitter:
                     await self._emit_async(step.event)
             except BaseException as exc:
                 failure = exc
+
+    def validate(
+        self,
+        candidate: Any,
+        context: Any,
+        *,
+        candidate_id: Any = None,
+        prefix: str | None = None,
+        candidate_field: str = "candidate",
+        context_field: str = "context",
+    ) -> str:
+        """Check a write before any model call (``admission.validation``).
+
+        Args:
+            candidate: The candidate memory.
+            context: Its historical context.
+            candidate_id: The caller's id (None or text).
+            prefix: The batch item the fields belong to (``documents[2]``).
+            candidate_field: The candidate's name in errors (``page_content``...).
+            context_field: The context's name in errors.
+
+        Returns:
+            The candidate.
+
+        Raises:
+            CandidateTypeError: The candidate, the context or the id is not text.
+            InvalidCandidateError: Empty, too long (``config.max_candidate_chars`` /
+                ``max_context_chars``) or malformed.
+        """
+        if candidate_id is not None and not isinstance(candidate_id, str):
+            error = CandidateTypeError(
+                "candidate_id", "not_text", f"expected text, got {type(candidate_id).__name__}"
+            )
+            raise error if prefix is None else error.at(prefix)
+        return validate_write(
+            candidate,
+            context,
+            max_candidate_chars=self.config.max_candidate_chars,
+            max_context_chars=self.config.max_context_chars,
+            prefix=prefix,
+            candidate_field=candidate_field,
+            context_field=context_field,
+        )
 
     def decide_many(self, requests: Iterable[AdmissionRequest]) -> list[AdmissionDecision]:
         """Decisions for several candidates, one after the other (sync).
