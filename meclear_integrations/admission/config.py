@@ -119,6 +119,13 @@ class AdmissionConfig(BaseModel):
     (``InvalidCandidateError``, reason ``too_long``; ``admission.validation``)."""
     max_context_chars: int = Field(default=DEFAULT_MAX_CONTEXT_CHARS, ge=1)
     """Longest historical context accepted (it goes into every prompt of a decision)."""
+    on_known_harm: Literal["reject", "flag"] = "reject"
+    """A candidate whose text the harm ledger verified harmful (same id, same or normalised
+    text under any id; ``harm_index``): ``reject`` it with no model call, or ``flag`` it
+    and let ConMem decide (``admission.known_harm``)."""
+    on_near_duplicate_harm: Literal["reject", "flag"] = "flag"
+    """A near-duplicate of a verified harmful memory (token-set Jaccard >= 0.8): ``flag``
+    (ConMem decides; the decision carries ``known_harm``) or ``reject``."""
 
 
 def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:

@@ -31,6 +31,7 @@ from ..runtime.limiter import CallLimiter
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig
 from .decision import (
+    AdmissionCost,
     AdmissionDecision,
     AttributionAudit,
     JudgeVerdict,
@@ -43,6 +44,7 @@ from .decision import (
 )
 from .errors import CandidateTypeError
 from .events import AdmissionEvent, AdmissionListener, AdmissionStage
+from .known_harm import HarmIndex, HarmMatchLike, KnownHarm, known_harm
 from .labels import PROBE_ROLES, Decision, ProbeRole
 from .model import TextModel, as_text_model
 from .outputs import (
@@ -122,6 +124,10 @@ class ConMemAdmitter:
         limiter: Bounds the model calls in flight, across decisions and with any other
             component given the same :class:`~meclear_integrations.runtime.limiter.CallLimiter`;
             None: each decision bounds only its own (``config.max_concurrency``).
+        harm_index: Looks every candidate up among the memories the harm ledger verified
+            harmful, before any model call (``ledger.content.LedgerHarmIndex``); a match is
+            rejected or flagged (``config.on_known_harm`` / ``on_near_duplicate_harm``,
+            :mod:`~meclear_integrations.admission.known_harm`). None: no lookup.
 
     Example:
         >>> from meclear_integrations.admission import ConMemAdmitter
@@ -139,11 +145,13 @@ class ConMemAdmitter:
         *,
         listener: AdmissionListener | None = None,
         limiter: CallLimiter | None = None,
+        harm_index: HarmIndex | None = None,
     ) -> None:
         self.model = as_text_model(model)
         self.config = config if config is not None else AdmissionConfig()
         self.listener = listener
         self.limiter = limiter
+        self.harm_index = harm_index
 
     # ------------------------------------------------------------------ drivers
     def decide(
@@ -170,6 +178,12 @@ class ConMemAdmitter:
                 not text, too long, malformed): raised before any model call.
         """
         self.validate(candidate, context, candidate_id=candidate_id)
+        started = time.perf_counter()
+        harm = self._known(
+            None if self.harm_index is None else self.harm_index.known_harm(candidate, candidate_id)
+        )
+        if harm is not None and harm.action == "rejected":
+            return self._rejected_as_harmful(candidate, candidate_id, harm, started)
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
@@ -179,7 +193,7 @@ class ConMemAdmitter:
             try:
                 step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
             except StopIteration as stop:
-                return stop.value
+                return _flagged(stop.value, harm)
             reply, failure = None, None
             try:
                 if isinstance(step, _Batch):
@@ -213,6 +227,13 @@ class ConMemAdmitter:
                 not text, too long, malformed): raised before any model call.
         """
         self.validate(candidate, context, candidate_id=candidate_id)
+        started = time.perf_counter()
+        found = None
+        if self.harm_index is not None:
+            found = await asyncio.to_thread(self.harm_index.known_harm, candidate, candidate_id)
+        harm = self._known(found)
+        if harm is not None and harm.action == "rejected":
+            return self._rejected_as_harmful(candidate, candidate_id, harm, started)
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         semaphore = asyncio.Semaphore(self.config.max_concurrency)
@@ -223,7 +244,7 @@ class ConMemAdmitter:
             try:
                 step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
             except StopIteration as stop:
-                return stop.value
+                return _flagged(stop.value, harm)
             reply, failure = None, None
             try:
                 if isinstance(step, _Batch):
@@ -274,6 +295,33 @@ class ConMemAdmitter:
             prefix=prefix,
             candidate_field=candidate_field,
             context_field=context_field,
+        )
+
+    def _known(self, found: HarmMatchLike | None) -> KnownHarm | None:
+        if found is None:
+            return None
+        cfg = self.config
+        return known_harm(found, on_exact=cfg.on_known_harm, on_near=cfg.on_near_duplicate_harm)
+
+    def _rejected_as_harmful(
+        self, candidate: str, candidate_id: str | None, harm: KnownHarm, started: float
+    ) -> AdmissionDecision:
+        """Do-not-store with the ledger's evidence, no model call (``known_harm``)."""
+        wall = time.perf_counter() - started
+        return AdmissionDecision(
+            candidate=candidate,
+            candidate_id=candidate_id,
+            decision="do_not_store",
+            explanation=harm.reason(),
+            cost=AdmissionCost(
+                model_calls=0,
+                failed_attempts=0,
+                calls_by_stage={},
+                latency_seconds=0.0,
+                wall_seconds=wall,
+            ),
+            config=self.config,
+            known_harm=harm,
         )
 
     def decide_many(self, requests: Iterable[AdmissionRequest]) -> list[AdmissionDecision]:
@@ -718,6 +766,14 @@ class ConMemAdmitter:
             confidence=out.confidence,
             explanation=out.explanation,
         )
+
+
+def _flagged(decision: AdmissionDecision, harm: KnownHarm | None) -> AdmissionDecision:
+    """``decision`` carrying a flagged known harm (and its line in the explanation)."""
+    if harm is None:
+        return decision
+    explanation = f"{decision.explanation}\n{harm.reason()}".strip()
+    return decision.model_copy(update={"known_harm": harm, "explanation": explanation})
 
 
 def _audit_text(checks: Checks, role: ProbeRole | None = None) -> str:
