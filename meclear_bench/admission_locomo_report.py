@@ -124,16 +124,19 @@ def render_locomo_report(result: LocomoAdmissionResult) -> str:
     if result.presets_dev:
         lines += [
             "",
-            "## Cost presets (chosen on dev: cheapest within 2 pp macro-F1 of the default)",
+            "## Cost presets (chosen on dev: cheapest within 2 pp macro-F1 of the default "
+            "among those rejecting nothing the default stores)",
             "",
-            "| preset (dev) | macro-F1 % | delta pp | calls/decision | sent calls/decision |",
-            "|---|---|---|---|---|",
+            "| preset (dev) | macro-F1 % | delta pp | calls/decision | sent calls/decision "
+            "| rejects default-stored |",
+            "|---|---|---|---|---|---|",
         ]
         for p in result.presets_dev:
             sent = p.score.sent_calls_per_decision
             lines.append(
                 f"| {p.name} | {_pct(p.score.macro_f1)} | {100 * p.macro_f1_delta:+.1f} "
-                f"| {p.score.calls_per_decision:.2f} | {'-' if sent is None else f'{sent:.2f}'} |"
+                f"| {p.score.calls_per_decision:.2f} | {'-' if sent is None else f'{sent:.2f}'} "
+                f"| {p.rejects_default_stores} |"
             )
         if result.cheap_test is not None:
             t = result.cheap_test

@@ -173,6 +173,9 @@ class PresetScore(BaseModel):
     """Its metrics and calls."""
     macro_f1_delta: float
     """Macro-F1 minus the default's on the same split."""
+    rejects_default_stores: int = 0
+    """Candidates the default stores and this preset rejects (or fails on). A cheap preset
+    must have none on dev: saving calls must never cost a memory the default keeps."""
 
 
 class GridRow(BaseModel):
@@ -570,10 +573,12 @@ async def arun_locomo_admission(
     cheap_test: PresetScore | None = None
     if dev and "conmem" in methods:
         dev_scores: dict[str, MethodScore] = {}
+        dev_stored: dict[str, list[bool]] = {}
         for name, update in PRESETS.items():
             run_model, sent = fresh()
             ds = await _conmem(dev, run_model, cfg.model_copy(update=update), concurrency, on_done)
             dev_scores[name] = _conmem_score(name, dev, ds, sent())
+            dev_stored[name] = [d.store for d in ds]
         base = dev_scores["default"]
         presets_dev = [
             PresetScore(
@@ -582,11 +587,20 @@ async def arun_locomo_admission(
                 config=PRESETS[name],
                 score=s,
                 macro_f1_delta=s.macro_f1 - base.macro_f1,
+                rejects_default_stores=sum(
+                    1
+                    for kept, own in zip(dev_stored["default"], dev_stored[name], strict=True)
+                    if kept and not own
+                ),
             )
             for name, s in dev_scores.items()
         ]
         within = [
-            p for p in presets_dev if p.name != "default" and p.macro_f1_delta >= -CHEAP_TOLERANCE
+            p
+            for p in presets_dev
+            if p.name != "default"
+            and p.macro_f1_delta >= -CHEAP_TOLERANCE
+            and p.rejects_default_stores == 0
         ]
         if within:
             cheapest = min(p.score.calls_per_decision for p in within)

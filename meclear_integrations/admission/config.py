@@ -129,11 +129,16 @@ class AdmissionConfig(BaseModel):
 
 
 def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:
-    """The cheap preset: ``irrelevant_probe="if_uncertain"``, a fixed decision at CMTE = 0.
+    """The cheap preset: ``irrelevant_probe="if_uncertain"``, the tie-break judge kept.
 
-    Chosen on the LoCoMo admission benchmark's dev split (docs, Admission): skipping the
-    irrelevant probe when the other two already decide, and the tie-break judge, saves 4-5
-    of the 14-15 calls of a decision.
+    Skipping the irrelevant probe after a helpful relevant probe and a harmless risk probe
+    saves 4 of the 14-15 calls of such a decision. The preset never rejects a candidate
+    that the default configuration stores (same deterministic model): it skips only when
+    the partial CMTE is already positive (then it stores), and otherwise decides on the
+    default's evidence with the default's zero-score rule. A fixed zero-score decision is
+    not part of it: ``tie_break="do_not_store"`` turns "the probes showed nothing" into a
+    rejection and dropped safety-critical facts ("User is allergic to shellfish.") whose
+    probes the stand-in could not show as helpful (docs, Admission: cost).
 
     Args:
         base: The configuration to derive it from (paper defaults when None).
@@ -147,5 +152,6 @@ def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:
     )
 
 
-CHEAP_TIE_BREAK: Literal["judge", "store", "do_not_store"] = "do_not_store"
-"""The fixed zero-score decision of :func:`cheap_config` (chosen on dev)."""
+CHEAP_TIE_BREAK: Literal["judge", "store", "do_not_store"] = "judge"
+"""The zero-score rule of :func:`cheap_config`: the default's tie-break judge (a fixed
+``do_not_store`` rejects what the default would store)."""

@@ -522,10 +522,17 @@ class ConMemAdmitter:
         return evaluated
 
     def _decided(self, evaluated: list[ProbeEvaluation], rest: list[ProbeRole]) -> bool:
-        """Whether the roles in ``rest`` cannot change the sign of CMTE, whatever they give."""
+        """Whether the roles in ``rest`` need not run.
+
+        ``if_open``: they cannot change the sign of CMTE, whatever they give. ``if_uncertain``
+        also skips them after a helpful relevant probe and a harmless risk probe, but only
+        when the partial CMTE is already positive: a skip then always ends in ``store``, so
+        this preset never rejects a candidate that the full triplet would store (its other
+        decisions are made on the same evidence as the default's).
+        """
         weights, eps = self.config.weights, self.config.epsilon * len(PROBE_ROLES)
         partial = sum(e.contribution or 0.0 for e in evaluated)
-        if self.config.irrelevant_probe == "if_uncertain":
+        if self.config.irrelevant_probe == "if_uncertain" and partial > eps:
             by_role = {e.role: e for e in evaluated}
             relevant, risk = by_role.get("relevant"), by_role.get("risk")
             if relevant and risk and relevant.effect == "helpful" and (risk.contribution or 0) >= 0:
