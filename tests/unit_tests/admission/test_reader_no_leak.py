@@ -83,3 +83,34 @@ def test_a_user_preference_said_verbatim_is_stored() -> None:
     decision = ConMemAdmitter(AdmissionReader()).decide("User prefers tea, not coffee.", context)
     assert decision.reason is None or decision.reason.reason_type != "false_memory_use"
     assert json.loads(decision.model_dump_json())["decision"] == decision.decision
+
+
+def test_the_wording_table_counts_every_rewording() -> None:
+    from meclear_bench.admission_locomo import BenchCandidate
+    from meclear_bench.admission_wording import REWORDINGS, wording_table
+
+    context = CONTEXT
+    wrong = BenchCandidate(
+        id="w",
+        split="test",
+        source="t",
+        kind="wrong_correction",
+        candidate_memory="Correction: Caroline made the bowl for her aunt, not her mom.",
+        historical_context=context,
+        candidate_date="2023-05-08",
+        label="do_not_store",
+        reason_type="false_memory_use",
+        evidence=[],
+    )
+    true = wrong.model_copy(
+        update={"id": "u", "kind": "useful", "label": "store", "candidate_memory": MEMORIES[0]}
+    )
+    assert REWORDINGS["rather_than"](wrong.candidate_memory) == (
+        "Caroline made the bowl for her aunt, rather than her mom."
+    )
+    table = wording_table([wrong, true], "test")
+    assert table["wrong_correction"] == {
+        "n": 1,
+        "not_grounded": {"builder": 1, "rather_than": 1, "no_negation": 0},
+    }
+    assert table["useful"] == {"n": 1, "not_grounded": 0}
