@@ -70,7 +70,7 @@ from .background_models import (
 )
 from .decision import AdmissionDecision
 from .engine import ConMemAdmitter
-from .errors import AdmissionFailedError
+from .errors import AdmissionFailedError, InvalidCandidateError
 from .hook import OnError
 from .prompts import Context, render_context
 
@@ -340,12 +340,32 @@ class BackgroundAdmission:
                 )
             except AdmissionFailedError as exc:  # an admitter with on_error="raise"
                 decision = exc.decision
+            except InvalidCandidateError as exc:  # queued before validation (or by hand)
+                record = self._invalid(job, exc)
+                self.records_store.put(record, job.memory_id, applied=False)
+                return self._apply(job, record)
             if _outage(decision):
                 reason = f"provider unavailable: {_error_text(decision)}"
                 self._emit("retrying", job, {"state": "pending", "error": reason[:500]})
                 return AuditOutcome("retry", reason)
             record = self._record(job, decision, time.perf_counter() - started)
             self.records_store.put(record, job.memory_id, applied=False)
+        return self._apply(job, record)
+
+    def _invalid(self, job: AdmissionJob, exc: InvalidCandidateError) -> AdmissionRecord:
+        """A job whose input fails validation: failed, never admitted, whatever on_error."""
+        return AdmissionRecord(
+            job_id=job.job_id,
+            candidate_id=job.candidate_id,
+            state="failed",
+            acknowledged_at=job.submitted_at,
+            decided_at=time.time(),
+            error=f"invalid input: {exc}"[:500],
+            job=job,
+        )
+
+    def _apply(self, job: AdmissionJob, record: AdmissionRecord) -> AuditOutcome:
+        """Run the store callback of a recorded decision, mark it applied, report it."""
         callback = self.on_store if record.state == "stored" else self.on_reject
         if callback is not None:
             callback(job, record)  # raising: the job retries (transient) or dies

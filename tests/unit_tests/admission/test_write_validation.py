@@ -194,3 +194,30 @@ def test_a_dead_lettered_job_reaches_on_failure(jobs: JobStore) -> None:
         clock["now"] += 10_000
     assert len(failures) == 1 and "gave up" in failures[0]
     assert gate.record(ticket.job_id).job is not None
+
+
+def test_an_invalid_job_already_queued_fails_without_a_model_call(jobs: JobStore) -> None:
+    """A job queued by an older version (or by hand) is failed, never admitted."""
+    import time as _time
+
+    from meclear_integrations.admission.background import admission_key
+    from meclear_integrations.admission.background_models import AdmissionJob
+    from meclear_integrations.jobs.kinds import ADMISSION
+
+    model = StageModel()
+    failures: list[str] = []
+    stored: list[str] = []
+    gate = BackgroundAdmission(
+        ConMemAdmitter(model),
+        jobs=jobs,
+        workers=0,
+        on_error="admit",
+        on_store=lambda job, record: stored.append(job.candidate),
+        on_failure=lambda job, record: failures.append(str(record.error)),
+    )
+    job = AdmissionJob(candidate="   ", context=CONTEXT, memory_id="m", submitted_at=_time.time())
+    ticket = jobs.enqueue(ADMISSION, job.dumps(), key=admission_key("m", "   ", CONTEXT))
+    _run(jobs, gate)
+    record = gate.record(ticket.job_id)
+    assert record.state == "failed" and "invalid input" in str(record.error)
+    assert model.calls == [] and stored == [] and len(failures) == 1
