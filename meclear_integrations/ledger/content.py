@@ -60,6 +60,7 @@ __all__ = [
     "find_harm",
     "harm_text_rows",
     "insert_harm_texts",
+    "insert_harm_texts_many",
     "load_active_any_id",
     "memory_tokens",
     "normalized_text",
@@ -243,23 +244,51 @@ def insert_harm_texts(
         at: The run's time.
         rows: :func:`harm_text_rows` output.
     """
-    for row in rows:
-        pk = conn.execute(
-            t.harm_texts.insert().values(
-                namespace=namespace,
-                memory_id=row.memory_id,
-                content_hash=row.content_hash,
-                text_hash=row.text_hash,
-                signature=row.signature,
-                run_id=run_id,
-                created_at=at,
-            )
-        ).inserted_primary_key
-        if row.keys and pk is not None:
-            conn.execute(
-                t.harm_text_keys.insert(),
-                [{"text_pk": pk[0], "namespace": namespace, "band_key": k} for k in row.keys],
-            )
+    insert_harm_texts_many(conn, namespace, [(run_id, at, rows)])
+
+
+def insert_harm_texts_many(
+    conn: Connection,
+    namespace: str,
+    runs: Sequence[tuple[str, datetime, Sequence[HarmTextRow]]],
+) -> None:
+    """Insert the content-index rows of many runs in two statements (bulk loads).
+
+    Args:
+        conn: The write transaction's connection.
+        namespace: The ledger's namespace.
+        runs: ``(run id, time, rows)`` per verified run.
+    """
+    flat = [(run_id, at, row) for run_id, at, rows in runs for row in rows]
+    if not flat:
+        return
+    values = [
+        {
+            "namespace": namespace,
+            "memory_id": row.memory_id,
+            "content_hash": row.content_hash,
+            "text_hash": row.text_hash,
+            "signature": row.signature,
+            "run_id": run_id,
+            "created_at": at,
+        }
+        for run_id, at, row in flat
+    ]
+    keys = (
+        conn.execute(
+            t.harm_texts.insert().returning(t.harm_texts.c.id, sort_by_parameter_order=True),
+            values,
+        )
+        .scalars()
+        .all()
+    )
+    bands = [
+        {"text_pk": pk, "namespace": namespace, "band_key": k}
+        for pk, (_, _, row) in zip(keys, flat, strict=True)
+        for k in row.keys
+    ]
+    if bands:
+        conn.execute(t.harm_text_keys.insert(), bands)
 
 
 _S = t.memory_scopes

@@ -41,7 +41,13 @@ from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
 from ..runtime.hashing import content_hash, query_hash
 from . import schema as t
-from .content import HarmTextRow, harm_text_rows, insert_harm_texts, load_active_any_id
+from .content import (
+    HarmTextRow,
+    harm_text_rows,
+    insert_harm_texts,
+    insert_harm_texts_many,
+    load_active_any_id,
+)
 from .database import (
     create_ledger_engine,
     display_url,
@@ -406,10 +412,11 @@ class HarmLedger:
                     for p in fresh
                 ],
             )
-            for p in fresh:
-                insert_harm_texts(
-                    conn, self.namespace, p.run["run_id"], p.run["created_at"], p.harm_texts
-                )
+            insert_harm_texts_many(
+                conn,
+                self.namespace,
+                [(p.run["run_id"], p.run["created_at"], p.harm_texts) for p in fresh],
+            )
         return len(fresh)
 
     def _prepare(

@@ -142,3 +142,16 @@ def test_the_migration_indexes_an_existing_ledger(ledger_url: str) -> None:
         assert found is not None and found.match == "normalised_text" and found.run_id == run_id
         near = LedgerHarmIndex(ledger).known_harm("User is allergic to the peanuts!", "new")
         assert near is not None and near.match == "near_duplicate"
+
+
+def test_a_bulk_load_indexes_the_same_texts(ledger) -> None:
+    ctx = context()
+    report = clear(ctx, gold={"good"}, faults={"bad"})
+    entries = [
+        (report, {"query": f"{QUESTION} ({i})", "context": ctx, "run_id": f"bulk-{i}"})
+        for i in range(3)
+    ]
+    assert ledger.record_many(entries) == 3
+    found = LedgerHarmIndex(ledger).known_harm("User is allergic to the peanuts!", "x")
+    assert found is not None and found.match == "near_duplicate"
+    assert found.run_id.startswith("bulk-")
