@@ -124,16 +124,19 @@ def render_locomo_report(result: LocomoAdmissionResult) -> str:
     if result.presets_dev:
         lines += [
             "",
-            "## Cost presets (chosen on dev: cheapest within 2 pp macro-F1 of the default)",
+            "## Cost presets (chosen on dev: cheapest within 2 pp macro-F1 of the default "
+            "among those rejecting nothing the default stores)",
             "",
-            "| preset (dev) | macro-F1 % | delta pp | calls/decision | sent calls/decision |",
-            "|---|---|---|---|---|",
+            "| preset (dev) | macro-F1 % | delta pp | calls/decision | sent calls/decision "
+            "| rejects default-stored |",
+            "|---|---|---|---|---|---|",
         ]
         for p in result.presets_dev:
             sent = p.score.sent_calls_per_decision
             lines.append(
                 f"| {p.name} | {_pct(p.score.macro_f1)} | {100 * p.macro_f1_delta:+.1f} "
-                f"| {p.score.calls_per_decision:.2f} | {'-' if sent is None else f'{sent:.2f}'} |"
+                f"| {p.score.calls_per_decision:.2f} | {'-' if sent is None else f'{sent:.2f}'} "
+                f"| {p.rejects_default_stores} |"
             )
         if result.cheap_test is not None:
             t = result.cheap_test
@@ -143,6 +146,7 @@ def render_locomo_report(result: LocomoAdmissionResult) -> str:
                 f"{_pct(t.score.macro_f1)} % ({100 * t.macro_f1_delta:+.1f} pp vs default), "
                 f"{t.score.calls_per_decision:.2f} calls/decision.",
             ]
+    lines += _tuned_lines(result)
     paper = result.paper
     lines += [
         "",
@@ -221,3 +225,40 @@ def plot_result(result: LocomoAdmissionResult, path: Path) -> Path | None:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _tuned_lines(result: LocomoAdmissionResult) -> list[str]:
+    """Baselines tuned alike, and every method by where its labels come from."""
+    lines: list[str] = []
+    if result.tuned:
+        lines += [
+            "",
+            "## Baselines tuned alike (threshold chosen on dev by macro-F1, as ConMem's preset)",
+            "",
+            "| baseline | published threshold | dev threshold | dev macro-F1 % "
+            f"| {result.split} bal. acc % | {result.split} macro-F1 % |",
+            "|---|---|---|---|---|---|",
+        ]
+        for t in result.tuned:
+            lines.append(
+                f"| {t.name} | {t.published:.3f} | {t.threshold:.3f} | {_pct(t.dev_macro_f1)} "
+                f"| {_pct(t.score.balanced_accuracy)} | {_pct(t.score.macro_f1)} |"
+            )
+    titles = {
+        "locomo_only": "labels from LoCoMo's QA evidence alone (useful / unused observations)",
+        "builder": "candidates our builder wrote (false claims, wrong corrections, CLARK-News)",
+    }
+    for source, scores in result.by_label_source.items():
+        lines += [
+            "",
+            f"## By label source: {titles.get(source, source)}",
+            "",
+            "| method | n | bal. acc % | macro-F1 % | Store recall % | DNS recall % |",
+            "|---|---|---|---|---|---|",
+        ]
+        for m in scores:
+            lines.append(
+                f"| {m.method} | {m.n} | {_pct(m.balanced_accuracy)} | {_pct(m.macro_f1)} "
+                f"| {_pct(m.recall['store'])} | {_pct(m.recall['do_not_store'])} |"
+            )
+    return lines

@@ -34,6 +34,7 @@ from meclear_integrations.admission.scoring import render_evidence
 
 from .admission_baselines import AMACBaseline, AMEMBaseline, MemoryBankBaseline
 from .admission_locomo import KINDS, MISALIGNED_KINDS, BenchCandidate
+from .admission_tuning import apply_threshold, tune_threshold
 
 __all__ = [
     "BASELINES",
@@ -173,6 +174,26 @@ class PresetScore(BaseModel):
     """Its metrics and calls."""
     macro_f1_delta: float
     """Macro-F1 minus the default's on the same split."""
+    rejects_default_stores: int = 0
+    """Candidates the default stores and this preset rejects (or fails on). A cheap preset
+    must have none on dev: saving calls must never cost a memory the default keeps."""
+
+
+class TunedBaseline(BaseModel):
+    """A baseline with its threshold chosen on dev by macro-F1 (``admission_tuning``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """The baseline."""
+    published: float
+    """Its own threshold."""
+    threshold: float
+    """The threshold chosen on dev."""
+    dev_macro_f1: float
+    """Its dev macro-F1 at that threshold."""
+    score: MethodScore
+    """The measured split, decided by re-thresholding the recorded scores."""
 
 
 class GridRow(BaseModel):
@@ -223,6 +244,12 @@ class LocomoAdmissionResult(BaseModel):
     """The paper's figures and the difference in setting."""
     analysis_calls: int = 0
     """Tie-break calls the ablations and the grid needed beyond the decisions' own."""
+    tuned: list[TunedBaseline] = Field(default_factory=list)
+    """Each baseline with its threshold chosen on dev (``admission_tuning``)."""
+    by_label_source: dict[str, list[MethodScore]] = Field(default_factory=dict)
+    """Every method (tuned baselines too) on ``locomo_only`` candidates (labels from
+    LoCoMo's QA evidence alone: useful / unused) and on ``builder`` candidates (ours: the
+    fault builder's and CLARK-News wording)."""
     outcomes: list[dict[str, Any]] = Field(default_factory=list)
     """Per candidate: id, kind, label and each method's decision."""
     wall_seconds: float = 0.0
@@ -321,6 +348,39 @@ async def _gather(
                     on_done()
 
     return list(await asyncio.gather(*(run(c) for c in items)))
+
+
+DATA_LABELLED = ("useful", "unused")
+"""Kinds whose label comes from LoCoMo's QA evidence alone (no text of ours)."""
+
+
+async def _tuned(
+    name: str,
+    baseline: Any,
+    dev: Sequence[BenchCandidate],
+    candidates: Sequence[BenchCandidate],
+    decided: Sequence[Any],
+    run: tuple[Any, int, Callable[[], None] | None],
+) -> TunedBaseline:
+    """``name`` with its threshold chosen on dev; the split re-thresholded (no new call)."""
+    one, concurrency, on_done = run
+    dev_decisions = await _gather(dev, one, concurrency, on_done)
+    threshold, dev_f1 = tune_threshold(
+        [b.score for b in dev_decisions], [c.label for c in dev], published=baseline.threshold
+    )
+    score = score_method(
+        f"{name} (tuned on dev)",
+        candidates,
+        apply_threshold([b.score for b in decided], threshold),
+        calls=[b.cost.model_calls for b in decided],
+    )
+    return TunedBaseline(
+        name=name,
+        published=baseline.threshold,
+        threshold=threshold,
+        dev_macro_f1=dev_f1,
+        score=score,
+    )
 
 
 async def _conmem(
@@ -487,6 +547,10 @@ async def arun_locomo_admission(
         for o, d in zip(outcomes, decisions, strict=True):
             o["conmem"] = d.decision
             o["conmem_cmte"] = d.cmte
+    predictions: dict[str, list[Decision | None]] = {}
+    if decisions:
+        predictions["conmem"] = [d.decision for d in decisions]
+    tuned: list[TunedBaseline] = []
     for name in BASELINES:
         if name not in methods:
             continue
@@ -498,6 +562,14 @@ async def arun_locomo_admission(
             return await b.adecide(c.candidate_memory, c.historical_context, candidate_id=c.id)
 
         bds = await _gather(candidates, one, concurrency, on_done)
+        predictions[name] = [b.decision for b in bds]
+        if dev:
+            tuned.append(
+                await _tuned(name, baseline, dev, candidates, bds, (one, concurrency, on_done))
+            )
+            predictions[f"{name} (tuned on dev)"] = apply_threshold(
+                [b.score for b in bds], tuned[-1].threshold
+            )
         scores.append(
             score_method(
                 name,
@@ -570,10 +642,12 @@ async def arun_locomo_admission(
     cheap_test: PresetScore | None = None
     if dev and "conmem" in methods:
         dev_scores: dict[str, MethodScore] = {}
+        dev_stored: dict[str, list[bool]] = {}
         for name, update in PRESETS.items():
             run_model, sent = fresh()
             ds = await _conmem(dev, run_model, cfg.model_copy(update=update), concurrency, on_done)
             dev_scores[name] = _conmem_score(name, dev, ds, sent())
+            dev_stored[name] = [d.store for d in ds]
         base = dev_scores["default"]
         presets_dev = [
             PresetScore(
@@ -582,11 +656,20 @@ async def arun_locomo_admission(
                 config=PRESETS[name],
                 score=s,
                 macro_f1_delta=s.macro_f1 - base.macro_f1,
+                rejects_default_stores=sum(
+                    1
+                    for kept, own in zip(dev_stored["default"], dev_stored[name], strict=True)
+                    if kept and not own
+                ),
             )
             for name, s in dev_scores.items()
         ]
         within = [
-            p for p in presets_dev if p.name != "default" and p.macro_f1_delta >= -CHEAP_TOLERANCE
+            p
+            for p in presets_dev
+            if p.name != "default"
+            and p.macro_f1_delta >= -CHEAP_TOLERANCE
+            and p.rejects_default_stores == 0
         ]
         if within:
             cheapest = min(p.score.calls_per_decision for p in within)
@@ -606,6 +689,16 @@ async def arun_locomo_admission(
                 score=s,
                 macro_f1_delta=s.macro_f1 - default.macro_f1,
             )
+    by_source: dict[str, list[MethodScore]] = {}
+    for source, kinds in (("locomo_only", DATA_LABELLED), ("builder", None)):
+        picked = [
+            i for i, c in enumerate(candidates) if (c.kind in DATA_LABELLED) == (kinds is not None)
+        ]
+        if picked:
+            by_source[source] = [
+                score_method(m, [candidates[i] for i in picked], [p[i] for i in picked])
+                for m, p in predictions.items()
+            ]
     counts: dict[str, int] = {k: sum(1 for c in candidates if c.kind == k) for k in KINDS}
     notes = []
     if offline_reader:
@@ -630,6 +723,8 @@ async def arun_locomo_admission(
         paper=PAPER,
         outcomes=outcomes,
         analysis_calls=analysis_calls,
+        tuned=tuned,
+        by_label_source=by_source,
         wall_seconds=time.perf_counter() - started,
         notes=notes,
     )

@@ -70,7 +70,7 @@ from .background_models import (
 )
 from .decision import AdmissionDecision
 from .engine import ConMemAdmitter
-from .errors import AdmissionFailedError
+from .errors import AdmissionFailedError, InvalidCandidateError
 from .hook import OnError
 from .prompts import Context, render_context
 
@@ -139,6 +139,10 @@ class BackgroundAdmission:
             ``on_error="reject"`` (pending: remove it).
         listener: Receives every :class:`BackgroundAdmissionEvent` (in the process whose
             worker ran the job).
+        on_failure: Called with ``(job, record)`` when a decision fails (a stage never
+            parsed, the provider stayed away past the last attempt, a store callback kept
+            raising), whatever ``on_error`` does with it: the failure reaches the caller,
+            not only the record. The failed record keeps the job (``resubmit``).
         on_error: What a failed decision does: ``admit`` stores it; ``reject`` and
             ``raise`` (nothing to raise to in a worker) record it as ``failed`` and keep it
             out of the store (``on_reject`` is called).
@@ -179,6 +183,7 @@ class BackgroundAdmission:
         on_reject: Callback | None = None,
         listener: Listener | None = None,
         on_error: OnError = "reject",
+        on_failure: Callback | None = None,
     ) -> None:
         if visibility not in ("hidden", "pending"):
             raise ValueError(f"visibility must be 'hidden' or 'pending', not {visibility!r}")
@@ -204,6 +209,7 @@ class BackgroundAdmission:
         )
         self.visibility: Visibility = visibility
         self.on_write, self.on_store, self.on_reject = on_write, on_store, on_reject
+        self.on_failure = on_failure
         self.listener = listener
         self.on_error: OnError = on_error
         self._submitted: list[str] = []
@@ -244,8 +250,14 @@ class BackgroundAdmission:
                 JSON-serialisable).
 
         Returns:
-            The ticket (``pending``).
+            The ticket (``pending``): ``ticket.result(timeout)`` returns the decided record
+            or raises :class:`BackgroundAdmissionFailedError`.
+
+        Raises:
+            InvalidCandidateError: The write cannot be admitted (empty, not text, too long,
+                malformed): refused at once, nothing queued, no model call.
         """
+        self.admitter.validate(candidate, context, candidate_id=candidate_id)
         rendered = render_context(context)
         memory_id = candidate_id or content_hash(candidate)
         job = AdmissionJob(
@@ -274,9 +286,36 @@ class BackgroundAdmission:
             if self.visibility == "pending" and self.on_write is not None:
                 self.on_write(job, record)
             self._emit("acknowledged", job, {"state": "pending", "visibility": self.visibility})
-        return AdmissionTicket(
+        handle = AdmissionTicket(
             job_id=ticket.job_id, candidate_id=candidate_id, visibility=self.visibility
         )
+        handle._owner = self
+        return handle
+
+    def resubmit(self, job_id: str) -> AdmissionTicket:
+        """Queue a failed write again (its record kept the job: nothing acknowledged is lost).
+
+        Args:
+            job_id: The failed job.
+
+        Returns:
+            The new job's ticket.
+
+        Raises:
+            KeyError: Unknown job id.
+            ValueError: The job did not fail (or was recorded before jobs were kept).
+        """
+        record = self.record(job_id)
+        job = record.job
+        if record.state != "failed" or job is None:
+            raise ValueError(f"job {job_id} is {record.state}, not a failed job with its write")
+        return self.submit(
+            job.candidate, job.context, candidate_id=job.candidate_id, payload=job.payload
+        )
+
+    def failed(self) -> list[AdmissionRecord]:
+        """Every failed record of this gate's namespace, oldest first (with its job)."""
+        return self.records_store.failed()
 
     # -- worker side ---------------------------------------------------------------
     def run(self, job: AdmissionJob) -> AuditOutcome:
@@ -301,19 +340,49 @@ class BackgroundAdmission:
                 )
             except AdmissionFailedError as exc:  # an admitter with on_error="raise"
                 decision = exc.decision
+            except InvalidCandidateError as exc:  # queued before validation (or by hand)
+                record = self._invalid(job, exc)
+                self.records_store.put(record, job.memory_id, applied=False)
+                return self._apply(job, record)
             if _outage(decision):
                 reason = f"provider unavailable: {_error_text(decision)}"
                 self._emit("retrying", job, {"state": "pending", "error": reason[:500]})
                 return AuditOutcome("retry", reason)
             record = self._record(job, decision, time.perf_counter() - started)
             self.records_store.put(record, job.memory_id, applied=False)
+        return self._apply(job, record)
+
+    def _invalid(self, job: AdmissionJob, exc: InvalidCandidateError) -> AdmissionRecord:
+        """A job whose input fails validation: failed, never admitted, whatever on_error."""
+        return AdmissionRecord(
+            job_id=job.job_id,
+            candidate_id=job.candidate_id,
+            state="failed",
+            acknowledged_at=job.submitted_at,
+            decided_at=time.time(),
+            error=f"invalid input: {exc}"[:500],
+            job=job,
+        )
+
+    def _apply(self, job: AdmissionJob, record: AdmissionRecord) -> AuditOutcome:
+        """Run the store callback of a recorded decision, mark it applied, report it."""
         callback = self.on_store if record.state == "stored" else self.on_reject
         if callback is not None:
             callback(job, record)  # raising: the job retries (transient) or dies
         self.records_store.put(record, job.memory_id, applied=True)
         kind: Literal["decided", "failed"] = "failed" if record.error else "decided"
         self._emit(kind, job, _event_payload(record))
+        if record.error is not None:
+            self._failed(job, record)
         return AuditOutcome("done")
+
+    def _failed(self, job: AdmissionJob, record: AdmissionRecord) -> None:
+        if self.on_failure is None:
+            return
+        try:
+            self.on_failure(job, record)
+        except Exception:
+            logger.exception("background admission on_failure failed for job %s", job.job_id)
 
     def dead(self, job: AdmissionJob, reason: str) -> AdmissionRecord:
         """Record a dead-lettered job as ``failed`` and apply ``on_error``.
@@ -338,6 +407,7 @@ class BackgroundAdmission:
             acknowledged_at=job.submitted_at,
             decided_at=time.time(),
             error=reason[:500],
+            job=job if state == "failed" else None,
         )
         callback = self.on_store if state == "stored" else self.on_reject
         applied = True
@@ -349,6 +419,7 @@ class BackgroundAdmission:
             logger.exception("background admission callback failed for job %s", job.job_id)
         self.records_store.put(record, job.memory_id, applied=applied)
         self._emit("failed", job, _event_payload(record))
+        self._failed(job, record)
         return record
 
     def _record(
@@ -373,6 +444,7 @@ class BackgroundAdmission:
             acknowledged_at=job.submitted_at,
             decided_at=time.time(),
             error=error,
+            job=job if state == "failed" else None,
         )
 
     # -- lookups -------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 __all__ = [
     "AdmissionJob",
@@ -75,6 +75,41 @@ class AdmissionTicket(BaseModel):
     model_calls: int = 0
     """Model calls made before acknowledging: always 0."""
 
+    _owner: Any = PrivateAttr(default=None)
+
+    def _gate(self) -> Any:
+        if self._owner is None:
+            raise RuntimeError("this ticket was not returned by a gate: use gate.record(job_id)")
+        return self._owner
+
+    def done(self) -> bool:
+        """Whether the decision is applied (stored, rejected or failed)."""
+        return bool(self._gate().record(self.job_id).state != "pending")
+
+    def result(self, timeout: float | None = None) -> AdmissionRecord:
+        """The decided record; a failed decision raises (never only found by polling).
+
+        Args:
+            timeout: Seconds to wait at most (None: no bound).
+
+        Returns:
+            The ``stored`` or ``rejected`` record.
+
+        Raises:
+            BackgroundAdmissionFailedError: The decision failed (``record`` holds the job,
+                so ``gate.resubmit(job_id)`` can queue it again), also when
+                ``on_error="admit"`` stored it anyway.
+            TimeoutError: Still pending after ``timeout``.
+        """
+        from .errors import BackgroundAdmissionFailedError
+
+        record: AdmissionRecord = self._gate().wait(self.job_id, timeout)
+        if record.state == "pending":
+            raise TimeoutError(f"admission job {self.job_id} still pending after {timeout}s")
+        if record.error is not None:
+            raise BackgroundAdmissionFailedError(record)
+        return record
+
 
 class AdmissionRecord(BaseModel):
     """The decision of one background job, with its reasons and cost."""
@@ -101,6 +136,9 @@ class AdmissionRecord(BaseModel):
     """Epoch seconds of the decision."""
     error: str | None = None
     """A failed stage, or an exception raised by a write callback."""
+    job: AdmissionJob | None = None
+    """The acknowledged write itself (candidate, context, payload), kept on a failed
+    record so nothing acknowledged is lost: ``BackgroundAdmission.resubmit(job_id)``."""
 
 
 class BackgroundAdmissionEvent(BaseModel):

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .labels import ProbeRole
+from .validation import DEFAULT_MAX_CANDIDATE_CHARS, DEFAULT_MAX_CONTEXT_CHARS
 
 __all__ = ["CHEAP_TIE_BREAK", "AdmissionConfig", "CMTEWeights", "RoleWeights", "cheap_config"]
 
@@ -113,14 +114,31 @@ class AdmissionConfig(BaseModel):
     """Use the model's JSON-schema call when it offers one (``complete_json``)."""
     max_output_chars: int = Field(default=2000, ge=0)
     """Raw model output kept in an error record (truncated), for diagnosis."""
+    max_candidate_chars: int = Field(default=DEFAULT_MAX_CANDIDATE_CHARS, ge=1)
+    """Longest candidate accepted; a longer one is refused before any model call
+    (``InvalidCandidateError``, reason ``too_long``; ``admission.validation``)."""
+    max_context_chars: int = Field(default=DEFAULT_MAX_CONTEXT_CHARS, ge=1)
+    """Longest historical context accepted (it goes into every prompt of a decision)."""
+    on_known_harm: Literal["reject", "flag"] = "reject"
+    """A candidate whose text the harm ledger verified harmful (same id, same or normalised
+    text under any id; ``harm_index``): ``reject`` it with no model call, or ``flag`` it
+    and let ConMem decide (``admission.known_harm``)."""
+    on_near_duplicate_harm: Literal["reject", "flag"] = "flag"
+    """A near-duplicate of a verified harmful memory (token-set Jaccard >= 0.8): ``flag``
+    (ConMem decides; the decision carries ``known_harm``) or ``reject``."""
 
 
 def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:
-    """The cheap preset: ``irrelevant_probe="if_uncertain"``, a fixed decision at CMTE = 0.
+    """The cheap preset: ``irrelevant_probe="if_uncertain"``, the tie-break judge kept.
 
-    Chosen on the LoCoMo admission benchmark's dev split (docs, Admission): skipping the
-    irrelevant probe when the other two already decide, and the tie-break judge, saves 4-5
-    of the 14-15 calls of a decision.
+    Skipping the irrelevant probe after a helpful relevant probe and a harmless risk probe
+    saves 4 of the 14-15 calls of such a decision. The preset never rejects a candidate
+    that the default configuration stores (same deterministic model): it skips only when
+    the partial CMTE is already positive (then it stores), and otherwise decides on the
+    default's evidence with the default's zero-score rule. A fixed zero-score decision is
+    not part of it: ``tie_break="do_not_store"`` turns "the probes showed nothing" into a
+    rejection and dropped safety-critical facts ("User is allergic to shellfish.") whose
+    probes the stand-in could not show as helpful (docs, Admission: cost).
 
     Args:
         base: The configuration to derive it from (paper defaults when None).
@@ -134,5 +152,6 @@ def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:
     )
 
 
-CHEAP_TIE_BREAK: Literal["judge", "store", "do_not_store"] = "do_not_store"
-"""The fixed zero-score decision of :func:`cheap_config` (chosen on dev)."""
+CHEAP_TIE_BREAK: Literal["judge", "store", "do_not_store"] = "judge"
+"""The zero-score rule of :func:`cheap_config`: the default's tie-break judge (a fixed
+``do_not_store`` rejects what the default would store)."""

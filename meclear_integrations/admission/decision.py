@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import AdmissionConfig
+from .known_harm import KnownHarm
 from .labels import (
     AttributionLabel,
     Decision,
@@ -239,6 +240,9 @@ class AdmissionDecision(BaseModel):
     """Model calls and time."""
     config: AdmissionConfig
     """The configuration used."""
+    known_harm: KnownHarm | None = None
+    """The harm ledger verified this text (or a near-duplicate) harmful before: the match,
+    the harmful memory, the evidence run and whether it was rejected or flagged."""
 
     @property
     def ok(self) -> bool:
@@ -271,4 +275,5 @@ class AdmissionDecision(BaseModel):
             "labels": {p.role: p.audit.label if p.audit else None for p in self.probes},
             "error": self.error.stage if self.error else None,
             "model_calls": self.cost.model_calls,
+            "known_harm": self.known_harm.model_dump() if self.known_harm else None,
         }

@@ -31,6 +31,7 @@ from ..runtime.limiter import CallLimiter
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig
 from .decision import (
+    AdmissionCost,
     AdmissionDecision,
     AttributionAudit,
     JudgeVerdict,
@@ -41,7 +42,9 @@ from .decision import (
     StageError,
     TieBreak,
 )
+from .errors import CandidateTypeError
 from .events import AdmissionEvent, AdmissionListener, AdmissionStage
+from .known_harm import HarmIndex, HarmMatchLike, KnownHarm, known_harm
 from .labels import PROBE_ROLES, Decision, ProbeRole
 from .model import TextModel, as_text_model
 from .outputs import (
@@ -74,6 +77,7 @@ from .scoring import (
     unit_score,
     unmap_preference,
 )
+from .validation import validate_write
 
 __all__ = ["AdmissionRequest", "ConMemAdmitter"]
 
@@ -120,6 +124,10 @@ class ConMemAdmitter:
         limiter: Bounds the model calls in flight, across decisions and with any other
             component given the same :class:`~meclear_integrations.runtime.limiter.CallLimiter`;
             None: each decision bounds only its own (``config.max_concurrency``).
+        harm_index: Looks every candidate up among the memories the harm ledger verified
+            harmful, before any model call (``ledger.content.LedgerHarmIndex``); a match is
+            rejected or flagged (``config.on_known_harm`` / ``on_near_duplicate_harm``,
+            :mod:`~meclear_integrations.admission.known_harm`). None: no lookup.
 
     Example:
         >>> from meclear_integrations.admission import ConMemAdmitter
@@ -137,11 +145,13 @@ class ConMemAdmitter:
         *,
         listener: AdmissionListener | None = None,
         limiter: CallLimiter | None = None,
+        harm_index: HarmIndex | None = None,
     ) -> None:
         self.model = as_text_model(model)
         self.config = config if config is not None else AdmissionConfig()
         self.listener = listener
         self.limiter = limiter
+        self.harm_index = harm_index
 
     # ------------------------------------------------------------------ drivers
     def decide(
@@ -162,7 +172,18 @@ class ConMemAdmitter:
 
         Returns:
             The decision, with the probe evidence, CMTE, reason and cost.
+
+        Raises:
+            InvalidCandidateError: The candidate or context cannot be admitted (empty,
+                not text, too long, malformed): raised before any model call.
         """
+        self.validate(candidate, context, candidate_id=candidate_id)
+        started = time.perf_counter()
+        harm = self._known(
+            None if self.harm_index is None else self.harm_index.known_harm(candidate, candidate_id)
+        )
+        if harm is not None and harm.action == "rejected":
+            return self._rejected_as_harmful(candidate, candidate_id, harm, started)
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
@@ -172,7 +193,7 @@ class ConMemAdmitter:
             try:
                 step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
             except StopIteration as stop:
-                return stop.value
+                return _flagged(stop.value, harm)
             reply, failure = None, None
             try:
                 if isinstance(step, _Batch):
@@ -200,7 +221,19 @@ class ConMemAdmitter:
 
         Returns:
             The decision, with the probe evidence, CMTE, reason and cost.
+
+        Raises:
+            InvalidCandidateError: The candidate or context cannot be admitted (empty,
+                not text, too long, malformed): raised before any model call.
         """
+        self.validate(candidate, context, candidate_id=candidate_id)
+        started = time.perf_counter()
+        found = None
+        if self.harm_index is not None:
+            found = await asyncio.to_thread(self.harm_index.known_harm, candidate, candidate_id)
+        harm = self._known(found)
+        if harm is not None and harm.action == "rejected":
+            return self._rejected_as_harmful(candidate, candidate_id, harm, started)
         meter = CallMeter()
         runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
         semaphore = asyncio.Semaphore(self.config.max_concurrency)
@@ -211,7 +244,7 @@ class ConMemAdmitter:
             try:
                 step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
             except StopIteration as stop:
-                return stop.value
+                return _flagged(stop.value, harm)
             reply, failure = None, None
             try:
                 if isinstance(step, _Batch):
@@ -220,6 +253,76 @@ class ConMemAdmitter:
                     await self._emit_async(step.event)
             except BaseException as exc:
                 failure = exc
+
+    def validate(
+        self,
+        candidate: Any,
+        context: Any,
+        *,
+        candidate_id: Any = None,
+        prefix: str | None = None,
+        candidate_field: str = "candidate",
+        context_field: str = "context",
+    ) -> str:
+        """Check a write before any model call (``admission.validation``).
+
+        Args:
+            candidate: The candidate memory.
+            context: Its historical context.
+            candidate_id: The caller's id (None or text).
+            prefix: The batch item the fields belong to (``documents[2]``).
+            candidate_field: The candidate's name in errors (``page_content``...).
+            context_field: The context's name in errors.
+
+        Returns:
+            The candidate.
+
+        Raises:
+            CandidateTypeError: The candidate, the context or the id is not text.
+            InvalidCandidateError: Empty, too long (``config.max_candidate_chars`` /
+                ``max_context_chars``) or malformed.
+        """
+        if candidate_id is not None and not isinstance(candidate_id, str):
+            error = CandidateTypeError(
+                "candidate_id", "not_text", f"expected text, got {type(candidate_id).__name__}"
+            )
+            raise error if prefix is None else error.at(prefix)
+        return validate_write(
+            candidate,
+            context,
+            max_candidate_chars=self.config.max_candidate_chars,
+            max_context_chars=self.config.max_context_chars,
+            prefix=prefix,
+            candidate_field=candidate_field,
+            context_field=context_field,
+        )
+
+    def _known(self, found: HarmMatchLike | None) -> KnownHarm | None:
+        if found is None:
+            return None
+        cfg = self.config
+        return known_harm(found, on_exact=cfg.on_known_harm, on_near=cfg.on_near_duplicate_harm)
+
+    def _rejected_as_harmful(
+        self, candidate: str, candidate_id: str | None, harm: KnownHarm, started: float
+    ) -> AdmissionDecision:
+        """Do-not-store with the ledger's evidence, no model call (``known_harm``)."""
+        wall = time.perf_counter() - started
+        return AdmissionDecision(
+            candidate=candidate,
+            candidate_id=candidate_id,
+            decision="do_not_store",
+            explanation=harm.reason(),
+            cost=AdmissionCost(
+                model_calls=0,
+                failed_attempts=0,
+                calls_by_stage={},
+                latency_seconds=0.0,
+                wall_seconds=wall,
+            ),
+            config=self.config,
+            known_harm=harm,
+        )
 
     def decide_many(self, requests: Iterable[AdmissionRequest]) -> list[AdmissionDecision]:
         """Decisions for several candidates, one after the other (sync).
@@ -419,10 +522,17 @@ class ConMemAdmitter:
         return evaluated
 
     def _decided(self, evaluated: list[ProbeEvaluation], rest: list[ProbeRole]) -> bool:
-        """Whether the roles in ``rest`` cannot change the sign of CMTE, whatever they give."""
+        """Whether the roles in ``rest`` need not run.
+
+        ``if_open``: they cannot change the sign of CMTE, whatever they give. ``if_uncertain``
+        also skips them after a helpful relevant probe and a harmless risk probe, but only
+        when the partial CMTE is already positive: a skip then always ends in ``store``, so
+        this preset never rejects a candidate that the full triplet would store (its other
+        decisions are made on the same evidence as the default's).
+        """
         weights, eps = self.config.weights, self.config.epsilon * len(PROBE_ROLES)
         partial = sum(e.contribution or 0.0 for e in evaluated)
-        if self.config.irrelevant_probe == "if_uncertain":
+        if self.config.irrelevant_probe == "if_uncertain" and partial > eps:
             by_role = {e.role: e for e in evaluated}
             relevant, risk = by_role.get("relevant"), by_role.get("risk")
             if relevant and risk and relevant.effect == "helpful" and (risk.contribution or 0) >= 0:
@@ -663,6 +773,14 @@ class ConMemAdmitter:
             confidence=out.confidence,
             explanation=out.explanation,
         )
+
+
+def _flagged(decision: AdmissionDecision, harm: KnownHarm | None) -> AdmissionDecision:
+    """``decision`` carrying a flagged known harm (and its line in the explanation)."""
+    if harm is None:
+        return decision
+    explanation = f"{decision.explanation}\n{harm.reason()}".strip()
+    return decision.model_copy(update={"known_harm": harm, "explanation": explanation})
 
 
 def _audit_text(checks: Checks, role: ProbeRole | None = None) -> str:

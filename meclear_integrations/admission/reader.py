@@ -21,14 +21,18 @@ Roles:
   irrelevant probe shares the memory's topic words, or when the risk probe has no
   observable shift (another person, an update).
 - *responder*: the control answers generally; the treatment applies the memory when the
-  query shares its topic words and is about the memory's subject ("Since <memory>, ..."),
-  and does not carry it over to another person; given an update that the memory does not
-  already state, it answers from the update and adds the memory as an earlier note.
-- *blind judge*: prefers the plain answer when the other's personal note is contradicted
-  by the history (a later update, a correction nobody made, little support); otherwise
-  prefers the personal answer unless its note is almost empty (TIE). Details it cannot
-  check (a date the history never mentions) do not count against a note: checking the
-  memory against the history is the auditor's job.
+  query shares its topic words and is about the memory's subject, bringing in the memory's
+  particulars the query lacks (at most :data:`PARTICULARS` words: "Tailored answer to: ...
+  (with your shellfish, allergic)") and never the memory's sentence, so the blind judge
+  cannot read the memory back; it does not carry the memory over to another person; given
+  an update that the memory does not already state, it answers from the update and names
+  the memory's particulars as an earlier note.
+- *blind judge*: reads only the particulars an answer shows against the history: prefers
+  the plain answer when a later turn updates them, TIE when they cannot be checked (most
+  never appear in the history, or a number or name the history never mentions) or are
+  almost empty, else the personal answer. It never sees the memory, so it cannot apply
+  the auditor's reading of it (a contradiction, the memory's own support): removing it
+  changes decisions (docs, Admission: ablations).
 - *attribution auditor*: neutral when the treatment equals the control; risk when the
   memory is not grounded in the context (unsupported specifics or correction, low support,
   a later update); unnecessary when the query does not concern the memory; utility when
@@ -76,7 +80,9 @@ TIE_SPECIFIC = 3
 """Least specificity of a grounded memory the tie-break stores."""
 _UPDATE = "Here is the latest update I have:"
 _SHIFT = re.compile(r"\bfor ([A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?), not ([A-Z][\w'.-]*|me)\b")
-_NOTE = re.compile(r"Since (.*?), here is a tailored answer|earlier note: (.*?)\)\s*$", re.DOTALL)
+_NOTE = re.compile(r"\(with your (.*?)\)\s*$|earlier note on: (.*?)\)\s*$", re.DOTALL)
+PARTICULARS = 4
+"""Most of the memory's particulars a treatment answer applies."""
 
 
 def _sections(prompt: str) -> dict[str, str]:
@@ -112,6 +118,26 @@ def _names(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)[1:] if w[0].isupper()}
 
 
+def _particulars(memory: str, query: str) -> str:
+    """What an answer applying ``memory`` to ``query`` brings in (never its sentence).
+
+    The memory's specific words the query does not already have, at most
+    :data:`PARTICULARS` of them.
+    """
+    asked = content_words(query)
+    out: list[str] = []
+    seen: set[frozenset[str]] = set()
+    for w in _WORD.findall(memory)[1:]:  # the first word is the memory's subject
+        forms = content_words(w)
+        if not forms or forms & GENERIC or forms & asked or forms in seen:
+            continue
+        seen.add(forms)
+        out.append(w.removesuffix("'s").removesuffix("’s"))
+        if len(out) == PARTICULARS:
+            break
+    return ", ".join(out) or "details"
+
+
 def _shared_words(candidate: str, query: str) -> int:
     """How many of the memory's distinct lower-case topic words (names aside) the query has."""
     present = content_words(query)
@@ -134,7 +160,7 @@ def _problem(r: Reading) -> str:
     if r.superseded_by:
         return "a later turn of the context updates it"
     if r.unsupported_correction:
-        return "it claims a correction the context never makes"
+        return "it denies what the context states and asserts what it never says"
     if r.unsupported:
         return f"the context never mentions {', '.join(r.unsupported[:3])}"
     return f"only {r.support:.0%} of its content is in the context"
@@ -254,10 +280,11 @@ class AdmissionReading:
             if shared >= 0.8:
                 return general  # the update already states the memory
             if shared > 0:
-                return f"{general} (going by your update; earlier note: {memory})"
+                note = _particulars(memory, query)
+                return f"{general} (going by your update; earlier note on: {note})"
             return general
-        if shared > 0:
-            return f"Since {memory}, here is a tailored answer to: {query}"
+        if shared > 0:  # applies the memory's particulars, never quotes the memory
+            return f"Tailored answer to: {query} (with your {_particulars(memory, query)})"
         return general
 
     @staticmethod
@@ -273,11 +300,15 @@ class AdmissionReading:
         personal = "A" if notes["A"] else "B"
         plain = "B" if personal == "A" else "A"
         r = read(notes[personal] or "", s["HISTORICAL_CONTEXT"])
-        contradicted = r.superseded_by or r.unsupported_correction or r.support < SUPPORT_FLOOR
-        if contradicted:
+        if r.superseded_by:
             return {
                 "preference": plain,
-                "explanation": f"the personal note in {personal} is not borne out: {_problem(r)}",
+                "explanation": f"the personal details in {personal} are out of date: {_problem(r)}",
+            }
+        if r.support < SUPPORT_FLOOR or r.unsupported:
+            return {
+                "preference": "TIE",
+                "explanation": "the personal details cannot be checked against the history",
             }
         if r.specificity < JUDGE_SPECIFIC:
             return {"preference": "TIE", "explanation": "the personal note adds nothing concrete"}

@@ -20,7 +20,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["GENERIC", "Reading", "Turn", "content_words", "parse_turns", "read", "subject_of"]
+__all__ = [
+    "GENERIC",
+    "Reading",
+    "Turn",
+    "content_words",
+    "contradicts",
+    "parse_turns",
+    "read",
+    "subject_of",
+]
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 _STOP = frozenset(
@@ -64,10 +73,16 @@ _MONTH_ORDER = [
     "december",
 ]
 _MONTHS = frozenset(_MONTH_ORDER)
-_CORRECTION_CLAIM = re.compile(r"^\s*correction\b|,\s*not\s+\w", re.IGNORECASE)
-_CORRECTION_CUE = re.compile(
-    r"\b(?:actually|correction|i meant|mistake|that's wrong|not right|i was wrong)\b", re.IGNORECASE
+_NEGATION = (
+    r"\b(?:not|no longer|never|instead of|rather than|"
+    r"(?:is|was|are|were|do|does|did|has|have|had|ca|wo)n['’]t"
 )
+_DENIAL = re.compile(_NEGATION + r")\s+(?P<denied>(?:(?!\bbut\b)[^,.;!?()])*)", re.IGNORECASE)
+"""A negation and what it denies, up to the end of its clause (a comma, "but")."""
+_NEGATED = re.compile(_NEGATION + r"|no)\s+(?:(?!\bbut\b)[^,.;!?()])*", re.IGNORECASE)
+"""A negated clause of a context turn (what it does not state)."""
+_LABEL = re.compile(r"^\s*[A-Za-z]+:\s*")
+"""A leading one-word label ("Note:", "Update:"): not part of what a memory asserts."""
 _HEADER = re.compile(r"^\s*\[([^\]]*)\]\s*(.*)$")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -214,7 +229,8 @@ class Reading:
     specificity: int
     """Content words beyond the subject and generic feeling words."""
     unsupported_correction: bool = False
-    """The memory claims a correction ("..., not X") that no turn of the context makes."""
+    """The memory denies what the context states and asserts what it never says (read by
+    meaning: :func:`contradicts`, whatever the wording)."""
 
     @property
     def grounded(self) -> bool:
@@ -284,10 +300,8 @@ def _read(candidate: str, context: str) -> Reading:
                 superseded = later.text
     subject_forms = _forms(subject) if subject != "the user" else frozenset()
     specificity = sum(1 for f in words if not f & GENERIC and not f & subject_forms)
-    claims = bool(_CORRECTION_CLAIM.search(candidate))
-    corrected = any(_CORRECTION_CUE.search(t.text) for t in turns)
     return Reading(
-        unsupported_correction=claims and not corrected,
+        unsupported_correction=contradicts(candidate, context),
         subject=subject,
         support=support,
         unsupported=unsupported,
@@ -295,6 +309,56 @@ def _read(candidate: str, context: str) -> Reading:
         source_turn=best.text if best is not None and best_score > 0 else "",
         specificity=specificity,
     )
+
+
+def _affirmed(denied: list[frozenset[str]], text: str) -> float:
+    """Share of ``denied`` that ``text`` states outside its own negated clauses."""
+    return _overlap(denied, _NEGATED.sub(" ", text))
+
+
+def contradicts(candidate: str, context: str) -> bool:
+    """Whether the memory denies what the context states and asserts what it never says.
+
+    A memory that negates something ("..., not X", "no longer X", "rather than X", "isn't X",
+    "never X") denies X. It contradicts its context when a turn of the context states X
+    (not inside a negation of its own) and what the memory asserts in its place (its
+    content words outside the denial that the stating turn lacks; a leading label, the
+    subject and feeling words aside) is mostly absent from the context. A negative fact
+    that asserts nothing instead ("Andrew does not have any pets") contradicts nothing;
+    "User prefers tea, not coffee." said by the user is supported (the context says "tea"
+    and negates "coffee"); a claim that replaces a value the context states by one it never
+    mentions is not, however worded.
+
+    Args:
+        candidate: The candidate memory.
+        context: The historical context.
+
+    Returns:
+        True when the memory contradicts the context.
+    """
+    m = _DENIAL.search(candidate)
+    if m is None:
+        return False
+    denied = _key_words(m.group("denied"))
+    if not denied:
+        return False
+    subject = subject_of(candidate, context)
+    mine = _forms(subject) if subject != "the user" else frozenset()
+    said = _LABEL.sub("", candidate[: m.start()] + " " + candidate[m.end() :])
+    asserted = [
+        f
+        for f in _key_words(said)
+        if not f & GENERIC and not f & mine and not any(f & d for d in denied)
+    ]
+    stating = [t for t in parse_turns(context) if _affirmed(denied, t.text) >= SAME_TOPIC]
+    if not stating:
+        return False
+    # what the memory puts in the denied value's place: asserted words the stating turn lacks
+    frame = content_words(" ".join(t.text for t in stating))
+    replacement = [f for f in asserted if not f & frame]
+    if not replacement:
+        return False  # a negative fact, or the context's own contrast: nothing replaced
+    return _overlap(replacement, context) < SUPPORT_FLOOR
 
 
 def _month(day: str) -> str:

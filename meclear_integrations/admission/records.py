@@ -129,6 +129,20 @@ class AdmissionRecords:
             return None
         return AdmissionRecord.model_validate_json(row.record), bool(row.applied)
 
+    def failed(self) -> list[AdmissionRecord]:
+        """The ``failed`` records of this namespace, oldest first.
+
+        Returns:
+            The records.
+        """
+        query = (
+            select(records.c.record)
+            .where(records.c.namespace == self.namespace, records.c.state == "failed")
+            .order_by(records.c.updated_at)
+        )
+        with self.engine.connect() as conn:
+            return [AdmissionRecord.model_validate_json(text) for (text,) in conn.execute(query)]
+
     def many(self, job_ids: list[str]) -> dict[str, tuple[AdmissionRecord, bool]]:
         """The records of ``job_ids`` that exist, with their ``applied`` flags.
 

@@ -34,6 +34,7 @@ from .background_models import (
 from .engine import ConMemAdmitter
 from .hook import OnError
 from .prompts import Context
+from .validation import validate_write
 
 __all__ = ["AdmissionWriter", "Candidate", "MemorySink"]
 
@@ -80,6 +81,8 @@ class AdmissionWriter:
         on_error: ``admit`` stores a memory whose decision failed; ``reject`` / ``raise``
             keep it out.
         listener: Receives every acknowledged / retrying / decided / failed event.
+        on_failure: Called with ``(job, record)`` when a decision fails (the record keeps
+            the job: :meth:`resubmit`).
     """
 
     def __init__(
@@ -94,6 +97,7 @@ class AdmissionWriter:
         metadata_key: str = "meclear_admission",
         on_error: OnError = "reject",
         listener: Callable[[BackgroundAdmissionEvent], Any] | None = None,
+        on_failure: Callable[[AdmissionJob, AdmissionRecord], None] | None = None,
     ) -> None:
         self.sink = sink
         self.context_key = context_key
@@ -108,6 +112,7 @@ class AdmissionWriter:
             on_reject=self._reject,
             listener=listener,
             on_error=on_error,
+            on_failure=on_failure,
         )
 
     # -- store callbacks (run in the worker) ---------------------------------------
@@ -124,7 +129,12 @@ class AdmissionWriter:
 
     # -- API -----------------------------------------------------------------------
     def submit_candidates(
-        self, candidates: Iterable[Candidate], *, context: Context | None = None, noun: str
+        self,
+        candidates: Iterable[Candidate],
+        *,
+        context: Context | None = None,
+        noun: str,
+        content_field: str = "content",
     ) -> list[AdmissionTicket]:
         """Acknowledge every candidate now (no model call); decide and write in a job.
 
@@ -133,19 +143,35 @@ class AdmissionWriter:
                 else ``context``).
             context: The historical context of candidates without their own.
             noun: What the integration calls a candidate (for errors).
+            content_field: What the integration calls a candidate's text (for errors).
 
         Returns:
             One ``pending`` ticket per candidate, in order.
 
         Raises:
             ConfigurationError: A candidate has no context and none was given.
+            InvalidCandidateError: A candidate is empty, not text, too long or malformed
+                (the error's ``field`` names it, e.g. ``document[2].page_content``);
+                nothing of the batch is queued and no model call is made.
         """
         items = list(candidates)
+        admitter = self.background.admitter
         for i, item in enumerate(items):  # check every one before queueing any
-            if item.metadata.get(self.context_key, context) is None:
+            own = self.context_key in item.metadata
+            ctx = item.metadata.get(self.context_key, context)
+            if ctx is None:
                 raise ConfigurationError(
                     f"{noun} {i} has no metadata[{self.context_key!r}] and no context"
                 )
+            validate_write(
+                item.content,
+                ctx,
+                max_candidate_chars=admitter.config.max_candidate_chars,
+                max_context_chars=admitter.config.max_context_chars,
+                prefix=f"{noun}[{i}]",
+                candidate_field=content_field,
+                context_field=f"metadata[{self.context_key!r}]" if own else "context",
+            )
         tickets = []
         for item in items:
             ctx = item.metadata.get(self.context_key, context)
@@ -160,6 +186,21 @@ class AdmissionWriter:
                 )
             )
         return tickets
+
+    def resubmit(self, job_id: str) -> AdmissionTicket:
+        """Queue a failed write again (:meth:`BackgroundAdmission.resubmit`).
+
+        Args:
+            job_id: The failed job.
+
+        Returns:
+            The new job's ticket.
+        """
+        return self.background.resubmit(job_id)
+
+    def failed(self) -> list[AdmissionRecord]:
+        """Every failed record of this writer's namespace, with its job."""
+        return self.background.failed()
 
     def job_handlers(self) -> dict[str, JobHandler]:
         """The job kinds ``meclear worker --component`` runs for this writer."""

@@ -190,6 +190,15 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
                     f"document {i} has no metadata[{self.context_key!r}] and no default "
                     "context was given"
                 )
+            own = self.context_key in doc.metadata
+            self.admitter.validate(
+                doc.page_content,
+                ctx,
+                candidate_id=doc.id,
+                prefix=f"documents[{i}]",
+                candidate_field="page_content",
+                context_field=f"metadata[{self.context_key!r}]" if own else "context",
+            )
             out.append((doc.page_content, ctx, doc.id or f"doc-{i}"))
         return out
 
@@ -240,6 +249,10 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
 
         Returns:
             One decision per document, in order.
+
+        Raises:
+            InvalidCandidateError: A document is empty, not text, too long or malformed;
+                raised before any model call.
         """
         return self._call_with_config(self._decide, input, config, run_type="chain")
 
@@ -256,6 +269,10 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
 
         Returns:
             One decision per document, in order.
+
+        Raises:
+            InvalidCandidateError: A document is empty, not text, too long or malformed;
+                raised before any model call.
         """
         return await self._acall_with_config(self._adecide, input, config, run_type="chain")
 
@@ -408,6 +425,8 @@ class AdmissionGate:
 
         Raises:
             ConfigurationError: A document has no historical context.
+            InvalidCandidateError: A document's text or context is empty, not text, too
+                long or malformed (``field`` names it); raised before any model call.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
         docs = list(documents)
@@ -438,6 +457,8 @@ class AdmissionGate:
 
         Raises:
             ConfigurationError: A document has no historical context.
+            InvalidCandidateError: A document's text or context is empty, not text, too
+                long or malformed (``field`` names it); raised before any model call.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
         docs = list(documents)

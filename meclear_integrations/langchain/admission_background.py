@@ -116,4 +116,6 @@ class BackgroundAdmissionGate(AdmissionWriter):
         if isinstance(documents, Document):
             documents = [documents]
         candidates = (Candidate(d.page_content, dict(d.metadata), d.id) for d in documents)
-        return self.submit_candidates(candidates, context=context, noun="document")
+        return self.submit_candidates(
+            candidates, context=context, noun="document", content_field="page_content"
+        )

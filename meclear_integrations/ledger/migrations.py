@@ -74,10 +74,31 @@ def _v3_scope_names(connection: Connection) -> None:
         index.create(connection, checkfirst=True)
 
 
+def _v4_harm_texts(connection: Connection) -> None:
+    """The content index of verified harm (``content``), backfilled from the history.
+
+    Creates ``meclear_harm_texts`` / ``meclear_harm_text_keys`` and the (namespace, content
+    hash, active, cleared at) index of ``meclear_memory_scopes``, then indexes every memory
+    a verified run cleared: by content hash always, by normalised text and near-duplicate
+    keys where the ledger kept texts.
+    """
+    from .content import backfill_harm_texts
+
+    schema.metadata.create_all(connection, tables=[schema.harm_texts, schema.harm_text_keys])
+    for index in schema.memory_scopes.indexes:
+        index.create(connection, checkfirst=True)
+    backfill_harm_texts(connection)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
     (2, "per memory and question state (scoped harm, O(K) lookups)", _v2_memory_scopes),
     (3, "name signatures and a bounded lookup index in the scope state", _v3_scope_names),
+    (
+        4,
+        "content index of verified harm (same text under a new id, near-duplicates)",
+        _v4_harm_texts,
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The schema version this package writes."""

@@ -19,6 +19,11 @@ A restore, a feedback or a replay is a new row that refers to earlier ones.
   hashed names among them, version 3) and embedding. Unlike the
   append-only tables its rows are updated in place by :meth:`HarmLedger.record` and
   :meth:`HarmLedger.restore` (``scope_state``); it is derived from them and can be rebuilt.
+- ``meclear_harm_texts`` / ``meclear_harm_text_keys`` (version 4): one row per memory a
+  verified clearance removed, keyed by its content hash and the hash of its normalised text,
+  with its hashed content words and their MinHash band keys (``content``): admission and
+  clearance recognise a verified harmful text under any id, or a near-duplicate of it.
+  Append-only; no text is stored.
 - ``meclear_schema_version``: the migrations applied (``migrations``).
 
 References:
@@ -48,6 +53,8 @@ __all__ = [
     "candidates",
     "feedback",
     "feedback_memories",
+    "harm_text_keys",
+    "harm_texts",
     "memory_events",
     "memory_scopes",
     "metadata",
@@ -235,4 +242,36 @@ memory_scopes = Table(
         "cleared_at",
     ),
     Index("ix_meclear_memory_scopes_query", "namespace", "query_id"),
+    Index(
+        "ix_meclear_memory_scopes_content",
+        "namespace",
+        "content_hash",
+        "active",
+        "cleared_at",
+    ),
+)
+
+harm_texts = Table(
+    "meclear_harm_texts",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("namespace", String(200), nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("text_hash", String(64)),
+    Column("signature", JSON),
+    Column("run_id", String(36), nullable=False),
+    Column("created_at", _TIME, nullable=False),
+    Index("ix_meclear_harm_texts_text", "namespace", "text_hash"),
+    Index("ix_meclear_harm_texts_content", "namespace", "content_hash"),
+)
+
+harm_text_keys = Table(
+    "meclear_harm_text_keys",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("text_pk", _PK, ForeignKey("meclear_harm_texts.id"), nullable=False),
+    Column("namespace", String(200), nullable=False),
+    Column("band_key", String(40), nullable=False),
+    Index("ix_meclear_harm_text_keys_key", "namespace", "band_key"),
 )

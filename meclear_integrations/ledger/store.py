@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
@@ -41,6 +41,13 @@ from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
 from ..runtime.hashing import content_hash, query_hash
 from . import schema as t
+from .content import (
+    HarmTextRow,
+    harm_text_rows,
+    insert_harm_texts,
+    insert_harm_texts_many,
+    load_active_any_id,
+)
 from .database import (
     create_ledger_engine,
     display_url,
@@ -87,7 +94,6 @@ from .scope_state import (
     RunVerdicts,
     apply_run,
     apply_runs,
-    load_active,
     observe,
     restore_scopes,
 )
@@ -111,6 +117,8 @@ class _Prepared:
     embedding: list[float] | None
     given_id: bool
     names: list[str] | None = None
+    harm_texts: list[HarmTextRow] = field(default_factory=list)
+    """The content-index rows of its cleared memories (``content``)."""
 
 
 @dataclass(frozen=True)
@@ -404,6 +412,11 @@ class HarmLedger:
                     for p in fresh
                 ],
             )
+            insert_harm_texts_many(
+                conn,
+                self.namespace,
+                [(p.run["run_id"], p.run["created_at"], p.harm_texts) for p in fresh],
+            )
         return len(fresh)
 
     def _prepare(
@@ -490,6 +503,7 @@ class HarmLedger:
             embedding,
             run_id is not None,
             names,
+            harm_text_rows(memories, parts.observations),
         )
 
     def _report_parts(
@@ -557,6 +571,7 @@ class HarmLedger:
             observations=p.observations,
             names=p.names,
         )
+        insert_harm_texts(conn, self.namespace, p.run["run_id"], p.run["created_at"], p.harm_texts)
 
     def _stored_run(self, conn: Connection, run_id: str) -> RunRecord | None:
         r = t.runs
@@ -652,7 +667,8 @@ class HarmLedger:
             return []
         query_id = self.query_id(query)
         with single_read(self.engine) as conn:
-            rows = load_active(conn, self.namespace, hashes, query_id)
+            # by id, and the same text under a new id (``content``): one bounded read
+            rows = load_active_any_id(conn, self.namespace, hashes, query_id)
         if not rows:
             return []
         own_verdict = {r.memory_id for r in rows if r.query_id == query_id and not r.active}

@@ -209,6 +209,24 @@ class AdmissionTransform(TransformComponent):
             )
         return ctx
 
+    def _requests(self, nodes: Sequence[BaseNode]) -> list[tuple[str, Context]]:
+        """Every node's text and context, all checked before any model call."""
+        out = []
+        for i, node in enumerate(nodes):
+            ctx = self._context(node)
+            text = node.get_content(metadata_mode=MetadataMode.NONE)
+            own = self.context_key in node.metadata
+            self.admitter.validate(
+                text,
+                ctx,
+                candidate_id=node.node_id,
+                prefix=f"nodes[{i}]",
+                candidate_field="text",
+                context_field=f"metadata[{self.context_key!r}]" if own else "context",
+            )
+            out.append((text, ctx))
+        return out
+
     def _annotate(self, node: BaseNode, decision: AdmissionDecision) -> BaseNode:
         key = self.metadata_key
         return node.model_copy(
@@ -255,6 +273,8 @@ class AdmissionTransform(TransformComponent):
 
         Raises:
             ConfigurationError: A node has no historical context and no default is set.
+            InvalidCandidateError: A node's text or context is empty, not text, too long
+                or malformed (``field`` names it); raised before any model call.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
         dispatcher.event(AdmissionStartEvent(n_candidates=len(nodes)))
@@ -262,11 +282,10 @@ class AdmissionTransform(TransformComponent):
         kept: list[BaseNode] = []
         error: str | None = None
         try:
-            for node in nodes:
-                text = node.get_content(metadata_mode=MetadataMode.NONE)
+            for node, (text, ctx) in zip(nodes, self._requests(nodes), strict=True):
                 decisions.append(
                     self.admitter.decide(
-                        text, self._context(node), candidate_id=node.node_id, limiter=self._limiter
+                        text, ctx, candidate_id=node.node_id, limiter=self._limiter
                     )
                 )
             kept, events = self._route(nodes, decisions)
@@ -291,6 +310,8 @@ class AdmissionTransform(TransformComponent):
 
         Raises:
             ConfigurationError: A node has no historical context and no default is set.
+            InvalidCandidateError: A node's text or context is empty, not text, too long
+                or malformed (``field`` names it); raised before any model call.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
         await dispatcher.aevent(AdmissionStartEvent(n_candidates=len(nodes)))
@@ -299,16 +320,18 @@ class AdmissionTransform(TransformComponent):
         kept: list[BaseNode] = []
         error: str | None = None
 
-        async def one(node: BaseNode) -> AdmissionDecision:
+        async def one(node: BaseNode, text: str, ctx: Context) -> AdmissionDecision:
             async with gate:
-                text = node.get_content(metadata_mode=MetadataMode.NONE)
                 return await self.admitter.adecide(
-                    text, self._context(node), candidate_id=node.node_id, limiter=self._limiter
+                    text, ctx, candidate_id=node.node_id, limiter=self._limiter
                 )
 
         try:
+            requests = self._requests(nodes)  # every node checked before any model call
             # the first failure cancels the other nodes' decisions (no call outlives it)
-            decisions = await gather_or_cancel(one(n) for n in nodes)
+            decisions = await gather_or_cancel(
+                one(n, *r) for n, r in zip(nodes, requests, strict=True)
+            )
             kept, events = self._route(nodes, decisions)
             for event in events:
                 await dispatcher.aevent(event)

@@ -112,4 +112,6 @@ class BackgroundAdmissionWriter(AdmissionWriter):
             )
             for node in nodes
         )
-        return self.submit_candidates(candidates, context=context, noun="node")
+        return self.submit_candidates(
+            candidates, context=context, noun="node", content_field="text"
+        )

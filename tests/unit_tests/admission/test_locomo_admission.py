@@ -206,6 +206,12 @@ def test_bench_runs_end_to_end_on_a_small_selection(candidates, tmp_path: Path) 
     assert len(result.grid) == 27 and len(result.ablations) == 5
     assert result.ablations[0].macro_f1 == pytest.approx(conmem.macro_f1)
     assert result.presets_dev and result.offline_reader
+    # baselines tuned alike on dev, every method split by where its labels come from
+    assert [t.name for t in result.tuned] == ["a-mac", "a-mem", "memorybank"]
+    assert set(result.by_label_source) == {"locomo_only", "builder"}
+    only = {m.method: m for m in result.by_label_source["locomo_only"]}
+    assert "conmem" in only and "memorybank (tuned on dev)" in only
+    assert only["conmem"].n == sum(1 for c in test if c.kind in ("useful", "unused"))
     assert "OFFLINE TEXT-READER" in result.notes[0]
     json.loads(result.model_dump_json())
 
