@@ -74,10 +74,18 @@ def _v3_scope_names(connection: Connection) -> None:
         index.create(connection, checkfirst=True)
 
 
+def _v4_writeback(connection: Connection) -> None:
+    """Review decisions and tombstones (reviews written back to the memory store)."""
+    schema.metadata.create_all(
+        connection, tables=[schema.review_decisions, schema.tombstones], checkfirst=True
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
     (2, "per memory and question state (scoped harm, O(K) lookups)", _v2_memory_scopes),
     (3, "name signatures and a bounded lookup index in the scope state", _v3_scope_names),
+    (4, "review decisions and tombstones (reviews written back)", _v4_writeback),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The schema version this package writes."""
