@@ -20,7 +20,8 @@ the tombstone it undoes. Tombstone events:
   tombstone is closed (``detail`` says why); the decision stays pending.
 
 A decision is *pending* when it is the memory's latest decision, it accepts, and no
-``retired`` or ``missing`` event settled it yet. A memory has an *active* tombstone when a
+``missing`` event and no ``retired`` event (other than one closed as ``failed``) settled it
+yet. A memory has an *active* tombstone when a
 ``retired`` event has no ``restored`` or ``failed`` event after it.
 """
 
@@ -298,8 +299,12 @@ def pending_decisions(ledger: Any, memory_ids: Sequence[str] | None = None) -> l
     for d in decisions(ledger):
         latest[d.memory_id] = d
     wanted = None if memory_ids is None else set(memory_ids)
+    events = tombstone_events(ledger)
+    failed = {e.tombstone_id for e in events if e.event == "failed"}
     settled = {
-        e.decision_id for e in tombstone_events(ledger) if e.event in _SETTLING and e.decision_id
+        e.decision_id
+        for e in events
+        if e.event in _SETTLING and e.decision_id and e.tombstone_id not in failed
     }
     return [
         d
