@@ -42,6 +42,7 @@ from ..core.trace_scope import ClearanceScope, evaluation_contexts
 from ..core.trace_settings import TraceSettings
 from ..runtime.payloads import stage_event_payload
 from . import attributes as A
+from .parents import instrumentation_provider
 
 __all__ = ["ClearanceTrace", "open_clearance"]
 
@@ -602,6 +603,15 @@ def open_clearance(
     if scope is not None and scope.framework:
         attributes["meclear.framework"] = scope.framework
     root = tracer.start_span(A.CLEARANCE_SPAN, context=parent_context, attributes=attributes)
+    if not root.is_recording() and settings.tracer_provider is None:
+        # No global provider records: the one given to the OpenInference instrumentation.
+        provider = instrumentation_provider()
+        if provider is not None:
+            root.end()
+            tracer = provider.get_tracer(A.TRACER_NAME, _VERSION)
+            root = tracer.start_span(
+                A.CLEARANCE_SPAN, context=parent_context, attributes=attributes
+            )
     if not root.is_recording():
         root.end()
         return None
