@@ -94,7 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store_flags(restore, required=False)  # with --store: back from its tombstone
     restore.add_argument("--dry-run", action="store_true", help="with --store: only report")
     restore.set_defaults(handler=_guarded(_restore))
-    register_writeback(commands, _guarded)  # accept, reject, apply, tombstones
+    register_writeback(commands, _guarded, _open)  # accept, reject, apply, tombstones
 
     feedback = commands.add_parser(
         "feedback", help="record whether a query's answer was correct (by run, trace or query id)"
@@ -337,7 +337,7 @@ def _show(args: argparse.Namespace) -> int:
 
 def _restore(args: argparse.Namespace) -> int:
     if args.store is not None:
-        return restore_from_store(args)
+        return restore_from_store(args, _open)
     with _open(args) as ledger:
         event = ledger.restore(args.memory_id, reason=args.reason, actor=args.actor)
     print(f"restored {event.memory_id!r} at {event.created_at.isoformat(timespec='seconds')}")

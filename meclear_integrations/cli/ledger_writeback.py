@@ -47,12 +47,15 @@ def add_store_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
     )
 
 
-def register_writeback(commands: argparse._SubParsersAction, guarded: Any) -> None:
+def register_writeback(
+    commands: argparse._SubParsersAction, guarded: Any, open_ledger: Any
+) -> None:
     """Add ``accept``, ``reject``, ``apply`` and ``tombstones`` to ``meclear ledger``.
 
     Args:
         commands: The ``meclear ledger`` subparsers.
         guarded: Wraps a handler so that lookup and input errors exit 2 with one line.
+        open_ledger: Opens the ledger the parsed ``--ledger`` / ``--namespace`` name.
     """
     for name, verb in (("accept", "accepts"), ("reject", "rejects")):
         p = commands.add_parser(
@@ -74,7 +77,9 @@ def register_writeback(commands: argparse._SubParsersAction, guarded: Any) -> No
                 action="store_true",
                 help="accept a memory review does not propose (no content-hash check)",
             )
-        p.set_defaults(handler=guarded(_accept if name == "accept" else _reject))
+        p.set_defaults(
+            handler=guarded(_accept if name == "accept" else _reject), open_ledger=open_ledger
+        )
 
     apply = commands.add_parser(
         "apply",
@@ -91,18 +96,16 @@ def register_writeback(commands: argparse._SubParsersAction, guarded: Any) -> No
     add_store_flags(apply, required=True)
     apply.add_argument("--actor", default=None, help="who applies them")
     apply.add_argument("--dry-run", action="store_true", help="list what would be retired")
-    apply.set_defaults(handler=guarded(_apply))
+    apply.set_defaults(handler=guarded(_apply), open_ledger=open_ledger)
 
     trail = commands.add_parser("tombstones", help="the audit trail of reviews written back")
     trail.add_argument("memory_id", nargs="?", default=None)
     trail.add_argument("--format", choices=["table", "json"], default="table")
-    trail.set_defaults(handler=guarded(_tombstones))
+    trail.set_defaults(handler=guarded(_tombstones), open_ledger=open_ledger)
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from .ledger import _open as open_ledger
-
-    return open_ledger(args)
+    return args.open_ledger(args)
 
 
 def _import_target(spec: str) -> Any:
@@ -212,11 +215,12 @@ def _apply(args: argparse.Namespace) -> int:
     return 2 if any(o.action == "failed" for o in outcomes) else 0
 
 
-def restore_from_store(args: argparse.Namespace) -> int:
+def restore_from_store(args: argparse.Namespace, open_ledger: Any) -> int:
     """``meclear ledger restore MEMORY_ID --store SPEC``: back from its tombstone.
 
     Args:
         args: The parsed arguments (``memory_id``, ``store``, ``reason``, ``actor``).
+        open_ledger: Opens the ledger the arguments name.
 
     Returns:
         0 when restored, 2 when nothing was restored.
@@ -224,7 +228,7 @@ def restore_from_store(args: argparse.Namespace) -> int:
     from ..writeback import restore_memory
 
     store, options = _store(args)
-    with _open(args) as ledger:
+    with open_ledger(args) as ledger:
         outcome = restore_memory(
             ledger,
             store,
