@@ -209,3 +209,12 @@ def test_a_langgraph_id_can_carry_its_namespace(ledger):
     assert outcome.action == "retired" and store.get(("users", "ana"), "stale") is None
     assert restore_memory(ledger, store, "stale", split=split).action == "restored"
     assert store.get(("users", "ana"), "stale").value == {"content": "text of stale"}
+
+
+def test_the_package_example_runs():
+    import doctest
+
+    import meclear_integrations.writeback as package
+
+    result = doctest.testmod(package, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
