@@ -1,9 +1,10 @@
-"""``meclear ledger accept / reject / apply / tombstones`` and ``restore --store``.
+"""``meclear ledger accept / reject / decisions-from / apply / tombstones``, ``restore --store``.
 
 A person accepts (or rejects) a review proposal; ``apply`` retires the accepted memories
 from the store as soft deletes (``meclear_integrations.writeback``), ``--dry-run`` first
 lists what would be retired; ``restore MEMORY_ID --store SPEC`` puts a retired memory back
-from its tombstone; ``tombstones`` prints the audit trail.
+from its tombstone; ``tombstones`` prints the audit trail; ``decisions-from`` records
+reviewers' marks made in LangSmith, Phoenix or Langfuse (``writeback.annotations``).
 
 The store is named by ``--store module:attribute`` (or ``path/to/file.py:attribute``): a
 LangChain ``VectorStore``, a LangGraph ``BaseStore``, a LlamaIndex ``VectorStoreIndex``, a
@@ -98,6 +99,28 @@ def register_writeback(
     apply.add_argument("--dry-run", action="store_true", help="list what would be retired")
     apply.set_defaults(handler=guarded(_apply), open_ledger=open_ledger)
 
+    marks = commands.add_parser(
+        "decisions-from",
+        help="record reviewers' accept / reject marks from LangSmith, Phoenix or Langfuse",
+        description=(
+            "Reads reviewers' marks (LangSmith feedback meclear.review_decision, Phoenix span "
+            "annotations 'meclear review decision', Langfuse scores meclear_review_decision) "
+            "and records each once as a decision on a current proposal; marks that name no "
+            "proposed memory are listed as skipped. Clients from the environment."
+        ),
+    )
+    marks.add_argument("tool", choices=["langsmith", "phoenix", "langfuse"])
+    marks.add_argument("--min-queries", type=int, default=2, help="as review (2)")
+    marks.add_argument(
+        "--span",
+        action="append",
+        default=[],
+        metavar="SPAN_ID=RUN_ID",
+        help="phoenix: a span and the ledger run it traced (repeat)",
+    )
+    marks.add_argument("--project", default=None, help="phoenix: the project")
+    marks.set_defaults(handler=guarded(_decisions_from), open_ledger=open_ledger)
+
     trail = commands.add_parser("tombstones", help="the audit trail of reviews written back")
     trail.add_argument("memory_id", nargs="?", default=None)
     trail.add_argument("--format", choices=["table", "json"], default="table")
@@ -186,6 +209,39 @@ def _reject(args: argparse.Namespace) -> int:
             )
             print(f"rejected {decision.memory_id} (decision {decision.decision_id[:8]})")
     return 0
+
+
+def _decisions_from(args: argparse.Namespace) -> int:
+    from ..writeback import annotations
+
+    with _open(args) as ledger:
+        if args.tool == "phoenix":
+            if not args.project or not args.span:
+                raise ConfigurationError("phoenix needs --project and --span SPAN_ID=RUN_ID")
+            spans = dict(_pair(s) for s in args.span)
+            result = annotations.phoenix_decisions(
+                ledger, spans, project=args.project, min_queries=args.min_queries
+            )
+        elif args.tool == "langsmith":
+            result = annotations.langsmith_decisions(ledger, min_queries=args.min_queries)
+        else:
+            result = annotations.langfuse_decisions(ledger, min_queries=args.min_queries)
+    for d in result.recorded:
+        print(f"{d.decision} {d.memory_id} by {d.actor or '-'} ({d.source} {d.source_id})")
+    for mark, why in result.skipped:
+        print(f"skipped {mark}: {why}")
+    print(
+        f"{len(result.recorded)} decisions recorded, {len(result.skipped)} marks skipped; "
+        "retire the accepted ones with `meclear ledger apply`"
+    )
+    return 0
+
+
+def _pair(text: str) -> tuple[str, str]:
+    span, sep, run = text.partition("=")
+    if not sep or not span or not run:
+        raise ConfigurationError(f"--span {text!r}: expected SPAN_ID=RUN_ID")
+    return span, run
 
 
 def _apply(args: argparse.Namespace) -> int:
