@@ -81,4 +81,3 @@ def test_one_line_naming_the_extra(tmp_path: Path, argv, extra, module) -> None:
     assert f"meclear-integrations[{extra}]" in done.stderr
     if module is not None:
         assert f"no module '{module}'" in done.stderr
-
