@@ -85,3 +85,26 @@ def test_without_any_provider_nothing_is_built(traces: Traces, no_global_provide
     )
     retriever.invoke(case.query, config=reference_config(case.reference))
     assert traces.spans == []
+
+
+def test_the_instrumentation_provider_wins_over_another_global_one(monkeypatch) -> None:
+    """A global provider for the app, another for the instrumentation (e.g. Phoenix): the
+    clearance span follows its parent, the instrumentation's retriever span."""
+    instrumentation = pytest.importorskip("openinference.instrumentation.langchain")
+    app, phoenix = Traces(), Traces()
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", app.provider)
+    instrumentor = instrumentation.LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=phoenix.provider)
+    try:
+        case = redundant_harm_example()
+        docs = [Document(page_content=m.content, id=m.id) for m in case.memories]
+        retriever = ClearingRetriever(
+            retriever=RunnableLambda(lambda q: [d.model_copy() for d in docs]),
+            llm=SimulatedChatModel.from_case(case),
+        )
+        retriever.invoke(case.query, config=reference_config(case.reference))
+    finally:
+        instrumentor.uninstrument()
+    root = phoenix.one("meclear.clearance")
+    assert phoenix.parent(root) is not None
+    assert app.named("meclear.clearance") == []
