@@ -48,6 +48,7 @@ __all__ = [
     "TombstoneEvent",
     "active_tombstone",
     "decisions",
+    "open_tombstones",
     "pending_decisions",
     "record_decision",
     "record_event",
@@ -269,6 +270,23 @@ def tombstone_events(ledger: Any, memory_id: str | None = None) -> list[Tombston
     return [_tombstone(r) for r in rows]
 
 
+def open_tombstones(ledger: Any, memory_id: str) -> list[Tombstone]:
+    """The memory's ``retired`` events with no ``restored`` or ``failed`` event, oldest first.
+
+    Normally at most one; two applies of one memory at the same moment leave two.
+
+    Args:
+        ledger: The ``HarmLedger``.
+        memory_id: The memory's id in your store.
+
+    Returns:
+        The open ``retired`` events.
+    """
+    events = tombstone_events(ledger, memory_id)
+    closed = {e.tombstone_id for e in events if e.event in _CLOSING}
+    return [e for e in events if e.event == "retired" and e.tombstone_id not in closed]
+
+
 def active_tombstone(ledger: Any, memory_id: str) -> Tombstone | None:
     """The memory's open ``retired`` event (it is out of the store), if any.
 
@@ -277,12 +295,10 @@ def active_tombstone(ledger: Any, memory_id: str) -> Tombstone | None:
         memory_id: The memory's id in your store.
 
     Returns:
-        The ``retired`` event with no ``restored`` or ``failed`` event after it, or None.
+        The latest ``retired`` event with no ``restored`` or ``failed`` event, or None.
     """
-    events = tombstone_events(ledger, memory_id)
-    closed = {e.tombstone_id for e in events if e.event in _CLOSING}
-    open_ = [e for e in events if e.event == "retired" and e.tombstone_id not in closed]
-    return open_[-1] if open_ else None
+    found = open_tombstones(ledger, memory_id)
+    return found[-1] if found else None
 
 
 def pending_decisions(ledger: Any, memory_ids: Sequence[str] | None = None) -> list[ReviewDecision]:

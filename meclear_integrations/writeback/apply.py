@@ -26,6 +26,7 @@ async driver, so ``apply_reviews`` / ``aapply_reviews`` and ``restore_memory`` /
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, Literal
 
@@ -36,6 +37,7 @@ from ..ledger.tombstones import (
     ReviewDecision,
     Tombstone,
     active_tombstone,
+    open_tombstones,
     pending_decisions,
     record_decision,
     record_event,
@@ -326,6 +328,24 @@ def _retire_plan(
     )
 
 
+def _close(
+    ledger: Any, label: str, tomb: Tombstone, actor: str | None, reason: str | None
+) -> Tombstone:
+    """Record that ``tomb``'s memory is back in the store (its ``restored`` event)."""
+    return record_event(
+        ledger,
+        memory_id=tomb.memory_id,
+        event="restored",
+        store=label,
+        tombstone_id=tomb.tombstone_id,
+        content_hash=tomb.content_hash,
+        actor=actor,
+        reason=reason,
+        decision_id=tomb.decision_id,
+        run_ids=tomb.run_ids,
+    )
+
+
 def _restore_plan(
     ledger: Any,
     label: str,
@@ -376,20 +396,11 @@ def _restore_plan(
                     "the tombstone stays open (it still holds the memory)"
                 ),
             )
-    yield _call(
-        lambda: record_event(
-            ledger,
-            memory_id=memory_id,
-            event="restored",
-            store=label,
-            tombstone_id=tid,
-            content_hash=active.content_hash,
-            actor=actor,
-            reason=reason,
-            decision_id=active.decision_id,
-            run_ids=active.run_ids,
-        )
-    )
+    # Two applies at one moment can leave a second open tombstone of the same memory:
+    # the restore closes every open one that holds exactly what is now back.
+    duplicates: list[Tombstone] = yield _call(lambda: open_tombstones(ledger, memory_id))
+    for closing in [t for t in duplicates if t.payload == active.payload]:
+        yield _call(functools.partial(_close, ledger, label, closing, actor, reason))
     if reset_evidence:
         yield _call(lambda: ledger.restore(memory_id, reason=reason, actor=actor))
     note = " (it was back in the store already)" if present is not None else ""

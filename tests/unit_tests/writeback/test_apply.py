@@ -218,3 +218,26 @@ def test_the_package_example_runs():
 
     result = doctest.testmod(package, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_restore_closes_the_tombstone_of_a_concurrent_apply(ledger, harness):
+    from meclear_integrations.ledger.tombstones import open_tombstones, record_event
+
+    before = harness.exact("stale")
+    accept_review(ledger, "stale", actor="ana")
+    adapter = adapter_for(harness.store, **harness.options)
+    stored = adapter.fetch("stale")
+    # two applies at one moment: each wrote its tombstone before either removed the memory
+    for who in ("ops-1", "ops-2"):
+        record_event(
+            ledger,
+            memory_id="stale",
+            event="retired",
+            store=adapter.label,
+            actor=who,
+            payload=stored.payload,
+        )
+    adapter.remove("stale")
+    assert len(open_tombstones(ledger, "stale")) == 2
+    assert restore_memory(ledger, harness.store, "stale", **harness.options).action == "restored"
+    assert open_tombstones(ledger, "stale") == [] and harness.exact("stale") == before
