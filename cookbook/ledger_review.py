@@ -1,9 +1,9 @@
-"""Review the harm ledger, approve its proposals, and act on them in a LangChain vector store.
+"""Review the harm ledger, accept its proposals, and retire them from a LangChain vector store.
 
-meclear never deletes a memory. It records every clearance in a harm ledger and proposes
-memories that verified clearances removed for several distinct queries; a person decides.
-This script plays the whole loop offline (the task agent and judge are the SIMULATED
-evidence world):
+meclear records every clearance in a harm ledger and proposes memories that verified
+clearances removed for several distinct queries; a person decides, and an accepted review
+is written back to the store as a soft delete. This script plays the whole loop offline
+(the task agent and judge are the SIMULATED evidence world):
 
 1. four users ask about John's trip through ``ClearingRetriever`` with a ledger: the
    first question pays a full clearance; its rewordings ("Remind me: ...") are questions
@@ -12,11 +12,16 @@ evidence world):
    one's scope and pays its own full clearance;
 2. ``ledger.review(min_queries=2)`` proposes the two stale records, harmful for two
    distinct questions (a ledger-guided rewording repeats a harm, it is not a new question);
-3. a person approves each proposal (interactively when run in a terminal, otherwise every
-   proposal whose text is unchanged is approved and the script says so);
-4. the approved memories are deleted from the ``InMemoryVectorStore`` by *your* code, after
-   checking that the stored text still has the content hash the evidence is about;
-5. the plain retriever now answers correctly without any clearance.
+3. a person accepts each proposal (interactively when run in a terminal, otherwise every
+   proposal is accepted and the script says so): ``accept_review``, as ``meclear ledger
+   accept``;
+4. ``apply_reviews`` (``meclear ledger apply``) retires them from the
+   ``InMemoryVectorStore``: a dry run first, then each memory is kept whole in a tombstone
+   in the ledger (who, when, why, the evidence runs) and removed from the store, after
+   checking the stored text still has the content hash the evidence is about; applying
+   again changes nothing;
+5. the plain retriever now answers correctly without any clearance; ``restore_memory``
+   (``meclear ledger restore ID --store ...``) would put a memory back byte for byte.
 
 Run: ``python cookbook/ledger_review.py``.
 """
@@ -37,9 +42,11 @@ from meclear_integrations.langchain import (
     SimulatedChatModel,
     reference_config,
 )
-from meclear_integrations.ledger import HarmLedger, content_hash
+from meclear_integrations.ledger import HarmLedger
+from meclear_integrations.ledger.tombstones import tombstone_events
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.triggers import WhenJudgeFails
+from meclear_integrations.writeback import accept_review, apply_reviews, restore_memory
 
 QUESTIONS = [
     "Which month was John in Italy?",
@@ -49,12 +56,12 @@ QUESTIONS = [
 ]
 
 
-def approve(proposal, text: str) -> bool:
-    """A person's decision: asked in a terminal, else approved when the text is unchanged."""
+def approve(proposal) -> bool:
+    """A person's decision: asked in a terminal, else accepted (apply checks the hash)."""
     if sys.stdin.isatty():
-        answer = input(f"delete {proposal.memory_id!r} ({text!r})? [y/N] ")
+        answer = input(f"retire {proposal.memory_id!r}? [y/N] ")
         return answer.strip().lower() == "y"
-    return content_hash(text) == proposal.content_hash
+    return True
 
 
 def main() -> dict[str, object]:
@@ -88,20 +95,31 @@ def main() -> dict[str, object]:
                 f"queries, bound {p.lower_bound:.2f}"
             )
         if not sys.stdin.isatty():
-            print("(not a terminal: approving every proposal whose stored text is unchanged)")
-        stored = {d.id: d.page_content for d in store.get_by_ids([p.memory_id for p in proposals])}
-        approved = [p.memory_id for p in proposals if approve(p, stored[p.memory_id])]
-        store.delete(ids=approved)  # your decision, your store: meclear never deletes
-        print(f"deleted from the vector store: {approved}")
+            print("(not a terminal: accepting every proposal)")
+        approved = [p.memory_id for p in proposals if approve(p)]
+        for memory_id in approved:
+            accept_review(ledger, memory_id, actor="reviewer", reason="stale travel date")
+        print("\nmeclear ledger apply --dry-run:")
+        for outcome in apply_reviews(ledger, store, dry_run=True):
+            print(f"  {outcome.message}")
+        retired = [o.memory_id for o in apply_reviews(ledger, store, actor="ops") if o.changed]
+        print(f"retired from the vector store (tombstones kept): {retired}")
+        again = apply_reviews(ledger, store, retired, actor="ops")
+        print(f"applied again: {[o.action for o in again]}")
+        trail = [(e.event, e.memory_id, e.actor, len(e.run_ids)) for e in tombstone_events(ledger)]
+        print(f"audit trail (event, memory, who, evidence runs): {trail}")
 
-    plain = base.invoke(QUESTIONS[0])
-    answer = llm.invoke(
-        "Answer from the notes.\n"
-        + "\n".join(f"- {d.page_content}" for d in plain)
-        + f"\nQuestion: {QUESTIONS[0]}"
-    ).content
-    print(f"\nplain retriever after the review: {sorted(d.id for d in plain)} -> {answer}")
-    return {"approved": approved, "answer": answer}
+        plain = base.invoke(QUESTIONS[0])
+        answer = llm.invoke(
+            "Answer from the notes.\n"
+            + "\n".join(f"- {d.page_content}" for d in plain)
+            + f"\nQuestion: {QUESTIONS[0]}"
+        ).content
+        print(f"\nplain retriever after the review: {sorted(d.id for d in plain)} -> {answer}")
+        if retired:  # reversible: put one back, byte for byte, under its id
+            back = restore_memory(ledger, store, retired[0], actor="ops", reason="demo undo")
+            print(f"restore: {back.message}")
+    return {"approved": approved, "retired": retired, "answer": answer}
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ Needs a running Phoenix and a few packages::
         opentelemetry-exporter-otlp-proto-http openinference-instrumentation-langchain
     PHOENIX_COLLECTOR_ENDPOINT=http://127.0.0.1:6006 python cookbook/phoenix_review.py
 
+MeClear's own clearance span (cleared ids, cost) goes to the same provider: the
+retriever is given it (``TraceSettings(tracer_provider=provider)``), so it appears in
+Phoenix under the retriever span. Without a server answering at the endpoint the cookbook
+stops at once with one line (exit status 2) instead of retrying the export.
+
 ``--screenshot trace.png`` also saves what Phoenix shows for the retriever span (the trace
 tree, each document with its annotation) with headless Chromium (Debian's ``chromium``).
 ``tests/integration_tests/exports/test_phoenix_server.py`` runs it against a real Phoenix
@@ -27,6 +32,7 @@ import argparse
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,8 +51,34 @@ from meclear_integrations.langchain import (
 )
 from meclear_integrations.ledger import HarmLedger
 from meclear_integrations.simulation import redundant_harm_example
+from meclear_integrations.telemetry import TraceSettings
 
 PROJECT = "meclear-review"
+
+
+class PhoenixUnavailable(ConnectionError):
+    """No Phoenix server answers at the endpoint."""
+
+
+def check_server(endpoint: str, timeout: float = 3.0) -> None:
+    """Fail fast when no Phoenix answers (the span exporter would retry for a minute).
+
+    Args:
+        endpoint: Phoenix's base URL.
+        timeout: Seconds to wait for an answer.
+
+    Raises:
+        PhoenixUnavailable: Nothing answers at ``endpoint``.
+    """
+    import httpx
+
+    try:
+        httpx.get(f"{endpoint}/healthz", timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise PhoenixUnavailable(
+            f"no Phoenix server answers at {endpoint} ({type(exc).__name__}); start one "
+            "(phoenix serve) or pass --endpoint / PHOENIX_COLLECTOR_ENDPOINT; nothing was sent"
+        ) from None
 
 
 def _tracing(endpoint: str) -> tuple[Any, Any, Any]:
@@ -76,6 +108,14 @@ def _retriever_span(local: Any, k: int) -> Any:
         if f"retrieval.documents.{k - 1}.document.content" in attributes:
             return span
     raise RuntimeError("no retriever span with every retrieved document was recorded")
+
+
+def _clearance_span(local: Any) -> Any:
+    """MeClear's clearance span (cleared ids, cost), sent to Phoenix with the rest."""
+    for span in local.get_finished_spans():
+        if span.name == "meclear.clearance":
+            return span
+    raise RuntimeError("MeClear's clearance span was not recorded")
 
 
 def _wait_for_span(client: Any, span_id: str, seconds: float = 30.0) -> None:
@@ -160,6 +200,7 @@ def main(endpoint: str | None = None, shot: Path | None = None) -> dict[str, Any
 
     endpoint = (endpoint or os.environ.get("PHOENIX_COLLECTOR_ENDPOINT") or "").rstrip("/")
     endpoint = endpoint or "http://127.0.0.1:6006"
+    check_server(endpoint)
     provider, local, instrumentor = _tracing(endpoint)
     case = redundant_harm_example()
     store = InMemoryVectorStore(DeterministicFakeEmbedding(size=32))
@@ -172,11 +213,13 @@ def main(endpoint: str | None = None, shot: Path | None = None) -> dict[str, Any
                     retriever=store.as_retriever(search_kwargs={"k": k}),
                     llm=SimulatedChatModel.from_case(case),
                     loop=Loop(ledger=ledger),
+                    tracing=TraceSettings(tracer_provider=provider),  # MeClear's span too
                 )
                 kept = retriever.invoke(case.query, config=reference_config(case.reference))
                 run = ledger.runs(limit=1)[0]
             provider.force_flush()
             span = _retriever_span(local, k)
+            clearance = _clearance_span(local)
             span_id = format(span.context.span_id, "016x")
             trace_id = format(span.context.trace_id, "032x")
             # The span's documents are the retrieval order the clearance saw.
@@ -197,6 +240,12 @@ def main(endpoint: str | None = None, shot: Path | None = None) -> dict[str, Any
         f"kept {[d.id for d in kept]}; cleared {[m.memory_id for m in run.memories if m.cleared]}"
     )
     print(f"{written} 'meclear harm' annotations on span {span_id} of trace {trace_id}")
+    cleared = list(clearance.attributes.get("meclear.cleared_ids", ()))
+    calls = clearance.attributes.get("meclear.cost.model_calls")
+    print(
+        f"clearance span {format(clearance.context.span_id, '016x')}: cleared {cleared}, "
+        f"{calls} model calls"
+    )
     print(f"open {url}")
     if shot is not None:
         print(f"wrote {screenshot(url, shot)}")
@@ -207,6 +256,8 @@ def main(endpoint: str | None = None, shot: Path | None = None) -> dict[str, Any
         "annotations": written,
         "kept": [d.id for d in kept],
         "order": order,
+        "clearance_span_id": format(clearance.context.span_id, "016x"),
+        "ledger_run_id": run.run_id,
     }
 
 
@@ -215,4 +266,8 @@ if __name__ == "__main__":
     cli.add_argument("--endpoint", default=None, help="Phoenix URL ($PHOENIX_COLLECTOR_ENDPOINT)")
     cli.add_argument("--screenshot", type=Path, default=None, help="save the span's page (PNG)")
     options = cli.parse_args()
-    main(options.endpoint, options.screenshot)
+    try:
+        main(options.endpoint, options.screenshot)
+    except PhoenixUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

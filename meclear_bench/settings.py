@@ -22,6 +22,7 @@ from .tuned import (
 
 __all__ = [
     "DEFAULT_METHODS",
+    "RATED_DEFAULT",
     "BenchSettings",
     "ClearanceMode",
     "FlagRule",
@@ -38,10 +39,13 @@ DEFAULT_METHODS: tuple[str, ...] = (
     "loo",
     "contextcite",
     "proxyspex",
-    "llm-direct",
     "none",
 )
-"""Methods ``meclear bench`` runs when ``--methods`` is not given."""
+"""Methods ``meclear bench`` runs when ``--methods`` is not given: none needs a rater model,
+so the defaults finish with the agent and judge alone. ``llm-direct`` (a chat model rates
+each memory) joins them when ``--rater-model`` names its rater, or by ``--methods``."""
+RATED_DEFAULT = "llm-direct"
+"""The rated baseline added to the defaults when ``--rater-model`` is given."""
 
 
 class SurrogateSettings(BaseModel):

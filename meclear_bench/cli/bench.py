@@ -69,8 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--methods",
         default=None,
-        help="comma-separated methods (default: meclear,loo,contextcite,proxyspex,llm-direct,none;"
-        " 'meclear:PRESET' runs an engine preset)",
+        help="comma-separated methods (default: oracle,meclear,loo,contextcite,proxyspex,none, "
+        "plus llm-direct with --rater-model; 'meclear:PRESET' runs an engine preset)",
     )
     add_engine_flags(p)
     p.add_argument(

@@ -94,9 +94,14 @@ def signal_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _method_specs(args: argparse.Namespace) -> tuple[str, ...]:
-    from ..settings import DEFAULT_METHODS
+    """``--methods``, else the defaults (with ``llm-direct`` when ``--rater-model`` is given)."""
+    from ..settings import DEFAULT_METHODS, RATED_DEFAULT
 
-    return tuple(m.strip() for m in args.methods.split(",")) if args.methods else DEFAULT_METHODS
+    if args.methods:
+        return tuple(m.strip() for m in args.methods.split(","))
+    if getattr(args, "rater_model", None):
+        return (*DEFAULT_METHODS[:-1], RATED_DEFAULT, DEFAULT_METHODS[-1])  # before "none"
+    return DEFAULT_METHODS
 
 
 def _settings(args: argparse.Namespace, real: bool) -> Any:

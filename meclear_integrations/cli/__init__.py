@@ -78,6 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 1
+    except ImportError as exc:  # a missing optional extra: one line naming it, exit 2
+        from .extras import missing_extra_message
+
+        message = missing_extra_message(exc, args.command)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2
 
 
 def _quiet_stdout() -> None:

@@ -1,8 +1,10 @@
 """``meclear ledger``: review, inspect, restore and give feedback on the harm ledger.
 
 The ledger is ``--ledger URL_OR_PATH`` (else ``MECLEAR_LEDGER_URL``, else
-``./meclear-ledger.db``). Every subcommand only reads or appends: nothing is ever deleted,
-neither from the ledger nor from a memory store (``review`` writes proposals for a person).
+``./meclear-ledger.db``). Every subcommand only reads or appends to the ledger; ``review``
+writes proposals for a person. Only ``apply`` changes a memory store, for the reviews a
+person accepted (``accept``), as soft deletes a ``restore --store`` undoes
+(:mod:`.ledger_writeback`).
 
 ``review`` shows each proposal with its memory's text (redacted) and the questions it was
 proven harmful on (:mod:`.ledger_review`; texts exist when the ledger keeps them). Every id
@@ -21,6 +23,7 @@ from typing import Any
 
 from ..core.errors import ConfigurationError
 from ._safe import framed_lines, safe_text
+from .ledger_writeback import add_store_flags, register_writeback, restore_from_store
 
 __all__ = ["register"]
 
@@ -36,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="review, show, restore and give feedback on the harm ledger",
         description=(
             "The harm ledger records every clearance decision (SQLite file or PostgreSQL). "
-            "Nothing here deletes anything: review writes proposals for a person to act on."
+            "Review writes proposals for a person; accept records a person's decision; only "
+            "apply changes a store, as soft deletes kept in tombstones (restore undoes them)."
         ),
     )
     p.add_argument(
@@ -82,12 +86,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     restore = commands.add_parser(
         "restore",
-        help="mark a memory as wrongly suppressed (no shortcut clears it, review skips it)",
+        help="mark a memory as wrongly suppressed; with --store, put a retired one back",
     )
     restore.add_argument("memory_id")
     restore.add_argument("--reason", default=None)
     restore.add_argument("--actor", default=None, help="who restores it")
+    add_store_flags(restore, required=False)  # with --store: back from its tombstone
+    restore.add_argument("--dry-run", action="store_true", help="with --store: only report")
     restore.set_defaults(handler=_guarded(_restore))
+    register_writeback(commands, _guarded, _open)  # accept, reject, apply, tombstones
 
     feedback = commands.add_parser(
         "feedback", help="record whether a query's answer was correct (by run, trace or query id)"
@@ -329,6 +336,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
+    if args.store is not None:
+        return restore_from_store(args, _open)
     with _open(args) as ledger:
         event = ledger.restore(args.memory_id, reason=args.reason, actor=args.actor)
     print(f"restored {event.memory_id!r} at {event.created_at.isoformat(timespec='seconds')}")

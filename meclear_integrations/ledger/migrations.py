@@ -90,6 +90,13 @@ def _v4_harm_texts(connection: Connection) -> None:
     backfill_harm_texts(connection)
 
 
+def _v5_writeback(connection: Connection) -> None:
+    """Review decisions and tombstones (reviews written back to the memory store)."""
+    schema.metadata.create_all(
+        connection, tables=[schema.review_decisions, schema.tombstones], checkfirst=True
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
     (2, "per memory and question state (scoped harm, O(K) lookups)", _v2_memory_scopes),
@@ -99,6 +106,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
         "content index of verified harm (same text under a new id, near-duplicates)",
         _v4_harm_texts,
     ),
+    (5, "review decisions and tombstones (reviews written back)", _v5_writeback),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The schema version this package writes."""

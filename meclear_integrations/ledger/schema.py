@@ -24,6 +24,12 @@ A restore, a feedback or a replay is a new row that refers to earlier ones.
   with its hashed content words and their MinHash band keys (``content``): admission and
   clearance recognise a verified harmful text under any id, or a near-duplicate of it.
   Append-only; no text is stored.
+- ``meclear_review_decisions`` (version 5): a person's decision on a review proposal
+  (accepted or rejected), who made it, why, where (CLI, Python, a LangSmith / Phoenix /
+  Langfuse annotation) and the evidence runs (``tombstones``).
+- ``meclear_tombstones`` (version 5): what an accepted review did to the memory store: a
+  memory retired (soft delete, with the memory kept for a restore), restored, found
+  already gone upstream, or a failed removal; append-only like the rest.
 - ``meclear_schema_version``: the migrations applied (``migrations``).
 
 References:
@@ -58,9 +64,11 @@ __all__ = [
     "memory_events",
     "memory_scopes",
     "metadata",
+    "review_decisions",
     "run_memories",
     "runs",
     "schema_version",
+    "tombstones",
 ]
 
 metadata = MetaData()
@@ -274,4 +282,46 @@ harm_text_keys = Table(
     Column("namespace", String(200), nullable=False),
     Column("band_key", String(40), nullable=False),
     Index("ix_meclear_harm_text_keys_key", "namespace", "band_key"),
+)
+
+review_decisions = Table(
+    "meclear_review_decisions",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("decision_id", String(36), nullable=False, unique=True),
+    Column("namespace", String(200), nullable=False),
+    Column("created_at", _TIME, nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Column("content_hash", String(64)),
+    Column("decision", String(20), nullable=False),
+    Column("actor", String(200)),
+    Column("reason", Text),
+    Column("source", String(40), nullable=False),
+    Column("source_id", String(200)),
+    Column("run_ids", JSON, nullable=False),
+    Column("query_ids", JSON, nullable=False),
+    UniqueConstraint("namespace", "source", "source_id", name="uq_meclear_review_source"),
+    Index("ix_meclear_review_decisions_memory", "namespace", "memory_id"),
+)
+
+tombstones = Table(
+    "meclear_tombstones",
+    metadata,
+    Column("id", _PK, primary_key=True, autoincrement=True),
+    Column("tombstone_id", String(36), nullable=False),
+    Column("namespace", String(200), nullable=False),
+    Column("created_at", _TIME, nullable=False),
+    Column("memory_id", String(512), nullable=False),
+    Column("content_hash", String(64)),
+    Column("event", String(20), nullable=False),
+    Column("store", String(200), nullable=False),
+    Column("actor", String(200)),
+    Column("reason", Text),
+    Column("decision_id", String(36)),
+    Column("run_ids", JSON, nullable=False),
+    Column("payload", JSON),
+    Column("detail", Text),
+    UniqueConstraint("tombstone_id", "event", name="uq_meclear_tombstone_event"),
+    Index("ix_meclear_tombstones_memory", "namespace", "memory_id"),
+    Index("ix_meclear_tombstones_decision", "decision_id"),
 )

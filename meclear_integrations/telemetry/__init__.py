@@ -1,7 +1,10 @@
 """OpenTelemetry spans of a clearance (the ``otel`` extra: ``opentelemetry-api``).
 
 MeClear never imports OpenTelemetry itself: when the application has loaded it and
-configured a tracer provider that records (or passes ``TraceSettings(tracer_provider=...)``),
+configured a tracer provider that records (or passes ``TraceSettings(tracer_provider=...)``,
+or handed one only to OpenInference's LangChain / LlamaIndex instrumentor: under that
+instrumentation's span the clearance span goes to its provider,
+``parents.instrumentation_provider``),
 every clearance, from the bare engine or either integration, sync or async, emits the span
 tree below, parented to the caller's current span (or, under an OpenInference LangChain /
 LlamaIndex instrumentation, to that instrumentation's span of the retrieval step).

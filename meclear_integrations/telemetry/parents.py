@@ -6,6 +6,12 @@ node postprocessor the current OpenTelemetry span is not the retrieval step. The
 look-ups (``LangChainInstrumentor().get_span(run_id)``, LlamaIndex ``get_current_span()``)
 give that span; they are used only when the instrumentation is already loaded (nothing
 is imported here), and any failure means "no such span" (the current span is used).
+
+:func:`instrumentation_provider` answers the same question for the tracer provider: an
+application that hands its provider only to the instrumentation
+(``LangChainInstrumentor().instrument(tracer_provider=provider)``) and sets no global one
+still gets the clearance span in the same backend, through a provider that shares the
+instrumentation's span processors, resource, sampler and id generator.
 """
 
 from __future__ import annotations
@@ -13,7 +19,72 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["langchain_run_span", "llama_index_span"]
+__all__ = ["instrumentation_provider", "langchain_run_span", "llama_index_span"]
+
+
+_SHARED: dict[int, Any] = {}
+"""Span processor id -> the provider built over it (one per instrumentation provider)."""
+
+
+def _sdk_tracer(instance: Any, *path: str) -> Any:
+    """The SDK tracer under an OpenInference ``OITracer`` found along ``path``, else None."""
+    found = instance
+    for name in path:
+        found = getattr(found, name, None)
+        if found is None:
+            return None
+    return getattr(found, "__wrapped__", None)
+
+
+def instrumentation_provider() -> Any:
+    """A tracer provider over an active OpenInference instrumentation's provider, else None.
+
+    Looks at OpenInference's LangChain, then LlamaIndex instrumentor, only when already
+    imported. The provider returned shares the instrumentation's span processors (so spans
+    reach its exporters) under MeClear's own instrumentation scope; it never shuts them
+    down (the application's provider owns them).
+    """
+    candidates = (
+        (
+            "openinference.instrumentation.langchain",
+            "LangChainInstrumentor",
+            ("_tracer", "_tracer"),
+        ),
+        (
+            "openinference.instrumentation.llama_index",
+            "LlamaIndexInstrumentor",
+            ("_span_handler", "_otel_tracer"),
+        ),
+    )
+    for module_name, class_name, path in candidates:
+        module = sys.modules.get(module_name)
+        instrumentor = getattr(module, class_name, None)
+        if instrumentor is None:
+            continue
+        try:
+            instance = instrumentor()
+            if not instance.is_instrumented_by_opentelemetry:
+                continue
+            tracer = _sdk_tracer(instance, *path)
+            processor = getattr(tracer, "span_processor", None)
+            if processor is None:
+                continue
+            shared = _SHARED.get(id(processor))
+            if shared is None:
+                from opentelemetry.sdk.trace import TracerProvider
+
+                shared = TracerProvider(
+                    sampler=tracer.sampler,
+                    resource=tracer.resource,
+                    shutdown_on_exit=False,
+                    active_span_processor=processor,
+                    id_generator=tracer.id_generator,
+                )
+                _SHARED[id(processor)] = shared
+            return shared
+        except Exception:
+            continue
+    return None
 
 
 def _valid(span: Any) -> Any:

@@ -42,6 +42,7 @@ from ..core.trace_scope import ClearanceScope, evaluation_contexts
 from ..core.trace_settings import TraceSettings
 from ..runtime.payloads import stage_event_payload
 from . import attributes as A
+from .parents import instrumentation_provider
 
 __all__ = ["ClearanceTrace", "open_clearance"]
 
@@ -577,13 +578,20 @@ def open_clearance(
     Returns:
         The clearance's trace, or None.
     """
-    tracer = _tracer(settings)
     parent = scope.parent if scope is not None else None
     parent_context = (
         trace.set_span_in_context(parent)
         if parent is not None and parent.get_span_context().is_valid
         else None  # the current context
     )
+    # Under an OpenInference instrumentation's span, the provider that instrumentation was
+    # given (the span tree stays in one backend), unless one is passed explicitly.
+    provider = (
+        instrumentation_provider()
+        if settings.tracer_provider is None and parent_context is not None
+        else None
+    )
+    tracer = provider.get_tracer(A.TRACER_NAME, _VERSION) if provider else _tracer(settings)
     ids = [m.id for m in context]
     attributes: dict[str, Any] = {
         A.GEN_AI_OPERATION_NAME: A.CLEARANCE_OPERATION,
@@ -602,6 +610,15 @@ def open_clearance(
     if scope is not None and scope.framework:
         attributes["meclear.framework"] = scope.framework
     root = tracer.start_span(A.CLEARANCE_SPAN, context=parent_context, attributes=attributes)
+    if not root.is_recording() and settings.tracer_provider is None and provider is None:
+        # No global provider records: the one given to the OpenInference instrumentation.
+        provider = instrumentation_provider()
+        if provider is not None:
+            root.end()
+            tracer = provider.get_tracer(A.TRACER_NAME, _VERSION)
+            root = tracer.start_span(
+                A.CLEARANCE_SPAN, context=parent_context, attributes=attributes
+            )
     if not root.is_recording():
         root.end()
         return None

@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("integrations", frozenset({"langchain", "llama_index", "exports"})),
+    ("integrations", frozenset({"langchain", "llama_index", "exports", "writeback"})),
     ("cli", frozenset({"cli"})),
 )
 RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}

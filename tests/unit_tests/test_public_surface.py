@@ -38,6 +38,7 @@ MAX_EXPORTS = {
     "simulation": 13,
     "telemetry": 5,
     "triggers": 13,
+    "writeback": 10,
 }
 
 PACKAGE_DIR = Path(meclear_integrations.__file__).parent

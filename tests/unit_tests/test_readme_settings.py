@@ -48,6 +48,9 @@ MODULES = (
     "meclear_integrations.exports.phoenix",
     "meclear_integrations.simulation",
     "meclear_integrations.pipeline.settings",
+    "meclear_integrations.writeback",
+    "meclear_integrations.writeback.annotations",
+    "meclear_integrations.writeback.graph_store",
 )
 
 

@@ -67,6 +67,7 @@ def test_build_run_and_rerun_without_new_calls(server, tmp_path: Path) -> None:
     url, state = server
     data = write_conversations(tmp_path / "locomo")
     flags = ["--locomo", str(data), "--max-queries", "2", *model_flags(url, tmp_path / "c.db")]
+    flags += ["--methods", ",".join((*DEFAULT_METHODS[:-1], "llm-direct", "none"))]
     first = tmp_path / "first"
     before = state.calls
     assert _bench(*flags, "--out", str(first)) == 0

@@ -102,3 +102,33 @@ def test_live_cost_cookbook() -> None:
     # the cheap preset: the same clearance for fewer calls; a clean query costs the same
     assert by[("cheap", True, "faulty")]["total"] < by[("default", True, "faulty")]["total"]
     assert by[("cheap", True, "clean")]["total"] == clean["total"]
+
+
+def test_the_readme_swap_states_what_the_cookbook_measures() -> None:
+    """The README's swap says what a query costs, with the figures ``live_cost.py`` measures
+    (SIMULATED), the command that measures them, and where the triggers are."""
+    import re
+    import runpy
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    swap = readme.split("## The swap", 1)[1].split("\n## ", 1)[0]
+    assert "3 calls instead of 1" in swap and "SIMULATED" in swap
+    assert "python cookbook/live_cost.py" in swap and "meclear bench-sweep cost" in swap
+    assert "(docs/production/index.md#triggers)" in swap and "## Triggers" in (
+        ROOT / "docs" / "production" / "index.md"
+    ).read_text(encoding="utf-8")
+    rows = runpy.run_path(str(ROOT / "cookbook" / "live_cost.py"))["measure"]()
+    by = {(r["preset"], r["deterministic_agent"], r["query"]): r for r in rows}
+    clean = by[("default", True, "clean")]
+    assert 1 + clean["total"] == 3  # your own answer, plus the verification of the full context
+    stated = re.search(
+        r"clean\s+1 \+ 1, faulty (\d+) \+ (\d+) with the default, (\d+) \+ (\d+) with", swap
+    )
+    assert stated is not None
+    default, cheap = by[("default", True, "faulty")], by[("cheap", True, "faulty")]
+    assert [int(g) for g in stated.groups()] == [
+        default["agent"],
+        default["judge"],
+        cheap["agent"],
+        cheap["judge"],
+    ]

@@ -32,6 +32,10 @@ def test_review_cookbook() -> None:
     assert out.count("ledger_guided, 4 evaluator calls") == 2  # the two rewordings
     assert out.count(": full, ") == 2  # two distinct questions, each its own clearance
     assert out.count("harmful for 2 distinct queries") == 2  # f1 and f2, not 4 (scoped)
-    deleted = out.split("deleted from the vector store: ")[1].splitlines()[0]
-    assert sorted(eval(deleted)) == ["f1", "f2"]
+    assert out.count(": would be retired (accepted by reviewer)") == 2  # the dry run
+    retired = out.split("retired from the vector store (tombstones kept): ")[1].splitlines()[0]
+    assert sorted(eval(retired)) == ["f1", "f2"]
+    assert "applied again: ['already_retired', 'already_retired']" in out
+    assert "('retired', 'f1', 'ops', 2)" in out  # who and the evidence runs, in the ledger
     assert "-> December 2023" in out
+    assert "restored from tombstone" in out

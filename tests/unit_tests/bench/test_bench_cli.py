@@ -83,10 +83,8 @@ def test_bench_end_to_end(case_file: Path, tmp_path: Path, capsys) -> None:
         "loo",
         "contextcite",
         "proxyspex",
-        "llm-direct",
         "none",
-    ]
-    assert methods["llm-direct"]["status"] == "not_run"
+    ]  # the defaults need no rater model (llm-direct joins with --rater-model)
     assert results["judge"] == "reference" and results["temperature"] is None
     for name in ("oracle", "meclear", "loo", "contextcite", "proxyspex", "none"):
         block = methods[name]
@@ -117,10 +115,24 @@ def test_bench_end_to_end(case_file: Path, tmp_path: Path, capsys) -> None:
         data = (out / name).read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 1000
     report = (out / "report.md").read_text()
-    assert "SIMULATED" in report and "## By structure" in report and "llm-direct" in report
+    assert "SIMULATED" in report and "## By structure" in report
     assert not (out / "cases.jsonl").exists()  # only written when built from LoCoMo
     assert "Answer accuracy with the returned context" in report
     assert len((out / "outcomes.jsonl").read_text().splitlines()) == 6 * 5
+
+
+def test_the_defaults_take_llm_direct_only_with_a_rater_model() -> None:
+    from argparse import Namespace
+
+    from meclear_bench.cli.bench_inputs import _method_specs
+    from meclear_bench.settings import DEFAULT_METHODS
+
+    assert "llm-direct" not in DEFAULT_METHODS
+    plain = _method_specs(Namespace(methods=None, rater_model=None))
+    rated = _method_specs(Namespace(methods=None, rater_model="gpt-4o-mini"))
+    assert plain == DEFAULT_METHODS
+    assert rated == (*DEFAULT_METHODS[:-1], "llm-direct", "none")
+    assert _method_specs(Namespace(methods="meclear,none", rater_model="m")) == ("meclear", "none")
 
 
 def test_bench_methods_flag_and_verified_mode(case_file: Path, tmp_path: Path) -> None:
