@@ -1,7 +1,11 @@
 """LangChain integration: ``ClearingRetriever``, ``MeClearCompressor``, judges, simulation.
 
 Needs the ``langchain`` extra (``pip install 'meclear-integrations[langchain]'``).
+``MeClearMiddleware`` (LangChain v1 agents) is imported on first use and needs the
+``langchain-agents`` extra (``langchain>=1``).
 """
+
+from typing import Any
 
 from ._imports import require_langchain
 
@@ -30,8 +34,18 @@ __all__ = [
     "Limits",
     "Loop",
     "MeClearCompressor",
+    "MeClearMiddleware",
     "SimulatedChatModel",
     "admitter_from_langchain",
     "as_text_model",
     "reference_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``MeClearMiddleware``, imported on first use (it needs ``langchain>=1``)."""
+    if name == "MeClearMiddleware":
+        from .middleware import MeClearMiddleware
+
+        return MeClearMiddleware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

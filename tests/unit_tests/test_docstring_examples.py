@@ -23,6 +23,8 @@ DOCUMENTED = [
     "langchain.LangChainReferenceFreeJudge",
     "langchain.SimulatedChatModel",
     "langchain.as_text_model",
+    "langchain.MeClearMiddleware",
+    "langgraph.ClearingStore",
     "llama_index.MeClearPostprocessor",
     "llama_index.MeClearPostprocessor.clear_nodes",
     "llama_index.admission.AdmissionTransform",
