@@ -26,6 +26,7 @@ DOCUMENTED = [
     "langchain.MeClearMiddleware",
     "langgraph.ClearingStore",
     "llama_index.MeClearPostprocessor",
+    "llama_index.MeClearMemoryBlock",
     "llama_index.MeClearPostprocessor.clear_nodes",
     "llama_index.admission.AdmissionTransform",
     "llama_index.LlamaIndexReferenceJudge",
