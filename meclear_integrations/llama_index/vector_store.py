@@ -86,6 +86,27 @@ class TextVectorStore(BasePydanticVectorStore):
             self._nodes[node.node_id] = node
         return [node.node_id for node in nodes]
 
+    def get_nodes(
+        self, node_ids: list[str] | None = None, filters: Any = None, **kwargs: Any
+    ) -> list[BaseNode]:
+        """The stored nodes (those of ``node_ids`` when given), in insertion order.
+
+        Args:
+            node_ids: The ids to return (None: all).
+            filters: Exact-match ``MetadataFilters`` (None: none).
+            **kwargs: Ignored.
+
+        Returns:
+            The nodes.
+        """
+        query = VectorStoreQuery(filters=filters)
+        wanted = set(node_ids) if node_ids is not None else None
+        return [
+            node
+            for node_id, node in self._nodes.items()
+            if (wanted is None or node_id in wanted) and _matches(node, query)
+        ]
+
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Drop the nodes of the source document ``ref_doc_id`` (or the node with that id).
 

@@ -161,12 +161,12 @@ def test_admission_gate_on_memory_writes(case) -> None:
         ChatMessage(role="assistant", content="Try a lemon-garlic chicken traybake."),
     ]
     asyncio.run(block.aput(batch, session_id=SESSION))
-    [node] = store._nodes.values()
+    [node] = store.get_nodes()
     assert "allergic to shellfish" in node.text and "traybake" not in node.text
     assert node.metadata == {"session_id": SESSION}
     # none admitted: nothing written
     asyncio.run(block.aput([batch[1].model_copy()], session_id=SESSION))
-    assert len(store._nodes) == 1
+    assert len(store.get_nodes()) == 1
 
 
 def test_admission_gate_through_memory_flushes(case) -> None:
@@ -190,7 +190,7 @@ def test_admission_gate_through_memory_flushes(case) -> None:
                 ChatMessage(role="assistant", content="Try a lemon-garlic chicken traybake.")
             )
         )
-    texts = [n.text for n in store._nodes.values()]
+    texts = [n.text for n in store.get_nodes()]
     assert texts  # the flushed batches reached the block
     assert all("allergic" in t and "traybake" not in t for t in texts)
 

@@ -29,6 +29,9 @@ def test_query_ranks_filters_and_deletes() -> None:
     assert result.similarities[0] > result.similarities[1]
     only = MetadataFilters(filters=[MetadataFilter(key="session_id", value="s2")])
     assert store.query(VectorStoreQuery(query_embedding=[1.0, 0.0], filters=only)).ids == ["c"]
+    assert [n.node_id for n in store.get_nodes()] == ["a", "b", "c"]
+    assert [n.node_id for n in store.get_nodes(node_ids=["c", "a"])] == ["a", "c"]
+    assert [n.node_id for n in store.get_nodes(filters=only)] == ["c"]
     store.delete("doc-1")  # by source document
     store.delete("a")  # by node id
     assert store.query(VectorStoreQuery(query_embedding=[1.0, 0.0], similarity_top_k=5)).ids == [
