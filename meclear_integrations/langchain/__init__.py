@@ -5,9 +5,12 @@ Needs the ``langchain`` extra (``pip install 'meclear-integrations[langchain]'``
 ``langchain-agents`` extra (``langchain>=1``).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._imports import require_langchain
+
+if TYPE_CHECKING:  # imported on first use (``__getattr__``): it needs langchain>=1
+    from .middleware import MeClearMiddleware
 
 require_langchain()
 
