@@ -77,8 +77,8 @@ class MeClearState(AgentState[Any]):
 
     meclear_context: NotRequired[Annotated[list[Document], PrivateStateAttr]]
     """The cleared documents of the current user turn."""
-    meclear_context_question: NotRequired[Annotated[str, PrivateStateAttr]]
-    """The question they were retrieved and cleared for."""
+    meclear_context_turn: NotRequired[Annotated[str, PrivateStateAttr]]
+    """The user turn they were retrieved and cleared for (its message id, else its text)."""
 
 
 def artifact_documents(message: ToolMessage) -> Sequence[Document] | None:
@@ -125,6 +125,14 @@ def latest_question(messages: Sequence[Any]) -> str | None:
         if isinstance(message, HumanMessage):
             text = message.text
             return text if text.strip() else None
+    return None
+
+
+def _latest_turn(messages: Sequence[Any]) -> str | None:
+    """The latest human message's id (its text when it has none): one key per user turn."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.id or message.text
     return None
 
 
@@ -305,14 +313,15 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         return self._cleared(result, kept)
 
     # ------------------------------------------------------------------ injected context
-    def _turn(self, state: MeClearState) -> str | None:
-        """The question whose context is still to retrieve (None: off, or done this turn)."""
+    def _turn(self, state: MeClearState) -> tuple[str, str] | None:
+        """(question, turn key) of a turn whose context is still to retrieve (None: off/done)."""
         if self.retriever is None:
             return None
-        question = latest_question(_messages(state))
-        if question is None or state.get("meclear_context_question") == question:
+        messages = _messages(state)
+        question, turn = latest_question(messages), _latest_turn(messages)
+        if question is None or turn is None or state.get("meclear_context_turn") == turn:
             return None
-        return question
+        return question, turn
 
     def before_model(self, state: MeClearState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Once per user turn: retrieve for the question, clear, keep the documents in state.
@@ -324,15 +333,15 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         Returns:
             The state update (None: nothing to retrieve).
         """
-        question = self._turn(state)
-        if question is None:
+        pending = self._turn(state)
+        if pending is None:
             return None
         assert self.retriever is not None
-        config = _current_config()
-        callbacks = _callbacks(config)
+        question, turn = pending
+        callbacks = _callbacks(_current_config())
         documents = self.retriever.invoke(question, config={"callbacks": callbacks})
         kept = self.clearing.compress_documents(list(documents), question, callbacks=callbacks)
-        return {"meclear_context": list(kept), "meclear_context_question": question}
+        return {"meclear_context": list(kept), "meclear_context_turn": turn}
 
     async def abefore_model(
         self, state: MeClearState, runtime: Runtime[Any]
@@ -346,16 +355,17 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         Returns:
             The state update (None: nothing to retrieve).
         """
-        question = self._turn(state)
-        if question is None:
+        pending = self._turn(state)
+        if pending is None:
             return None
         assert self.retriever is not None
+        question, turn = pending
         callbacks = _callbacks(_current_config())
         documents = await self.retriever.ainvoke(question, config={"callbacks": callbacks})
         kept = await self.clearing.acompress_documents(
             list(documents), question, callbacks=callbacks
         )
-        return {"meclear_context": list(kept), "meclear_context_question": question}
+        return {"meclear_context": list(kept), "meclear_context_turn": turn}
 
     def _with_context(self, request: ModelRequest) -> ModelRequest:
         documents = request.state.get("meclear_context") if self.retriever is not None else None

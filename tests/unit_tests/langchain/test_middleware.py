@@ -287,3 +287,26 @@ def test_no_human_message_passes_untouched(case, documents) -> None:
     Request.state = state
     result = search.invoke({**call, "type": "tool_call"})
     assert middleware.wrap_tool_call(Request(), lambda r: result) is result
+
+
+def test_injected_context_once_per_turn_across_a_checkpointed_thread(case, documents) -> None:
+    """Each user turn of a thread retrieves and clears once, the same question asked again
+    included; the cleared documents survive the checkpointer's serialisation."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    retrievals: list[str] = []
+
+    def retrieve(question: str) -> list[Document]:
+        retrievals.append(question)
+        return list(documents)
+
+    llm = SimulatedChatModel.from_case(case)
+    middleware = MeClearMiddleware(llm=llm, retriever=RunnableLambda(retrieve))
+    agent = create_agent(llm, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
+    config = {**reference_config(case.reference), "configurable": {"thread_id": "t1"}}
+    for _ in range(2):
+        out = agent.invoke(_ask(case), config=config)
+        assert out["messages"][-1].text == "December 2023"
+    assert retrievals == [case.query, case.query]
+    state = agent.get_state(config).values
+    assert [d.id for d in state["meclear_context"]] == ["g1", "b1", "b2", "b3"]
