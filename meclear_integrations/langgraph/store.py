@@ -17,7 +17,8 @@ two:
   for.
 - a **put** (``put`` / ``aput`` / a ``PutOp``) passes the ConMem admission gate when
   ``admission`` is set: a value is written only when admitted. Its historical context is
-  ``value[context_key]`` (removed from what is stored), else ``context``. Deletes
+  ``value[context_key]`` (removed from what is stored), else ``context``; a put with
+  neither raises ``ConfigurationError`` before any op of its batch is written. Deletes
   (``value=None``) are never gated.
 
 The question of a search is its ``query``. Inside a LangGraph run the clearance's run and
