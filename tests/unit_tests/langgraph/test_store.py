@@ -6,7 +6,10 @@ import asyncio
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
+from langchain.tools import ToolRuntime
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tools import tool
 from langgraph.store.base import PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
@@ -164,3 +167,24 @@ def test_inside_a_langgraph_node(case) -> None:
     assert "meclear_clearance" in events.chains
     out = asyncio.run(graph.ainvoke({"question": case.query, "keys": []}, config=config))
     assert out["keys"] == ["g1", "b1", "b2", "b3"]
+
+
+def test_the_store_of_a_create_agent_agent(case) -> None:
+    """LangChain v1's long-term memory: a tool searches ``runtime.store``; the store clears."""
+
+    @tool
+    def recall(query: str, runtime: ToolRuntime) -> str:
+        """Recall the user's memories."""
+        found = runtime.store.search(NAMESPACE, query=query, limit=10)
+        return "\n\n".join(item.value["content"] for item in found)
+
+    llm = SimulatedChatModel.from_case(case)
+    plain = InMemoryStore()
+    fill(plain, case)
+    ask = {"messages": [("user", case.query)]}
+    config = reference_config(case.reference)
+    out = create_agent(llm, tools=[recall], store=plain).invoke(ask, config=config)
+    assert out["messages"][-1].text == "January 2023"
+    store = ClearingStore(plain, llm=llm)
+    out = create_agent(llm, tools=[recall], store=store).invoke(ask, config=config)
+    assert out["messages"][-1].text == "December 2023"
