@@ -179,7 +179,7 @@ class ClearingStore(BaseStore):
             document = Document(
                 page_content=item_text(value, self.text_fields),
                 id=memory_id(op.namespace, op.key),
-                metadata={self.context_key: ctx},
+                metadata={self.admission.context_key: ctx},  # where the gate reads it
             )
             out.append((position, op._replace(value=value), document))
         return out

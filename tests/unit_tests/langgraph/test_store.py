@@ -188,3 +188,19 @@ def test_the_store_of_a_create_agent_agent(case) -> None:
     store = ClearingStore(plain, llm=llm)
     out = create_agent(llm, tools=[recall], store=store).invoke(ask, config=config)
     assert out["messages"][-1].text == "December 2023"
+
+
+def test_an_admission_runnable_with_its_own_context_key() -> None:
+    from meclear_integrations.admission import ConMemAdmitter
+    from meclear_integrations.admission.scripted import ScriptedAdmissionModel
+    from meclear_integrations.langchain import AdmissionRunnable
+    from tests.support.stores import CONVERSATION
+
+    runnable = AdmissionRunnable(
+        admitter=ConMemAdmitter(ScriptedAdmissionModel()), context_key="conversation"
+    )
+    store = ClearingStore(InMemoryStore(), admission=runnable, context_key="chat")
+    store.put(("p",), "m1", {"content": "User is allergic to shellfish.", "chat": CONVERSATION})
+    store.put(("p",), "m3", {"content": "User is strictly vegetarian.", "chat": CONVERSATION})
+    assert [i.key for i in store.search(("p",))] == ["m1"]
+    assert store.get(("p",), "m1").value == {"content": "User is allergic to shellfish."}
