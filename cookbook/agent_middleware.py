@@ -67,7 +67,9 @@ def main() -> dict[str, Any]:
     print("model: SIMULATED evidence world (offline)")
     print(f"question: {case.query}   (reference: {case.reference})\n")
 
+    calls = llm.stand_in.calls  # the SIMULATED model's replies (answers and verdicts)
     plain = create_agent(llm, tools=[search]).invoke(question, config=config)
+    plain_calls, calls = llm.stand_in.calls - calls, llm.stand_in.calls
     print(f"create_agent                 -> {plain['messages'][-1].text}")
 
     # the one line of clearance:
@@ -75,7 +77,9 @@ def main() -> dict[str, Any]:
 
     tree = RunTree()
     out = agent.invoke(question, config={**config, "callbacks": [tree]})
-    print(f"with MeClearMiddleware       -> {out['messages'][-1].text}")
+    clearance_calls = llm.stand_in.calls - calls - plain_calls
+    print(f"with MeClearMiddleware       -> {out['messages'][-1].text}", end="   ")
+    print(f"(+{clearance_calls} model calls for the clearance)")
     streamed = "".join(
         chunk.text
         for chunk, meta in agent.stream(question, config=config, stream_mode="messages")
@@ -103,6 +107,7 @@ def main() -> dict[str, Any]:
     return {
         "plain": plain["messages"][-1].text,
         "cleared": out["messages"][-1].text,
+        "clearance_calls": clearance_calls,
         "streamed": streamed,
         "async": answer,
         "cleared_ids": cleared,

@@ -83,7 +83,9 @@ def main() -> dict[str, Any]:
     memories = InMemoryStore()
     for m in case.memories:
         memories.put(NAMESPACE, m.id, {"content": m.content})
+    calls = llm.stand_in.calls  # the SIMULATED model's replies (answers and verdicts)
     plain = build(memories, llm).invoke(ask, config=config)
+    per_ask, calls = llm.stand_in.calls - calls, llm.stand_in.calls  # the answer's own call
     print(f"InMemoryStore                -> {plain['answer']}")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,7 +96,9 @@ def main() -> dict[str, Any]:
         )
         graph = build(store, llm)
         first = graph.invoke(ask, config=config)
-        print(f"ClearingStore, first ask     -> {first['answer']}   (audit queued)")
+        on_search_path = llm.stand_in.calls - calls - per_ask
+        print(f"ClearingStore, first ask     -> {first['answer']}   (audit queued, ", end="")
+        print(f"+{on_search_path} model calls on the search path)")
         [outcome] = store.run_audits()
         [run] = ledger.runs()
         print(f"audit {outcome.state}: verified harmful {sorted(run.cleared_ids)}")
@@ -103,8 +107,10 @@ def main() -> dict[str, Any]:
         store.close()
         ledger.close()
 
+    calls = llm.stand_in.calls
     inline = build(ClearingStore(memories, llm=llm), llm).invoke(ask, config=config)
-    print(f'ClearingStore(mode="clear")  -> {inline["answer"]}\n')
+    inline_calls = llm.stand_in.calls - calls - per_ask
+    print(f'ClearingStore(mode="clear")  -> {inline["answer"]}   (+{inline_calls} model calls)\n')
 
     gated = ClearingStore(InMemoryStore(), admission=ConMemAdmitter(ScriptedAdmissionModel()))
     for key, text in [
@@ -117,6 +123,8 @@ def main() -> dict[str, Any]:
     return {
         "plain": plain["answer"],
         "first": first["answer"],
+        "search_path_calls": on_search_path,
+        "inline_calls": inline_calls,
         "verified": sorted(run.cleared_ids),
         "second": second["answer"],
         "inline": inline["answer"],

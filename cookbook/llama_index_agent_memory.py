@@ -80,8 +80,10 @@ def main() -> dict[str, Any]:
     )
     # ReActAgent reads no system message from memory: the memory goes into the user turn
     memory = Memory.from_defaults(session_id=SESSION, memory_blocks=[stock], insert_method="user")
+    calls = llm.stand_in.calls  # the SIMULATED model's replies (answers and verdicts)
     with query_reference(case.reference):  # the gold answer, when you have one
         plain = asyncio.run(ask(agent, memory, case.query))
+    plain_calls, calls = llm.stand_in.calls - calls, llm.stand_in.calls
     print(f"VectorMemoryBlock            -> {plain}")
 
     # the clearance: the clearing block, with MeClearPostprocessor among its postprocessors
@@ -94,7 +96,9 @@ def main() -> dict[str, Any]:
     memory = Memory.from_defaults(session_id=SESSION, memory_blocks=[block], insert_method="user")
     with query_reference(case.reference):
         cleared = asyncio.run(ask(agent, memory, case.query))
-    print(f"MeClearMemoryBlock           -> {cleared}\n")
+    clearance_calls = llm.stand_in.calls - calls - plain_calls
+    print(f"MeClearMemoryBlock           -> {cleared}   (+{clearance_calls} model calls: the run")
+    print("  reads its memory twice, at the start and at the end; each read is a clearance)\n")
 
     written = TextVectorStore()
     gated = MeClearMemoryBlock(
@@ -124,6 +128,7 @@ def main() -> dict[str, Any]:
     return {
         "plain": plain,
         "cleared": cleared,
+        "clearance_calls": clearance_calls,
         "batches": len(texts),
         "allergy": kept_allergy,
         "small_talk": kept_small_talk,

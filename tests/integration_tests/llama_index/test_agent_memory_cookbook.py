@@ -22,3 +22,4 @@ def test_agent_memory_cookbook_in_process() -> None:
     result = runpy.run_path(str(ROOT / "cookbook" / "llama_index_agent_memory.py"))["main"]()
     assert (result["plain"], result["cleared"]) == ("January 2023", "December 2023")
     assert result["batches"] >= 1 and result["allergy"] and not result["small_talk"]
+    assert result["clearance_calls"] > 0
