@@ -99,7 +99,7 @@ def test_stock_block_without_clearance_answers_from_the_stale_memories(case) -> 
     assert asyncio.run(ask(case, memory_with(block))) == "January 2023"
 
 
-def test_agent_memory_is_cleared_for_the_latest_user_message(case, questions) -> None:
+def test_agent_memory_is_cleared_for_the_latest_user_message(case, questions, events) -> None:
     block = MeClearMemoryBlock(
         vector_store=session_store(case),
         embed_model=EMBED,
@@ -109,6 +109,9 @@ def test_agent_memory_is_cleared_for_the_latest_user_message(case, questions) ->
     answer = asyncio.run(ask(case, memory_with(block), history=list(EARLIER)))
     assert answer == "December 2023"
     assert questions and set(questions) == {case.query}  # not the recent messages joined
+    ends = [e for e in events.events if e.stage == "clearance" and e.payload.get("phase") == "end"]
+    assert len(ends) == len(questions)  # one instrumented clearance per memory read
+    assert all(sorted(e.payload["cleared_ids"]) == ["f1", "f2"] for e in ends)
 
 
 def test_stock_block_clears_for_its_query_text(case, questions) -> None:
