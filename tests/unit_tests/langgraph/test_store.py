@@ -110,6 +110,12 @@ def test_background_mode_withholds_proven_harm_and_queues_audits(case, tmp_path)
         "memories/john/f1",
         "memories/john/f2",
     }
+    # the harm is scoped: a paraphrase of the question is withheld too, another question not
+    paraphrase = recall.invoke("Remind me: which month was John in Italy?", config=config)
+    assert [i.key for i in paraphrase] == ["g1", "b1", "b2", "b3"]
+    scopes = {w["scope"] for w in paraphrase[0].value["meclear"]["withheld"]}
+    assert scopes == {"similar_query"}
+    assert len(recall.invoke("Who recommended Florence to John?", config=config)) == 6
     # a memory whose text changed since the audit is no longer withheld
     store.put(NAMESPACE, "f1", {"content": "John's trip to Italy took place in December 2023."})
     third = recall.invoke(case.query, config=config)
