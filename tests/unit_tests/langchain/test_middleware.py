@@ -310,3 +310,27 @@ def test_injected_context_once_per_turn_across_a_checkpointed_thread(case, docum
     assert retrievals == [case.query, case.query]
     state = agent.get_state(config).values
     assert [d.id for d in state["meclear_context"]] == ["g1", "b1", "b2", "b3"]
+
+
+def test_commands_and_errors_pass_untouched(case, documents) -> None:
+    from langgraph.types import Command
+
+    middleware = MeClearMiddleware(llm=SimulatedChatModel.from_case(case))
+    call = {"name": "search_memories", "args": {"query": "x"}, "id": "c1"}
+
+    from langchain_core.messages import HumanMessage
+
+    class Request:
+        tool_call = call
+        runtime = None
+
+    Request.state = {"messages": [HumanMessage(content=case.query)]}
+    command = Command(update={"messages": []})
+    assert middleware.wrap_tool_call(Request(), lambda r: command) is command
+    failed = ToolMessage(content="boom", tool_call_id="c1", status="error", artifact=documents)
+    assert middleware.wrap_tool_call(Request(), lambda r: failed) is failed
+
+    async def handler(r: Any) -> Any:
+        return command
+
+    assert asyncio.run(middleware.awrap_tool_call(Request(), handler)) is command
