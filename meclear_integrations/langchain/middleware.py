@@ -31,6 +31,7 @@ LangSmith shows ``meclear_clearance`` (its outputs: the decision, cleared ids an
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
@@ -244,6 +245,7 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         self.render: Renderer = render if render is not None else join_page_contents
         self.retriever = retriever
         self.context_prompt = context_prompt
+        self._warned: set[str] = set()
 
     # ------------------------------------------------------------------ tool results
     def _retrieved(self, request: ToolCallRequest, result: ToolResult) -> list[Document] | None:
@@ -253,7 +255,23 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         if self.tool_names is not None and request.tool_call["name"] not in self.tool_names:
             return None
         documents = self.parse(result)
-        return list(documents) if documents else None
+        if not documents:
+            self._warn_if_flattened(request.tool_call["name"], result)
+            return None
+        return list(documents)
+
+    def _warn_if_flattened(self, tool_name: str, result: ToolMessage) -> None:
+        """Warn once per tool whose documents reached the message only as their repr."""
+        text = result.content if isinstance(result.content, str) else ""
+        if text.startswith("[Document(") and tool_name not in self._warned:
+            self._warned.add(tool_name)
+            warnings.warn(
+                f"MeClearMiddleware: tool {tool_name!r} returned documents as text, so they "
+                "pass uncleared: declare it with response_format='content_and_artifact' "
+                "(returning (text, documents)) or pass parse=",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def _cleared(self, result: ToolMessage, kept: Sequence[Document]) -> ToolMessage:
         return result.model_copy(update={"content": self.render(kept), "artifact": list(kept)})

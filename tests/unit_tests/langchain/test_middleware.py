@@ -334,3 +334,20 @@ def test_commands_and_errors_pass_untouched(case, documents) -> None:
         return command
 
     assert asyncio.run(middleware.awrap_tool_call(Request(), handler)) is command
+
+
+def test_documents_flattened_to_text_are_named_once(case, documents) -> None:
+    """A tool returning list[Document] without content_and_artifact loses the documents to
+    their repr: the result passes untouched and a warning says how to declare the tool."""
+
+    @tool
+    def search_memories(query: str) -> list[Document]:
+        """Search the user's memories."""
+        return documents
+
+    llm = SimulatedChatModel.from_case(case)
+    agent = create_agent(llm, tools=[search_memories], middleware=[MeClearMiddleware(llm=llm)])
+    with pytest.warns(UserWarning, match="content_and_artifact") as caught:
+        agent.invoke(_ask(case))
+        agent.invoke(_ask(case))
+    assert len([w for w in caught if "content_and_artifact" in str(w.message)]) == 1
