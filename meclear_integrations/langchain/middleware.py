@@ -219,7 +219,20 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         ```
     """
 
-    state_schema = MeClearState
+    def __new__(cls, *args: Any, **kwargs: Any) -> MeClearMiddleware:
+        """With ``retriever=``, the variant that also adds context before the model call.
+
+        Without it the agent gets no ``before_model`` node and no ``wrap_model_call`` hook
+        (nothing to add to its graph or its traces).
+        """
+        if cls is MeClearMiddleware and kwargs.get("retriever") is not None:
+            cls = _ContextMiddleware
+        return super().__new__(cls)
+
+    @property
+    def name(self) -> str:
+        """``MeClearMiddleware`` (the hooks' names in traces)."""
+        return "MeClearMiddleware"
 
     def __init__(
         self,
@@ -330,7 +343,28 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         kept = await self.clearing.acompress_documents(documents, question, callbacks=callbacks)
         return self._cleared(result, kept)
 
-    # ------------------------------------------------------------------ injected context
+    # ------------------------------------------------------------------ lifecycle
+    def run_audits(self, *, limit: int | None = None) -> Any:
+        """Run the due background audits now (``ClearingComponent.run_audits``).
+
+        Args:
+            limit: The most audits to run.
+
+        Returns:
+            Their outcomes.
+        """
+        return self.clearing.run_audits(limit=limit)
+
+    def close(self) -> None:
+        """Stop the background audit workers the clearing component started."""
+        self.clearing.close()
+
+
+class _ContextMiddleware(MeClearMiddleware):
+    """``MeClearMiddleware(retriever=...)``: also adds cleared context before the model call."""
+
+    state_schema = MeClearState
+
     def _turn(self, state: MeClearState) -> tuple[str, str] | None:
         """(question, turn key) of a turn whose context is still to retrieve (None: off/done)."""
         if self.retriever is None:
@@ -423,19 +457,3 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
             The model's response.
         """
         return await handler(self._with_context(request))
-
-    # ------------------------------------------------------------------ lifecycle
-    def run_audits(self, *, limit: int | None = None) -> Any:
-        """Run the due background audits now (``ClearingComponent.run_audits``).
-
-        Args:
-            limit: The most audits to run.
-
-        Returns:
-            Their outcomes.
-        """
-        return self.clearing.run_audits(limit=limit)
-
-    def close(self) -> None:
-        """Stop the background audit workers the clearing component started."""
-        self.clearing.close()

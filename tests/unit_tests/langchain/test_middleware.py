@@ -91,6 +91,7 @@ def test_sync_agent_loop_clears_the_retrieval_result(case, documents) -> None:
     assert message.content == "\n\n".join(d.page_content for d in message.artifact)
     assert all(d.metadata["meclear"]["cleared"] is False for d in message.artifact)
     assert [d.id for d in documents] == ["g1", "b1", "f1", "b2", "f2", "b3"]  # inputs untouched
+    assert not any("MeClearMiddleware" in n for n in agent.get_graph().nodes)  # no extra node
     # the clearance run sits under the agent's tools node, events reach the handlers
     assert runs.chains.count("meclear_clearance") == 1
     [(_, parent)] = [v for v in runs.parents.values() if v[0] == "meclear_clearance"]
@@ -222,6 +223,8 @@ def test_injected_context_is_cleared_once_per_turn(case, documents) -> None:
     out = agent.invoke(_ask(case), config={**reference_config(case.reference), "callbacks": [runs]})
     assert out["messages"][-1].text == "December 2023"
     assert retrievals == [case.query]  # two model calls, one retrieval and one clearance
+    assert "MeClearMiddleware.before_model" in agent.get_graph().nodes
+    assert isinstance(middleware, MeClearMiddleware) and middleware.name == "MeClearMiddleware"
     assert runs.chains.count("meclear_clearance") == 1
     assert "meclear_context" not in out  # private state
     out = asyncio.run(agent.ainvoke(_ask(case), config=reference_config(case.reference)))
