@@ -56,3 +56,31 @@ def test_clears_searches_and_gates_puts(make_store, case) -> None:
 @pytest.mark.slow
 def test_hostile_namespaces(make_store, case) -> None:
     check_hostile_namespaces(make_store, case)
+
+
+@pytest.mark.slow
+def test_async_postgres_store(postgres_url: str, case) -> None:  # noqa: F811
+    """The async PostgresStore: aput, a cleared asearch and the rest, all on the event loop."""
+    import asyncio
+
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+
+    from meclear_integrations.langchain import SimulatedChatModel
+    from meclear_integrations.langgraph import ClearingStore
+    from tests.support.stores import NAMESPACE, asearch_in_run
+
+    url = postgres_url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+    async def scenario() -> tuple[list[str], list[str], object]:
+        async with AsyncPostgresStore.from_conn_string(url) as inner:
+            await inner.setup()
+            store = ClearingStore(inner, llm=SimulatedChatModel.from_case(case))
+            for m in case.memories:
+                await store.aput(NAMESPACE, m.id, {"content": m.content})
+            raw = [i.key for i in await inner.asearch(NAMESPACE, limit=10)]
+            kept = await asearch_in_run(store, case)
+            return raw, kept, await store.aget(NAMESPACE, "f1")
+
+    raw, kept, item = asyncio.run(scenario())
+    assert kept == [k for k in raw if k not in ("f1", "f2")]
+    assert item is not None and item.value == {"content": case.texts["f1"]}
