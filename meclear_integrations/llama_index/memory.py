@@ -15,7 +15,8 @@
   are decided one by one with ConMem (an ``AdmissionTransform``: its events, limiter and
   ``on_error`` policy), each message a candidate and the whole flushed batch its
   historical context; only the admitted messages are written (one node per batch, as the
-  stock block writes). A batch with none admitted writes nothing.
+  stock block writes). A batch with none admitted writes nothing; a message without text
+  (a bare tool call) is no candidate and is not written.
 
 Cost: an agent workflow reads its memory (``memory.aget()``) at the start of a run and
 again after tool calls and at the end, and each read retrieves and runs the block's
