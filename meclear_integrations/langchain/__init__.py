@@ -1,9 +1,16 @@
 """LangChain integration: ``ClearingRetriever``, ``MeClearCompressor``, judges, simulation.
 
 Needs the ``langchain`` extra (``pip install 'meclear-integrations[langchain]'``).
+``MeClearMiddleware`` (LangChain v1 agents) is imported on first use and needs the
+``langchain-agents`` extra (``langchain>=1``).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._imports import require_langchain
+
+if TYPE_CHECKING:  # imported on first use (``__getattr__``): it needs langchain>=1
+    from .middleware import MeClearMiddleware
 
 require_langchain()
 
@@ -30,8 +37,18 @@ __all__ = [
     "Limits",
     "Loop",
     "MeClearCompressor",
+    "MeClearMiddleware",
     "SimulatedChatModel",
     "admitter_from_langchain",
     "as_text_model",
     "reference_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``MeClearMiddleware``, imported on first use (it needs ``langchain>=1``)."""
+    if name == "MeClearMiddleware":
+        from .middleware import MeClearMiddleware
+
+        return MeClearMiddleware
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["require_langchain"]
+__all__ = ["require_langchain", "require_langchain_agents"]
 
 EXTRA_HINT = "pip install 'meclear-integrations[langchain]'"
 
@@ -15,3 +15,16 @@ def require_langchain() -> None:
         raise ImportError(
             f"meclear_integrations.langchain needs langchain-core: {EXTRA_HINT}"
         ) from exc
+
+
+AGENTS_EXTRA_HINT = "pip install 'meclear-integrations[langchain-agents]'"
+
+
+def require_langchain_agents() -> None:
+    """Raise a one-line ImportError naming the extra when ``langchain>=1`` is not installed."""
+    try:
+        import langchain.agents.middleware  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            f"MeClearMiddleware needs langchain>=1 (create_agent): {AGENTS_EXTRA_HINT}"
+        ) from None

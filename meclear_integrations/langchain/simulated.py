@@ -7,14 +7,20 @@ answering as the world's reader would, or acting as the judge on one of the pack
 prompts; :mod:`meclear_integrations.simulation.standin`), and the reply becomes the
 message. Demos and tests thus run the real retriever, prompt and chain path offline.
 Streamed (``stream``, ``astream_events``), a reply comes word by word, as a provider's
-would. ``faults`` (:mod:`meclear_integrations.simulation.faults`) makes chosen calls raise
-or return garbage (``meclear soak``). Figures it produces are SIMULATED.
+would. With tools bound (``bind_tools``, as ``create_agent`` does) it is a SIMULATED
+tool-calling agent: a user turn is answered by calling the first bound tool with the
+question as its first argument, and the turn after the tool results by the world's reader
+on everything the conversation shows. ``faults``
+(:mod:`meclear_integrations.simulation.faults`) makes chosen calls raise or return garbage
+(``meclear soak``). Figures it produces are SIMULATED.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import AsyncIterator, Iterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -22,8 +28,12 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from ..simulation import EvidenceWorld, SimulatedCase, StandInModel, TextReader
@@ -69,6 +79,8 @@ class SimulatedChatModel(BaseChatModel):
     """Seeds the world's randomness together with the coalition and trial."""
     faults: Faults | None = None
     """Which calls fault and how (None: none)."""
+    tool_call: tuple[str, str] | None = None
+    """Set by ``bind_tools``: (tool name, argument name) of the tool a user turn calls."""
 
     _stand_in: StandInModel = PrivateAttr()
 
@@ -95,6 +107,52 @@ class SimulatedChatModel(BaseChatModel):
         """
         return cls(world=case.world, memories=case.texts, case_id=case.case_id, **kwargs)
 
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[Any, AIMessage]:
+        """A copy that calls the first of ``tools`` on each user turn (a SIMULATED agent).
+
+        Args:
+            tools: The tools (``create_agent`` passes the agent's); the first is called
+                with the question as its first argument.
+            tool_choice: Ignored (the first tool is always called on a user turn).
+            **kwargs: Ignored.
+
+        Returns:
+            The tool-calling copy (sharing this model's stand-in and its call count).
+        """
+        if not tools:
+            return self
+        function = convert_to_openai_tool(tools[0])["function"]
+        properties = list(function.get("parameters", {}).get("properties", {})) or ["query"]
+        copy = self.model_copy(update={"tool_call": (function["name"], properties[0])})
+        copy._stand_in = self._stand_in
+        return copy
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:
+        """Not offered: the simulated model replies in text (its judge verdicts included).
+
+        Raises:
+            NotImplementedError: Always (callers fall back to text replies).
+        """
+        raise NotImplementedError("SimulatedChatModel replies in text only")
+
+    def _tool_turn(self, messages: list[BaseMessage]) -> AIMessage | None:
+        """The tool call that answers a user turn, when tools are bound."""
+        if self.tool_call is None or not messages or not isinstance(messages[-1], HumanMessage):
+            return None
+        name, argument = self.tool_call
+        call = {
+            "name": name,
+            "args": {argument: messages[-1].text},
+            "id": f"call_{uuid.uuid4().hex[:12]}",
+        }
+        return AIMessage(content="", tool_calls=[call])
+
     @property
     def _llm_type(self) -> str:
         return "meclear-simulated-world"
@@ -118,6 +176,9 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        turn = self._tool_turn(messages)
+        if turn is not None:
+            return ChatResult(generations=[ChatGeneration(message=turn)])
         return self._result(self._stand_in.reply(self._prompt(messages)))
 
     async def _agenerate(
@@ -127,7 +188,18 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        turn = self._tool_turn(messages)
+        if turn is not None:
+            return ChatResult(generations=[ChatGeneration(message=turn)])
         return self._result(await self._stand_in.areply(self._prompt(messages)))
+
+    @staticmethod
+    def _call_chunk(turn: AIMessage) -> ChatGenerationChunk:
+        call = turn.tool_calls[0]
+        piece = tool_call_chunk(
+            name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=0
+        )
+        return ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[piece]))
 
     @staticmethod
     def _chunks(text: str) -> list[ChatGenerationChunk]:
@@ -141,6 +213,10 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        turn = self._tool_turn(messages)
+        if turn is not None:
+            yield self._call_chunk(turn)
+            return
         for chunk in self._chunks(self._stand_in.reply(self._prompt(messages))):
             if run_manager is not None:
                 run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
@@ -153,6 +229,10 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        turn = self._tool_turn(messages)
+        if turn is not None:
+            yield self._call_chunk(turn)
+            return
         for chunk in self._chunks(await self._stand_in.areply(self._prompt(messages))):
             if run_manager is not None:
                 await run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)

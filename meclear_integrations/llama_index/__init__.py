@@ -1,4 +1,4 @@
-"""LlamaIndex integration: ``MeClearPostprocessor``, instrumentation events, judges, simulation.
+"""LlamaIndex integration: ``MeClearPostprocessor``, ``MeClearMemoryBlock``, events, judges.
 
 Needs the ``llama-index`` extra (``pip install 'meclear-integrations[llama-index]'``).
 The ConMem admission transform lives in ``meclear_integrations.llama_index.admission``.
@@ -16,6 +16,7 @@ from .events import (  # noqa: E402
     MeClearStageStartEvent,
 )
 from .judges import LlamaIndexReferenceFreeJudge, LlamaIndexReferenceJudge  # noqa: E402
+from .memory import MeClearMemoryBlock  # noqa: E402
 from .model import LlamaIndexTextModel, as_text_model  # noqa: E402
 from .postprocessor import MeClearPostprocessor  # noqa: E402
 from .reference import current_reference, query_reference  # noqa: E402
@@ -29,6 +30,7 @@ __all__ = [
     "LlamaIndexReferenceJudge",
     "LlamaIndexTextModel",
     "Loop",
+    "MeClearMemoryBlock",
     "MeClearPostprocessor",
     "MeClearProgressEvent",
     "MeClearStageEndEvent",

@@ -23,6 +23,10 @@ is a child span; the sync path carries the span context into the engine's worker
 The stage events of :mod:`~meclear_integrations.llama_index.events` are emitted through
 this module's dispatcher, every start closed by an end.
 
+Agent memory: inside a :class:`~meclear_integrations.llama_index.memory.MeClearMemoryBlock`
+(a ``VectorMemoryBlock``) the question is the latest user message, not the block's query
+text (the recent messages joined).
+
 Edge cases (the policy of ``meclear_integrations.runtime.payloads``): no nodes -> ``[]``, no model
 call, one clearance start/end pair with ``payload["skipped"] == "empty"``; every node
 cleared -> ``[]`` (``documents.edge_cases.all_cleared="keep_all"`` returns them all, marked);
@@ -87,6 +91,7 @@ from .events import (
     stage_events,
 )
 from .judges import resolve_judge
+from .memory import current_memory_question
 from .model import as_text_model
 from .nodes import _copy as copy_node
 from .nodes import error_nodes, node_ids, to_memories
@@ -542,7 +547,7 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
 
     # ------------------------------------------------------------------ sync
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
-        bundle = _require_query(bundle)
+        bundle = _question(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
         # a missing default model raises before any stage (background mode needs none)
         llm = self._resolved_llm() if nodes and self.mode != "background" else None
@@ -583,7 +588,7 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
     async def _aclear(
         self, nodes: list[NodeWithScore], bundle: QueryBundle | None
     ) -> NodeClearance:
-        bundle = _require_query(bundle)
+        bundle = _question(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
         # a missing default model raises before any stage (background mode needs none)
         llm = self._resolved_llm() if nodes and self.mode != "background" else None
@@ -677,6 +682,12 @@ def _one_query(query: str | QueryBundle | None, query_str: str | None) -> str | 
     if (query is None) == (query_str is None):
         raise ConfigurationError("clear_nodes needs the query: pass query=... or query_str=...")
     return query if query is not None else query_str  # type: ignore[return-value]
+
+
+def _question(bundle: QueryBundle | str | None) -> QueryBundle:
+    """The query to clear for: inside a ``MeClearMemoryBlock``, the latest user message."""
+    question = current_memory_question()
+    return QueryBundle(question) if question is not None else _require_query(bundle)
 
 
 def _require_query(bundle: QueryBundle | str | None) -> QueryBundle:

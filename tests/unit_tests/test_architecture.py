@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("integrations", frozenset({"langchain", "llama_index", "exports", "writeback"})),
+    ("integrations", frozenset({"langchain", "langgraph", "llama_index", "exports", "writeback"})),
     ("cli", frozenset({"cli"})),
 )
 RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
@@ -51,6 +51,8 @@ FORBIDDEN = {
     ("judges", "simulation"),  # production judges never lean on the stand-in world
     ("langchain", "llama_index"),
     ("llama_index", "langchain"),
+    ("llama_index", "langgraph"),
+    ("langgraph", "llama_index"),
 }
 # The one import of an outer layer from core: ``core.tracing.start_trace`` imports the
 # OpenTelemetry-backed spans lazily, once the application has loaded OpenTelemetry.
@@ -58,7 +60,15 @@ ALLOWED = {("core/tracing.py", "telemetry")}
 # Third-party imports the engine may make (besides the standard library).
 CORE_THIRD_PARTY = {"numpy", "pydantic", "pydantic_core", "tenacity"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
-FRAMEWORKS = {"langchain", "langchain_core", "langsmith", "llama_index", "openai", "matplotlib"}
+FRAMEWORKS = {
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "langsmith",
+    "llama_index",
+    "openai",
+    "matplotlib",
+}
 
 
 def _part(relative: Path) -> str:

@@ -22,6 +22,8 @@ import meclear_integrations
 # The most names each subpackage's ``__all__`` may list (issue 30 item 4: core at most 30).
 # langchain, llama_index and pipeline each re-export the components' setting groups
 # (Limits, Loop, Documents: issue 30 item 3), so a user imports them beside the component.
+# langchain adds MeClearMiddleware (issue 39 item 1); langgraph holds ClearingStore (item 2);
+# llama_index adds MeClearMemoryBlock (item 3).
 MAX_EXPORTS = {
     "admission": 16,
     "cli": 2,
@@ -30,9 +32,10 @@ MAX_EXPORTS = {
     "guard": 0,
     "jobs": 8,
     "judges": 18,
-    "langchain": 16,
+    "langchain": 17,
+    "langgraph": 1,
     "ledger": 17,
-    "llama_index": 16,
+    "llama_index": 17,
     "pipeline": 11,
     "runtime": 2,
     "simulation": 13,

@@ -40,6 +40,7 @@ MODULES = (
     "meclear_integrations.admission",
     "meclear_integrations.langchain",
     "meclear_integrations.langchain.feedback",
+    "meclear_integrations.langgraph",
     "meclear_integrations.llama_index",
     "meclear_integrations.ledger",
     "meclear_integrations.exports",

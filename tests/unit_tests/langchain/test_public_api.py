@@ -18,6 +18,7 @@ EXPECTED = [
     "LangChainReferenceJudge",
     "LangChainTextModel",
     "MeClearCompressor",
+    "MeClearMiddleware",
     "SimulatedChatModel",
     "admitter_from_langchain",
     "as_text_model",

@@ -12,6 +12,7 @@ EXPECTED = [
     "LlamaIndexReferenceFreeJudge",
     "LlamaIndexReferenceJudge",
     "LlamaIndexTextModel",
+    "MeClearMemoryBlock",
     "MeClearPostprocessor",
     "MeClearProgressEvent",
     "MeClearStageEndEvent",
