@@ -355,8 +355,8 @@ class ProcrastinateQueue:
             given = [name for name, v in (("kind", kind), ("payload", payload)) if v is not None]
             reason = (
                 f"job arguments {given + sorted(other)} were written by another "
-                f"meclear-integrations version (this worker reads kind and payload of task {JOB_TASK_NAME!r}, payload of "
-                f"{TASK_NAME!r}); kept in the dead letters"
+                "meclear-integrations version (this worker reads kind and payload of task "
+                f"{JOB_TASK_NAME!r}, payload of {TASK_NAME!r}); kept in the dead letters"
             )
             raw = payload if payload is not None else json.dumps(other, default=str)
             self._dead(f"procrastinate-{job.id}", reason, raw, str(kind or "unknown"))
