@@ -21,6 +21,7 @@ from pydantic import (
 from .errors import ConfigurationError
 from .estimators import AutoShapley, Estimator, estimator_from_settings
 from .estimators.auto import hierarchical_of
+from .recency import RecencyPrior
 from .strict import RENAMED, StrictSettings, reject_unknown
 
 __all__ = [
@@ -394,6 +395,10 @@ class ClearanceConfig(BaseModel):
     concurrency, the escalation search."""
     failure: FailurePolicy = Field(default_factory=FailurePolicy)
     """Fail open or closed, and the retries of transient errors (:class:`FailurePolicy`)."""
+    recency: RecencyPrior | None = None
+    """The recency candidate (:class:`~.recency.RecencyPrior`: the older of similar dated
+    memories tried first, verified like any candidate); None: off. Unusable dates
+    (unreadable, out of range, in the future) are ignored and counted, never raised."""
 
     @model_validator(mode="before")
     @classmethod
