@@ -32,7 +32,7 @@ from typing import Any
 
 from ..core.errors import ConfigurationError
 
-__all__ = ["load_component", "register"]
+__all__ = ["import_target", "load_component", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -101,24 +101,7 @@ def load_component(spec: str) -> Any:
     Raises:
         ConfigurationError: The spec is malformed, or the object has no audit queue.
     """
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ConfigurationError(f"--component must be module:attribute, got {spec!r}")
-    _import_from_current_folder()
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
-            raise  # the module was found; something it imports is missing
-        raise ConfigurationError(
-            f"--component {spec}: no module {exc.name!r} in the current folder "
-            f"({os.getcwd()}) nor on the import path; run meclear worker from the folder "
-            "holding it or add that folder to PYTHONPATH"
-        ) from exc
-    try:
-        target = getattr(module, attribute)
-    except AttributeError as exc:
-        raise ConfigurationError(f"--component {spec}: {module_name} has no {attribute!r}") from exc
+    target = import_target(spec, "--component")
     runs_jobs = hasattr(target, "audit") or hasattr(target, "job_handlers")
     component = target() if callable(target) and not runs_jobs else target
     if component_queue(component) is None:
@@ -128,6 +111,40 @@ def load_component(spec: str) -> Any:
             "admission writer (BackgroundAdmissionGate, BackgroundAdmissionWriter)"
         )
     return component
+
+
+def import_target(spec: str, flag: str) -> Any:
+    """The object named by ``module:attribute``, imported as ``python -m`` would.
+
+    Args:
+        spec: ``package.module:name``.
+        flag: The command-line flag it came from (for the messages).
+
+    Returns:
+        The object.
+
+    Raises:
+        ConfigurationError: Malformed, no such module in the current folder nor on the
+            import path, or no such attribute.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigurationError(f"{flag} must be module:attribute, got {spec!r}")
+    _import_from_current_folder()
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise  # the module was found; something it imports is missing
+        raise ConfigurationError(
+            f"{flag} {spec}: no module {exc.name!r} in the current folder "
+            f"({os.getcwd()}) nor on the import path; run meclear from the folder "
+            "holding it or add that folder to PYTHONPATH"
+        ) from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError as exc:
+        raise ConfigurationError(f"{flag} {spec}: {module_name} has no {attribute!r}") from exc
 
 
 def _import_from_current_folder() -> None:
