@@ -66,3 +66,6 @@ test_a_worker_that_lost_its_lease_cannot_finish_requeue_or_dead_letter_the_job =
 test_a_workers_dead_letter_hook_runs_only_when_the_dead_letter_is_accepted = (
     fencing.test_a_workers_dead_letter_hook_runs_only_when_the_dead_letter_is_accepted
 )
+test_a_payload_from_an_older_version_is_dead_lettered_with_its_payload = (
+    fencing.test_a_payload_from_an_older_version_is_dead_lettered_with_its_payload
+)

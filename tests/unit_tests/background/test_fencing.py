@@ -7,6 +7,7 @@ write refused and logged.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -135,3 +136,24 @@ def test_an_old_table_gains_the_fence_column_and_keeps_its_jobs(tmp_path: Path) 
         1,
     )
     assert store.complete("j1", ledger_run_id="r", fence=1)
+
+
+def test_a_payload_from_an_older_version_is_dead_lettered_with_its_payload(url: str) -> None:
+    store = JobStore(url)
+    old = json.dumps({"version": 0, "query": "Where is John?", "memories": []})
+    ticket = store.enqueue("audit", old, key="k" * 64)
+    auditor = Auditor()
+    [(_, outcome)] = AuditWorker(store, auditor).run_until_idle()
+    assert outcome.state == "dead" and auditor.seen == []
+    [letter] = store.dead_letters()
+    assert letter.job_id == ticket.job_id
+    assert "version 0 was written by another meclear-integrations version" in str(
+        letter.dead_reason
+    )
+    from sqlalchemy import select
+
+    from meclear_integrations.jobs.store import jobs
+
+    with store.engine.connect() as conn:
+        kept = conn.execute(select(jobs.c.payload).where(jobs.c.job_id == ticket.job_id)).scalar()
+    assert kept == old  # nothing lost: the payload stays with its dead letter
