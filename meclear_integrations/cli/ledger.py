@@ -134,7 +134,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Reruns clearance on the recorded context of each negative feedback with its "
             "correction as the judge's reference, verified, and records the replay; memories "
             "the original run cleared that the verified replay keeps are restored. Needs the "
-            "ledger's texts (store_text=True) or --texts, and the 'langchain' extra."
+            "ledger's texts (kept unless store_text=False) or --texts, and the 'langchain' extra."
         ),
     )
     replay.add_argument(
