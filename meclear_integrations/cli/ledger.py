@@ -76,6 +76,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="also list carriers of verified harms on at least N queries (1; 0: none)",
     )
+    review.add_argument(
+        "--single-query",
+        choices=["show", "hide"],
+        default="show",
+        help="show (default) the memories verified harmful on fewer than --min-queries "
+        "questions as their own tier (the first verified clearance), not proposed",
+    )
+    review.add_argument(
+        "--texts",
+        type=Path,
+        default=None,
+        help="JSON file {memory id: text} of your store (shown when it still has the "
+        "evidence's content hash)",
+    )
+    review.add_argument(
+        "--get-documents",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="your store's reader: FUNCTION(ids) -> {id: text} or documents/nodes "
+        "(imported from the current folder first, e.g. myapp.store:get_by_ids)",
+    )
     review.add_argument("--out", type=Path, default=None, help="write to a file")
     review.set_defaults(handler=_guarded(_review))
 
@@ -120,7 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Reruns clearance on the recorded context of each negative feedback with its "
             "correction as the judge's reference, verified, and records the replay; memories "
             "the original run cleared that the verified replay keeps are restored. Needs the "
-            "ledger's texts (store_text=True) or --texts, and the 'langchain' extra."
+            "ledger's texts (kept unless store_text=False) or --texts, and the 'langchain' extra."
         ),
     )
     replay.add_argument(
@@ -211,10 +232,28 @@ def _emit(text: str, out: Path | None) -> None:
     print(f"wrote {out}")
 
 
+def _store_reader(args: argparse.Namespace) -> Any:
+    """The ``get_documents`` hook of ``--texts`` / ``--get-documents`` (None: neither)."""
+    if args.texts is not None:
+        texts = json.loads(args.texts.read_text(encoding="utf-8"))
+        if not isinstance(texts, dict):
+            raise ConfigurationError(f"{args.texts}: expected a JSON object {{id: text}}")
+        return lambda ids: {i: texts[i] for i in ids if i in texts}
+    if args.get_documents is None:
+        return None
+    from .worker import import_target
+
+    reader = import_target(args.get_documents, "--get-documents")
+    if not callable(reader):
+        raise ConfigurationError(f"--get-documents {args.get_documents} is not callable")
+    return reader
+
+
 def _review(args: argparse.Namespace) -> int:
     from ..ledger.review import proposals_json
     from .ledger_review import carrier_entries, carrier_lines, entries_csv, review_entries
 
+    get_documents = _store_reader(args)
     with _open(args) as ledger:
         proposals = ledger.review(
             min_queries=args.min_queries,
@@ -222,9 +261,26 @@ def _review(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             limit=args.limit,
         )
-        entries = review_entries(ledger, proposals)
+        entries = review_entries(ledger, proposals, get_documents=get_documents)
+        single = (
+            review_entries(
+                ledger,
+                ledger.single_query_review(
+                    min_queries=args.min_queries,
+                    min_consistency=args.min_consistency,
+                    confidence=args.confidence,
+                )[: args.limit],
+                get_documents=get_documents,
+            )
+            if args.single_query == "show"
+            else []
+        )
         carriers = (
-            carrier_entries(ledger, ledger.carrier_review(min_queries=args.carrier_min_queries))
+            carrier_entries(
+                ledger,
+                ledger.carrier_review(min_queries=args.carrier_min_queries),
+                get_documents=get_documents,
+            )
             if args.carrier_min_queries > 0
             else []
         )
@@ -244,20 +300,61 @@ def _review(args: argparse.Namespace) -> int:
         )
         document = json.loads(text)
         for item, entry in zip(document["proposals"], entries, strict=True):
-            item["memory_text"] = entry.memory_text
-            item["questions"] = entry.questions
-        document["carriers"] = [
-            {**c.proposal, "memory_text": c.memory_text, "questions": c.questions} for c in carriers
-        ]
+            item.update(_texts_of(entry))
+        document["single_query"] = [{**e.proposal, **_texts_of(e)} for e in single]
+        document["carriers"] = [{**c.proposal, **_texts_of(c)} for c in carriers]
         text = json.dumps(document, indent=2, default=str)
     elif args.format == "csv":
-        text = entries_csv(entries)  # the proposals only (carriers: table or json)
+        text = entries_csv([*entries, *single])  # the proposals' tiers (carriers: table, json)
     else:
         text = _proposal_table(entries, args.min_queries) + framed_lines(framed)
+        if args.single_query == "show":
+            text += "\n\n" + _single_query_table(single, args.min_queries)
         if args.carrier_min_queries > 0:
             text += "\n\n" + carrier_lines(carriers)
     _emit(text, args.out)
     return 0
+
+
+def _texts_of(entry: Any) -> dict[str, Any]:
+    return {
+        "memory_text": entry.memory_text,
+        "text_source": entry.text_source,
+        "text_note": entry.text_note,
+        "questions": entry.questions,
+    }
+
+
+def _entry_lines(entry: Any, label: str) -> list[str]:
+    from .ledger_review import text_line
+
+    p = entry.proposal
+    psi = f"{p['mean_shapley']:+.3f}" if p["mean_shapley"] is not None else "-"
+    lines = [
+        f"{label}  memory {_line(p['memory_id'])}  (hash {p['content_hash'][:12]})",
+        f"    harmful on {p['harmful_queries']} queries, helpful on "
+        f"{p['beneficial_queries']}; bound {p['lower_bound']:.3f}; mean psi {psi}",
+        text_line(entry, 300),
+        "    proven harmful on:",
+    ]
+    for query_id, question in entry.questions.items():
+        shown = _clip(question, 160) if question is not None else "(question text not kept)"
+        lines.append(f"      {query_id[:8]}  {shown}")
+    runs = ", ".join(r[:8] for r in p["run_ids"]) or "-"
+    lines.append(f"    evidence runs: {runs}  (meclear ledger show MEMORY_ID for each)")
+    return [*lines, ""]
+
+
+def _single_query_table(entries: list[Any], n: int) -> str:
+    if not entries:
+        return f"single-query clearances: none (every verified harm is on {n}+ questions)"
+    lines = [
+        f"single-query clearances: verified harmful on fewer than {n} questions, withheld "
+        "there by the ledger; not proposed for deletion until another question proves it"
+    ]
+    for entry in entries:
+        lines.extend(_entry_lines(entry, f"~{entry.proposal['rank']}"))
+    return "\n".join(lines).rstrip()
 
 
 def _proposal_table(entries: list[Any], n: int) -> str:
@@ -265,26 +362,7 @@ def _proposal_table(entries: list[Any], n: int) -> str:
         return f"no memory was verified harmful for at least {n} distinct queries"
     lines: list[str] = []
     for entry in entries:
-        p = entry.proposal
-        psi = f"{p['mean_shapley']:+.3f}" if p["mean_shapley"] is not None else "-"
-        lines.append(
-            f"#{p['rank']}  memory {_line(p['memory_id'])}  (hash {p['content_hash'][:12]})"
-        )
-        lines.append(
-            f"    harmful on {p['harmful_queries']} queries, helpful on "
-            f"{p['beneficial_queries']}; bound {p['lower_bound']:.3f}; mean psi {psi}"
-        )
-        text = entry.memory_text
-        lines.append(
-            f"    text: {_clip(text, 300)}"
-            if text is not None
-            else "    text: (not kept: the ledger stores no texts; see it in your store)"
-        )
-        lines.append("    proven harmful on:")
-        for query_id, question in entry.questions.items():
-            shown = _clip(question, 160) if question is not None else "(question text not kept)"
-            lines.append(f"      {query_id[:8]}  {shown}")
-        lines.append("")
+        lines.extend(_entry_lines(entry, f"#{entry.proposal['rank']}"))
     lines.append(
         "proposals only: nothing was deleted; act on them in your store after review "
         "(meclear ledger show MEMORY_ID for the history, restore to keep one)"

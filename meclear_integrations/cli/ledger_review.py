@@ -3,8 +3,11 @@
 A proposal alone is an id and a hash; a person needs the memory's text and the questions
 it was proven harmful on. :func:`review_entries` joins each proposal with the latest
 recorded (redacted) text of that memory at that content hash and the recorded texts of
-its harmful queries (both exist only when the ledger keeps texts, ``store_text=True``;
-otherwise the entry says so). :func:`carrier_entries` does the same for the carriers of
+its harmful queries (the ledger keeps them by default; with ``store_text=False``, the
+privacy switch, only hashes). A ``get_documents(ids)`` hook reads the texts from your store
+instead (a mapping ``{id: text}``, or LangChain documents / LlamaIndex nodes): a text is shown
+only when it still has the content hash the evidence is about, otherwise the entry says
+it changed. :func:`carrier_entries` does the same for the carriers of
 verified harms (``HarmLedger.carrier_review``: memories that alone gave the failing answer,
 kept by minimal clearance) and :func:`carrier_lines` prints them with their evidence.
 :func:`resolve_run_ref` and :func:`resolve_feedback_ref`
@@ -14,8 +17,8 @@ that matches one id stands for it, one that matches several is refused with the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +28,7 @@ from ..core.redaction import redact
 __all__ = [
     "MIN_PREFIX",
     "CarrierEntry",
+    "GetDocuments",
     "ReviewEntry",
     "carrier_entries",
     "carrier_lines",
@@ -32,12 +36,18 @@ __all__ = [
     "resolve_feedback_ref",
     "resolve_run_ref",
     "review_entries",
+    "text_line",
 ]
 
 MIN_PREFIX = 6
 """The shortest id prefix accepted (shorter ones match too much to be safe)."""
 
 _MATCHES_SHOWN = 5
+
+GetDocuments = Callable[[Sequence[str]], Any]
+"""``get_documents(ids)``: your store's texts by memory id, as ``{id: text}`` or as objects
+with an id (``id`` / ``id_`` / ``node_id``) and a text (``page_content`` / ``get_content()`` /
+``text``), e.g. ``vector_store.get_by_ids`` or ``docstore.get_nodes``."""
 
 
 class ReviewEntry(BaseModel):
@@ -48,26 +58,102 @@ class ReviewEntry(BaseModel):
     proposal: dict[str, Any]
     """The proposal (``ReviewProposal`` fields)."""
     memory_text: str | None = None
-    """The memory's recorded text at the proposal's content hash (redacted), if kept."""
+    """The memory's text at the proposal's content hash (redacted): from your store
+    (``get_documents``) or as the ledger recorded it; None when neither has it."""
     questions: dict[str, str | None] = Field(default_factory=dict)
     """Query id -> recorded question text (redacted; None when not kept), harmful queries."""
+    text_source: Literal["store", "ledger"] | None = None
+    """Where ``memory_text`` came from."""
+    text_note: str | None = None
+    """Why there is no text, or why the store's was not used (changed since the evidence)."""
 
 
-def review_entries(ledger: Any, proposals: Sequence[Any]) -> list[ReviewEntry]:
+def review_entries(
+    ledger: Any, proposals: Sequence[Any], *, get_documents: GetDocuments | None = None
+) -> list[ReviewEntry]:
     """Each proposal with its memory's text and the questions it was proven harmful on.
 
     Args:
         ledger: The ``HarmLedger``.
-        proposals: Its review proposals.
+        proposals: Its review proposals (either tier).
+        get_documents: Reads the memories' texts from your store (:data:`GetDocuments`);
+            None: the texts the ledger kept.
 
     Returns:
         One entry per proposal, in order.
     """
+    return [ReviewEntry(**fields) for fields in _entries(ledger, proposals, get_documents)]
+
+
+def _entries(
+    ledger: Any, proposals: Sequence[Any], get_documents: GetDocuments | None
+) -> list[dict[str, Any]]:
     found = _recorded_texts(ledger, proposals)
-    return [
-        ReviewEntry(proposal=p.model_dump(mode="json"), memory_text=text, questions=questions)
-        for p, (text, questions) in zip(proposals, found, strict=True)
-    ]
+    stored = _store_texts(get_documents, [p.memory_id for p in proposals])
+    out: list[dict[str, Any]] = []
+    for p, (recorded, questions) in zip(proposals, found, strict=True):
+        text, source, note = _pick_text(p, recorded, stored, get_documents is not None)
+        out.append(
+            {
+                "proposal": p.model_dump(mode="json"),
+                "memory_text": text,
+                "questions": questions,
+                "text_source": source,
+                "text_note": note,
+            }
+        )
+    return out
+
+
+def _pick_text(
+    proposal: Any, recorded: str | None, stored: Mapping[str, str], asked_store: bool
+) -> tuple[str | None, Literal["store", "ledger"] | None, str | None]:
+    """The text to show: the store's when it still has the evidence's hash, else the ledger's."""
+    from ..runtime.hashing import content_hash
+
+    current = stored.get(proposal.memory_id)
+    if current is not None and (
+        proposal.content_hash is None or content_hash(current) == proposal.content_hash
+    ):
+        return redact(current), "store", None
+    if current is not None:
+        note = "changed in your store since the evidence (content hash differs)"
+    elif asked_store:
+        note = "not in your store any more"
+    else:
+        note = None
+    if recorded is not None:
+        return recorded, "ledger", note
+    if note is None:
+        note = (
+            "not kept: the ledger stores no texts (store_text=False); pass get_documents= "
+            "(CLI: --texts FILE or --get-documents module:function) to read your store"
+        )
+    return None, None, note
+
+
+def _store_texts(get_documents: GetDocuments | None, ids: Sequence[str]) -> dict[str, str]:
+    """``{id: text}`` from the user's store (``GetDocuments``'s accepted shapes)."""
+    if get_documents is None or not ids:
+        return {}
+    result = get_documents(list(dict.fromkeys(ids)))
+    if isinstance(result, Mapping):
+        return {str(k): str(v) for k, v in result.items() if v is not None}
+    texts: dict[str, str] = {}
+    for item in result or ():
+        item = getattr(item, "node", item)  # a LlamaIndex NodeWithScore
+        key = next(
+            (v for a in ("id", "id_", "node_id") if (v := getattr(item, a, None)) is not None),
+            None,
+        )
+        text = getattr(item, "page_content", None)
+        if text is None and callable(getattr(item, "get_content", None)):
+            text = item.get_content()
+        if text is None:
+            text = getattr(item, "text", None)
+        if key is not None and isinstance(text, str):
+            texts[str(key)] = text
+    return texts
 
 
 class CarrierEntry(BaseModel):
@@ -78,26 +164,30 @@ class CarrierEntry(BaseModel):
     proposal: dict[str, Any]
     """The proposal (``CarrierProposal`` fields: answers alone, harmful answers, runs)."""
     memory_text: str | None = None
-    """The memory's recorded text at the proposal's content hash (redacted), if kept."""
+    """The memory's text at the proposal's content hash (redacted), from your store or the
+    ledger (as :class:`ReviewEntry`)."""
     questions: dict[str, str | None] = Field(default_factory=dict)
     """Query id -> recorded question text (redacted; None when not kept)."""
+    text_source: Literal["store", "ledger"] | None = None
+    """Where ``memory_text`` came from."""
+    text_note: str | None = None
+    """Why there is no text, or why the store's was not used."""
 
 
-def carrier_entries(ledger: Any, proposals: Sequence[Any]) -> list[CarrierEntry]:
+def carrier_entries(
+    ledger: Any, proposals: Sequence[Any], *, get_documents: GetDocuments | None = None
+) -> list[CarrierEntry]:
     """Each carrier proposal with its memory's text and the questions it carried the harm on.
 
     Args:
         ledger: The ``HarmLedger``.
         proposals: Its carrier proposals (``HarmLedger.carrier_review``).
+        get_documents: Reads the texts from your store (as :func:`review_entries`).
 
     Returns:
         One entry per proposal, in order.
     """
-    found = _recorded_texts(ledger, proposals)
-    return [
-        CarrierEntry(proposal=p.model_dump(mode="json"), memory_text=text, questions=questions)
-        for p, (text, questions) in zip(proposals, found, strict=True)
-    ]
+    return [CarrierEntry(**fields) for fields in _entries(ledger, proposals, get_documents)]
 
 
 def carrier_lines(entries: Sequence[CarrierEntry], width: int = 300) -> str:
@@ -125,17 +215,28 @@ def carrier_lines(entries: Sequence[CarrierEntry], width: int = 300) -> str:
         answers = "; ".join(_clip(a, 80) for a in p["answers"]) or "-"
         harmful = "; ".join(_clip(a, 80) for a in p["harmful_answers"]) or "-"
         lines.append(f"    answer alone: {answers}  (failing answer: {harmful})")
-        text = entry.memory_text
-        lines.append(
-            f"    text: {_clip(text, width)}"
-            if text is not None
-            else "    text: (not kept: the ledger stores no texts; see it in your store)"
-        )
+        lines.append(text_line(entry, width))
         lines.append("    carried the harm on:")
         for query_id, question in entry.questions.items():
             shown = _clip(question, width // 2) if question is not None else "(not kept)"
             lines.append(f"      {_clip(query_id[:8], 8)}  {shown}")
     return "\n".join(lines)
+
+
+def text_line(entry: ReviewEntry | CarrierEntry, width: int = 300) -> str:
+    """The ``text:`` line of an entry: its text and source, or why there is none.
+
+    Args:
+        entry: A review or carrier entry.
+        width: The longest text shown.
+
+    Returns:
+        The indented line.
+    """
+    if entry.memory_text is None:
+        return f"    text: ({entry.text_note or 'not kept'})"
+    source = f"  [{entry.text_source}" + (f"; {entry.text_note}]" if entry.text_note else "]")
+    return f"    text: {_clip(entry.memory_text, width)}{source}"
 
 
 def _clip(text: str, width: int) -> str:

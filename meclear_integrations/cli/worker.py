@@ -13,6 +13,10 @@ Every job kind on the queue runs here: ``--component`` may be given several time
 background retriever for ``audit`` jobs, a ``BackgroundAdmissionGate`` /
 ``BackgroundAdmissionWriter`` built with ``workers=0`` for ``admission`` jobs) when they
 share one queue; a job of a kind none of them runs goes to the dead letters with its reason.
+
+``module`` is imported as ``python -m`` would: from the current folder first, then the
+installed packages. The queue's tables are created on first use (``--migrate`` creates them
+and exits, for deployments whose application user has no DDL rights).
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import signal
+import sys
 import threading
 from typing import Any
 
 from ..core.errors import ConfigurationError
 
-__all__ = ["load_component", "register"]
+__all__ = ["import_target", "load_component", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,6 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-jobs", type=int, default=None, help="exit after this many jobs")
     p.add_argument(
         "--lease-seconds", type=float, default=180.0, help="how long a claimed job is held"
+    )
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="create the queue's tables (procrastinate's schema, the dead letters) if "
+        "missing, then exit (idempotent; workers also create them on first use)",
     )
     measure = p.add_argument_group("measurements (--measure; no --component needed)")
     measure.add_argument(
@@ -89,10 +101,7 @@ def load_component(spec: str) -> Any:
     Raises:
         ConfigurationError: The spec is malformed, or the object has no audit queue.
     """
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ConfigurationError(f"--component must be module:attribute, got {spec!r}")
-    target = getattr(importlib.import_module(module_name), attribute)
+    target = import_target(spec, "--component")
     runs_jobs = hasattr(target, "audit") or hasattr(target, "job_handlers")
     component = target() if callable(target) and not runs_jobs else target
     if component_queue(component) is None:
@@ -102,6 +111,51 @@ def load_component(spec: str) -> Any:
             "admission writer (BackgroundAdmissionGate, BackgroundAdmissionWriter)"
         )
     return component
+
+
+def import_target(spec: str, flag: str) -> Any:
+    """The object named by ``module:attribute``, imported as ``python -m`` would.
+
+    Args:
+        spec: ``package.module:name``.
+        flag: The command-line flag it came from (for the messages).
+
+    Returns:
+        The object.
+
+    Raises:
+        ConfigurationError: Malformed, no such module in the current folder nor on the
+            import path, or no such attribute.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigurationError(f"{flag} must be module:attribute, got {spec!r}")
+    _import_from_current_folder()
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise  # the module was found; something it imports is missing
+        raise ConfigurationError(
+            f"{flag} {spec}: no module {exc.name!r} in the current folder "
+            f"({os.getcwd()}) nor on the import path; run meclear from the folder "
+            "holding it or add that folder to PYTHONPATH"
+        ) from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError as exc:
+        raise ConfigurationError(f"{flag} {spec}: {module_name} has no {attribute!r}") from exc
+
+
+def _import_from_current_folder() -> None:
+    """Put the current folder first on the import path, as ``python -m`` does.
+
+    The ``meclear`` console script's path starts with the script's own folder, so
+    ``--component app:retriever`` would not find ``./app.py`` otherwise.
+    """
+    cwd = os.getcwd()
+    if not any(entry in ("", cwd) for entry in sys.path):
+        sys.path.insert(0, cwd)
 
 
 def component_queue(component: Any) -> Any:
@@ -131,6 +185,8 @@ def _run(args: argparse.Namespace) -> int:
     for component in components:
         component.close()  # its own in-process workers, if it started any
     queue = component_queue(components[0])
+    if args.migrate:
+        return _migrate(queue)
     kinds = JobKinds.of(*components)
     if args.until_idle or args.max_jobs is not None:
         return _drain(queue, kinds, args)
@@ -151,6 +207,14 @@ def _run(args: argparse.Namespace) -> int:
     stop.wait()
     pool.stop()
     print(json.dumps(queue.stats()), flush=True)
+    return 0
+
+
+def _migrate(queue: Any) -> int:
+    """Create the queue's tables if missing (a ``JobStore`` made them when it opened)."""
+    apply_schema = getattr(queue, "apply_schema", None)
+    created = bool(apply_schema()) if apply_schema is not None else False
+    print(json.dumps({"queue": repr(queue), "schema_created": created}), flush=True)
     return 0
 
 

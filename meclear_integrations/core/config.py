@@ -21,6 +21,7 @@ from pydantic import (
 from .errors import ConfigurationError
 from .estimators import AutoShapley, Estimator, estimator_from_settings
 from .estimators.auto import hierarchical_of
+from .recency import RecencyPrior
 from .strict import RENAMED, StrictSettings, reject_unknown
 
 __all__ = [
@@ -124,6 +125,12 @@ class Verification(StrictSettings):
     """Level of each one-sided Clopper-Pearson bound of the sequential rule: with the
     defaults a candidate passing every trial is verified after 2 trials, the full context
     for an early exit after 4."""
+    recency: RecencyPrior | None = None
+    """The recency candidate, verified before attribution (:class:`~.recency.RecencyPrior`:
+    the older of similar dated memories, tried first and verified by this rule like any
+    candidate); None: off. ``ClearanceConfig(recency=...)`` is short for
+    ``ClearanceConfig(verification=Verification(recency=...))``. Unusable dates
+    (unreadable, out of range, in the future) are ignored and counted, never raised."""
 
 
 class Budget(StrictSettings):
@@ -289,6 +296,25 @@ def _spelling(old: str) -> str:
     return f"{old}=..."
 
 
+def _fold_recency(data: object) -> object:
+    """``ClearanceConfig(recency=...)``: the shorthand moved into ``verification``."""
+    if not isinstance(data, Mapping) or "recency" not in data:
+        return data
+    out = dict(data)
+    recency = out.pop("recency")
+    given = out.get("verification")
+    if given is None:
+        out["verification"] = {"recency": recency}
+    elif isinstance(given, str):
+        out["verification"] = {"rule": given, "recency": recency}
+    elif isinstance(given, Mapping):
+        out["verification"] = {**given, "recency": recency}
+    elif isinstance(given, Verification):
+        own = {name: getattr(given, name) for name in given.model_fields_set}
+        out["verification"] = Verification(**{**own, "recency": recency})
+    return out
+
+
 class ClearanceConfig(BaseModel):
     """Settings of one MeClear run.
 
@@ -398,6 +424,7 @@ class ClearanceConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: object) -> object:
+        data = _fold_recency(data)
         reject_unknown(
             "ClearanceConfig",
             data,
@@ -453,6 +480,15 @@ class ClearanceConfig(BaseModel):
                 own = {key: getattr(part, key) for key in part.model_fields_set}
                 changes[name] = type(part)(**{**own, **change})
         return type(self)(**{**kept, **changes})
+
+    @property
+    def recency(self) -> RecencyPrior | None:
+        """The recency candidate's settings (``verification.recency``; None: off).
+
+        Returns:
+            The :class:`~.recency.RecencyPrior`, or None.
+        """
+        return self.verification.recency
 
     @property
     def carriers_wanted(self) -> bool:

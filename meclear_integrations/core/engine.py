@@ -89,7 +89,8 @@ class MeClearEngine:
         tracing: the OpenTelemetry spans of each run.
         embed: texts -> vectors, deciding which memories hierarchical attribution tests
             together (default: TF-IDF word similarity).
-        recency: the recency candidate's settings (``core.recency``; None: off).
+        recency: the recency candidate's settings (``core.recency``; None: the
+            configuration's ``recency``, off by default).
 
     Example:
         >>> from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
@@ -124,11 +125,11 @@ class MeClearEngine:
         run on the memory texts; similarity decides only which memories are tested
         together. Default: TF-IDF word similarity (``core.grouping``).
         ``recency``: try the older of similar dated memories as one verified candidate
-        before attribution (``core.recency``; default: off).
+        before attribution (``core.recency``; default: ``config.recency``, off).
         """
         self.config = config if config is not None else ClearanceConfig()
         self.embed = embed
-        self.recency = recency
+        self.recency = recency if recency is not None else self.config.recency
         self.listener = listener
         self.tracing = tracing
         self.sleep = sleep
@@ -337,6 +338,8 @@ class MeClearEngine:
         if run.recency_tried:
             tried_recency = [run.game.context[i].id for i in run.recency_tried]
             report = report.model_copy(update={"recency_ids": tried_recency})
+        if run.recency_ignored:
+            report = report.model_copy(update={"recency_ignored": list(run.recency_ignored)})
         if prior:
             tried = [run.game.context[i].id for i in prior]
             report = report.model_copy(update={"prior_ids": tried})

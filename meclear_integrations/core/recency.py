@@ -23,9 +23,15 @@ nothing is kept because it is newer.
 
 Dates are read from ``metadata[key]``: a ``datetime`` or ``date``, or an ISO 8601 string
 (a zone is converted to UTC). A memory without a readable date is never in C_r and never
-makes another memory older. Similarity decides only which memories are compared, so a
-memory whose text or date imitates another one can change what is tried, never what is
-verified.
+makes another memory older. Dates are hostile input: an unreadable one, one out of range
+(``0001-01-01T00:00:00+14:00`` is before year 1 in UTC) or one later than the run's now plus
+``RecencyPrior.future_grace_seconds`` (``9999-12-31``) is ignored for recency, never
+raised; the engine counts them (``ClearanceReport.recency_ignored``) and logs one WARNING
+per run. A memory is only out of date against a newer memory that *says something else*:
+a newer copy of its own text (the same words, case and punctuation aside) never puts it in
+C_r, so a copy dated later cannot get the memory it copies cleared. Similarity decides only
+which memories are compared, so a memory whose text or date imitates another one can
+change what is tried, never what is verified.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Sec. 3 (m_i = (x_i, xi_i)),
@@ -34,8 +40,9 @@ References:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -43,7 +50,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .memory import Memory
 
-__all__ = ["RecencyPrior", "dated_count", "link_strength", "memory_time", "recency_positions"]
+__all__ = [
+    "RecencyPrior",
+    "dated_count",
+    "ignored_dates",
+    "link_strength",
+    "memory_time",
+    "recency_positions",
+]
 
 
 class RecencyPrior(BaseModel):
@@ -65,14 +79,37 @@ class RecencyPrior(BaseModel):
     lowest similarity to a newer memory) and keep it out only when the context without
     the others still verifies (Eq. 18-19): a background memory that merely resembles a
     newer one stays. One verification per member of a C_r of two or more."""
+    future_grace_seconds: float = Field(default=86_400.0, ge=0.0, le=366 * 86_400.0)
+    """A date later than the run's now (UTC) by more than this is ignored for recency
+    (clock differences and zones aside, a memory cannot come from the future)."""
+
+    def latest(self, now: datetime | None = None) -> datetime:
+        """The latest usable date: ``now`` (default: the current UTC time) plus the grace.
+
+        Args:
+            now: The run's now (naive UTC, or aware).
+
+        Returns:
+            A naive UTC ``datetime``.
+        """
+        current = now or datetime.now(UTC)
+        if current.tzinfo is not None:
+            current = current.astimezone(UTC).replace(tzinfo=None)
+        return current + timedelta(seconds=self.future_grace_seconds)
 
 
-def memory_time(metadata: Mapping[str, Any], key: str = "date") -> datetime | None:
-    """The date of a memory from its metadata, or None when absent or unreadable.
+def memory_time(
+    metadata: Mapping[str, Any], key: str = "date", *, latest: datetime | None = None
+) -> datetime | None:
+    """The date of a memory from its metadata, or None when absent or unusable.
+
+    Never raises: an unreadable value, a date out of ``datetime``'s range once converted
+    to UTC, or one after ``latest`` gives None.
 
     Args:
         metadata: the memory's metadata.
         key: the metadata key.
+        latest: the latest usable date (naive UTC; None: no bound).
 
     Returns:
         The date as a naive UTC ``datetime`` (a ``date`` at midnight), or None.
@@ -82,20 +119,52 @@ def memory_time(metadata: Mapping[str, Any], key: str = "date") -> datetime | No
         datetime.datetime(2024, 5, 1, 0, 0)
         >>> memory_time({"date": "yesterday"}) is None
         True
+        >>> memory_time({"date": "0001-01-01T00:00:00+14:00"}) is None
+        True
     """
-    value = metadata.get(key)
-    if isinstance(value, str):
-        try:
+    try:
+        value = metadata.get(key)
+        if isinstance(value, str):
             value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
+        if isinstance(value, datetime):
+            if value.tzinfo is not None:
+                value = value.astimezone(UTC).replace(tzinfo=None)
+            when = value
+        elif isinstance(value, date):
+            when = datetime(value.year, value.month, value.day)
+        else:
             return None
-    if isinstance(value, datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(UTC).replace(tzinfo=None)
-        return value
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day)
-    return None
+    except (ValueError, OverflowError, TypeError, AttributeError):
+        return None
+    if latest is not None and when > latest:
+        return None
+    return when
+
+
+def ignored_dates(
+    context: Sequence[Memory], key: str = "date", *, latest: datetime | None = None
+) -> list[str]:
+    """The memories whose date is present but unusable (unreadable, out of range, future).
+
+    Args:
+        context: the frozen context.
+        key: the metadata key holding the date.
+        latest: the latest usable date (naive UTC; None: no bound).
+
+    Returns:
+        Their ids, in context order.
+    """
+    return [
+        m.id
+        for m in context
+        if m.metadata.get(key) not in (None, "")
+        and memory_time(m.metadata, key, latest=latest) is None
+    ]
+
+
+def _said(text: str) -> str:
+    """What a memory says, for telling copies apart: its words, case-folded."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 def recency_positions(
@@ -104,14 +173,19 @@ def recency_positions(
     *,
     key: str = "date",
     min_similarity: float = 0.3,
+    latest: datetime | None = None,
 ) -> list[int]:
-    """The recency candidate C_r: dated memories older than their similarity group's newest.
+    """The recency candidate C_r: dated memories older than a newer one that says otherwise.
+
+    A dated memory is in C_r when its similarity group holds a newer memory whose text is
+    not the same as its own (a newer copy of a memory never makes it out of date).
 
     Args:
         context: the frozen context.
         similarity: K x K similarity of the memories (:func:`~.grouping.memory_similarity`).
         key: the metadata key holding the date.
         min_similarity: the similarity from which two memories are compared.
+        latest: the latest usable date (later ones are ignored; None: no bound).
 
     Returns:
         The positions of C_r, oldest first (retrieval order among equal dates); empty when
@@ -124,15 +198,16 @@ def recency_positions(
         >>> import numpy as np
         >>> from meclear_integrations.core.memory import Memory
         >>> ctx = [Memory(id="old", content="x", metadata={"date": "2020-01-01"}),
-        ...        Memory(id="new", content="x", metadata={"date": "2024-01-01"})]
+        ...        Memory(id="new", content="y", metadata={"date": "2024-01-01"})]
         >>> recency_positions(ctx, np.ones((2, 2)))
         [0]
     """
     k = len(context)
     if similarity.shape != (k, k):
         raise ValueError(f"similarity is {similarity.shape}, expected ({k}, {k})")
-    times = [memory_time(m.metadata, key) for m in context]
+    times = [memory_time(m.metadata, key, latest=latest) for m in context]
     dated = [i for i, when in enumerate(times) if when is not None]
+    said = {i: _said(context[i].content) for i in dated}
     group = {i: i for i in dated}  # union-find over the dated memories
 
     def root(i: int) -> int:
@@ -145,31 +220,44 @@ def recency_positions(
         for j in dated[a + 1 :]:
             if similarity[i, j] >= min_similarity:
                 group[root(i)] = root(j)
-    newest: dict[int, datetime] = {}
+    members: dict[int, list[int]] = {}
+    for i in dated:
+        members.setdefault(root(i), []).append(i)
+    older: list[int] = []
     for i in dated:
         when = times[i]
         assert when is not None
-        r = root(i)
-        newest[r] = max(newest.get(r, when), when)
-    older = [i for i in dated if (when := times[i]) is not None and when < newest[root(i)]]
+        if any(
+            (later := times[j]) is not None and later > when and said[j] != said[i]
+            for j in members[root(i)]
+        ):
+            older.append(i)
     return sorted(older, key=lambda i: (times[i] or datetime.min, i))
 
 
-def dated_count(context: Sequence[Memory], key: str = "date") -> int:
-    """How many memories of the context carry a readable date.
+def dated_count(
+    context: Sequence[Memory], key: str = "date", *, latest: datetime | None = None
+) -> int:
+    """How many memories of the context carry a usable date.
 
     Args:
         context: the frozen context.
         key: the metadata key holding the date.
+        latest: the latest usable date (naive UTC; None: no bound).
 
     Returns:
         The count.
     """
-    return sum(memory_time(m.metadata, key) is not None for m in context)
+    return sum(memory_time(m.metadata, key, latest=latest) is not None for m in context)
 
 
 def link_strength(
-    context: Sequence[Memory], similarity: np.ndarray, position: int, key: str = "date"
+    context: Sequence[Memory],
+    similarity: np.ndarray,
+    position: int,
+    key: str = "date",
+    *,
+    latest: datetime | None = None,
 ) -> float:
     """The highest similarity of a memory to a newer dated memory (0.0: none).
 
@@ -178,16 +266,17 @@ def link_strength(
         similarity: K x K similarity of the memories.
         position: the memory's position.
         key: the metadata key holding the date.
+        latest: the latest usable date (naive UTC; None: no bound).
 
     Returns:
         The similarity.
     """
-    when = memory_time(context[position].metadata, key)
+    when = memory_time(context[position].metadata, key, latest=latest)
     if when is None:
         return 0.0
     links = [
         float(similarity[position, j])
         for j, m in enumerate(context)
-        if (later := memory_time(m.metadata, key)) is not None and later > when
+        if (later := memory_time(m.metadata, key, latest=latest)) is not None and later > when
     ]
     return max(links, default=0.0)

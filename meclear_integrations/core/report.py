@@ -310,6 +310,9 @@ class ClearanceReport(BaseModel):
     recency_ids: list[str] = Field(default_factory=list)
     """The recency candidate tried (the older of similar dated memories, ``core.recency``),
     whether or not it verified; empty when the engine has no ``recency`` or there was none."""
+    recency_ignored: list[str] = Field(default_factory=list)
+    """Memories whose date the recency candidate ignored: unreadable, out of range or in
+    the future (``core.recency``; a WARNING is logged once per run when any)."""
     prior_ids: list[str] = Field(default_factory=list)
     """Memories of this context the caller named as verified harmful before
     (``prior_harmful``), tried first as one candidate; empty when none was offered."""

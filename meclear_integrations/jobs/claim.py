@@ -26,6 +26,9 @@ class ClaimedJob:
     max_attempts: int
     lease_until: float
     kind: str = AUDIT
+    fence: int = 0
+    """The claim's fencing token: the job's final write is refused once another claim
+    took it over (``JobStore.complete`` / ``retry`` / ``dead``)."""
 
 
 def default_worker_name() -> str:

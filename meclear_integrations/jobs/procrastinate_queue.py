@@ -23,6 +23,13 @@ What maps to what:
 - **Idempotent results**: the ledger run id of job ``n`` is ``procrastinate-<n>``.
 - **Workers** run in their own processes (``meclear worker``), not as threads of the
   application: build the component with ``loop=Loop(audit_workers=0)``.
+- **Schema**: procrastinate's tables and the dead-letter table are created on first use
+  (the first submit, or a worker's start) by an idempotent migration under a PostgreSQL
+  advisory lock, so replicas starting together on a fresh database do not race.
+  ``migrate=False`` (a database user without DDL rights) refuses instead, with a message
+  naming ``meclear worker --migrate`` / :meth:`ProcrastinateQueue.apply_schema`.
+- **Jobs from another version**: a job whose arguments or payload this version cannot read
+  goes to the dead letters with the reason and its payload, never dropped.
 - **Job kinds**: audits are the ``meclear.audit`` task; every other kind
   (:meth:`ProcrastinateQueue.enqueue`, e.g. ``admission``) is the ``meclear.job`` task
   with its kind, on the same queue; a worker runs them with its
@@ -33,6 +40,7 @@ What maps to what:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -41,6 +49,7 @@ from typing import Any
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, select
 from sqlalchemy.engine import make_url
 
+from ..core.errors import ConfigurationError
 from ..core.redaction import redact
 from ..ledger.database import create_ledger_engine, write_transaction
 from .kinds import AUDIT, JobKinds
@@ -90,6 +99,8 @@ class ProcrastinateQueue:
         backoff_base: Exponential wait base in seconds (``base ** (attempt + 1)``).
         stalled_seconds: A worker silent this long is dead; its jobs run again.
         heartbeat_seconds: How often workers send heartbeats.
+        migrate: Create the schema on first use when it is missing (False: refuse with
+            :class:`~meclear_integrations.core.errors.ConfigurationError`).
     """
 
     backend = "procrastinate"
@@ -103,6 +114,7 @@ class ProcrastinateQueue:
         backoff_base: int = 2,
         stalled_seconds: float = 30.0,
         heartbeat_seconds: float = 5.0,
+        migrate: bool = True,
     ) -> None:
         try:
             import procrastinate
@@ -115,6 +127,8 @@ class ProcrastinateQueue:
         self.max_attempts = max_attempts
         self.stalled_seconds = stalled_seconds
         self.heartbeat_seconds = heartbeat_seconds
+        self.migrate = migrate
+        self._schema_ready = False
         self.engine = create_ledger_engine(
             make_url(url).set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
         )
@@ -131,12 +145,14 @@ class ProcrastinateQueue:
         )
 
         @self.app.task(name=TASK_NAME, queue=queue, retry=strategy, pass_context=True)
-        def audit(context: Any, payload: str) -> str | None:
-            return self._run(context.job, AUDIT, payload)
+        def audit(context: Any, payload: str | None = None, **other: Any) -> str | None:
+            return self._run_checked(context.job, AUDIT, payload, other)
 
         @self.app.task(name=JOB_TASK_NAME, queue=queue, retry=strategy, pass_context=True)
-        def job(context: Any, kind: str, payload: str) -> str | None:
-            return self._run(context.job, kind, payload)
+        def job(
+            context: Any, kind: str | None = None, payload: str | None = None, **other: Any
+        ) -> str | None:
+            return self._run_checked(context.job, kind, payload, other)
 
         self._task = audit
         self._job_task = job
@@ -145,18 +161,66 @@ class ProcrastinateQueue:
         return f"ProcrastinateQueue(queue={self.queue!r})"
 
     # ------------------------------------------------------------------ setup
-    def apply_schema(self) -> None:
-        """Create procrastinate's tables and the dead-letter table (once per database)."""
+    def apply_schema(self) -> bool:
+        """Create procrastinate's tables and the dead-letter table if missing (idempotent).
+
+        Runs in one transaction under a PostgreSQL advisory lock, so processes starting
+        together on a fresh database apply it once. Called on first use (``migrate=True``)
+        and by ``meclear worker --migrate``.
+
+        Returns:
+            Whether procrastinate's schema was created now (False: it was there).
+        """
+        schema = self.app.schema_manager.get_schema()
+        created = False
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('meclear.procrastinate'))")
+            if not self._schema_exists(conn):
+                # procrastinate's own schema file, as its ``apply_schema`` runs it (no
+                # parameters: psycopg runs the statements as they are)
+                conn.connection.driver_connection.execute(schema)  # type: ignore[union-attr]
+                created = True
+            _metadata.create_all(conn)
+        self._schema_ready = True
+        if created:
+            logger.info("MeClear: created procrastinate's schema in the ledger's database")
+        return created
+
+    def ensure_schema(self) -> None:
+        """Make sure the schema exists before the first job (once per queue object).
+
+        Raises:
+            ConfigurationError: The schema is missing and ``migrate=False``.
+        """
+        if self._schema_ready:
+            return
         with self.engine.connect() as conn:
-            exists = conn.exec_driver_sql(
-                "SELECT to_regclass('procrastinate_jobs') IS NOT NULL"
-            ).scalar()
-        if not exists:
-            self._open()
-            self.app.schema_manager.apply_schema()
-        _metadata.create_all(self.engine)
+            ready = (
+                self._schema_exists(conn)
+                and conn.exec_driver_sql(
+                    "SELECT to_regclass('meclear_audit_dead_letters') IS NOT NULL"
+                ).scalar()
+            )
+        if ready:
+            self._schema_ready = True
+        elif self.migrate:
+            self.apply_schema()
+        else:
+            raise ConfigurationError(
+                "the procrastinate job tables are missing from this database and the queue "
+                "was built with migrate=False: run `meclear worker --component "
+                "module:attribute --migrate` (or ProcrastinateQueue(url).apply_schema()) once "
+                "as a user allowed to create tables"
+            )
+
+    @staticmethod
+    def _schema_exists(conn: Any) -> bool:
+        return bool(
+            conn.exec_driver_sql("SELECT to_regclass('procrastinate_jobs') IS NOT NULL").scalar()
+        )
 
     def _open(self) -> None:
+        self.ensure_schema()
         with self._lock:
             if self._sync is None:
                 self._sync = self.app.connector.get_sync_connector()
@@ -239,6 +303,7 @@ class ProcrastinateQueue:
             wait: Keep waiting for jobs (False: return once the queue is empty).
         """
         self._kinds = JobKinds.of(auditor)
+        self.ensure_schema()
         asyncio.run(self._serve(concurrency, wait))
 
     async def _serve(self, concurrency: int, wait: bool) -> None:
@@ -281,6 +346,21 @@ class ProcrastinateQueue:
             await self.app.job_manager.retry_job(job)
             count += 1
         return count
+
+    def _run_checked(
+        self, job: Any, kind: str | None, payload: str | None, other: dict[str, Any]
+    ) -> str | None:
+        """Run a job whose arguments this version reads; dead-letter one it cannot."""
+        if kind is None or payload is None or other:
+            given = [name for name, v in (("kind", kind), ("payload", payload)) if v is not None]
+            reason = (
+                f"job arguments {given + sorted(other)} were written by another "
+                "meclear-integrations version (this worker reads kind and payload of task "
+                f"{JOB_TASK_NAME!r}, payload of {TASK_NAME!r}); kept in the dead letters"
+            )
+            raw = payload if payload is not None else json.dumps(other, default=str)
+            self._dead(f"procrastinate-{job.id}", reason, raw, str(kind or "unknown"))
+        return self._run(job, str(kind), str(payload))
 
     def _run(self, job: Any, kind: str, payload: str) -> str | None:
         run_id = f"procrastinate-{job.id}"

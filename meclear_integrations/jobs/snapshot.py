@@ -160,8 +160,15 @@ class AuditSnapshot(BaseModel):
                 longer has its hash.
         """
         data = payload if isinstance(payload, dict) else json.loads(payload)
+        if not isinstance(data, dict):
+            raise ValueError(f"an audit payload is a JSON object, not {type(data).__name__}")
         if data.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(f"audit payload version {data.get('version')!r} is not supported")
+            raise ValueError(
+                f"audit payload version {data.get('version')!r} was written by another "
+                f"meclear-integrations version (this worker reads version {SNAPSHOT_VERSION}); "
+                "the job keeps its payload in the dead letters: ask the question again to "
+                "queue a fresh audit, or run a worker of the version that queued it"
+            )
         snapshot = cls.model_validate(data)
         altered = [m.id for m in snapshot.memories if not m.intact]
         if altered:

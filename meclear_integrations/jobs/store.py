@@ -17,14 +17,25 @@ or to ``dead`` with its reason (the dead letters). Delivery is at least once:
 - **Idempotent results.** The audit records its ledger run under the job id
   (``HarmLedger.record(run_id=job_id)``), so a job finished twice leaves one ledger run.
 
+- **The database's clock.** Leases, backoff and due times are judged by the database, not
+  by the worker: SQLite's own clock in SQL (``julianday('now')``), PostgreSQL's
+  ``clock_timestamp()``. A worker whose clock runs ahead cannot take over a live job.
+- **Fencing tokens.** Every claim increments the job's ``fence``; :meth:`JobStore.complete`,
+  :meth:`~JobStore.retry`, :meth:`~JobStore.dead` and :meth:`~JobStore.heartbeat` from a
+  worker pass the token of its claim and are refused (logged, ``False``) once another claim
+  took the job over, so a worker that lost its lease cannot dead-letter, requeue or finish
+  the job another worker now holds. (Its ledger result is still there: the ledger write is
+  idempotent under the job id.)
+
 Claims are one write transaction: ``BEGIN IMMEDIATE`` on SQLite (one writer at a time),
 ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL (concurrent workers take different jobs).
+Tables made by older versions get the ``kind`` and ``fence`` columns when opened.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +54,8 @@ from sqlalchemy import (
     and_,
     bindparam,
     func,
+    literal,
+    literal_column,
     or_,
     select,
     text,
@@ -57,6 +70,8 @@ from .protocol import Auditor, AuditTicket
 from .snapshot import AuditSnapshot
 
 __all__ = ["ClaimedJob", "JobRecord", "JobState", "JobStore", "default_worker_name"]
+
+logger = logging.getLogger(__name__)
 
 JobState = Literal["queued", "running", "done", "dead"]
 _ACTIVE = ("queued", "running")
@@ -82,6 +97,7 @@ jobs = Table(
     Column("ledger_run_id", String(64)),
     Column("created_at", Float, nullable=False),
     Column("finished_at", Float),
+    Column("fence", Integer, nullable=False, server_default="0"),
     Index("ix_meclear_audit_jobs_claim", "state", "run_after"),
 )
 Index(
@@ -109,6 +125,8 @@ class JobRecord:
     worker: str | None
     kind: str = AUDIT
     lease_until: float | None = None
+    fence: int = 0
+    """How many times the job was claimed (the token of its latest claim)."""
 
 
 class JobStore:
@@ -119,7 +137,8 @@ class JobStore:
             ledger's default file) — normally the ledger's own URL.
         namespace: Separates applications sharing one database.
         max_attempts: Claims before a job goes to the dead letters.
-        clock: Epoch seconds (inject it in tests).
+        clock: Epoch seconds for a test's fake time. None (the default): the database's
+            clock, so leases do not depend on any worker's clock.
         **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
 
     Example:
@@ -136,7 +155,7 @@ class JobStore:
         *,
         namespace: str = "default",
         max_attempts: int = 8,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         **engine_kwargs: Any,
     ) -> None:
         if max_attempts < 1:
@@ -148,7 +167,7 @@ class JobStore:
         self.engine: Engine = create_ledger_engine(self.url, **engine_kwargs)
         self.backend = self.engine.dialect.name
         metadata.create_all(self.engine)
-        _add_kind_column(self.engine)
+        _add_missing_columns(self.engine)
         self._pools: list[Any] = []
         # built once: the request path only binds parameters (SQLAlchemy caches the SQL)
         self._insert = self._insert_new(self.engine.dialect.name).returning(jobs.c.job_id)
@@ -194,7 +213,6 @@ class JobStore:
         Returns:
             The ticket: the job id and whether it joined a pending job.
         """
-        now = self.clock()
         job_id = str(uuid.uuid4())
         row = {
             "job_id": job_id,
@@ -206,14 +224,13 @@ class JobStore:
             "attempts": 0,
             "max_attempts": self.max_attempts,
             "joined": 0,
-            "run_after": now,
-            "created_at": now,
         }
+        insert = self._insert.values(run_after=self._now(), created_at=self._now())
         for _ in range(3):  # a pending job may finish between the insert and the join
             joined: str | None = None
             with write_transaction(self.engine) as conn:
                 # one statement in the common case: the partial unique index decides
-                if conn.execute(self._insert, row).first() is None:
+                if conn.execute(insert, row).first() is None:
                     pending = conn.execute(self._join, {"ns": self.namespace, "key": key}).first()
                     if pending is None:
                         continue
@@ -246,7 +263,9 @@ class JobStore:
     ) -> ClaimedJob | None:
         """Take the next due job (or one whose lease ran out) under a lease.
 
-        A job claimed ``max_attempts`` times without finishing goes to the dead letters.
+        Due times and leases are judged by the database's clock (module docstring). A job
+        claimed ``max_attempts`` times without finishing goes to the dead letters. Each
+        claim increments the job's fencing token (``ClaimedJob.fence``).
 
         Args:
             worker: The claiming worker's name.
@@ -258,7 +277,7 @@ class JobStore:
         Returns:
             The job, or None when nothing is due.
         """
-        now = self.clock()
+        now = self._now()
         due = or_(
             and_(jobs.c.state == "queued", jobs.c.run_after <= now),
             and_(jobs.c.state == "running", jobs.c.lease_until < now),
@@ -274,6 +293,7 @@ class JobStore:
                         jobs.c.state,
                         jobs.c.worker,
                         jobs.c.kind,
+                        jobs.c.fence,
                     )
                     .where(self._mine(), due, *self._of_kinds(kinds))
                     .order_by(jobs.c.run_after)
@@ -291,19 +311,33 @@ class JobStore:
                     )
                     conn.execute(self._finish(row.job_id, "dead", dead_reason=reason))
                     continue
-                lease = now + lease_seconds
-                conn.execute(
+                held = conn.execute(
                     update(jobs)
-                    .where(jobs.c.job_id == row.job_id)
+                    .where(jobs.c.job_id == row.job_id, jobs.c.fence == row.fence)
                     .values(
-                        state="running", attempts=row.attempts + 1, lease_until=lease, worker=worker
+                        state="running",
+                        attempts=row.attempts + 1,
+                        lease_until=self._now() + lease_seconds,
+                        worker=worker,
+                        fence=row.fence + 1,
                     )
-                )
+                    .returning(jobs.c.lease_until, jobs.c.fence)
+                ).first()
+                if held is None:  # pragma: no cover - the row lock makes this unreachable
+                    continue
                 return ClaimedJob(
-                    row.job_id, row.payload, row.attempts + 1, row.max_attempts, lease, row.kind
+                    row.job_id,
+                    row.payload,
+                    row.attempts + 1,
+                    row.max_attempts,
+                    float(held.lease_until),
+                    row.kind,
+                    int(held.fence),
                 )
 
-    def heartbeat(self, job_id: str, worker: str, *, lease_seconds: float) -> bool:
+    def heartbeat(
+        self, job_id: str, worker: str, *, lease_seconds: float, fence: int | None = None
+    ) -> bool:
         """Extend a running job's lease: its worker is alive (the lease heartbeat).
 
         Only the worker holding the job extends it; a job taken over after its lease ran
@@ -312,58 +346,94 @@ class JobStore:
         Args:
             job_id: The job.
             worker: The worker holding it.
-            lease_seconds: The new lease, from now.
+            lease_seconds: The new lease, from the database's now.
+            fence: The token of the worker's claim (None: checked by name only).
 
         Returns:
             Whether the lease was extended (False: the job is no longer this worker's).
         """
+        where = [jobs.c.job_id == job_id, jobs.c.state == "running", jobs.c.worker == worker]
+        if fence is not None:
+            where.append(jobs.c.fence == fence)
         with write_transaction(self.engine) as conn:
             result = conn.execute(
-                update(jobs)
-                .where(jobs.c.job_id == job_id, jobs.c.state == "running", jobs.c.worker == worker)
-                .values(lease_until=self.clock() + lease_seconds)
+                update(jobs).where(*where).values(lease_until=self._now() + lease_seconds)
             )
         return bool(result.rowcount)
 
-    def complete(self, job_id: str, *, ledger_run_id: str | None) -> None:
+    def complete(self, job_id: str, *, ledger_run_id: str | None, fence: int | None = None) -> bool:
         """Mark a job done (the ledger holds its result under ``ledger_run_id``).
 
         Args:
             job_id: The job.
             ledger_run_id: The ledger run the audit recorded.
-        """
-        with write_transaction(self.engine) as conn:
-            conn.execute(self._finish(job_id, "done", ledger_run_id=ledger_run_id))
+            fence: The token of the worker's claim: refused when another claim took the
+                job over since (None: an operator's action, not fenced).
 
-    def retry(self, job_id: str, *, delay: float, error: str) -> None:
-        """Put a job back with a backoff delay.
+        Returns:
+            Whether the job was marked done (False: refused and logged, or not active).
+        """
+        return self._settle(
+            job_id, fence, "complete", self._finish(job_id, "done", ledger_run_id=ledger_run_id)
+        )
+
+    def retry(self, job_id: str, *, delay: float, error: str, fence: int | None = None) -> bool:
+        """Put a job back with a backoff delay (from the database's now).
 
         Args:
             job_id: The job.
             delay: Seconds before it is due again.
             error: Why the attempt failed (redacted before storing).
-        """
-        with write_transaction(self.engine) as conn:
-            conn.execute(
-                update(jobs)
-                .where(jobs.c.job_id == job_id, jobs.c.state == "running")
-                .values(
-                    state="queued",
-                    run_after=self.clock() + delay,
-                    lease_until=None,
-                    last_error=redact(error)[:2000],
-                )
-            )
+            fence: The token of the worker's claim (see :meth:`complete`).
 
-    def dead(self, job_id: str, *, reason: str) -> None:
+        Returns:
+            Whether the job was put back (False: refused and logged, or not running).
+        """
+        statement = (
+            update(jobs)
+            .where(jobs.c.job_id == job_id, jobs.c.state == "running")
+            .values(
+                state="queued",
+                run_after=self._now() + delay,
+                lease_until=None,
+                last_error=redact(error)[:2000],
+            )
+        )
+        return self._settle(job_id, fence, "retry", statement)
+
+    def dead(self, job_id: str, *, reason: str, fence: int | None = None) -> bool:
         """Move a job to the dead letters with its reason.
 
         Args:
             job_id: The job.
             reason: Why it cannot run (redacted before storing).
+            fence: The token of the worker's claim (see :meth:`complete`).
+
+        Returns:
+            Whether the job was dead-lettered (False: refused and logged, or not active).
         """
+        return self._settle(job_id, fence, "dead", self._finish(job_id, "dead", dead_reason=reason))
+
+    def _settle(self, job_id: str, fence: int | None, action: str, statement: Any) -> bool:
+        """Run a worker's final write on ``job_id``, fenced by its claim's token."""
+        if fence is not None:
+            statement = statement.where(jobs.c.state == "running", jobs.c.fence == fence)
         with write_transaction(self.engine) as conn:
-            conn.execute(self._finish(job_id, "dead", dead_reason=reason))
+            changed = bool(conn.execute(statement).rowcount)
+            if changed or fence is None:
+                return changed
+            row = conn.execute(
+                select(jobs.c.state, jobs.c.fence, jobs.c.worker).where(jobs.c.job_id == job_id)
+            ).first()
+        holder = "no such job" if row is None else f"{row.state}, fence {row.fence}, {row.worker}"
+        logger.warning(
+            "MeClear job %s: %s refused: the claim with fence %d lost its lease (job now: %s)",
+            job_id,
+            action,
+            fence,
+            holder,
+        )
+        return False
 
     def start_workers(
         self,
@@ -469,26 +539,46 @@ class JobStore:
     def _of_kinds(kinds: tuple[str, ...] | None) -> tuple[Any, ...]:
         return () if kinds is None else (jobs.c.kind.in_(kinds),)
 
+    def _now(self) -> Any:
+        """Now, in epoch seconds, as SQL: the database's clock (or a test's fake clock)."""
+        if self.clock is not None:
+            return literal(float(self.clock()), Float)
+        return _DB_NOW.get(self.backend, _DB_NOW["sqlite"])
+
     def _finish(self, job_id: str, state: str, **values: Any) -> Any:
         if "dead_reason" in values:
             values["dead_reason"] = redact(str(values["dead_reason"]))[:2000]
         return (
             update(jobs)
             .where(jobs.c.job_id == job_id, jobs.c.state.in_(_ACTIVE))
-            .values(state=state, finished_at=self.clock(), lease_until=None, **values)
+            .values(state=state, finished_at=self._now(), lease_until=None, **values)
         )
 
 
-def _add_kind_column(engine: Engine) -> None:
-    """Tables made before job kinds hold only audits: add ``kind`` defaulting to it."""
+_DB_NOW = {
+    # SQLite's own clock (julianday('now') is UTC, millisecond resolution)
+    "sqlite": literal_column("((julianday('now') - 2440587.5) * 86400.0)", Float),
+    # clock_timestamp(): the real time, not the transaction's start (now())
+    "postgresql": literal_column("extract(epoch from clock_timestamp())::float8", Float),
+}
+"""The database's clock as epoch seconds, per SQL dialect."""
+
+_ADDED_COLUMNS = {
+    "kind": f"kind VARCHAR(40) NOT NULL DEFAULT '{AUDIT}'",  # before kinds: all audits
+    "fence": "fence INTEGER NOT NULL DEFAULT 0",  # before fencing tokens
+}
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """Tables made by older versions get the columns added since (``_ADDED_COLUMNS``)."""
     from sqlalchemy import inspect
 
     columns = {c["name"] for c in inspect(engine).get_columns(jobs.name)}
-    if "kind" not in columns:
+    missing = [sql for name, sql in _ADDED_COLUMNS.items() if name not in columns]
+    if missing:
         with write_transaction(engine) as conn:
-            conn.exec_driver_sql(
-                f"ALTER TABLE {jobs.name} ADD COLUMN kind VARCHAR(40) NOT NULL DEFAULT '{AUDIT}'"
-            )
+            for sql in missing:
+                conn.exec_driver_sql(f"ALTER TABLE {jobs.name} ADD COLUMN {sql}")
 
 
 def _record(row: Any) -> JobRecord:
@@ -504,4 +594,5 @@ def _record(row: Any) -> JobRecord:
         worker=row.worker,
         kind=row.kind,
         lease_until=row.lease_until,
+        fence=row.fence,
     )

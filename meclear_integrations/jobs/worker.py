@@ -18,6 +18,10 @@ runs out. What comes back decides the job:
 - ``dead``: the payload cannot run (unreadable, altered memory text, a permanent failure
   such as a bad credential or a bug in the agent, a kind this worker has no handler for):
   dead letter with the reason.
+
+Every final write carries the claim's fencing token (``ClaimedJob.fence``): a worker that
+lost its lease (paused past it, its job taken over) has its ``complete`` / ``retry`` /
+``dead`` refused and logged by the job table instead of overwriting the new holder's.
 """
 
 from __future__ import annotations
@@ -146,7 +150,7 @@ class AuditWorker:
             while not done.wait(self.heartbeat_seconds):
                 try:
                     if not self.store.heartbeat(
-                        job.job_id, self.name, lease_seconds=self.lease_seconds
+                        job.job_id, self.name, lease_seconds=self.lease_seconds, fence=job.fence
                     ):
                         return  # taken over or finished: nothing more to extend
                 except Exception as exc:  # the database is away: the lease may run out
@@ -163,7 +167,7 @@ class AuditWorker:
 
     def _settle(self, job: ClaimedJob, outcome: AuditOutcome) -> None:
         if outcome.state == "done":
-            self.store.complete(job.job_id, ledger_run_id=outcome.ledger_run_id)
+            self.store.complete(job.job_id, ledger_run_id=outcome.ledger_run_id, fence=job.fence)
         elif outcome.state == "retry" and job.attempts < job.max_attempts:
             delay = self.backoff(job.attempts)
             logger.warning(
@@ -174,7 +178,7 @@ class AuditWorker:
                 delay,
                 redact(str(outcome.reason))[:300],
             )
-            self.store.retry(job.job_id, delay=delay, error=str(outcome.reason))
+            self.store.retry(job.job_id, delay=delay, error=str(outcome.reason), fence=job.fence)
         else:
             reason = str(outcome.reason)
             if outcome.state == "retry":
@@ -182,8 +186,8 @@ class AuditWorker:
             logger.warning(
                 "MeClear %s job %s dead-lettered: %s", job.kind, job.job_id, redact(reason)[:300]
             )
-            self.store.dead(job.job_id, reason=reason)
-            self.kinds.dead(job.kind, job.payload, job.job_id, reason)
+            if self.store.dead(job.job_id, reason=reason, fence=job.fence):
+                self.kinds.dead(job.kind, job.payload, job.job_id, reason)
 
 
 class WorkerPool:

@@ -125,7 +125,7 @@ def replay_feedback(
     ledger: Any,
     feedback: Any,
     *,
-    get_documents: Callable[[Sequence[str]], list[Document]],
+    get_documents: Callable[[Sequence[str]], list[Document]] | None = None,
     query: str | None = None,
     client: Any = None,
     trace_query: Callable[[Any], str | None] | None = None,
@@ -137,7 +137,9 @@ def replay_feedback(
         ledger: The ``HarmLedger`` holding the feedback.
         feedback: A feedback record or its id.
         get_documents: Reads the memories back from your store by id (e.g.
-            ``vector_store.get_by_ids``).
+            ``vector_store.get_by_ids``; checked against the recorded hashes). None: the
+            texts the ledger kept (``store_text=True``, the default), as documents without
+            their metadata.
         query: The query text, when the ledger did not keep it.
         client: A ``langsmith.Client``: without ``query`` and query texts in the ledger, the
             question is read from the run's trace (:func:`langsmith_trace_query`).
@@ -156,12 +158,13 @@ def replay_feedback(
     documents: dict[str, Document] = {}
 
     def resolve(ids: Sequence[str]) -> dict[str, str]:
+        assert get_documents is not None  # only passed with a reader
         found = [d for d in get_documents(list(ids)) if d.id is not None]
         documents.update({str(d.id): d for d in found})
         return {str(d.id): d.page_content for d in found}
 
     def evaluator_for(text: str, reference: str, memories: list[Any]) -> Any:
-        docs = [documents[m.id] for m in memories]
+        docs = [documents.get(m.id) or Document(page_content=m.content, id=m.id) for m in memories]
         rebuilt, _ = to_memories(docs)
         return retriever._task(text, docs, rebuilt, reference, asynchronous=False)
 
@@ -172,7 +175,7 @@ def replay_feedback(
         feedback,
         evaluator_for=evaluator_for,
         query=query,
-        resolve=resolve,
+        resolve=resolve if get_documents is not None else None,
         config=retriever._engine_config(),
         trace_query=trace_query,
     )

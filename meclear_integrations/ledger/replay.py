@@ -17,7 +17,7 @@ a run that had cleared the memory (so the answer it calls right was given *witho
 therefore exonerates nothing unless the context *with* it verifies; an exoneration is
 scoped to the question (``HarmLedger.exonerate``), not a global restore.
 
-The question's text: the ledger's (``store_text=True``), else ``query=``, else
+The question's text: the ledger's (kept unless ``store_text=False``), else ``query=``, else
 ``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads
 LangSmith's); a clear :class:`ReplayError` when none has it.
 

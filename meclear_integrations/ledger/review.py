@@ -23,6 +23,12 @@ ranked by the Wilson lower confidence bound of that consistency (more evidence r
 higher at the same rate), then by h, then by the mean Shapley value of the harmful
 observations (more negative first).
 
+Below ``min_queries`` a memory is not proposed but still shown, as its own tier
+(:func:`single_query_clearances`, ``tier="single_query"``): the first verified clearance of a
+memory appears in review at once, for a person to look at, while a proposal to delete it
+from the store waits for a second question (one question's harm is already withheld for
+that question and ones like it by the ledger; deleting acts on every question).
+
 A proposal is only a proposal: the package never deletes a memory from a store.
 """
 
@@ -35,7 +41,7 @@ import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,6 +59,7 @@ __all__ = [
     "proposals_json",
     "rank_proposals",
     "set_aside_framed",
+    "single_query_clearances",
     "wilson_lower_bound",
     "with_suspects",
 ]
@@ -153,6 +160,9 @@ class ReviewProposal(BaseModel):
     """The harmful queries (at most 20)."""
     run_ids: list[str] = Field(default_factory=list)
     """Runs holding the harmful evidence (at most 20)."""
+    tier: Literal["proposed", "single_query"] = "proposed"
+    """``proposed``: harmful on at least ``min_queries`` questions; ``single_query``: a
+    verified clearance on fewer (shown, not proposed: :func:`single_query_clearances`)."""
 
 
 def blocked(items: Sequence[QueryEvidence]) -> bool:
@@ -232,6 +242,46 @@ def rank_proposals(
         )
     )
     return [ReviewProposal(rank=i + 1, **p) for i, p in enumerate(proposals)]
+
+
+def single_query_clearances(
+    evidence: Iterable[QueryEvidence],
+    *,
+    min_queries: int = 2,
+    min_consistency: float = 0.8,
+    confidence: float = 0.95,
+) -> list[ReviewProposal]:
+    """The memories verified harmful on fewer than ``min_queries`` questions: their own tier.
+
+    The same evidence, blocking and consistency rules as :func:`rank_proposals`, for the
+    memories it does not propose yet because too few questions proved them harmful (the
+    first verified clearance of a memory is one of them).
+
+    Args:
+        evidence: The latest verified evidence per memory, content hash and query.
+        min_queries: The proposals' threshold (these are below it).
+        min_consistency: The lowest harmful / (harmful + beneficial) share of its queries.
+        confidence: The confidence of the Wilson lower bound that ranks them.
+
+    Returns:
+        Ranked entries with ``tier="single_query"`` (none when ``min_queries`` is 1).
+
+    Raises:
+        ConfigurationError: ``min_queries`` is less than 1 or ``confidence`` is outside
+            (0, 1).
+    """
+    if min_queries < 1:
+        raise ConfigurationError("min_queries must be at least 1")
+    below = [
+        p
+        for p in rank_proposals(
+            evidence, min_queries=1, min_consistency=min_consistency, confidence=confidence
+        )
+        if p.harmful_queries < min_queries
+    ]
+    return [
+        p.model_copy(update={"rank": i + 1, "tier": "single_query"}) for i, p in enumerate(below)
+    ]
 
 
 _CSV_FIELDS = (

@@ -6,11 +6,12 @@ date on open (``migrations``). Every method is safe to call from many threads an
 processes at once; ``a``-prefixed twins run the same work in a worker thread for asyncio
 callers.
 
-What it records (:meth:`record`): per decision the time, the query id (a hash; the text
-only with ``store_text=True``), every memory's id, content hash, LOO effect, Shapley value
-and interval, harmful and cleared flags, the verified candidates, recovery, the success
-signal, model names, cost and the tracing run id. Texts (queries, corrections, reasons,
-model names, free-form extras) pass through ``core.redaction`` first: no API keys.
+What it records (:meth:`record`): per decision the time, the query id (a hash) and, unless
+``store_text=False`` (the privacy switch), the redacted query and memory texts, every
+memory's id, content hash, LOO effect, Shapley value and interval, harmful and cleared
+flags, the verified candidates, recovery, the success signal, model names, cost and the
+tracing run id. Texts (queries, corrections, reasons, model names, free-form extras) pass
+through ``core.redaction`` first: no API keys.
 
 What it is used for: :meth:`scoped_harm` (memories verified harmful for this question or
 one like it, read in O(K) from state kept up to date on write, ``scope_state``) and
@@ -78,6 +79,7 @@ from .review import (
     carrier_proposals,
     rank_proposals,
     set_aside_framed,
+    single_query_clearances,
     with_suspects,
 )
 from .rows import candidate_rows, context_of, memory_rows, run_mode, safe_payload, safe_text
@@ -158,8 +160,11 @@ class HarmLedger:
             ``./meclear-ledger.db``).
         namespace: Separates stores or applications sharing one database (memory ids are
             only unique within a store).
-        store_text: Keep redacted query and memory texts (needed to replay feedback without
-            the store at hand).
+        store_text: Keep the redacted query and memory texts (the default), so review shows
+            each memory's text and its questions and a feedback replays from its run alone.
+            False is the privacy switch: only hashes are kept; review then reads texts from
+            your store (``get_documents=``) and replay needs ``query=`` (or the trace) and
+            your store's texts.
         query_key: Keys the query hash (HMAC) so short questions cannot be guessed back.
         create: False refuses a database that is not at the current schema version instead
             of migrating it.
@@ -187,7 +192,7 @@ class HarmLedger:
         url: str | PathLike[str] | None = None,
         *,
         namespace: str = "default",
-        store_text: bool = False,
+        store_text: bool = True,
         query_key: bytes | str | None = None,
         create: bool = True,
         clock: Clock | None = None,
@@ -1339,6 +1344,31 @@ class HarmLedger:
         )
         proposals, _ = set_aside_framed(proposals, self._suspects_kept(proposals))
         return proposals if limit is None else proposals[:limit]
+
+    def single_query_review(
+        self, *, min_queries: int = 2, min_consistency: float = 0.8, confidence: float = 0.95
+    ) -> list[ReviewProposal]:
+        """Memories verified harmful on fewer than ``min_queries`` questions (their own tier).
+
+        What :meth:`review` does not propose yet, with the same evidence rules: the first
+        verified clearance of a memory appears here at once (``tier="single_query"``).
+
+        Args:
+            min_queries: As :meth:`review` (these are below it).
+            min_consistency: As :meth:`review`.
+            confidence: As :meth:`review`.
+
+        Returns:
+            The entries, strongest evidence first.
+        """
+        below = single_query_clearances(
+            self.evidence(),
+            min_queries=min_queries,
+            min_consistency=min_consistency,
+            confidence=confidence,
+        )
+        kept, _ = set_aside_framed(below, self._suspects_kept(below))
+        return [p.model_copy(update={"tier": "single_query"}) for p in kept]
 
     def review_interactions(
         self, *, min_queries: int = 2, min_consistency: float = 0.8, confidence: float = 0.95

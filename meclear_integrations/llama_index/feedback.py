@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
 from .nodes import to_memories
 from .reference import query_reference
@@ -29,7 +29,7 @@ def replay_feedback(
     ledger: Any,
     feedback: Any,
     *,
-    get_nodes: Callable[[list[str]], Sequence[BaseNode | NodeWithScore]],
+    get_nodes: Callable[[list[str]], Sequence[BaseNode | NodeWithScore]] | None = None,
     query: str | None = None,
     trace_query: Callable[[Any], str | None] | None = None,
 ) -> Any:
@@ -39,7 +39,9 @@ def replay_feedback(
         postprocessor: The ``MeClearPostprocessor`` whose agent and judge replay it.
         ledger: The ``HarmLedger`` holding the feedback.
         feedback: A feedback record or its id.
-        get_nodes: Reads the nodes back from your store by id.
+        get_nodes: Reads the nodes back from your store by id (checked against the
+            recorded hashes). None: the texts the ledger kept (``store_text=True``, the
+            default), as text nodes without their metadata.
         query: The query text, when the ledger did not keep it.
         trace_query: ``trace_query(run) -> text | None``: the question from the original
             run's trace, when neither the ledger nor ``query`` has it.
@@ -67,13 +69,17 @@ def replay_feedback(
     nodes: dict[str, NodeWithScore] = {}
 
     def resolve(ids: Sequence[str]) -> dict[str, str]:
+        assert get_nodes is not None  # only passed with a reader
         for item in get_nodes(list(ids)):
             found = item if isinstance(item, NodeWithScore) else NodeWithScore(node=item)
             nodes[found.node.node_id] = found
         return {i: n.node.get_content() for i, n in nodes.items() if i in set(ids)}
 
     def evaluator_for(text: str, reference: str, memories: list[Any]) -> Any:
-        shown = [nodes[m.id] for m in memories]
+        shown = [
+            nodes.get(m.id) or NodeWithScore(node=TextNode(id_=m.id, text=m.content))
+            for m in memories
+        ]
         rebuilt, _ = to_memories(shown)
         with query_reference(reference):
             return postprocessor._task(
@@ -89,7 +95,7 @@ def replay_feedback(
         feedback,
         evaluator_for=evaluator_for,
         query=query,
-        resolve=resolve,
+        resolve=resolve if get_nodes is not None else None,
         config=postprocessor._engine_config(),
         trace_query=trace_query,
     )

@@ -13,7 +13,7 @@ its model fields, turns its items into memories and reports events its framework
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.errors import ConfigurationError
 from ..core.memory import Memory
+from ..core.recency import RecencyPrior
 from ..core.strict import RENAMED, accepted_names, reject_unknown
 from ..guard.live_bounds import LiveGuard
 from ..guard.policy import FailureSwitch, LivePolicy, failure_mode, fold_clearance_scope
@@ -37,6 +38,21 @@ from .shaping import result_metadata
 from .steps import Flow, FlowResult
 
 __all__ = ["ClearingComponent"]
+
+
+def _fold_recency(data: Any) -> Any:
+    """A component's ``recency=`` folded into its ``clearance`` configuration."""
+    if not isinstance(data, Mapping) or data.get("recency") is None:
+        return data
+    out = dict(data)
+    config = out.get("clearance")
+    if isinstance(config, Mapping):
+        out["clearance"] = {**config, "recency": out["recency"]}
+    else:
+        base = config if isinstance(config, ClearanceConfig) else ClearanceConfig()
+        out["clearance"] = base.updated(recency=out["recency"])
+    return out
+
 
 Mode = Literal["clear", "shadow", "background"]
 
@@ -66,6 +82,11 @@ class ClearingComponent(BaseModel):
     clearance_scope: Literal["minimal", "complete"] | None = None
     """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
     ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""
+    recency: RecencyPrior | None = None
+    """Passthrough of ``ClearanceConfig.recency`` (None: as ``clearance`` says, off by
+    default): try the older of similar dated memories first as one verified candidate
+    (``core.recency``; dates from the items' metadata, ``RecencyPrior.key``). Unusable
+    dates (unreadable, out of range, in the future) are ignored with a counted warning."""
     on_failure: FailureSwitch | None = None
     """The fail-open/closed switch (same name as ``ClearanceConfig.on_failure``, which it
     overrides when set; None follows ``clearance.on_failure``, ``"open"`` by default).
@@ -115,7 +136,7 @@ class ClearingComponent(BaseModel):
             engine=ENGINE_SETTINGS,
             renamed={**RENAMED, **MOVED},
         )
-        return fold_clearance_scope(data)
+        return _fold_recency(fold_clearance_scope(data))
 
     @model_validator(mode="after")
     def _background_needs_a_ledger(self) -> ClearingComponent:

@@ -11,14 +11,18 @@ References:
 
 from __future__ import annotations
 
+import logging
+
 from ..clearance import candidate_coalition, select_candidate
 from ..grouping import memory_similarity
-from ..recency import dated_count, link_strength, recency_positions
+from ..recency import dated_count, ignored_dates, link_strength, recency_positions
 from .clearing import verifier
 from .prior import PriorTry
 from .steps import Evaluate, Run, Steps, want
 
 __all__ = ["recency_search"]
+
+logger = logging.getLogger(__name__)
 
 
 def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
@@ -35,11 +39,27 @@ def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
     """
     prior = run.recency
     game = run.game
-    if prior is None or dated_count(game.context, prior.key) < 2:
+    if prior is None:
+        return None
+    latest = prior.latest()
+    run.recency_ignored = ignored_dates(game.context, prior.key, latest=latest)
+    if run.recency_ignored:
+        logger.warning(
+            "MeClear recency: %d of %d memories have a %r that is unreadable, out of range "
+            "or in the future; ignored for recency (ClearanceReport.recency_ignored)",
+            len(run.recency_ignored),
+            len(game.context),
+            prior.key,
+        )
+    if dated_count(game.context, prior.key, latest=latest) < 2:
         return None
     similarity = memory_similarity(game.context, run.embed)
     positions = recency_positions(
-        game.context, similarity, key=prior.key, min_similarity=prior.min_similarity
+        game.context,
+        similarity,
+        key=prior.key,
+        min_similarity=prior.min_similarity,
+        latest=latest,
     )
     run.recency_tried = positions
     if not positions:
@@ -50,7 +70,8 @@ def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
     if prior.shrink and len(positions) > 1:
         cleared = list(positions)
         order = sorted(
-            positions, key=lambda i: (link_strength(game.context, similarity, i, prior.key), i)
+            positions,
+            key=lambda i: (link_strength(game.context, similarity, i, prior.key, latest=latest), i),
         )
         for u in order:
             rest = [i for i in cleared if i != u]

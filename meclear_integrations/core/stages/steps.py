@@ -99,6 +99,8 @@ class Run:
     """The recency candidate's settings (``core.recency``; None: off)."""
     recency_tried: list[int] = field(default_factory=list)
     """Positions of the recency candidate tried (``core.recency``; empty: none)."""
+    recency_ignored: list[str] = field(default_factory=list)
+    """Memories whose date was unusable for recency (unreadable, out of range, future)."""
 
     grouped: bool = False
     """The memories alone were evaluated for answer grouping although ``answer_groups``

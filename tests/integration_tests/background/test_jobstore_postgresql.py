@@ -43,3 +43,29 @@ def test_concurrent_claims_take_different_jobs(store: JobStore) -> None:
     second = store.claim("w2", lease_seconds=60)
     assert first is not None and second is not None and first.job_id != second.job_id
     assert store.claim("w3", lease_seconds=60) is None
+
+
+# leases by PostgreSQL's clock and fencing tokens (the SQLite tests, on the server)
+from tests.unit_tests.background import test_fencing as fencing  # noqa: E402
+
+
+@pytest.fixture
+def url(postgres_url: str) -> str:
+    return postgres_url
+
+
+test_a_worker_whose_clock_runs_ahead_cannot_take_over_a_live_job = (
+    fencing.test_a_worker_whose_clock_runs_ahead_cannot_take_over_a_live_job
+)
+test_a_skewed_worker_does_not_delay_or_rush_a_new_job = (
+    fencing.test_a_skewed_worker_does_not_delay_or_rush_a_new_job
+)
+test_a_worker_that_lost_its_lease_cannot_finish_requeue_or_dead_letter_the_job = (
+    fencing.test_a_worker_that_lost_its_lease_cannot_finish_requeue_or_dead_letter_the_job
+)
+test_a_workers_dead_letter_hook_runs_only_when_the_dead_letter_is_accepted = (
+    fencing.test_a_workers_dead_letter_hook_runs_only_when_the_dead_letter_is_accepted
+)
+test_a_payload_from_an_older_version_is_dead_lettered_with_its_payload = (
+    fencing.test_a_payload_from_an_older_version_is_dead_lettered_with_its_payload
+)

@@ -55,7 +55,7 @@ def test_pending_feedback_is_replayed_from_the_cli(tmp_path, capsys) -> None:
 def test_replay_without_texts_or_query_says_what_is_missing(tmp_path, capsys) -> None:
     target = tmp_path / "plain.db"
     context = memories("g", "stale")
-    with HarmLedger(target) as ledger:
+    with HarmLedger(target, store_text=False) as ledger:  # the privacy switch
         run_record = ledger.record(clear(context, {"g"}, set()), query="q", context=context)
         ledger.feedback(run_record.run_id, correct=False, correction="x")
     flags = ("--agent-model", "text-reader", "--base-url", "http://127.0.0.1:1/v1")

@@ -70,7 +70,9 @@ def test_the_older_similar_memory_is_the_candidate() -> None:
 
 def test_similarity_groups_chain_and_the_newest_stays() -> None:
     days = ["2020-01-01", "2020-06-01", "2021-01-01", "2019-01-01"]
-    memories = [Memory(id=f"m{i}", content="x", metadata={"date": d}) for i, d in enumerate(days)]
+    memories = [
+        Memory(id=f"m{i}", content=f"x {i}", metadata={"date": d}) for i, d in enumerate(days)
+    ]
     similarity = np.eye(4)
     similarity[0, 1] = similarity[1, 0] = 0.5  # m0 ~ m1 ~ m2: one group, m2 newest
     similarity[1, 2] = similarity[2, 1] = 0.5

@@ -45,7 +45,7 @@ def get_documents(ids):
 @pytest.mark.parametrize("trigger", ["judge_first", "known_harm_or_feedback"])
 def test_negative_feedback_fixes_the_next_ask(tmp_path, trigger) -> None:
     """Under both recommended triggers (README "Running it in production")."""
-    with HarmLedger(tmp_path / "l.db") as ledger:  # store_text=False: no question texts
+    with HarmLedger(tmp_path / "l.db", store_text=False) as ledger:  # no question texts
         policy = (
             WhenJudgeFails()
             if trigger == "judge_first"
@@ -85,7 +85,7 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, trigger) -> None:
 
 
 def test_the_question_comes_from_the_trace_or_a_clear_error(tmp_path) -> None:
-    with HarmLedger(tmp_path / "l.db") as ledger:
+    with HarmLedger(tmp_path / "l.db", store_text=False) as ledger:  # the privacy switch
         retriever = ClearingRetriever(
             retriever=RunnableLambda(lambda q: DOCS), llm=SimulatedChatModel.from_case(CASE)
         )

@@ -35,11 +35,22 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_review_table_json_and_csv(path, tmp_path, capsys) -> None:
     code, out, _ = run(capsys, "ledger", "--ledger", str(path), "review")
-    assert code == 0 and "stale" in out and "once" not in out and "nothing was deleted" in out
+    proposed, single = out.split("single-query clearances")
+    assert code == 0 and "stale" in proposed and "once" not in proposed
+    assert "nothing was deleted" in proposed
+    assert "memory once" in single and "text: text of once  [ledger]" in single  # its own tier
+    code, out, _ = run(capsys, "ledger", "--ledger", str(path), "review", "--single-query", "hide")
+    assert "once" not in out and "single-query" not in out
     code, out, _ = run(capsys, "ledger", "--ledger", str(path), "review", "--format", "json")
     document = json.loads(out)
     assert [p["memory_id"] for p in document["proposals"]] == ["stale"]
     assert document["proposals"][0]["harmful_queries"] == 3
+    assert document["proposals"][0]["tier"] == "proposed"
+    [once] = document["single_query"]
+    assert (once["memory_id"], once["tier"], once["harmful_queries"]) == ("once", "single_query", 1)
+    assert once["memory_text"] == "text of once" and once["questions"] == {
+        HarmLedger(path).query_id("q4"): "q4"
+    }
     target = tmp_path / "out" / "proposals.csv"
     code, out, _ = run(
         capsys, "ledger", "--ledger", str(path), "review", "--min-queries", "1",

@@ -56,7 +56,7 @@ def test_review_texts_are_redacted(tmp_path, capsys) -> None:
 
 def test_review_without_texts_says_where_they_are(tmp_path, capsys) -> None:
     target = tmp_path / "plain.db"
-    with HarmLedger(target) as ledger:
+    with HarmLedger(target, store_text=False) as ledger:  # the privacy switch
         for q in QUESTIONS[:2]:
             context = memories("g", "stale")
             ledger.record(clear(context, {"g"}, {"stale"}), query=q, context=context)

@@ -55,7 +55,7 @@ def live_run(ledger: HarmLedger, judge_accepts: set[str]):
 
 @pytest.fixture
 def ledger(ledger_url: str):
-    with HarmLedger(ledger_url) as led:
+    with HarmLedger(ledger_url, store_text=False) as led:  # the privacy switch
         yield led
 
 

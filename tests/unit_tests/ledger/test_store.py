@@ -15,7 +15,7 @@ SECRET = "sk-proj-abcdefghijklmnopqrstuvwx"
 
 @pytest.fixture
 def ledger(ledger_url: str):
-    with HarmLedger(ledger_url, clock=StepClock()) as led:
+    with HarmLedger(ledger_url, clock=StepClock(), store_text=False) as led:
         yield led
 
 

@@ -30,7 +30,7 @@ def source_ids(response) -> set[str]:
 @pytest.mark.parametrize("trigger", ["judge_first", "known_harm_or_feedback"])
 def test_negative_feedback_fixes_the_next_ask(tmp_path, case, index, llm, trigger) -> None:
     """Under both recommended triggers (README "Running it in production")."""
-    with HarmLedger(tmp_path / "l.db") as ledger:  # store_text=False: no question texts
+    with HarmLedger(tmp_path / "l.db", store_text=False) as ledger:  # no question texts
         policy = (
             WhenJudgeFails()
             if trigger == "judge_first"
