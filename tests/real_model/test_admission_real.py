@@ -1,0 +1,35 @@
+"""ConMem admission on the real model: ``AdmissionGate`` over ``ChatOpenAI`` (every role the
+real model) decides candidate memories end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.real_model
+
+CONVERSATION = [
+    {"role": "user", "content": "I'm allergic to shellfish, never suggest shrimp dishes."},
+    {"role": "assistant", "content": "Noted. How about a lemon chicken traybake tonight?"},
+]
+
+
+def test_admission_gate_decides_with_the_real_model(chat_openai) -> None:
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from meclear_integrations.langchain import AdmissionGate
+    from meclear_integrations.langchain.admission import admitter_from_langchain
+
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    gate = AdmissionGate(store, admitter_from_langchain(chat_openai))
+    docs = [Document(id="a1", page_content="User is allergic to shellfish.")]
+    result = gate.add_documents(docs, context=CONVERSATION)
+    [decision] = result.decisions
+    # the flow completes: a decision, or a stage failure reported (never a guess)
+    if decision.decision is None:
+        assert decision.error, "no decision and no error"
+    else:
+        assert decision.decision in ("store", "do_not_store")
+        assert decision.cost.model_calls >= 1 if hasattr(decision, "cost") else True
+    assert result.added_ids == (["a1"] if decision.decision == "store" else [])
