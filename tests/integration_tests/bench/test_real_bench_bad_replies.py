@@ -128,3 +128,13 @@ def test_a_server_dying_mid_run_fails_calls_and_the_run_finishes(
     assert results["calls"]["failed_calls"] >= 1
     assert results["failures"]  # each case's failure recorded
     assert (tmp_path / "run" / "report.md").is_file()
+
+
+def test_the_text_reader_judge_is_not_sent_to_the_agents_endpoint(
+    built: Path, tmp_path: Path
+) -> None:
+    with serve_reader() as (url, state):
+        code, results = _run(url, built, tmp_path, "--judge-model", "meclear-text-reader")
+        prompts = [str(r.get("messages")) for r in state.requests]
+    assert code == 0 and results["calls"]["provider_calls_by_role"]["judge"] > 0
+    assert prompts and all(_AGENT in p for p in prompts)  # the judge ran in this process
