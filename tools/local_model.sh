@@ -14,7 +14,8 @@
 #                         (the venv), models/<package>/ (the GGUF), server.pid, server.log,
 #                         server.env (the running server's base_url and model)
 #   MECLEAR_LOCAL_MODEL   which model (default smollm2-135m); see `tools/local_model.sh models`
-#   MECLEAR_MODEL_THREADS threads of the server (default 2)
+#   MECLEAR_MODEL_THREADS threads of the server (default 1: llama.cpp's threads spin at each
+#                         sync point, so on a busy machine 2 threads are slower than 1)
 #   MECLEAR_MODEL_CTX     context window in tokens (default 4096)
 #   MECLEAR_NO_BUILD=1    never build the runtime (exit 3 when it is missing; CI sets this)
 #   PYTHON                interpreter of the runtime venv (default python3)
@@ -26,7 +27,7 @@ set -euo pipefail
 
 CACHE="${MECLEAR_MODEL_CACHE:-$HOME/.cache/meclear-local-model}"
 MODEL_NAME="${MECLEAR_LOCAL_MODEL:-smollm2-135m}"
-THREADS="${MECLEAR_MODEL_THREADS:-2}"
+THREADS="${MECLEAR_MODEL_THREADS:-1}"
 CTX="${MECLEAR_MODEL_CTX:-4096}"
 RUNTIME="$CACHE/runtime"
 RUNTIME_VERSION="0.3.36"

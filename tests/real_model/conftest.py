@@ -43,7 +43,7 @@ def real_model() -> RealModel:
     if not base:
         pytest.skip(SKIP_REASON)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(base.rstrip("/") + "/models", timeout=10) as reply:  # down: an error
+    with opener.open(base.rstrip("/") + "/models", timeout=120) as reply:  # down: an error
         served = [m["id"] for m in json.load(reply)["data"]]
     name = os.environ.get("MECLEAR_REAL_MODEL_NAME") or served[0]
     return RealModel(base.rstrip("/"), name)

@@ -47,6 +47,7 @@ APP = textwrap.dedent(
             retriever=RunnableLambda(lambda q: DOCS),
             llm=llm,
             mode="background",
+            clearance={{"budget": {{"max_wall_seconds": 900}}}},
             loop={{"ledger": HarmLedger(os.environ["APP_LEDGER_URL"]), "audit_workers": 0}},
         )
     '''

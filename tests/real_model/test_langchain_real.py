@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .memories import MEMORIES, QUESTION, REFERENCE
+from .memories import MEMORIES, QUESTION, REFERENCE, clearance
 
 pytestmark = pytest.mark.real_model
 
@@ -20,7 +20,9 @@ def _retriever(llm: Any) -> Any:
     from meclear_integrations.langchain import ClearingRetriever
 
     docs = [Document(page_content=t, id=i, metadata={"date": d}) for i, t, d in MEMORIES]
-    return ClearingRetriever(retriever=RunnableLambda(lambda q: docs), llm=llm)
+    return ClearingRetriever(
+        retriever=RunnableLambda(lambda q: docs), llm=llm, clearance=clearance()
+    )
 
 
 class _Events:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .memories import MEMORIES, QUESTION, REFERENCE
+from .memories import MEMORIES, QUESTION, REFERENCE, clearance
 
 pytestmark = pytest.mark.real_model
 
@@ -24,7 +24,7 @@ def _engine(llm: Any) -> Any:
     return index.as_query_engine(
         llm=llm,
         similarity_top_k=len(MEMORIES),
-        node_postprocessors=[MeClearPostprocessor(llm=llm)],
+        node_postprocessors=[MeClearPostprocessor(llm=llm, clearance=clearance())],
     )
 
 
