@@ -16,6 +16,12 @@ benchmark's calls are the integrations' calls. One call:
 4. charges the method being measured (the :class:`CallMeter` made current with
    :func:`metering`) and the run's :class:`CallTotals`.
 
+A judge's structured call asks in the format the judges negotiate per endpoint
+(``meclear_integrations.judges.formats``: json_schema -> json_object -> text): a format the
+server rejects (HTTP 400/422/500 about ``response_format``) raises
+:class:`~meclear_integrations.judges.formats.UnsupportedFormatError` at once, never retried
+as transient, and the judge asks again in the next format (``--judge-output auto``).
+
 A reply the provider cut at its token limit (``finish_reason`` ``length``) or an empty reply
 is a failed call too: never cached, counted in ``truncated_replies`` / ``empty_replies``,
 raised as a non-transient error for that case. A call that still fails raises a
@@ -48,6 +54,11 @@ from meclear_integrations.core.errors import (
 )
 from meclear_integrations.core.faults import exception_chain, http_status, sanitize
 from meclear_integrations.core.workers import check_call_allowed, in_worker
+from meclear_integrations.judges.formats import (
+    OutputFormat,
+    UnsupportedFormatError,
+    format_rejection,
+)
 
 from .cache import CachedReply, ResponseCache, cache_key, unbind_nonce
 from .model_spec import ModelSpec
@@ -64,6 +75,8 @@ __all__ = [
 ]
 
 _FATAL_STATUS = frozenset({401, 403, 404})
+_FORMATS: dict[str, OutputFormat] = {"json": "json_schema", "json_object": "json_object"}
+"""The output format of each structured call kind (``judges.formats``)."""
 _CONNECT_ERRORS = frozenset({"APIConnectionError", "ConnectError", "ConnectTimeout"})
 """Exception type names of a connection that never opened (openai, httpx)."""
 
@@ -339,6 +352,11 @@ class ModelClient:
             llm if llm is not None else spec.build(), structured_output=structured_output
         )
         self.structured = isinstance(self.inner, LangChainStructuredTextModel)
+        self.endpoint: str | None = getattr(self.inner, "endpoint", None)
+        """The endpoint key the judges negotiate output formats under."""
+        self.json_mode = self.structured and callable(
+            getattr(self.inner, "complete_json_object", None)
+        )
         from meclear_integrations.core.retry import CallRetrier
 
         self._retrier = CallRetrier(gate.retry, RunBudget())
@@ -377,11 +395,31 @@ class ModelClient:
             raise ConfigurationTypeError(f"the {self.role} model is used without structured output")
         return self._call("json", prompt, schema, draw)
 
+    def complete_json_object(self, prompt: str, schema: Mapping[str, Any], *, draw: int = 0) -> Any:
+        """A JSON-mode reply (``response_format`` ``json_object`` carrying ``schema``).
+
+        Args:
+            prompt: The prompt.
+            schema: The JSON schema of the reply (a grammar on llama.cpp servers).
+            draw: The draw of a sampled model.
+
+        Returns:
+            The reply text.
+
+        Raises:
+            ConfigurationTypeError: The model offers no JSON mode.
+        """
+        if not self.json_mode:
+            raise ConfigurationTypeError(f"the {self.role} model offers no JSON mode")
+        return self._call("json_object", prompt, schema, draw)
+
     def text_model(self) -> Any:
         """This client as the judges' neutral text model.
 
-        The model makes JSON-schema calls when structured output is on.
+        The model makes JSON-schema (and JSON-mode) calls when structured output is on.
         """
+        if self.json_mode:
+            return _JsonModeFacade(self)
         return _StructuredFacade(self) if self.structured else _Facade(self)
 
     def _call(self, kind: str, prompt: str, schema: Mapping[str, Any] | None, draw: int) -> Any:
@@ -446,7 +484,14 @@ class ModelClient:
                     attempts += 1
                     if gate.rate_limiter is not None:
                         gate.rate_limiter.acquire(blocking=True)
-                    return self._invoke(kind, prompt, schema)
+                    try:
+                        return self._invoke(kind, prompt, schema)
+                    except Exception as exc:
+                        fmt = _FORMATS.get(kind)
+                        rejection = format_rejection(exc, fmt, self.endpoint) if fmt else None
+                        if rejection is None:
+                            raise
+                        raise rejection from exc  # permanent: never retried
 
                 try:
                     value, usage, reasons = self._retrier.call(attempt)
@@ -478,6 +523,8 @@ class ModelClient:
             if kind == "json":
                 value = self.inner.complete_json(prompt, schema)  # type: ignore[attr-defined]
                 value = dict(value) if isinstance(value, Mapping) else str(value)
+            elif kind == "json_object":
+                value = str(self.inner.complete_json_object(prompt, schema))  # type: ignore[attr-defined]
             else:
                 value = self.inner.complete(prompt)
         finally:
@@ -517,8 +564,8 @@ class ModelClient:
         """What a call that failed after its retries raises (module docstring)."""
         with self.gate.totals.lock:
             self.gate.totals.failed_calls += 1
-        if isinstance(exc, RunStopped):
-            return exc
+        if isinstance(exc, RunStopped | UnsupportedFormatError):
+            return exc  # a rejected format: the judge asks in the next one
         status = http_status(exc)
         safe = sanitize(exc)
         if status is None and self._unreachable(exc):
@@ -566,8 +613,20 @@ class _Facade:
 
 
 class _StructuredFacade(_Facade):
+    def __init__(self, client: ModelClient) -> None:
+        super().__init__(client)
+        self.endpoint = client.endpoint
+
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
         return self.client.complete_json(prompt, schema)
 
     async def acomplete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
         return await in_worker(self.complete_json, prompt, schema)
+
+
+class _JsonModeFacade(_StructuredFacade):
+    def complete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
+        return self.client.complete_json_object(prompt, schema)
+
+    async def acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
+        return await in_worker(self.complete_json_object, prompt, schema)

@@ -11,6 +11,8 @@ Transient (:func:`is_transient`):
     (``APITimeoutError``, ``APIConnectionError``, ``RateLimitError``,
     ``InternalServerError``, ``ReadTimeout``, ``RemoteProtocolError``...). The chain of
     ``__cause__`` / ``__context__`` is searched, so a wrapped provider error counts.
+    An exception class with a boolean ``transient`` attribute decides for itself (the
+    judges' ``UnsupportedFormatError`` is never transient, whatever HTTP status it wraps).
 Permanent: everything else, notably HTTP 4xx such as 400 / 401 / 403 / 404 / 422
     (retrying cannot help), an unreadable judge verdict, a garbage or empty completion
     that failed to parse, a score outside [0, 1] and programming errors. Unreadable replies
@@ -99,6 +101,9 @@ def http_status(exc: BaseException) -> int | None:
 def _one_is_transient(exc: BaseException) -> bool | None:
     if isinstance(exc, RedactedError):
         return exc.transient
+    declared = getattr(type(exc), "transient", None)
+    if isinstance(declared, bool):  # a class that says it (e.g. an unsupported output format)
+        return declared
     if isinstance(exc, TransientError | TimeoutError | ConnectionError):
         return True
     if isinstance(exc, ScoreOutOfRangeError):

@@ -16,7 +16,7 @@ from ..core.memory import Memory
 
 __all__ = ["BaseJudge", "Judge", "JudgeVerdict", "ParseMethod"]
 
-ParseMethod = Literal["structured", "json", "label", "number", "rule", "callable"]
+ParseMethod = Literal["structured", "json", "label", "word", "number", "rule", "callable"]
 
 
 class JudgeVerdict(BaseModel):
@@ -29,8 +29,9 @@ class JudgeVerdict(BaseModel):
     raw: str = ""
     """The judge's raw output (the model reply for LLM judges; empty for rule judges)."""
     parsed_by: ParseMethod
-    """How the score was obtained: structured output, JSON in text, a verdict label, a bare
-    number, a rule (exact match, F1) or a user callable."""
+    """How the score was obtained: structured output, JSON in text, a verdict label, the
+    one-word verdict call (``judges.short_verdict``), a bare number, a rule (exact match,
+    F1) or a user callable."""
     reason: str | None = None
     """The judge's stated reason, when it gave one."""
 

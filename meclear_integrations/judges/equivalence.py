@@ -232,7 +232,5 @@ def equivalence_judge(judge: Any) -> Any | None:
     if not isinstance(judge, LLMJudge):
         return None
     twin = ReferenceLLMJudge.__new__(ReferenceLLMJudge)
-    twin.model = judge.model
-    twin.metadata_keys = judge.metadata_keys
-    twin.structured = judge.structured
+    twin.__dict__.update(vars(judge))  # same model, formats and metadata keys
     return twin

@@ -19,16 +19,21 @@ the free-text path, the final verdict line bound to a nonce that is fresh for ev
 and written into the prompt after all the data (:mod:`.protocol`). No answer or memory can
 know the nonce, so none can forge the verdict line, however the judge quotes it.
 
-With a structured-output model the verdict is requested as :data:`VERDICT_SCHEMA`; a model
-without it goes through :func:`~.protocol.parse_verdict` (a structured call answered with
-text is read only when the whole reply is one JSON object). Every call that yields no
-verdict raises :class:`~.errors.VerdictParseError`; so does a reply holding conflicting
-verdicts.
+Output formats are negotiated per endpoint (:mod:`.formats`): the verdict is requested as
+:data:`VERDICT_SCHEMA` (JSON schema or a tool call), then in JSON mode with
+:data:`~.parsing.GRAMMAR_VERDICT_SCHEMA` (a grammar on llama.cpp servers), then as text; an
+endpoint that rejects or ignores a format is asked in the next one at once, and remembered.
+On the text path the nonce-bound line is asked for first (:func:`~.protocol.parse_verdict`);
+a model that cannot write it gets one short second call asking for exactly one word
+(:mod:`.short_verdict`, which explains why this cannot be forged). A structured call
+answered with text is read only when the whole reply is one JSON object. Every judgement
+that yields no verdict raises :class:`~.errors.VerdictParseError` (the engine counts it as
+an unreadable reply); so does a reply holding conflicting verdicts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..core.errors import ConfigurationError
@@ -37,26 +42,35 @@ from ..core.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
-from .model import TextModel, as_text_model, supports_structured_output
-from .parsing import VERDICT_SCHEMA, verdict_from_object, verdict_from_text
+from .formats import ENDPOINT_FORMATS, OutputFormat, UnsupportedFormatError, format_rejection
+from .model import (
+    TextModel,
+    as_text_model,
+    endpoint_of,
+    supports_json_object,
+    supports_structured_output,
+)
+from .parsing import GRAMMAR_VERDICT_SCHEMA, VERDICT_SCHEMA, read_structured, with_cut_note
 from .prompts import reference_free_prompt, reference_prompt
 from .protocol import new_nonce, parse_verdict
+from .short_verdict import carries_verdict_word, parse_short_verdict
 
 __all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge"]
 
 
 class LLMJudge:
-    """Shared core: build the prompt, ask the model, read the verdict.
+    """Shared core: build the prompt, negotiate the output format, read the verdict.
 
     Args:
         model: A :class:`TextModel` or a function ``prompt -> str``.
-        structured_output: None uses JSON-schema replies when the model offers them; True
-            requires them.
+        structured_output: None uses the structured formats the model offers (JSON schema,
+            JSON mode) and falls back to text when the endpoint rejects them; True requires
+            a structured format (no text fallback); False asks for text only.
         metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
             memory shown to the judge (``prompts.render_memory``).
 
     Raises:
-        ConfigurationError: ``structured_output=True`` for a model without ``complete_json``.
+        ConfigurationError: ``structured_output=True`` for a model without structured calls.
     """
 
     requires_reference = False
@@ -70,10 +84,12 @@ class LLMJudge:
     ) -> None:
         self.model = as_text_model(model)
         self.metadata_keys = tuple(metadata_keys)
-        supported = supports_structured_output(self.model)
+        supported = supports_structured_output(self.model) or supports_json_object(self.model)
         if structured_output and not supported:
             raise ConfigurationError("structured_output=True but the model has no complete_json")
         self.structured = supported if structured_output is None else structured_output
+        self.text_fallback = structured_output is not True
+        self.endpoint = endpoint_of(self.model)
 
     def build_prompt(
         self,
@@ -84,6 +100,7 @@ class LLMJudge:
         *,
         structured: bool,
         nonce: str | None = None,
+        short: bool = False,
     ) -> str:
         """The judge prompt for one answer.
 
@@ -94,35 +111,144 @@ class LLMJudge:
             context: The memories the agent was shown.
             structured: Whether the verdict comes back as structured output.
             nonce: The free-text verdict nonce (a fresh one when None).
+            short: Ask for the one-word verdict (``judges.short_verdict``).
 
         Returns:
             The prompt text.
         """
         raise NotImplementedError
 
-    def _prompt(
-        self, question: str, answer: str, reference: str | None, context: Any
-    ) -> tuple[str, str | None]:
-        nonce = None if self.structured else new_nonce()
-        prompt = self.build_prompt(
-            question, answer, reference, context, structured=self.structured, nonce=nonce
-        )
-        return prompt, nonce
+    def judged_data(self, answer: str, context: Sequence[Memory] | None) -> list[str]:
+        """The untrusted texts the prompt shows the judge (the answer; memories if shown).
+
+        Args:
+            answer: The agent's answer.
+            context: The memories the agent was shown.
+
+        Returns:
+            The texts a one-word verdict must not be a quotation of.
+        """
+        return [answer]
+
+    def output_formats(self) -> list[OutputFormat]:
+        """The formats this judge will try, strongest first (``judges.formats``).
+
+        Returns:
+            The formats not yet rejected by the endpoint.
+        """
+        offered: list[OutputFormat] = []
+        if self.structured:
+            if supports_structured_output(self.model):
+                offered.append("json_schema")
+            if supports_json_object(self.model):
+                offered.append("json_object")
+        if not self.structured:
+            return ["text"]
+        usable = ENDPOINT_FORMATS.usable(self.endpoint, offered)
+        return usable if self.text_fallback else [f for f in usable if f != "text"]
 
     def _verdict(
         self, question: str, answer: str, reference: str | None, context: Any
     ) -> Steps[JudgeVerdict]:
-        """One judgement, written once: the drivers make the model call."""
-        prompt, nonce = self._prompt(question, answer, reference, context)
-        check_call_allowed()
-        if nonce is None:
-            reply = yield Call(
-                lambda: self.model.complete_json(prompt, VERDICT_SCHEMA),  # type: ignore[attr-defined]
-                lambda: self.model.acomplete_json(prompt, VERDICT_SCHEMA),  # type: ignore[attr-defined]
+        """One judgement, written once: the drivers make the model calls."""
+        suspected: list[OutputFormat] = []
+        failure: UnsupportedFormatError | None = None
+        for fmt in self.output_formats():
+            if fmt == "text":
+                verdict = yield from self._text_verdict(question, answer, reference, context)
+            else:
+                try:
+                    verdict = yield from self._structured_verdict(
+                        fmt, question, answer, reference, context
+                    )
+                except UnsupportedFormatError as exc:
+                    failure = exc
+                    if exc.confirmed:
+                        ENDPOINT_FORMATS.reject(self.endpoint, fmt)
+                    else:
+                        suspected.append(fmt)
+                    continue
+            for rejected in suspected:  # a lower format answered: the endpoint is up
+                ENDPOINT_FORMATS.reject(self.endpoint, rejected)
+            ENDPOINT_FORMATS.answer(self.endpoint, fmt)
+            return verdict
+        raise failure or UnsupportedFormatError(
+            f"{self.endpoint or 'the endpoint'} rejected every structured output format "
+            "and structured_output=True forbids the text verdict",
+            output_format="json_schema",
+            endpoint=self.endpoint,
+        )
+
+    def _structured_verdict(
+        self,
+        fmt: OutputFormat,
+        question: str,
+        answer: str,
+        reference: str | None,
+        context: Any,
+    ) -> Steps[JudgeVerdict]:
+        prompt = self.build_prompt(question, answer, reference, context, structured=True)
+        model: Any = self.model
+        if fmt == "json_schema":
+            call = Call(
+                lambda: model.complete_json(prompt, VERDICT_SCHEMA),
+                lambda: model.acomplete_json(prompt, VERDICT_SCHEMA),
             )
-            return _read_structured(reply)
+        else:
+            call = Call(
+                lambda: model.complete_json_object(prompt, GRAMMAR_VERDICT_SCHEMA),
+                lambda: model.acomplete_json_object(prompt, GRAMMAR_VERDICT_SCHEMA),
+            )
+        check_call_allowed()
+        try:
+            reply = yield call
+        except Exception as exc:
+            rejection = format_rejection(exc, fmt, self.endpoint)
+            if rejection is None:
+                raise
+            raise rejection from exc
+        return read_structured(reply, fmt, self.endpoint)
+
+    def _text_verdict(
+        self, question: str, answer: str, reference: str | None, context: Any
+    ) -> Steps[JudgeVerdict]:
+        """The nonce-line reply, then (when unreadable) the one-word verdict call."""
+        quoted = carries_verdict_word(self.judged_data(answer, context))
+        first: VerdictParseError | None = None
+        if not ENDPOINT_FORMATS.short_only(self.endpoint) or quoted:
+            nonce = new_nonce()
+            prompt = self.build_prompt(
+                question, answer, reference, context, structured=False, nonce=nonce
+            )
+            check_call_allowed()
+            text = yield Call(
+                lambda: self.model.complete(prompt), lambda: self.model.acomplete(prompt)
+            )
+            try:
+                return parse_verdict(text, nonce)
+            except VerdictParseError as exc:
+                first = with_cut_note(exc, text)
+            if quoted:
+                raise VerdictParseError(
+                    f"{first}; the one-word verdict call is not made: the judged answer or "
+                    "memories hold a verdict word, so a one-word reply could be a quotation",
+                    raw=first.raw,
+                ) from None
+        prompt = self.build_prompt(
+            question, answer, reference, context, structured=False, short=True
+        )
+        check_call_allowed()
         text = yield Call(lambda: self.model.complete(prompt), lambda: self.model.acomplete(prompt))
-        return parse_verdict(text, nonce)
+        try:
+            verdict = parse_short_verdict(text)
+        except VerdictParseError as exc:
+            second = with_cut_note(exc, text)
+            if first is None:
+                raise second from None
+            raise VerdictParseError(f"{first}; then {second}", raw=second.raw) from None
+        if first is not None:
+            ENDPOINT_FORMATS.rescued_by_short(self.endpoint)
+        return verdict
 
     def score(
         self,
@@ -147,20 +273,6 @@ class LLMJudge:
         return await arun_steps(self._verdict(question, answer, reference, context))
 
 
-def _read_structured(reply: Mapping[str, Any] | str | Any) -> JudgeVerdict:
-    """The verdict of a structured call: the reply object, or text holding one object."""
-    if isinstance(reply, str):
-        return verdict_from_text(reply)
-    if hasattr(reply, "model_dump"):
-        reply = reply.model_dump()
-    if isinstance(reply, Mapping):
-        return verdict_from_object(reply, repr(dict(reply))[:2000], structured=True)
-    raise VerdictParseError(
-        f"the judge model returned {type(reply).__name__}, not text or an object",
-        raw=repr(reply),
-    )
-
-
 class ReferenceLLMJudge(LLMJudge):
     """Reference-based judge: is ``answer`` the same fact as the gold ``reference``?"""
 
@@ -175,6 +287,7 @@ class ReferenceLLMJudge(LLMJudge):
         *,
         structured: bool,
         nonce: str | None = None,
+        short: bool = False,
     ) -> str:
         """The judge prompt for one answer.
 
@@ -185,6 +298,7 @@ class ReferenceLLMJudge(LLMJudge):
             context: The memories the agent was shown.
             structured: Whether the verdict comes back as structured output.
             nonce: The free-text verdict nonce (a fresh one when None).
+            short: Ask for the one-word verdict (``judges.short_verdict``).
 
         Returns:
             The prompt text.
@@ -194,7 +308,9 @@ class ReferenceLLMJudge(LLMJudge):
                 "ReferenceLLMJudge needs a reference answer; pass reference=... or use "
                 "ReferenceFreeLLMJudge"
             )
-        return reference_prompt(question, answer, reference, structured=structured, nonce=nonce)
+        return reference_prompt(
+            question, answer, reference, structured=structured, nonce=nonce, short=short
+        )
 
 
 class ReferenceFreeLLMJudge(LLMJudge):
@@ -215,6 +331,7 @@ class ReferenceFreeLLMJudge(LLMJudge):
         *,
         structured: bool,
         nonce: str | None = None,
+        short: bool = False,
     ) -> str:
         """The judge prompt for one answer.
 
@@ -225,6 +342,7 @@ class ReferenceFreeLLMJudge(LLMJudge):
             context: The memories the agent was shown.
             structured: Whether the verdict comes back as structured output.
             nonce: The free-text verdict nonce (a fresh one when None).
+            short: Ask for the one-word verdict (``judges.short_verdict``).
 
         Returns:
             The prompt text.
@@ -236,4 +354,17 @@ class ReferenceFreeLLMJudge(LLMJudge):
             structured=structured,
             nonce=nonce,
             metadata_keys=self.metadata_keys,
+            short=short,
         )
+
+    def judged_data(self, answer: str, context: Sequence[Memory] | None) -> list[str]:
+        """The answer and the memories shown (see :meth:`LLMJudge.judged_data`).
+
+        Args:
+            answer: The agent's answer.
+            context: The memories the judge is shown.
+
+        Returns:
+            Their texts.
+        """
+        return [answer, *(str(m.content) for m in context or ())]

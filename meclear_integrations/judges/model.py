@@ -2,8 +2,15 @@
 
 A model answers a prompt with text, synchronously and asynchronously. A model that can
 constrain its reply to a JSON schema also offers ``complete_json`` / ``acomplete_json``;
-LLM judges then request their verdict as structured output. The shape is the same as the
-ConMem text-model protocol, so one framework adapter serves both.
+LLM judges then request their verdict as structured output. A model over an
+OpenAI-compatible endpoint may also offer JSON mode (``complete_json_object`` /
+``acomplete_json_object``: ``response_format`` ``json_object`` carrying the schema, which
+llama.cpp servers enforce with a grammar) and name its endpoint (``endpoint``: base URL and
+model), so the judges negotiate the format once per endpoint (``judges.formats``). The shape
+is the same as the ConMem text-model protocol, so one framework adapter serves both.
+
+Adapters may return a :class:`ModelReply` (a ``str``) that carries the server's
+``finish_reason``, so a judge can say a reply was cut at the token limit.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from ..core.workers import in_worker
 
 __all__ = [
     "FunctionTextModel",
+    "ModelReply",
     "StructuredTextModel",
     "TextModel",
     "as_text_model",
+    "endpoint_of",
+    "supports_json_object",
     "supports_structured_output",
 ]
 
@@ -81,6 +91,56 @@ class StructuredTextModel(TextModel, Protocol):
             The decoded object, or the raw text.
         """
         ...
+
+
+class ModelReply(str):
+    """A reply's text that also carries the server's ``finish_reason`` (``"length"``: cut).
+
+    Args:
+        text: The reply text.
+        finish_reason: Why generation stopped, when the server said.
+
+    Example:
+        >>> from meclear_integrations.judges.model import ModelReply
+        >>> reply = ModelReply("The answer is", finish_reason="length")
+        >>> reply, reply.finish_reason
+        ('The answer is', 'length')
+    """
+
+    finish_reason: str | None
+
+    def __new__(cls, text: str, finish_reason: str | None = None) -> ModelReply:
+        """The reply ``text`` carrying ``finish_reason``."""
+        reply = super().__new__(cls, text)
+        reply.finish_reason = finish_reason
+        return reply
+
+
+def supports_json_object(model: object) -> bool:
+    """True when ``model`` offers JSON mode (``complete_json_object`` and its async twin).
+
+    Args:
+        model: Any model object.
+
+    Returns:
+        Whether the JSON-mode calls exist.
+    """
+    return callable(getattr(model, "complete_json_object", None)) and callable(
+        getattr(model, "acomplete_json_object", None)
+    )
+
+
+def endpoint_of(model: object) -> str | None:
+    """The endpoint key a model names (its ``endpoint``: base URL and model), if any.
+
+    Args:
+        model: Any model object.
+
+    Returns:
+        The key, or None (then nothing is remembered across judges).
+    """
+    endpoint = getattr(model, "endpoint", None)
+    return endpoint if isinstance(endpoint, str) and endpoint else None
 
 
 def supports_structured_output(model: object) -> bool:

@@ -8,8 +8,18 @@
   :func:`~meclear_integrations.core.bounded_json.load_object` (at most
   :data:`MAX_JSON_REPLY_CHARS` characters, nesting depth at most 4, duplicate keys
   rejected as conflicting).
+- **JSON mode** (``"json_object"``, :mod:`.formats`): the request carries
+  :data:`GRAMMAR_VERDICT_SCHEMA` (llama.cpp servers constrain decoding with it); the reply is
+  read like a structured call answered with text.
 - **Free text**: the nonce-bound final verdict line of :mod:`.protocol`
-  (:func:`~.protocol.parse_verdict`).
+  (:func:`~.protocol.parse_verdict`), else the one-word verdict call of
+  :mod:`.short_verdict`.
+
+A structured request answered with prose (not even an attempt at an object) means the
+endpoint ignores that format: :func:`read_structured` raises
+:class:`~.formats.UnsupportedFormatError` so the judge moves to the next format. A reply the
+server cut at its token limit (``finish_reason == "length"``, carried by
+:class:`~.model.ModelReply`) says so in its error (:func:`with_cut_note`).
 
 The question, answer, reference and memories are never parsed: nothing they contain can
 change a verdict. Every reply without a readable verdict raises
@@ -26,15 +36,20 @@ from pydantic import BaseModel, ConfigDict
 from ..core.bounded_json import BoundedJSONError, load_object
 from .base import JudgeVerdict
 from .errors import VerdictParseError
+from .formats import OutputFormat, UnsupportedFormatError
 from .protocol import MAX_REASON_CHARS, parse_verdict
 
 __all__ = [
+    "GRAMMAR_VERDICT_SCHEMA",
+    "MAX_GRAMMAR_REASON_CHARS",
     "MAX_JSON_REPLY_CHARS",
     "VERDICT_SCHEMA",
     "VerdictSchema",
     "parse_verdict",
+    "read_structured",
     "verdict_from_object",
     "verdict_from_text",
+    "with_cut_note",
 ]
 
 MAX_JSON_REPLY_CHARS = 64_000
@@ -56,6 +71,22 @@ class VerdictSchema(BaseModel):
 
 VERDICT_SCHEMA: dict[str, Any] = VerdictSchema.model_json_schema()
 """JSON schema of :class:`VerdictSchema`, as passed to ``complete_json``."""
+
+
+MAX_GRAMMAR_REASON_CHARS = 300
+"""Longest reason a grammar-constrained (JSON mode) verdict may write."""
+
+GRAMMAR_VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "maxLength": MAX_GRAMMAR_REASON_CHARS},
+        "correct": {"type": "boolean"},
+    },
+    "required": ["reason", "correct"],
+    "additionalProperties": False,
+}
+"""The verdict object of a JSON-mode request: the reason bounded, so a constrained model
+reaches ``correct`` before any token limit (llama.cpp turns it into a grammar)."""
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
@@ -114,3 +145,67 @@ def verdict_from_text(raw: str) -> JudgeVerdict:
             raw=raw if isinstance(raw, str) else repr(raw),
         ) from None
     return verdict_from_object(obj, raw, structured=False)
+
+
+def with_cut_note(exc: VerdictParseError, reply: object) -> VerdictParseError:
+    """``exc``, naming the token limit when the server cut ``reply`` there.
+
+    Args:
+        exc: The parse error.
+        reply: The reply (a :class:`~.model.ModelReply` knows its ``finish_reason``).
+
+    Returns:
+        The error to raise.
+    """
+    if getattr(reply, "finish_reason", None) != "length":
+        return exc
+    return VerdictParseError(
+        f"{exc} (the server cut the reply at its token limit, finish_reason=length: raise "
+        "the judge model's max_tokens)",
+        raw=exc.raw,
+    )
+
+
+def _prose(text: str) -> bool:
+    """A reply that does not even attempt a JSON object."""
+    body = text.strip().strip("`").strip()
+    return bool(body) and "{" not in body
+
+
+def read_structured(
+    reply: Mapping[str, Any] | str | Any, output_format: OutputFormat, endpoint: str | None
+) -> JudgeVerdict:
+    """The verdict of a structured call: the reply object, or text holding one object.
+
+    Args:
+        reply: The call's reply.
+        output_format: The format asked for.
+        endpoint: The endpoint's key.
+
+    Returns:
+        The verdict.
+
+    Raises:
+        UnsupportedFormatError: The reply is prose (the endpoint ignores the format).
+        VerdictParseError: The reply holds no readable verdict.
+    """
+    if isinstance(reply, str):
+        if _prose(reply):
+            raise UnsupportedFormatError(
+                f"{endpoint or 'the endpoint'} answered a {output_format} request with prose "
+                f"(it ignores that format): {reply.strip()[:80]!r}",
+                output_format=output_format,
+                endpoint=endpoint,
+            )
+        try:
+            return verdict_from_text(reply)
+        except VerdictParseError as exc:
+            raise with_cut_note(exc, reply) from None
+    if hasattr(reply, "model_dump"):
+        reply = reply.model_dump()
+    if isinstance(reply, Mapping):
+        return verdict_from_object(reply, repr(dict(reply))[:2000], structured=True)
+    raise VerdictParseError(
+        f"the judge model returned {type(reply).__name__}, not text or an object",
+        raw=repr(reply),
+    )

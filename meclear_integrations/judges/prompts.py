@@ -8,7 +8,8 @@ before the verdict (a weak judge agrees more with itself when it reasons first) 
 with the free-text verdict instruction of :mod:`.protocol` (a final ``VERDICT <nonce>:
 CORRECT`` / ``INCORRECT`` line, the nonce fresh per call and written after all the data)
 or, for the structured path, a request for the JSON object of
-:class:`~meclear_integrations.judges.parsing.VerdictSchema`.
+:class:`~meclear_integrations.judges.parsing.VerdictSchema`, or, for the one-word verdict
+call of :mod:`.short_verdict` (``short=True``), a request for exactly one word.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from ..core.memory import Memory
 from .answer_prompts import CHARS_PER_TOKEN, MAX_MEMORY_TOKENS, bound_text, fence, render_memories
 from .protocol import new_nonce, verdict_instruction
+from .short_verdict import short_verdict_instruction
 
 __all__ = ["reference_free_prompt", "reference_prompt"]
 
@@ -36,14 +38,22 @@ def _bounded(text: str) -> str:
     return bound_text(text, MAX_MEMORY_TOKENS * CHARS_PER_TOKEN)
 
 
-def _format(structured: bool, nonce: str | None) -> str:
+def _format(structured: bool, nonce: str | None, short: bool = False) -> str:
+    if short:
+        return short_verdict_instruction()
     if structured:
         return _JSON_FORMAT
     return verdict_instruction(nonce if nonce is not None else new_nonce())
 
 
 def reference_prompt(
-    question: str, answer: str, reference: str, *, structured: bool, nonce: str | None = None
+    question: str,
+    answer: str,
+    reference: str,
+    *,
+    structured: bool,
+    nonce: str | None = None,
+    short: bool = False,
 ) -> str:
     """The prompt that grades ``answer`` against the gold ``reference``.
 
@@ -53,6 +63,7 @@ def reference_prompt(
         reference: The gold answer.
         structured: Whether the verdict comes back as structured output (no nonce line).
         nonce: The free-text verdict nonce (a fresh one when None).
+        short: Close with the one-word verdict request instead (``judges.short_verdict``).
 
     Returns:
         The judge prompt.
@@ -67,7 +78,7 @@ def reference_prompt(
             "(paraphrase, formatting and extra detail that does not contradict the reference "
             "are fine) and INCORRECT when it states a different fact, contradicts the "
             "reference or does not answer.",
-            _format(structured, nonce),
+            _format(structured, nonce, short),
         ]
     )
 
@@ -80,6 +91,7 @@ def reference_free_prompt(
     structured: bool,
     nonce: str | None = None,
     metadata_keys: Sequence[str] = (),
+    short: bool = False,
 ) -> str:
     """The prompt that judges ``answer`` with no gold answer.
 
@@ -93,6 +105,7 @@ def reference_free_prompt(
         structured: Whether the verdict comes back as structured output (no nonce line).
         nonce: The free-text verdict nonce, as in :func:`reference_prompt`.
         metadata_keys: Metadata keys rendered as memory attributes.
+        short: Close with the one-word verdict request instead (``judges.short_verdict``).
 
     Returns:
         The judge prompt.
@@ -110,6 +123,6 @@ def reference_free_prompt(
             "independent sources), is the more credible. It is INCORRECT when it contradicts "
             "the more credible evidence, asserts something the memories do not support, or "
             "does not answer although the memories contain the answer.",
-            _format(structured, nonce),
+            _format(structured, nonce, short),
         ]
     )

@@ -6,6 +6,14 @@ works for the schema, the wrapper also offers ``complete_json`` / ``acomplete_js
 ``include_raw=True`` is used so a reply that fails to parse is handed back as raw text (the
 judge then reads it only when it is one bounded JSON object) instead of failing the call.
 
+Over an OpenAI-compatible chat model (``langchain_openai``'s ``ChatOpenAI`` and its kin,
+found through bindings) the wrapper is a :class:`LangChainOpenAITextModel`: it names its
+endpoint (base URL and model) and also offers JSON mode (``complete_json_object``:
+``response_format`` ``json_object`` carrying the schema, which llama.cpp servers enforce
+with a grammar), so the judges negotiate json_schema -> json_object -> text once per
+endpoint (``judges.formats``). A reply the server cut at its token limit comes back as a
+:class:`~meclear_integrations.judges.model.ModelReply` saying so.
+
 Calls made without an explicit ``config`` inherit the caller's run (LangChain's context
 variable), so judge calls nest under the evaluation run that makes them.
 
@@ -33,8 +41,10 @@ from langchain_core.runnables.base import RunnableBindingBase, RunnableParallel,
 from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 
 from ..core.workers import in_worker
+from ..judges.model import ModelReply
 
 __all__ = [
+    "LangChainOpenAITextModel",
     "LangChainStructuredTextModel",
     "LangChainTextModel",
     "ainvoke_off_loop",
@@ -122,7 +132,11 @@ def message_text(output: object) -> str:
     if isinstance(output, str):
         return output
     if isinstance(output, BaseMessage):
-        return str(output.text)
+        text = str(output.text)
+        metadata = getattr(output, "response_metadata", None) or {}
+        if metadata.get("finish_reason") == "length":
+            return ModelReply(text, finish_reason="length")
+        return text
     if isinstance(output, Mapping) and "answer" in output:
         return message_text(output["answer"])
     raise TypeError(
@@ -247,6 +261,74 @@ class LangChainStructuredTextModel(LangChainTextModel):
         return self._unpack(await ainvoke_off_loop(structured, prompt, config=self.config))
 
 
+def openai_chat_model(llm: Runnable, _depth: int = 0) -> Any:
+    """The ``langchain_openai`` chat model inside ``llm`` (through bindings), or None.
+
+    Args:
+        llm: The runnable.
+
+    Returns:
+        The OpenAI-compatible chat model, or None.
+    """
+    if _depth > 20:
+        return None
+    if any(c.__module__.startswith("langchain_openai") for c in type(llm).__mro__) and hasattr(
+        llm, "openai_api_base"
+    ):
+        return llm
+    bound = getattr(llm, "bound", None)
+    return openai_chat_model(bound, _depth + 1) if isinstance(bound, Runnable) else None
+
+
+class LangChainOpenAITextModel(LangChainStructuredTextModel):
+    """A structured text model over an OpenAI-compatible chat model, with JSON mode.
+
+    Args:
+        llm: A runnable whose model is a ``langchain_openai`` chat model.
+        config: The runnable config of every call (None inherits the caller's run).
+        method: The ``with_structured_output`` method, when set.
+    """
+
+    def __init__(
+        self, llm: Runnable, *, config: RunnableConfig | None = None, method: str | None = None
+    ) -> None:
+        super().__init__(llm, config=config, method=method)
+        chat = openai_chat_model(llm)
+        base = getattr(chat, "openai_api_base", None) or "api.openai.com"
+        model = getattr(chat, "model_name", None) or getattr(chat, "model", None)
+        self.endpoint = f"{str(base).rstrip('/')}|{model}"
+        """The endpoint key the judges remember formats under (base URL and model)."""
+
+    def _json_mode(self, schema: Mapping[str, Any]) -> Runnable:
+        response_format = {"type": "json_object", "schema": dict(schema)}
+        return self.llm.bind(response_format=response_format)
+
+    def complete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        """Complete ``prompt`` in JSON mode (the schema is a grammar on llama.cpp servers).
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The reply text (one JSON object when the server honours JSON mode).
+        """
+        return message_text(self._json_mode(schema).invoke(prompt, config=self.config))
+
+    async def acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        """Async :meth:`complete_json_object`.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The reply text.
+        """
+        runnable = self._json_mode(schema)
+        return message_text(await ainvoke_off_loop(runnable, prompt, config=self.config))
+
+
 def _supports_structured(llm: Runnable) -> bool:
     method = getattr(llm, "with_structured_output", None)
     if not callable(method):
@@ -276,7 +358,8 @@ def as_text_model(
         config: The runnable config of every call (None inherits the caller's run).
 
     Returns:
-        A :class:`LangChainStructuredTextModel` when JSON replies are used, else a
+        A :class:`LangChainOpenAITextModel` for an OpenAI-compatible chat model, a
+        :class:`LangChainStructuredTextModel` for other models with JSON replies, else a
         :class:`LangChainTextModel`.
 
     Example:
@@ -290,6 +373,8 @@ def as_text_model(
         ```
     """
     use = _supports_structured(llm) if structured_output is None else structured_output
+    if use and openai_chat_model(llm) is not None:
+        return LangChainOpenAITextModel(llm, config=config, method=method)
     if use:
         return LangChainStructuredTextModel(llm, config=config, method=method)
     return LangChainTextModel(llm, config=config)

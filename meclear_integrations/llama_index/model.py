@@ -16,6 +16,15 @@ function-calling LLMs (``llm.metadata.is_function_calling_model``): the JSON sch
 the parameters of one required tool, ``respond``, and the tool call's arguments are the
 reply. A reply without a tool call is handed back as its text (the judge reads it only
 when it is one JSON object).
+
+:class:`LlamaIndexOpenAITextModel` serves OpenAI-compatible LLMs (``llama_index.llms.openai``'s
+``OpenAI`` and its subclasses, ``OpenAILike`` included): it names its endpoint (API base and
+model) and offers ``response_format`` requests: ``json_schema`` (a tool call instead for a
+function-calling LLM) and JSON mode (``complete_json_object``: ``json_object`` carrying the
+schema, which llama.cpp servers enforce with a grammar), so the judges negotiate
+json_schema -> json_object -> text once per endpoint (``judges.formats``). A reply the
+server cut at its token limit comes back as a
+:class:`~meclear_integrations.judges.model.ModelReply` saying so.
 """
 
 from __future__ import annotations
@@ -32,8 +41,11 @@ from llama_index.core.tools import FunctionTool, ToolMetadata
 
 from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.workers import in_worker
+from ..judges.formats import UnsupportedFormatError
+from ..judges.model import ModelReply
 
 __all__ = [
+    "LlamaIndexOpenAITextModel",
     "LlamaIndexStructuredTextModel",
     "LlamaIndexTextModel",
     "as_text_model",
@@ -45,8 +57,24 @@ TOOL_NAME = "respond"
 """Name of the tool whose arguments carry a structured reply."""
 
 
+def _cut(response: Any) -> bool:
+    """Whether the server stopped the reply at its token limit (OpenAI-style ``raw``)."""
+    raw = getattr(response, "raw", None)
+    choices = raw.get("choices") if isinstance(raw, Mapping) else getattr(raw, "choices", None)
+    if not choices:
+        return False
+    first = choices[0]
+    reason = first.get("finish_reason") if isinstance(first, Mapping) else None
+    return (reason or getattr(first, "finish_reason", None)) == "length"
+
+
+def _text(response: Any, text: str | None) -> str:
+    text = text or ""
+    return ModelReply(text, finish_reason="length") if _cut(response) else text
+
+
 def _chat_text(response: ChatResponse) -> str:
-    return response.message.content or ""
+    return _text(response, response.message.content)
 
 
 def has_native_async(llm: LLM, *, chat: bool) -> bool:
@@ -96,7 +124,8 @@ class LlamaIndexTextModel:
         """
         if self.chat:
             return _chat_text(self.llm.chat(self._messages(prompt)))
-        return self.llm.complete(prompt).text
+        response = self.llm.complete(prompt)
+        return _text(response, response.text)
 
     async def acomplete(self, prompt: str) -> str:
         """Complete ``prompt`` on the event loop.
@@ -111,7 +140,8 @@ class LlamaIndexTextModel:
             return await in_worker(self.complete, prompt)
         if self.chat:
             return _chat_text(await self.llm.achat(self._messages(prompt)))
-        return (await self.llm.acomplete(prompt)).text
+        response = await self.llm.acomplete(prompt)
+        return _text(response, response.text)
 
 
 @dataclass
@@ -186,6 +216,123 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
         return self._unpack(response)
 
 
+def _openai_class() -> type | None:
+    try:
+        from llama_index.llms.openai import OpenAI
+    except ImportError:  # pragma: no cover - the llama-index extra installs it
+        return None
+    return OpenAI
+
+
+def is_openai_compatible(llm: LLM) -> bool:
+    """Whether ``llm`` is ``llama_index.llms.openai``'s ``OpenAI`` or a subclass (``OpenAILike``).
+
+    Args:
+        llm: The LlamaIndex LLM.
+
+    Returns:
+        True when ``response_format`` requests reach an OpenAI-compatible endpoint.
+    """
+    cls = _openai_class()
+    return cls is not None and isinstance(llm, cls)
+
+
+class LlamaIndexOpenAITextModel(LlamaIndexStructuredTextModel):
+    """JSON schema and JSON mode over an OpenAI-compatible LlamaIndex LLM (module docstring).
+
+    Args:
+        llm: An ``OpenAI`` / ``OpenAILike`` LLM.
+        chat: As in :class:`LlamaIndexTextModel`.
+    """
+
+    def __init__(self, llm: LLM, *, chat: bool | None = None) -> None:
+        super().__init__(llm, chat=chat)
+        self.tools = supports_function_calling(llm)
+        base = getattr(llm, "api_base", None) or "api.openai.com"
+        self.endpoint = f"{str(base).rstrip('/')}|{getattr(llm, 'model', None)}"
+        """The endpoint key the judges remember formats under (API base and model)."""
+
+    @staticmethod
+    def _json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+        body = {k: v for k, v in schema.items() if k not in ("title", "description")}
+        return {"type": "json_schema", "json_schema": {"name": "respond", "schema": body}}
+
+    def _no_completion_formats(self, response_format: Mapping[str, Any]) -> None:
+        if not self.chat:  # the completions API has no response_format
+            raise UnsupportedFormatError(
+                f"{self.endpoint} is used through the completions API (is_chat_model=False), "
+                "which takes no response_format",
+                output_format=response_format["type"],
+                endpoint=self.endpoint,
+            )
+
+    def _formatted(self, prompt: str, response_format: Mapping[str, Any]) -> str:
+        self._no_completion_formats(response_format)
+        response = self.llm.chat(self._messages(prompt), response_format=response_format)
+        return _chat_text(response)
+
+    async def _aformatted(self, prompt: str, response_format: Mapping[str, Any]) -> str:
+        self._no_completion_formats(response_format)
+        if not self.native_async:
+            return await in_worker(self._formatted, prompt, response_format)
+        messages = self._messages(prompt)
+        return _chat_text(await self.llm.achat(messages, response_format=response_format))
+
+    def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
+        """A required tool call (function-calling LLMs) or a ``json_schema`` response format.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The decoded object, or the raw text.
+        """
+        if self.tools:
+            return super().complete_json(prompt, schema)
+        return self._formatted(prompt, self._json_schema(schema))
+
+    async def acomplete_json(
+        self, prompt: str, schema: Mapping[str, Any]
+    ) -> Mapping[str, Any] | str:
+        """Async :meth:`complete_json`.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The decoded object, or the raw text.
+        """
+        if self.tools:
+            return await super().acomplete_json(prompt, schema)
+        return await self._aformatted(prompt, self._json_schema(schema))
+
+    def complete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        """Complete ``prompt`` in JSON mode (the schema is a grammar on llama.cpp servers).
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The reply text.
+        """
+        return self._formatted(prompt, {"type": "json_object", "schema": dict(schema)})
+
+    async def acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        """Async :meth:`complete_json_object`.
+
+        Args:
+            prompt: The prompt text.
+            schema: The JSON schema of the reply.
+
+        Returns:
+            The reply text.
+        """
+        return await self._aformatted(prompt, {"type": "json_object", "schema": dict(schema)})
+
+
 def supports_function_calling(llm: LLM) -> bool:
     """Whether ``llm`` is a ``FunctionCallingLLM`` that declares function calling.
 
@@ -207,15 +354,16 @@ def as_text_model(
         llm: The LlamaIndex LLM.
         chat: Use the chat methods; None follows ``llm.metadata.is_chat_model``.
         structured_output: None adds the JSON-schema calls when the LLM supports function
-            calling; True requires it.
+            calling or is OpenAI-compatible; True requires it.
 
     Returns:
-        A :class:`LlamaIndexStructuredTextModel` when JSON replies are used, else a
+        A :class:`LlamaIndexOpenAITextModel` for an OpenAI-compatible LLM, a
+        :class:`LlamaIndexStructuredTextModel` for other function-calling LLMs, else a
         :class:`LlamaIndexTextModel`.
 
     Raises:
         ConfigurationTypeError: ``llm`` is not a LlamaIndex ``LLM``.
-        ConfigurationError: ``structured_output=True`` for an LLM without function calling.
+        ConfigurationError: ``structured_output=True`` for an LLM with neither.
 
     Example:
         ```python
@@ -228,9 +376,14 @@ def as_text_model(
     """
     if not isinstance(llm, LLM):
         raise ConfigurationTypeError(f"expected a LlamaIndex LLM, got {type(llm).__name__}")
-    supported = supports_function_calling(llm)
+    openai = is_openai_compatible(llm)
+    supported = openai or supports_function_calling(llm)
     if structured_output and not supported:
-        raise ConfigurationError("structured_output=True needs a function-calling LLM")
+        raise ConfigurationError(
+            "structured_output=True needs a function-calling or OpenAI-compatible LLM"
+        )
     if supported if structured_output is None else structured_output:
+        if openai:
+            return LlamaIndexOpenAITextModel(llm, chat=chat)
         return LlamaIndexStructuredTextModel(llm, chat=chat)
     return LlamaIndexTextModel(llm, chat=chat)

@@ -38,16 +38,19 @@ def test_injection_inside_the_answer_stays_data() -> None:
 
 
 def test_unparseable_verdict_raises_per_call() -> None:
-    model = ScriptedTextModel("I am not able to judge that.", "VERDICT {nonce}: CORRECT")
+    model = ScriptedTextModel(
+        "I am not able to judge that.", "Hard to say.", "VERDICT {nonce}: CORRECT"
+    )
     judge = ReferenceLLMJudge(model)
-    with pytest.raises(VerdictParseError):
-        judge.score("q", "a", reference="r")
+    with pytest.raises(VerdictParseError, match="one-word verdict"):
+        judge.score("q", "a", reference="r")  # the nonce reply, then the one-word call
+    assert len(model.prompts) == 2
     assert judge.score("q", "a", reference="r").score == 1.0  # the next call is independent
 
 
 def test_structured_output_is_used_when_supported() -> None:
     model = ScriptedStructuredModel(
-        {"reason": "same", "correct": True}, '```json\n{"correct": false}\n```', "No, wrong."
+        {"reason": "same", "correct": True}, '```json\n{"correct": false}\n```', '{"correct": no'
     )
     judge = ReferenceLLMJudge(model)
     assert judge.structured
@@ -59,6 +62,7 @@ def test_structured_output_is_used_when_supported() -> None:
     assert (second.score, second.parsed_by) == (0.0, "json")
     with pytest.raises(VerdictParseError):  # text that is not one JSON object: unreadable
         judge.score("q", "a", reference="r")
+    assert len(model.prompts) == 3  # an attempted object is the model's fault, not the format's
 
 
 def test_structured_output_can_be_turned_off_and_is_checked() -> None:
