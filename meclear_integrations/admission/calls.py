@@ -7,6 +7,11 @@ feedback. Each attempt's model call holds a slot of the runner's
 waits hold none). After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
 guessed value; its error text and last output are redacted (no API key a provider error or
 a hostile candidate put there reaches the decision).
+
+A structured call asks in the strongest output format the endpoint honours, as the judges
+do (:mod:`meclear_integrations.judges.formats`): JSON schema, then JSON mode with the schema
+(a grammar on llama.cpp servers), then free text; a format the server rejects is remembered
+for that endpoint and never retried as a transient failure.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from tenacity import (
 
 from ..core.failure_kind import failure_kind
 from ..core.redaction import redact
+from ..judges.formats import ENDPOINT_FORMATS, OutputFormat, format_rejection
+from ..judges.model import endpoint_of
 from ..runtime.limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
@@ -40,6 +47,14 @@ from .model import TextModel, supports_structured_output
 from .outputs import OutputParseError, parse_output, parse_text_response
 
 __all__ = ["CallMeter", "CallResult", "CallRunner", "ModelCall"]
+
+
+def _rejected(exc: Exception, fmt: OutputFormat, endpoint: str | None) -> bool:
+    """Whether ``exc`` is the endpoint rejecting ``fmt`` (then remembered for it)."""
+    if format_rejection(exc, fmt, endpoint) is None:
+        return False
+    ENDPOINT_FORMATS.reject(endpoint, fmt)
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,15 +226,50 @@ class CallRunner:
             ),
         )
 
+    def _formats(self) -> list[OutputFormat]:
+        offered: list[OutputFormat] = ["json_schema"]
+        if callable(getattr(self.model, "complete_json_object", None)):
+            offered.append("json_object")
+        return ENDPOINT_FORMATS.usable(endpoint_of(self.model), offered)
+
     def _complete(self, call: ModelCall, prompt: str) -> object:
         if self._structured and call.schema is not None:
-            return self.model.complete_json(prompt, call.schema.model_json_schema())  # type: ignore[attr-defined]
+            schema = call.schema.model_json_schema()
+            endpoint = endpoint_of(self.model)
+            for fmt in self._formats():
+                if fmt == "text":
+                    break
+                try:
+                    if fmt == "json_schema":
+                        out = self.model.complete_json(prompt, schema)  # type: ignore[attr-defined]
+                    else:
+                        out = self.model.complete_json_object(prompt, schema)  # type: ignore[attr-defined]
+                except Exception as exc:
+                    if not _rejected(exc, fmt, endpoint):
+                        raise
+                    continue
+                ENDPOINT_FORMATS.answer(endpoint, fmt)
+                return out
         return self.model.complete(prompt)
 
     async def _acomplete(self, call: ModelCall, prompt: str) -> object:
         if self._structured and call.schema is not None:
             schema = call.schema.model_json_schema()
-            return await self.model.acomplete_json(prompt, schema)  # type: ignore[attr-defined]
+            endpoint = endpoint_of(self.model)
+            for fmt in self._formats():
+                if fmt == "text":
+                    break
+                try:
+                    if fmt == "json_schema":
+                        out = await self.model.acomplete_json(prompt, schema)  # type: ignore[attr-defined]
+                    else:
+                        out = await self.model.acomplete_json_object(prompt, schema)  # type: ignore[attr-defined]
+                except Exception as exc:
+                    if not _rejected(exc, fmt, endpoint):
+                        raise
+                    continue
+                ENDPOINT_FORMATS.answer(endpoint, fmt)
+                return out
         return await self.model.acomplete(prompt)
 
     def run(self, call: ModelCall) -> CallResult:

@@ -58,6 +58,11 @@ class DedupTextModel:
         if supports_structured_output(self.model):
             self.complete_json = self._complete_json
             self.acomplete_json = self._acomplete_json
+        if callable(getattr(self.model, "complete_json_object", None)):
+            self.complete_json_object = self._complete_json_object
+            self.acomplete_json_object = self._acomplete_json_object
+        self.endpoint = getattr(self.model, "endpoint", None)
+        """The wrapped model's endpoint key (output formats are remembered under it)."""
 
     # -- cache -------------------------------------------------------------------
     def _get(self, key: tuple[str, str]) -> tuple[bool, Any]:
@@ -156,6 +161,17 @@ class DedupTextModel:
     async def _acomplete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
         key = (_schema_key(schema), prompt)
         return await self._async(key, lambda: self.model.acomplete_json(prompt, schema))  # type: ignore[attr-defined]
+
+    def _complete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
+        key = ("object:" + _schema_key(schema), prompt)
+        return self._sync(key, lambda: self.model.complete_json_object(prompt, schema))  # type: ignore[attr-defined]
+
+    async def _acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
+        key = ("object:" + _schema_key(schema), prompt)
+        return await self._async(
+            key,
+            lambda: self.model.acomplete_json_object(prompt, schema),  # type: ignore[attr-defined]
+        )
 
 
 def _schema_key(schema: Mapping[str, Any]) -> str:
