@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
 CONVERSATION = [
     {"role": "user", "content": "I'm allergic to shellfish, never suggest shrimp dishes."},
@@ -22,7 +22,13 @@ def test_admission_gate_decides_with_the_real_model(chat_openai) -> None:
     from meclear_integrations.langchain.admission import admitter_from_langchain
 
     store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
-    gate = AdmissionGate(store, admitter_from_langchain(chat_openai))
+    from meclear_integrations.admission import AdmissionConfig
+
+    # one probe-repair pass of each kind at most: the tier checks the flow, not the repair
+    config = AdmissionConfig(
+        max_regeneration_rounds=1, max_targeted_repairs=0, max_fresh_reconstructions=0
+    )
+    gate = AdmissionGate(store, admitter_from_langchain(chat_openai, config=config))
     docs = [Document(id="a1", page_content="User is allergic to shellfish.")]
     result = gate.add_documents(docs, context=CONVERSATION)
     [decision] = result.decisions

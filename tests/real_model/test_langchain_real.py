@@ -10,7 +10,7 @@ import pytest
 
 from .memories import MEMORIES, QUESTION, REFERENCE, clearance
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
 
 def _retriever(llm: Any) -> Any:
