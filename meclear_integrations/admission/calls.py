@@ -7,11 +7,6 @@ feedback. Each attempt's model call holds a slot of the runner's
 waits hold none). After ``max_parse_attempts`` the call yields a :class:`CallFailure`, never a
 guessed value; its error text and last output are redacted (no API key a provider error or
 a hostile candidate put there reaches the decision).
-
-A structured call asks in the strongest output format the endpoint honours, as the judges
-do (:mod:`meclear_integrations.judges.formats`): JSON schema, then JSON mode with the schema
-(a grammar on llama.cpp servers), then free text; a format the server rejects is remembered
-for that endpoint and never retried as a transient failure.
 """
 
 from __future__ import annotations
@@ -37,24 +32,15 @@ from tenacity import (
 
 from ..core.failure_kind import failure_kind
 from ..core.redaction import redact
-from ..judges.formats import ENDPOINT_FORMATS, OutputFormat, format_rejection
-from ..judges.model import endpoint_of
+from ..judges.formats import FormatLadder, is_prose, offered_formats, request
 from ..runtime.limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
 from .labels import ProbeRole
-from .model import TextModel, supports_structured_output
+from .model import TextModel
 from .outputs import OutputParseError, parse_output, parse_text_response
 
 __all__ = ["CallMeter", "CallResult", "CallRunner", "ModelCall"]
-
-
-def _rejected(exc: Exception, fmt: OutputFormat, endpoint: str | None) -> bool:
-    """Whether ``exc`` is the endpoint rejecting ``fmt`` (then remembered for it)."""
-    if format_rejection(exc, fmt, endpoint) is None:
-        return False
-    ENDPOINT_FORMATS.reject(endpoint, fmt)
-    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +162,7 @@ class CallRunner:
         self.config = config
         self.meter = meter
         self.limiter = limiter
-        self._structured = config.use_structured_output and supports_structured_output(model)
+        self._structured = config.use_structured_output and bool(offered_formats(model))
 
     def _policy(self) -> dict[str, Any]:
         backoff = self.config.retry_backoff_seconds
@@ -226,51 +212,49 @@ class CallRunner:
             ),
         )
 
-    def _formats(self) -> list[OutputFormat]:
-        offered: list[OutputFormat] = ["json_schema"]
-        if callable(getattr(self.model, "complete_json_object", None)):
-            offered.append("json_object")
-        return ENDPOINT_FORMATS.usable(endpoint_of(self.model), offered)
+    def _ladder(self, call: ModelCall) -> tuple[FormatLadder, dict[str, Any] | None]:
+        """The formats of this call's endpoint (``judges.formats``) and its schema."""
+        structured = self._structured and call.schema is not None
+        schema = call.schema.model_json_schema() if call.schema is not None else None
+        return FormatLadder(self.model, structured=structured), schema
 
     def _complete(self, call: ModelCall, prompt: str) -> object:
-        if self._structured and call.schema is not None:
-            schema = call.schema.model_json_schema()
-            endpoint = endpoint_of(self.model)
-            for fmt in self._formats():
-                if fmt == "text":
-                    break
-                try:
-                    if fmt == "json_schema":
-                        out = self.model.complete_json(prompt, schema)  # type: ignore[attr-defined]
-                    else:
-                        out = self.model.complete_json_object(prompt, schema)  # type: ignore[attr-defined]
-                except Exception as exc:
-                    if not _rejected(exc, fmt, endpoint):
-                        raise
+        """The reply in the strongest format the endpoint honours.
+
+        json_schema -> json_object -> text; a rejected or ignored format is remembered and
+        never retried.
+        """
+        ladder, schema = self._ladder(call)
+        for fmt in ladder.formats:
+            sync, _ = request(self.model, fmt, prompt, schema)
+            try:
+                output = sync()
+                if fmt != "text" and is_prose(output):
+                    raise ladder.ignored(fmt, output)
+            except Exception as exc:
+                if fmt != "text" and ladder.failed(fmt, exc):
                     continue
-                ENDPOINT_FORMATS.answer(endpoint, fmt)
-                return out
-        return self.model.complete(prompt)
+                raise
+            ladder.succeeded(fmt)
+            return output
+        raise ladder.exhausted()
 
     async def _acomplete(self, call: ModelCall, prompt: str) -> object:
-        if self._structured and call.schema is not None:
-            schema = call.schema.model_json_schema()
-            endpoint = endpoint_of(self.model)
-            for fmt in self._formats():
-                if fmt == "text":
-                    break
-                try:
-                    if fmt == "json_schema":
-                        out = await self.model.acomplete_json(prompt, schema)  # type: ignore[attr-defined]
-                    else:
-                        out = await self.model.acomplete_json_object(prompt, schema)  # type: ignore[attr-defined]
-                except Exception as exc:
-                    if not _rejected(exc, fmt, endpoint):
-                        raise
+        """Async :meth:`_complete`."""
+        ladder, schema = self._ladder(call)
+        for fmt in ladder.formats:
+            _, asynchronous = request(self.model, fmt, prompt, schema)
+            try:
+                output = await asynchronous()
+                if fmt != "text" and is_prose(output):
+                    raise ladder.ignored(fmt, output)
+            except Exception as exc:
+                if fmt != "text" and ladder.failed(fmt, exc):
                     continue
-                ENDPOINT_FORMATS.answer(endpoint, fmt)
-                return out
-        return await self.model.acomplete(prompt)
+                raise
+            ladder.succeeded(fmt)
+            return output
+        raise ladder.exhausted()
 
     def run(self, call: ModelCall) -> CallResult:
         """Synchronous call with bounded retries.

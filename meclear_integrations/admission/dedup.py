@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from ..judges.model import endpoint_of, supports_json_object
 from .model import TextModel, as_text_model, supports_structured_output
 
 __all__ = ["DedupTextModel"]
@@ -58,11 +59,11 @@ class DedupTextModel:
         if supports_structured_output(self.model):
             self.complete_json = self._complete_json
             self.acomplete_json = self._acomplete_json
-        if callable(getattr(self.model, "complete_json_object", None)):
+        if supports_json_object(self.model):
             self.complete_json_object = self._complete_json_object
             self.acomplete_json_object = self._acomplete_json_object
-        self.endpoint = getattr(self.model, "endpoint", None)
-        """The wrapped model's endpoint key (output formats are remembered under it)."""
+        self.endpoint = endpoint_of(self.model)
+        """The wrapped model's endpoint key (output formats are negotiated per endpoint)."""
 
     # -- cache -------------------------------------------------------------------
     def _get(self, key: tuple[str, str]) -> tuple[bool, Any]:
@@ -168,10 +169,7 @@ class DedupTextModel:
 
     async def _acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
         key = ("object:" + _schema_key(schema), prompt)
-        return await self._async(
-            key,
-            lambda: self.model.acomplete_json_object(prompt, schema),  # type: ignore[attr-defined]
-        )
+        return await self._async(key, lambda: self.model.acomplete_json_object(prompt, schema))  # type: ignore[attr-defined]
 
 
 def _schema_key(schema: Mapping[str, Any]) -> str:

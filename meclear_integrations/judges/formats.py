@@ -26,20 +26,25 @@ and the format was the problem); if the lower format fails too, its own error de
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Literal
 
 from ..core.faults import exception_chain, http_status
 from .errors import JudgeError
+from .model import endpoint_of, supports_json_object, supports_structured_output
 
 __all__ = [
     "ENDPOINT_FORMATS",
     "FORMAT_ORDER",
     "EndpointFormats",
+    "FormatLadder",
     "OutputFormat",
     "UnsupportedFormatError",
     "format_rejection",
+    "is_prose",
     "names_output_format",
+    "offered_formats",
+    "request",
 ]
 
 OutputFormat = Literal["json_schema", "json_object", "text"]
@@ -220,3 +225,142 @@ class EndpointFormats:
 
 ENDPOINT_FORMATS = EndpointFormats()
 """The process-wide memory of what each endpoint supports."""
+
+
+def offered_formats(model: object) -> list[OutputFormat]:
+    """The structured formats ``model`` can ask for (``"text"`` is always possible).
+
+    Args:
+        model: A text model.
+
+    Returns:
+        ``json_schema`` when it has ``complete_json``, ``json_object`` when it has
+        ``complete_json_object``.
+    """
+    offered: list[OutputFormat] = []
+    if supports_structured_output(model):
+        offered.append("json_schema")
+    if supports_json_object(model):
+        offered.append("json_object")
+    return offered
+
+
+def request(
+    model: Any, output_format: OutputFormat, prompt: str, schema: Mapping[str, Any] | None
+) -> tuple[Callable[[], Any], Callable[[], Awaitable[Any]]]:
+    """The sync call and its async twin asking ``model`` in ``output_format``.
+
+    Args:
+        model: A text model offering the format.
+        output_format: The format.
+        prompt: The prompt.
+        schema: The reply's JSON schema (structured formats).
+
+    Returns:
+        ``(sync, async)`` callables.
+    """
+    if output_format == "json_schema":
+        return (lambda: model.complete_json(prompt, schema)), (
+            lambda: model.acomplete_json(prompt, schema)
+        )
+    if output_format == "json_object":
+        return (lambda: model.complete_json_object(prompt, schema)), (
+            lambda: model.acomplete_json_object(prompt, schema)
+        )
+    return (lambda: model.complete(prompt)), (lambda: model.acomplete(prompt))
+
+
+def is_prose(reply: object) -> bool:
+    """A text reply to a structured request that does not even attempt a JSON object.
+
+    Args:
+        reply: The reply.
+
+    Returns:
+        True for non-empty text without a ``{``.
+    """
+    if not isinstance(reply, str):
+        return False
+    body = reply.strip().strip("`").strip()
+    return bool(body) and "{" not in body
+
+
+class FormatLadder:
+    """One call's walk down the formats of its endpoint (module docstring).
+
+    Args:
+        model: The text model (its ``endpoint`` keys the memory).
+        structured: Whether structured formats may be asked for at all.
+        text_fallback: Whether ``"text"`` may end the walk.
+    """
+
+    def __init__(self, model: object, *, structured: bool = True, text_fallback: bool = True):
+        self.endpoint = endpoint_of(model)
+        offered = offered_formats(model) if structured else []
+        usable = ENDPOINT_FORMATS.usable(self.endpoint, offered)
+        self.formats: list[OutputFormat] = (
+            usable if text_fallback else [f for f in usable if f != "text"]
+        )
+        self._suspected: list[OutputFormat] = []
+        self.last: UnsupportedFormatError | None = None
+
+    def failed(self, output_format: OutputFormat, exc: BaseException) -> bool:
+        """Record a failed attempt; True when it was the format's fault (try the next).
+
+        Args:
+            output_format: The format asked for.
+            exc: What the attempt raised.
+
+        Returns:
+            True for a rejected or ignored format, False for any other failure.
+        """
+        rejection = format_rejection(exc, output_format, self.endpoint)
+        if rejection is None:
+            return False
+        self.last = rejection
+        if rejection.confirmed:
+            ENDPOINT_FORMATS.reject(self.endpoint, output_format)
+        else:
+            self._suspected.append(output_format)
+        return True
+
+    def ignored(self, output_format: OutputFormat, reply: object) -> UnsupportedFormatError:
+        """The error of a structured request answered with prose (see :func:`is_prose`).
+
+        Args:
+            output_format: The format asked for.
+            reply: The prose reply.
+
+        Returns:
+            The error (confirmed: the endpoint ignores the format).
+        """
+        return UnsupportedFormatError(
+            f"{self.endpoint or 'the endpoint'} answered a {output_format} request with prose "
+            f"(it ignores that format): {str(reply).strip()[:80]!r}",
+            output_format=output_format,
+            endpoint=self.endpoint,
+        )
+
+    def succeeded(self, output_format: OutputFormat) -> None:
+        """Record an answered format; commit the rejections suspected before it.
+
+        Args:
+            output_format: The format that answered.
+        """
+        for suspected in self._suspected:
+            ENDPOINT_FORMATS.reject(self.endpoint, suspected)
+        self._suspected.clear()
+        ENDPOINT_FORMATS.answer(self.endpoint, output_format)
+
+    def exhausted(self) -> UnsupportedFormatError:
+        """The error when no format is left (``text_fallback=False``).
+
+        Returns:
+            The last rejection, or one naming the endpoint.
+        """
+        return self.last or UnsupportedFormatError(
+            f"{self.endpoint or 'the endpoint'} rejected every structured output format "
+            "and the text fallback is off",
+            output_format="json_schema",
+            endpoint=self.endpoint,
+        )

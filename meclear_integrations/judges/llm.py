@@ -42,7 +42,7 @@ from ..core.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
-from .formats import ENDPOINT_FORMATS, OutputFormat, UnsupportedFormatError, format_rejection
+from .formats import ENDPOINT_FORMATS, FormatLadder, OutputFormat, is_prose, request
 from .model import (
     TextModel,
     as_text_model,
@@ -136,78 +136,37 @@ class LLMJudge:
         Returns:
             The formats not yet rejected by the endpoint.
         """
-        offered: list[OutputFormat] = []
-        if self.structured:
-            if supports_structured_output(self.model):
-                offered.append("json_schema")
-            if supports_json_object(self.model):
-                offered.append("json_object")
-        if not self.structured:
-            return ["text"]
-        usable = ENDPOINT_FORMATS.usable(self.endpoint, offered)
-        return usable if self.text_fallback else [f for f in usable if f != "text"]
+        return self._ladder().formats
+
+    def _ladder(self) -> FormatLadder:
+        return FormatLadder(
+            self.model, structured=self.structured, text_fallback=self.text_fallback
+        )
 
     def _verdict(
         self, question: str, answer: str, reference: str | None, context: Any
     ) -> Steps[JudgeVerdict]:
         """One judgement, written once: the drivers make the model calls."""
-        suspected: list[OutputFormat] = []
-        failure: UnsupportedFormatError | None = None
-        for fmt in self.output_formats():
+        ladder = self._ladder()
+        for fmt in ladder.formats:
             if fmt == "text":
                 verdict = yield from self._text_verdict(question, answer, reference, context)
             else:
+                prompt = self.build_prompt(question, answer, reference, context, structured=True)
+                schema = VERDICT_SCHEMA if fmt == "json_schema" else GRAMMAR_VERDICT_SCHEMA
+                check_call_allowed()
                 try:
-                    verdict = yield from self._structured_verdict(
-                        fmt, question, answer, reference, context
-                    )
-                except UnsupportedFormatError as exc:
-                    failure = exc
-                    if exc.confirmed:
-                        ENDPOINT_FORMATS.reject(self.endpoint, fmt)
-                    else:
-                        suspected.append(fmt)
-                    continue
-            for rejected in suspected:  # a lower format answered: the endpoint is up
-                ENDPOINT_FORMATS.reject(self.endpoint, rejected)
-            ENDPOINT_FORMATS.answer(self.endpoint, fmt)
+                    reply = yield Call(*request(self.model, fmt, prompt, schema))
+                    if is_prose(reply):
+                        raise ladder.ignored(fmt, reply)
+                except Exception as exc:
+                    if ladder.failed(fmt, exc):
+                        continue
+                    raise
+                verdict = read_structured(reply)
+            ladder.succeeded(fmt)
             return verdict
-        raise failure or UnsupportedFormatError(
-            f"{self.endpoint or 'the endpoint'} rejected every structured output format "
-            "and structured_output=True forbids the text verdict",
-            output_format="json_schema",
-            endpoint=self.endpoint,
-        )
-
-    def _structured_verdict(
-        self,
-        fmt: OutputFormat,
-        question: str,
-        answer: str,
-        reference: str | None,
-        context: Any,
-    ) -> Steps[JudgeVerdict]:
-        prompt = self.build_prompt(question, answer, reference, context, structured=True)
-        model: Any = self.model
-        if fmt == "json_schema":
-            call = Call(
-                lambda: model.complete_json(prompt, VERDICT_SCHEMA),
-                lambda: model.acomplete_json(prompt, VERDICT_SCHEMA),
-            )
-        else:
-            call = Call(
-                lambda: model.complete_json_object(prompt, GRAMMAR_VERDICT_SCHEMA),
-                lambda: model.acomplete_json_object(prompt, GRAMMAR_VERDICT_SCHEMA),
-            )
-        check_call_allowed()
-        try:
-            reply = yield call
-        except Exception as exc:
-            rejection = format_rejection(exc, fmt, self.endpoint)
-            if rejection is None:
-                raise
-            raise rejection from exc
-        return read_structured(reply, fmt, self.endpoint)
+        raise ladder.exhausted()
 
     def _text_verdict(
         self, question: str, answer: str, reference: str | None, context: Any

@@ -16,8 +16,8 @@
   :mod:`.short_verdict`.
 
 A structured request answered with prose (not even an attempt at an object) means the
-endpoint ignores that format: :func:`read_structured` raises
-:class:`~.formats.UnsupportedFormatError` so the judge moves to the next format. A reply the
+endpoint ignores that format (:func:`~.formats.is_prose`): the judge moves to the next
+format. A reply the
 server cut at its token limit (``finish_reason == "length"``, carried by
 :class:`~.model.ModelReply`) says so in its error (:func:`with_cut_note`).
 
@@ -36,7 +36,6 @@ from pydantic import BaseModel, ConfigDict
 from ..core.bounded_json import BoundedJSONError, load_object
 from .base import JudgeVerdict
 from .errors import VerdictParseError
-from .formats import OutputFormat, UnsupportedFormatError
 from .protocol import MAX_REASON_CHARS, parse_verdict
 
 __all__ = [
@@ -166,37 +165,22 @@ def with_cut_note(exc: VerdictParseError, reply: object) -> VerdictParseError:
     )
 
 
-def _prose(text: str) -> bool:
-    """A reply that does not even attempt a JSON object."""
-    body = text.strip().strip("`").strip()
-    return bool(body) and "{" not in body
-
-
-def read_structured(
-    reply: Mapping[str, Any] | str | Any, output_format: OutputFormat, endpoint: str | None
-) -> JudgeVerdict:
+def read_structured(reply: Mapping[str, Any] | str | Any) -> JudgeVerdict:
     """The verdict of a structured call: the reply object, or text holding one object.
+
+    (A prose reply never gets here: the judge's :class:`~.formats.FormatLadder` takes it
+    for a format the endpoint ignores.)
 
     Args:
         reply: The call's reply.
-        output_format: The format asked for.
-        endpoint: The endpoint's key.
 
     Returns:
         The verdict.
 
     Raises:
-        UnsupportedFormatError: The reply is prose (the endpoint ignores the format).
         VerdictParseError: The reply holds no readable verdict.
     """
     if isinstance(reply, str):
-        if _prose(reply):
-            raise UnsupportedFormatError(
-                f"{endpoint or 'the endpoint'} answered a {output_format} request with prose "
-                f"(it ignores that format): {reply.strip()[:80]!r}",
-                output_format=output_format,
-                endpoint=endpoint,
-            )
         try:
             return verdict_from_text(reply)
         except VerdictParseError as exc:

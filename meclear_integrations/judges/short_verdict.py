@@ -52,13 +52,13 @@ _DECOR = " \t\r\n*_`'\".!"
 def short_verdict_instruction() -> str:
     """The closing instruction of the one-word verdict call.
 
+    (Measured on SmolLM2-135M: a longer instruction that explains both words is echoed back
+    whole, which is unreadable; this one gets one word.)
+
     Returns:
         The instruction text.
     """
-    return (
-        "Reply with exactly one word and nothing else: CORRECT if the candidate answer "
-        "is correct, INCORRECT otherwise."
-    )
+    return "Is the candidate answer correct? Reply with exactly one word: CORRECT or INCORRECT."
 
 
 def _words(text: str) -> set[str]:

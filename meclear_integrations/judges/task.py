@@ -442,10 +442,25 @@ def _role(role: Literal["agent", "judge"]) -> Iterator[None]:
         raise
 
 
+_OPEN_TAG, _CLOSE_TAG = "<answer>", "</answer>"
+
+
 def _text(answer: object) -> str:
+    """The agent's answer, without an ``<answer>`` tag a small model echoes.
+
+    The answer prompt fences its data in tags and ends with ``Answer:``; a small model
+    (SmolLM2-135M, measured) continues the pattern with ``<answer>`` and a newline: the tag (and a
+    closing ``</answer>``) is not part of the answer.
+    """
     if not isinstance(answer, str):
         raise TypeError(f"the answer function must return text, got {type(answer).__name__}")
-    return answer
+    body = answer.strip()
+    if body[: len(_OPEN_TAG)].lower() != _OPEN_TAG:
+        return answer
+    body = body[len(_OPEN_TAG) :]
+    if body[-len(_CLOSE_TAG) :].lower() == _CLOSE_TAG:
+        body = body[: -len(_CLOSE_TAG)]
+    return body.strip()
 
 
 class TaskEvaluator(_TaskBase):

@@ -149,3 +149,18 @@ async def test_llama_index_async_swap() -> None:
             )
     assert [n.node.node_id for n in kept] == ["m2", "m3"]
     assert stub.kinds().count("json_schema") == 1
+
+
+def test_llama_index_replies_cut_at_max_tokens_say_so() -> None:
+    stub = LlamaCppStub(answer=stale_agent, mode="text_only", finish_length=True)
+    with serve(stub) as url, pytest.warns(Warning, match="kind 'unreadable'"):
+        llm = OpenAILike(
+            api_base=f"{url}/v1", api_key="x", model="smollm2", is_chat_model=True, max_retries=0
+        )
+        with query_reference("Berlin"):
+            kept = MeClearPostprocessor(llm=llm, clearance=FAST).postprocess_nodes(
+                _nodes(), query_str="Where does Ana live?"
+            )
+    assert [n.node.node_id for n in kept] == ["m1", "m2", "m3"]
+    failure = kept[0].node.metadata["meclear"]["failure"]
+    assert failure["kind"] == "unreadable" and "finish_reason=length" in failure["error"]

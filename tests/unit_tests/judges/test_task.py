@@ -95,6 +95,19 @@ def test_answer_must_be_text() -> None:
 
 
 @pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("<answer>\nBerlin", 1.0),  # SmolLM2-135M continues the prompt's tag pattern
+        ("  <ANSWER>Berlin</answer> ", 1.0),
+        ("Berlin <answer>", 0.0),  # only a leading tag is the model's echo
+    ],
+)
+def test_an_echoed_answer_tag_is_not_part_of_the_answer(reply: str, score: float) -> None:
+    evaluate = task_evaluator(lambda c: reply, ExactMatchJudge(), question="q", reference="Berlin")
+    assert evaluate((), 0) == score
+
+
+@pytest.mark.parametrize(
     ("first", "second", "agree"),
     [
         ("December 2023", "John was in Italy in December 2023.", True),
