@@ -66,10 +66,11 @@ def report_note(results: dict[str, Any]) -> str:
         )
     else:
         roles = ", ".join(f"{role}: `{label}`" for role, label in models.items())
+        grader = "the grader" if "grader" in models else "the judge"
         note = (
             f"**Real models** ({roles}). Task values come from these models' replies. "
             "Recovery and accuracy grade fresh agent answers (draws no method saw; one "
-            "draw when the agent is deterministic) with the judge model against the gold "
+            f"draw when the agent is deterministic) with {grader} against the gold "
             "reference, whatever judge the methods were given."
         )
     if results.get("stopped"):

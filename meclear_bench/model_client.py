@@ -22,12 +22,15 @@ server rejects (HTTP 400/422/500 about ``response_format``) raises
 :class:`~meclear_integrations.judges.formats.UnsupportedFormatError` at once, never retried
 as transient, and the judge asks again in the next format (``--judge-output auto``).
 
-A call that still fails raises a non-transient error for that case (the runner records it
-and moves on), except a refusal no retry heals (HTTP 401, 403, 404: bad key, no access,
-unknown model), which raises :class:`~.stopping.ProviderRejected` and stops the run, and an
-endpoint that cannot be reached before any call of the run has reached it (a dead or
-mistyped ``--base-url``), which raises :class:`~.stopping.EndpointUnreachable` and stops the
-run too (later connection errors stay one case's failure: a blip mid-run).
+A reply the provider cut at its token limit (``finish_reason`` ``length``) or an empty reply
+is a failed call too: never cached, counted in ``truncated_replies`` / ``empty_replies``,
+raised as a non-transient error for that case. A call that still fails raises a
+non-transient error for that case (the runner records it and moves on), except a refusal
+no retry heals (HTTP 401, 403, 404: bad key, no access, unknown model), which raises
+:class:`~.stopping.ProviderRejected` and stops the run, and an endpoint that cannot be
+reached before any call of the run has reached it (a dead or mistyped ``--base-url``),
+which raises :class:`~.stopping.EndpointUnreachable` and stops the run too (later
+connection errors stay one case's failure: a blip mid-run).
 Concurrent calls with the same cache key are made once.
 """
 
@@ -163,6 +166,10 @@ class CallTotals:
     """Calls that failed after their retries."""
     retries: int = 0
     """Retried attempts (transient provider errors)."""
+    truncated_replies: int = 0
+    """Replies the provider cut at its token limit (failed calls)."""
+    empty_replies: int = 0
+    """Empty replies (failed calls)."""
     by_role: dict[str, int] = field(default_factory=dict)
     """Provider calls per role."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -187,6 +194,8 @@ class CallTotals:
                 "tokens_estimated": self.estimated_tokens,
                 "failed_calls": self.failed_calls,
                 "retries": self.retries,
+                "truncated_replies": self.truncated_replies,
+                "empty_replies": self.empty_replies,
                 "provider_calls_by_role": dict(self.by_role),
             }
 
@@ -275,7 +284,26 @@ def _usage_handler() -> Any:
         if not _HOOKED:
             register_configure_hook(_USAGE, inheritable=True)
             _HOOKED.append(True)
-    return UsageMetadataCallbackHandler()
+
+    class CallHandler(UsageMetadataCallbackHandler):
+        """Token usage and the ``finish_reason`` of each generation of one call."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.finish_reasons: list[str] = []
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            super().on_llm_end(response, **kwargs)
+            for generations in response.generations:
+                for generation in generations:
+                    info = generation.generation_info or {}
+                    message = getattr(generation, "message", None)
+                    metadata = getattr(message, "response_metadata", None) or {}
+                    reason = info.get("finish_reason") or metadata.get("finish_reason")
+                    if reason:
+                        self.finish_reasons.append(str(reason))
+
+    return CallHandler()
 
 
 def _reported(handler: Any) -> tuple[int, int] | None:
@@ -451,7 +479,7 @@ class ModelClient:
             with gate.slots:
                 attempts = 0
 
-                def attempt() -> tuple[Any, tuple[int, int] | None]:
+                def attempt() -> tuple[Any, tuple[int, int] | None, list[str]]:
                     nonlocal attempts
                     attempts += 1
                     if gate.rate_limiter is not None:
@@ -466,12 +494,13 @@ class ModelClient:
                         raise rejection from exc  # permanent: never retried
 
                 try:
-                    value, usage = self._retrier.call(attempt)
+                    value, usage, reasons = self._retrier.call(attempt)
                 except Exception as exc:
                     raise self._failure(exc, attempts) from None
                 finally:
                     with gate.totals.lock:
                         gate.totals.retries += max(0, attempts - 1)
+            self._check_reply(value, reasons)
             reply = self._priced(value, usage, prompt, nonce)
             gate.cache.put(key, model=self.spec.label, kind=kind, reply=reply)
             with gate.totals.lock:
@@ -487,7 +516,7 @@ class ModelClient:
 
     def _invoke(
         self, kind: str, prompt: str, schema: Mapping[str, Any] | None
-    ) -> tuple[Any, tuple[int, int] | None]:
+    ) -> tuple[Any, tuple[int, int] | None, list[str]]:
         handler = _usage_handler()
         token = _USAGE.set(handler)
         try:
@@ -500,7 +529,26 @@ class ModelClient:
                 value = self.inner.complete(prompt)
         finally:
             _USAGE.reset(token)
-        return value, _reported(handler)
+        return value, _reported(handler), list(handler.finish_reasons)
+
+    def _check_reply(self, value: Any, reasons: list[str]) -> None:
+        """Raise a counted, non-transient failure for a cut or an empty reply (never cached)."""
+        if "length" in reasons:
+            field_name, what = "truncated_replies", "was cut at the provider's token limit"
+            hint = "finish_reason length; raise max_tokens in the model's kwargs"
+        elif isinstance(value, str) and not value.strip():
+            field_name, what, hint = "empty_replies", "was empty", "the model said nothing"
+        else:
+            return
+        with self.gate.totals.lock:
+            totals = self.gate.totals
+            setattr(totals, field_name, getattr(totals, field_name) + 1)
+            totals.failed_calls += 1
+        raise RedactedError(
+            f"the {self.role} model's reply ({self.spec.label}) {what} ({hint})",
+            original_type="UnusableReply",
+            transient=False,
+        )
 
     @staticmethod
     def _priced(

@@ -9,7 +9,9 @@ with ``response_format`` gets a judge's verdict as the JSON object in the conten
 ``usage`` counts about 4 characters per token. ``fail(prompt, n) -> status | None`` injects
 HTTP errors (429 and 5xx carry ``retry-after-ms: 1``), for tests of retries and of per-case
 failures; ``rewrite(prompt, text) -> text`` replaces free-text replies (tests of unparsable
-replies).
+or empty replies); ``truncate(prompt, n) -> bool`` cuts a reply at half its length with
+``finish_reason`` ``length`` (a provider's token limit); ``die_after=N`` drops the
+connection of request N + 1 unanswered and stops listening (a server that dies mid-run).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ CHARS_PER_TOKEN = 4
 
 Fail = Callable[[str, int], int | None]
 Rewrite = Callable[[str, str], str]
+Truncate = Callable[[str, int], bool]
 
 
 def estimate_tokens(text: str) -> int:
@@ -66,6 +69,9 @@ class ReaderServer:
         rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
         model: The stand-in that replies (None: the text-reading mode; a world-mode
             ``StandInModel.from_case(case)`` serves a simulated case).
+        truncate: ``truncate(prompt, n) -> bool`` cuts reply ``n`` (``finish_reason``
+            ``length``).
+        die_after: Answer this many requests, then die (None: never).
     """
 
     def __init__(
@@ -74,9 +80,14 @@ class ReaderServer:
         fail: Fail | None = None,
         rewrite: Rewrite | None = None,
         model: StandInModel | None = None,
+        truncate: Truncate | None = None,
+        die_after: int | None = None,
     ) -> None:
         self.fail = fail
         self.rewrite = rewrite
+        self.truncate = truncate
+        self.die_after = die_after
+        self.dead = threading.Event()
         self.model = model if model is not None else text_reading_model()
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -137,7 +148,14 @@ class ReaderServer:
                     },
                 }
             ]
-        completion_text = message["content"] or message["tool_calls"][0]["function"]["arguments"]
+        finish = "tool_calls" if "tool_calls" in message else "stop"
+        if self.truncate is not None and self.truncate(prompt, number):
+            if message["content"] is not None:
+                message["content"] = message["content"][: len(message["content"]) // 2]
+            finish = "length"
+        completion_text = message["content"] or (
+            message["tool_calls"][0]["function"]["arguments"] if "tool_calls" in message else ""
+        )
         prompt_tokens, completion_tokens = estimate_tokens(prompt), estimate_tokens(completion_text)
         return {
             "id": f"chatcmpl-{number}",
@@ -148,7 +166,7 @@ class ReaderServer:
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {
@@ -159,12 +177,26 @@ class ReaderServer:
         }
 
 
+def _die(server: ThreadingHTTPServer) -> None:
+    """Stop serving and close the listening socket (new connections are refused)."""
+    server.shutdown()
+    server.server_close()
+
+
 def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
             headers: dict[str, str] = {}
+            if state.dead.is_set():
+                self.close_connection = True
+                return
+            if state.die_after is not None and state.calls >= state.die_after:
+                state.dead.set()  # die: this request unanswered, the socket closed
+                self.close_connection = True
+                threading.Thread(target=_die, args=(self.server,), daemon=True).start()
+                return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 status, payload = 404, b'{"error": {"message": "not found"}}'
             else:
@@ -172,6 +204,19 @@ def _http_server(state: ReaderServer) -> ThreadingHTTPServer:
             self.send_response(status)
             for key, value in {"content-type": "application/json", **headers}.items():
                 self.send_header(key, value)
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:
+            if state.dead.is_set() or not self.path.rstrip("/").endswith("/models"):
+                self.send_error(404)
+                return
+            payload = json.dumps(
+                {"object": "list", "data": [{"id": "text-reader", "object": "model"}]}
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -190,6 +235,8 @@ def serve_reader(
     fail: Fail | None = None,
     rewrite: Rewrite | None = None,
     model: StandInModel | None = None,
+    truncate: Truncate | None = None,
+    die_after: int | None = None,
 ) -> Iterator[tuple[str, ReaderServer]]:
     """Serve the stand-in on 127.0.0.1 (a free port).
 
@@ -199,8 +246,12 @@ def serve_reader(
         fail: ``fail(prompt, n) -> status | None`` injects HTTP errors.
         rewrite: ``rewrite(prompt, text) -> text`` replaces the free-text replies.
         model: The stand-in that replies (None: the text-reading mode).
+        truncate: ``truncate(prompt, n) -> bool`` cuts reply ``n`` at its token limit.
+        die_after: Answer this many requests, then die (None: never).
     """
-    state = ReaderServer(fail=fail, rewrite=rewrite, model=model)
+    state = ReaderServer(
+        fail=fail, rewrite=rewrite, model=model, truncate=truncate, die_after=die_after
+    )
     server = _http_server(state)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

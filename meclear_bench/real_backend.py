@@ -7,8 +7,9 @@ measures a returned context on trials no method saw:
 - the agent answers the kept memories on fresh draws ``FRESH_TRIAL + r``, r <
   ``recovery_trials`` (one draw for a deterministic agent: at temperature 0 every trial of a
   prompt is the same answer);
-- each answer is graded by the reference judge (the judge model with the gold reference,
-  whatever judge the methods were given): the user's answer is right or wrong;
+- each answer is graded against the gold reference, whatever judge the methods were given:
+  by the judge model (``grade="model"``) or by normalised containment of the reference
+  (``grade="exact"``, no model): the user's answer is right or wrong;
 - ``accuracy`` is the share of correct fresh answers, ``recovered`` whether all were
   correct, ``expected_recovery`` the plug-in estimate ``accuracy ** recovery_trials``.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from .cases import BenchCase
 from .measure import FRESH_TRIAL, ContextQuality
@@ -31,7 +32,10 @@ from .real_query import JudgeMode, RealQuery
 from .settings import BenchSettings
 from .verify import Verification, Verifier, verify_case
 
-__all__ = ["RealModelBackend", "real_verifier"]
+__all__ = ["Grade", "RealModelBackend", "real_verifier"]
+
+Grade = Literal["model", "exact"]
+"""What grades fresh answers against the gold reference: the judge model or exact match."""
 
 
 class RealModelBackend:
@@ -40,8 +44,10 @@ class RealModelBackend:
     Args:
         agent: The agent model's client.
         judge: The judge model's client.
-        mode: The judge mode: ``reference``, ``coalition`` or ``full``.
+        mode: The judge mode: ``reference``, ``exact``, ``coalition`` or ``full``.
         metadata_keys: The memory metadata shown to the agent.
+        grade: What grades fresh answers and verifies cases against the gold reference:
+            the judge model (``model``) or normalised containment (``exact``).
     """
 
     simulated = False
@@ -53,11 +59,13 @@ class RealModelBackend:
         *,
         mode: JudgeMode = "reference",
         metadata_keys: Sequence[str] = (),
+        grade: Grade = "model",
     ) -> None:
         self.agent = agent
         self.judge = judge
         self.mode = mode
         self.metadata_keys = tuple(metadata_keys)
+        self.grade: Grade = grade
 
     def query(self, case: BenchCase, settings: BenchSettings | None = None) -> RealQuery:
         """A fresh real-model evaluator for one method on ``case``.
@@ -80,11 +88,10 @@ class RealModelBackend:
             case: The benchmark case.
 
         Returns:
-            The query.
+            The query (the judge model's or exact-match grading, as ``grade`` says).
         """
-        return RealQuery(
-            case, self.agent, self.judge, mode="reference", metadata_keys=self.metadata_keys
-        )
+        mode: JudgeMode = "exact" if self.grade == "exact" else "reference"
+        return RealQuery(case, self.agent, self.judge, mode=mode, metadata_keys=self.metadata_keys)
 
     @contextmanager
     def session(self, query: Any) -> Iterator[Any]:

@@ -29,18 +29,27 @@ from typing import Literal
 from meclear_integrations.core.dedup import AnswerCache
 from meclear_integrations.core.errors import InconsistentVerdictsError
 from meclear_integrations.core.memory import Memory
-from meclear_integrations.judges import ReferenceFreeLLMJudge, ReferenceLLMJudge
+from meclear_integrations.judges import (
+    ExactMatchJudge,
+    ReferenceFreeLLMJudge,
+    ReferenceLLMJudge,
+)
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from meclear_integrations.simulation.world import normalize_answer
 
 from .cases import BenchCase
 from .model_client import CallMeter, ModelClient
 
-__all__ = ["JudgeMode", "RealQuery", "answer_prompt"]
+__all__ = ["EXACT_LABEL", "JudgeMode", "RealQuery", "answer_prompt"]
 
-JudgeMode = Literal["reference", "coalition", "full"]
-"""What the judge is given: the gold reference, or (reference-free) the coalition the agent
-saw, or the full retrieved context."""
+JudgeMode = Literal["reference", "exact", "coalition", "full"]
+"""What grades an answer: the judge model given the gold reference, the normalised
+containment of the gold reference (``exact``: no model, as QA benchmarks score short
+answers), or the judge model reference-free, shown the coalition the agent saw or the full
+retrieved context."""
+
+EXACT_LABEL = "exact match (normalised containment of the gold reference; no model)"
+"""How reports name the ``exact`` judge."""
 
 
 def answer_prompt(
@@ -59,16 +68,20 @@ def answer_prompt(
     return format_answer_prompt(case.query, coalition, metadata_keys=metadata_keys)
 
 
-def judge_for(judge: ModelClient, mode: JudgeMode) -> ReferenceLLMJudge | ReferenceFreeLLMJudge:
-    """The package's LLM judge for ``mode`` over the judge client.
+def judge_for(
+    judge: ModelClient, mode: JudgeMode
+) -> ReferenceLLMJudge | ReferenceFreeLLMJudge | ExactMatchJudge:
+    """The package's judge for ``mode``: an LLM judge over the judge client, or the rule judge.
 
     Args:
-        judge: The judge model's client.
-        mode: ``reference``, ``coalition`` or ``full``.
+        judge: The judge model's client (not called by the ``exact`` judge).
+        mode: ``reference``, ``exact``, ``coalition`` or ``full``.
 
     Returns:
         The judge.
     """
+    if mode == "exact":
+        return ExactMatchJudge(mode="contains")
     model = judge.text_model()
     if mode == "reference":
         return ReferenceLLMJudge(model)
@@ -126,8 +139,8 @@ class RealQuery:
         return answer.strip()
 
     def _verdict(self, answer: str, coalition: tuple[Memory, ...]) -> float:
-        shown = {"reference": None, "coalition": coalition, "full": self.context}[self.mode]
-        reference = self.case.reference if self.mode == "reference" else None
+        shown = {"coalition": coalition, "full": self.context}.get(self.mode)
+        reference = self.case.reference if self.mode in ("reference", "exact") else None
         verdict = self.judge.score(self.case.query, answer, reference=reference, context=shown)
         return verdict.score
 
@@ -144,7 +157,7 @@ class RealQuery:
         text = self.answer(coalition, trial)
         key = self._judge_key(text, coalition)
         score = self.cache.judge(key, lambda: self._verdict(text, coalition))
-        if self.mode != "reference":
+        if self.mode in ("coalition", "full"):
             self._check_consistent(text, score)
         return score
 

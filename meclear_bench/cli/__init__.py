@@ -15,6 +15,7 @@ COMMANDS: list[str] = [
     "meclear_bench.cli.explain",
     "meclear_bench.cli.budget",
     "meclear_bench.cli.admission_bench",
+    "meclear_bench.cli.judge_check",
 ]
 
 

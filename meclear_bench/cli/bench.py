@@ -85,7 +85,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--judge",
         default=None,
         help="success signal of every method: reference (default), full:Q, noisy:E, "
-        "persistent:E, mixed:P:E, coalition (see meclear_integrations.simulation.judging)",
+        "persistent:E, mixed:P:E, coalition (see meclear_integrations.simulation.judging); "
+        "with --agent-model: reference (the judge model with the gold answer), exact "
+        "(normalised containment of the gold answer, no model), coalition or full "
+        "(the judge model, reference-free)",
     )
     p.add_argument(
         "--temperature",

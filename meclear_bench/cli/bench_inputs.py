@@ -125,8 +125,12 @@ def _settings(args: argparse.Namespace, real: bool) -> Any:
 
 
 def _verifiers(real: Any) -> str:
-    """The models that verify cases (agent and judge), for messages and funnels."""
+    """The models that verify cases (agent and grader), for messages and funnels."""
     labels = real.labels()
+    if getattr(real, "grade", "model") == "exact":
+        from ..real_query import EXACT_LABEL
+
+        labels = {**labels, "judge": EXACT_LABEL}
     return ", ".join(f"{role} {labels[role]}" for role in ("agent", "judge") if role in labels)
 
 

@@ -50,6 +50,8 @@ def real_command_parts(args: argparse.Namespace) -> list[str]:
     if getattr(args, "agent_model", None):
         if args.agent_temperature:
             parts += ["--agent-temperature", f"{args.agent_temperature:g}"]
+        if getattr(args, "grade", None):
+            parts += ["--grade", args.grade]
         if args.judge_output != "auto":
             parts += ["--judge-output", args.judge_output]
         if args.memory_metadata != "date":
@@ -146,7 +148,11 @@ def annotate_results(
     if models is not None:
         results["simulated"] = False
         results["models"] = models
-        results["judge"] = f"LLM judge, {mode}"
+        results["judge"] = (
+            "exact match (normalised containment of the reference), no LLM"
+            if mode == "exact"
+            else f"LLM judge, {mode}"
+        )
         results["note"] = "Task values come from real chat models (see models)."
     results["calls"] = calls
     results["stopped"] = run.stopped

@@ -18,11 +18,12 @@ from meclear_integrations.core.errors import ConfigurationError
 from ..model_spec import json_kwargs as _kwargs
 
 if TYPE_CHECKING:
+    from ..real_backend import Grade
     from ..real_query import JudgeMode
 
 __all__ = ["RealSession", "add_real_flags", "real_mode", "real_session"]
 
-JUDGE_MODES = ("reference", "coalition", "full")
+JUDGE_MODES = ("reference", "exact", "coalition", "full")
 
 
 def add_real_flags(p: argparse.ArgumentParser) -> None:
@@ -50,6 +51,14 @@ def add_real_flags(p: argparse.ArgumentParser) -> None:
         type=float,
         default=0.0,
         help="agent temperature (OpenAI-compatible; default 0: one answer per prompt)",
+    )
+    g.add_argument(
+        "--grade",
+        choices=["model", "exact"],
+        default=None,
+        help="what grades the fresh answers behind recovery and the causal verification "
+        "against the gold reference: the judge model, or exact (normalised containment of "
+        "the reference, no model); default exact with --judge exact, else model",
     )
     g.add_argument("--judge-model", default=None, help="judge model (default: the agent's)")
     g.add_argument("--judge-kwargs", default=None, help="JSON keyword arguments of the judge")
@@ -133,13 +142,27 @@ class RealSession:
     """The judge mode."""
     metadata_keys: tuple[str, ...]
     """The memory metadata shown to the agent."""
+    grade: str = "model"
+    """What grades fresh answers against the gold reference: ``model`` or ``exact``."""
 
     def models(self) -> dict[str, Any]:
-        """Role -> {label, identity} (no keys), for manifests and results."""
-        return {
-            role: {"label": spec.label, "identity": spec.identity()}
-            for role, spec in self.specs.items()
-        }
+        """Role -> {label, identity} (no keys), for manifests and results.
+
+        The ``exact`` judge is named as the rule it is; an exact grader of recovery under
+        a model judge is listed as the ``grader`` role.
+        """
+        from ..real_query import EXACT_LABEL
+
+        exact = {"label": EXACT_LABEL, "identity": {"provider": "rule", "name": "exact-contains"}}
+        out: dict[str, Any] = {}
+        for role, spec in self.specs.items():
+            if role == "judge" and self.mode == "exact":
+                out[role] = exact
+            else:
+                out[role] = {"label": spec.label, "identity": spec.identity()}
+        if self.grade == "exact" and self.mode != "exact":
+            out["grader"] = exact
+        return out
 
     def labels(self) -> dict[str, str]:
         """Role -> model label (for progress and verification messages).
@@ -188,7 +211,13 @@ class RealSession:
         Returns:
             ``{"judge": mode, "memory_metadata": [keys]}``.
         """
-        return {"judge": self.mode, "memory_metadata": list(self.metadata_keys)}
+        identity: dict[str, Any] = {
+            "judge": self.mode,
+            "memory_metadata": list(self.metadata_keys),
+        }
+        if self.grade != "model":
+            identity["grade"] = self.grade
+        return identity
 
     def close(self) -> None:
         """Close the response cache."""
@@ -196,7 +225,7 @@ class RealSession:
 
 
 def _specs(args: argparse.Namespace, seed: int) -> dict[str, Any]:
-    from ..model_spec import ModelSpec
+    from ..model_spec import TEXT_READER, ModelSpec
 
     agent = ModelSpec(
         name=args.agent_model,
@@ -208,10 +237,14 @@ def _specs(args: argparse.Namespace, seed: int) -> dict[str, Any]:
         timeout=args.timeout,
     )
     if args.judge_model or args.judge_kwargs or args.judge_base_url:
+        name = args.judge_model or args.agent_model
         judge = ModelSpec(
-            name=args.judge_model or args.agent_model,
+            name=name,
             kwargs=_kwargs(args.judge_kwargs, "--judge-kwargs"),
-            base_url=args.judge_base_url or args.base_url,
+            # the offline stand-in is served by this process, never at the agent's endpoint
+            base_url=args.judge_base_url
+            if name == TEXT_READER
+            else (args.judge_base_url or args.base_url),
             api_key_env=args.api_key_env,
             temperature=0.0,
             seed=seed,
@@ -287,6 +320,9 @@ def real_session(
     from ..real_backend import RealModelBackend
 
     mode = _check_simulated_flags(args)
+    grade: Grade = getattr(args, "grade", None) or ("exact" if mode == "exact" else "model")
+    if mode == "exact" and grade != "exact":
+        raise ConfigurationError("--judge exact grades with exact match: drop --grade model")
     specs = _specs(args, seed)
     if stand_in:
         specs = {
@@ -330,7 +366,7 @@ def real_session(
     }
     metadata = tuple(k.strip() for k in (args.memory_metadata or "").split(",") if k.strip())
     backend = RealModelBackend(
-        clients["agent"], clients["judge"], mode=mode, metadata_keys=metadata
+        clients["agent"], clients["judge"], mode=mode, metadata_keys=metadata, grade=grade
     )
     used = {role: specs[role] for role in roles}
-    return RealSession(used, gate, clients, backend, mode, metadata)
+    return RealSession(used, gate, clients, backend, mode, metadata, grade)
