@@ -157,7 +157,8 @@ async def test_an_unreadable_verdict_retries_the_judge_only(asynchronous: bool) 
     async def aanswer(coalition):  # type: ignore[no-untyped-def]
         return answer(coalition)
 
-    model = ScriptedTextModel("hmm, hard to say", "VERDICT {nonce}: CORRECT")
+    # the first reply and the one-word rescue are both unreadable (judges.short_verdict)
+    model = ScriptedTextModel("hmm, hard to say", "not sure", "VERDICT {nonce}: CORRECT")
     evaluate = task_evaluator(
         aanswer if asynchronous else answer,
         ReferenceFreeLLMJudge(model),
@@ -173,4 +174,5 @@ async def test_an_unreadable_verdict_retries_the_judge_only(asynchronous: bool) 
     assert len(agent_calls) == evaluate.calls.agent_calls
     # one agent call per evaluation: the retry did not ask the agent again
     assert len(agent_calls) == report.cost.evaluator_calls
-    assert len(model.prompts) == 2  # the unreadable reply and the one distinct answer
+    # the unreadable reply, its one-word rescue, and the retry of the one distinct answer
+    assert len(model.prompts) == 3
