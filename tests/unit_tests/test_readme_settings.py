@@ -225,7 +225,7 @@ SETTINGS = _all_settings()
 NOT_OURS = {
     "outcome": "a field of a stage event's payload, not a setting",
     "max_retries": "the provider models' own setting (ChatOpenAI, LlamaIndex OpenAI)",
-    "finish_reason": "a field of an OpenAI-compatible server's reply (why it stopped), not a setting",
+    "finish_reason": "a field of an OpenAI-compatible server's reply, not a setting",
 }
 
 
