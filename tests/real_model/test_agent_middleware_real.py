@@ -1,19 +1,13 @@
-"""MeClearMiddleware with a REAL local model as the clearance's task agent (a llama.cpp or
-any OpenAI-compatible server on this machine), inside a real create_agent loop.
+"""MeClearMiddleware with the REAL local model as the clearance's task agent, inside a real
+``create_agent`` loop (the ``real_model`` tier: ``tools/local_model.sh`` serves the model).
 
-Runs when ``MECLEAR_REAL_MODEL_BASE_URL`` (e.g. ``http://127.0.0.1:PORT/v1``) and
-``MECLEAR_REAL_MODEL`` (the served model's name) are set and the server answers; skipped with
-a one-line reason otherwise. The agent's own tool-calling model is the SIMULATED one (a small
-local model does not call tools reliably); the judge is the token-F1 reference judge (a 135M
-model's verdict lines are unreadable, docs NOTES). What is asserted is the plumbing: the
-real model answers every coalition (no fail-open), every returned document carries its
+The agent's own tool-calling model is the SIMULATED one (a small local model does not call
+tools reliably); the judge is the token-F1 reference judge. What is asserted is the plumbing:
+the real model answers every coalition (no fail-open), every returned document carries its
 result, and the tool result is a subsequence of what the tool returned.
 """
 
 from __future__ import annotations
-
-import os
-import urllib.request
 
 import pytest
 from langchain.agents import create_agent
@@ -22,27 +16,14 @@ from langchain_core.tools import tool
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.judges import TokenF1Judge
 from meclear_integrations.langchain import MeClearMiddleware, SimulatedChatModel, reference_config
+from tests.unit_tests.langchain.conftest import case, documents  # noqa: F401 (fixtures)
 
-BASE_URL = os.environ.get("MECLEAR_REAL_MODEL_BASE_URL")
-MODEL = os.environ.get("MECLEAR_REAL_MODEL")
+from .conftest import RealModel
 
-
-def _server_answers() -> str | None:
-    if not (BASE_URL and MODEL):
-        return "no local model: set MECLEAR_REAL_MODEL_BASE_URL and MECLEAR_REAL_MODEL"
-    try:
-        with urllib.request.urlopen(f"{BASE_URL}/models", timeout=30):
-            return None
-    except OSError as exc:
-        return f"the local model server at {BASE_URL} does not answer: {exc}"
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
 
-@pytest.mark.slow
-def test_middleware_with_a_real_local_model(case, documents) -> None:
-    reason = _server_answers()
-    if reason is not None:
-        pytest.skip(reason)
-    pytest.importorskip("langchain_openai")
+def test_middleware_with_a_real_local_model(real_model: RealModel, case, documents) -> None:  # noqa: F811
     from langchain_openai import ChatOpenAI
 
     shown = [d for d in documents if d.id in ("g1", "f1", "b1")]
@@ -53,7 +34,12 @@ def test_middleware_with_a_real_local_model(case, documents) -> None:
         return "\n\n".join(d.page_content for d in shown), shown
 
     real = ChatOpenAI(
-        model=MODEL, base_url=BASE_URL, api_key="local", temperature=0, max_tokens=64, timeout=60
+        model=real_model.name,
+        base_url=real_model.base_url,
+        api_key="local",
+        temperature=0,
+        max_tokens=64,
+        timeout=60,
     )
     middleware = MeClearMiddleware(
         llm=real,
