@@ -711,8 +711,10 @@ class HarmLedger:
         marked ``scoped`` so the engine verifies them before its early exit (a fooled
         reference-free judge accepting the full context cannot hide a harm verified for this
         question); ``unproven``: those whose own contribution no verified run of that
-        question tested yet, which the engine puts back once; ``settled``: those whose harm
-        for the question was verified against a reference or a person's correction.
+        question tested yet, which the engine puts back once (a carrier is not: alone it
+        gives the harmful answer, which no put-back beside the evidence contradicts);
+        ``settled``: those whose harm for the question was verified against a reference or
+        a person's correction.
 
         Without ``query`` (unscoped, for callers that do not know the question): the memories
         that a verified clearance of *any* question removed before (same id and same text)
@@ -731,9 +733,11 @@ class HarmLedger:
             scoped = self._scoped(query, context, query_embedding)
             return PriorCandidate(
                 ids=tuple(h.memory_id for h, _ in scoped),
-                unproven=tuple(h.memory_id for h, tested in scoped if not tested),
+                # a carrier's harm is its own answer, not a removal a put-back could undo
+                unproven=tuple(h.memory_id for h, tested in scoped if not tested and not h.carrier),
                 scoped=bool(scoped),
                 settled=tuple(h.memory_id for h, _ in scoped if h.settled),
+                carriers=tuple(h.memory_id for h, _ in scoped if h.carrier),
             )
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:

@@ -179,8 +179,19 @@ class ClearingComponent(BaseModel):
 
     # ------------------------------------------------------------------ for the hosts
     def _engine_config(self) -> ClearanceConfig:
-        """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
-        return component_config(self.clearance, self.on_failure)
+        """``clearance`` with ``on_failure`` set by the component's own switch, if any.
+
+        With a ledger and ``loop.withhold_carriers``: ``clearance_scope="complete"``.
+        """
+        config = component_config(self.clearance, self.on_failure)
+        loop = self.loop
+        if (
+            loop.ledger is not None
+            and loop.withhold_carriers
+            and config.clearance_scope != "complete"
+        ):
+            config = config.updated(clearance_scope="complete")
+        return config
 
     def _absorb(self, exc: BaseException) -> None:
         """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""

@@ -101,6 +101,13 @@ class Loop(StrictSettings):
     audit_workers: int = Field(default=1, ge=0)
     """Background mode: audit worker threads started with the component (0: none; run
     ``meclear worker`` instead)."""
+    withhold_carriers: bool = True
+    """With a ``ledger``: clear with ``clearance_scope="complete"``, so the served context
+    withholds every copy of a verified harm (its carriers: alone each gives the harmful
+    answer) and the ledger withholds them with it for that question scope. A minimal
+    clearance that leaves one of three stale copies beside the current fact serves an
+    answer that hangs on the model's tie-break; the carrier search costs at most one call
+    per kept memory plus one on a failing context. False: clear as ``clearance`` says."""
 
 
 class Documents(StrictSettings):
