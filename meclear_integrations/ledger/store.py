@@ -24,6 +24,7 @@ memory store.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -52,7 +53,9 @@ from .database import (
 from .migrations import check_version, migrate
 from .proof import load_harm_facts
 from .records import (
+    FEEDBACK_AUTHORITIES,
     CandidateRecord,
+    FeedbackAuthority,
     FeedbackRecord,
     MemoryEvent,
     MemoryHistory,
@@ -440,6 +443,8 @@ class HarmLedger:
         now = self._now()
         mode = run_mode(report, guided_by)
         parts = self._report_parts(report, memories, mode, success_signal, shared)
+        if feedback_id is not None and success_signal == "feedback":
+            parts = self._feedback_authority(parts, feedback_id)
         run: dict[str, Any] = {
             "run_id": new_id,
             "namespace": self.namespace,
@@ -491,6 +496,20 @@ class HarmLedger:
             run_id is not None,
             names,
         )
+
+    def _feedback_authority(self, parts: _ReportParts, feedback_id: str) -> _ReportParts:
+        """An end user's feedback replay is history only: no verdict folded into the state.
+
+        Its clearance was verified against that user's correction, which nobody vouched
+        for: it settles no harm and shares none with other users (``feedback``).
+        """
+        try:
+            authority = self.get_feedback(feedback_id).authority
+        except LedgerLookupError:
+            authority = "end_user"  # a replay of feedback this ledger does not hold
+        if authority != "end_user" or not parts.observations:
+            return parts
+        return dataclasses.replace(parts, observations=[])
 
     def _report_parts(
         self,
@@ -863,6 +882,7 @@ class HarmLedger:
         source_id: str | None = None,
         comment: str | None = None,
         trusted: bool = False,
+        authority: FeedbackAuthority | None = None,
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
 
@@ -887,8 +907,17 @@ class HarmLedger:
                 had removed them) only when ``trusted`` or after a verification replay.
             source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
             source_id: The verdict's id at its source.
-            comment: Free text.
-            trusted: The verdict comes from someone allowed to restore memories directly.
+            comment: Free text (for a reviewer or an operator: why; recorded with the
+                restores it makes).
+            trusted: Shorthand for ``authority="reviewer"``.
+            authority: Who gives it: ``end_user`` (default unless ``trusted``): recorded and
+                replayable, but its replay is history only (no harm shared with, or settled
+                for, other users: the loop's own verified runs decide, e.g. the
+                ``feedback`` trigger auditing the question's next ask); ``reviewer`` or
+                ``operator``: their replay is verified against their correction and shared,
+                their positive feedback restores (at once without a correction; with one,
+                once its replay verifies, for that question). Who (``source_id``), when and why
+                (``comment``) are kept with the feedback and its restores.
 
         Returns:
             The feedback as recorded.
@@ -902,6 +931,12 @@ class HarmLedger:
             raise ConfigurationTypeError("correct must be True or False")
         if not isinstance(trusted, bool):
             raise ConfigurationTypeError("trusted must be True or False")
+        if authority is None:
+            authority = "reviewer" if trusted else "end_user"
+        if authority not in FEEDBACK_AUTHORITIES:
+            raise ConfigurationError(
+                f"authority must be one of {', '.join(FEEDBACK_AUTHORITIES)}, got {authority!r}"
+            )
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
@@ -921,6 +956,7 @@ class HarmLedger:
             "source": safe_text(source, 40) or "api",
             "source_id": safe_text(source_id, 100),
             "comment": safe_text(comment, 10_000),
+            "authority": authority,
         }
         with write_transaction(self.engine) as conn:
             pk = _inserted_key(conn.execute(t.feedback.insert().values(**row)))
@@ -933,14 +969,15 @@ class HarmLedger:
                     ],
                 )
         record = FeedbackRecord(**row, memory_ids=named)
-        if correct and named and trusted:
+        if correct and named and authority != "end_user" and correction is None:
             recorded = {m.memory_id: m.content_hash for m in run.memories}
             confirmed = self._verified_harmful({i: recorded[i] for i in named})
             for memory_id in sorted(confirmed):
                 self.restore(
                     memory_id,
-                    reason="confirmed good by trusted positive feedback",
-                    actor=safe_text(source, 40),
+                    reason=safe_text(comment, 2000)
+                    or f"confirmed good by {authority} positive feedback",
+                    actor=f"{authority}:{safe_text(source_id or source, 60)}",
                     feedback_id=record.feedback_id,
                     run_id=run.run_id,
                 )
