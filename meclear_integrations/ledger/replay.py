@@ -18,11 +18,12 @@ therefore exonerates nothing unless the context *with* it verifies; an exonerati
 scoped to the question (``HarmLedger.exonerate``), not a global restore.
 
 Authority (``FeedbackRecord.authority``): only a reviewer's or an operator's replay acts.
-An end user's replay (the default authority) is recorded as history, verified against that
-user's correction, but it settles, shares, restores and exonerates nothing: one untrusted
-verdict (a stale value given as the "correction", the true memory named as the suspect)
-changes no other user's answer. Negative feedback still makes the question's next ask an
-audit under the ``feedback`` trigger, verified by the loop's own signal.
+An end user's replay (the default authority) is verified against that user's correction,
+but it settles, restores and exonerates nothing, and a background request does not withhold
+its harm: the harm is only offered to the loop's next run of the question, which verifies it
+with its own signal (reference or live judge) before using it, so one untrusted verdict (a
+stale value given as the "correction", the true memory named as the suspect) changes no
+other user's answer, while a true correction the live judge confirms fixes the next ask.
 
 The question's text: the ledger's (``store_text=True``), else ``query=``, else
 ``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads

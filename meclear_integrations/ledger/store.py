@@ -498,10 +498,12 @@ class HarmLedger:
         )
 
     def _feedback_authority(self, parts: _ReportParts, feedback_id: str) -> _ReportParts:
-        """An end user's feedback replay is history only: no verdict folded into the state.
+        """An end user's feedback replay settles nothing (``feedback``, ``unconfirmed``).
 
         Its clearance was verified against that user's correction, which nobody vouched
-        for: it settles no harm and shares none with other users (``feedback``).
+        for: its harm is offered to the loop's next run of the question (which verifies it
+        with its own signal before using it) but never settled, and background requests do
+        not withhold it until such a run confirms it.
         """
         try:
             authority = self.get_feedback(feedback_id).authority
@@ -509,7 +511,37 @@ class HarmLedger:
             authority = "end_user"  # a replay of feedback this ledger does not hold
         if authority != "end_user" or not parts.observations:
             return parts
-        return dataclasses.replace(parts, observations=[])
+        unsettled = [dataclasses.replace(o, settled=False) for o in parts.observations]
+        return dataclasses.replace(parts, observations=unsettled)
+
+    def unconfirmed(self, run_ids: Iterable[str]) -> set[str]:
+        """Which of ``run_ids`` are end users' feedback replays (harm nobody vouched for).
+
+        A background request does not withhold a harm whose latest verified run is one of
+        them: the question's next audit verifies it with the loop's own signal first.
+
+        Args:
+            run_ids: Ledger run ids (e.g. ``ScopedHarm.run_id``).
+
+        Returns:
+            The subset recorded as replays of end-user feedback.
+        """
+        wanted = sorted({str(i) for i in run_ids if i})
+        if not wanted:
+            return set()
+        r, f = t.runs, t.feedback
+        query = (
+            select(r.c.run_id)
+            .join(f, f.c.feedback_id == r.c.feedback_id)
+            .where(
+                r.c.namespace == self.namespace,
+                r.c.run_id.in_(wanted),
+                r.c.success_signal == "feedback",
+                or_(f.c.authority.is_(None), f.c.authority == "end_user"),
+            )
+        )
+        with read_transaction(self.engine) as conn:
+            return {str(row[0]) for row in conn.execute(query)}
 
     def _report_parts(
         self,
