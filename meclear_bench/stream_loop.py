@@ -49,6 +49,8 @@ from .stream_run import _correct, _evaluator, _world_flags, make_trigger
 __all__ = ["LOOP_MODES", "LoopOutcome", "LoopRun", "LoopSettings", "classify_withheld", "run_loop"]
 
 LoopMode = Literal["none", "inline", "background"]
+_EPOCH = 1_767_225_600.0
+"""2026-01-01T00:00:00Z: where the simulated clock starts for the audit bounds' days."""
 LOOP_MODES: tuple[LoopMode, ...] = ("none", "inline", "background")
 
 
@@ -60,11 +62,18 @@ class LoopSettings:
         call_seconds: Latency of one model call.
         interval_seconds: Time between two queries of a conversation.
         workers: Background audit workers.
+        reask: Background: re-asks of each query within its interval (a re-ask storm);
+            they are not scored, only their audits are counted (``LoopRun.reask``).
+        audit_bounds: Background: the per-question audit bounds
+            (``pipeline.audit_gate`` with the ``Loop`` defaults); False: every triggered
+            ask submits (the queue's single flight only).
     """
 
     call_seconds: float = 0.5
     interval_seconds: float = 2.0
     workers: int = 1
+    reask: int = 0
+    audit_bounds: bool = True
 
 
 class LoopOutcome(BaseModel):
@@ -110,6 +119,11 @@ class LoopRun(BaseModel):
     outcomes: list[LoopOutcome]
     jobs: dict[str, int] = {}
     """``submitted``, ``joined``, ``done``, ``dead``, ``lost`` (background)."""
+    reask: dict[str, Any] = {}
+    """Background: asks, audits and audit model calls per question (re-asks included):
+    ``questions``, ``asks``, ``audits_max`` / ``audits_mean`` per question,
+    ``audit_calls_mean`` per question; ``storms`` (stream queries, each asked ``reask + 1``
+    times) and ``storm_audits_max`` / ``storm_audits_mean`` (audits one storm started)."""
     review: dict[str, Any] = {}
     """The ledgers' final review (``HarmLedger.review(min_queries=...)``): memories proposed
     for deletion, and ``true_proposed``: proposed memories that are not injected faults."""
@@ -188,6 +202,14 @@ class _Loop:
         """Ledger query id -> LoCoMo question (a question and its rewordings share one)."""
         self.evidence: dict[int, frozenset[str]] = {}
         """LoCoMo question -> its gold evidence (dialogue ids)."""
+        self.audits: Any = None
+        """Background: the per-question audit bounds (``pipeline.audit_gate``)."""
+        self.now = 0.0
+        """The simulated clock (seconds), read by the audit bounds."""
+        self.per_question: dict[tuple[str, int], list[int]] = {}
+        """(conversation, question) -> [asks, audits, audit model calls]."""
+        self.per_storm: dict[tuple[str, int], int] = {}
+        """(conversation, stream position) -> audits started by that query and its re-asks."""
 
     def _evaluator(self, query: StreamQuery) -> SimulatedQuery:
         return _evaluator(query, self.judge, self.temperature, query.case.reference)
@@ -219,6 +241,20 @@ class _Loop:
 
     def _stream(self, stream: ConversationStream, ledger: Any, store: Any) -> list[LoopOutcome]:
         gate = make_gate(make_trigger(self.policy, ledger, seed=self.seed), ledger)
+        self.audits = None
+        if self.mode == "background" and self.settings.audit_bounds:
+            from meclear_integrations.pipeline.audit_gate import AuditGate
+            from meclear_integrations.pipeline.settings import Loop
+
+            defaults = Loop()
+            self.audits = AuditGate(
+                ledger,
+                store,
+                per_day=defaults.audits_per_question_per_day,
+                backoff_seconds=defaults.audit_backoff_seconds,
+                pending_seconds=defaults.audit_pending_seconds,
+                clock=lambda: _EPOCH + self.now,
+            )
         by_position = {q.position: q for q in stream.queries}
         free = [0.0] * self.settings.workers
         running: list[_Audit] = []
@@ -235,20 +271,74 @@ class _Loop:
                 outcomes.append(self._inline(stream, query, settings, now))
                 continue
             outcome, job = self._background(stream, query, settings, store, now)
-            calls = 0
-            if job is not None and job not in started:
-                started.add(job)
-                audit = self._start(store, ledger, settings, by_position, free, now)
-                if audit is not None:
-                    calls = audit.calls
-                    running.append(audit)
-            outcomes.append(outcome.model_copy(update={"audit_calls": calls}))
+            calls = self._audit(job, started, store, ledger, settings, by_position, free, running)
+            self._count(stream, query, calls, job is not None and calls >= 0)
+            outcomes.append(outcome.model_copy(update={"audit_calls": max(calls, 0)}))
+            for j in range(self.settings.reask):  # the storm: the same question again
+                at = now + (j + 1) * self.settings.interval_seconds / (self.settings.reask + 1)
+                self._settle(running, store, at)
+                _, job = self._background(stream, query, settings, store, at)
+                calls = self._audit(
+                    job, started, store, ledger, settings, by_position, free, running
+                )
+                self._count(stream, query, calls, job is not None and calls >= 0)
         self._settle(running, store, float("inf"))
         stats = store.stats()
         self.jobs["done"] += stats["done"]
         self.jobs["dead"] += stats["dead"]
         self.jobs["lost"] += stats["queued"] + stats["running"]
         return outcomes
+
+    def _audit(
+        self,
+        job: str | None,
+        started: set[str],
+        store: Any,
+        ledger: Any,
+        settings: QuerySettings,
+        by_position: dict[int, StreamQuery],
+        free: list[float],
+        running: list[_Audit],
+    ) -> int:
+        """Start the audit of a new job: its model calls (-1: no new audit started)."""
+        if job is None or job in started:
+            return -1
+        started.add(job)
+        audit = self._start(store, ledger, settings, by_position, free, self.now)
+        if audit is None:
+            return 0
+        running.append(audit)
+        return audit.calls
+
+    def _count(
+        self, stream: ConversationStream, query: StreamQuery, calls: int, audited: bool
+    ) -> None:
+        tally = self.per_question.setdefault((stream.conversation, query.question), [0, 0, 0])
+        storm = self.per_storm.setdefault((stream.conversation, query.position), 0)
+        tally[0] += 1
+        if audited:
+            tally[1] += 1
+            tally[2] += calls
+            self.per_storm[(stream.conversation, query.position)] = storm + 1
+
+    def reask_summary(self) -> dict[str, Any]:
+        """Asks, audits and audit calls per question (:attr:`LoopRun.reask`)."""
+        tallies = list(self.per_question.values())
+        if not tallies:
+            return {}
+        n = len(tallies)
+        return {
+            "reask": self.settings.reask,
+            "audit_bounds": self.settings.audit_bounds,
+            "questions": n,
+            "asks": sum(t[0] for t in tallies),
+            "audits_max": max(t[1] for t in tallies),
+            "audits_mean": sum(t[1] for t in tallies) / n,
+            "audit_calls_mean": sum(t[2] for t in tallies) / n,
+            "storms": len(self.per_storm),
+            "storm_audits_max": max(self.per_storm.values(), default=0),
+            "storm_audits_mean": sum(self.per_storm.values()) / max(len(self.per_storm), 1),
+        }
 
     def _none(self, stream: ConversationStream, query: StreamQuery) -> LoopOutcome:
         failing, _ = _world_flags(query, self.check_trials, self.temperature)
@@ -307,6 +397,7 @@ class _Loop:
     ) -> tuple[LoopOutcome, str | None]:
         context = query.case.context()
         failing, _ = _world_flags(query, self.check_trials, self.temperature)
+        self.now = now
         flow = background_flow(
             query.case.query,
             len(context),
@@ -314,6 +405,7 @@ class _Loop:
             settings,
             store,
             snapshot={"reference": query.case.reference, "answer": None},
+            audits=self.audits,
         )
         started = time.perf_counter()
         result = run_sync(flow, _Host(self._evaluator(query)))
@@ -477,9 +569,12 @@ def run_loop(
             "call_seconds": settings.call_seconds,
             "interval_seconds": settings.interval_seconds,
             "workers": settings.workers,
+            "reask": settings.reask,
+            "audit_bounds": settings.audit_bounds,
         },
         outcomes=outcomes,
         jobs=dict(loop.jobs) if mode == "background" else {},
+        reask=loop.reask_summary() if mode == "background" else {},
         review=loop.review if mode != "none" else {},
     )
 
@@ -540,5 +635,6 @@ def loop_summary(run: LoopRun) -> dict[str, Any]:
         "same_fact_withheld": sum(len(o.same_fact) for o in out),
         "review": run.review,
         "jobs": run.jobs,
+        "reask": run.reask,
         "settings": run.settings,
     }

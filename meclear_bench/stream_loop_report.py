@@ -74,6 +74,20 @@ def render_loop_markdown(results: dict[str, Any]) -> str:
             f"| {proposed} |"
         )
     settings = next(iter(results["modes"].values()))["settings"]
+    for mode, s in results["modes"].items():
+        storm = s.get("reask") or {}
+        if storm.get("reask"):
+            bounds = "on" if storm["audit_bounds"] else "off"
+            lines += [
+                "",
+                f"Re-ask storm ({mode}, audit bounds {bounds}): every query asked "
+                f"{storm['reask'] + 1} times; {storm['asks']} asks of {storm['questions']} "
+                f"questions; audits per question max {storm['audits_max']}, mean "
+                f"{storm['audits_mean']:.2f}; audit model calls per question, mean "
+                f"{storm['audit_calls_mean']:.1f}; audits per storm of {storm['reask'] + 1} "
+                f"asks max {storm['storm_audits_max']}, mean "
+                f"{storm['storm_audits_mean']:.2f} ({storm['storms']} storms).",
+            ]
     lines += [
         "",
         f"Simulated clock: {settings['call_seconds']} s per model call, a query every "

@@ -72,6 +72,19 @@ def add_stream_flags(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--audit-workers", type=int, default=4, help="--mode background: audit workers (4)"
     )
+    group.add_argument(
+        "--reask",
+        type=int,
+        default=0,
+        help="--mode background: re-ask every query N more times within its interval (a "
+        "re-ask storm); reports audits and audit model calls per question (0)",
+    )
+    group.add_argument(
+        "--no-audit-bounds",
+        action="store_true",
+        help="--mode background: no per-question audit bounds (pipeline.audit_gate), for "
+        "comparison",
+    )
 
 
 def _command(args: argparse.Namespace, methods: str) -> str:
@@ -183,6 +196,10 @@ def _loop_command(args: argparse.Namespace) -> str:
     parts += ["--call-seconds", f"{args.call_seconds:g}"]
     parts += ["--interval-seconds", f"{args.interval_seconds:g}"]
     parts += ["--audit-workers", str(args.audit_workers)]
+    if getattr(args, "reask", 0):
+        parts += ["--reask", str(args.reask)]
+    if getattr(args, "no_audit_bounds", False):
+        parts += ["--no-audit-bounds"]
     parts += ["--fault-share", f"{args.fault_share:g}", "--seed", str(args.seed)]
     parts += ["--review-min-queries", str(args.review_min_queries)]
     if args.conversations:
@@ -223,7 +240,13 @@ def run_loop_bench(args: argparse.Namespace) -> dict[str, Any]:
         conversations=args.conversations.split(",") if args.conversations else None,
         max_queries_per_conversation=args.max_queries,
     )
-    settings = LoopSettings(args.call_seconds, args.interval_seconds, args.audit_workers)
+    settings = LoopSettings(
+        args.call_seconds,
+        args.interval_seconds,
+        args.audit_workers,
+        reask=getattr(args, "reask", 0),
+        audit_bounds=not getattr(args, "no_audit_bounds", False),
+    )
     signals = signal_settings(args)
     total = sum(len(s.queries) for s in build.streams) * len(modes)
     bar = _progress(total, not args.no_progress)

@@ -128,7 +128,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     feedback.add_argument(
         "--memory-id", action="append", default=[], help="a memory the feedback names (repeat)"
     )
-    feedback.add_argument("--comment", default=None)
+    feedback.add_argument("--comment", default=None, help="why (kept with the feedback)")
+    feedback.add_argument(
+        "--authority",
+        choices=["end_user", "reviewer", "operator"],
+        default="end_user",
+        help="who gives it: an end user's replay is history only; a reviewer's or an "
+        "operator's acts (shares, settles, restores) (end_user)",
+    )
+    feedback.add_argument("--by", default=None, help="who gives it (kept with the feedback)")
     feedback.set_defaults(handler=_guarded(_feedback))
 
     pending = commands.add_parser("pending", help="negative feedback waiting for a replay")
@@ -432,7 +440,9 @@ def _feedback(args: argparse.Namespace) -> int:
             correction=args.correction,
             memory_ids=args.memory_id,
             source="cli",
+            source_id=args.by,
             comment=args.comment,
+            authority=args.authority,
         )
     print(json.dumps(record.model_dump(mode="json"), indent=2))
     return 0

@@ -329,6 +329,7 @@ class MeClearEngine:
         unproven = [i for i in prior_positions(context, prior.unproven) if i in positions]
         run.prior_first = prior.scoped and bool(positions)
         run.prior_settled = frozenset(prior_positions(context, prior.settled))
+        run.prior_carriers = frozenset(prior_positions(context, prior.carriers))
         return game, run, self._algorithm(run, positions, unproven)
 
     # ------------------------------------------------------------------ algorithm

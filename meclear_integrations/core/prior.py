@@ -18,7 +18,14 @@ C_p verifies, each of them present is *put back* in turn: the context M minus (C
 {u}) is verified the same way (T trials first, which settle a failing context, then what
 the rule asks). Its verdict is recorded after C_p in ``report.candidates``: a put-back that
 does not verifiably recover shows that u's own removal was needed; one that recovers shows
-this query did not need it. The tests are evidence, not a new choice: the clearance stays
+this query did not need it. When several members recover put back alone (redundant
+copies of one harm: each alone is outvoted by the evidence), they are put back *together*
+as one more test, recorded last: a caller acquits them only when that union recovers
+too, never one copy alone (``ledger.proof``). Members the caller names ``carriers`` (a
+verified run found that each alone gives the harmful answer) are copies of the harm: they
+are never put back alone, and they are put back with that union (with a single recovered
+member too), so a copy whose put-back recovered only because another copy stayed withheld
+is not acquitted. The tests are evidence, not a new choice: the clearance stays
 C_p, which verified as a whole (a smaller context that passes the recovery test on a few
 trials is not shown to answer as reliably under a sampled agent or a noisy judge), unless
 the tests' extra trials of the full context overturn C_p's gain, in which case Algorithm 1
@@ -72,6 +79,10 @@ class PriorCandidate(BaseModel):
     answer or a person's correction: with ``scoped``, a candidate of settled members only is
     the clearance even when the live judge cannot confirm M minus C_p (``recovered`` is
     then False in the report: module docstring)."""
+    carriers: tuple[str, ...] = Field(default=())
+    """Members of ``ids`` a verified run named carriers of the harm (alone each gives the
+    harmful answer): never put back; a put-back test that recovers is repeated with them
+    put back too before a caller acquits anyone (module docstring)."""
     scoped: bool = False
     """The harm was verified for this very question or one like it (a scoped ledger
     lookup): the candidate is verified *before* the early exit, and M minus C_p passing

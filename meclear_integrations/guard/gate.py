@@ -106,6 +106,8 @@ class GatePlan:
     prior_settled: tuple[str, ...] = ()
     """Members of ``prior_ids`` whose harm for this question a reference or a person's
     correction verified (``core.prior``)."""
+    prior_carriers: tuple[str, ...] = ()
+    """Members of ``prior_ids`` named carriers of the harm (``core.prior``)."""
     prior_scoped: bool = False
     """The prior candidate is the ledger's harm for this question or one like it (tried
     before the engine's early exit; ``core.prior``)."""
@@ -124,6 +126,7 @@ class GatePlan:
             ids=self.prior_ids,
             unproven=self.prior_unproven,
             settled=self.prior_settled,
+            carriers=self.prior_carriers,
             scoped=self.prior_scoped,
         )
 
@@ -336,6 +339,7 @@ class ClearanceGate:
             prior_ids=prior.ids,
             prior_unproven=prior.unproven,
             prior_settled=prior.settled,
+            prior_carriers=prior.carriers,
             prior_scoped=prior.scoped,
             notes=notes,
         )

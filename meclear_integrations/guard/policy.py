@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
@@ -45,6 +46,7 @@ from ..core.failure_kind import (
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
 from ..judges.errors import MissingReferenceError
+from ..runtime.payloads import NO_ANSWER_HINT, NO_ANSWER_REASON
 
 __all__ = [
     "FIRST_CALLS",
@@ -56,6 +58,8 @@ __all__ = [
     "is_deterministic",
     "likely_reference_keys",
 ]
+
+logger = logging.getLogger(__name__)
 
 FailureSwitch = Literal["open", "closed"]
 FIRST_CALLS = 2
@@ -221,6 +225,7 @@ class LivePolicy:
         self.warn = WarnOnce()
         self._answered = False
         self._pages = 0
+        self._abstained = False
         self._lock = threading.Lock()
 
     def absorb(self, exc: BaseException, mode: FailureSwitch) -> None:
@@ -311,6 +316,14 @@ class LivePolicy:
             stacklevel=5,
         )
 
+    def abstention_warning(self) -> None:
+        """Log once per component (WARNING) that clearance abstains on a non-answer verdict."""
+        with self._lock:
+            if self._abstained:
+                return
+            self._abstained = True
+        logger.warning("MeClear %s: %s", self.component, NO_ANSWER_HINT)
+
     def report_warning(self, report: ClearanceReport) -> None:
         """Warn when the engine's report says the run failed open.
 
@@ -320,6 +333,8 @@ class LivePolicy:
         failure = report.failure
         if report.status in ("complete", "unverified"):
             self.check_endpoint(None, answered=True)
+        if report.status == "unverified" and report.status_reason == NO_ANSWER_REASON:
+            self.abstention_warning()
         if report.status != "failed" or failure is None:
             return
         if failure.kind == "transient" and failure.coalitions_evaluated == 0:

@@ -6,7 +6,7 @@ import functools
 import re
 import string
 
-__all__ = ["normalize_answer"]
+__all__ = ["is_no_answer", "normalize_answer"]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -41,3 +41,42 @@ def _normalize(text: str) -> str:
 _normalized = functools.lru_cache(maxsize=4096)(_normalize)
 """The same, kept for the next ask: the judges and the simulated world normalise the same
 few answers once per evaluator call."""
+
+
+_NO_ANSWERS = frozenset(
+    {
+        "",
+        "i dont know",
+        "i do not know",
+        "dont know",
+        "unknown",
+        "not known",
+        "no answer",
+        "none",
+        "na",
+        "not sure",
+        "im not sure",
+        "i am not sure",
+        "cannot answer",
+        "i cannot answer",
+        "i cant answer",
+        "no information",
+        "not enough information",
+    }
+)
+
+
+def is_no_answer(text: str) -> bool:
+    """Whether ``text`` is an empty answer or an abstention ("I don't know", "unknown").
+
+    Args:
+        text: An answer.
+
+    Returns:
+        True for an empty answer or one of the common ways of not answering.
+
+    Example:
+        >>> is_no_answer("I don't know."), is_no_answer("Paris")
+        (True, False)
+    """
+    return normalize_answer(str(text)) in _NO_ANSWERS

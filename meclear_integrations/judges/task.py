@@ -66,7 +66,7 @@ from ..runtime.limiter import CallLimiter, WaitTally, alimited, limited, limiter
 from ..runtime.usage import model_role
 from .base import Judge, JudgeVerdict
 from .equivalence import canonical_answer, contradicts, equivalence_judge
-from .normalize import normalize_answer
+from .normalize import is_no_answer, normalize_answer
 
 __all__ = [
     "ACCEPTED",
@@ -310,7 +310,11 @@ class _TaskBase:
                 f"the judge accepted two different answers to one question: "
                 f"{other[:200]!r} and {answer[:200]!r}"
             ),
-            reason="accepted_two_answers",
+            reason=(
+                "judge_accepts_no_answer"
+                if is_no_answer(other) or is_no_answer(answer)
+                else "accepted_two_answers"
+            ),
         )
 
     def _record(

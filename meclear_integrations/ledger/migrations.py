@@ -97,6 +97,21 @@ def _v5_writeback(connection: Connection) -> None:
     )
 
 
+def _v6_feedback_authority(connection: Connection) -> None:
+    """The authority of each feedback (``end_user``, ``reviewer``, ``operator``).
+
+    Adds the column ``authority`` to ``meclear_feedback``. Feedback recorded before it keeps
+    ``NULL``, read as ``end_user`` (the safe direction: an old verdict never settles a harm
+    for other users by itself); every old row and the runs it led to stay as they were.
+    """
+    table = schema.feedback
+    present = {c["name"] for c in inspect(connection).get_columns(table.name)}
+    if "authority" not in present:
+        column = table.c.authority
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.execute(DDL(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "runs, memories, candidates, feedback, memory events", _v1_initial),
     (2, "per memory and question state (scoped harm, O(K) lookups)", _v2_memory_scopes),
@@ -107,6 +122,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
         _v4_harm_texts,
     ),
     (5, "review decisions and tombstones (reviews written back)", _v5_writeback),
+    (6, "the authority of each feedback (end user, reviewer, operator)", _v6_feedback_authority),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The schema version this package writes."""

@@ -10,7 +10,15 @@ candidate clearing exactly D shows:
   is the predecessor of the last member added; in a ledger-guided run it is the put-back
   test of ``core.prior``.
 - *acquitted* (a ledger- or feedback-guided run): D verifiably recovered, so this query
-  did not need x removed; x only rode along in the verified union.
+  did not need x removed; x only rode along in the verified union. When several members
+  recovered put back alone, each is acquitted only when the run also put them back
+  *together* (C minus all of them) and that recovered: redundant copies of one harm each
+  recover alone beside the evidence, and acquitting each by its own test would serve
+  them all again (the answer would flap back). The carriers of the harm the run kept out
+  are put back in that union too (a copy whose put-back recovered only because another
+  copy stayed withheld is not acquitted). When that union test fails they are *proven*
+  together (the group's removal was needed, no put-back of theirs is asked again); without
+  it (a run recorded before it existed) none of them is acquitted.
 
 A full run (Algorithm 1) also *attributes* every member it clears: its attribution singled
 them out before the clearance verified.
@@ -77,7 +85,11 @@ def split_members(
 
     For each member x of ``cleared``, the run's candidate that cleared exactly the others (x
     put back) decides: it did not recover, so x is proven; it recovered, so x was put back
-    and the context recovered. A member without such a candidate is in neither set.
+    and the context recovered. A member without such a candidate is in neither set. The
+    members that recovered alone count as put back only when, among the run's candidates
+    that put all of them back and no proven member, the one clearing the fewest memories
+    (the union test, which also puts back the carriers, ``core.stages.prior``) recovered
+    too; when it failed they are proven together (module docstring).
 
     Args:
         cleared: The run's cleared memory ids.
@@ -95,6 +107,17 @@ def split_members(
             proven.add(x)
         elif verdict is True:
             recovered.add(x)
+    if not recovered:
+        return proven, recovered
+    # they count as put back only if the test that put back the most with them (and no
+    # proven member) recovered: the candidate clearing the fewest others (all of C put back
+    # is the full context, and an acquittal by the full context alone is none)
+    rest = removed - recovered
+    tests = [ids for ids in verdicts if ids and proven <= ids <= rest]
+    if not tests:
+        return proven, set()
+    if not verdicts[min(tests, key=len)]:
+        return proven | recovered, set()  # put back together they fail: proven jointly
     return proven, recovered
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "CandidateRecord",
+    "FeedbackAuthority",
     "FeedbackRecord",
     "MemoryEvent",
     "MemoryHistory",
@@ -24,6 +25,10 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+FeedbackAuthority = Literal["end_user", "reviewer", "operator"]
+"""Who gave a feedback (``FeedbackRecord.authority``)."""
+FEEDBACK_AUTHORITIES: tuple[str, ...] = ("end_user", "reviewer", "operator")
 
 RunMode = Literal[
     "full",
@@ -226,6 +231,17 @@ class FeedbackRecord(BaseModel):
     """E.g. the LangSmith feedback id."""
     comment: str | None = None
     """Free text (redacted)."""
+    authority: FeedbackAuthority = "end_user"
+    """Who gave it: ``end_user`` (the default; never settles a harm for other users by
+    itself: its replay is history, and the harm is shared only once a verified run of the
+    loop supports it), ``reviewer`` or ``operator`` (trusted: their replay is verified
+    against their correction and shared, their positive feedback restores). Feedback
+    recorded before schema version 6 reads as ``end_user``."""
+
+    @field_validator("authority", mode="before")
+    @classmethod
+    def _legacy_authority(cls, value: Any) -> Any:
+        return "end_user" if value is None else value
 
 
 class MemoryEvent(BaseModel):

@@ -17,6 +17,14 @@ a run that had cleared the memory (so the answer it calls right was given *witho
 therefore exonerates nothing unless the context *with* it verifies; an exoneration is
 scoped to the question (``HarmLedger.exonerate``), not a global restore.
 
+Authority (``FeedbackRecord.authority``): only a reviewer's or an operator's replay acts.
+An end user's replay (the default authority) is verified against that user's correction,
+but it settles, restores and exonerates nothing, and a background request does not withhold
+its harm: the harm is only offered to the loop's next run of the question, which verifies it
+with its own signal (reference or live judge) before using it, so one untrusted verdict (a
+stale value given as the "correction", the true memory named as the suspect) changes no
+other user's answer, while a true correction the live judge confirms fixes the next ask.
+
 The question's text: the ledger's (kept unless ``store_text=False``), else ``query=``, else
 ``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads
 LangSmith's); a clear :class:`ReplayError` when none has it.
@@ -191,7 +199,9 @@ def _finish(
     )
     restored: list[str] = []
     exonerated: list[str] = []
-    if report.status == "complete" and report.recovered:
+    # an end user's correction vouches for nobody else's answer: the replay is recorded as
+    # history and acts on no memory (``FeedbackRecord.authority``)
+    if report.status == "complete" and report.recovered and record.authority != "end_user":
         kept = set(report.kept_ids)
         hashes = {m.memory_id: m.content_hash for m in original.memories}
         for memory_id in record.memory_ids if record.correct else ():

@@ -178,6 +178,7 @@ feedback = Table(
     Column("source", String(40), nullable=False),
     Column("source_id", String(100)),
     Column("comment", Text),
+    Column("authority", String(16)),
     Index("ix_meclear_feedback_query", "namespace", "query_id"),
     Index("ix_meclear_feedback_run", "run_id"),
 )

@@ -365,7 +365,10 @@ def _merge(row: dict[str, Any], o: Observation, at: datetime, r: RunVerdicts) ->
         if _later(row["cleared_at"], at) == at:
             values["cleared_at"] = at
             values["cleared_run_id"] = r.run_id
-            values["carrier"] = o.carrier
+            # a carrier cleared again by a guided run (as a member of the ledger's
+            # candidate) stays one until a run attributes or proves its own removal
+            sticky = bool(row["carrier"]) and not (o.rooted or o.proven)
+            values["carrier"] = o.carrier or sticky
         values["harm_runs"] = row["harm_runs"] + 1
         if o.rooted and _later(row["rooted_at"], at) == at:
             values["rooted_at"] = at

@@ -25,6 +25,7 @@ memory store.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +61,9 @@ from .database import (
 from .migrations import check_version, migrate
 from .proof import load_harm_facts
 from .records import (
+    FEEDBACK_AUTHORITIES,
     CandidateRecord,
+    FeedbackAuthority,
     FeedbackRecord,
     MemoryEvent,
     MemoryHistory,
@@ -458,6 +461,8 @@ class HarmLedger:
         now = self._now()
         mode = run_mode(report, guided_by)
         parts = self._report_parts(report, memories, mode, success_signal, shared)
+        if feedback_id is not None and success_signal == "feedback":
+            parts = self._feedback_authority(parts, feedback_id)
         run: dict[str, Any] = {
             "run_id": new_id,
             "namespace": self.namespace,
@@ -510,6 +515,52 @@ class HarmLedger:
             names,
             harm_text_rows(memories, parts.observations),
         )
+
+    def _feedback_authority(self, parts: _ReportParts, feedback_id: str) -> _ReportParts:
+        """An end user's feedback replay settles nothing (``feedback``, ``unconfirmed``).
+
+        Its clearance was verified against that user's correction, which nobody vouched
+        for: its harm is offered to the loop's next run of the question (which verifies it
+        with its own signal before using it) but never settled, and background requests do
+        not withhold it until such a run confirms it.
+        """
+        try:
+            authority = self.get_feedback(feedback_id).authority
+        except LedgerLookupError:
+            authority = "end_user"  # a replay of feedback this ledger does not hold
+        if authority != "end_user" or not parts.observations:
+            return parts
+        unsettled = [dataclasses.replace(o, settled=False) for o in parts.observations]
+        return dataclasses.replace(parts, observations=unsettled)
+
+    def unconfirmed(self, run_ids: Iterable[str]) -> set[str]:
+        """Which of ``run_ids`` are end users' feedback replays (harm nobody vouched for).
+
+        A background request does not withhold a harm whose latest verified run is one of
+        them: the question's next audit verifies it with the loop's own signal first.
+
+        Args:
+            run_ids: Ledger run ids (e.g. ``ScopedHarm.run_id``).
+
+        Returns:
+            The subset recorded as replays of end-user feedback.
+        """
+        wanted = sorted({str(i) for i in run_ids if i})
+        if not wanted:
+            return set()
+        r, f = t.runs, t.feedback
+        query = (
+            select(r.c.run_id)
+            .join(f, f.c.feedback_id == r.c.feedback_id)
+            .where(
+                r.c.namespace == self.namespace,
+                r.c.run_id.in_(wanted),
+                r.c.success_signal == "feedback",
+                or_(f.c.authority.is_(None), f.c.authority == "end_user"),
+            )
+        )
+        with read_transaction(self.engine) as conn:
+            return {str(row[0]) for row in conn.execute(query)}
 
     def _report_parts(
         self,
@@ -732,8 +783,10 @@ class HarmLedger:
         marked ``scoped`` so the engine verifies them before its early exit (a fooled
         reference-free judge accepting the full context cannot hide a harm verified for this
         question); ``unproven``: those whose own contribution no verified run of that
-        question tested yet, which the engine puts back once; ``settled``: those whose harm
-        for the question was verified against a reference or a person's correction.
+        question tested yet, which the engine puts back once (a carrier is not: alone it
+        gives the harmful answer, which no put-back beside the evidence contradicts);
+        ``settled``: those whose harm for the question was verified against a reference or
+        a person's correction.
 
         Without ``query`` (unscoped, for callers that do not know the question): the memories
         that a verified clearance of *any* question removed before (same id and same text)
@@ -752,9 +805,11 @@ class HarmLedger:
             scoped = self._scoped(query, context, query_embedding)
             return PriorCandidate(
                 ids=tuple(h.memory_id for h, _ in scoped),
-                unproven=tuple(h.memory_id for h, tested in scoped if not tested),
+                # a carrier's harm is its own answer, not a removal a put-back could undo
+                unproven=tuple(h.memory_id for h, tested in scoped if not tested and not h.carrier),
                 scoped=bool(scoped),
                 settled=tuple(h.memory_id for h, _ in scoped if h.settled),
+                carriers=tuple(h.memory_id for h, _ in scoped if h.carrier),
             )
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
@@ -880,6 +935,7 @@ class HarmLedger:
         source_id: str | None = None,
         comment: str | None = None,
         trusted: bool = False,
+        authority: FeedbackAuthority | None = None,
     ) -> FeedbackRecord:
         """Record a verdict on the answer of a recorded query.
 
@@ -904,8 +960,17 @@ class HarmLedger:
                 had removed them) only when ``trusted`` or after a verification replay.
             source: Where the verdict came from (``api``, ``cli``, ``langsmith``...).
             source_id: The verdict's id at its source.
-            comment: Free text.
-            trusted: The verdict comes from someone allowed to restore memories directly.
+            comment: Free text (for a reviewer or an operator: why; recorded with the
+                restores it makes).
+            trusted: Shorthand for ``authority="reviewer"``.
+            authority: Who gives it: ``end_user`` (default unless ``trusted``): recorded and
+                replayable, but its replay is history only (no harm shared with, or settled
+                for, other users: the loop's own verified runs decide, e.g. the
+                ``feedback`` trigger auditing the question's next ask); ``reviewer`` or
+                ``operator``: their replay is verified against their correction and shared,
+                their positive feedback restores (at once without a correction; with one,
+                once its replay verifies, for that question). Who (``source_id``), when and why
+                (``comment``) are kept with the feedback and its restores.
 
         Returns:
             The feedback as recorded.
@@ -919,6 +984,12 @@ class HarmLedger:
             raise ConfigurationTypeError("correct must be True or False")
         if not isinstance(trusted, bool):
             raise ConfigurationTypeError("trusted must be True or False")
+        if authority is None:
+            authority = "reviewer" if trusted else "end_user"
+        if authority not in FEEDBACK_AUTHORITIES:
+            raise ConfigurationError(
+                f"authority must be one of {', '.join(FEEDBACK_AUTHORITIES)}, got {authority!r}"
+            )
         run = self.find_run(run_or_query_id)
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
@@ -938,6 +1009,7 @@ class HarmLedger:
             "source": safe_text(source, 40) or "api",
             "source_id": safe_text(source_id, 100),
             "comment": safe_text(comment, 10_000),
+            "authority": authority,
         }
         with write_transaction(self.engine) as conn:
             pk = _inserted_key(conn.execute(t.feedback.insert().values(**row)))
@@ -950,14 +1022,15 @@ class HarmLedger:
                     ],
                 )
         record = FeedbackRecord(**row, memory_ids=named)
-        if correct and named and trusted:
+        if correct and named and authority != "end_user" and correction is None:
             recorded = {m.memory_id: m.content_hash for m in run.memories}
             confirmed = self._verified_harmful({i: recorded[i] for i in named})
             for memory_id in sorted(confirmed):
                 self.restore(
                     memory_id,
-                    reason="confirmed good by trusted positive feedback",
-                    actor=safe_text(source, 40),
+                    reason=safe_text(comment, 2000)
+                    or f"confirmed good by {authority} positive feedback",
+                    actor=f"{authority}:{safe_text(source_id or source, 60)}",
                     feedback_id=record.feedback_id,
                     run_id=run.run_id,
                 )

@@ -10,6 +10,11 @@ No model call on the request path. For each query the flow
    still pending joins it (single flight);
 4. reports a ``meclear.clearance`` event with ``mode: "background"`` and returns.
 
+With an :class:`~.audit_gate.AuditGate` (what the components pass) step 3 is bounded per
+question: a question whose audit is pending joins it whatever its retrieved context, and a
+question audited recently (or too often today) queues nothing and says until when under
+``notes["audit"]`` (``Loop.audits_per_question_per_day``, ``audit_backoff_seconds``).
+
 A trigger, ledger or queue that fails never fails the query: nothing is withheld or
 queued, a warning is logged and ``notes`` says so. Every returned item carries
 ``status: "kept"`` (or ``"withheld"`` when the edge-case policy keeps a context whose every
@@ -31,6 +36,7 @@ from ..jobs.protocol import AuditQueue, AuditTicket
 from ..jobs.snapshot import AuditSnapshot
 from ..runtime.payloads import EdgeCasePolicy
 from ..triggers.base import TriggerContext, TriggerDecision
+from .audit_gate import AuditGate
 from .flow import EMPTY_EVENT, QuerySettings
 from .harm import Withheld, verified_harm
 from .steps import Call, Flow, FlowEvent, FlowResult, Notify
@@ -122,6 +128,7 @@ def background_flow(
     *,
     policy: EdgeCasePolicy | None = None,
     snapshot: dict[str, Any] | None = None,
+    audits: AuditGate | None = None,
 ) -> Flow:
     """The request path of a background query (module docstring).
 
@@ -133,6 +140,7 @@ def background_flow(
         queue: Where audits go (None: withhold only, queue nothing).
         policy: The edge-case policy (every memory withheld).
         snapshot: Extra snapshot fields (``reference``, ``answer``, ``feedback``).
+        audits: The per-question audit bounds (None: every triggered query submits).
 
     Returns:
         A generator for the drivers; its result has ``kind="background"``.
@@ -156,7 +164,7 @@ def background_flow(
         fields = dict(snapshot or {})
         fields["record"] = settings.record
         frozen = AuditSnapshot.of(query, context.query_id, memories, decision, **fields)
-        ticket = yield Call(lambda: _submit(queue, frozen, notes))
+        ticket = yield Call(lambda: _gated_submit(queue, frozen, audits, notes))
     result = BackgroundDecision(
         context.query_id,
         tuple(withheld),
@@ -215,3 +223,37 @@ def _submit(
         notes["audit"] = f"queueing failed, no audit: {_failure(exc)}"
         logger.warning("MeClear audit could not be queued: %s", _failure(exc))
         return None
+
+
+def _gated_submit(
+    queue: AuditQueue,
+    snapshot: AuditSnapshot,
+    audits: AuditGate | None,
+    notes: dict[str, str],
+) -> AuditTicket | None:
+    """Submit through the per-question bounds (module docstring); the gate failing submits."""
+    if audits is None:
+        return _submit(queue, snapshot, notes)
+    try:
+        decision = audits.admit(snapshot.query_id)
+    except Exception as exc:
+        notes["audit_gate"] = f"audit bounds unavailable, queued anyway: {_failure(exc)}"
+        logger.warning("MeClear audit bounds unavailable; queued anyway: %s", _failure(exc))
+        return _submit(queue, snapshot, notes)
+    if decision.action == "join":
+        if decision.job_id is None:  # its submission is in flight: the queue's single flight
+            return _submit(queue, snapshot, notes)
+        return AuditTicket(decision.job_id, True, str(getattr(queue, "backend", "sqlite")))
+    if decision.action != "submit" or decision.token is None:
+        notes["audit"] = decision.note()
+        return None
+    ticket = _submit(queue, snapshot, notes)
+    try:
+        if ticket is None:
+            audits.released(snapshot.query_id, decision.token)
+        else:
+            audits.submitted(snapshot.query_id, decision.token, ticket.job_id)
+    except Exception as exc:
+        notes["audit_gate"] = f"audit bounds not updated: {_failure(exc)}"
+        logger.warning("MeClear audit bounds not updated: %s", _failure(exc))
+    return ticket

@@ -31,6 +31,7 @@ from ..runtime.limiter import CallLimiter, resolve_limiter
 from ..runtime.loop_clients import PerLoopModels
 from ..telemetry import TraceSettings
 from .audit import Stoppable, audit_settings, open_queue, run_pending, start_workers
+from .audit_gate import audit_gate
 from .background import background_flow
 from .flow import QuerySettings, clearance_flow, component_config, make_gate
 from .settings import MOVED, Documents, Limits, Loop
@@ -124,6 +125,7 @@ class ClearingComponent(BaseModel):
     _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
     _queue: Any = PrivateAttr(default=None)
+    _audits: Any = PrivateAttr(default=None)
     _workers: Stoppable | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
@@ -159,6 +161,7 @@ class ClearingComponent(BaseModel):
         self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
             self._queue = open_queue(self.loop.ledger, self.loop.audit_queue)
+            self._audits = audit_gate(self.loop, self._queue)
             self._workers = start_workers(self._queue, self, self.loop.audit_workers)
 
     def close(self) -> None:
@@ -200,8 +203,19 @@ class ClearingComponent(BaseModel):
 
     # ------------------------------------------------------------------ for the hosts
     def _engine_config(self) -> ClearanceConfig:
-        """``clearance`` with ``on_failure`` set by the component's own switch, if any."""
-        return component_config(self.clearance, self.on_failure)
+        """``clearance`` with ``on_failure`` set by the component's own switch, if any.
+
+        With a ledger and ``loop.withhold_carriers``: ``clearance_scope="complete"``.
+        """
+        config = component_config(self.clearance, self.on_failure)
+        loop = self.loop
+        if (
+            loop.ledger is not None
+            and loop.withhold_carriers
+            and config.clearance_scope != "complete"
+        ):
+            config = config.updated(clearance_scope="complete")
+        return config
 
     def _absorb(self, exc: BaseException) -> None:
         """Return when ``exc`` fails open (warned); raise otherwise (``LivePolicy``)."""
@@ -255,6 +269,7 @@ class ClearingComponent(BaseModel):
             self._queue,
             policy=self.documents.edge_cases,
             snapshot=snapshot,
+            audits=self._audits,
         )
 
     def _chosen(self, result: FlowResult, ids: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:

@@ -5,7 +5,9 @@ for this question or one like it (``HarmLedger.scoped_harm``: state kept up to d
 write, O(K) per lookup). A memory is withheld only when its text is still the text the
 harm was proven on (same content hash). A ledger without scoped evidence (an older
 ``LedgerLike``) falls back to its context-wide verified harm (``prior_harmful``), marked
-``scope: "context"``.
+``scope: "context"``. A harm whose latest verified run is an end user's feedback replay
+(``HarmLedger.unconfirmed``: verified only against that user's correction) is not withheld:
+the question's next audit, guided by it, verifies it with the loop's own signal first.
 """
 
 from __future__ import annotations
@@ -65,7 +67,12 @@ def verified_harm(ledger: Any, query: str, memories: Sequence[Memory]) -> list[W
         return [Withheld(m.id, None, None, "context") for m in memories if m.id in harmful]
     by_id = {m.id: m for m in memories}
     found: dict[str, Withheld] = {}
-    for harm in scoped(query, memories):
+    harms = list(scoped(query, memories))
+    check = getattr(ledger, "unconfirmed", None)
+    unconfirmed = check(h.run_id for h in harms) if check is not None and harms else set()
+    for harm in harms:
+        if harm.run_id in unconfirmed:
+            continue  # an end user's replay: the next audit verifies it first
         memory = by_id.get(harm.memory_id)
         if memory is None or content_hash(memory.content) != harm.content_hash:
             continue

@@ -101,6 +101,23 @@ class Loop(StrictSettings):
     audit_workers: int = Field(default=1, ge=0)
     """Background mode: audit worker threads started with the component (0: none; run
     ``meclear worker`` instead)."""
+    audits_per_question_per_day: int = Field(default=3, ge=1)
+    """Background mode: audits queued per question (its ledger query id) per UTC day at
+    most; a question asked again while its audit is pending joins it
+    (``pipeline.audit_gate``)."""
+    audit_backoff_seconds: float = Field(default=600.0, ge=0.0)
+    """Background mode: after an audit finishes, the next one of that question waits this
+    long, doubled for every audit in a row that did not fix it (no verified run)."""
+    audit_pending_seconds: float = Field(default=3600.0, gt=0.0)
+    """Background mode: a pending audit the queue cannot report on stops blocking new
+    audits of its question after this long (a lost job)."""
+    withhold_carriers: bool = True
+    """With a ``ledger``: clear with ``clearance_scope="complete"``, so the served context
+    withholds every copy of a verified harm (its carriers: alone each gives the harmful
+    answer) and the ledger withholds them with it for that question scope. A minimal
+    clearance that leaves one of three stale copies beside the current fact serves an
+    answer that hangs on the model's tie-break; the carrier search costs at most one call
+    per kept memory plus one on a failing context. False: clear as ``clearance`` says."""
 
 
 class Documents(StrictSettings):

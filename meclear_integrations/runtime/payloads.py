@@ -103,6 +103,19 @@ class EdgeCasePolicy(BaseModel):
     """When the verified clearance removes every memory: return nothing, or everything."""
 
 
+NO_ANSWER_REASON = "judge_accepts_no_answer"
+"""``status_reason`` of a run that abstained because the judge also accepted an empty or
+"I don't know" answer (``judges.task``)."""
+NO_ANSWER_HINT = (
+    'clearance abstained: the judge (reference-free) accepts an empty or "I don\'t know" '
+    "answer as well as the context's answer, so no clearance can be verified; pass a "
+    "reference answer (LangChain: reference_config(...) / documents.reference_key; "
+    "LlamaIndex: query_reference(...)) or a judge that scores a non-answer 0 "
+    "(judge=...), or use a feedback correction (HarmLedger.feedback) for this question"
+)
+"""What the items' metadata (``hint``) and the component's one warning say about it."""
+
+
 def event_name(stage: str) -> str:
     """``meclear.<stage>``.
 
@@ -279,6 +292,8 @@ def memory_metadata(report: ClearanceReport, memory_id: str) -> dict[str, Any]:
     elif report.status in ("unverified", "skipped"):
         meta["status"] = report.status
         meta["status_reason"] = report.status_reason
+        if report.status_reason == NO_ANSWER_REASON:
+            meta["hint"] = NO_ANSWER_HINT
     else:
         meta["status"] = report.status  # "complete": every item says how its run ended
     calls = model_calls_summary(report)

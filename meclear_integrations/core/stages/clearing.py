@@ -36,6 +36,7 @@ from ..verification import SequentialVerifier
 from .attribution import Attribution
 from .carriers import carriers, withhold_carriers
 from .failures import closing
+from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
 from .steps import Emit, Evaluate, Run, Steps, want
 
@@ -166,6 +167,10 @@ def clearance(
         estimator=attributed.estimator.name,
         clearance_search=search,
     )
+    if cleared_positions and final_recovered:  # instructions kept: was the memory framed?
+        report = yield from closing("clearance", unframed(run, report, cleared_positions), run)
+        gone = set(report.cleared_ids)
+        cleared_positions = {i for i, m in enumerate(game.context) if m.id in gone}
     if cleared_positions and final_recovered and (cfg.carriers_wanted or run.grouped):
         report = yield from closing("clearance", with_carriers(run, report, cleared_positions), run)
     yield clearance_end(selected, report)

@@ -1,7 +1,8 @@
 """The prior candidate: memories verified harmful before, verified first (``core.prior``).
 
 When the prior candidate verifies (Eq. 18-19) it is the clearance and attribution is
-skipped; each unproven member is put back as a test recorded after it. When the carriers
+skipped; each unproven member is put back as a test recorded after it, then those that
+recovered alone are put back together (one more test; an acquittal needs it). When the carriers
 are wanted (``find_carriers`` / ``clearance_scope="complete"``) the carriers search runs
 after the verified prior too (``core.stages.carriers``): the copies of the harm the ledger
 did not know yet.
@@ -44,6 +45,12 @@ class PriorTry:
 def prior_search(run: Run, prior: list[int], unproven: list[int]) -> Steps[list[PriorTry] | None]:
     """Verify the prior candidate, then put each unproven member back in turn.
 
+    When more than one member recovers put back alone (or one does and the candidate holds
+    carriers, ``run.prior_carriers``), they are put back together, with the carriers, as
+    one more test: redundant copies of one harm each recover alone beside the evidence, and
+    an acquittal of each by its own test would serve them all again (``ledger.proof``).
+    Carriers are never put back alone.
+
     Args:
         run: the run.
         prior: positions of the prior candidate's members in this context.
@@ -58,9 +65,17 @@ def prior_search(run: Run, prior: list[int], unproven: list[int]) -> Steps[list[
         return None
     if len(prior) < 2:
         return tried  # a single member's own contribution is the candidate's verdict
-    for u in unproven:
+    copies = run.prior_carriers & set(prior)
+    tested = [u for u in unproven if u not in copies and set(prior) - copies - {u}]
+    for u in tested:  # (with only carriers left removed, u put back could never acquit)
         rest = [i for i in prior if i != u]
         tried.append(PriorTry(rest, *(yield from _prior_verify(run, rest, True))))
+    back = {u for u, t in zip(tested, tried[1:], strict=True) if t.recovered}
+    together = [i for i in prior if i not in back and i not in copies]
+    if back and (len(back) > 1 or copies) and together:
+        # copies each recover alone beside the evidence: put them back together, with the
+        # carriers (``ledger.proof`` acquits them only if this recovers too)
+        tried.append(PriorTry(together, *(yield from _prior_verify(run, together, True))))
     if len(tried) > 1 and not (yield from _prior_verify(run, prior))[1]:
         return None  # the tests' trials of M overturned the candidate's gain
     return tried

@@ -91,6 +91,10 @@ class Run:
     prior_settled: frozenset[int] = frozenset()
     """Positions of the scoped prior's members verified against a reference or a
     correction (``core.prior``)."""
+    prior_carriers: frozenset[int] = frozenset()
+    """Positions of the scoped prior's members named carriers of the harm (alone each
+    gives the harmful answer): never put back alone, and put back with every put-back
+    test that recovers (``core.prior``)."""
     prior_first: bool = False
     """The prior candidate is scoped to this question: tried before the early exit and
     admitted on recovery (``core.prior``)."""

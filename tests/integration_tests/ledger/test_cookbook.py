@@ -28,8 +28,10 @@ def test_review_cookbook() -> None:
     out = result.stdout
     assert "SIMULATED" in out
     # T = 2 baseline trials, then the ledger's candidate verified in two more (recovery
-    # rate 0.3 at level 0.1: two passes in two trials)
-    assert out.count("ledger_guided, 4 evaluator calls") == 2  # the two rewordings
+    # rate 0.3 at level 0.1: two passes in two trials), then the carrier search of the
+    # loop's complete clearance (Loop.withhold_carriers): the kept memories alone and the
+    # control, one call each
+    assert out.count("ledger_guided, 9 evaluator calls") == 2  # the two rewordings
     assert out.count(": full, ") == 2  # two distinct questions, each its own clearance
     assert out.count("harmful for 2 distinct queries") == 2  # f1 and f2, not 4 (scoped)
     assert out.count(": would be retired (accepted by reviewer)") == 2  # the dry run

@@ -82,3 +82,25 @@ def test_the_cli_writes_the_loop_report_and_figure(tmp_path: Path) -> None:
     assert "--mode none,background" in results["command"]
     assert (out / "loop_accuracy.png").stat().st_size > 0
     assert "SIMULATED" in (out / "loop_report.md").read_text()
+
+
+def test_a_reask_storm_costs_at_most_one_audit_per_storm_with_the_bounds(build, tmp_path) -> None:
+    small = build.model_copy(
+        update={"streams": [s.model_copy(update={"queries": s.queries[:6]}) for s in build.streams]}
+    )
+    out = {}
+    for bounds in (True, False):
+        settings = LoopSettings(interval_seconds=180.0, workers=4, reask=49, audit_bounds=bounds)
+        run = run_loop(
+            small,
+            "background",
+            "always",
+            engine=ENGINE,
+            ledger_dir=tmp_path / str(bounds),
+            settings=settings,
+        )
+        out[bounds] = loop_summary(run)["reask"]
+    bounded, unbounded = out[True], out[False]
+    assert bounded["asks"] == unbounded["asks"] == 50 * bounded["storms"]
+    assert bounded["storm_audits_max"] <= 1 < unbounded["storm_audits_max"]
+    assert bounded["audit_calls_mean"] < unbounded["audit_calls_mean"]

@@ -60,7 +60,11 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, trigger) -> None:
         assert {d.id for d in first} >= FAULTS  # answered wrong
         run = ledger.find_run(ledger.query_id(CASE.query))
         assert run.query_text is None
-        feedback = ledger.feedback(run.run_id, correct=False, correction=CASE.reference)
+        # a reviewer's verdict: the fooled live judge cannot confirm the fix, so only a
+        # trusted correction settles it for the next askers (an end user's would not)
+        feedback = ledger.feedback(
+            run.run_id, correct=False, correction=CASE.reference, authority="reviewer"
+        )
 
         with pytest.raises(ReplayError, match="no query text"):
             replay_feedback(retriever, ledger, feedback, get_documents=get_documents)

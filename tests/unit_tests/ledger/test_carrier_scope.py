@@ -53,7 +53,8 @@ def test_minimal_scope_carriers_are_harm_for_the_question_and_its_paraphrases(le
     assert all(similar[m].carrier and similar[m].scope == "similar_query" for m in r.carrier_ids)
     assert ledger.scoped_harm(UNRELATED, context()) == []
     prior = ledger.prior_candidate(context(), query=QUESTION)
-    assert set(r.carrier_ids) <= set(prior.ids) and set(r.carrier_ids) <= set(prior.unproven)
+    assert set(r.carrier_ids) <= set(prior.ids) and set(r.carrier_ids) == set(prior.carriers)
+    assert not set(r.carrier_ids) & set(prior.unproven)  # a copy is never put back alone
 
 
 def test_complete_scope_withheld_carriers_are_harm_too(ledger) -> None:

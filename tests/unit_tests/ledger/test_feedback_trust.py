@@ -86,7 +86,9 @@ def test_a_verified_positive_feedback_exonerates_for_its_question_only(ledger) -
     run = ledger.record(report, query=QUESTIONS[0], context=context)
     other = ledger.record(report, query=QUESTIONS[0] + " Please answer.", context=context)
     assert ledger.prior_candidate(context, query=QUESTIONS[0]).ids == ("gold",)
-    fb = ledger.feedback(run.run_id, correct=True, memory_ids=["gold"], correction="Paris")
+    fb = ledger.feedback(
+        run.run_id, correct=True, memory_ids=["gold"], correction="Paris", authority="reviewer"
+    )
     assert ledger.prior_candidate(context, query=QUESTIONS[0]).ids == ("gold",)  # not yet
     result = replay_feedback(ledger, fb, evaluator_for=evaluator_for)
     assert result.exonerated == ["gold"] and result.report.recovered

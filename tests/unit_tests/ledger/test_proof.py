@@ -75,3 +75,46 @@ def test_full_runs_attribute_and_a_restore_resets_the_proof(ledger: HarmLedger) 
     ledger.record(union, query="q3", context=memories("g", "f", "x", "bg"))
     assert ledger.prior_candidate(context) == PriorCandidate(ids=("f",), unproven=("f",))
     assert ledger.review(min_queries=1) == []  # proof before the restore does not count
+
+
+def test_copies_that_recover_alone_are_acquitted_only_together() -> None:
+    # C = {a, b, c}; b and c each recover put back alone
+    alone = [(["a", "b", "c"], True), (["a", "c"], True), (["a", "b"], True)]
+    assert split_members(["a", "b", "c"], alone) == (set(), set())  # union never tested
+    union_fails = [*alone, (["a"], False)]
+    assert split_members(["a", "b", "c"], union_fails) == ({"b", "c"}, set())  # jointly
+    union_recovers = [*alone, (["a"], True)]
+    assert split_members(["a", "b", "c"], union_recovers) == (set(), {"b", "c"})
+    # both members recover alone: all of C put back is the full context, never an acquittal
+    assert split_members(["a", "b"], [(["a"], True), (["b"], True), ([], True)]) == (
+        set(),
+        set(),
+    )
+
+
+def test_a_copy_put_back_beside_a_withheld_carrier_is_not_acquitted() -> None:
+    # the run kept carrier k removed and put back c alone (recovers), then c with k (fails)
+    tried = [(["a", "c", "k"], True), (["a", "k"], True), (["a"], False)]
+    assert split_members(["a", "c", "k"], tried) == ({"c"}, set())
+
+
+def test_the_engine_puts_redundant_copies_back_together() -> None:
+    from meclear_integrations import ClearanceConfig, MeClearEngine
+    from meclear_integrations.simulation.evaluator import SimulatedEvaluator
+    from meclear_integrations.simulation.world import EvidenceWorld
+
+    # SIMULATED: the current fact (weight 1.5) against three stale copies (weight 1 each):
+    # any two copies removed recover; s1's own contribution is known, s2 and s3 are not
+    claims = {"g": ("NewCo", 1.5)} | {c: ("OldCo", 1.0) for c in ("s1", "s2", "s3")}
+    world = EvidenceWorld.from_claims(claims)
+    context = memories("s1", "s2", "s3", "g")
+    prior = PriorCandidate(ids=("s1", "s2", "s3"), unproven=("s2", "s3"), scoped=True)
+    report = MeClearEngine(ClearanceConfig()).clear(
+        context, SimulatedEvaluator(world, "NewCo"), prior_harmful=prior
+    )
+    assert report.clearance_search == "prior" and set(report.cleared_ids) == {"s1", "s2", "s3"}
+    tried = [(sorted(c.memory_ids), c.recovered) for c in report.candidates[2:]]
+    # each put back alone recovers; put back together (only s1 cleared) they fail
+    assert tried == [(["s1", "s3"], True), (["s1", "s2"], True), (["s1"], False)]
+    proven, acquitted = split_members(report.cleared_ids, tried)
+    assert acquitted == set() and proven == {"s2", "s3"}

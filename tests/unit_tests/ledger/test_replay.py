@@ -97,7 +97,18 @@ def test_a_wrongly_suppressed_memory_is_restored(ledger: HarmLedger) -> None:
     original = live_run(ledger, judge_accepts={"I don't know"})
     assert set(original.cleared_ids) == {"gold", "stale"}
     assert set(ledger.prior_harmful(CONTEXT)) == {"gold", "stale"}
+    # an end user's correction acts on no memory: history only
     fb = ledger.feedback(original.run_id, correct=False, correction="Paris")
+    result = replay_feedback(
+        ledger, fb, evaluator_for=evaluator_for, query=QUERY,
+        resolve=lambda ids: {i: STORE[i] for i in ids},
+    )  # fmt: skip
+    assert result.report.cleared_ids == ["stale"] and result.restored == []
+    assert set(ledger.prior_harmful(CONTEXT)) == {"gold", "stale"}
+    fb = ledger.feedback(
+        original.run_id, correct=False, correction="Paris", authority="operator",
+        source_id="oncall@example.com", comment="gold note is right",
+    )  # fmt: skip
     result = replay_feedback(
         ledger, fb, evaluator_for=evaluator_for, query=QUERY,
         resolve=lambda ids: {i: STORE[i] for i in ids},

@@ -171,7 +171,8 @@ def test_only_trusted_positive_feedback_restores_a_cleared_memory(ledger: HarmLe
     ledger.feedback(run.run_id, correct=True, memory_ids=["f"], trusted=True, source="cli")
     assert ledger.prior_harmful(context) == []
     event = ledger.history("f").events[0]
-    assert event.reason == "confirmed good by trusted positive feedback" and event.actor == "cli"
+    assert event.reason == "confirmed good by reviewer positive feedback"
+    assert event.actor == "reviewer:cli"  # who (role and source), when, why: audited
 
 
 def test_namespaces_do_not_see_each_other(ledger_url: str) -> None:

@@ -45,7 +45,11 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, case, index, llm, trigge
         assert source_ids(first) >= FAULTS
         run = ledger.find_run(ledger.query_id(case.query))
         assert run.query_text is None
-        feedback = ledger.feedback(run.run_id, correct=False, correction=case.reference)
+        # a reviewer's verdict: the fooled live judge cannot confirm the fix, so only a
+        # trusted correction settles it for the next askers (an end user's would not)
+        feedback = ledger.feedback(
+            run.run_id, correct=False, correction=case.reference, authority="reviewer"
+        )
 
         get_nodes = index.docstore.get_nodes
         with pytest.raises(ReplayError, match="no query text"):
@@ -90,7 +94,11 @@ def test_a_replay_refuses_nodes_whose_text_changed(tmp_path, case, index, llm) -
         )
         engine.query(case.query)
         run = ledger.find_run(ledger.query_id(case.query))
-        feedback = ledger.feedback(run.run_id, correct=False, correction=case.reference)
+        # a reviewer's verdict: the fooled live judge cannot confirm the fix, so only a
+        # trusted correction settles it for the next askers (an end user's would not)
+        feedback = ledger.feedback(
+            run.run_id, correct=False, correction=case.reference, authority="reviewer"
+        )
 
         def edited(ids: list[str]):
             found = index.docstore.get_nodes(ids)
