@@ -39,30 +39,11 @@ from .failures import closing
 from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
 from .steps import Emit, Evaluate, Run, Steps, want
+from .verify_removal import verifier
 
 __all__ = ["clearance", "search_family", "select", "verifier", "verify"]
 
 _Selection = tuple[int, list[float], list[bool], list[bool], bool]
-
-
-def verifier(config: ClearanceConfig) -> SequentialVerifier:
-    """The sequential verification rule of ``config``.
-
-    Args:
-        config: the run's settings (``trials``, ``max_trials``, ``success_threshold``,
-            ``recovery_rate``, ``verification_delta``, ``exit_rate``).
-
-    Returns:
-        The verifier.
-    """
-    return SequentialVerifier(
-        trials=config.trials,
-        max_trials=config.verification.max_trials,
-        success_threshold=config.verification.success_threshold,
-        recovery_rate=config.verification.recovery_rate,
-        delta=config.verification.delta,
-        exit_rate=config.verification.exit_rate,
-    )
 
 
 def clearance(

@@ -26,6 +26,7 @@ from ..clearance import candidate_coalition
 from ..instructions import is_instruction_like
 from ..report import ClearanceCandidate, ClearanceReport
 from .steps import Run, Steps
+from .verify_removal import verify_removal
 
 __all__ = ["unframed"]
 
@@ -50,10 +51,8 @@ def unframed(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps[Clea
     innocent = [i for i in cleared if not is_instruction_like(game.context[i].content)]
     if not suspects or not innocent:
         return report
-    from .prior import _prior_verify  # prior imports the clearing stage, which imports this
-
     gone = set(suspects) | (cleared - set(innocent))
-    recovered, admissible = yield from _prior_verify(run, sorted(gone))
+    recovered, admissible = yield from verify_removal(run, sorted(gone))
     if not (recovered and admissible):
         return report
     coalition = candidate_coalition(game.k, sorted(gone))

@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..clearance import candidate_coalition, select_candidate
+from ..clearance import candidate_coalition
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
-from .clearing import verifier, with_carriers
+from .clearing import with_carriers
 from .failures import closing
 from .outcomes import clearance_end, cost
-from .steps import Emit, Evaluate, Run, Steps, want
+from .steps import Emit, Run, Steps
+from .verify_removal import verify_removal
 
 __all__ = ["PriorTry", "prior_clearance", "prior_search"]
 
@@ -60,7 +61,7 @@ def prior_search(run: Run, prior: list[int], unproven: list[int]) -> Steps[list[
         The candidate's verdict, then one per put-back test; None when the candidate is
         not admissible (or the tests' trials of M overturned its gain).
     """
-    tried = [PriorTry(list(prior), *(yield from _prior_verify(run, prior)))]
+    tried = [PriorTry(list(prior), *(yield from verify_removal(run, prior)))]
     if not tried[0].admissible:
         return None
     if len(prior) < 2:
@@ -69,52 +70,16 @@ def prior_search(run: Run, prior: list[int], unproven: list[int]) -> Steps[list[
     tested = [u for u in unproven if u not in copies and set(prior) - copies - {u}]
     for u in tested:  # (with only carriers left removed, u put back could never acquit)
         rest = [i for i in prior if i != u]
-        tried.append(PriorTry(rest, *(yield from _prior_verify(run, rest, True))))
+        tried.append(PriorTry(rest, *(yield from verify_removal(run, rest, True))))
     back = {u for u, t in zip(tested, tried[1:], strict=True) if t.recovered}
     together = [i for i in prior if i not in back and i not in copies]
     if back and (len(back) > 1 or copies) and together:
         # copies each recover alone beside the evidence: put them back together, with the
         # carriers (``ledger.proof`` acquits them only if this recovers too)
-        tried.append(PriorTry(together, *(yield from _prior_verify(run, together, True))))
-    if len(tried) > 1 and not (yield from _prior_verify(run, prior))[1]:
+        tried.append(PriorTry(together, *(yield from verify_removal(run, together, True))))
+    if len(tried) > 1 and not (yield from verify_removal(run, prior))[1]:
         return None  # the tests' trials of M overturned the candidate's gain
     return tried
-
-
-def _prior_verify(
-    run: Run, cleared: list[int], trials_first: bool = False
-) -> Steps[tuple[bool, bool]]:
-    """Verify M minus ``cleared`` against M (Eq. 18-19): (recovered, admissible).
-
-    ``trials_first``: T trials before the rule's first ask (a put-back that fails is
-    settled there; one that passes goes on to the rule's recovery test). For a scoped
-    candidate (``run.prior_first``) recovery admits it (``core.prior``).
-    """
-    cfg, game = run.config, run.game
-    everything = game.full
-    coalition = candidate_coalition(game.k, cleared)
-    if cfg.verification.rule == "sequential":
-        rule = verifier(cfg)
-        if trials_first and game.trials_of(coalition) < cfg.trials:
-            yield Evaluate([(coalition, cfg.trials)])
-        while plan := rule.plan(game, [everything, coalition]):
-            yield Evaluate(plan)
-        selection = rule.select(game, [everything, coalition])
-        passed = bool(selection.recovered[1])
-        return passed, (
-            _scoped_admits(run, cleared, passed) if run.prior_first else selection.selected == 1
-        )
-    yield Evaluate(want(([everything, coalition], cfg.trials)))
-    _, _, recovered, admissible = select_candidate(
-        game, [[], cleared], cfg.verification.success_threshold
-    )
-    passed = bool(recovered[1])
-    return passed, (_scoped_admits(run, cleared, passed) if run.prior_first else admissible[1])
-
-
-def _scoped_admits(run: Run, cleared: list[int], passed: bool) -> bool:
-    """A scoped candidate: M minus it recovers, or every member is settled (``core.prior``)."""
-    return passed or (bool(cleared) and set(cleared) <= run.prior_settled)
 
 
 def prior_clearance(

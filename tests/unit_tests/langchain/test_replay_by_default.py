@@ -26,7 +26,11 @@ def test_langchain_replay_from_the_run_alone(tmp_path) -> None:
         retriever.invoke(CASE.query)  # the fooled reference-free judge: answered wrong
         run = ledger.find_run(ledger.query_id(CASE.query))
         assert run.query_text == CASE.query
-        feedback = ledger.feedback(run.run_id, correct=False, correction=CASE.reference)
+        # a reviewer's verdict: its replay settles the harm for the next asker (an end
+        # user's would not: ledger/test_feedback_authority.py)
+        feedback = ledger.feedback(
+            run.run_id, correct=False, correction=CASE.reference, authority="reviewer"
+        )
         result = replay_feedback(retriever, ledger, feedback)
         assert set(result.report.cleared_ids) == FAULTS and result.report.recovered
         assert result.run.extra["texts_from"] == "ledger"

@@ -23,7 +23,11 @@ def test_llama_index_replay_from_the_run_alone(tmp_path) -> None:
         pp = MeClearPostprocessor(llm=SimulatedLLM.from_case(CASE), loop={"ledger": ledger})
         pp.clear_nodes(nodes, CASE.query)
         run = ledger.find_run(ledger.query_id(CASE.query))
-        feedback = ledger.feedback(run.run_id, correct=False, correction=CASE.reference)
+        # a reviewer's verdict: its replay settles the harm for the next asker (an end
+        # user's would not: ledger/test_feedback_authority.py)
+        feedback = ledger.feedback(
+            run.run_id, correct=False, correction=CASE.reference, authority="reviewer"
+        )
         result = replay_nodes(pp, ledger, feedback)
         assert set(result.report.cleared_ids) == FAULTS and result.report.recovered
         again = pp.clear_nodes(nodes, CASE.query)
