@@ -137,9 +137,10 @@ class Budget(StrictSettings):
     max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
     """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
     (async) or abandoned to finish in their worker threads (sync) when it fires."""
-    max_memories: int = Field(default=256, ge=1, le=4096)
-    """Largest context K the engine attributes (every preset runs to the default 256; the
-    paper preset's calls grow as 2 L K); a larger one is not attributed (it fails open
+    max_memories: int = Field(default=1024, ge=1, le=4096)
+    """Largest context K the engine attributes (every preset runs to the default 1,024:
+    grouping is sparse, so the engine's own time grows about linearly in K; the paper
+    preset's calls grow as 2 L K); a larger one is not attributed (it fails open
     unchanged, reason ``too_many_memories``, or raises when failing closed)."""
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     """Evaluator calls in flight at once."""
