@@ -308,6 +308,15 @@ class HierarchicalShapley(ShapleyEstimator):
         self.partitions.append(blocks)
         return blocks
 
+    def leave_one_block_out(self) -> list[Coalition]:
+        """The unions of every block but one (planned by :meth:`plan`), one per block.
+
+        Returns:
+            The unions, in block order (empty before :meth:`plan`).
+        """
+        g = len(self.blocks)
+        return [self._union(((1 << g) - 1) ^ (1 << b)) for b in range(g)]
+
     def _unions(self) -> list[Coalition]:
         return [self._union(u) for u in range(1 << len(self.blocks))]
 
