@@ -3,7 +3,9 @@
 Cost is model calls (agent + judge, verification included, deduplicated as a user's cache
 would). MeClear runs once with the run's engine configuration; its model calls on each case
 are the budget every baseline gets on that case. Each baseline has a ladder of budgets
-ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX B = 8 ... 32 distinct
+ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX, each also with the
+answer-backed flag rule and verified deletions (``-answers``, :mod:`.methods.answer_rule`),
+B = 8 ... 32 distinct
 ablations, then T = 2 ... 8 trials on each of the 32 (adaptive trials off: every coalition,
 the baseline and the candidates get T trials); LOO T = 1 ... 12 trials per coalition; every
 verifying baseline keeps its own tuned verification settings on every rung
@@ -32,13 +34,13 @@ from typing import Any
 from .cases import BenchCase
 from .figures import load_pyplot
 from .methods.base import BenchMethod
-from .methods.contextcite import ContextCiteMethod
+from .methods.contextcite import ContextCiteAnswersMethod, ContextCiteMethod
 from .methods.llm_filter import LlmFilterMethod
 from .methods.loo import LooMethod, LooOnceMethod
 from .methods.meclear import MeClearMethod
 from .methods.newest import NewestWinsMethod
 from .methods.none import NoClearance
-from .methods.proxyspex import ProxySpexMethod
+from .methods.proxyspex import ProxySpexAnswersMethod, ProxySpexMethod
 from .methods.targets import TargetOracle
 from .metrics import summarize
 from .outcomes import CaseOutcome
@@ -111,7 +113,13 @@ def default_ladders(
     """
     plain = base.model_copy(update={"match_budget": False})
     ladders: dict[str, list[Rung]] = {}
-    for name, make in (("contextcite", ContextCiteMethod), ("proxyspex", ProxySpexMethod)):
+    surrogates: tuple[tuple[str, Callable[[], BenchMethod]], ...] = (
+        ("contextcite", ContextCiteMethod),
+        ("contextcite-answers", ContextCiteAnswersMethod),
+        ("proxyspex", ProxySpexMethod),
+        ("proxyspex-answers", ProxySpexAnswersMethod),
+    )
+    for name, make in surrogates:
         rungs = [
             Rung(f"B={b}", _named(make(), name), plain.model_copy(update={"surrogate_budget": b}))
             for b in (8, 12, 16, 24, 32)
