@@ -195,9 +195,11 @@ class EarlyStops(StrictSettings):
     reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer is
     the no-memory answer), about K + 2 calls instead of the full attribution. Costs K + 1
     calls and one round on faulty queries that go on (the carriers search reuses them).
-    ``False``: never stop. ``"auto"`` (default): only after the screening batch, when no
-    coalition of it recovers (no call otherwise: the ordinary benchmark's calls are
-    unchanged); then each memory is asked alone once and the context without the memories
+    ``False``: never stop. ``"auto"`` (default): a probe of the attribution plan first
+    (no memory and each memory alone, or the unions of all blocks but one; one round, no
+    call beyond the plan's, ``core.stages.unexplained.probe_unexplained``), and again after
+    the screening batch: when no coalition of it recovers, each memory is asked alone once
+    and the context without the memories
     that alone give the failing answer once
     (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
     recovers (a right answer that two memories support together is kept)."""
