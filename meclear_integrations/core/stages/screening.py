@@ -148,7 +148,8 @@ def _evaluate(
     plan = guarded(estimator, estimator.plan, k) if cfg.one_batch else []
     if cfg.stops.unexplained == "auto" and cfg.early_exit:  # a cheap look first
         probe = probe_coalitions(estimator, plan, k)
-        screened.unexplained = yield from probe_unexplained(run, probe)
+        rest = len(set(plan) - set(probe))
+        screened.unexplained = yield from probe_unexplained(run, probe, rest)
         if screened.unexplained is not None:
             return screened
     batch = want(([game.full], cfg.trials), (loo, run.single))

@@ -157,7 +157,7 @@ def probe_coalitions(estimator: ShapleyEstimator, plan: list[Coalition], k: int)
     return []
 
 
-def probe_unexplained(run: Run, probe: list[Coalition]) -> Steps[str | None]:
+def probe_unexplained(run: Run, probe: list[Coalition], rest: int = 0) -> Steps[str | None]:
     """``stops.unexplained="auto"``: the probe first; a failure it cannot explain is confirmed.
 
     Runs when the full context failed every trial of the exit test. The probe
@@ -167,9 +167,14 @@ def probe_unexplained(run: Run, probe: list[Coalition]) -> Steps[str | None]:
     costs the probe plus K + 2 calls (about LOO's), not the whole screening batch. No
     call beyond the plan's otherwise: a probe that recovers lets the run go on.
 
+    The confirmation asks the memories the probe did not: it runs early only when that
+    costs at most the ``rest`` of the plan (else the run goes on, and the check after the
+    screening batch applies as before).
+
     Args:
         run: the run (its exit test evaluated).
         probe: the coalitions asked first.
+        rest: how many coalitions of the plan the probe leaves for later.
 
     Returns:
         The reason to stop, or None to go on.
@@ -179,6 +184,9 @@ def probe_unexplained(run: Run, probe: list[Coalition]) -> Steps[str | None]:
     baseline: list[float] = list(game.scores.get(game.full, ()))
     if not probe or not baseline or any(s >= threshold for s in baseline):
         return None
+    unasked = {1 << i for i in range(game.k)} - set(probe)
+    if len(unasked) > rest:
+        return None  # confirming would cost more than the rest of the plan
     yield Evaluate(want(([game.full], cfg.trials), (probe, run.single)))
     if any(s >= threshold for c in [game.full, *probe] for s in game.scores[c]):
         return None
