@@ -3,7 +3,9 @@
 Cost is model calls (agent + judge, verification included, deduplicated as a user's cache
 would). MeClear runs once with the run's engine configuration; its model calls on each case
 are the budget every baseline gets on that case. Each baseline has a ladder of budgets
-ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX B = 8 ... 32 distinct
+ordered by cost (:func:`default_ladders`): ContextCite and ProxySPEX, each also with the
+answer-backed flag rule and verified deletions (``-answers``, :mod:`.methods.answer_rule`),
+B = 8 ... 32 distinct
 ablations, then T = 2 ... 8 trials on each of the 32 (adaptive trials off: every coalition,
 the baseline and the candidates get T trials); LOO T = 1 ... 12 trials per coalition; every
 verifying baseline keeps its own tuned verification settings on every rung
@@ -13,8 +15,11 @@ and no clearance are reported beside them at no cost. Every rung runs on every c
 curve's point: its mean calls and quality); on each case the headline uses the first rung
 that spent at least MeClear's calls on that case, else the largest rung (a method that
 stops early, e.g. on a clean query, cannot be made to spend more). The choice reads only
-cost, never quality. Paired differences (MeClear minus each baseline at its matched rung)
-get two-level cluster-bootstrap intervals (:mod:`.bootstrap`).
+cost, never quality. That per-case matching is the second table; the headline matches each
+baseline once, at a fixed budget: the first rung of its ladder whose mean calls over the
+split reach MeClear's mean calls (else its largest rung), so a baseline is never pinned to
+its weakest budget on the cases MeClear finds cheap. Paired differences (MeClear minus each
+baseline at its matched rung) get two-level cluster-bootstrap intervals (:mod:`.bootstrap`).
 
 All figures are SIMULATED unless the run's backend is a real model.
 """
@@ -29,13 +34,13 @@ from typing import Any
 from .cases import BenchCase
 from .figures import load_pyplot
 from .methods.base import BenchMethod
-from .methods.contextcite import ContextCiteMethod
+from .methods.contextcite import ContextCiteAnswersMethod, ContextCiteMethod
 from .methods.llm_filter import LlmFilterMethod
 from .methods.loo import LooMethod, LooOnceMethod
 from .methods.meclear import MeClearMethod
 from .methods.newest import NewestWinsMethod
 from .methods.none import NoClearance
-from .methods.proxyspex import ProxySpexMethod
+from .methods.proxyspex import ProxySpexAnswersMethod, ProxySpexMethod
 from .methods.targets import TargetOracle
 from .metrics import summarize
 from .outcomes import CaseOutcome
@@ -108,7 +113,13 @@ def default_ladders(
     """
     plain = base.model_copy(update={"match_budget": False})
     ladders: dict[str, list[Rung]] = {}
-    for name, make in (("contextcite", ContextCiteMethod), ("proxyspex", ProxySpexMethod)):
+    surrogates: tuple[tuple[str, Callable[[], BenchMethod]], ...] = (
+        ("contextcite", ContextCiteMethod),
+        ("contextcite-answers", ContextCiteAnswersMethod),
+        ("proxyspex", ProxySpexMethod),
+        ("proxyspex-answers", ProxySpexAnswersMethod),
+    )
+    for name, make in surrogates:
         rungs = [
             Rung(f"B={b}", _named(make(), name), plain.model_copy(update={"surrogate_budget": b}))
             for b in (8, 12, 16, 24, 32)
@@ -157,8 +168,10 @@ def equal_calls(
         progress: Called with a line per rung.
 
     Returns:
-        The document: ``results`` (the ``results.json`` of the matched run: per-method
-        metrics with intervals, ``paired`` differences with MeClear), ``matched_rungs``
+        The document: ``results`` (the ``results.json`` of the fixed-budget run, the
+        headline: per-method metrics with intervals, ``paired`` differences with
+        MeClear), ``fixed_rungs`` (per baseline, the budget it runs at),
+        ``results_per_case`` (the same for the per-case matching), ``matched_rungs``
         (per baseline, how many cases used each rung), ``choices`` (per baseline and case:
         [rung, its calls, MeClear's calls, whether it is the ladder's last]), ``curves``
         (per method, one point per rung) and the labels.
@@ -180,6 +193,9 @@ def equal_calls(
     used: dict[str, dict[str, int]] = {}
     choices: dict[str, dict[str, list[Any]]] = {}
     failures = list(ref_run.failures)
+    mean_target = sum(target.values()) / len(target) if target else 0.0
+    fixed_cases: dict[str, dict[str, CaseOutcome]] = {"meclear": ref}
+    fixed_rungs: dict[str, str] = {}
     for family, rungs in ladders.items():
         chosen: dict[str, CaseOutcome] = {}
         counts: dict[str, int] = {}
@@ -190,6 +206,11 @@ def equal_calls(
             outcomes = run.outcomes.get(rung.method.name, [])
             curves.setdefault(family, []).append(_point(rung.label, outcomes))
             last = index == len(rungs) - 1
+            matched = [o for o in outcomes if o.case_id in target]
+            mean_calls = sum(o.model_calls for o in matched) / len(matched) if matched else 0.0
+            if family not in fixed_rungs and (mean_calls >= mean_target or last):
+                fixed_rungs[family] = rung.label
+                fixed_cases[family] = {o.case_id: o for o in matched}
             for o in outcomes:
                 if o.case_id in chosen or o.case_id not in target:
                     continue
@@ -202,20 +223,18 @@ def equal_calls(
         used[family] = counts
         choices[family] = picked
     methods = ["meclear", *ladders]
-    run = assemble_run(
-        settings.model_copy(update={"methods": tuple(methods)}),
-        ids,
-        methods,
-        per_case,
-        failures=failures,
-    )
-    results = build_results(run)
+    named = settings.model_copy(update={"methods": tuple(methods)})
+    run = assemble_run(named, ids, methods, per_case, failures=failures)
+    fixed = assemble_run(named, ids, methods, fixed_cases, failures=failures)
     return {
         "simulated": True,
         "judge": str(settings.judge),
         "temperature": settings.temperature,
         "n_cases": len(run.outcomes.get("meclear", [])),
-        "results": results,
+        "meclear_calls_per_case": mean_target,
+        "results": build_results(fixed),
+        "fixed_rungs": fixed_rungs,
+        "results_per_case": build_results(run),
         "matched_rungs": used,
         "choices": choices,
         "curves": curves,
@@ -226,16 +245,17 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
-def equal_calls_table(doc: dict[str, Any]) -> str:
-    """The headline table: each method at MeClear's calls, paired differences with MeClear.
+def equal_calls_table(doc: dict[str, Any], key: str = "results") -> str:
+    """A table of each method at MeClear's calls, paired differences with MeClear.
 
     Args:
         doc: The :func:`equal_calls` document.
+        key: ``results`` (fixed budgets: the headline) or ``results_per_case``.
 
     Returns:
         The Markdown table.
     """
-    results = doc["results"]
+    results = doc[key]
     lines = [
         "| method | E[recovery] | MeClear - method [95% CI] | evidence correct | Recovery "
         "(unseen) | Exact (flagged) | MeClear - method, Exact [95% CI] | deleted bg / case "
@@ -297,7 +317,8 @@ def write_equal_calls_figure(doc: dict[str, Any], path: str | Path) -> Path:
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"Quality versus model calls (SIMULATED; judge {doc['judge']})")
+    label = doc.get("label", "SIMULATED")
+    fig.suptitle(f"Quality versus model calls, every budget ({label}; judge {doc['judge']})")
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=110)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from meclear_integrations.core import ClearanceConfig, Memory
+from meclear_integrations.core.answers import answer_note
 from meclear_integrations.core.clearance import (
     GAIN_TIE_TOLERANCE,
     candidate_coalition,
@@ -83,8 +84,17 @@ class CaseOracle:
             if have >= trials:
                 continue
             memories = self.game.memories_of(coalition)
-            scores = [float(self.evaluate(memories, t)) for t in range(have, trials)]
-            self.game.store(coalition, scores)
+            scores: list[float] = []
+            answers: list[str | None] = []
+            for t in range(have, trials):
+                # the answer the reader notes (core.answers), kept beside the score: what
+                # the answer-backed flag rule reads (methods.answer_rule); no extra call
+                with answer_note() as note:
+                    scores.append(float(self.evaluate(memories, t)))
+                answers.append(note.answer)
+                if note.same is not None and self.game.same is None:
+                    self.game.same = note.same
+            self.game.store(coalition, scores, answers if None not in answers else None)
 
     def scores(self, coalition: Iterable[int], trials: int | None = None) -> tuple[float, ...]:
         """The trial scores of the coalition (positions), evaluated on first use.

@@ -203,7 +203,22 @@ def _equal_calls_body(doc: dict[str, Any]) -> str:
             for r in rows
         )
         curves.append(f"- {name}: {points}")
-    return equal_calls_table(doc) + "\n" + "\n".join(curves)
+    fixed = ", ".join(f"{name} {label}" for name, label in doc.get("fixed_rungs", {}).items())
+    parts = [
+        f"Fixed budgets (the headline): each baseline at the first budget whose mean calls "
+        f"reach MeClear's {doc.get('meclear_calls_per_case', 0.0):.1f} per case ({fixed}).",
+        "",
+        equal_calls_table(doc),
+    ]
+    if "results_per_case" in doc:
+        parts += [
+            "",
+            "Per-case matching: each baseline, on each case, at the first budget that spent "
+            "at least MeClear's calls on that case.",
+            "",
+            equal_calls_table(doc, "results_per_case"),
+        ]
+    return "\n".join(parts) + "\n" + "\n".join(curves)
 
 
 def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
@@ -274,8 +289,10 @@ def render_sweep(kind: str, doc: dict[str, Any], *, command: str = "") -> str:
         head += [
             "",
             f"Setting: judge {doc['judge']}, temperature {doc['temperature'] or 'as in cases'}. "
-            "Each baseline gets, per case, the first budget of its ladder that spent at least "
-            "MeClear's model calls on that case (cases per budget: " + rungs + "). "
+            "The headline runs each baseline at one fixed budget: the first of its ladder "
+            "whose mean model calls over the split reach MeClear's. The second table gives "
+            "each baseline, per case, the first budget that spent at least MeClear's model "
+            "calls on that case (cases per budget: " + rungs + "). "
             "Differences are MeClear minus the method, paired by case, with 95% two-level "
             "cluster-bootstrap intervals.",
         ]

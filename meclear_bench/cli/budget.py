@@ -67,7 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sc.add_argument(
         "--families",
         default="direct,redundant2,redundant3",
-        help="comma-separated: direct, redundant2, redundant3, redundant5, joint",
+        help="comma-separated: direct, redundant2, redundant3, redundant5, redundant10, "
+        "redundant20, joint",
     )
     sc.add_argument(
         "--presets",

@@ -73,6 +73,8 @@ FAMILIES: dict[str, ScaleFamily] = {
     "redundant2": ScaleFamily("redundant", 2),
     "redundant3": ScaleFamily("redundant", 3),
     "redundant5": ScaleFamily("redundant", 5),
+    "redundant10": ScaleFamily("redundant", 10),
+    "redundant20": ScaleFamily("redundant", 20),
     "joint": ScaleFamily("joint"),
 }
 DEFAULT_FAMILIES = ("direct", "redundant2", "redundant3")

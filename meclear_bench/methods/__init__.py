@@ -1,7 +1,7 @@
 """Clearance methods compared by the benchmark, one per module."""
 
 from .base import BenchMethod, MethodContext, MethodNotRunError, MethodOutput, case_seed
-from .contextcite import ContextCiteMethod
+from .contextcite import ContextCiteAnswersMethod, ContextCiteMethod
 from .deletions import flag_order, harm_ranking, settle_clearance, verified_clearance
 from .llm_direct import HARM_PROMPT, LlmDirectMethod, Rater, prompt_rater
 from .llm_filter import FILTER_PROMPT, Keeper, LlmFilterMethod, SimulatedFilter, prompt_keeper
@@ -9,7 +9,12 @@ from .loo import LooMethod, LooOnceMethod
 from .meclear import MeClearMethod
 from .newest import NewestWinsMethod, newest_wins
 from .none import NoClearance
-from .proxyspex import ProxySpexMethod, pairwise_features, shapley_from_moebius
+from .proxyspex import (
+    ProxySpexAnswersMethod,
+    ProxySpexMethod,
+    pairwise_features,
+    shapley_from_moebius,
+)
 from .recency import MeClearRecencyMethod, with_recency
 from .registry import METHOD_FACTORIES, MethodFactory, build_method, method_names, register_method
 from .targets import TargetOracle
@@ -19,6 +24,7 @@ __all__ = [
     "HARM_PROMPT",
     "METHOD_FACTORIES",
     "BenchMethod",
+    "ContextCiteAnswersMethod",
     "ContextCiteMethod",
     "Keeper",
     "LlmDirectMethod",
@@ -33,6 +39,7 @@ __all__ = [
     "MethodOutput",
     "NewestWinsMethod",
     "NoClearance",
+    "ProxySpexAnswersMethod",
     "ProxySpexMethod",
     "Rater",
     "SimulatedFilter",

@@ -16,17 +16,20 @@ from __future__ import annotations
 import numpy as np
 
 from .ablations import fit_standardised_lasso, sample_ablations
+from .answer_rule import answer_backed_order
 from .base import BenchMethod, MethodContext, MethodOutput, case_seed
 from .deletions import flag_order, harm_ranking, settle_clearance
 from .loo import exited
 
-__all__ = ["ContextCiteMethod"]
+__all__ = ["ContextCiteAnswersMethod", "ContextCiteMethod"]
 
 
 class ContextCiteMethod(BenchMethod):
     """Linear attribution surrogate fitted on random ablations."""
 
     name = "contextcite"
+    answer_rule = False
+    """Flag by the answer-backed rule and verify deletions (``contextcite-answers``)."""
 
     def run(self, ctx: MethodContext) -> MethodOutput:
         """Run the method on one case.
@@ -48,8 +51,14 @@ class ContextCiteMethod(BenchMethod):
         w = fit_standardised_lasso(masks, values, tuned.alpha)
         weights = {mid: float(w[i]) for i, mid in enumerate(ids)}
         order = flag_order([float(x) for x in w], tuned.tolerance, tuned.flag_rule)
+        clearance = s.clearance
+        if self.answer_rule:  # the answer-backed flags and verified deletions (answer_rule)
+            threshold = s.engine.verification.success_threshold
+            backed = answer_backed_order(oracle, [float(x) for x in w], tuned.tolerance, threshold)
+            order = order if backed is None else backed
+            clearance = "verified"
         cleared, tried, status = settle_clearance(
-            s.clearance, verifies_in_paper=False, oracle=oracle, order=order
+            clearance, verifies_in_paper=False, oracle=oracle, order=order
         )
         return MethodOutput(
             scores=weights,
@@ -63,3 +72,10 @@ class ContextCiteMethod(BenchMethod):
             },
             status=status,
         )
+
+
+class ContextCiteAnswersMethod(ContextCiteMethod):
+    """ContextCite with the answer-backed flag rule and verified deletions (:mod:`.answer_rule`)."""
+
+    name = "contextcite-answers"
+    answer_rule = True

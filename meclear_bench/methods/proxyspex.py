@@ -18,11 +18,12 @@ from itertools import combinations
 import numpy as np
 
 from .ablations import fit_standardised_lasso, sample_ablations
+from .answer_rule import answer_backed_order
 from .base import BenchMethod, MethodContext, MethodOutput, case_seed
 from .deletions import flag_order, harm_ranking, settle_clearance
 from .loo import exited
 
-__all__ = ["ProxySpexMethod", "pairwise_features", "shapley_from_moebius"]
+__all__ = ["ProxySpexAnswersMethod", "ProxySpexMethod", "pairwise_features", "shapley_from_moebius"]
 
 
 def pairwise_features(masks: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -65,6 +66,8 @@ class ProxySpexMethod(BenchMethod):
     """Sparse pairwise-interaction surrogate fitted on random ablations."""
 
     name = "proxyspex"
+    answer_rule = False
+    """Flag by the answer-backed rule and verify deletions (``proxyspex-answers``)."""
 
     def run(self, ctx: MethodContext) -> MethodOutput:
         """Run the method on one case.
@@ -90,8 +93,16 @@ class ProxySpexMethod(BenchMethod):
         phi = shapley_from_moebius(k, coef[:k], pair_terms)
         scores = {mid: float(phi[i]) for i, mid in enumerate(ids)}
         order = flag_order([float(x) for x in phi], tuned.tolerance, tuned.flag_rule)
+        clearance = s.clearance
+        if self.answer_rule:  # the answer-backed flags and verified deletions (answer_rule)
+            threshold = s.engine.verification.success_threshold
+            backed = answer_backed_order(
+                oracle, [float(x) for x in phi], tuned.tolerance, threshold
+            )
+            order = order if backed is None else backed
+            clearance = "verified"
         cleared, tried, status = settle_clearance(
-            s.clearance, verifies_in_paper=False, oracle=oracle, order=order
+            clearance, verifies_in_paper=False, oracle=oracle, order=order
         )
         return MethodOutput(
             scores=scores,
@@ -105,3 +116,10 @@ class ProxySpexMethod(BenchMethod):
             },
             status=status,
         )
+
+
+class ProxySpexAnswersMethod(ProxySpexMethod):
+    """ProxySpex with the answer-backed flag rule and verified deletions (:mod:`.answer_rule`)."""
+
+    name = "proxyspex-answers"
+    answer_rule = True

@@ -9,14 +9,14 @@ from meclear_integrations.core.errors import ConfigurationError
 
 from ..settings import BenchSettings
 from .base import BenchMethod
-from .contextcite import ContextCiteMethod
+from .contextcite import ContextCiteAnswersMethod, ContextCiteMethod
 from .llm_direct import LlmDirectMethod, Rater
 from .llm_filter import Keeper, LlmFilterMethod
 from .loo import LooMethod, LooOnceMethod
 from .meclear import MeClearMethod
 from .newest import NewestWinsMethod
 from .none import NoClearance
-from .proxyspex import ProxySpexMethod
+from .proxyspex import ProxySpexAnswersMethod, ProxySpexMethod
 from .recency import with_recency
 from .targets import TargetOracle
 
@@ -57,7 +57,9 @@ METHOD_FACTORIES: dict[str, MethodFactory] = {
     "newest": _plain(NewestWinsMethod),
     "llm-filter": _plain(LlmFilterMethod),
     "contextcite": _plain(ContextCiteMethod),
+    "contextcite-answers": _plain(ContextCiteAnswersMethod),
     "proxyspex": _plain(ProxySpexMethod),
+    "proxyspex-answers": _plain(ProxySpexAnswersMethod),
     "llm-direct": _plain(LlmDirectMethod),
     "none": _plain(NoClearance),
     "oracle": _plain(TargetOracle),

@@ -144,9 +144,10 @@ class Budget(StrictSettings):
     max_wall_seconds: float | None = Field(default=None, gt=0.0, le=86_400.0)
     """Per-query wall-time cap in seconds; None = no cap. In-flight calls are cancelled
     (async) or abandoned to finish in their worker threads (sync) when it fires."""
-    max_memories: int = Field(default=256, ge=1, le=4096)
-    """Largest context K the engine attributes (every preset runs to the default 256; the
-    paper preset's calls grow as 2 L K); a larger one is not attributed (it fails open
+    max_memories: int = Field(default=1024, ge=1, le=4096)
+    """Largest context K the engine attributes (every preset runs to the default 1,024:
+    grouping is sparse, so the engine's own time grows about linearly in K; the paper
+    preset's calls grow as 2 L K); a larger one is not attributed (it fails open
     unchanged, reason ``too_many_memories``, or raises when failing closed)."""
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     """Evaluator calls in flight at once."""
@@ -201,9 +202,11 @@ class EarlyStops(StrictSettings):
     reason ``no_memory_explains_failure`` (or ``model_cannot_answer`` when every answer is
     the no-memory answer), about K + 2 calls instead of the full attribution. Costs K + 1
     calls and one round on faulty queries that go on (the carriers search reuses them).
-    ``False``: never stop. ``"auto"`` (default): only after the screening batch, when no
-    coalition of it recovers (no call otherwise: the ordinary benchmark's calls are
-    unchanged); then each memory is asked alone once and the context without the memories
+    ``False``: never stop. ``"auto"`` (default): a probe of the attribution plan first
+    (no memory and each memory alone, or the unions of all blocks but one; one round, no
+    call beyond the plan's, ``core.stages.unexplained.probe_unexplained``), and again after
+    the screening batch: when no coalition of it recovers, each memory is asked alone once
+    and the context without the memories
     that alone give the failing answer once
     (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
     recovers (a right answer that two memories support together is kept)."""

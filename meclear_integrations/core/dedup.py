@@ -26,6 +26,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from .answers import note_answer
 from .memory import Memory
 
 __all__ = [
@@ -262,6 +263,9 @@ def dedup_evaluator(
 ) -> Callable[[tuple[Memory, ...], int], float]:
     """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``.
 
+    The answer is reported to the engine (``core.answers.note_answer``), so the checks that
+    read answers (the cannot-answer and unexplained stops, answer groups) apply.
+
     Args:
         answer: ``answer(coalition, trial) -> str``, the agent.
         judge: ``judge(answer) -> score``.
@@ -283,6 +287,7 @@ def dedup_evaluator(
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = cache.answer(prompt(coalition), trial, lambda: answer(coalition, trial))
+        note_answer(text)  # the engine's answer-based checks read it (core.answers)
         return cache.judge(text, lambda: judge(text))
 
     return evaluate
@@ -309,6 +314,7 @@ def adedup_evaluator(
 
     async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = await cache.aanswer(prompt(coalition), trial, lambda: answer(coalition, trial))
+        note_answer(text)  # the engine's answer-based checks read it (core.answers)
         return await cache.ajudge(text, lambda: judge(text))
 
     return evaluate

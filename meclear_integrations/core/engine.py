@@ -40,7 +40,7 @@ from .evaluation import (
 )
 from .events import StageEvent, StageListener
 from .game import CoalitionGame
-from .grouping import Embedder, memory_similarity
+from .grouping import Embedder, memory_graph
 from .memory import Memory, freeze_context
 from .prior import PriorCandidate, prior_positions
 from .progress import RunProgress
@@ -353,7 +353,7 @@ class MeClearEngine:
             return empty_report(run)
         rng = np.random.default_rng(cfg.seed)
         estimator = make_estimator(
-            cfg, rng, k, similarity=lambda: memory_similarity(game.context, run.embed)
+            cfg, rng, k, similarity=lambda: memory_graph(game.context, run.embed)
         )
         bound = estimator.max_memories if isinstance(estimator, ExactShapley) else None
         if bound is not None and k > bound:

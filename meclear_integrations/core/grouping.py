@@ -35,6 +35,7 @@ from .faults import exception_chain, is_transient
 from .game import CoalitionGame
 from .memory import Memory
 from .redaction import redact
+from .similarity_graph import SimilarityGraph
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +43,16 @@ Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """texts -> one vector per text (the framework's embedding model, or stored vectors)."""
 
 __all__ = [
+    "LINK_DF",
     "Embedder",
+    "Similarity",
     "answer_group",
+    "as_graph",
     "cosine_similarity",
     "failing_answers",
+    "lexical_graph",
     "lexical_similarity",
+    "memory_graph",
     "memory_similarity",
     "silent_answers",
     "similarity_order",
@@ -61,26 +67,32 @@ _STOPWORD_TEXT = (
     "me my has have had do does did not no so than then there here also just very"
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+LINK_DF = 64
+"""A word found in more memories than this links none of them (it still weighs in their
+norms): a word that common says little about which memories repeat each other, and its
+links would cost K^2 pairs. Contexts of at most this many memories are unaffected."""
 
 
 def _tokens(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
 
 
-def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
-    """Cosine similarity (K x K, diagonal 1) of TF-IDF word vectors over ``texts``.
+def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
+    """Cosine similarity of TF-IDF word vectors over ``texts``, as a sparse graph.
 
     Words are lower-cased alphanumeric runs without a short stop-word list; a word counted
     n times weighs (1 + log n) (log((1 + K) / (1 + df)) + 1), with its document frequency
-    df over the context itself. Products are accumulated word by word over the documents
-    sharing the word (no dense K x vocabulary product). A text without words is similar to
-    nothing (row and column 0, diagonal 1).
+    df over the context itself. Only memories that share a word found in at most
+    :data:`LINK_DF` of them are linked: products are accumulated word by word over the
+    documents sharing the word (no K x K matrix, no dense K x vocabulary product), so the
+    pairs stored grow as K times the words per memory, not as K^2. A text without words is
+    similar to nothing.
 
     Args:
         texts: the memory texts.
 
     Returns:
-        The K x K similarity.
+        The similarity (diagonal 1).
     """
     k = len(texts)
     vocabulary: dict[str, int] = {}
@@ -91,8 +103,8 @@ def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
             rows.append(i)
             columns.append(vocabulary.setdefault(word, len(vocabulary)))
     order = np.lexsort((np.asarray(rows, dtype=int), np.asarray(columns, dtype=int)))
-    docs = np.asarray(rows, dtype=int)[order]
-    words = np.asarray(columns, dtype=int)[order]
+    docs = np.asarray(rows, dtype=np.int64)[order]
+    words = np.asarray(columns, dtype=np.int64)[order]
     # (word, document) pairs with their counts, grouped by word
     pair_keys = words * max(k, 1) + docs
     unique_keys, counts = np.unique(pair_keys, return_counts=True)
@@ -102,24 +114,91 @@ def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
     idf = np.log((1 + k) / (1 + df)) + 1.0
     weights = (1.0 + np.log(counts)) * np.repeat(idf, df)
     squares = np.bincount(pair_docs, weights=weights * weights, minlength=k)
-    similarity = np.zeros((k, k))
-    for start, n in zip(starts[df > 1], df[df > 1], strict=True):
-        members_, w = pair_docs[start : start + n], weights[start : start + n]
-        similarity[np.ix_(members_, members_)] += np.outer(w, w)
     norms = np.sqrt(squares)
     scale = np.where(norms > 0, norms, 1.0)
-    similarity = np.clip(similarity / scale[:, None] / scale[None, :], -1.0, 1.0)
-    np.fill_diagonal(similarity, 1.0)
-    return similarity
+    # every ordered pair of documents sharing a word, word by word (products summed in
+    # word order: the same sums as a dense accumulation)
+    linking = (df > 1) & (df <= LINK_DF)
+    shared_starts, shared_df = starts[linking], df[linking]
+    sizes = shared_df * shared_df
+    total = int(sizes.sum())
+    if total == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return SimilarityGraph.from_entries(k, empty, empty, np.zeros(0))
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    within = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    n = shared_df[group]
+    first = shared_starts[group]
+    a = first + within // n
+    b = first + within % n
+    left, right = pair_docs[a], pair_docs[b]
+    off = left != right
+    left, right = left[off], right[off]
+    products = weights[a[off]] * weights[b[off]]
+    keys, inverse = np.unique(left * k + right, return_inverse=True)
+    sums = np.bincount(inverse.ravel(), weights=products, minlength=len(keys))
+    key_rows, key_cols = np.divmod(keys, k)
+    values = np.clip(sums / scale[key_rows] / scale[key_cols], -1.0, 1.0)
+    return SimilarityGraph.from_entries(k, key_rows, key_cols, values, ordered=True)
 
 
-def memory_similarity(memories: Sequence[Memory], embed: Embedder | None = None) -> np.ndarray:
-    """K x K similarity of the memories: cosine of ``embed``'s vectors, else lexical.
+def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
+    """Cosine similarity (K x K, diagonal 1) of TF-IDF word vectors over ``texts``.
+
+    The dense form of :func:`lexical_graph` (a text without words is similar to nothing:
+    row and column 0, diagonal 1).
+
+    Args:
+        texts: the memory texts.
+
+    Returns:
+        The K x K similarity.
+    """
+    return lexical_graph(texts).dense()
+
+
+def memory_graph(memories: Sequence[Memory], embed: Embedder | None = None) -> SimilarityGraph:
+    """Similarity of the memories: cosine of ``embed``'s vectors, else lexical (sparse).
 
     A transient embedding failure (a timeout, a rate limit) falls back to lexical
     similarity with a warning: similarity only orders what is tested together. Anything
     else (an exception that retrying cannot heal, a wrong number or shape of vectors) is
     a configuration error raised at once.
+
+    Args:
+        memories: the context.
+        embed: texts -> vectors (None: lexical similarity, :func:`lexical_graph`).
+
+    Returns:
+        The similarity graph.
+
+    Raises:
+        ConfigurationError: ``embed`` returned vectors of the wrong shape.
+    """
+    texts = [m.content for m in memories]
+    if embed is None:
+        return lexical_graph(texts)
+    try:
+        vectors = embed(texts)
+    except Exception as exc:
+        if any(is_transient(e) for e in exception_chain(exc)):
+            logger.warning(
+                "embedding failed (%s); grouping memories by word similarity instead",
+                redact(f"{type(exc).__name__}: {exc}")[:300],
+            )
+            return lexical_graph(texts)
+        raise ConfigurationError(f"the embed function failed: {type(exc).__name__}") from exc
+    try:
+        matrix = np.asarray(vectors, dtype=float)
+        if matrix.ndim != 2 or len(matrix) != len(texts):
+            raise ConfigurationError(f"expected {len(texts)} vectors, got shape {matrix.shape}")
+        return SimilarityGraph.from_dense(cosine_similarity(matrix))
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"the embed function returned unusable vectors: {exc}") from exc
+
+
+def memory_similarity(memories: Sequence[Memory], embed: Embedder | None = None) -> np.ndarray:
+    """K x K similarity of the memories: the dense form of :func:`memory_graph`.
 
     Args:
         memories: the context.
@@ -131,26 +210,7 @@ def memory_similarity(memories: Sequence[Memory], embed: Embedder | None = None)
     Raises:
         ConfigurationError: ``embed`` returned vectors of the wrong shape.
     """
-    texts = [m.content for m in memories]
-    if embed is None:
-        return lexical_similarity(texts)
-    try:
-        vectors = embed(texts)
-    except Exception as exc:
-        if any(is_transient(e) for e in exception_chain(exc)):
-            logger.warning(
-                "embedding failed (%s); grouping memories by word similarity instead",
-                redact(f"{type(exc).__name__}: {exc}")[:300],
-            )
-            return lexical_similarity(texts)
-        raise ConfigurationError(f"the embed function failed: {type(exc).__name__}") from exc
-    try:
-        matrix = np.asarray(vectors, dtype=float)
-        if matrix.ndim != 2 or len(matrix) != len(texts):
-            raise ConfigurationError(f"expected {len(texts)} vectors, got shape {matrix.shape}")
-        return cosine_similarity(matrix)
-    except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"the embed function returned unusable vectors: {exc}") from exc
+    return memory_graph(memories, embed).dense()
 
 
 def cosine_similarity(vectors: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
@@ -177,12 +237,59 @@ def cosine_similarity(vectors: np.ndarray | Sequence[Sequence[float]]) -> np.nda
     return similarity
 
 
+Similarity = np.ndarray | SimilarityGraph
+"""A K x K similarity, dense or sparse (:class:`~.similarity_graph.SimilarityGraph`)."""
+
+
+def as_graph(similarity: Similarity) -> SimilarityGraph:
+    """``similarity`` as a sparse graph (a dense matrix's non-zero entries are stored).
+
+    Args:
+        similarity: the K x K similarity.
+
+    Returns:
+        The graph.
+    """
+    if isinstance(similarity, SimilarityGraph):
+        return similarity
+    return SimilarityGraph.from_dense(np.asarray(similarity, dtype=float))
+
+
+def _subset_keys(labels: np.ndarray) -> np.ndarray:
+    """keys[s, i]: memory i's labels on the labelings in subset s, as one integer."""
+    p, k = labels.shape
+    keys = np.zeros((1 << p, k), dtype=np.int64)
+    for s in range(1, 1 << p):
+        chosen = [q for q in range(p) if s >> q & 1]
+        _, inverse = np.unique(labels[chosen].T, axis=0, return_inverse=True)
+        keys[s] = inverse.ravel()
+    return keys
+
+
+def _strongest(graph: SimilarityGraph, labels: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Each memory's largest similarity + penalty to another memory (-1e9: no other)."""
+    k, p = graph.k, len(labels)
+    subsets = 1 << p
+    rows = np.repeat(np.arange(k), np.diff(graph.indptr))
+    bits = np.zeros(len(rows), dtype=np.int64)
+    for q in range(p):
+        bits |= (labels[q, rows] == labels[q, graph.indices]).astype(np.int64) << q
+    popcount = np.array([s.bit_count() for s in range(subsets)], dtype=float)
+    out = np.full(k, -1e9)
+    np.maximum.at(out, rows, graph.data + popcount[bits])
+    for s in range(subsets):  # pairs not stored: similarity 0, penalty |s| when they agree
+        same_key = np.bincount(keys[s], minlength=k)[keys[s]] - 1
+        linked = np.bincount(rows[(bits & s) == s], minlength=k)
+        out = np.where(same_key - linked > 0, np.maximum(out, popcount[s]), out)
+    return out
+
+
 def spread_partition(
-    similarity: np.ndarray,
+    similarity: Similarity,
     n_blocks: int,
     rng: np.random.Generator,
     *,
-    penalty: np.ndarray | None = None,
+    apart: Sequence[Sequence[int]] = (),
 ) -> list[list[int]]:
     """Split positions 0..K-1 into ``n_blocks`` blocks, similar memories apart.
 
@@ -191,68 +298,150 @@ def spread_partition(
 
     Greedy anti-clustering: memories are placed most-similar-to-something first (ties in a
     random order); each goes to the open block whose most similar member is least similar
-    to it, then to the emptier block, then at random. ``penalty`` (K x K, added to the
-    similarity) pushes apart pairs that must not meet again, e.g. members of a block of an
-    earlier partition. Blocks are returned in the order of their smallest position.
+    to it, then to the emptier block, then at random. ``apart`` holds labelings (one label
+    per memory, e.g. the blocks of an earlier partition): two memories with the same label
+    in n of them are n more similar, which pushes apart pairs that must not meet again.
+    Blocks are returned in the order of their smallest position.
+
+    Works on the stored pairs of a sparse similarity (a pair not stored is 0): placing a
+    memory updates only its neighbours, and the labelings are counted per block, so the
+    cost grows with the pairs stored and K, not K^2. A dense matrix gives the same blocks.
 
     Args:
-        similarity: the K x K similarity.
+        similarity: the K x K similarity (dense or :class:`SimilarityGraph`).
         n_blocks: the number of blocks.
         rng: breaks ties.
-        penalty: extra similarity, e.g. former block mates to keep apart.
+        apart: labelings whose equal labels are kept apart.
 
     Returns:
         The blocks, each a list of positions.
     """
-    k = len(similarity)
+    graph = as_graph(similarity)
+    k = graph.k
     n_blocks = max(1, min(n_blocks, k))
-    score = similarity if penalty is None else similarity + penalty
-    off_diagonal = score - np.diag(np.diag(score)) - np.eye(k) * 1e9
+    labels = np.asarray(apart, dtype=np.int64).reshape(-1, k)
+    p = len(labels)
+    subsets = 1 << p
+    keys = _subset_keys(labels)
+    popcount = np.array([s.bit_count() for s in range(subsets)], dtype=float)
+    strongest = _strongest(graph, labels, keys)
     tie_break = rng.random(k)
-    order = sorted(range(k), key=lambda i: (-off_diagonal[i].max(initial=-1e9), tie_break[i]))
+    order = sorted(range(k), key=lambda i: (-strongest[i], tie_break[i]))
     capacity = [k // n_blocks + (1 if b < k % n_blocks else 0) for b in range(n_blocks)]
     rng.shuffle(capacity)
     blocks: list[list[int]] = [[] for _ in range(n_blocks)]
-    closest = np.full((k, n_blocks), -np.inf)  # closest[i, b]: max score of i to block b
+    # column entries: the rows linked to memory j, their score to j (similarity + the
+    # labelings they share with j) and which labelings they share (a bit each)
+    t_rows = graph.t_indices
+    t_columns = np.repeat(np.arange(k), np.diff(graph.t_indptr))
+    t_bits = np.zeros(len(t_rows), dtype=np.int64)
+    for q in range(p):
+        t_bits |= (labels[q, t_rows] == labels[q, t_columns]).astype(np.int64) << q
+    t_score = graph.t_data + popcount[t_bits] if p else graph.t_data
+    bounds = graph.t_indptr.tolist()
+    # closest[b, i]: the largest score of i to a member of b it has a stored pair with;
+    # linked[b, s, i]: those members that share i's labels on subset s; present[b][s]:
+    # key -> the members of b whose labels on subset s make ``key``
+    closest = np.full((n_blocks, k), -np.inf)
+    linked = np.zeros((n_blocks, subsets, k), dtype=np.int64)
+    present: list[list[dict[int, int]]] = [[{} for _ in range(subsets)] for _ in range(n_blocks)]
+    by_penalty = sorted(range(subsets), key=lambda s: -s.bit_count())
+    key_rows = keys.T.tolist()
+    popcount_list = popcount.tolist()
+    negative = -np.inf
+    open_blocks = [b for b in range(n_blocks) if capacity[b] > 0]
+    sizes = [0] * n_blocks
+    stored = linked[:, 0, :]
     for i in order:
-        open_blocks = [b for b in range(n_blocks) if len(blocks[b]) < capacity[b]]
-        draw = rng.random(len(open_blocks))
-        best = min(
-            range(len(open_blocks)),
-            key=lambda j: (closest[i, open_blocks[j]], len(blocks[open_blocks[j]]), draw[j]),
-        )
-        chosen = open_blocks[best]
+        draw = rng.random(len(open_blocks)).tolist()
+        near = closest[:, i].tolist()
+        best: tuple[float, int, float] | None = None
+        chosen = -1
+        if p == 0:
+            ties0 = stored[:, i].tolist()
+            for b, d in zip(open_blocks, draw, strict=True):
+                value = near[b] if sizes[b] == ties0[b] else max(near[b], 0.0)
+                candidate = (value, sizes[b], d)
+                if best is None or candidate < best:
+                    best, chosen = candidate, b
+        else:
+            ties = linked[:, :, i].tolist()
+            key = key_rows[i]
+            for b, d in zip(open_blocks, draw, strict=True):
+                # the largest penalty to a member of b it has no stored pair with
+                loose = negative
+                for s in by_penalty:
+                    if present[b][s].get(key[s], 0) > ties[b][s]:
+                        loose = popcount_list[s]
+                        break
+                candidate = (max(near[b], loose), sizes[b], d)
+                if best is None or candidate < best:
+                    best, chosen = candidate, b
+        sizes[chosen] += 1
         blocks[chosen].append(i)
-        np.maximum(closest[:, chosen], score[:, i], out=closest[:, chosen])
+        if sizes[chosen] == capacity[chosen]:
+            open_blocks.remove(chosen)
+        lo, hi = bounds[i], bounds[i + 1]
+        rows = t_rows[lo:hi]
+        into = closest[chosen]
+        into[rows] = np.maximum(into[rows], t_score[lo:hi])
+        linked[chosen, 0, rows] += 1
+        for s in range(1, subsets):
+            bits = t_bits[lo:hi]
+            linked[chosen, s, rows[(bits & s) == s]] += 1
+        if p:
+            key = key_rows[i]
+            for s in range(subsets):
+                counts = present[chosen][s]
+                counts[key[s]] = counts.get(key[s], 0) + 1
     return sorted((sorted(b) for b in blocks), key=lambda b: b[0])
 
 
-def similarity_order(positions: Sequence[int], similarity: np.ndarray) -> list[int]:
+def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[int]:
     """``positions`` ordered as a nearest-neighbour chain.
 
     ``positions`` as a nearest-neighbour chain: start from the member with the most
     similar partner, then repeatedly append the unvisited member most similar to the last
-    one (ties by position), so near-duplicates end up adjacent.
+    one (ties by position), so near-duplicates end up adjacent. Walks the stored pairs of
+    a sparse similarity (a pair not stored is 0); a dense matrix gives the same order.
 
     Args:
         positions: the positions to order.
-        similarity: the K x K similarity.
+        similarity: the K x K similarity (dense or :class:`SimilarityGraph`).
 
     Returns:
         The positions, similar ones adjacent.
     """
     remaining = sorted(positions)
-    if len(remaining) <= 2:
+    n = len(remaining)
+    if n <= 2:
         return remaining
-    sub = similarity[np.ix_(remaining, remaining)] - 2.0 * np.eye(len(remaining))
-    current = int(np.argmax(sub.max(axis=1)))
+    graph = as_graph(similarity).restrict(remaining)
+    degree = np.diff(graph.indptr)
+    rows = np.repeat(np.arange(n), degree)
+    start = graph.diagonal - 2.0
+    np.maximum.at(start, rows, graph.data)
+    start = np.where(degree < n - 1, np.maximum(start, 0.0), start)
+    current = int(np.argmax(start))
     chain = [current]
-    visited = np.zeros(len(remaining), dtype=bool)
-    visited[current] = True
-    while len(chain) < len(remaining):
-        row = np.where(visited, -np.inf, sub[current])
-        current = int(np.argmax(row))
-        visited[current] = True
+    unvisited = np.ones(n, dtype=bool)
+    unvisited[current] = False
+    while len(chain) < n:
+        cols, values = graph.row(current)
+        open_ = unvisited[cols]
+        cols, values = cols[open_], values[open_]
+        near = int(np.argmax(values)) if len(cols) else -1
+        loose = unvisited.copy()
+        loose[cols] = False
+        far = int(np.argmax(loose)) if loose.any() else -1
+        if near < 0:
+            current = far
+        elif far < 0:
+            current = int(cols[near])
+        else:
+            value, col = float(values[near]), int(cols[near])
+            current = col if value > 0.0 or (value == 0.0 and col < far) else far
+        unvisited[current] = False
         chain.append(current)
     return [remaining[j] for j in chain]
 

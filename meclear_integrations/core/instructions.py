@@ -141,6 +141,6 @@ def is_instruction_like(text: str) -> bool:
     return _flagged(text[:MAX_SCAN_CHARS] if isinstance(text, str) else "")
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)  # a whole context (Budget.max_memories is at most 4096)
 def _flagged(head: str) -> bool:
     return bool(instruction_cues(head))

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..coalitions import Coalition
 from ..game import CoalitionGame
+from ..similarity_graph import SimilarityGraph
 
 if TYPE_CHECKING:
     from ..config import ClearanceConfig
@@ -36,8 +37,9 @@ __all__ = [
     "settings_hash",
 ]
 
-SimilaritySource = Callable[[], np.ndarray]
-"""Computes the K x K similarity between memories when an estimator needs it."""
+SimilaritySource = Callable[[], np.ndarray | SimilarityGraph]
+"""Computes the K x K similarity between memories when an estimator needs it (dense or
+sparse, :class:`~..similarity_graph.SimilarityGraph`)."""
 
 
 @dataclass(frozen=True)

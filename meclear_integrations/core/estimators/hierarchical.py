@@ -49,7 +49,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,7 +59,8 @@ import numpy as np
 from ..coalitions import Coalition, from_positions, full, members
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from ..grouping import similarity_order, spread_partition
+from ..grouping import as_graph, similarity_order, spread_partition
+from ..similarity_graph import SimilarityGraph
 from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ class HierarchicalShapley(ShapleyEstimator):
     def __init__(
         self,
         *,
-        similarity: np.ndarray | Callable[[], np.ndarray] | None = None,
+        similarity: np.ndarray | SimilarityGraph | SimilaritySource | None = None,
         threshold: float = 1.0,
         tau: float = 0.05,
         blocks: int = 5,
@@ -210,8 +211,8 @@ class HierarchicalShapley(ShapleyEstimator):
     ) -> None:
         self.seed = seed
         self._similarity_source = similarity
-        self.similarity = np.zeros((0, 0))
-        """K x K similarity between memories (computed when attribution starts)."""
+        self.similarity = SimilarityGraph.from_dense(np.zeros((0, 0)))
+        """Similarity between memories (computed when attribution starts; sparse)."""
         self.threshold = threshold
         self.tau = tau
         self.n_blocks = blocks
@@ -301,15 +302,20 @@ class HierarchicalShapley(ShapleyEstimator):
         return self.partitions[-1] if self.partitions else []
 
     def _partition(self) -> list[Coalition]:
-        penalty = np.zeros((self.k, self.k))
-        for partition in self.partitions:
-            for block in partition:
-                idx = list(members(block))
-                penalty[np.ix_(idx, idx)] += 1.0
-        positions = spread_partition(self.similarity, self.n_blocks, self.rng, penalty=penalty)
+        apart = [self._labels(partition, range(self.k)) for partition in self.partitions]
+        positions = spread_partition(self.similarity, self.n_blocks, self.rng, apart=apart)
         blocks = [from_positions(b) for b in positions]
         self.partitions.append(blocks)
         return blocks
+
+    def leave_one_block_out(self) -> list[Coalition]:
+        """The unions of every block but one (planned by :meth:`plan`), one per block.
+
+        Returns:
+            The unions, in block order (empty before :meth:`plan`).
+        """
+        g = len(self.blocks)
+        return [self._union(((1 << g) - 1) ^ (1 << b)) for b in range(g)]
 
     def _unions(self) -> list[Coalition]:
         return [self._union(u) for u in range(1 << len(self.blocks))]
@@ -331,8 +337,16 @@ class HierarchicalShapley(ShapleyEstimator):
         """
         self.k = k
         source = self._similarity_source
-        similarity = source() if callable(source) else source
-        self.similarity = np.zeros((k, k)) if similarity is None else np.asarray(similarity)
+        given = source() if callable(source) else source
+        if given is None:
+            self.similarity = SimilarityGraph.from_dense(np.zeros((k, k)))
+        elif isinstance(given, SimilarityGraph):
+            self.similarity = given
+        else:
+            dense = np.asarray(given, dtype=float)
+            if dense.shape != (k, k):
+                raise ConfigurationError(f"similarity must be {k} x {k}, got {dense.shape}")
+            self.similarity = as_graph(dense)
         if self.similarity.shape != (k, k):
             raise ConfigurationError(f"similarity must be {k} x {k}, got {self.similarity.shape}")
         self.partitions, self.suspects, self._jobs = [], [], []
@@ -380,8 +394,9 @@ class HierarchicalShapley(ShapleyEstimator):
         positions = list(members(job.block))
         parts = min(parts or self.branching, len(positions))
         if job.mode == "partner":
-            sub = self.similarity[np.ix_(positions, positions)]
-            groups = spread_partition(sub, parts, self.rng, penalty=self._blockmates(positions))
+            sub = self.similarity.restrict(positions)
+            apart = [self._labels(self.blocks, positions)]
+            groups = spread_partition(sub, parts, self.rng, apart=apart)
             job.subs = [from_positions(positions[j] for j in g) for g in groups]
             return job
         order = similarity_order(positions, self.similarity)
@@ -389,15 +404,15 @@ class HierarchicalShapley(ShapleyEstimator):
         job.subs = [from_positions(order[a:b]) for a, b in pairwise(bounds)]
         return job
 
-    def _blockmates(self, positions: Sequence[int]) -> np.ndarray:
-        """Which pairs of ``positions`` share a block (a 0/1 matrix).
+    @staticmethod
+    def _labels(partition: Sequence[Coalition], positions: Sequence[int]) -> list[int]:
+        """Each of ``positions``' block in ``partition`` (a distinct label when in none).
 
-        1 for pairs of ``positions`` that share a block of the partition in use (the
-        partner of joint harm hides in the evidence's block: split them apart).
+        Memories sharing a label are kept apart by the next spread partition (the partner
+        of joint harm hides in the evidence's block: split them apart).
         """
-        block_of = {i: b for b, block in enumerate(self.blocks) for i in members(block)}
-        labels = np.array([block_of.get(i, -1 - n) for n, i in enumerate(positions)])
-        return np.asarray(labels[:, None] == labels[None, :], dtype=float)
+        block_of = {i: b for b, block in enumerate(partition) for i in members(block)}
+        return [block_of.get(i, -1 - n) for n, i in enumerate(positions)]
 
     def _advance(self, game: CoalitionGame, job: _Job) -> list[_Job]:
         """Read one job's tests; the jobs that follow from them."""

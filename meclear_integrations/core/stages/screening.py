@@ -32,7 +32,7 @@ from .outcomes import clearance_end, kept_report
 from .prior import PriorTry, prior_search
 from .recency import recency_search
 from .steps import Emit, Evaluate, Run, Steps, want
-from .unexplained import unexplained, uniform_failure
+from .unexplained import probe_coalitions, probe_unexplained, unexplained, uniform_failure
 
 __all__ = ["Screened", "early_exit", "noise_aware", "screening", "unexplained"]
 
@@ -145,11 +145,18 @@ def _evaluate(
     estimator = screened.estimator = noise_aware(estimator, run)
     memory_loo = getattr(estimator, "memory_loo", True)
     loo = loo_coalitions(k)[1:] if memory_loo else []
+    plan = guarded(estimator, estimator.plan, k) if cfg.one_batch else []
+    if cfg.stops.unexplained == "auto" and cfg.early_exit:  # a cheap look first
+        probe = probe_coalitions(estimator, plan, k)
+        rest = len(set(plan) - set(probe))
+        screened.unexplained = yield from probe_unexplained(run, probe, rest)
+        if screened.unexplained is not None:
+            return screened
     batch = want(([game.full], cfg.trials), (loo, run.single))
     if cfg.answer_groups is True:  # the memories alone and the empty control (core.grouping)
         batch += want(([0], run.single), ([1 << i for i in range(k)], run.single))
     if cfg.one_batch:
-        batch += want((guarded(estimator, estimator.plan, k), run.single))
+        batch += want((plan, run.single))
         if cfg.interactions and k >= 2 and not complete_plan(estimator, k) and memory_loo:
             screened.orders = interaction_orders(estimator, rng, k)
             batch += want((sampled_interaction_plan(screened.orders, k), run.single))

@@ -25,14 +25,22 @@ References:
 from __future__ import annotations
 
 from ..answers import plain_same
-from ..coalitions import from_positions
+from ..coalitions import Coalition, from_positions
+from ..estimators import HierarchicalShapley, ShapleyEstimator
 from ..events import StageEvent
 from ..grouping import answer_group
 from ..report import ClearanceReport
 from .outcomes import clearance_end, kept_report
 from .steps import Emit, Evaluate, Run, Steps, want
 
-__all__ = ["confirm_unexplained", "unexplained", "unexplained_stop", "uniform_failure"]
+__all__ = [
+    "confirm_unexplained",
+    "probe_coalitions",
+    "probe_unexplained",
+    "unexplained",
+    "unexplained_stop",
+    "uniform_failure",
+]
 
 
 def unexplained(run: Run) -> Steps[str | None]:
@@ -123,7 +131,73 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     return None
 
 
-def confirm_unexplained(run: Run) -> Steps[str | None]:
+def probe_coalitions(estimator: ShapleyEstimator, plan: list[Coalition], k: int) -> list[Coalition]:
+    """The coalitions of the attribution plan asked first on a failing context.
+
+    When the plan holds the empty context and every memory alone (exact enumeration,
+    KernelSHAP), those K + 1; for hierarchical attribution, the empty context and the
+    unions of every block but one (a harm within one block shows there). Empty otherwise.
+    Every probe is in the plan: asking it first costs a round, never a call.
+
+    Args:
+        estimator: the estimator whose plan it is.
+        plan: its first batch of coalitions.
+        k: the number of memories.
+
+    Returns:
+        The probe.
+    """
+    planned = set(plan)
+    singles = [1 << i for i in range(k)]
+    if 0 in planned and all(s in planned for s in singles):
+        return [0, *singles]
+    if isinstance(estimator, HierarchicalShapley):
+        unions = [u for u in estimator.leave_one_block_out() if u in planned]
+        return [0, *unions] if 0 in planned else unions
+    return []
+
+
+def probe_unexplained(run: Run, probe: list[Coalition], rest: int = 0) -> Steps[str | None]:
+    """``stops.unexplained="auto"``: the probe first; a failure it cannot explain is confirmed.
+
+    Runs when the full context failed every trial of the exit test. The probe
+    (:func:`probe_coalitions`, coalitions of the attribution plan) is asked with the full
+    context's trials; when nothing recovers there, :func:`confirm_unexplained` decides
+    before the rest of the plan is paid for: on a context no memory explains the run
+    costs the probe plus K + 2 calls (about LOO's), not the whole screening batch. No
+    call beyond the plan's otherwise: a probe that recovers lets the run go on.
+
+    The confirmation asks the memories the probe did not: it runs early only when that
+    costs at most the ``rest`` of the plan (else the run goes on, and the check after the
+    screening batch applies as before).
+
+    Args:
+        run: the run (its exit test evaluated).
+        probe: the coalitions asked first.
+        rest: how many coalitions of the plan the probe leaves for later.
+
+    Returns:
+        The reason to stop, or None to go on.
+    """
+    cfg, game = run.config, run.game
+    threshold = cfg.verification.success_threshold
+    baseline: list[float] = list(game.scores.get(game.full, ()))
+    if not probe or not baseline or any(s >= threshold for s in baseline):
+        return None
+    unasked = {1 << i for i in range(game.k)} - set(probe)
+    if len(unasked) > rest:
+        return None  # confirming would cost more than the rest of the plan
+    yield Evaluate(want(([game.full], cfg.trials), (probe, run.single)))
+    if any(s >= threshold for c in [game.full, *probe] for s in game.scores[c]):
+        return None
+    answers = [a for c in [game.full, *probe] for a in game.answers_of(c)]
+    reported = sum(len(game.scores[c]) for c in [game.full, *probe])
+    if len(answers) < reported or any(a is None for a in answers):
+        return None  # the evaluator does not report every answer: no decision here
+    return (yield from confirm_unexplained(run, each=True))
+
+
+def confirm_unexplained(run: Run, *, each: bool = False) -> Steps[str | None]:
     """Confirm that no memory explains a failure the whole screening batch showed.
 
     ``stops.unexplained="auto"``, called when no coalition of the screening batch
@@ -138,8 +212,14 @@ def confirm_unexplained(run: Run) -> Steps[str | None]:
     carries the failing answer) does the run stop: every answer the reader gave is the
     no-memory answer (``model_cannot_answer``), or ``no_memory_explains_failure``.
 
+    With ``each`` (the probe ran instead of the whole screening batch), the context
+    without each member of the answer group is asked too, in the same batch: a memory
+    that alone gives the failing answer may still be needed beside another one, and
+    removing the group together would not show it.
+
     Args:
-        run: the run (its screening batch evaluated, every coalition failed).
+        run: the run (its screening batch or probe evaluated, every coalition failed).
+        each: also leave out each member of the answer group alone.
 
     Returns:
         The reason to stop, or None to go on.
@@ -154,9 +234,10 @@ def confirm_unexplained(run: Run) -> Steps[str | None]:
     group = answer_group(game, threshold)
     if group:
         rest = game.full & ~from_positions(group)
-        yield Evaluate(want(([rest], run.single)))
+        tried = [rest, *(game.full & ~(1 << i) for i in group)] if each else [rest]
+        yield Evaluate(want((tried, run.single)))
         run.grouped = True
-        if any(s >= threshold for s in game.scores[rest]):
+        if any(s >= threshold for c in tried for s in game.scores[c]):
             return None
     silent = [a for a in game.answers_of(0) if a is not None]
     same = game.same or plain_same

@@ -34,13 +34,34 @@ def test_each_baseline_spends_at_least_meclears_calls_unless_its_ladder_ends(
     assert doc["matched_rungs"]["newest"] == {"0 calls": results["n_cases"]}
     calls = {n: b["overall"]["model_calls_per_case"] for n, b in results["methods"].items()}
     assert calls["contextcite"] >= calls["meclear"]  # T up to 3 on 32 coalitions suffices
+    for _rung, spent, meclear, last in doc["choices"]["loo"].values():
+        assert spent >= meclear or last
     assert calls["newest"] == 0.0
     paired = results["paired"]["contextcite"]["expected_recovery"]
     assert paired["ci"] is not None and paired["ci"][0] <= paired["delta"] <= paired["ci"][1]
     curve = [p["model_calls_per_case"] for p in doc["curves"]["contextcite"]]
     assert len(curve) == 4 and curve == sorted(curve)
+    # fixed budgets (the headline): one rung per baseline, its mean calls at least MeClear's
+    # unless the ladder ends; the per-case matching is kept beside it
+    per_case = doc["results_per_case"]
+    assert set(per_case["methods"]) == set(results["methods"])
+    labels = [r["budget"] for r in doc["curves"]["contextcite"]]
+    fixed = doc["fixed_rungs"]["contextcite"]
+    rung_calls = dict(
+        zip(
+            labels,
+            curve_calls := [p["model_calls_per_case"] for p in doc["curves"]["contextcite"]],
+            strict=True,
+        )
+    )
+    first = next(
+        (lb for lb, c in rung_calls.items() if c >= doc["meclear_calls_per_case"]), labels[-1]
+    )
+    assert fixed == first and len(curve_calls) == len(labels)
+    assert calls["contextcite"] == rung_calls[fixed]
     table = equal_calls_table(doc)
     assert "| contextcite |" in table and "MeClear - method" in table
+    assert "| contextcite |" in equal_calls_table(doc, "results_per_case")
     assert write_equal_calls_figure(doc, tmp_path / "calls.png").stat().st_size > 0
 
 

@@ -68,7 +68,9 @@ def heavy_world(n: int = 8) -> tuple[list[Memory], EvidenceWorld, list[str]]:
 def test_group_flags_every_copy_and_recovers_where_attribution_alone_does_not() -> None:
     memories, world, copies = heavy_world()
     evaluate = SimulatedEvaluator(world, "Paris")
-    plain = MeClearEngine(ClearanceConfig(escalation=False)).clear(memories, evaluate)
+    plain = MeClearEngine(ClearanceConfig(escalation=False, stops={"unexplained": False})).clear(
+        memories, evaluate
+    )
     grouped = MeClearEngine(ClearanceConfig(answer_groups=True, escalation=False)).clear(
         memories, evaluate
     )
@@ -80,6 +82,9 @@ def test_group_flags_every_copy_and_recovers_where_attribution_alone_does_not() 
     # a binary search, not one candidate per prefix
     assert len(group_tried) <= 1 + len(copies).bit_length()
     assert grouped.cost.evaluator_calls - plain.cost.evaluator_calls <= 2 * len(memories)
+    # the default's unexplained probe finds no anchor, asks every memory alone and groups
+    default = MeClearEngine(ClearanceConfig(escalation=False)).clear(memories, evaluate)
+    assert default.recovered and set(default.cleared_ids) <= set(copies)
 
 
 def test_group_candidates_are_minimal_along_the_chain() -> None:

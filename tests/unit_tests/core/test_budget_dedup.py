@@ -149,3 +149,34 @@ async def test_async_failure_propagates_to_waiters_and_is_not_cached() -> None:
         return 5
 
     assert await cache.aget("k", ok) == 5
+
+
+def test_dedup_evaluators_report_the_answer_to_the_engine() -> None:
+    """Answers reach core.answers, so the answer-based checks apply (cached answers too)."""
+    import asyncio as _asyncio
+
+    from meclear_integrations.core import AnswerCache, Memory
+    from meclear_integrations.core.answers import answer_note
+    from meclear_integrations.core.dedup import adedup_evaluator, dedup_evaluator
+
+    memory = (Memory(id="a", content="x"),)
+    evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, AnswerCache())
+    for _ in range(2):  # the second call is answered from the cache
+        with answer_note() as note:
+            assert evaluate(memory, 0) == 1.0
+        assert note.answer == "Paris"
+
+    async def answer(c: tuple[Memory, ...], t: int) -> str:
+        return "Rome"
+
+    async def judge(a: str) -> float:
+        return 0.0
+
+    aevaluate = adedup_evaluator(answer, judge, AnswerCache())
+
+    async def run() -> str | None:
+        with answer_note() as note:
+            await aevaluate(memory, 0)
+        return note.answer
+
+    assert _asyncio.run(run()) == "Rome"

@@ -37,18 +37,30 @@ def test_minimal_reports_every_copy_as_carrier_or_cleared() -> None:
     for c in report.carriers:
         assert c.answer == "Rome" and c.harmful_answer == "Rome" and c.score == 0.0
         assert ORDER[c.position] == c.memory_id
-    # at most one call per kept memory plus the control
-    assert 0 < report.cost.carrier_calls <= len(report.kept) + 1
+    # at most one call per kept memory plus the control (none here: the unexplained
+    # probe's confirmation already asked every memory alone)
+    assert 0 <= report.cost.carrier_calls <= len(report.kept) + 1
     assert report.cost.evaluator_calls >= report.cost.carrier_calls
 
 
 def test_off_by_default_and_minimal_unchanged() -> None:
     evaluate = SimulatedEvaluator(redundant_world(), "Paris")
-    plain = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluate)
-    found = MeClearEngine(ClearanceConfig(find_carriers=True)).clear(MEMORIES, evaluate)
+    plain = MeClearEngine(ClearanceConfig(stops={"unexplained": False})).clear(MEMORIES, evaluate)
+    found = MeClearEngine(ClearanceConfig(find_carriers=True, stops={"unexplained": False})).clear(
+        MEMORIES, evaluate
+    )
     assert plain.carrier_status is None and plain.carriers == [] and plain.cost.carrier_calls == 0
     assert found.kept_ids == plain.kept_ids and found.cleared_ids == plain.cleared_ids
     assert found.cost.evaluator_calls == plain.cost.evaluator_calls + found.cost.carrier_calls
+
+
+def test_default_reports_carriers_its_unexplained_check_already_asked() -> None:
+    """The default's probe found no anchor; the memories asked alone give the carriers free."""
+    evaluate = SimulatedEvaluator(redundant_world(), "Paris")
+    report = MeClearEngine(ClearanceConfig()).clear(MEMORIES, evaluate)
+    assert report.recovered and report.carrier_status == "found"
+    assert report.cost.carrier_calls == 0
+    assert sorted(report.cleared_ids + report.carrier_ids) == POISONS
 
 
 def test_complete_withholds_verified_carriers() -> None:

@@ -92,6 +92,29 @@ def test_auto_cost_against_loo(k: int) -> None:
     assert report.cost.evaluator_calls <= 2 * loo_calls(k) + screening_calls(k) - k
 
 
+@pytest.mark.parametrize(("k", "ratio"), [(5, 1.5), (10, 1.6), (20, 1.5)])
+def test_auto_probe_costs_at_most_one_and_a_half_loo(k: int, ratio: float) -> None:
+    """The probe (plan coalitions first) stops an unexplained context near LOO's cost.
+
+    K = 10 is attributed hierarchically: its probe (no memory and the five unions of all
+    blocks but one) costs six calls before the K + 2 of the confirmation: 19 against 12.
+    """
+    memories = [Memory(id=f"m{i}", content=f"memory {i}") for i in range(k)]
+    report = MeClearEngine(ClearanceConfig()).clear(memories, unexplained_world())
+    assert report.status == "skipped"
+    assert report.status_reason == "no_memory_explains_failure"
+    assert report.cost.evaluator_calls <= ratio * loo_calls(k)
+
+
+def test_auto_probe_leaves_faulty_contexts_to_attribution() -> None:
+    """A fault the probe can explain is cleared as before, at no extra call."""
+    world = EvidenceWorld.from_claims({"m1": ("Paris", 1.0), "m4": ("Rome", 1.3)}, ties="prompt")
+    on = MeClearEngine(ClearanceConfig()).clear(MEMORIES, SimulatedEvaluator(world, "Paris"))
+    off = MeClearEngine(OFF).clear(MEMORIES, SimulatedEvaluator(world, "Paris"))
+    assert on.recovered and on.cleared_ids == ["m4"] == off.cleared_ids
+    assert on.cost.evaluator_calls == off.cost.evaluator_calls
+
+
 def test_auto_async_stops_too() -> None:
     sync_eval = unexplained_world()
 

@@ -1,0 +1,136 @@
+"""The sparse grouping gives the dense (quadratic) grouping's output exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meclear_integrations.core.grouping import (
+    LINK_DF,
+    lexical_graph,
+    lexical_similarity,
+    similarity_order,
+    spread_partition,
+)
+from meclear_integrations.core.similarity_graph import SimilarityGraph
+from tests.support import quadratic_grouping as old
+
+_WORDS = [
+    "alice",
+    "ben",
+    "oslo",
+    "lisbon",
+    "dog",
+    "luna",
+    "moved",
+    "works",
+    "nurse",
+    "pilot",
+    "chess",
+    "spring",
+]
+
+
+@st.composite
+def _texts(draw: st.DrawFn) -> list[str]:
+    k = draw(st.integers(1, 24))
+    return [
+        " ".join(draw(st.lists(st.sampled_from(_WORDS), min_size=0, max_size=6))) for _ in range(k)
+    ]
+
+
+@st.composite
+def _matrices(draw: st.DrawFn) -> np.ndarray:
+    """Random similarities: sparse or dense, negative entries, asymmetric ones too."""
+    k = draw(st.integers(1, 18))
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    values = rng.choice([-0.5, 0.0, 0.0, 0.25, 0.5, 0.5, 1.0], size=(k, k))
+    if draw(st.booleans()):
+        values = np.triu(values) + np.triu(values, 1).T
+    np.fill_diagonal(values, rng.choice([1.0, 0.5]))
+    return values
+
+
+@settings(max_examples=150, deadline=None)
+@given(_texts())
+def test_lexical_graph_is_the_dense_cosine_entry_for_entry(texts: list[str]) -> None:
+    assert np.array_equal(lexical_graph(texts).dense(), old.lexical_similarity(texts))
+    assert np.array_equal(lexical_similarity(texts), old.lexical_similarity(texts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _matrices(),
+    st.integers(1, 6),
+    st.integers(0, 2),
+    st.integers(0, 2**31),
+)
+def test_spread_partition_matches_the_quadratic_one(
+    matrix: np.ndarray, n_blocks: int, n_labelings: int, seed: int
+) -> None:
+    k = len(matrix)
+    label_rng = np.random.default_rng(seed + 1)
+    labelings = [label_rng.integers(0, 3, size=k).tolist() for _ in range(n_labelings)]
+    expected = old.spread_partition(
+        matrix,
+        n_blocks,
+        np.random.default_rng(seed),
+        penalty=old.penalty_of(labelings, k) if labelings else None,
+    )
+    for similarity in (matrix, SimilarityGraph.from_dense(matrix)):
+        got = spread_partition(similarity, n_blocks, np.random.default_rng(seed), apart=labelings)
+        assert got == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(_matrices(), st.integers(0, 2**31))
+def test_similarity_order_matches_the_quadratic_one(matrix: np.ndarray, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    k = len(matrix)
+    positions = sorted(rng.choice(k, size=int(rng.integers(0, k + 1)), replace=False).tolist())
+    expected = old.similarity_order(positions, matrix)
+    assert similarity_order(positions, matrix) == expected
+    assert similarity_order(positions, SimilarityGraph.from_dense(matrix)) == expected
+
+
+def test_restrict_is_the_sub_matrix() -> None:
+    matrix = np.random.default_rng(0).choice([0.0, 0.3, -0.2], size=(9, 9))
+    positions = [7, 2, 5, 0]
+    sub = SimilarityGraph.from_dense(matrix).restrict(positions).dense()
+    expected = matrix[np.ix_(positions, positions)]
+    assert np.array_equal(sub, expected)
+
+
+def test_a_word_in_more_than_link_df_memories_links_none_of_them() -> None:
+    k = LINK_DF + 2
+    texts = [f"common unique{i}" for i in range(k - 2)] + ["rare common", "rare"]
+    graph = lexical_graph(texts)
+    assert graph.stored == 2  # only the two memories sharing "rare"
+    dense = graph.dense()
+    assert dense[k - 2, k - 1] > 0
+    assert dense[0, 1] == 0.0
+    assert old.lexical_similarity(texts)[0, 1] > 0  # the dense cosine linked them all
+    assert np.array_equal(
+        lexical_graph(texts[:LINK_DF]).dense(), old.lexical_similarity(texts[:LINK_DF])
+    )
+
+
+def test_stored_pairs_grow_linearly_with_k() -> None:
+    def stored(k: int) -> int:
+        texts = [f"shared topic{i % 7} person{i % 11} item{i}" for i in range(k)]
+        return lexical_graph(texts).stored
+
+    assert stored(2000) <= 2 * LINK_DF * 2 * 2000
+    assert stored(2000) < 2000 * 2000 / 10
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_tiny_contexts(k: int) -> None:
+    matrix = np.eye(k)
+    assert spread_partition(matrix, 4, np.random.default_rng(0)) == old.spread_partition(
+        matrix, 4, np.random.default_rng(0)
+    )
+    assert similarity_order(range(k), matrix) == list(range(k))
