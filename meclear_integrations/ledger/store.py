@@ -102,6 +102,7 @@ from .scope_state import (
     observe,
     restore_scopes,
 )
+from .tombstones import retired_memory_ids
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
@@ -1390,17 +1391,21 @@ class HarmLedger:
         min_consistency: float = 0.8,
         confidence: float = 0.95,
         limit: int | None = None,
+        include_retired: bool = False,
     ) -> list[ReviewProposal]:
         """Memories with consistently negative contributions, ranked (``review``).
 
         A memory qualifies across at least ``min_queries`` distinct queries with verified
-        recoveries.
+        recoveries. A memory an applied review retired from the store (an open tombstone,
+        ``tombstones``) is not proposed again unless ``include_retired``.
 
         Args:
             min_queries: The fewest distinct queries with verified evidence against a memory.
             min_consistency: The lowest harmful / (harmful + beneficial) share of its queries.
             confidence: The confidence of the Wilson lower bound that ranks the proposals.
             limit: The most proposals returned (None: all).
+            include_retired: Also the memories already retired (a decision on one of them
+                is recorded; applying it again changes nothing).
 
         Returns:
             The proposals, strongest evidence first; the ledger never deletes anything.
@@ -1416,7 +1421,16 @@ class HarmLedger:
             confidence=confidence,
         )
         proposals, _ = set_aside_framed(proposals, self._suspects_kept(proposals))
+        if not include_retired:
+            proposals = self._not_retired(proposals)
         return proposals if limit is None else proposals[:limit]
+
+    def _not_retired(self, proposals: list[ReviewProposal]) -> list[ReviewProposal]:
+        """Drop what an applied review already took out of the store (``tombstones``)."""
+        if not proposals:
+            return proposals
+        retired = retired_memory_ids(self)
+        return [p for p in proposals if p.memory_id not in retired]
 
     def single_query_review(
         self, *, min_queries: int = 2, min_consistency: float = 0.8, confidence: float = 0.95
@@ -1441,7 +1455,7 @@ class HarmLedger:
             confidence=confidence,
         )
         kept, _ = set_aside_framed(below, self._suspects_kept(below))
-        return [p.model_copy(update={"tier": "single_query"}) for p in kept]
+        return [p.model_copy(update={"tier": "single_query"}) for p in self._not_retired(kept)]
 
     def review_interactions(
         self, *, min_queries: int = 2, min_consistency: float = 0.8, confidence: float = 0.95

@@ -287,6 +287,20 @@ def open_tombstones(ledger: Any, memory_id: str) -> list[Tombstone]:
     return [e for e in events if e.event == "retired" and e.tombstone_id not in closed]
 
 
+def retired_memory_ids(ledger: Any) -> set[str]:
+    """The memories an applied review retired and nothing restored: out of the store now.
+
+    Args:
+        ledger: The ``HarmLedger``.
+
+    Returns:
+        Their ids (one read of the namespace's tombstone events).
+    """
+    events = tombstone_events(ledger)
+    closed = {e.tombstone_id for e in events if e.event in _CLOSING}
+    return {e.memory_id for e in events if e.event == "retired" and e.tombstone_id not in closed}
+
+
 def active_tombstone(ledger: Any, memory_id: str) -> Tombstone | None:
     """The memory's open ``retired`` event (it is out of the store), if any.
 

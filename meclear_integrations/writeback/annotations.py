@@ -129,7 +129,9 @@ def import_decisions(
     Returns:
         The decisions recorded and the marks skipped, with why.
     """
-    proposals = {p.memory_id: p for p in ledger.review(min_queries=min_queries)}
+    proposals = {
+        p.memory_id: p for p in ledger.review(min_queries=min_queries, include_retired=True)
+    }
     result = ImportResult()
     for mark in annotations:
         if mark.verdict is None:
@@ -199,7 +201,7 @@ def langsmith_decisions(
     if run_ids is None:
         traced = {
             ledger.find_run(r).trace_run_id
-            for p in ledger.review(min_queries=min_queries)
+            for p in ledger.review(min_queries=min_queries, include_retired=True)
             for r in p.run_ids
         }
         run_ids = sorted(str(r) for r in traced if r)

@@ -133,7 +133,12 @@ def accept_review(
         ConfigurationError: ``require_proposal`` and the memory is not proposed.
     """
     proposal = next(
-        (p for p in ledger.review(min_queries=min_queries) if p.memory_id == memory_id), None
+        (
+            p
+            for p in ledger.review(min_queries=min_queries, include_retired=True)
+            if p.memory_id == memory_id
+        ),
+        None,
     )
     if proposal is None and require_proposal:
         raise ConfigurationError(

@@ -63,6 +63,7 @@ def test_accepted_review_retires_and_restore_brings_it_back_exactly(ledger, harn
     assert event.run_ids == proposal.run_ids and event.decision_id == decision.decision_id
     assert event.store.startswith(harness.kind) and event.payload
     assert pending_decisions(ledger) == []
+    assert "stale" not in {p.memory_id for p in ledger.review()}  # retired: not proposed again
 
     back = _restore(ledger, harness, mode, "stale", actor="ana", reason="wrong call")
     assert back.action == "restored"
