@@ -40,6 +40,7 @@ EXPECTED = [
 
 EXPECTED_METHODS = [
     "BenchMethod",
+    "ContextCiteAnswersMethod",
     "ContextCiteMethod",
     "FILTER_PROMPT",
     "HARM_PROMPT",
@@ -57,6 +58,7 @@ EXPECTED_METHODS = [
     "MethodOutput",
     "NewestWinsMethod",
     "NoClearance",
+    "ProxySpexAnswersMethod",
     "ProxySpexMethod",
     "Rater",
     "SimulatedFilter",

@@ -125,7 +125,8 @@ def test_runner_meets_the_targets_on_the_simulated_set(locomo_dir: Path) -> None
     assert complete["recovered_heavy"] >= minimal["recovered_heavy"]
     assert minimal["deletion_recall"] <= complete["deletion_recall"]
     assert complete["calls_unexplained"] <= 2 * loo["calls_unexplained"]
-    assert summary["meclear"]["calls_unexplained"] > 2 * loo["calls_unexplained"]
+    # the default's unexplained-failure probe (issue 37 item 5): at most 1.5x leave-one-out
+    assert summary["meclear"]["calls_unexplained"] <= 1.5 * loo["calls_unexplained"]
     assert complete["carrier_calls_per_remaining"] <= 1.0
 
 
