@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
+from sqlalchemy import RowMapping, Table, select
 from sqlalchemy.exc import IntegrityError
 
 from ..core.errors import ConfigurationError
@@ -242,13 +242,7 @@ def decisions(ledger: Any, memory_id: str | None = None) -> list[ReviewDecision]
     Returns:
         The decisions.
     """
-    d = t.review_decisions
-    query = select(d).where(d.c.namespace == ledger.namespace)
-    if memory_id is not None:
-        query = query.where(d.c.memory_id == memory_id)
-    with read_transaction(ledger.engine) as conn:
-        rows = conn.execute(query.order_by(d.c.id)).mappings().all()
-    return [_decision(r) for r in rows]
+    return [_decision(r) for r in _rows(ledger, t.review_decisions, memory_id)]
 
 
 def tombstone_events(ledger: Any, memory_id: str | None = None) -> list[Tombstone]:
@@ -261,13 +255,22 @@ def tombstone_events(ledger: Any, memory_id: str | None = None) -> list[Tombston
     Returns:
         The events.
     """
-    s = t.tombstones
-    query = select(s).where(s.c.namespace == ledger.namespace)
+    return [_tombstone(r) for r in _rows(ledger, t.tombstones, memory_id)]
+
+
+def _rows(ledger: Any, table: Table, memory_id: str | None) -> Sequence[RowMapping]:
+    """The namespace's rows of an append-only table (of one memory, or all), oldest first."""
+    query = select(table).where(table.c.namespace == ledger.namespace)
     if memory_id is not None:
-        query = query.where(s.c.memory_id == memory_id)
+        query = query.where(table.c.memory_id == memory_id)
     with read_transaction(ledger.engine) as conn:
-        rows = conn.execute(query.order_by(s.c.id)).mappings().all()
-    return [_tombstone(r) for r in rows]
+        return conn.execute(query.order_by(table.c.id)).mappings().all()
+
+
+def _open(events: list[Tombstone]) -> list[Tombstone]:
+    """The ``retired`` events no ``restored`` or ``failed`` event closed, in order."""
+    closed = {e.tombstone_id for e in events if e.event in _CLOSING}
+    return [e for e in events if e.event == "retired" and e.tombstone_id not in closed]
 
 
 def open_tombstones(ledger: Any, memory_id: str) -> list[Tombstone]:
@@ -282,9 +285,7 @@ def open_tombstones(ledger: Any, memory_id: str) -> list[Tombstone]:
     Returns:
         The open ``retired`` events.
     """
-    events = tombstone_events(ledger, memory_id)
-    closed = {e.tombstone_id for e in events if e.event in _CLOSING}
-    return [e for e in events if e.event == "retired" and e.tombstone_id not in closed]
+    return _open(tombstone_events(ledger, memory_id))
 
 
 def retired_memory_ids(ledger: Any) -> set[str]:
@@ -296,9 +297,7 @@ def retired_memory_ids(ledger: Any) -> set[str]:
     Returns:
         Their ids (one read of the namespace's tombstone events).
     """
-    events = tombstone_events(ledger)
-    closed = {e.tombstone_id for e in events if e.event in _CLOSING}
-    return {e.memory_id for e in events if e.event == "retired" and e.tombstone_id not in closed}
+    return {e.memory_id for e in _open(tombstone_events(ledger))}
 
 
 def active_tombstone(ledger: Any, memory_id: str) -> Tombstone | None:
