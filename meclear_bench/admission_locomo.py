@@ -62,7 +62,14 @@ __all__ = [
 ]
 
 CandidateKind = Literal[
-    "useful", "unused", "false_claim", "wrong_correction", "clark_stale", "clark_current"
+    "useful",
+    "unused",
+    "false_claim",
+    "wrong_correction",
+    "clark_stale",
+    "clark_current",
+    "turn_cited",
+    "turn_uncited",
 ]
 KINDS: tuple[CandidateKind, ...] = (
     "useful",
@@ -81,6 +88,8 @@ LABELS: dict[str, Decision] = {
     "wrong_correction": "do_not_store",
     "clark_stale": "do_not_store",
     "clark_current": "store",
+    "turn_cited": "store",
+    "turn_uncited": "do_not_store",
 }
 REASONS: dict[str, str] = {
     "useful": "directly_relevant",
@@ -89,6 +98,8 @@ REASONS: dict[str, str] = {
     "wrong_correction": "false_memory_use",
     "clark_stale": "stale_memory_use",
     "clark_current": "directly_relevant",
+    "turn_cited": "directly_relevant",
+    "turn_uncited": "not_needed_later",
 }
 DEV_CONVERSATIONS: frozenset[str] = frozenset({"26", "30", "41"})
 """Conversations of the dev split (the other seven are the test split)."""
