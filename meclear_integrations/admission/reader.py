@@ -31,13 +31,18 @@ Roles:
   the plain answer when a later turn updates them, TIE when they cannot be checked (most
   never appear in the history, or a number or name the history never mentions) or are
   almost empty, else the personal answer. It never sees the memory, so it cannot apply
-  the auditor's reading of it (a contradiction, the memory's own support): removing it
-  changes decisions (docs, Admission: ablations).
+  the auditor's reading of it (a contradiction, the memory's own support). Where it
+  disagrees with the auditor (a utility it does not confirm), the probe contributes 0 and
+  the tie-break reads that disagreement in the evidence: removing the judge changes those
+  decisions (docs, Admission: ablations).
 - *attribution auditor*: neutral when the treatment equals the control; risk when the
   memory is not grounded in the context (unsupported specifics or correction, low support,
   a later update); unnecessary when the query does not concern the memory; utility when
   it is specific; neutral otherwise.
-- *tie-break*: STORE when the memory is grounded and at least :data:`TIE_SPECIFIC` specific.
+- *tie-break*: reads the raw evidence first: DO_NOT_STORE when on some probe the auditor
+  saw utility and the blind judge found no better answer (the benefit is unconfirmed:
+  this is where the judge's verdict decides, so removing the judge changes decisions);
+  else STORE when the memory is grounded and at least :data:`TIE_SPECIFIC` specific.
 - *reason classifier*: stale_memory_use (a later update), false_memory_use (unsupported
   specifics or correction), over_inference (low support), granularity_mismatch (vague).
 - *baseline feature raters*: importance and utility from specificity, content type from
@@ -299,7 +304,8 @@ class AdmissionReading:
             return {"preference": "TIE", "explanation": "the answers say the same"}
         personal = "A" if notes["A"] else "B"
         plain = "B" if personal == "A" else "A"
-        r = read(notes[personal] or "", s["HISTORICAL_CONTEXT"])
+        # the personal answer as a whole: the request it answers and the details it adds
+        r = read(f"{s.get('CURRENT_QUERY', '')} {notes[personal] or ''}", s["HISTORICAL_CONTEXT"])
         if r.superseded_by:
             return {
                 "preference": plain,
@@ -344,6 +350,13 @@ class AdmissionReading:
 
     @staticmethod
     def _tie_break(s: dict[str, str]) -> dict[str, str]:
+        unconfirmed = _unconfirmed_utility(s.get("COUNTERFACTUAL_EVIDENCE", ""))
+        if unconfirmed:
+            return {
+                "decision": "DO_NOT_STORE",
+                "explanation": f"the blind judge found no better answer on the {unconfirmed} "
+                "probe, where the auditor saw utility",
+            }
         r = read(s["CANDIDATE_MEMORY"], s["HISTORICAL_CONTEXT"])
         if r.grounded and r.specificity >= TIE_SPECIFIC:
             return {"decision": "STORE", "explanation": "supported, attributed and reusable"}
@@ -387,6 +400,26 @@ _TYPES = (
     ),
     ("event", r"\b(went|attended|visited|ran|took|had|joined|started|finished|last)\b"),
 )
+
+
+_EVIDENCE_ROLE = re.compile(r"^\[(\w+) probe\]", re.MULTILINE)
+
+
+def _unconfirmed_utility(evidence: str) -> str | None:
+    """The role of the first probe with an audited utility the blind judge did not confirm.
+
+    The tie-break reads the raw evidence, as the paper's does: a probe whose audit says
+    utility and whose blind verdict did not prefer the answer with the memory.
+    """
+    for block in evidence.split("\n\n"):
+        role = _EVIDENCE_ROLE.search(block)
+        if (
+            role
+            and "label=utility" in block
+            and "quality judge preferred: the response WITH memory access" not in block
+        ):
+            return role.group(1)
+    return None
 
 
 def _content_type(memory: str) -> str:
