@@ -5,8 +5,10 @@ counts, per candidate kind of the LoCoMo admission benchmark, how many candidate
 offline reader (``admission.reading.read``) finds not grounded in their context, the
 reading every ConMem role of the stand-in builds on. Wrong corrections are counted in the
 builder's wording ("Correction: A, not B.") and in two rewordings no reader rule was
-written against: "A, rather than B." and "To be precise, A." (no negation at all). Real
-LoCoMo observations (``useful`` / ``unused``) show the price: true memories flagged.
+written against: "A, rather than B." and "To be precise, A." (no negation at all), and every
+builder-written kind also in the hand-written paraphrase set of
+:mod:`.admission_locomo_paraphrase` (``paraphrased``). Real LoCoMo observations
+(``useful`` / ``unused``) show the price: true memories flagged.
 
 Figures are OFFLINE TEXT READER figures: a reading rule on real data, never an LLM's.
 """
@@ -22,6 +24,7 @@ from pathlib import Path
 from meclear_integrations.admission.reading import read
 
 from .admission_locomo import BenchCandidate, build_locomo_admission
+from .admission_locomo_paraphrase import PARAPHRASED_KINDS, paraphrase
 
 __all__ = ["REWORDINGS", "main", "wording_table"]
 
@@ -66,13 +69,17 @@ def wording_table(candidates: Sequence[BenchCandidate], split: str) -> dict[str,
     out: dict[str, object] = {}
     for kind in sorted({c.kind for c in picked}):
         group = [c for c in picked if c.kind == kind]
+        row: dict[str, object]
         if kind == "wrong_correction":
-            out[kind] = {
+            row = {
                 "n": len(group),
                 "not_grounded": {w: _flagged(group, f) for w, f in REWORDINGS.items()},
             }
         else:
-            out[kind] = {"n": len(group), "not_grounded": _flagged(group, REWORDINGS["builder"])}
+            row = {"n": len(group), "not_grounded": _flagged(group, REWORDINGS["builder"])}
+        if kind in PARAPHRASED_KINDS:
+            row["not_grounded_paraphrased"] = _flagged(paraphrase(group), REWORDINGS["builder"])
+        out[kind] = row
     return out
 
 
