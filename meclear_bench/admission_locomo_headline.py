@@ -137,6 +137,8 @@ class HeadlineSet(BaseModel):
     target_met: bool | None = None
     """ConMem tuned alike beats the best tuned baseline on balanced accuracy and macro-F1
     with both intervals above 0."""
+    judge_ablation: list[PairedDelta] = Field(default_factory=list)
+    """ConMem minus ConMem without the blind judge (published rule, same evidence)."""
 
 
 class HeadlineResult(BaseModel):
@@ -272,7 +274,7 @@ async def _one_set(
 
     rows += conmem_rows("conmem", "full")
     tuned_conmem = rows[-1]
-    tuned_predictions: dict[int, list[Decision | None]] = {}
+    baseline_predictions: dict[int, list[Decision | None]] = {}
     runs = await _baseline_runs(cands, model, concurrency, on_done)
     for bname, (baseline, bds) in runs.items():
         scores = [b.score for b in bds]
@@ -321,9 +323,9 @@ async def _one_set(
                 score=_score(bname, test, tuned_scores[nd:], tw),
             )
         )
-        tuned_predictions[len(rows) - 3] = apply_threshold(scores[nd:], baseline.threshold)
-        tuned_predictions[len(rows) - 2] = apply_threshold(scores[nd:], t)
-        tuned_predictions[len(rows) - 1] = apply_threshold(tuned_scores[nd:], tw)
+        baseline_predictions[len(rows) - 3] = apply_threshold(scores[nd:], baseline.threshold)
+        baseline_predictions[len(rows) - 2] = apply_threshold(scores[nd:], t)
+        baseline_predictions[len(rows) - 1] = apply_threshold(tuned_scores[nd:], tw)
     rows += conmem_rows("conmem w/o quality judge", "no_quality_judge")
     # ConMem tuned alike (its dev setting and threshold) against every other row
     setting = tuple(tuned_conmem.weights or (0.5, 0.5, 1.5))
@@ -336,10 +338,9 @@ async def _one_set(
     clusters = [cluster_of(c.id, c.source) for c in test]
     ids = [c.id for c in test]
     for i, row in enumerate(rows):
-        if i in tuned_predictions:
-            other = tuned_predictions[i]
-        else:
+        if i not in baseline_predictions:
             continue
+        other = baseline_predictions[i]
         rows[i] = row.model_copy(
             update={
                 "conmem_minus": paired_deltas(
@@ -347,6 +348,15 @@ async def _one_set(
                 )
             }
         )
+    # the blind judge's ablation under ConMem's published rule, with its interval
+    judge_ablation = paired_deltas(
+        gold,
+        apply_threshold(_conmem_scores(decisions[nd:], zero[nd:], w, "full"), 0.0),
+        apply_threshold(_conmem_scores(decisions[nd:], zero[nd:], w, "no_quality_judge"), 0.0),
+        clusters,
+        ids,
+        replicates=replicates,
+    )
     tuned_rows = [r for r in rows if r.method in FEATURES and r.tuning != "published"]
     best = max(tuned_rows, key=lambda r: r.score.macro_f1) if tuned_rows else None
     met = None
@@ -363,6 +373,7 @@ async def _one_set(
         rows=rows,
         best_baseline=f"{best.method} / {best.tuning}" if best else None,
         target_met=met,
+        judge_ablation=judge_ablation,
     )
 
 
@@ -469,7 +480,8 @@ def render_report(result: HeadlineResult) -> str:
             "",
             f"Counts: {json.dumps(s.counts)}. Best tuned baseline (test macro-F1): "
             f"{s.best_baseline}; target (ConMem tuned alike above it on both, intervals > 0): "
-            f"{s.target_met}.",
+            f"{s.target_met}. Blind judge's ablation (ConMem minus ConMem w/o quality judge, "
+            f"published rule, bal. acc / macro-F1 pp): {_delta(s.judge_ablation)}.",
             "",
             "| method | tuning | threshold / weights | bal. acc % | macro-F1 % "
             "| Store P / R / F1 % | ConMem tuned minus this: bal. acc / macro-F1 (pp, 95% CI) |",

@@ -154,5 +154,6 @@ def test_a_small_headline_run_tunes_every_method_on_dev_and_compares_on_test() -
         assert ("conmem w/o quality judge", "dev threshold") in methods
         assert all(r.conmem_minus for r in s.rows if not r.method.startswith("conmem"))
         assert s.best_baseline is not None
+        assert [d.metric for d in s.judge_ablation] == ["balanced_accuracy", "macro_f1"]
     report = render_report(result)
     assert "OFFLINE TEXT READER / SIMULATED" in report and "41.7 / 97.2 / 58.3" in report
