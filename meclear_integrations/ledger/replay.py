@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -313,10 +314,14 @@ def replay_pending(
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
-) -> list[ReplayResult | ReplayError]:
-    """Replay every pending negative feedback (``HarmLedger.pending_replays``).
+    reverify: bool = True,
+) -> list[Any]:
+    """Replay every pending feedback, then re-verify challenged settlements.
 
     A feedback that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
+    With ``reverify`` (the default), every pending challenge (a settled harm the live judge
+    did not confirm, ``ledger.reverify``) is answered after them: its
+    ``reverify.ReverifyResult`` (or error) follows the replays in the list.
 
     Args:
         ledger: The harm ledger.
@@ -324,11 +329,13 @@ def replay_pending(
         resolve: ``resolve(ids) -> {id: text}``: your store's texts.
         config: The engine configuration (None: the package default).
         trace_query: Reads a question from its run's trace when the ledger has no text.
+        reverify: Also answer the pending challenges (``ledger.reverify``).
 
     Returns:
-        One result or error per pending feedback, oldest first.
+        One result or error per pending feedback, oldest first, then one
+        ``ReverifyResult`` or error per pending challenge.
     """
-    results: list[ReplayResult | ReplayError] = []
+    results: list[Any] = []
     for record in ledger.pending_replays():
         try:
             results.append(
@@ -343,4 +350,16 @@ def replay_pending(
             )
         except ReplayError as exc:
             results.append(exc)
+    if reverify:
+        from .reverify import reverify_pending
+
+        results.extend(
+            reverify_pending(
+                ledger,
+                evaluator_for=evaluator_for,
+                resolve=resolve,
+                config=config,
+                trace_query=trace_query,
+            )
+        )
     return results

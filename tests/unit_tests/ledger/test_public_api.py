@@ -12,6 +12,7 @@ EXPECTED = [
     "MemoryRecord",
     "ReplayError",
     "ReplayResult",
+    "ReverifyResult",
     "ReviewProposal",
     "RunMode",
     "RunRecord",
@@ -20,8 +21,11 @@ EXPECTED = [
     "SuccessSignal",
     "areplay_feedback",
     "content_hash",
+    "reinstate_settlement",
     "replay_feedback",
     "replay_pending",
+    "reverify_pending",
+    "reverify_settlement",
 ]
 
 
