@@ -48,6 +48,7 @@ from .settlement import (
     lift,
     pending_challenges,
     reinstate,
+    settled_by,
     settlements,
     uphold,
 )
@@ -216,16 +217,18 @@ def _write(
                         f"{'cleared' if mid in kept_out else 'kept'}): the settlement is lifted; "
                         f"the live judge had rejected the answer without it (run {run.run_id})"
                     )
-                    lift(
-                        conn,
-                        ns,
-                        key,
-                        at=at,
-                        reason=why,
-                        actor=actor,
-                        run_id=evidence.run_id,
-                        feedback_id=fid,
-                    )
+                    siblings = settled_by(conn, ns, mid, fid) if fid is not None else []
+                    for each in dict.fromkeys([key, *siblings]):
+                        lift(
+                            conn,
+                            ns,
+                            each,
+                            at=at,
+                            reason=why,
+                            actor=actor,
+                            run_id=evidence.run_id,
+                            feedback_id=fid,
+                        )
                     lifted.append(mid)
                 reasons[mid] = why
     return ReverifyResult(

@@ -53,6 +53,7 @@ __all__ = [
     "lift",
     "pending_challenges",
     "reinstate",
+    "settled_by",
     "settlement_counts",
     "settlements",
     "uphold",
@@ -170,6 +171,34 @@ def settlements(conn: Connection, namespace: str, keys: Iterable[Key]) -> dict[K
                 actor=f"{authority}:{row.source_id}" if row.source_id else authority,
             )
     return out
+
+
+def settled_by(conn: Connection, namespace: str, memory_id: str, feedback_id: str) -> list[Key]:
+    """Every question's settled row of ``memory_id`` whose strongest evidence is that feedback.
+
+    Lifting a settlement lifts the feedback's verdict on the memory, not one question's copy
+    of it (its replay, and re-verifications against it, may have settled several).
+
+    Args:
+        conn: A connection in a write transaction.
+        namespace: The ledger's namespace.
+        memory_id: The memory.
+        feedback_id: The feedback whose correction was the evidence.
+
+    Returns:
+        The rows' keys.
+    """
+    s = t.memory_scopes
+    keys = [
+        (row.memory_id, row.content_hash, row.query_id)
+        for row in conn.execute(
+            select(s.c.memory_id, s.c.content_hash, s.c.query_id).where(
+                s.c.namespace == namespace, s.c.memory_id == memory_id, s.c.settled.is_(True)
+            )
+        )
+    ]
+    found = settlements(conn, namespace, keys)
+    return [k for k, v in found.items() if v.feedback_id == feedback_id]
 
 
 def is_challenge(status: str, recovered: bool, clearance_search: str | None, cleared: int) -> bool:
