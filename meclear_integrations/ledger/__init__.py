@@ -28,7 +28,6 @@ from .replay import (
     replay_feedback,
     replay_pending,
 )
-from .reverify import ReverifyResult, reinstate_settlement, reverify_pending, reverify_settlement
 from .review import ReviewProposal
 from .scope import ScopedHarm
 from .store import HarmLedger, LedgerLookupError
@@ -41,7 +40,6 @@ __all__ = [
     "MemoryRecord",
     "ReplayError",
     "ReplayResult",
-    "ReverifyResult",
     "ReviewProposal",
     "RunMode",
     "RunRecord",
@@ -50,9 +48,6 @@ __all__ = [
     "SuccessSignal",
     "areplay_feedback",
     "content_hash",
-    "reinstate_settlement",
     "replay_feedback",
     "replay_pending",
-    "reverify_pending",
-    "reverify_settlement",
 ]

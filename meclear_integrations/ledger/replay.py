@@ -37,19 +37,24 @@ LangChain helper in ``meclear_integrations.langchain.feedback`` builds it from a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
-from ..core.errors import MeClearError
-from ..core.evaluation import Evaluator
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..runtime.hashing import content_hash
 from .records import FeedbackRecord, RunRecord
+from .replay_context import (
+    EvaluatorFactory,
+    ReplayError,
+    Resolver,
+    TraceQuery,
+    query_text,
+    recorded_context,
+)
+from .reverify import reverify_pending
 from .store import HarmLedger
 
 __all__ = [
@@ -60,14 +65,6 @@ __all__ = [
     "replay_feedback",
     "replay_pending",
 ]
-
-EvaluatorFactory = Callable[[str, str, list[Memory]], Evaluator]
-Resolver = Callable[[Sequence[str]], Mapping[str, str]]
-TraceQuery = Callable[[RunRecord], "str | None"]
-
-
-class ReplayError(MeClearError, ValueError):
-    """A feedback cannot be replayed (no correction, no query text, memories changed)."""
 
 
 class ReplayResult(BaseModel):
@@ -90,34 +87,6 @@ class ReplayResult(BaseModel):
     right (their harm lifted for this question only)."""
 
 
-def _context(original: RunRecord, resolve: Resolver | None) -> tuple[list[Memory], str]:
-    ids = original.memory_ids
-    if resolve is not None:
-        texts = dict(resolve(ids))
-        missing = [i for i in ids if i not in texts]
-        if missing:
-            raise ReplayError(
-                f"the store no longer holds memories {missing} of run {original.run_id}"
-            )
-        changed = [
-            m.memory_id
-            for m in original.memories
-            if content_hash(texts[m.memory_id]) != m.content_hash
-        ]
-        if changed:
-            raise ReplayError(
-                f"memories {changed} changed since run {original.run_id} (content hash differs); "
-                "the decision cannot be replayed on the same context"
-            )
-        return [Memory(id=i, content=texts[i]) for i in ids], "store"
-    if any(m.text is None for m in original.memories):
-        raise ReplayError(
-            "the ledger holds no memory texts (store_text=False): pass resolve= to read them "
-            "from your store"
-        )
-    return [Memory(id=m.memory_id, content=m.text or "") for m in original.memories], "ledger"
-
-
 def _prepare(
     ledger: HarmLedger,
     feedback: FeedbackRecord | str,
@@ -136,44 +105,8 @@ def _prepare(
     text, source = query_text(original, query, trace_query)
     if ledger.query_id(text) != original.query_id:
         raise ReplayError(f"the {source} does not hash to the query id of run {original.run_id}")
-    memories, source = _context(original, resolve)
+    memories, source = recorded_context(original, resolve)
     return record, original, text, memories, source
-
-
-def query_text(
-    original: RunRecord, query: str | None, trace_query: TraceQuery | None = None
-) -> tuple[str, str]:
-    """The question of ``original``: ``query=``, the ledger's text, else the trace's.
-
-    Args:
-        original: The run the feedback is about.
-        query: The text the caller gave.
-        trace_query: Reads the question from the run's trace (``trace_run_id``).
-
-    Returns:
-        (text, where it came from).
-
-    Raises:
-        ReplayError: No source holds the question.
-    """
-    if query is not None:
-        return query, "query= text"
-    if original.query_text is not None:
-        return original.query_text, "ledger's query text"
-    found = trace_query(original) if trace_query is not None and original.trace_run_id else None
-    if found:
-        return found, f"question read from trace {original.trace_run_id}"
-    where = (
-        f"its trace ({original.trace_system or 'tracing'} run {original.trace_run_id}) gave none"
-        if original.trace_run_id and trace_query is not None
-        else "the run has no trace to read it from"
-        if not original.trace_run_id
-        else "no trace reader was given (trace_query=)"
-    )
-    raise ReplayError(
-        f"run {original.run_id}: the ledger holds no query text (store_text=False) and {where}; "
-        "pass query= (e.g. from the traced run's inputs)"
-    )
 
 
 def _finish(
@@ -351,8 +284,6 @@ def replay_pending(
         except ReplayError as exc:
             results.append(exc)
     if reverify:
-        from .reverify import reverify_pending
-
         results.extend(
             reverify_pending(
                 ledger,

@@ -20,7 +20,7 @@ by the authority of its settlement (``settlement.settlements``):
 
 A memory the challenge withheld that is no longer settled (lifted or restored since) gets a
 ``checked`` event. :func:`reverify_pending` answers every pending challenge, newest per
-question (``settlement.pending_challenges``); ``replay_pending`` (the routine replay) calls
+question (``settlement.pending_challenges``); ``replay.replay_pending`` (the routine replay) calls
 it after the feedback replays. A lift is reversible by a reviewer or an operator
 (:func:`reinstate_settlement`).
 """
@@ -39,7 +39,14 @@ from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
 from .database import read_transaction, single_read, write_transaction
 from .records import RunRecord
-from .replay import EvaluatorFactory, ReplayError, Resolver, TraceQuery, _context, query_text
+from .replay_context import (
+    EvaluatorFactory,
+    ReplayError,
+    Resolver,
+    TraceQuery,
+    query_text,
+    recorded_context,
+)
 from .settlement import (
     Key,
     Settlement,
@@ -252,7 +259,7 @@ def _prepare(
     text, where = query_text(run, query, trace_query)
     if ledger.query_id(text) != run.query_id:
         raise ReplayError(f"the {where} does not hash to the query id of run {run.run_id}")
-    memories, source = _context(run, resolve)
+    memories, source = recorded_context(run, resolve)
     return run, text, memories, source, _plan(ledger, run, text, memories, reference)
 
 

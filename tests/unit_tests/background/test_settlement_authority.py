@@ -23,17 +23,14 @@ from sqlalchemy import update
 from meclear_integrations import ClearanceConfig
 from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.langchain import ClearingRetriever
-from meclear_integrations.ledger import (
-    HarmLedger,
-    ReplayError,
+from meclear_integrations.ledger import HarmLedger, ReplayError, content_hash, replay_pending
+from meclear_integrations.ledger import schema as tables
+from meclear_integrations.ledger.reverify import (
     ReverifyResult,
-    content_hash,
     reinstate_settlement,
-    replay_pending,
     reverify_pending,
     reverify_settlement,
 )
-from meclear_integrations.ledger import schema as tables
 from meclear_integrations.llama_index import MeClearPostprocessor
 from tests.support import stale_employer as sam
 

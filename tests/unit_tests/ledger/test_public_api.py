@@ -12,7 +12,6 @@ EXPECTED = [
     "MemoryRecord",
     "ReplayError",
     "ReplayResult",
-    "ReverifyResult",
     "ReviewProposal",
     "RunMode",
     "RunRecord",
@@ -21,11 +20,8 @@ EXPECTED = [
     "SuccessSignal",
     "areplay_feedback",
     "content_hash",
-    "reinstate_settlement",
     "replay_feedback",
     "replay_pending",
-    "reverify_pending",
-    "reverify_settlement",
 ]
 
 
