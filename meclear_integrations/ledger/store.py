@@ -788,7 +788,7 @@ class HarmLedger:
         question tested yet, which the engine puts back once (a carrier is not: alone it
         gives the harmful answer, which no put-back beside the evidence contradicts);
         ``settled``: those whose harm for the question was verified against a reference or
-        a person's correction.
+        a person's correction, unless that person was an end user alone (``settlement``).
 
         Without ``query`` (unscoped, for callers that do not know the question): the memories
         that a verified clearance of *any* question removed before (same id and same text)
