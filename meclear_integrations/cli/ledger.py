@@ -414,7 +414,7 @@ def _show(args: argparse.Namespace) -> int:
         named = " names it" if args.memory_id in f.memory_ids else ""
         rows.append((f.created_at, f"feedback {verdict}{named} on run {f.run_id[:8]}"))
     for e in history.events:
-        rows.append((e.created_at, f"RESTORED by {e.actor or '-'}: {e.reason or ''}"))
+        rows.append((e.created_at, f"{e.event.upper()} by {e.actor or '-'}: {e.reason or ''}"))
     for at, text in sorted(rows, key=lambda r: r[0]):
         print(f"  {at.isoformat(timespec='seconds')}  {text}")
     print(f"restored now: {'yes' if history.restored else 'no'}")

@@ -315,10 +315,15 @@ class MemoryHistory(BaseModel):
 
     @property
     def restored(self) -> bool:
-        """Restored, with no verified clearance after the last restore."""
-        if not self.events:
+        """Restored, with no verified clearance after the last restore.
+
+        Only ``restored`` events count: a settlement's verdicts (``lifted`` ...) concern one
+        question's settlement, not the memory everywhere.
+        """
+        restores = [e for e in self.events if e.event == "restored"]
+        if not restores:
             return False
-        last = self.events[-1].created_at
+        last = restores[-1].created_at
         return not any(
             o.created_at > last and o.memory.cleared and o.recovered and o.status == "complete"
             for o in self.observations

@@ -90,6 +90,7 @@ def test_challenges_are_counted_collapsed_upheld_then_lifted(ledger_url: str) ->
         assert "t1" in _ask(ledger, fewer).kept_ids  # served again
         events = [e.event for e in ledger.history("t1").events]
         assert events.index("upheld") < events.index("lifted")  # audited, in order
+        assert not ledger.history("t1").restored  # one question's settlement, not a restore
         counts = ledger.stats()["settlements"]
         assert counts["upheld"] == 1 and counts["lifted"] >= 1 and counts["pending"] == 0
         assert ledger.stats()["restores"] == 0  # a lift is not a memory-wide restore
