@@ -78,6 +78,8 @@ def test_challenges_are_counted_collapsed_upheld_then_lifted(ledger_url: str) ->
         )
         assert result.upheld == ["t1"] and not result.lifted and len(result.runs) == 1
         assert result.runs[0].origin == "reverify" and result.runs[0].replay_of == challenge.run_id
+        full = MeClearEngine(FAST).clear(memories, evaluator_for("", "OldCo", memories))
+        assert result.runs[0].evaluator_calls * 3 < full.cost.evaluator_calls  # one candidate
         assert ledger.stats()["settlements"]["pending"] == 0
         assert reverify_pending(ledger, evaluator_for=evaluator_for) == []  # answered once
 
