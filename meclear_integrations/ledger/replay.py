@@ -25,6 +25,10 @@ with its own signal (reference or live judge) before using it, so one untrusted 
 stale value given as the "correction", the true memory named as the suspect) changes no
 other user's answer, while a true correction the live judge confirms fixes the next ask.
 
+The routine replay (:func:`replay_pending`) then re-verifies every *challenge*: a run that
+withheld a settled harm the live judge did not confirm (``ledger.reverify``), judged against
+the settlement's own evidence, which upholds or lifts it.
+
 The question's text: the ledger's (kept unless ``store_text=False``), else ``query=``, else
 ``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads
 LangSmith's); a clear :class:`ReplayError` when none has it.
@@ -37,7 +41,6 @@ LangChain helper in ``meclear_integrations.langchain.feedback`` builds it from a
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -54,7 +57,7 @@ from .replay_context import (
     query_text,
     recorded_context,
 )
-from .reverify import reverify_pending
+from .reverify import ReverifyResult, reverify_pending
 from .store import HarmLedger
 
 __all__ = [
@@ -248,7 +251,7 @@ def replay_pending(
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
     reverify: bool = True,
-) -> list[Any]:
+) -> list[ReplayResult | ReverifyResult | ReplayError]:
     """Replay every pending feedback, then re-verify challenged settlements.
 
     A feedback that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
@@ -268,7 +271,7 @@ def replay_pending(
         One result or error per pending feedback, oldest first, then one
         ``ReverifyResult`` or error per pending challenge.
     """
-    results: list[Any] = []
+    results: list[ReplayResult | ReverifyResult | ReplayError] = []
     for record in ledger.pending_replays():
         try:
             results.append(

@@ -30,7 +30,7 @@ schema change. ``HarmLedger.stats()["settlements"]`` counts challenges and verdi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -40,14 +40,12 @@ from sqlalchemy.engine import Connection
 
 from ..core.errors import ConfigurationError
 from . import schema as t
-from .records import RunRecord
 
 __all__ = [
     "CHALLENGE_EVENTS",
     "Settlement",
     "SettlementAuthority",
     "challenge_condition",
-    "challenged_ids",
     "check",
     "is_challenge",
     "lift",
@@ -488,15 +486,3 @@ def settlement_counts(conn: Connection, namespace: str) -> dict[str, int]:
         "upheld": int(events.get("upheld", 0)),
         "reinstated": int(events.get("reinstated", 0)),
     }
-
-
-def challenged_ids(run: RunRecord) -> Sequence[str]:
-    """The memories a challenge withheld without the live judge's confirmation.
-
-    Args:
-        run: A recorded challenge run.
-
-    Returns:
-        Its cleared memory ids.
-    """
-    return list(run.cleared_ids)
