@@ -96,3 +96,24 @@ def test_challenges_are_counted_collapsed_upheld_then_lifted(ledger_url: str) ->
         counts = ledger.stats()["settlements"]
         assert counts["upheld"] == 1 and counts["lifted"] >= 1 and counts["pending"] == 0
         assert ledger.stats()["restores"] == 0  # a lift is not a memory-wide restore
+
+
+def test_the_cli_replay_pass_re_verifies_challenges(ledger_url: str, capsys: Any) -> None:
+    """``meclear ledger replay`` without feedback ids ends with the challenges' verdicts."""
+    from meclear_integrations.cli.ledger import _reverify
+
+    with HarmLedger(ledger_url) as ledger:
+        memories = _memories()
+        _ask(ledger, memories)
+        ledger.feedback(
+            ledger.runs()[0].run_id, correct=False, correction="OldCo", memory_ids=["t1"],
+            authority="reviewer", source_id="ana",
+        )  # fmt: skip
+        replay_pending(ledger, evaluator_for=evaluator_for)
+        assert not _ask(ledger, memories).recovered  # the challenge
+        challenge = ledger.runs()[0]
+        assert _reverify(ledger, evaluator_for, None) == 0
+        out = capsys.readouterr().out
+        assert f"challenge {challenge.run_id[:8]}: upheld t1; lifted nothing" in out
+        assert _reverify(ledger, evaluator_for, None) == 0
+        assert capsys.readouterr().out == ""  # answered once
