@@ -10,7 +10,8 @@ person accepted (``accept``), as soft deletes a ``restore --store`` undoes
 proven harmful on (:mod:`.ledger_review`; texts exist when the ledger keeps them). Every id
 the commands print in short (8 characters) is accepted back by ``show``, ``feedback`` and
 ``replay``. ``replay`` replays pending negative feedback with a model given on the command
-line (the same model flags as ``meclear bench``).
+line (the same model flags as ``meclear bench``), then re-verifies challenged settlements
+(``ledger.reverify``).
 """
 
 from __future__ import annotations
@@ -148,8 +149,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Reruns clearance on the recorded context of each negative feedback with its "
             "correction as the judge's reference, verified, and records the replay; memories "
-            "the original run cleared that the verified replay keeps are restored. Needs the "
-            "ledger's texts (kept unless store_text=False) or --texts, and the 'langchain' extra."
+            "the original run cleared that the verified replay keeps are restored. Without "
+            "feedback ids it then re-verifies every challenged settlement (a settled harm the "
+            "live judge did not confirm) against its own evidence, upholding or lifting it. Needs "
+            "the ledger's texts (kept unless store_text=False) or --texts, and the 'langchain' "
+            "extra."
         ),
     )
     replay.add_argument(
@@ -414,7 +418,7 @@ def _show(args: argparse.Namespace) -> int:
         named = " names it" if args.memory_id in f.memory_ids else ""
         rows.append((f.created_at, f"feedback {verdict}{named} on run {f.run_id[:8]}"))
     for e in history.events:
-        rows.append((e.created_at, f"RESTORED by {e.actor or '-'}: {e.reason or ''}"))
+        rows.append((e.created_at, f"{e.event.upper()} by {e.actor or '-'}: {e.reason or ''}"))
     for at, text in sorted(rows, key=lambda r: r[0]):
         print(f"  {at.isoformat(timespec='seconds')}  {text}")
     print(f"restored now: {'yes' if history.restored else 'no'}")
@@ -475,9 +479,11 @@ def _replay(args: argparse.Namespace) -> int:
             todo: list[Any] = [resolve_feedback_ref(ledger, f) for f in args.feedback_ids]
         else:
             todo = list(ledger.pending_replays())
+        resolve = (
+            (lambda ids: {i: texts[i] for i in ids if i in texts}) if texts is not None else None
+        )
         if not todo:
             print("no feedback waiting for a replay")
-            return 0
         for item in todo:
             fid = item if isinstance(item, str) else item.feedback_id
             try:
@@ -486,9 +492,7 @@ def _replay(args: argparse.Namespace) -> int:
                     item,
                     evaluator_for=evaluator_for,
                     query=args.query,
-                    resolve=(lambda ids: {i: texts[i] for i in ids if i in texts})
-                    if texts is not None
-                    else None,
+                    resolve=resolve,
                     **models,
                 )
             except ReplayError as exc:
@@ -502,7 +506,25 @@ def _replay(args: argparse.Namespace) -> int:
                 f"recovered={report.recovered}; cleared {cleared}; "
                 f"restored {', '.join(result.restored) or 'nothing'}"
             )
+        if not args.feedback_ids:  # the routine pass: challenged settlements too
+            failed += _reverify(ledger, evaluator_for, resolve)
     return 2 if failed else 0
+
+
+def _reverify(ledger: Any, evaluator_for: Any, resolve: Any) -> int:
+    """Re-verify the pending challenged settlements (``ledger.reverify``); the failures."""
+    from ..ledger.reverify import reverify_pending
+
+    failed = 0
+    for verdict in reverify_pending(ledger, evaluator_for=evaluator_for, resolve=resolve):
+        if isinstance(verdict, Exception):
+            failed += 1
+            print(f"challenge not re-verified: {verdict}")
+            continue
+        upheld = ", ".join(verdict.upheld) or "nothing"
+        lifted = ", ".join(verdict.lifted) or "nothing"
+        print(f"challenge {verdict.challenge.run_id[:8]}: upheld {upheld}; lifted {lifted}")
+    return failed
 
 
 def _langsmith(args: argparse.Namespace) -> int:

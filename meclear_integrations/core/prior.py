@@ -44,7 +44,15 @@ this question was verified against a reference answer or a person's correction (
 replay). A reference-free judge fooled by the stale memory may then reject the right
 answer on M minus C_p as well as accept the wrong one on M; the live run cannot overturn
 the stronger verdict, so the candidate is the clearance, reported with ``recovered=False``
-(the live judge did not confirm it).
+and ``clearance_search="prior"`` (the live judge did not confirm it).
+
+Such a run is not silent trust: it is a *challenge* that the caller re-verifies. Which
+members count as settled is the caller's policy: the harm ledger names only settlements
+someone vouched for (a reviewer's or an operator's feedback replay, or a run judged against
+the application's reference; never an end user's correction alone), records every
+challenge, and re-verifies it against the settlement's own evidence (the answer without the
+memory judged against the trusted correction), lifting the settlement when that fails
+(``ledger.settlement``, ``ledger.reverify``).
 
 The engine never trusts a prior: an id is only a candidate to verify. Which memories to
 offer (and which never to offer, e.g. memories a person restored) is the caller's policy.
@@ -76,9 +84,9 @@ class PriorCandidate(BaseModel):
     put back once the candidate verifies, as a test recorded in the report."""
     settled: tuple[str, ...] = Field(default=())
     """Members of ``ids`` whose harm for this question was verified against a reference
-    answer or a person's correction: with ``scoped``, a candidate of settled members only is
-    the clearance even when the live judge cannot confirm M minus C_p (``recovered`` is
-    then False in the report: module docstring)."""
+    answer or a trusted person's correction: with ``scoped``, a candidate of settled members
+    only is the clearance even when the live judge cannot confirm M minus C_p (``recovered``
+    is then False in the report, a challenge the caller re-verifies: module docstring)."""
     carriers: tuple[str, ...] = Field(default=())
     """Members of ``ids`` a verified run named carriers of the harm (alone each gives the
     harmful answer): never put back; a put-back test that recovers is repeated with them

@@ -25,7 +25,12 @@ from langchain_core.documents import Document
 
 from ..core.redaction import redact
 
-__all__ = ["langsmith_feedback", "langsmith_trace_query", "replay_feedback"]
+__all__ = [
+    "langsmith_feedback",
+    "langsmith_trace_query",
+    "replay_feedback",
+    "reverify_settlements",
+]
 
 
 def langsmith_feedback(
@@ -153,6 +158,65 @@ def replay_feedback(
             feedback cannot be replayed for another reason).
     """
     from ..ledger.replay import replay_feedback as replay
+
+    resolve, evaluator_for = _replay_tools(retriever, get_documents)
+    if trace_query is None and client is not None:
+        trace_query = langsmith_trace_query(client)
+    return replay(
+        ledger,
+        feedback,
+        evaluator_for=evaluator_for,
+        query=query,
+        resolve=resolve,
+        config=retriever._engine_config(),
+        trace_query=trace_query,
+    )
+
+
+def reverify_settlements(
+    retriever: Any,
+    ledger: Any,
+    *,
+    get_documents: Callable[[Sequence[str]], list[Document]] | None = None,
+    client: Any = None,
+    trace_query: Callable[[Any], str | None] | None = None,
+) -> list[Any]:
+    """Re-verify every pending challenged settlement through ``retriever``'s agent and judge.
+
+    A challenge is a run that withheld a settled harm the live judge did not confirm
+    (``ledger.reverify``): each is judged against its settlement's own evidence (the trusted
+    correction), which upholds or lifts it. Arguments as in :func:`replay_feedback`.
+
+    Args:
+        retriever: The ``ClearingRetriever`` (or compressor) whose agent and judge re-verify.
+        ledger: The ``HarmLedger``.
+        get_documents: Reads the memories back from your store by id (None: the ledger's).
+        client: A ``langsmith.Client`` to read questions from traces.
+        trace_query: Your own ``trace_query(run) -> text | None`` instead.
+
+    Returns:
+        One ``ledger.reverify.ReverifyResult`` (or ``ReplayError``) per pending challenge.
+    """
+    from ..ledger.reverify import reverify_pending
+
+    resolve, evaluator_for = _replay_tools(retriever, get_documents)
+    if trace_query is None and client is not None:
+        trace_query = langsmith_trace_query(client)
+    return list(
+        reverify_pending(
+            ledger,
+            evaluator_for=evaluator_for,
+            resolve=resolve,
+            config=retriever._engine_config(),
+            trace_query=trace_query,
+        )
+    )
+
+
+def _replay_tools(
+    retriever: Any, get_documents: Callable[[Sequence[str]], list[Document]] | None
+) -> tuple[Any, Any]:
+    """``(resolve, evaluator_for)`` of a replay through ``retriever`` (None: ledger texts)."""
     from .documents import to_memories
 
     documents: dict[str, Document] = {}
@@ -168,14 +232,4 @@ def replay_feedback(
         rebuilt, _ = to_memories(docs)
         return retriever._task(text, docs, rebuilt, reference, asynchronous=False)
 
-    if trace_query is None and client is not None:
-        trace_query = langsmith_trace_query(client)
-    return replay(
-        ledger,
-        feedback,
-        evaluator_for=evaluator_for,
-        query=query,
-        resolve=resolve if get_documents is not None else None,
-        config=retriever._engine_config(),
-        trace_query=trace_query,
-    )
+    return (resolve if get_documents is not None else None), evaluator_for

@@ -245,9 +245,9 @@ class FeedbackRecord(BaseModel):
 
 
 class MemoryEvent(BaseModel):
-    """A restore of a memory that was wrongly suppressed.
+    """A restore of a memory that was wrongly suppressed (or a settlement's verdict).
 
-    The memory must not be cleared by ledger shortcuts nor proposed by review until new
+    A restored memory must not be cleared by ledger shortcuts nor proposed by review until new
     verified evidence.
     """
 
@@ -259,8 +259,9 @@ class MemoryEvent(BaseModel):
     """When it was recorded (UTC)."""
     memory_id: str
     """The memory's id in your store."""
-    event: Literal["restored"]
-    """The kind of event (``restored``)."""
+    event: Literal["restored", "lifted", "upheld", "checked", "reinstated"]
+    """``restored``, or a settlement's re-verification verdict for one question
+    (``lifted``, ``upheld``, ``checked``) or its reinstatement (``ledger.settlement``)."""
     reason: str | None = None
     """Why it was restored."""
     actor: str | None = None
@@ -314,10 +315,15 @@ class MemoryHistory(BaseModel):
 
     @property
     def restored(self) -> bool:
-        """Restored, with no verified clearance after the last restore."""
-        if not self.events:
+        """Restored, with no verified clearance after the last restore.
+
+        Only ``restored`` events count: a settlement's verdicts (``lifted`` ...) concern one
+        question's settlement, not the memory everywhere.
+        """
+        restores = [e for e in self.events if e.event == "restored"]
+        if not restores:
             return False
-        last = self.events[-1].created_at
+        last = restores[-1].created_at
         return not any(
             o.created_at > last and o.memory.cleared and o.recovered and o.status == "complete"
             for o in self.observations

@@ -25,6 +25,10 @@ with its own signal (reference or live judge) before using it, so one untrusted 
 stale value given as the "correction", the true memory named as the suspect) changes no
 other user's answer, while a true correction the live judge confirms fixes the next ask.
 
+The routine replay (:func:`replay_pending`) then re-verifies every *challenge*: a run that
+withheld a settled harm the live judge did not confirm (``ledger.reverify``), judged against
+the settlement's own evidence, which upholds or lifts it.
+
 The question's text: the ledger's (kept unless ``store_text=False``), else ``query=``, else
 ``trace_query(run)`` (e.g. read from the traced run's inputs; the LangChain helper reads
 LangSmith's); a clear :class:`ReplayError` when none has it.
@@ -37,18 +41,23 @@ LangChain helper in ``meclear_integrations.langchain.feedback`` builds it from a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
-from ..core.errors import MeClearError
-from ..core.evaluation import Evaluator
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
-from ..runtime.hashing import content_hash
 from .records import FeedbackRecord, RunRecord
+from .replay_context import (
+    EvaluatorFactory,
+    ReplayError,
+    Resolver,
+    TraceQuery,
+    query_text,
+    recorded_context,
+)
+from .reverify import ReverifyResult, reverify_pending
 from .store import HarmLedger
 
 __all__ = [
@@ -59,14 +68,6 @@ __all__ = [
     "replay_feedback",
     "replay_pending",
 ]
-
-EvaluatorFactory = Callable[[str, str, list[Memory]], Evaluator]
-Resolver = Callable[[Sequence[str]], Mapping[str, str]]
-TraceQuery = Callable[[RunRecord], "str | None"]
-
-
-class ReplayError(MeClearError, ValueError):
-    """A feedback cannot be replayed (no correction, no query text, memories changed)."""
 
 
 class ReplayResult(BaseModel):
@@ -89,34 +90,6 @@ class ReplayResult(BaseModel):
     right (their harm lifted for this question only)."""
 
 
-def _context(original: RunRecord, resolve: Resolver | None) -> tuple[list[Memory], str]:
-    ids = original.memory_ids
-    if resolve is not None:
-        texts = dict(resolve(ids))
-        missing = [i for i in ids if i not in texts]
-        if missing:
-            raise ReplayError(
-                f"the store no longer holds memories {missing} of run {original.run_id}"
-            )
-        changed = [
-            m.memory_id
-            for m in original.memories
-            if content_hash(texts[m.memory_id]) != m.content_hash
-        ]
-        if changed:
-            raise ReplayError(
-                f"memories {changed} changed since run {original.run_id} (content hash differs); "
-                "the decision cannot be replayed on the same context"
-            )
-        return [Memory(id=i, content=texts[i]) for i in ids], "store"
-    if any(m.text is None for m in original.memories):
-        raise ReplayError(
-            "the ledger holds no memory texts (store_text=False): pass resolve= to read them "
-            "from your store"
-        )
-    return [Memory(id=m.memory_id, content=m.text or "") for m in original.memories], "ledger"
-
-
 def _prepare(
     ledger: HarmLedger,
     feedback: FeedbackRecord | str,
@@ -135,44 +108,8 @@ def _prepare(
     text, source = query_text(original, query, trace_query)
     if ledger.query_id(text) != original.query_id:
         raise ReplayError(f"the {source} does not hash to the query id of run {original.run_id}")
-    memories, source = _context(original, resolve)
+    memories, source = recorded_context(original, resolve)
     return record, original, text, memories, source
-
-
-def query_text(
-    original: RunRecord, query: str | None, trace_query: TraceQuery | None = None
-) -> tuple[str, str]:
-    """The question of ``original``: ``query=``, the ledger's text, else the trace's.
-
-    Args:
-        original: The run the feedback is about.
-        query: The text the caller gave.
-        trace_query: Reads the question from the run's trace (``trace_run_id``).
-
-    Returns:
-        (text, where it came from).
-
-    Raises:
-        ReplayError: No source holds the question.
-    """
-    if query is not None:
-        return query, "query= text"
-    if original.query_text is not None:
-        return original.query_text, "ledger's query text"
-    found = trace_query(original) if trace_query is not None and original.trace_run_id else None
-    if found:
-        return found, f"question read from trace {original.trace_run_id}"
-    where = (
-        f"its trace ({original.trace_system or 'tracing'} run {original.trace_run_id}) gave none"
-        if original.trace_run_id and trace_query is not None
-        else "the run has no trace to read it from"
-        if not original.trace_run_id
-        else "no trace reader was given (trace_query=)"
-    )
-    raise ReplayError(
-        f"run {original.run_id}: the ledger holds no query text (store_text=False) and {where}; "
-        "pass query= (e.g. from the traced run's inputs)"
-    )
 
 
 def _finish(
@@ -313,10 +250,14 @@ def replay_pending(
     resolve: Resolver | None = None,
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
-) -> list[ReplayResult | ReplayError]:
-    """Replay every pending negative feedback (``HarmLedger.pending_replays``).
+    reverify: bool = True,
+) -> list[ReplayResult | ReverifyResult | ReplayError]:
+    """Replay every pending feedback, then re-verify challenged settlements.
 
     A feedback that cannot be replayed is returned as its :class:`ReplayError`, the others go on.
+    With ``reverify`` (the default), every pending challenge (a settled harm the live judge
+    did not confirm, ``ledger.reverify``) is answered after them: its
+    ``reverify.ReverifyResult`` (or error) follows the replays in the list.
 
     Args:
         ledger: The harm ledger.
@@ -324,11 +265,13 @@ def replay_pending(
         resolve: ``resolve(ids) -> {id: text}``: your store's texts.
         config: The engine configuration (None: the package default).
         trace_query: Reads a question from its run's trace when the ledger has no text.
+        reverify: Also answer the pending challenges (``ledger.reverify``).
 
     Returns:
-        One result or error per pending feedback, oldest first.
+        One result or error per pending feedback, oldest first, then one
+        ``ReverifyResult`` or error per pending challenge.
     """
-    results: list[ReplayResult | ReplayError] = []
+    results: list[ReplayResult | ReverifyResult | ReplayError] = []
     for record in ledger.pending_replays():
         try:
             results.append(
@@ -343,4 +286,14 @@ def replay_pending(
             )
         except ReplayError as exc:
             results.append(exc)
+    if reverify:
+        results.extend(
+            reverify_pending(
+                ledger,
+                evaluator_for=evaluator_for,
+                resolve=resolve,
+                config=config,
+                trace_query=trace_query,
+            )
+        )
     return results

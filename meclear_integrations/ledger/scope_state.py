@@ -11,7 +11,9 @@ hash, query id):
   verified): only rooted questions count in review (``review``);
 - *settled*: rooted or proven by a run judged against a reference answer or a person's
   correction (success signal ``reference`` / ``feedback``): a live reference-free judge
-  that cannot confirm it later (it may be the judge that was fooled) does not undo it;
+  that cannot confirm it later (it may be the judge that was fooled) does not undo it, but
+  makes that run a challenge, re-verified against the settlement's own evidence, which may
+  lift it for the question (``settlement``: the row's ``restored_at``, as a restore would);
 - *proven* / *acquitted*: its own removal was shown necessary, or not needed, by the run's
   put-back tests (``proof``); an acquittal by the full context alone (a run tried before the
   early exit whose full context the live judge accepted) is not one;

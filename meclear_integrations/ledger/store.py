@@ -102,6 +102,7 @@ from .scope_state import (
     observe,
     restore_scopes,
 )
+from .settlement import settlement_counts, settlements
 from .tombstones import retired_memory_ids
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
@@ -787,7 +788,7 @@ class HarmLedger:
         question tested yet, which the engine puts back once (a carrier is not: alone it
         gives the harmful answer, which no put-back beside the evidence contradicts);
         ``settled``: those whose harm for the question was verified against a reference or
-        a person's correction.
+        a person's correction, unless that person was an end user alone (``settlement``).
 
         Without ``query`` (unscoped, for callers that do not know the question): the memories
         that a verified clearance of *any* question removed before (same id and same text)
@@ -804,12 +805,13 @@ class HarmLedger:
         """
         if query is not None:
             scoped = self._scoped(query, context, query_embedding)
+            vouched = self._vouched([h for h, _ in scoped if h.settled])
             return PriorCandidate(
                 ids=tuple(h.memory_id for h, _ in scoped),
                 # a carrier's harm is its own answer, not a removal a put-back could undo
                 unproven=tuple(h.memory_id for h, tested in scoped if not tested and not h.carrier),
                 scoped=bool(scoped),
-                settled=tuple(h.memory_id for h, _ in scoped if h.settled),
+                settled=tuple(h.memory_id for h, _ in scoped if h.memory_id in vouched),
                 carriers=tuple(h.memory_id for h, _ in scoped if h.carrier),
             )
         hashes = {m.id: content_hash(m.content) for m in context}
@@ -824,6 +826,16 @@ class HarmLedger:
         return PriorCandidate(
             ids=tuple(known), unproven=tuple(i for i, f in known.items() if not f.tested)
         )
+
+    def _vouched(self, harms: Sequence[ScopedHarm]) -> set[str]:
+        """Settled harms not resting on an end user's correction alone (``settlement``)."""
+        if not harms:
+            return set()
+        keys_of = [(h.memory_id, h.content_hash, h.query_id) for h in harms]
+        with single_read(self.engine) as conn:
+            found = settlements(conn, self.namespace, keys_of)
+        alone = {k for k, s in found.items() if s.authority == "end_user"}
+        return {h.memory_id for h, k in zip(harms, keys_of, strict=True) if k not in alone}
 
     async def aprior_candidate(
         self,
@@ -1533,8 +1545,9 @@ class HarmLedger:
                 .group_by(f.c.correct)
             ).all()
             restores = conn.execute(
-                select(func.count()).where(e.c.namespace == self.namespace)
+                select(func.count()).where(e.c.namespace == self.namespace, e.c.event == "restored")
             ).scalar()
+            settlement = settlement_counts(conn, self.namespace)
         counts = {bool(k): int(v) for k, v in feedback_rows}
         return {
             "namespace": self.namespace,
@@ -1544,6 +1557,7 @@ class HarmLedger:
             "model_calls": int(model_calls or 0),
             "feedback": {"correct": counts.get(True, 0), "incorrect": counts.get(False, 0)},
             "restores": int(restores or 0),
+            "settlements": settlement,
         }
 
 

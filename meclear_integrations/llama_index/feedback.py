@@ -21,7 +21,7 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNo
 from .nodes import to_memories
 from .reference import query_reference
 
-__all__ = ["replay_feedback"]
+__all__ = ["replay_feedback", "reverify_settlements"]
 
 
 def replay_feedback(
@@ -66,6 +66,59 @@ def replay_feedback(
     """
     from ..ledger.replay import replay_feedback as replay
 
+    resolve, evaluator_for = _replay_tools(postprocessor, get_nodes)
+    return replay(
+        ledger,
+        feedback,
+        evaluator_for=evaluator_for,
+        query=query,
+        resolve=resolve,
+        config=postprocessor._engine_config(),
+        trace_query=trace_query,
+    )
+
+
+def reverify_settlements(
+    postprocessor: Any,
+    ledger: Any,
+    *,
+    get_nodes: Callable[[list[str]], Sequence[BaseNode | NodeWithScore]] | None = None,
+    trace_query: Callable[[Any], str | None] | None = None,
+) -> list[Any]:
+    """Re-verify every pending challenged settlement through ``postprocessor``'s agent and judge.
+
+    A challenge is a run that withheld a settled harm the live judge did not confirm
+    (``ledger.reverify``): each is judged against its settlement's own evidence (the trusted
+    correction), which upholds or lifts it. Arguments as in :func:`replay_feedback`.
+
+    Args:
+        postprocessor: The ``MeClearPostprocessor`` whose agent and judge re-verify.
+        ledger: The ``HarmLedger``.
+        get_nodes: Reads the nodes back from your store by id (None: the ledger's texts).
+        trace_query: ``trace_query(run) -> text | None`` when the ledger keeps no question.
+
+    Returns:
+        One ``ledger.reverify.ReverifyResult`` (or ``ReplayError``) per pending challenge.
+    """
+    from ..ledger.reverify import reverify_pending
+
+    resolve, evaluator_for = _replay_tools(postprocessor, get_nodes)
+    return list(
+        reverify_pending(
+            ledger,
+            evaluator_for=evaluator_for,
+            resolve=resolve,
+            config=postprocessor._engine_config(),
+            trace_query=trace_query,
+        )
+    )
+
+
+def _replay_tools(
+    postprocessor: Any,
+    get_nodes: Callable[[list[str]], Sequence[BaseNode | NodeWithScore]] | None,
+) -> tuple[Any, Any]:
+    """``(resolve, evaluator_for)`` of a replay through ``postprocessor`` (None: ledger texts)."""
     nodes: dict[str, NodeWithScore] = {}
 
     def resolve(ids: Sequence[str]) -> dict[str, str]:
@@ -90,12 +143,4 @@ def replay_feedback(
                 asynchronous=False,
             )
 
-    return replay(
-        ledger,
-        feedback,
-        evaluator_for=evaluator_for,
-        query=query,
-        resolve=resolve if get_nodes is not None else None,
-        config=postprocessor._engine_config(),
-        trace_query=trace_query,
-    )
+    return (resolve if get_nodes is not None else None), evaluator_for

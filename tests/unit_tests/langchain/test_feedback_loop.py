@@ -17,7 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel
-from meclear_integrations.langchain.feedback import replay_feedback
+from meclear_integrations.langchain.feedback import replay_feedback, reverify_settlements
 from meclear_integrations.ledger import HarmLedger, ReplayError
 from meclear_integrations.simulation import redundant_harm_example
 from meclear_integrations.triggers import OnKnownHarm, OnNegativeFeedback, WhenJudgeFails
@@ -82,10 +82,23 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, trigger) -> None:
         meta = again[0].metadata["meclear"]
         assert meta["ledger_guided"] and meta["cleared"] is False
         assert ledger.find_run(meta["ledger_run_id"]).mode == "ledger_guided"
+        # the trusted settlement holds, but says the live judge did not confirm it, and counts
+        assert meta["recovered"] is False
+        assert ledger.find_run(meta["ledger_run_id"]).clearance_search == "prior"
+        assert ledger.stats()["settlements"]["unconfirmed_runs"] >= 1
         paraphrase = retriever.invoke("Remind me, " + CASE.query[0].lower() + CASE.query[1:])
         assert {d.id for d in paraphrase}.isdisjoint(FAULTS)
         unrelated = ledger.scoped_harm("What colour is the office door?", CASE.memories)
         assert unrelated == []  # scoped: another question keeps them
+
+        # the challenges are re-verified against the reviewer's own correction: they stand
+        asked = (CASE.query, "Remind me, " + CASE.query[0].lower() + CASE.query[1:])
+        verdicts = reverify_settlements(
+            retriever, ledger, get_documents=get_documents,
+            trace_query=lambda r: next(q for q in asked if ledger.query_id(q) == r.query_id),
+        )  # fmt: skip
+        assert verdicts and all(set(v.upheld) == FAULTS and not v.lifted for v in verdicts)
+        assert {d.id for d in retriever.invoke(CASE.query)}.isdisjoint(FAULTS)
 
 
 def test_the_question_comes_from_the_trace_or_a_clear_error(tmp_path) -> None:

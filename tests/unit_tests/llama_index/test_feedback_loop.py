@@ -17,7 +17,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 
 from meclear_integrations.ledger import HarmLedger, ReplayError
 from meclear_integrations.llama_index import MeClearPostprocessor
-from meclear_integrations.llama_index.feedback import replay_feedback
+from meclear_integrations.llama_index.feedback import replay_feedback, reverify_settlements
 from meclear_integrations.triggers import OnKnownHarm, OnNegativeFeedback, WhenJudgeFails
 
 FAULTS = {"f1", "f2"}
@@ -73,11 +73,25 @@ def test_negative_feedback_fixes_the_next_ask(tmp_path, case, index, llm, trigge
         meta = again.source_nodes[0].node.metadata["meclear"]
         assert meta["ledger_guided"] and meta["cleared"] is False
         assert ledger.find_run(meta["ledger_run_id"]).mode == "ledger_guided"
+        # the trusted settlement holds, but says the live judge did not confirm it, and counts
+        assert meta["recovered"] is False
+        assert ledger.find_run(meta["ledger_run_id"]).clearance_search == "prior"
+        assert ledger.stats()["settlements"]["unconfirmed_runs"] >= 1
 
         paraphrase = engine.query("Remind me, " + case.query[0].lower() + case.query[1:])
         assert str(paraphrase) == "December 2023"
         assert source_ids(paraphrase).isdisjoint(FAULTS)
         assert ledger.scoped_harm("What colour is the office door?", case.memories) == []
+        # the challenges are re-verified against the reviewer's own correction: they stand
+        asked_texts = (case.query, "Remind me, " + case.query[0].lower() + case.query[1:])
+        verdicts = reverify_settlements(
+            postprocessor, ledger, get_nodes=get_nodes,
+            trace_query=lambda r: next(
+                q for q in asked_texts if ledger.query_id(q) == r.query_id
+            ),
+        )  # fmt: skip
+        assert verdicts and all(set(v.upheld) == FAULTS and not v.lifted for v in verdicts)
+        assert str(engine.query(case.query)) == "December 2023"
         # review proposes the stale notes only, never a true one the question needs
         proposed = {p.memory_id for p in ledger.review(min_queries=1)}
         assert proposed == FAULTS
