@@ -80,7 +80,7 @@ class LedgerBase:
         return utc(self._clock())
 
     def query_id(self, query: str) -> str:
-        """The id under which ``query`` is recorded (``hashing.query_hash``).
+        """The id under which ``query`` is recorded (``runtime.hashing.query_hash``).
 
         Args:
             query: The query text.
