@@ -63,6 +63,11 @@ class Holder:
             self._held.set()
             self._go.wait(10)
 
+    @property
+    def holding(self) -> bool:
+        """Whether the slot is still held (until :meth:`release`, or 10 s)."""
+        return self._thread.is_alive()
+
     def release(self) -> None:
         self._go.set()
         self._thread.join(5)
