@@ -53,6 +53,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from meclear_integrations.core.stopwords import FUNCTION_WORDS
 from meclear_integrations.simulation import StandInModel
 from meclear_integrations.simulation.prompt_blocks import fenced_block
 from meclear_integrations.simulation.standin import Reply
@@ -77,16 +78,6 @@ ABSTAIN = "I don't know"
 HEDGE_FACTOR = 0.6
 """Weight of a hedged statement relative to a plain one."""
 
-_STOP = frozenset(
-    """
-    a an the and or but if then so of to in on at by for from with without about into
-    onto over under after before during since until as than that this these those there
-    here what which who whom whose when where why how is are was were be been being am do
-    does did done has have had having will would can could should shall may might must it
-    its it's he she they them his her hers their theirs him we us our you your i me my
-    mine not no yes very just also too any some all each every other such own same s t
-    """.split()  # noqa: SIM905 (a word list reads better as text)
-)
 _HEDGES = (
     "not certain",
     "not sure",
@@ -160,7 +151,7 @@ def _question_words(question: str) -> list[frozenset[str]]:
     words: list[frozenset[str]] = []
     for word in _WORD.findall(question):
         forms = _forms(word)
-        if _plain(word) and not forms & _STOP and not any(forms & w for w in words):
+        if _plain(word) and not forms & FUNCTION_WORDS and not any(forms & w for w in words):
             words.append(forms)
     return words
 
@@ -169,7 +160,7 @@ def _content(text: str) -> set[str]:
     words: set[str] = set()
     for word in _WORD.findall(text):
         forms = _forms(word)
-        if not forms & _STOP:
+        if not forms & FUNCTION_WORDS:
             words |= forms
     return words
 
@@ -186,7 +177,9 @@ class _Statement:
 
 def _trim(words: list[str]) -> list[str]:
     def filler(word: str) -> bool:
-        return word in _CLAUSE or word == "," or bool(_forms(word) & (_STOP | _HEDGE_WORDS))
+        return (
+            word in _CLAUSE or word == "," or bool(_forms(word) & (FUNCTION_WORDS | _HEDGE_WORDS))
+        )
 
     start, end = 0, len(words)
     while start < end and filler(words[start]):
@@ -233,7 +226,7 @@ def _from_template(words: list[str], question: str) -> list[str]:
     clause boundary or a comma.
     """
     left, right = _template(question)
-    content = sum(1 for w in right if not _forms(w) & _STOP)
+    content = sum(1 for w in right if not _forms(w) & FUNCTION_WORDS)
     if content >= 2 and (at := _find_last(words, right)) > 0:
         start = at
         while start > 0 and words[start - 1] not in _CLAUSE:

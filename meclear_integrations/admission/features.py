@@ -6,56 +6,11 @@ import math
 import re
 from collections.abc import Sequence
 
+from ..core.stopwords import ADMISSION_STOPWORDS as STOPWORDS
+
 __all__ = ["STOPWORDS", "lexical_novelty", "recency", "rouge_l_grounding", "tokens"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "with",
-        "at",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "am",
-        "i",
-        "me",
-        "my",
-        "you",
-        "your",
-        "user",
-        "user's",
-        "he",
-        "she",
-        "they",
-        "it",
-        "this",
-        "that",
-        "these",
-        "those",
-        "as",
-        "do",
-        "does",
-        "did",
-        "not",
-        "no",
-    ]
-)
 
 
 def tokens(text: str) -> list[str]:

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..core.stopwords import READING_STOPWORDS
+
 __all__ = [
     "GENERIC",
     "Reading",
@@ -32,18 +34,6 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
-_STOP = frozenset(
-    """
-    a an the and or but if then so of to in on at by for from with without about into onto
-    over under after before during since until as than that this these those there here what
-    which who whom whose when where why how is are was were be been being am do does did done
-    has have had having will would can could should shall may might must it its it's he she
-    they them his her hers their theirs him we us our you your i me my mine not no yes very
-    just also too any some all each every other such own same s t get got go going gone went
-    make made really lot lots thing things way one like also much many more most well still
-    even now new recently last year week day month today yesterday time
-    """.split()  # noqa: SIM905 (a word list reads better as text)
-)
 GENERIC = frozenset(
     """
     feel feels felt feeling feelings happy happiness great good love loves loved enjoy enjoys
@@ -117,7 +107,7 @@ def content_words(text: str) -> frozenset[str]:
     out: set[str] = set()
     for word in _WORD.findall(text):
         forms = _forms(word)
-        if not forms & _STOP:
+        if not forms & READING_STOPWORDS:
             out |= forms
     return frozenset(out)
 
@@ -127,7 +117,7 @@ def _key_words(text: str) -> list[frozenset[str]]:
     seen: list[frozenset[str]] = []
     for word in _WORD.findall(text):
         forms = _forms(word)
-        if not forms & _STOP and not any(forms & s for s in seen):
+        if not forms & READING_STOPWORDS and not any(forms & s for s in seen):
             seen.append(forms)
     return seen
 
@@ -196,7 +186,7 @@ def subject_of(candidate: str, context: str) -> str:
             return w.removesuffix("'s")
     for i, w in enumerate(words):
         named = i > 0 and len(w) > 1 and w[:1].isupper() and w.lower() not in _MONTHS
-        if named and not _forms(w) & _STOP:
+        if named and not _forms(w) & READING_STOPWORDS:
             return w
     return "the user"
 
@@ -207,7 +197,11 @@ def _specifics(text: str) -> list[str]:
     out = []
     for i, w in enumerate(words):
         low = w.lower()
-        if w[0].isdigit() or low in _MONTHS or (i > 0 and w[0].isupper() and low not in _STOP):
+        if (
+            w[0].isdigit()
+            or low in _MONTHS
+            or (i > 0 and w[0].isupper() and low not in READING_STOPWORDS)
+        ):
             out.append(low.removesuffix("'s"))
     return out
 

@@ -20,17 +20,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ..core.stopwords import PROBE_STOPWORDS
 from ..simulation.standin import StandInModel
 from . import prompts as P
 from .feature_prompts import TASK_FEATURES, is_admission_prompt
-from .features import STOPWORDS
 from .labels import RejectionReason
 
 __all__ = ["AdmissionScript", "Assessment", "ScriptedAdmissionModel", "assess"]
 
 _SECTION = re.compile(r"<<<([A-Z_]+)>>>\n(.*?)\n<<<END_\1>>>", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = STOPWORDS | frozenset(["who", "has", "have", "what", "can", "any"])
 
 REFUSAL = (
     "don't remember",
@@ -155,7 +154,7 @@ def _stem(word: str) -> str:
 
 
 def _tokens(text: str) -> set[str]:
-    return {_stem(t) for t in _WORD.findall(text.lower()) if t not in _STOP}
+    return {_stem(t) for t in _WORD.findall(text.lower()) if t not in PROBE_STOPWORDS}
 
 
 def _user_sentences(context: str) -> list[str]:

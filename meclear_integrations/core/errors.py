@@ -58,7 +58,7 @@ class EstimatorError(MeClearError):
 
     The attribution estimator failed numerically (an overflow, a singular system, out of
     memory) after evaluator calls were spent. The run fails open or closed like an evaluator
-    failure (``ClearanceConfig.on_failure``); the original error is the ``__cause__``.
+    failure (``ClearanceConfig.failure.mode``); the original error is the ``__cause__``.
     """
 
 
@@ -95,7 +95,7 @@ class InconsistentVerdictsError(MeClearError):
 
 
 class TooManyMemoriesError(ConfigurationError):
-    """The retrieved context holds more memories than ``ClearanceConfig.max_memories``."""
+    """The retrieved context holds more memories than ``ClearanceConfig.budget.max_memories``."""
 
 
 class TransientError(MeClearError):

@@ -27,7 +27,7 @@ provider error wrapped by the engine or redacted by an integration still counts)
   response body that is not JSON), after the retries the policy allows;
 - ``"transient"``: timeouts, connection errors, HTTP 408/409/425/429/5xx, and a web page
   where an API reply was expected (a proxy's HTML error page: :func:`is_not_api_reply`;
-  a component whose first calls all get one raises, see ``live_policy``);
+  a component whose first calls all get one raises, see ``guard.policy``);
 - ``"permanent"``: everything else: HTTP 400/401/403/404/422 (bad request, credentials,
   permission, unknown model or URL), and exceptions raised by the caller's own agent,
   judge or evaluator code (``AttributeError``, ``TypeError``...).

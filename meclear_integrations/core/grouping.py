@@ -36,6 +36,7 @@ from .game import CoalitionGame
 from .memory import Memory
 from .redaction import redact
 from .similarity_graph import SimilarityGraph
+from .stopwords import LINK_STOPWORDS
 
 logger = logging.getLogger(__name__)
 
@@ -61,12 +62,6 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOPWORD_TEXT = (
-    "a an the and or but of to in on at by for from with about as is are was were be been "
-    "being it its this that these those he she they them his her their we our you your i "
-    "me my has have had do does did not no so than then there here also just very"
-)
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 LINK_DF = 64
 """A word found in more memories than this links none of them (it still weighs in their
 norms): a word that common says little about which memories repeat each other, and its
@@ -74,7 +69,7 @@ links would cost K^2 pairs. Contexts of at most this many memories are unaffecte
 
 
 def _tokens(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+    return [w for w in _WORD.findall(text.lower()) if w not in LINK_STOPWORDS]
 
 
 def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:

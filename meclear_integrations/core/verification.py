@@ -7,7 +7,7 @@ six, so the full context "recovers" by luck and the smallest candidate wins ties
 won by luck. :class:`SequentialVerifier` keeps Eq. 18-20 and decides on evidence instead:
 
 - **Recovered** (Eq. 19's predicate, sequential): a context verifiably recovers when the
-  one-sided Clopper-Pearson lower bound (level ``verification_delta``) on its pass rate,
+  one-sided Clopper-Pearson lower bound (level ``Verification.delta``) on its pass rate,
   P(score >= success_threshold), is at least ``recovery_rate``; with rate 1/2 and delta
   0.1 that takes four passes in four trials. It verifiably does not when even passing
   every trial up to ``max_trials`` could not get it there.

@@ -67,7 +67,7 @@ class LLMJudge:
             JSON mode) and falls back to text when the endpoint rejects them; True requires
             a structured format (no text fallback); False asks for text only.
         metadata_keys: Memory metadata (dates, source) rendered, fenced as data, with each
-            memory shown to the judge (``prompts.render_memory``).
+            memory shown to the judge (``answer_prompts.render_memory``).
 
     Raises:
         ConfigurationError: ``structured_output=True`` for a model without structured calls.

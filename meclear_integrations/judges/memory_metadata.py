@@ -2,7 +2,7 @@
 
 In real stores, time is the main signal that a fact is stale, and the source says who
 stated it. The integrations render the metadata keys listed here, when a memory has them,
-as attributes of its ``<memory>`` block (``prompts.render_memory``: values are data,
+as attributes of its ``<memory>`` block (``answer_prompts.render_memory``: values are data,
 fenced like the text), in the agent's prompt and the reference-free judge's prompt.
 
 :data:`DEFAULT_METADATA_KEYS` picks up the common time and source keys (LangChain loaders,

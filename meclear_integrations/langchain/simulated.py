@@ -53,7 +53,7 @@ class SimulatedChatModel(BaseChatModel):
         case_id: str
             Seeds the world's randomness.
         faults: Faults | None
-            Which calls fault (``meclear_integrations.simulation.RandomFaults``, ...).
+            Which calls fault (``meclear_integrations.simulation.faults.RandomFaults``, ...).
 
     Instantiate:
         ```python

@@ -24,8 +24,8 @@ from sqlalchemy import DDL, Connection, Engine, func, inspect, select
 
 from ..core.errors import MeClearError
 from . import schema
+from .backfill import rebuild
 from .database import lock_for_migration, write_transaction
-from .scope_state import rebuild
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaVersionError", "current_version", "migrate"]
 

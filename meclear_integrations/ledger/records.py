@@ -116,7 +116,7 @@ class RunRecord(BaseModel):
     created_at: datetime
     """When it was recorded (UTC)."""
     query_id: str
-    """Hash of the query text (``hashing.query_hash``)."""
+    """Hash of the query text (``runtime.hashing.query_hash``)."""
     query_text: str | None = None
     """The (redacted) query, only when the ledger stores texts."""
     origin: str

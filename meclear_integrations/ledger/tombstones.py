@@ -2,7 +2,7 @@
 
 A review proposal (``review``) is only a proposal. A person decides on it (accepted or
 rejected: :func:`record_decision`, from the CLI, Python or an annotation in LangSmith,
-Phoenix or Langfuse, ``exports.decisions``) and an accepted decision is applied to the
+Phoenix or Langfuse, ``writeback.annotations``) and an accepted decision is applied to the
 memory store by ``meclear_integrations.writeback`` as a *soft delete*: the memory is taken
 out of the store and kept whole in a tombstone (who, when, why, the evidence runs, the
 memory itself), so that a restore puts it back byte for byte under its id.

@@ -56,7 +56,7 @@ class SimulatedLLM(CustomLLM):
         memories: Known memory id -> text.
         case_id: Seeds the world's randomness.
         latency: Seconds each call takes.
-        faults: Which calls fault and how (``meclear_integrations.simulation.RandomFaults``,
+        faults: Which calls fault and how (``meclear_integrations.simulation.faults.RandomFaults``,
             ...; None: none).
 
     Example:

@@ -77,9 +77,9 @@ class ClearingComponent(BaseModel):
     clearance: ClearanceConfig = Field(default_factory=ClearanceConfig)
     """Engine configuration (``ClearanceConfig.paper()`` for the paper's settings). Unless
     ``max_wall_seconds`` is set explicitly, a query's clearance is bounded by
-    ``live_guard.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
+    ``guard.live_bounds.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
     layer: ``llm`` and a model ``judge`` are called through a copy whose own retries are
-    off (``provider_retries``)."""
+    off (``runtime.retries``)."""
     clearance_scope: Literal["minimal", "complete"] | None = None
     """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
     ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""
@@ -89,7 +89,7 @@ class ClearingComponent(BaseModel):
     (``core.recency``; dates from the items' metadata, ``RecencyPrior.key``). Unusable
     dates (unreadable, out of range, in the future) are ignored with a counted warning."""
     on_failure: FailureSwitch | None = None
-    """The fail-open/closed switch (same name as ``ClearanceConfig.on_failure``, which it
+    """The fail-open/closed switch (same name as ``ClearanceConfig.failure.mode``, which it
     overrides when set; None follows ``clearance.on_failure``, ``"open"`` by default).
     ``"open"``: when clearance cannot finish for a transient reason (provider timeouts,
     429, 5xx, unreadable replies after retries, budgets) every item comes back unchanged

@@ -5,16 +5,16 @@ the drivers of :mod:`.drivers`; only turning the result into documents or nodes 
 reporting events is theirs. The order of the decisions:
 
 1. No items: a ``skipped: "empty"`` event, nothing else.
-2. The live guard (``live_guard``): an open circuit breaker or a call cap that cannot pay
+2. The live guard (``guard.live_bounds``): an open circuit breaker or a call cap that cannot pay
    for clearance declines the query (``guarded``), or raises when failing closed.
-3. The gate (``gate.ClearanceGate``, with a trigger or a ledger): the trigger decides and
+3. The gate (``guard.gate.ClearanceGate``, with a trigger or a ledger): the trigger decides and
    the ledger offers its verified harm as the prior candidate; a declined query is
    recorded and reported (``declined``).
 4. The engine clears the context (:class:`~.steps.Clear`); the breaker learns the outcome.
 5. The gate fits the token budget and records the decision in the ledger.
 
 Any exception before a report ends the flow as ``failed``: the integration fails open or
-raises (``live_policy``). Cancellation is returned the same way and re-raised there.
+raises (``guard.policy``). Cancellation is returned the same way and re-raised there.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ healthy and other users' queries must keep their clearance. So:
 
 - a query counts at most once, whatever number of its calls failed;
 - a query some of whose calls were answered (the provider works; only calls carrying
-  some content failed) does not count (``live_guard.provider_outcome``);
+  some content failed) does not count (``guard.live_bounds.provider_outcome``);
 - content rejections (``content_rejected``: context length, content filter) never count;
 - the breaker is told each query's memory ids (:meth:`CircuitBreaker.record`,
   :meth:`CircuitBreaker.admit`). When the consecutive failures that open it all carried

@@ -1,6 +1,6 @@
 """A bound on model calls in flight, shared by queries, components, threads and event loops.
 
-``ClearanceConfig.max_concurrency`` bounds the evaluator calls of ONE query; six concurrent
+``ClearanceConfig.budget.max_concurrency`` bounds the evaluator calls of ONE query; six concurrent
 queries still put six times that at the provider. A :class:`CallLimiter` bounds the total:
 every model call the package makes on a component's behalf (the task agent's and the
 judge's calls of a clearance, each ConMem admission call) first takes one of its

@@ -2,7 +2,7 @@
 
 Provider clients retry by themselves (``ChatOpenAI`` twice through the ``openai`` SDK,
 LlamaIndex ``OpenAI`` three times with waits of 1 to 20 s); under the engine's own
-retries (``ClearanceConfig.retry.max_attempts``, 3 by default) one failing call then
+retries (``ClearanceConfig.failure.retry.max_attempts``, 3 by default) one failing call then
 became 9 requests, and an outage cost every query tens of seconds. The integrations
 therefore call a copy of each model they wrap (``llm=``, a model passed as ``judge=``)
 whose own retries are turned off: ``max_retries=0`` on the model, and on the SDK clients

@@ -32,7 +32,7 @@ class TriggerContext:
     query: str
     """The query text (policies never store it)."""
     query_id: str
-    """The query's hash (``ledger.hashing.query_hash``), shared with the ledger."""
+    """The query's hash (``runtime.hashing.query_hash``), shared with the ledger."""
     memories: tuple[Memory, ...]
     """The retrieved context, in retrieval order."""
 

@@ -61,7 +61,12 @@ class Holder:
     def _hold(self, limiter: CallLimiter) -> None:
         with limiter.slot():
             self._held.set()
-            self._go.wait(10)
+            self._go.wait(120)  # until release(): a test's own bound, not the machine's speed
+
+    @property
+    def holding(self) -> bool:
+        """Whether the slot is still held (until :meth:`release`)."""
+        return self._thread.is_alive()
 
     def release(self) -> None:
         self._go.set()

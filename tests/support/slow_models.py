@@ -14,6 +14,12 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
 
 NEVER = threading.Event()
+STARTED: list[float] = []
+FINISHED: list[float] = []
+"""When :class:`SyncOnlyLLM`'s complete calls started and finished (monotonic clock)."""
+RETURNED = "a hung provider call returned"
+"""What a hung call prints if anything waits its 60 s out (a process that exits at once never
+prints it)."""
 
 
 class SyncOnlyLLM(CustomLLM):
@@ -27,9 +33,12 @@ class SyncOnlyLLM(CustomLLM):
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        STARTED.append(time.monotonic())
         if self.seconds < 0:
             NEVER.wait(60)  # a provider that never returns
+            print(RETURNED, flush=True)
         time.sleep(self.seconds)
+        FINISHED.append(time.monotonic())
         return CompletionResponse(text="December 2023")
 
     @llm_completion_callback()
@@ -46,4 +55,5 @@ class SyncOnlyChat(BaseChatModel):
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         NEVER.wait(60)
+        print(RETURNED, flush=True)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content="x"))])

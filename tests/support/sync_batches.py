@@ -10,23 +10,34 @@ from tests.support.games import make_memories
 
 
 class InFlight:
-    """Counts calls in flight, their peak and the threads they ran on."""
+    """Counts calls in flight, their peak, the threads they ran on and the rounds: the
+    stretches with a call in flight (calls that overlap share one round)."""
 
     def __init__(self) -> None:
         self.now = 0
         self.peak = 0
+        self.rounds = 0
         self.threads: set[int] = set()
         self.lock = threading.Lock()
 
-    def __call__(self, delay: float) -> None:
+    def enter(self) -> None:
+        """A call starts."""
         with self.lock:
+            self.rounds += self.now == 0
             self.now += 1
             self.peak = max(self.peak, self.now)
             self.threads.add(threading.get_ident())
-        if delay:
-            time.sleep(delay)
+
+    def leave(self) -> None:
+        """A call ends."""
         with self.lock:
             self.now -= 1
+
+    def __call__(self, delay: float) -> None:
+        self.enter()
+        if delay:
+            time.sleep(delay)
+        self.leave()
 
 
 def single_memory_requests(n: int) -> list[EvaluationRequest]:

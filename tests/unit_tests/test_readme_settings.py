@@ -75,8 +75,14 @@ def _registry() -> dict[str, list[Callable[..., Any]]]:
             if value.__module__.split(".")[0] != "meclear_integrations":
                 continue
             found.setdefault(name, []).append(value)
-            if inspect.isclass(value):
-                for attr, member in vars(value).items():
+            if inspect.isclass(value):  # its methods, those of the package's bases included
+                members = {
+                    attr: member
+                    for klass in reversed(value.__mro__)
+                    if klass.__module__.split(".")[0] == "meclear_integrations"
+                    for attr, member in vars(klass).items()
+                }
+                for attr, member in members.items():
                     if attr.startswith("_"):
                         continue
                     target = member

@@ -23,7 +23,7 @@ def verifier(config: ClearanceConfig) -> SequentialVerifier:
 
     Args:
         config: the run's settings (``trials``, ``max_trials``, ``success_threshold``,
-            ``recovery_rate``, ``verification_delta``, ``exit_rate``).
+            ``recovery_rate``, ``delta``, ``exit_rate``).
 
     Returns:
         The verifier.

@@ -3,8 +3,6 @@ batch is one round trip (screening and attribution together, verification in one
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine
@@ -36,13 +34,10 @@ async def test_one_batch_round_trips(config: ClearanceConfig, rounds: int) -> No
 async def test_one_batch_sends_screening_and_attribution_together() -> None:
     clock = WaveClock(redundant, delay=0.2)
     config = ClearanceConfig(estimator="exact", budget={"max_concurrency": 64}, early_exit=False)
-    t0 = time.perf_counter()
     report = await MeClearEngine(config).aclear(make_memories(5), clock)
-    elapsed = time.perf_counter() - t0
-    # 32 coalitions (+ the baseline's second trial) in one wave, then one verification:
-    # two delays; sequential evaluation would take 33 (generous slack for a loaded machine).
+    # 32 coalitions (+ the baseline's second trial) in one wave, then one verification: two
+    # waves of calls in flight together; sequential evaluation would take 33.
     assert report.cost.rounds == 2 == clock.waves()
-    assert elapsed < 10 * clock.delay
 
 
 @pytest.mark.parametrize("k", [5, 8])

@@ -27,9 +27,10 @@ def test_a_wait_ends_at_the_runs_deadline() -> None:
     with call_gate(budget), pytest.raises(BudgetExceededError) as caught, limiter.slot():
         pytest.fail("got a slot that was held")
     waited = time.monotonic() - started
+    held_throughout = holder.holding  # it gave up at the deadline, not when the slot freed
     holder.release()
     assert caught.value.reason == "time_budget"
-    assert 0.15 <= waited < 2.0
+    assert waited >= 0.15 and held_throughout
     stats = limiter.stats()
     assert (stats.in_flight, stats.waiting, stats.gave_up) == (0, 0, 1)
 

@@ -5,7 +5,6 @@ and its abandoned waiters leave the limiter."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -27,15 +26,14 @@ def test_a_query_waiting_for_a_slot_ends_at_its_wall_bound(
             limits={"limiter": limiter, "circuit_breaker": None},
             clearance={**FAST, "budget": {"max_wall_seconds": 0.5}},
         )
-        started = time.perf_counter()
         with pytest.warns(Warning):  # the FailOpenWarning of the time budget
             out = asyncio.run(run(asynchronous))
-        seconds = time.perf_counter() - started
+        held_throughout = holder.holding  # the query ended without getting the slot
     finally:
         holder.release()
     meta = clearance_meta(out[0])
     assert meta["status"] == "failed" and meta["failure"]["reason"] == "time_budget"
-    assert seconds < 3.0
+    assert held_throughout
     # abandoned waiters of the sync path notice the run's end
     wait_until(lambda: limiter.stats().waiting == 0 and limiter.stats().in_flight == 0)
     stats = limiter.stats()

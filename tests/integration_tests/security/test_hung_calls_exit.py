@@ -6,11 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
-
-from tests.support.timing import python_seconds
 
 _HUNG = """
 import asyncio, threading, time
@@ -25,6 +22,7 @@ never = threading.Event()
 
 def evaluate(coalition, trial):
     never.wait(60)  # a provider call that never returns
+    print("a hung provider call returned", flush=True)  # only if something waited it out
     return 0.0
 
 memories = [Memory(id="a", content="x"), Memory(id="b", content="y")]
@@ -35,28 +33,25 @@ print(report.status, report.failure.reason, round(time.monotonic() - started, 1)
 """
 
 
-def _run(call: str) -> tuple[str, float]:
-    """The script's output and wall seconds, less what its imports cost now (same run)."""
+def _run(call: str) -> str:
+    """The script's output (it ran to its end and exited)."""
     script = textwrap.dedent(_HUNG).replace("{call}", call)
-    imports = "\n".join(line for line in script.splitlines() if line.startswith(("from", "import")))
-    baseline = python_seconds(imports)
-    started = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    return out.stdout, time.monotonic() - started - baseline
+    return out.stdout
 
 
 @pytest.mark.slow  # starts a subprocess
 def test_a_hung_sync_call_does_not_keep_the_process_alive() -> None:
-    stdout, seconds = _run("engine.clear(memories, evaluate)")
+    stdout = _run("engine.clear(memories, evaluate)")
     assert stdout.startswith("failed time_budget")
-    assert seconds < 15  # past its imports: 0.5 s; today the exit waits 60 s
+    assert "returned" not in stdout  # the exit did not wait for the hung call
 
 
 @pytest.mark.slow  # starts a subprocess
 def test_a_hung_sync_call_under_asyncio_run_does_not_hold_it() -> None:
-    stdout, seconds = _run("asyncio.run(engine.aclear(memories, evaluate))")
+    stdout = _run("asyncio.run(engine.aclear(memories, evaluate))")
     assert stdout.startswith("failed time_budget")
-    assert seconds < 15
+    assert "returned" not in stdout

@@ -1,18 +1,18 @@
 """A provider that never returns neither hangs ``asyncio.run`` nor the interpreter's exit
-(fresh interpreters: subprocesses, so the integration tier). Each run is timed against the
-same imports in a fresh interpreter, in the same test: the machine is shared."""
+(fresh interpreters: subprocesses, so the integration tier). The hung call blocks 60 s and
+then prints a marker: a process that waited for it prints the marker, one that exits at once
+never does (behaviour, not wall time: the machine is shared)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.timing import python_seconds
+from tests.support.slow_models import RETURNED
 
 pytestmark = pytest.mark.slow
 
@@ -20,22 +20,19 @@ ROOT = Path(__file__).resolve().parents[3]
 _IMPORTS = "from tests.support.slow_models import SyncOnlyChat, SyncOnlyLLM\n"
 
 
-def _exits(script: str) -> float:
-    """Wall seconds of the script in a fresh interpreter, less what its imports cost now."""
+def _exits(script: str) -> str:
+    """The script's output in a fresh interpreter (it ran to its end and exited)."""
     code = _IMPORTS + textwrap.dedent(script).strip()
-    imports = "\n".join(line for line in code.splitlines() if line.lstrip().startswith("from "))
-    baseline = python_seconds(imports, cwd=ROOT)  # the same imports, nothing run
-    started = time.monotonic()
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "failed" in out.stdout, out.stdout
-    return time.monotonic() - started - baseline
+    return out.stdout
 
 
 def test_a_llama_index_provider_that_never_returns_does_not_hang_asyncio_run() -> None:
-    seconds = _exits(
+    stdout = _exits(
         """
         import asyncio
         from llama_index.core.schema import NodeWithScore, TextNode
@@ -52,11 +49,11 @@ def test_a_llama_index_provider_that_never_returns_does_not_hang_asyncio_run() -
         print(out.report.status)
         """
     )
-    assert seconds < 15  # past its imports; today it never returns (complete() blocks the loop)
+    assert RETURNED not in stdout  # today complete() blocks the loop until the call returns
 
 
 def test_a_sync_only_langchain_model_that_never_returns_does_not_hang_asyncio_run() -> None:
-    seconds = _exits(
+    stdout = _exits(
         """
         import asyncio
         from langchain_core.documents import Document
@@ -74,4 +71,4 @@ def test_a_sync_only_langchain_model_that_never_returns_does_not_hang_asyncio_ru
         print(out[0].metadata["meclear"]["status"])
         """
     )
-    assert seconds < 15  # past its imports; today asyncio.run joins the executor thread 60 s
+    assert RETURNED not in stdout  # today asyncio.run joins the executor thread until then

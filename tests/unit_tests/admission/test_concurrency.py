@@ -30,8 +30,10 @@ async def test_async_runs_the_six_independent_calls_at_once() -> None:
     assert max(i for i, s in enumerate(stages) if s == "respond") < min(
         i for i, s in enumerate(stages) if s in ("judge", "audit")
     )
-    # wall time is far below the summed latency of 14 sequential 20 ms calls
-    assert d.cost.latency_seconds > 0.25 and d.cost.wall_seconds < 0.2
+    # the run takes a fraction of its calls' summed latency (in sequence: all of it); a ratio
+    # of the same run, which a loaded machine stretches alike
+    assert d.cost.latency_seconds > 14 * 0.02
+    assert d.cost.wall_seconds < d.cost.latency_seconds / 2
 
 
 async def test_async_concurrency_is_bounded() -> None:

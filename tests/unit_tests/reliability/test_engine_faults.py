@@ -5,7 +5,7 @@ The wall-time budget, on the real clock, is tested in the integration tier
 
 from __future__ import annotations
 
-import time
+import asyncio
 
 import pytest
 
@@ -90,10 +90,19 @@ async def test_async_retries_use_the_injected_sleep() -> None:
     sleeps = Sleeps()
     evaluate = AsyncScriptedEvaluator(faults={1: HTTPError(503), 2: ConnectionError()})
     engine = MeClearEngine(EXACT, asleep=sleeps.asleep)
-    started = time.perf_counter()
-    report = await engine.aclear(memories(3), evaluate)
-    assert time.perf_counter() - started < 1.0  # the backoff (>= 0.5 s) was never waited
+    real_sleeps: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recorded(delay: float, *args: object) -> object:
+        real_sleeps.append(delay)
+        return await real_sleep(delay, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(asyncio, "sleep", recorded)
+        report = await engine.aclear(memories(3), evaluate)
     assert report.status == "complete" and len(sleeps.waits) == 2
+    assert min(sleeps.waits) > 0  # the backoffs went to the injected sleep
+    assert not [d for d in real_sleeps if d >= min(sleeps.waits)]  # none was waited for real
 
 
 def test_permanent_errors_are_not_retried_and_never_fail_open() -> None:

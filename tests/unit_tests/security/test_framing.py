@@ -206,12 +206,12 @@ def test_classifying_a_hostile_memory_stays_linear() -> None:
 
     from meclear_integrations.core.instructions import MAX_SCAN_CHARS, instruction_cues
 
-    def seconds(text: str) -> float:
+    def seconds(text: str) -> float:  # the thread's CPU time: a busy machine's waits are not in it
         best = float("inf")
         for _ in range(3):
-            started = time.perf_counter()
+            started = time.thread_time()
             instruction_cues(text)
-            best = min(best, time.perf_counter() - started)
+            best = min(best, time.thread_time() - started)
         return best
 
     ordinary = ("John was in Italy in December 2023 with his friends. " * 400)[:MAX_SCAN_CHARS]

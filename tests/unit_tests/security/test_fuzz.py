@@ -84,12 +84,13 @@ def test_the_verdict_is_the_honest_judges(
 
 
 def _parse_seconds(reply: str, nonce: str) -> float:
+    """The parse's least CPU time of this thread (not preempted waits: the machine is shared)."""
     best = float("inf")
     for _ in range(3):
-        started = time.perf_counter()
+        started = time.thread_time()
         with contextlib.suppress(ValueError):
             parse_verdict(reply, nonce)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.thread_time() - started)
     return best
 
 
