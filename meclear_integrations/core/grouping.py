@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -160,6 +161,11 @@ def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
 def memory_graph(memories: Sequence[Memory], embed: Embedder | None = None) -> SimilarityGraph:
     """Similarity of the memories: cosine of ``embed``'s vectors, else lexical (sparse).
 
+    The lexical graph of a frozen context (a tuple, as the engine holds it) is computed
+    once: the recency candidate (``core.recency``) and hierarchical attribution read the
+    same read-only graph (the latest few contexts are kept, by identity; the graph is a
+    function of the texts alone). ``embed`` is called on every call.
+
     A transient embedding failure (a timeout, a rate limit) falls back to lexical
     similarity with a warning: similarity only orders what is tested together. Anything
     else (an exception that retrying cannot heal, a wrong number or shape of vectors) is
@@ -175,7 +181,27 @@ def memory_graph(memories: Sequence[Memory], embed: Embedder | None = None) -> S
     Raises:
         ConfigurationError: ``embed`` returned vectors of the wrong shape.
     """
-    texts = [m.content for m in memories]
+    if embed is None and isinstance(memories, tuple):  # a frozen context, computed once
+        with _RECENT_LOCK:
+            for held, graph in _RECENT:
+                if held is memories:
+                    return graph
+        graph = lexical_graph([m.content for m in memories])
+        with _RECENT_LOCK:
+            _RECENT.insert(0, (memories, graph))
+            del _RECENT[_RECENT_SIZE:]
+        return graph
+    return _memory_graph([m.content for m in memories], embed)
+
+
+_RECENT: list[tuple[tuple[Memory, ...], SimilarityGraph]] = []
+"""The lexical graphs of the latest frozen contexts (by identity), newest first."""
+_RECENT_SIZE = 4
+_RECENT_LOCK = threading.Lock()
+
+
+def _memory_graph(texts: list[str], embed: Embedder | None) -> SimilarityGraph:
+    """:func:`memory_graph` of the texts, computed."""
     if embed is None:
         return lexical_graph(texts)
     try:

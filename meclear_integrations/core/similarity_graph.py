@@ -58,6 +58,18 @@ class SimilarityGraph:
     t_data: np.ndarray
     """The stored entries' values, by column."""
 
+    def __post_init__(self) -> None:
+        for array in (
+            self.diagonal,
+            self.indptr,
+            self.indices,
+            self.data,
+            self.t_indptr,
+            self.t_indices,
+            self.t_data,
+        ):
+            array.flags.writeable = False  # shared between the stages of a run
+
     @classmethod
     def from_entries(
         cls,
@@ -83,9 +95,9 @@ class SimilarityGraph:
             The graph.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        cols = np.asarray(cols, dtype=np.int64)
-        values = np.asarray(values, dtype=float)
-        diag = np.ones(k) if diagonal is None else np.asarray(diagonal, dtype=float)
+        cols = np.array(cols, dtype=np.int64)  # copies: the graph's arrays are read-only
+        values = np.array(values, dtype=float)
+        diag = np.ones(k) if diagonal is None else np.array(diagonal, dtype=float)
         indptr, indices, data = _compress(k, rows, cols, values, ordered=ordered)
         # by column: a stable sort of the row-major entries keeps rows ascending
         by_column = np.argsort(indices, kind="stable")

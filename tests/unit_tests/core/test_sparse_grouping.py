@@ -134,3 +134,17 @@ def test_tiny_contexts(k: int) -> None:
         matrix, 4, np.random.default_rng(0)
     )
     assert similarity_order(range(k), matrix) == list(range(k))
+
+
+def test_a_frozen_context_graph_is_computed_once_and_read_only() -> None:
+    """Recency and attribution share one lexical graph per frozen context; nobody edits it."""
+    from meclear_integrations.core.grouping import memory_graph
+    from meclear_integrations.core.memory import Memory
+
+    context = tuple(Memory(id=f"m{i}", content=f"alice moved to city{i % 3}") for i in range(6))
+    graph = memory_graph(context)
+    assert memory_graph(context) is graph
+    assert memory_graph(list(context)) is not graph  # a list may change: computed afresh
+    assert np.array_equal(memory_graph(list(context)).dense(), graph.dense())
+    with pytest.raises(ValueError):
+        graph.data[:1] = 0.0
