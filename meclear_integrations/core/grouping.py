@@ -23,6 +23,7 @@ feeds candidates, which are verified like any other (``core.stages.clearance``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -96,18 +97,12 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
         The similarity (diagonal 1).
     """
     k = len(texts)
+    tokens = [_cached_tokens(text) for text in texts]
     vocabulary: dict[str, int] = {}
-    rows: list[int] = []
-    columns: list[int] = []
-    for i, text in enumerate(texts):
-        for word in _tokens(text):
-            rows.append(i)
-            columns.append(vocabulary.setdefault(word, len(vocabulary)))
-    order = np.lexsort((np.asarray(rows, dtype=int), np.asarray(columns, dtype=int)))
-    docs = np.asarray(rows, dtype=np.int64)[order]
-    words = np.asarray(columns, dtype=np.int64)[order]
-    # (word, document) pairs with their counts, grouped by word
-    pair_keys = words * max(k, 1) + docs
+    flat = [vocabulary.setdefault(w, len(vocabulary)) for words in tokens for w in words]
+    rows = np.repeat(np.arange(k, dtype=np.int64), [len(words) for words in tokens])
+    # (word, document) pairs with their counts, grouped by word (one sort)
+    pair_keys = np.asarray(flat, dtype=np.int64) * max(k, 1) + rows
     unique_keys, counts = np.unique(pair_keys, return_counts=True)
     pair_words, pair_docs = np.divmod(unique_keys, max(k, 1))
     starts = np.flatnonzero(np.r_[True, pair_words[1:] != pair_words[:-1]])
@@ -117,8 +112,8 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
     squares = np.bincount(pair_docs, weights=weights * weights, minlength=k)
     norms = np.sqrt(squares)
     scale = np.where(norms > 0, norms, 1.0)
-    # every ordered pair of documents sharing a word, word by word (products summed in
-    # word order: the same sums as a dense accumulation)
+    # every pair of documents sharing a word, word by word, lower position first (products
+    # summed in word order: the same sums as a dense accumulation; the graph is symmetric)
     linking = (df > 1) & (df <= LINK_DF)
     shared_starts, shared_df = starts[linking], df[linking]
     sizes = shared_df * shared_df
@@ -132,15 +127,22 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
     first = shared_starts[group]
     a = first + within // n
     b = first + within % n
+    upper = a < b  # documents ascend within a word: a < b is left < right
+    a, b = a[upper], b[upper]
     left, right = pair_docs[a], pair_docs[b]
-    off = left != right
-    left, right = left[off], right[off]
-    products = weights[a[off]] * weights[b[off]]
+    products = weights[a] * weights[b]
     keys, inverse = np.unique(left * k + right, return_inverse=True)
     sums = np.bincount(inverse.ravel(), weights=products, minlength=len(keys))
     key_rows, key_cols = np.divmod(keys, k)
     values = np.clip(sums / scale[key_rows] / scale[key_cols], -1.0, 1.0)
-    return SimilarityGraph.from_entries(k, key_rows, key_cols, values, ordered=True)
+    mirrored = np.clip(sums / scale[key_cols] / scale[key_rows], -1.0, 1.0)
+    return SimilarityGraph.symmetric(k, key_rows, key_cols, values, mirrored)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    """:func:`_tokens` of a text, cached (the same memories are retrieved again and again)."""
+    return tuple(_tokens(text))
 
 
 def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
@@ -302,7 +304,10 @@ def _strongest(graph: SimilarityGraph, labels: np.ndarray, keys: np.ndarray) -> 
         bits |= (labels[q, rows] == labels[q, graph.indices]).astype(np.int64) << q
     popcount = np.array([s.bit_count() for s in range(subsets)], dtype=float)
     out = np.full(k, -1e9)
-    np.maximum.at(out, rows, graph.data + popcount[bits])
+    linked = np.flatnonzero(np.diff(graph.indptr))  # rows come in order: one max per row
+    if len(linked):
+        scores = graph.data + popcount[bits]
+        out[linked] = np.maximum(out[linked], np.maximum.reduceat(scores, graph.indptr[linked]))
     for s in range(subsets):  # pairs not stored: similarity 0, penalty |s| when they agree
         same_key = np.bincount(keys[s], minlength=k)[keys[s]] - 1
         linked = np.bincount(rows[(bits & s) == s], minlength=k)

@@ -108,6 +108,55 @@ class SimilarityGraph:
         return cls(k, diag, indptr, indices, data, t_indptr, t_indices, t_data)
 
     @classmethod
+    def symmetric(
+        cls,
+        k: int,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        values: np.ndarray,
+        mirrored: np.ndarray | None = None,
+    ) -> SimilarityGraph:
+        """The graph of upper-triangle entries and their mirrors (diagonal 1.0).
+
+        The entries come row by row, columns ascending, every column above its row; each
+        (row, column) is stored with its mirror (column, row), whose value is ``mirrored``
+        (None: the same values; a computed cosine may differ in the last bit). The pattern
+        is its own transpose: built with one stable sort of the entries by column.
+
+        Args:
+            k: the number of memories.
+            rows: the entries' rows.
+            cols: the entries' columns (each greater than its row).
+            values: the entries' values.
+            mirrored: the mirrors' values (None: ``values``).
+
+        Returns:
+            The graph.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        values = np.asarray(values, dtype=float)
+        down = values if mirrored is None else np.asarray(mirrored, dtype=float)
+        by_column = np.argsort(cols, kind="stable")  # the mirrors, row by row
+        upper = np.bincount(rows, minlength=k)
+        lower = np.bincount(cols, minlength=k)
+        indptr = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(upper + lower, out=indptr[1:])
+        # row r: its mirrored entries (columns below r) first, then its own (columns above)
+        lower_rank = np.arange(len(cols)) - np.repeat(np.cumsum(lower) - lower, lower)
+        upper_rank = np.arange(len(rows)) - np.repeat(np.cumsum(upper) - upper, upper)
+        mirror_rows = cols[by_column]
+        indices = np.empty(2 * len(rows), dtype=np.int64)
+        data = np.empty(2 * len(rows))
+        t_data = np.empty(2 * len(rows))
+        at_lower = indptr[mirror_rows] + lower_rank
+        at_upper = indptr[rows] + lower[rows] + upper_rank
+        indices[at_lower], data[at_lower] = rows[by_column], down[by_column]
+        indices[at_upper], data[at_upper] = cols, values
+        t_data[at_lower], t_data[at_upper] = values[by_column], down
+        return cls(k, np.ones(k), indptr, indices, data, indptr, indices, t_data)
+
+    @classmethod
     def from_dense(cls, matrix: np.ndarray) -> SimilarityGraph:
         """The graph of a K x K matrix (its non-zero off-diagonal entries are stored).
 

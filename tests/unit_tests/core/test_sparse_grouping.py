@@ -148,3 +148,20 @@ def test_a_frozen_context_graph_is_computed_once_and_read_only() -> None:
     assert np.array_equal(memory_graph(list(context)).dense(), graph.dense())
     with pytest.raises(ValueError):
         graph.data[:1] = 0.0
+
+
+def test_symmetric_graph_is_the_graph_of_both_halves() -> None:
+    """SimilarityGraph.symmetric stores each upper entry with its mirror, rows and columns."""
+    rng = np.random.default_rng(3)
+    k = 9
+    upper = np.triu(rng.random((k, k)) * (rng.random((k, k)) < 0.4), 1)
+    rows, cols = np.nonzero(upper)
+    mirrored = upper[rows, cols] * 0.5  # mirrors may carry their own values
+    graph = SimilarityGraph.symmetric(k, rows, cols, upper[rows, cols], mirrored)
+    dense = upper.copy()
+    dense[cols, rows] = mirrored
+    np.fill_diagonal(dense, 1.0)
+    reference = SimilarityGraph.from_dense(dense)
+    assert np.array_equal(graph.dense(), dense)
+    for name in ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data"):
+        assert np.array_equal(getattr(graph, name), getattr(reference, name)), name
