@@ -27,11 +27,13 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from itertools import pairwise
 
 import numpy as np
 
 from .answers import plain_same
+from .coalitions import Coalition, from_positions
 from .errors import ConfigurationError
 from .faults import exception_chain, is_transient
 from .game import CoalitionGame
@@ -45,11 +47,15 @@ Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """texts -> one vector per text (the framework's embedding model, or stored vectors)."""
 
 __all__ = [
+    "GROUP_SEARCH_FROM",
     "LINK_DF",
     "Embedder",
+    "GroupSearch",
     "Similarity",
     "answer_group",
+    "answer_group_search",
     "as_graph",
+    "carries_answer",
     "cosine_similarity",
     "failing_answers",
     "lexical_graph",
@@ -525,9 +531,28 @@ def supports_answer(
     Returns:
         The first of ``answers`` it agrees with, or None.
     """
-    single = 1 << position
-    scores = game.scores.get(single, ())
-    given = game.answers_of(single)
+    return carries_answer(game, 1 << position, answers, threshold)
+
+
+def carries_answer(
+    game: CoalitionGame, coalition: Coalition, answers: Sequence[str], threshold: float
+) -> str | None:
+    """The answer of ``answers`` the memories of ``coalition`` give alone, or None.
+
+    As :func:`supports_answer` for a set of memories asked together (a group test):
+    every trial fails, agrees with one of ``answers`` and is not the no-memory answer.
+
+    Args:
+        game: the coalition table (the coalition and the empty coalition evaluated).
+        coalition: the memories asked together.
+        answers: the answers looked for.
+        threshold: the success threshold of one trial.
+
+    Returns:
+        The first of ``answers`` they agree with, or None.
+    """
+    scores = game.scores.get(coalition, ())
+    given = game.answers_of(coalition)
     silent = silent_answers(game)
     if not scores or not silent or len(given) < len(scores):
         return None
@@ -541,6 +566,90 @@ def supports_answer(
             return None
         matched = matched or match
     return matched
+
+
+GROUP_SEARCH_FROM = 25
+"""Contexts of at least this many memories find their answer group by group tests
+(:func:`answer_group_search`) instead of asking every memory alone."""
+
+GroupSearch = Generator[list[Coalition], None, list[Coalition]]
+"""Yields coalitions to evaluate alone (one trial each); returns every coalition tested."""
+
+
+def answer_group_search(
+    game: CoalitionGame,
+    threshold: float,
+    similarity: Similarity,
+    *,
+    branching: int = 4,
+    singles: int = 3,
+) -> GroupSearch:
+    """Find the memories that alone give the failing answer by group tests (adaptive).
+
+    Asking each of K memories alone costs K calls. When r of them carry the failing answer
+    (redundant copies of one stale claim), a set of memories asked together gives that
+    answer as soon as it holds one copy (a copy alone outweighs the evidence; a set without
+    one gives the evidence's answer or the no-memory one), so the copies are found by
+    adaptive group testing: the memories are laid out in :func:`similarity_order`
+    (near-duplicates adjacent: copies fall into a few contiguous runs), cut into
+    ``branching`` contiguous parts, each part is asked alone (one batch), a part that gives
+    the failing answer is cut again, down to parts of at most ``singles`` memories whose
+    members are asked alone. About ``branching`` calls per run of copies per level plus one
+    per copy, instead of K. The members of the answer group (:func:`answer_group`) are
+    then in the table as singletons, as after asking every memory alone; a memory never
+    asked alone is not in it.
+
+    The tests only propose: the group is a candidate (``core.stages.clearing``) verified
+    like any other (Eq. 18-19). A copy asked together with the evidence and outvoted by it
+    is not found (it is not needed for the answer either; it is not reported as a carrier).
+
+    Args:
+        game: the coalition table (the full context evaluated).
+        threshold: the success threshold of one trial.
+        similarity: the memories' similarity (dense or sparse).
+        branching: parts per cut.
+        singles: parts of at most this many memories are asked member by member.
+
+    Returns:
+        A generator yielding batches of coalitions (the empty context first when it is
+        not in the table) and returning every coalition it tested.
+    """
+    tested: list[Coalition] = []
+    k = game.k
+    order = similarity_order(range(k), similarity)
+    parts = _cut(order, branching)
+    first = [from_positions(p) for p in parts]
+    missing = ([0] if game.trials_of(0) == 0 else []) + first
+    yield [c for c in missing if game.trials_of(c) == 0]
+    harmful = failing_answers(game, threshold)
+    silent = silent_answers(game)
+    same = game.same or plain_same
+    if not harmful or not silent or any(same(h, s) for h in harmful for s in silent):
+        return first
+    while parts:
+        tests = [from_positions(p) for p in parts]
+        fresh = [t for t in tests if game.trials_of(t) == 0]
+        if fresh:
+            yield fresh
+        tested += tests
+        following: list[list[int]] = []
+        for part, test in zip(parts, tests, strict=True):
+            if len(part) == 1 or carries_answer(game, test, harmful, threshold) is None:
+                continue
+            if len(part) <= singles:
+                following += [[i] for i in part]
+            else:
+                following += _cut(part, branching)
+        parts = following
+    return tested
+
+
+def _cut(positions: Sequence[int], parts: int) -> list[list[int]]:
+    """``positions`` cut into ``parts`` contiguous runs of near-equal length."""
+    n = len(positions)
+    parts = max(1, min(parts, n))
+    bounds = [round(j * n / parts) for j in range(parts + 1)]
+    return [list(positions[a:b]) for a, b in pairwise(bounds) if b > a]
 
 
 def answer_group(game: CoalitionGame, threshold: float) -> list[int]:
