@@ -23,6 +23,7 @@ feeds candidates, which are verified like any other (``core.stages.clearance``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import re
@@ -453,7 +454,9 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
     n = len(remaining)
     if n <= 2:
         return remaining
-    graph = as_graph(similarity).restrict(remaining)
+    whole = as_graph(similarity)
+    everything = n == whole.k and remaining[-1] == n - 1  # distinct positions 0..K-1
+    graph = whole if everything else whole.restrict(remaining)
     degree = np.diff(graph.indptr)
     rows = np.repeat(np.arange(n), degree)
     start = graph.diagonal - 2.0
@@ -463,14 +466,15 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
     chain = [current]
     unvisited = np.ones(n, dtype=bool)
     unvisited[current] = False
+    waiting = [j for j in range(n) if j != current]  # the unvisited, ascending
     while len(chain) < n:
         cols, values = graph.row(current)
         open_ = unvisited[cols]
         cols, values = cols[open_], values[open_]
         near = int(np.argmax(values)) if len(cols) else -1
-        loose = unvisited.copy()
-        loose[cols] = False
-        far = int(np.argmax(loose)) if loose.any() else -1
+        # the first unvisited member without a stored pair with the current one
+        linked = set(cols.tolist()) if len(cols) else ()
+        far = next((j for j in waiting if j not in linked), -1)
         if near < 0:
             current = far
         elif far < 0:
@@ -479,6 +483,7 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
             value, col = float(values[near]), int(cols[near])
             current = col if value > 0.0 or (value == 0.0 and col < far) else far
         unvisited[current] = False
+        del waiting[bisect.bisect_left(waiting, current)]
         chain.append(current)
     return [remaining[j] for j in chain]
 
