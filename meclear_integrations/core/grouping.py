@@ -364,7 +364,7 @@ def spread_partition(
     popcount = np.array([s.bit_count() for s in range(subsets)], dtype=float)
     strongest = _strongest(graph, labels, keys)
     tie_break = rng.random(k)
-    order = sorted(range(k), key=lambda i: (-strongest[i], tie_break[i]))
+    order = np.lexsort((tie_break, -strongest)).tolist()  # strongest first, ties at random
     capacity = [k // n_blocks + (1 if b < k % n_blocks else 0) for b in range(n_blocks)]
     rng.shuffle(capacity)
     blocks: list[list[int]] = [[] for _ in range(n_blocks)]
@@ -376,12 +376,17 @@ def spread_partition(
     for q in range(p):
         t_bits |= (labels[q, t_rows] == labels[q, t_columns]).astype(np.int64) << q
     t_score = graph.t_data + popcount[t_bits] if p else graph.t_data
+    shares = [(t_bits & s) == s for s in range(subsets)]
     bounds = graph.t_indptr.tolist()
-    # closest[b, i]: the largest score of i to a member of b it has a stored pair with;
-    # linked[b, s, i]: those members that share i's labels on subset s; present[b][s]:
-    # key -> the members of b whose labels on subset s make ``key``
-    closest = np.full((n_blocks, k), -np.inf)
-    linked = np.zeros((n_blocks, subsets, k), dtype=np.int64)
+    # closest[i, b]: the largest score of i to a member of b it has a stored pair with;
+    # linked[i, s, b]: those members that share i's labels on subset s (a row per memory:
+    # one read per decision); present[b][s]: key -> the members of b whose labels on
+    # subset s make ``key``
+    closest = np.full((k, n_blocks), -np.inf)
+    linked = np.zeros((k, subsets, n_blocks))
+    flat_closest, flat_linked = closest.reshape(-1), linked.reshape(-1)  # views: take/put
+    at_closest = t_rows * n_blocks  # + b: entry (row, b) of the flat arrays
+    at_linked = [t_rows * (subsets * n_blocks) + s * n_blocks for s in range(subsets)]
     present: list[list[dict[int, int]]] = [[{} for _ in range(subsets)] for _ in range(n_blocks)]
     by_penalty = sorted(range(subsets), key=lambda s: -s.bit_count())
     key_rows = keys.T.tolist()
@@ -389,27 +394,27 @@ def spread_partition(
     negative = -np.inf
     open_blocks = [b for b in range(n_blocks) if capacity[b] > 0]
     sizes = [0] * n_blocks
-    stored = linked[:, 0, :]
+    draws = _Draws(rng, k * n_blocks)
     for i in order:
-        draw = rng.random(len(open_blocks)).tolist()
-        near = closest[:, i].tolist()
+        draw = draws.take(len(open_blocks))
+        near = closest[i].tolist()
         best: tuple[float, int, float] | None = None
         chosen = -1
         if p == 0:
-            ties0 = stored[:, i].tolist()
+            ties0 = linked[i, 0].tolist()
             for b, d in zip(open_blocks, draw, strict=True):
                 value = near[b] if sizes[b] == ties0[b] else max(near[b], 0.0)
                 candidate = (value, sizes[b], d)
                 if best is None or candidate < best:
                     best, chosen = candidate, b
         else:
-            ties = linked[:, :, i].tolist()
+            ties = linked[i].tolist()
             key = key_rows[i]
             for b, d in zip(open_blocks, draw, strict=True):
                 # the largest penalty to a member of b it has no stored pair with
                 loose = negative
                 for s in by_penalty:
-                    if present[b][s].get(key[s], 0) > ties[b][s]:
+                    if present[b][s].get(key[s], 0) > ties[s][b]:
                         loose = popcount_list[s]
                         break
                 candidate = (max(near[b], loose), sizes[b], d)
@@ -420,19 +425,53 @@ def spread_partition(
         if sizes[chosen] == capacity[chosen]:
             open_blocks.remove(chosen)
         lo, hi = bounds[i], bounds[i + 1]
-        rows = t_rows[lo:hi]
-        into = closest[chosen]
-        into[rows] = np.maximum(into[rows], t_score[lo:hi])
-        linked[chosen, 0, rows] += 1
-        for s in range(1, subsets):
-            bits = t_bits[lo:hi]
-            linked[chosen, s, rows[(bits & s) == s]] += 1
+        if hi > lo:
+            where = at_closest[lo:hi] + chosen
+            flat_closest.put(where, np.maximum(flat_closest.take(where), t_score[lo:hi]))
+            where = at_linked[0][lo:hi] + chosen
+            flat_linked.put(where, flat_linked.take(where) + 1.0)
+            for s in range(1, subsets):
+                where = at_linked[s][lo:hi][shares[s][lo:hi]] + chosen
+                flat_linked.put(where, flat_linked.take(where) + 1.0)
         if p:
             key = key_rows[i]
             for s in range(subsets):
                 counts = present[chosen][s]
                 counts[key[s]] = counts.get(key[s], 0) + 1
+    draws.close()
     return sorted((sorted(b) for b in blocks), key=lambda b: b[0])
+
+
+class _Draws:
+    """``rng.random(n)`` drawn in one batch, with the generator left where n-by-n draws leave it.
+
+    A PCG64 generator's doubles are consecutive outputs, so one batch of uniforms read in
+    slices is the same sequence as one call per slice; :meth:`close` moves the generator to
+    just after the numbers taken. Other bit generators are drawn from call by call.
+    """
+
+    def __init__(self, rng: np.random.Generator, most: int) -> None:
+        self.rng = rng
+        self.bits = rng.bit_generator
+        self.batched = type(self.bits) is np.random.PCG64
+        self.taken = 0
+        if self.batched:
+            self.state = self.bits.state
+            self.numbers: list[float] = rng.random(most).tolist()
+
+    def take(self, n: int) -> list[float]:
+        """The next ``n`` uniforms in [0, 1)."""
+        if not self.batched:
+            return [float(x) for x in self.rng.random(n)]
+        out = self.numbers[self.taken : self.taken + n]
+        self.taken += n
+        return out
+
+    def close(self) -> None:
+        """Leave the generator just after the numbers taken."""
+        if self.batched:
+            self.bits.state = self.state
+            self.bits.advance(self.taken)  # type: ignore[attr-defined]
 
 
 def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[int]:

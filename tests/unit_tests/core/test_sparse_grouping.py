@@ -80,9 +80,28 @@ def test_spread_partition_matches_the_quadratic_one(
         np.random.default_rng(seed),
         penalty=old.penalty_of(labelings, k) if labelings else None,
     )
+    reference_rng = np.random.default_rng(seed)
+    old.spread_partition(
+        matrix,
+        n_blocks,
+        reference_rng,
+        penalty=old.penalty_of(labelings, k) if labelings else None,
+    )
+    after = reference_rng.random(3)  # the generator is left where the reference leaves it
     for similarity in (matrix, SimilarityGraph.from_dense(matrix)):
-        got = spread_partition(similarity, n_blocks, np.random.default_rng(seed), apart=labelings)
+        rng = np.random.default_rng(seed)
+        got = spread_partition(similarity, n_blocks, rng, apart=labelings)
         assert got == expected
+        assert np.array_equal(rng.random(3), after)
+    # other bit generators are drawn from call by call: the same blocks
+    other = old.spread_partition(
+        matrix,
+        n_blocks,
+        np.random.Generator(np.random.MT19937(seed)),
+        penalty=old.penalty_of(labelings, k) if labelings else None,
+    )
+    mt = np.random.Generator(np.random.MT19937(seed))
+    assert spread_partition(matrix, n_blocks, mt, apart=labelings) == other
 
 
 @settings(max_examples=200, deadline=None)
