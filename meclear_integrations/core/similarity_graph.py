@@ -214,20 +214,41 @@ class SimilarityGraph:
         chosen = np.asarray(list(positions), dtype=np.int64)
         local = np.full(self.k, -1, dtype=np.int64)
         local[chosen] = np.arange(len(chosen))
+        if bool(np.all(np.diff(chosen) > 0)):  # sorted: rows and columns keep their order
+            rows = _kept(self.indptr, self.indices, self.data, chosen, local)
+            columns = _kept(self.t_indptr, self.t_indices, self.t_data, chosen, local)
+            return SimilarityGraph(len(chosen), self.diagonal[chosen].copy(), *rows, *columns)
         counts = np.diff(self.indptr)[chosen]
         starts = self.indptr[chosen]
         take = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(
             int(counts.sum())
         )
-        rows = np.repeat(np.arange(len(chosen)), counts)
+        entry_rows = np.repeat(np.arange(len(chosen)), counts)
         cols = local[self.indices[take]]
         keep = cols >= 0
-        ordered = bool(np.all(np.diff(chosen) > 0))  # sorted positions keep the order
         return SimilarityGraph.from_entries(
-            len(chosen),
-            rows[keep],
-            cols[keep],
-            self.data[take][keep],
-            self.diagonal[chosen],
-            ordered=ordered,
+            len(chosen), entry_rows[keep], cols[keep], self.data[take][keep], self.diagonal[chosen]
         )
+
+
+def _kept(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    chosen: np.ndarray,
+    local: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compressed rows ``chosen`` (ascending) with their entries among ``chosen``."""
+    counts = np.diff(indptr)[chosen]
+    starts = indptr[chosen]
+    take = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(
+        int(counts.sum())
+    )
+    cols = local[indices[take]]
+    keep = cols >= 0
+    kept_counts = np.bincount(
+        np.repeat(np.arange(len(chosen)), counts)[keep], minlength=len(chosen)
+    )
+    out = np.zeros(len(chosen) + 1, dtype=np.int64)
+    np.cumsum(kept_counts, out=out[1:])
+    return out, cols[keep], data[take][keep]

@@ -184,3 +184,19 @@ def test_symmetric_graph_is_the_graph_of_both_halves() -> None:
     assert np.array_equal(graph.dense(), dense)
     for name in ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data"):
         assert np.array_equal(getattr(graph, name), getattr(reference, name)), name
+
+
+def test_restrict_keeps_rows_and_columns_of_any_positions() -> None:
+    """Sorted positions restrict rows and columns without a sort; any order matches too."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(1, 12))
+        matrix = rng.random((k, k)) * (rng.random((k, k)) < 0.4)
+        np.fill_diagonal(matrix, 1.0)
+        graph = SimilarityGraph.from_dense(matrix)
+        positions = rng.choice(k, size=int(rng.integers(1, k + 1)), replace=False).tolist()
+        for chosen in (sorted(positions), positions):
+            got = graph.restrict(chosen)
+            expected = SimilarityGraph.from_dense(matrix[np.ix_(chosen, chosen)])
+            for name in ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data"):
+                assert np.array_equal(getattr(got, name), getattr(expected, name)), name
