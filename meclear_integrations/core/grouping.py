@@ -110,7 +110,10 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
     rows = np.repeat(np.arange(k, dtype=np.int64), [len(words) for words in tokens])
     # (word, document) pairs with their counts, grouped by word (one sort)
     pair_keys = np.asarray(flat, dtype=np.int64) * max(k, 1) + rows
+    if len(vocabulary) * max(k, 1) <= np.iinfo(np.int32).max:  # a cheaper sort, same keys
+        pair_keys = pair_keys.astype(np.int32)
     unique_keys, counts = np.unique(pair_keys, return_counts=True)
+    unique_keys = unique_keys.astype(np.int64)
     pair_words, pair_docs = np.divmod(unique_keys, max(k, 1))
     starts = np.flatnonzero(np.r_[True, pair_words[1:] != pair_words[:-1]])
     df = np.diff(np.r_[starts, len(pair_words)])
@@ -138,7 +141,11 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
     a, b = a[upper], b[upper]
     left, right = pair_docs[a], pair_docs[b]
     products = weights[a] * weights[b]
-    keys, inverse = np.unique(left * k + right, return_inverse=True)
+    pairs = left * k + right
+    if k * k <= np.iinfo(np.int32).max:  # a 32-bit sort is cheaper; the keys are the same
+        pairs = pairs.astype(np.int32)
+    keys, inverse = np.unique(pairs, return_inverse=True)
+    keys = keys.astype(np.int64)
     sums = np.bincount(inverse.ravel(), weights=products, minlength=len(keys))
     key_rows, key_cols = np.divmod(keys, k)
     values = np.clip(sums / scale[key_rows] / scale[key_cols], -1.0, 1.0)

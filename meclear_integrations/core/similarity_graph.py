@@ -27,7 +27,7 @@ def _compress(
     ``ordered``: the entries already come row by row, columns ascending (no sort).
     """
     if not ordered:
-        order = np.argsort(rows * max(k, 1) + cols, kind="stable")
+        order = np.argsort(_narrow(rows * max(k, 1) + cols, k * k), kind="stable")
         rows, cols, values = rows[order], cols[order], values[order]
     indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
@@ -100,7 +100,7 @@ class SimilarityGraph:
         diag = np.ones(k) if diagonal is None else np.array(diagonal, dtype=float)
         indptr, indices, data = _compress(k, rows, cols, values, ordered=ordered)
         # by column: a stable sort of the row-major entries keeps rows ascending
-        by_column = np.argsort(indices, kind="stable")
+        by_column = np.argsort(_narrow(indices, k), kind="stable")
         t_rows = np.repeat(np.arange(k), np.diff(indptr))[by_column]
         t_indptr, t_indices, t_data = _compress(
             k, indices[by_column], t_rows, data[by_column], ordered=True
@@ -137,7 +137,7 @@ class SimilarityGraph:
         cols = np.asarray(cols, dtype=np.int64)
         values = np.asarray(values, dtype=float)
         down = values if mirrored is None else np.asarray(mirrored, dtype=float)
-        by_column = np.argsort(cols, kind="stable")  # the mirrors, row by row
+        by_column = np.argsort(_narrow(cols, k), kind="stable")  # the mirrors, row by row
         upper = np.bincount(rows, minlength=k)
         lower = np.bincount(cols, minlength=k)
         indptr = np.zeros(k + 1, dtype=np.int64)
@@ -229,6 +229,18 @@ class SimilarityGraph:
         return SimilarityGraph.from_entries(
             len(chosen), entry_rows[keep], cols[keep], self.data[take][keep], self.diagonal[chosen]
         )
+
+
+def _narrow(values: np.ndarray, bound: int) -> np.ndarray:
+    """``values`` (all below ``bound``) in the narrowest integer type that holds them.
+
+    Sorting 16-bit integers stably is a radix sort: far cheaper than a 64-bit merge sort.
+    """
+    if bound <= np.iinfo(np.int16).max:
+        return values.astype(np.int16)
+    if bound <= np.iinfo(np.int32).max:
+        return values.astype(np.int32)
+    return values
 
 
 def _kept(
