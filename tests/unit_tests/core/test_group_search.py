@@ -11,7 +11,7 @@ import pytest
 
 from meclear_bench.cli.budget_scale import measure_scale
 from meclear_bench.scale_games import ScaleFamily, scale_game
-from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
+from meclear_integrations.core import ClearanceConfig, EarlyStops, MeClearEngine, Memory
 from meclear_integrations.core.coalitions import members
 from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.grouping import (
@@ -70,11 +70,27 @@ def test_no_search_when_the_failing_answer_is_the_no_memory_answer() -> None:
     assert len(first) == 4
 
 
+@pytest.mark.parametrize(
+    "config",
+    [ClearanceConfig(), ClearanceConfig(stops=EarlyStops(unexplained=False))],
+    ids=["default", "no-unexplained-stop"],
+)
 @pytest.mark.parametrize("k, copies", [(50, 10), (120, 20)])
-def test_heavy_redundancy_is_cleared_as_one_verified_group(k: int, copies: int) -> None:
+def test_heavy_redundancy_is_cleared_as_one_verified_group(
+    k: int, copies: int, config: ClearanceConfig
+) -> None:
     """Every copy cleared, nothing else; attributed as one player; no carrier call."""
     case = scale_game(k, ScaleFamily("redundant", copies), 2)
-    report = MeClearEngine(ClearanceConfig()).clear(case.memories, case.evaluator())
+    evaluate = case.evaluator()
+    alone: set[str] = set()
+
+    def counting(coalition: tuple[Memory, ...], trial: int) -> float:
+        if len(coalition) == 1:
+            alone.add(coalition[0].id)
+        return evaluate(coalition, trial)
+
+    report = MeClearEngine(config).clear(case.memories, counting)
+    assert set(case.targets) <= alone and len(alone) < k  # not every memory asked alone
     assert report.recovered
     assert sorted(report.cleared_ids) == sorted(case.targets)
     assert report.cost.carrier_calls == 0
