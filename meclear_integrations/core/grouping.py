@@ -414,6 +414,21 @@ def spread_partition(
                 candidate = (value, sizes[b], d)
                 if best is None or candidate < best:
                     best, chosen = candidate, b
+        elif p == 1:  # one labeling (the partner search): subsets 1, then 0 (no dicts)
+            ties = linked[i].tolist()
+            ties0, ties1 = ties[0], ties[1]
+            label = key_rows[i][1]
+            for b, d in zip(open_blocks, draw, strict=True):
+                if present[b][1].get(label, 0) > ties1[b]:
+                    loose = popcount_list[1]
+                elif sizes[b] > ties0[b]:
+                    loose = popcount_list[0]
+                else:
+                    loose = negative
+                near_b = near[b]
+                candidate = (near_b if near_b > loose else loose, sizes[b], d)
+                if best is None or candidate < best:
+                    best, chosen = candidate, b
         else:
             ties = linked[i].tolist()
             key = key_rows[i]
