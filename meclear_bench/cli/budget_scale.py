@@ -108,7 +108,9 @@ class ScaleRow:
     peak_mib: float = 0.0
     """Peak memory of one clearance (MiB)."""
     by_family: dict[str, list[int]] = field(default_factory=dict)
-    """family -> [games, recovered, total calls]."""
+    """family -> [games, recovered, total calls, background deletions]."""
+    background_deletions: list[int] = field(default_factory=list)
+    """Memories cleared per game that are not among its faults (precision)."""
 
     @property
     def recovery(self) -> float:
@@ -276,10 +278,13 @@ def measure_scale(
                 row.model_calls.append(model_calls)
                 row.rounds.append(report.cost.rounds)
                 row.engine_seconds.append(seconds)
-                stats = row.by_family.setdefault(family, [0, 0, 0])
+                wrong = len(set(report.cleared_ids) - set(case.targets))
+                row.background_deletions.append(wrong)
+                stats = row.by_family.setdefault(family, [0, 0, 0, 0])
                 stats[0] += 1
                 stats[1] += bool(report.recovered)
                 stats[2] += report.cost.evaluator_calls
+                stats[3] += wrong
                 if n < wall_games:
                     row.wall_seconds.append(_with_latency(case, config, delay, concurrency))
             if cases:
@@ -323,12 +328,16 @@ def render_scale(rows: Sequence[ScaleRow], *, delay: float, concurrency: int) ->
             f"| {100 * row.overhead(delay):.1f} | {row.peak_mib:.1f} |"
         )
     lines.append("")
-    lines.append("Recovery and calls per family (recovered/games, mean evaluator calls):")
+    lines.append(
+        "Recovery, calls and precision per family (recovered/games, mean evaluator calls, "
+        "background deletions per game):"
+    )
     for row in rows:
         parts = [
-            f"{family} {rec}/{n} {total / n:.1f}"
-            for family, (n, rec, total) in row.by_family.items()
-            if n
+            f"{family} {stats[1]}/{stats[0]} {stats[2] / stats[0]:.1f} "
+            f"bg {(stats[3] if len(stats) > 3 else 0) / stats[0]:.2f}"
+            for family, stats in row.by_family.items()
+            if stats[0]
         ]
         lines.append(f"- {row.preset} K={row.k}: " + "; ".join(parts))
     lines.append("")

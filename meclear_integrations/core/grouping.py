@@ -23,13 +23,18 @@ feeds candidates, which are verified like any other (``core.stages.clearance``).
 
 from __future__ import annotations
 
+import bisect
+import functools
 import logging
 import re
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Generator, Sequence
+from itertools import pairwise
 
 import numpy as np
 
 from .answers import plain_same
+from .coalitions import Coalition, from_positions
 from .errors import ConfigurationError
 from .faults import exception_chain, is_transient
 from .game import CoalitionGame
@@ -44,11 +49,15 @@ Embedder = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """texts -> one vector per text (the framework's embedding model, or stored vectors)."""
 
 __all__ = [
+    "GROUP_SEARCH_FROM",
     "LINK_DF",
     "Embedder",
+    "GroupSearch",
     "Similarity",
     "answer_group",
+    "answer_group_search",
     "as_graph",
+    "carries_answer",
     "cosine_similarity",
     "failing_answers",
     "lexical_graph",
@@ -90,19 +99,16 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
         The similarity (diagonal 1).
     """
     k = len(texts)
+    tokens = [_cached_tokens(text) for text in texts]
     vocabulary: dict[str, int] = {}
-    rows: list[int] = []
-    columns: list[int] = []
-    for i, text in enumerate(texts):
-        for word in _tokens(text):
-            rows.append(i)
-            columns.append(vocabulary.setdefault(word, len(vocabulary)))
-    order = np.lexsort((np.asarray(rows, dtype=int), np.asarray(columns, dtype=int)))
-    docs = np.asarray(rows, dtype=np.int64)[order]
-    words = np.asarray(columns, dtype=np.int64)[order]
-    # (word, document) pairs with their counts, grouped by word
-    pair_keys = words * max(k, 1) + docs
+    flat = [vocabulary.setdefault(w, len(vocabulary)) for words in tokens for w in words]
+    rows = np.repeat(np.arange(k, dtype=np.int64), [len(words) for words in tokens])
+    # (word, document) pairs with their counts, grouped by word (one sort)
+    pair_keys = np.asarray(flat, dtype=np.int64) * max(k, 1) + rows
+    if len(vocabulary) * max(k, 1) <= np.iinfo(np.int32).max:  # a cheaper sort, same keys
+        pair_keys = pair_keys.astype(np.int32)
     unique_keys, counts = np.unique(pair_keys, return_counts=True)
+    unique_keys = unique_keys.astype(np.int64)
     pair_words, pair_docs = np.divmod(unique_keys, max(k, 1))
     starts = np.flatnonzero(np.r_[True, pair_words[1:] != pair_words[:-1]])
     df = np.diff(np.r_[starts, len(pair_words)])
@@ -111,8 +117,8 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
     squares = np.bincount(pair_docs, weights=weights * weights, minlength=k)
     norms = np.sqrt(squares)
     scale = np.where(norms > 0, norms, 1.0)
-    # every ordered pair of documents sharing a word, word by word (products summed in
-    # word order: the same sums as a dense accumulation)
+    # every pair of documents sharing a word, word by word, lower position first (products
+    # summed in word order: the same sums as a dense accumulation; the graph is symmetric)
     linking = (df > 1) & (df <= LINK_DF)
     shared_starts, shared_df = starts[linking], df[linking]
     sizes = shared_df * shared_df
@@ -126,15 +132,26 @@ def lexical_graph(texts: Sequence[str]) -> SimilarityGraph:
     first = shared_starts[group]
     a = first + within // n
     b = first + within % n
+    upper = a < b  # documents ascend within a word: a < b is left < right
+    a, b = a[upper], b[upper]
     left, right = pair_docs[a], pair_docs[b]
-    off = left != right
-    left, right = left[off], right[off]
-    products = weights[a[off]] * weights[b[off]]
-    keys, inverse = np.unique(left * k + right, return_inverse=True)
+    products = weights[a] * weights[b]
+    pairs = left * k + right
+    if k * k <= np.iinfo(np.int32).max:  # a 32-bit sort is cheaper; the keys are the same
+        pairs = pairs.astype(np.int32)
+    keys, inverse = np.unique(pairs, return_inverse=True)
+    keys = keys.astype(np.int64)
     sums = np.bincount(inverse.ravel(), weights=products, minlength=len(keys))
     key_rows, key_cols = np.divmod(keys, k)
     values = np.clip(sums / scale[key_rows] / scale[key_cols], -1.0, 1.0)
-    return SimilarityGraph.from_entries(k, key_rows, key_cols, values, ordered=True)
+    mirrored = np.clip(sums / scale[key_cols] / scale[key_rows], -1.0, 1.0)
+    return SimilarityGraph.symmetric(k, key_rows, key_cols, values, mirrored)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    """:func:`_tokens` of a text, cached (the same memories are retrieved again and again)."""
+    return tuple(_tokens(text))
 
 
 def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
@@ -155,6 +172,11 @@ def lexical_similarity(texts: Sequence[str]) -> np.ndarray:
 def memory_graph(memories: Sequence[Memory], embed: Embedder | None = None) -> SimilarityGraph:
     """Similarity of the memories: cosine of ``embed``'s vectors, else lexical (sparse).
 
+    The lexical graph of a frozen context (a tuple, as the engine holds it) is computed
+    once: the recency candidate (``core.recency``) and hierarchical attribution read the
+    same read-only graph (the latest few contexts are kept, by identity; the graph is a
+    function of the texts alone). ``embed`` is called on every call.
+
     A transient embedding failure (a timeout, a rate limit) falls back to lexical
     similarity with a warning: similarity only orders what is tested together. Anything
     else (an exception that retrying cannot heal, a wrong number or shape of vectors) is
@@ -170,7 +192,27 @@ def memory_graph(memories: Sequence[Memory], embed: Embedder | None = None) -> S
     Raises:
         ConfigurationError: ``embed`` returned vectors of the wrong shape.
     """
-    texts = [m.content for m in memories]
+    if embed is None and isinstance(memories, tuple):  # a frozen context, computed once
+        with _RECENT_LOCK:
+            for held, graph in _RECENT:
+                if held is memories:
+                    return graph
+        graph = lexical_graph([m.content for m in memories])
+        with _RECENT_LOCK:
+            _RECENT.insert(0, (memories, graph))
+            del _RECENT[_RECENT_SIZE:]
+        return graph
+    return _memory_graph([m.content for m in memories], embed)
+
+
+_RECENT: list[tuple[tuple[Memory, ...], SimilarityGraph]] = []
+"""The lexical graphs of the latest frozen contexts (by identity), newest first."""
+_RECENT_SIZE = 4
+_RECENT_LOCK = threading.Lock()
+
+
+def _memory_graph(texts: list[str], embed: Embedder | None) -> SimilarityGraph:
+    """:func:`memory_graph` of the texts, computed."""
     if embed is None:
         return lexical_graph(texts)
     try:
@@ -271,7 +313,10 @@ def _strongest(graph: SimilarityGraph, labels: np.ndarray, keys: np.ndarray) -> 
         bits |= (labels[q, rows] == labels[q, graph.indices]).astype(np.int64) << q
     popcount = np.array([s.bit_count() for s in range(subsets)], dtype=float)
     out = np.full(k, -1e9)
-    np.maximum.at(out, rows, graph.data + popcount[bits])
+    linked = np.flatnonzero(np.diff(graph.indptr))  # rows come in order: one max per row
+    if len(linked):
+        scores = graph.data + popcount[bits]
+        out[linked] = np.maximum(out[linked], np.maximum.reduceat(scores, graph.indptr[linked]))
     for s in range(subsets):  # pairs not stored: similarity 0, penalty |s| when they agree
         same_key = np.bincount(keys[s], minlength=k)[keys[s]] - 1
         linked = np.bincount(rows[(bits & s) == s], minlength=k)
@@ -321,7 +366,7 @@ def spread_partition(
     popcount = np.array([s.bit_count() for s in range(subsets)], dtype=float)
     strongest = _strongest(graph, labels, keys)
     tie_break = rng.random(k)
-    order = sorted(range(k), key=lambda i: (-strongest[i], tie_break[i]))
+    order = np.lexsort((tie_break, -strongest)).tolist()  # strongest first, ties at random
     capacity = [k // n_blocks + (1 if b < k % n_blocks else 0) for b in range(n_blocks)]
     rng.shuffle(capacity)
     blocks: list[list[int]] = [[] for _ in range(n_blocks)]
@@ -333,12 +378,17 @@ def spread_partition(
     for q in range(p):
         t_bits |= (labels[q, t_rows] == labels[q, t_columns]).astype(np.int64) << q
     t_score = graph.t_data + popcount[t_bits] if p else graph.t_data
+    shares = [(t_bits & s) == s for s in range(subsets)]
     bounds = graph.t_indptr.tolist()
-    # closest[b, i]: the largest score of i to a member of b it has a stored pair with;
-    # linked[b, s, i]: those members that share i's labels on subset s; present[b][s]:
-    # key -> the members of b whose labels on subset s make ``key``
-    closest = np.full((n_blocks, k), -np.inf)
-    linked = np.zeros((n_blocks, subsets, k), dtype=np.int64)
+    # closest[i, b]: the largest score of i to a member of b it has a stored pair with;
+    # linked[i, s, b]: those members that share i's labels on subset s (a row per memory:
+    # one read per decision); present[b][s]: key -> the members of b whose labels on
+    # subset s make ``key``
+    closest = np.full((k, n_blocks), -np.inf)
+    linked = np.zeros((k, subsets, n_blocks))
+    flat_closest, flat_linked = closest.reshape(-1), linked.reshape(-1)  # views: take/put
+    at_closest = t_rows * n_blocks  # + b: entry (row, b) of the flat arrays
+    at_linked = [t_rows * (subsets * n_blocks) + s * n_blocks for s in range(subsets)]
     present: list[list[dict[int, int]]] = [[{} for _ in range(subsets)] for _ in range(n_blocks)]
     by_penalty = sorted(range(subsets), key=lambda s: -s.bit_count())
     key_rows = keys.T.tolist()
@@ -346,27 +396,42 @@ def spread_partition(
     negative = -np.inf
     open_blocks = [b for b in range(n_blocks) if capacity[b] > 0]
     sizes = [0] * n_blocks
-    stored = linked[:, 0, :]
+    draws = _Draws(rng, k * n_blocks)
     for i in order:
-        draw = rng.random(len(open_blocks)).tolist()
-        near = closest[:, i].tolist()
+        draw = draws.take(len(open_blocks))
+        near = closest[i].tolist()
         best: tuple[float, int, float] | None = None
         chosen = -1
         if p == 0:
-            ties0 = stored[:, i].tolist()
+            ties0 = linked[i, 0].tolist()
             for b, d in zip(open_blocks, draw, strict=True):
                 value = near[b] if sizes[b] == ties0[b] else max(near[b], 0.0)
                 candidate = (value, sizes[b], d)
                 if best is None or candidate < best:
                     best, chosen = candidate, b
+        elif p == 1:  # one labeling (the partner search): subsets 1, then 0 (no dicts)
+            ties = linked[i].tolist()
+            ties0, ties1 = ties[0], ties[1]
+            label = key_rows[i][1]
+            for b, d in zip(open_blocks, draw, strict=True):
+                if present[b][1].get(label, 0) > ties1[b]:
+                    loose = popcount_list[1]
+                elif sizes[b] > ties0[b]:
+                    loose = popcount_list[0]
+                else:
+                    loose = negative
+                near_b = near[b]
+                candidate = (near_b if near_b > loose else loose, sizes[b], d)
+                if best is None or candidate < best:
+                    best, chosen = candidate, b
         else:
-            ties = linked[:, :, i].tolist()
+            ties = linked[i].tolist()
             key = key_rows[i]
             for b, d in zip(open_blocks, draw, strict=True):
                 # the largest penalty to a member of b it has no stored pair with
                 loose = negative
                 for s in by_penalty:
-                    if present[b][s].get(key[s], 0) > ties[b][s]:
+                    if present[b][s].get(key[s], 0) > ties[s][b]:
                         loose = popcount_list[s]
                         break
                 candidate = (max(near[b], loose), sizes[b], d)
@@ -377,19 +442,53 @@ def spread_partition(
         if sizes[chosen] == capacity[chosen]:
             open_blocks.remove(chosen)
         lo, hi = bounds[i], bounds[i + 1]
-        rows = t_rows[lo:hi]
-        into = closest[chosen]
-        into[rows] = np.maximum(into[rows], t_score[lo:hi])
-        linked[chosen, 0, rows] += 1
-        for s in range(1, subsets):
-            bits = t_bits[lo:hi]
-            linked[chosen, s, rows[(bits & s) == s]] += 1
+        if hi > lo:
+            where = at_closest[lo:hi] + chosen
+            flat_closest.put(where, np.maximum(flat_closest.take(where), t_score[lo:hi]))
+            where = at_linked[0][lo:hi] + chosen
+            flat_linked.put(where, flat_linked.take(where) + 1.0)
+            for s in range(1, subsets):
+                where = at_linked[s][lo:hi][shares[s][lo:hi]] + chosen
+                flat_linked.put(where, flat_linked.take(where) + 1.0)
         if p:
             key = key_rows[i]
             for s in range(subsets):
                 counts = present[chosen][s]
                 counts[key[s]] = counts.get(key[s], 0) + 1
+    draws.close()
     return sorted((sorted(b) for b in blocks), key=lambda b: b[0])
+
+
+class _Draws:
+    """``rng.random(n)`` drawn in one batch, with the generator left where n-by-n draws leave it.
+
+    A PCG64 generator's doubles are consecutive outputs, so one batch of uniforms read in
+    slices is the same sequence as one call per slice; :meth:`close` moves the generator to
+    just after the numbers taken. Other bit generators are drawn from call by call.
+    """
+
+    def __init__(self, rng: np.random.Generator, most: int) -> None:
+        self.rng = rng
+        self.bits = rng.bit_generator
+        self.batched = type(self.bits) is np.random.PCG64
+        self.taken = 0
+        if self.batched:
+            self.state = self.bits.state
+            self.numbers: list[float] = rng.random(most).tolist()
+
+    def take(self, n: int) -> list[float]:
+        """The next ``n`` uniforms in [0, 1)."""
+        if not self.batched:
+            return [float(x) for x in self.rng.random(n)]
+        out = self.numbers[self.taken : self.taken + n]
+        self.taken += n
+        return out
+
+    def close(self) -> None:
+        """Leave the generator just after the numbers taken."""
+        if self.batched:
+            self.bits.state = self.state
+            self.bits.advance(self.taken)  # type: ignore[attr-defined]
 
 
 def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[int]:
@@ -411,7 +510,9 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
     n = len(remaining)
     if n <= 2:
         return remaining
-    graph = as_graph(similarity).restrict(remaining)
+    whole = as_graph(similarity)
+    everything = n == whole.k and remaining[-1] == n - 1  # distinct positions 0..K-1
+    graph = whole if everything else whole.restrict(remaining)
     degree = np.diff(graph.indptr)
     rows = np.repeat(np.arange(n), degree)
     start = graph.diagonal - 2.0
@@ -421,14 +522,15 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
     chain = [current]
     unvisited = np.ones(n, dtype=bool)
     unvisited[current] = False
+    waiting = [j for j in range(n) if j != current]  # the unvisited, ascending
     while len(chain) < n:
         cols, values = graph.row(current)
         open_ = unvisited[cols]
         cols, values = cols[open_], values[open_]
         near = int(np.argmax(values)) if len(cols) else -1
-        loose = unvisited.copy()
-        loose[cols] = False
-        far = int(np.argmax(loose)) if loose.any() else -1
+        # the first unvisited member without a stored pair with the current one
+        linked = set(cols.tolist()) if len(cols) else ()
+        far = next((j for j in waiting if j not in linked), -1)
         if near < 0:
             current = far
         elif far < 0:
@@ -437,6 +539,7 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
             value, col = float(values[near]), int(cols[near])
             current = col if value > 0.0 or (value == 0.0 and col < far) else far
         unvisited[current] = False
+        del waiting[bisect.bisect_left(waiting, current)]
         chain.append(current)
     return [remaining[j] for j in chain]
 
@@ -489,9 +592,28 @@ def supports_answer(
     Returns:
         The first of ``answers`` it agrees with, or None.
     """
-    single = 1 << position
-    scores = game.scores.get(single, ())
-    given = game.answers_of(single)
+    return carries_answer(game, 1 << position, answers, threshold)
+
+
+def carries_answer(
+    game: CoalitionGame, coalition: Coalition, answers: Sequence[str], threshold: float
+) -> str | None:
+    """The answer of ``answers`` the memories of ``coalition`` give alone, or None.
+
+    As :func:`supports_answer` for a set of memories asked together (a group test):
+    every trial fails, agrees with one of ``answers`` and is not the no-memory answer.
+
+    Args:
+        game: the coalition table (the coalition and the empty coalition evaluated).
+        coalition: the memories asked together.
+        answers: the answers looked for.
+        threshold: the success threshold of one trial.
+
+    Returns:
+        The first of ``answers`` they agree with, or None.
+    """
+    scores = game.scores.get(coalition, ())
+    given = game.answers_of(coalition)
     silent = silent_answers(game)
     if not scores or not silent or len(given) < len(scores):
         return None
@@ -505,6 +627,90 @@ def supports_answer(
             return None
         matched = matched or match
     return matched
+
+
+GROUP_SEARCH_FROM = 25
+"""Contexts of at least this many memories find their answer group by group tests
+(:func:`answer_group_search`) instead of asking every memory alone."""
+
+GroupSearch = Generator[list[Coalition], None, list[Coalition]]
+"""Yields coalitions to evaluate alone (one trial each); returns every coalition tested."""
+
+
+def answer_group_search(
+    game: CoalitionGame,
+    threshold: float,
+    similarity: Similarity,
+    *,
+    branching: int = 4,
+    singles: int = 3,
+) -> GroupSearch:
+    """Find the memories that alone give the failing answer by group tests (adaptive).
+
+    Asking each of K memories alone costs K calls. When r of them carry the failing answer
+    (redundant copies of one stale claim), a set of memories asked together gives that
+    answer as soon as it holds one copy (a copy alone outweighs the evidence; a set without
+    one gives the evidence's answer or the no-memory one), so the copies are found by
+    adaptive group testing: the memories are laid out in :func:`similarity_order`
+    (near-duplicates adjacent: copies fall into a few contiguous runs), cut into
+    ``branching`` contiguous parts, each part is asked alone (one batch), a part that gives
+    the failing answer is cut again, down to parts of at most ``singles`` memories whose
+    members are asked alone. About ``branching`` calls per run of copies per level plus one
+    per copy, instead of K. The members of the answer group (:func:`answer_group`) are
+    then in the table as singletons, as after asking every memory alone; a memory never
+    asked alone is not in it.
+
+    The tests only propose: the group is a candidate (``core.stages.clearing``) verified
+    like any other (Eq. 18-19). A copy asked together with the evidence and outvoted by it
+    is not found (it is not needed for the answer either; it is not reported as a carrier).
+
+    Args:
+        game: the coalition table (the full context evaluated).
+        threshold: the success threshold of one trial.
+        similarity: the memories' similarity (dense or sparse).
+        branching: parts per cut.
+        singles: parts of at most this many memories are asked member by member.
+
+    Returns:
+        A generator yielding batches of coalitions (the empty context first when it is
+        not in the table) and returning every coalition it tested.
+    """
+    tested: list[Coalition] = []
+    k = game.k
+    order = similarity_order(range(k), similarity)
+    parts = _cut(order, branching)
+    first = [from_positions(p) for p in parts]
+    missing = ([0] if game.trials_of(0) == 0 else []) + first
+    yield [c for c in missing if game.trials_of(c) == 0]
+    harmful = failing_answers(game, threshold)
+    silent = silent_answers(game)
+    same = game.same or plain_same
+    if not harmful or not silent or any(same(h, s) for h in harmful for s in silent):
+        return first
+    while parts:
+        tests = [from_positions(p) for p in parts]
+        fresh = [t for t in tests if game.trials_of(t) == 0]
+        if fresh:
+            yield fresh
+        tested += tests
+        following: list[list[int]] = []
+        for part, test in zip(parts, tests, strict=True):
+            if len(part) == 1 or carries_answer(game, test, harmful, threshold) is None:
+                continue
+            if len(part) <= singles:
+                following += [[i] for i in part]
+            else:
+                following += _cut(part, branching)
+        parts = following
+    return tested
+
+
+def _cut(positions: Sequence[int], parts: int) -> list[list[int]]:
+    """``positions`` cut into ``parts`` contiguous runs of near-equal length."""
+    n = len(positions)
+    parts = max(1, min(parts, n))
+    bounds = [round(j * n / parts) for j in range(parts + 1)]
+    return [list(positions[a:b]) for a, b in pairwise(bounds) if b > a]
 
 
 def answer_group(game: CoalitionGame, threshold: float) -> list[int]:

@@ -6,7 +6,8 @@ older one may be out of date. Given a :class:`RecencyPrior`
 (``MeClearEngine(config, recency=RecencyPrior())``) the engine forms one *recency candidate*
 C_r: the dated memories are grouped by similarity (two memories whose similarity is at
 least ``min_similarity`` share a group, and so do their groups: TF-IDF word vectors over
-the context, or the caller's embeddings, :func:`~.grouping.memory_similarity`), and every
+the context, or the caller's embeddings, :func:`~.grouping.memory_graph`: the sparse graph
+the hierarchical grouping uses, no K x K matrix), and every
 member older than its group's newest member is in C_r. The newest memories of a group are
 never in it.
 
@@ -49,6 +50,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .memory import Memory
+from .similarity_graph import SimilarityGraph
+
+Similarity = np.ndarray | SimilarityGraph
+"""A K x K similarity, dense or sparse (the same alias as ``core.grouping``'s)."""
 
 __all__ = [
     "RecencyPrior",
@@ -167,9 +172,53 @@ def _said(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
+def _linked_groups(
+    graph: SimilarityGraph, dated: Sequence[int], min_similarity: float
+) -> dict[int, int]:
+    """Each dated position's group root: dated memories linked at ``min_similarity`` or more.
+
+    Union-find over the stored pairs of the sparse similarity (a pair not stored is 0, so
+    it links only when ``min_similarity`` is 0: then the groups are the components of the
+    complement of the stored pairs below 0, walked without forming every pair).
+    """
+    group = {i: i for i in dated}
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    is_dated = np.zeros(graph.k, dtype=bool)
+    is_dated[list(dated)] = True
+    if min_similarity > 0.0:
+        rows = np.repeat(np.arange(graph.k), np.diff(graph.indptr))
+        keep = (graph.data >= min_similarity) & (rows < graph.indices)
+        keep &= is_dated[rows] & is_dated[graph.indices]
+        for i, j in zip(rows[keep].tolist(), graph.indices[keep].tolist(), strict=True):
+            group[root(i)] = root(j)
+        return {i: root(i) for i in dated}
+    # every pair links except a stored one below 0: breadth-first over the complement
+    unvisited = set(dated)
+    while unvisited:
+        start = min(unvisited)
+        unvisited.discard(start)
+        frontier = [start]
+        while frontier:
+            i = frontier.pop()
+            cols, values = graph.row(i)
+            apart = set(cols[values < 0.0].tolist())
+            joined = [j for j in unvisited if j not in apart]
+            for j in joined:
+                unvisited.discard(j)
+                group[j] = start
+            frontier.extend(joined)
+    return {i: root(i) for i in dated}
+
+
 def recency_positions(
     context: Sequence[Memory],
-    similarity: np.ndarray,
+    similarity: Similarity,
     *,
     key: str = "date",
     min_similarity: float = 0.3,
@@ -178,11 +227,14 @@ def recency_positions(
     """The recency candidate C_r: dated memories older than a newer one that says otherwise.
 
     A dated memory is in C_r when its similarity group holds a newer memory whose text is
-    not the same as its own (a newer copy of a memory never makes it out of date).
+    not the same as its own (a newer copy of a memory never makes it out of date). The
+    groups are read from the stored pairs of a sparse similarity (the graph grouping
+    builds, :func:`~.grouping.memory_graph`): no K x K matrix is formed.
 
     Args:
         context: the frozen context.
-        similarity: K x K similarity of the memories (:func:`~.grouping.memory_similarity`).
+        similarity: the K x K similarity, dense or a
+            :class:`~.similarity_graph.SimilarityGraph` (:func:`~.grouping.memory_graph`).
         key: the metadata key holding the date.
         min_similarity: the similarity from which two memories are compared.
         latest: the latest usable date (later ones are ignored; None: no bound).
@@ -203,35 +255,34 @@ def recency_positions(
         [0]
     """
     k = len(context)
-    if similarity.shape != (k, k):
-        raise ValueError(f"similarity is {similarity.shape}, expected ({k}, {k})")
+    graph = _graph(similarity, k)
     times = [memory_time(m.metadata, key, latest=latest) for m in context]
     dated = [i for i, when in enumerate(times) if when is not None]
-    said = {i: _said(context[i].content) for i in dated}
-    group = {i: i for i in dated}  # union-find over the dated memories
-
-    def root(i: int) -> int:
-        while group[i] != i:
-            group[i] = group[group[i]]
-            i = group[i]
-        return i
-
-    for a, i in enumerate(dated):
-        for j in dated[a + 1 :]:
-            if similarity[i, j] >= min_similarity:
-                group[root(i)] = root(j)
+    if len(dated) < 2:
+        return []
+    roots = _linked_groups(graph, dated, min_similarity)
     members: dict[int, list[int]] = {}
     for i in dated:
-        members.setdefault(root(i), []).append(i)
+        members.setdefault(roots[i], []).append(i)
     older: list[int] = []
-    for i in dated:
-        when = times[i]
-        assert when is not None
-        if any(
-            (later := times[j]) is not None and later > when and said[j] != said[i]
-            for j in members[root(i)]
-        ):
-            older.append(i)
+    for group in members.values():
+        if len(group) < 2:
+            continue
+        said = {i: _said(context[i].content) for i in group}
+        # per distinct text: its newest date; a memory is older when another text is newer
+        newest: dict[str, datetime] = {}
+        for i in group:
+            when = times[i]
+            assert when is not None
+            if said[i] not in newest or when > newest[said[i]]:
+                newest[said[i]] = when
+        ranked = sorted(newest.items(), key=lambda item: item[1], reverse=True)
+        for i in group:
+            when = times[i]
+            assert when is not None
+            other = next((t for text, t in ranked if text != said[i]), None)
+            if other is not None and other > when:
+                older.append(i)
     return sorted(older, key=lambda i: (times[i] or datetime.min, i))
 
 
@@ -253,7 +304,7 @@ def dated_count(
 
 def link_strength(
     context: Sequence[Memory],
-    similarity: np.ndarray,
+    similarity: Similarity,
     position: int,
     key: str = "date",
     *,
@@ -261,9 +312,12 @@ def link_strength(
 ) -> float:
     """The highest similarity of a memory to a newer dated memory (0.0: none).
 
+    Reads the memory's stored pairs of a sparse similarity (a pair not stored is 0).
+
     Args:
         context: the frozen context.
-        similarity: K x K similarity of the memories.
+        similarity: the K x K similarity, dense or a
+            :class:`~.similarity_graph.SimilarityGraph`.
         position: the memory's position.
         key: the metadata key holding the date.
         latest: the latest usable date (naive UTC; None: no bound).
@@ -274,9 +328,24 @@ def link_strength(
     when = memory_time(context[position].metadata, key, latest=latest)
     if when is None:
         return 0.0
+    graph = _graph(similarity, len(context))
+    cols, values = graph.row(position)
+    stored = dict(zip(cols.tolist(), values.tolist(), strict=True))
     links = [
-        float(similarity[position, j])
+        stored.get(j, 0.0)
         for j, m in enumerate(context)
-        if (later := memory_time(m.metadata, key, latest=latest)) is not None and later > when
+        if j != position
+        and (later := memory_time(m.metadata, key, latest=latest)) is not None
+        and later > when
     ]
     return max(links, default=0.0)
+
+
+def _graph(similarity: Similarity, k: int) -> SimilarityGraph:
+    """``similarity`` as a sparse graph, checked to be K x K."""
+    shape = similarity.shape
+    if shape != (k, k):
+        raise ValueError(f"similarity is {shape}, expected ({k}, {k})")
+    if isinstance(similarity, SimilarityGraph):
+        return similarity
+    return SimilarityGraph.from_dense(np.asarray(similarity, dtype=float))

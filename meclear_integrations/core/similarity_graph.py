@@ -27,7 +27,7 @@ def _compress(
     ``ordered``: the entries already come row by row, columns ascending (no sort).
     """
     if not ordered:
-        order = np.argsort(rows * max(k, 1) + cols, kind="stable")
+        order = np.argsort(_narrow(rows * max(k, 1) + cols, k * k), kind="stable")
         rows, cols, values = rows[order], cols[order], values[order]
     indptr = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
@@ -58,6 +58,18 @@ class SimilarityGraph:
     t_data: np.ndarray
     """The stored entries' values, by column."""
 
+    def __post_init__(self) -> None:
+        for array in (
+            self.diagonal,
+            self.indptr,
+            self.indices,
+            self.data,
+            self.t_indptr,
+            self.t_indices,
+            self.t_data,
+        ):
+            array.flags.writeable = False  # shared between the stages of a run
+
     @classmethod
     def from_entries(
         cls,
@@ -83,17 +95,66 @@ class SimilarityGraph:
             The graph.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        cols = np.asarray(cols, dtype=np.int64)
-        values = np.asarray(values, dtype=float)
-        diag = np.ones(k) if diagonal is None else np.asarray(diagonal, dtype=float)
+        cols = np.array(cols, dtype=np.int64)  # copies: the graph's arrays are read-only
+        values = np.array(values, dtype=float)
+        diag = np.ones(k) if diagonal is None else np.array(diagonal, dtype=float)
         indptr, indices, data = _compress(k, rows, cols, values, ordered=ordered)
         # by column: a stable sort of the row-major entries keeps rows ascending
-        by_column = np.argsort(indices, kind="stable")
+        by_column = np.argsort(_narrow(indices, k), kind="stable")
         t_rows = np.repeat(np.arange(k), np.diff(indptr))[by_column]
         t_indptr, t_indices, t_data = _compress(
             k, indices[by_column], t_rows, data[by_column], ordered=True
         )
         return cls(k, diag, indptr, indices, data, t_indptr, t_indices, t_data)
+
+    @classmethod
+    def symmetric(
+        cls,
+        k: int,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        values: np.ndarray,
+        mirrored: np.ndarray | None = None,
+    ) -> SimilarityGraph:
+        """The graph of upper-triangle entries and their mirrors (diagonal 1.0).
+
+        The entries come row by row, columns ascending, every column above its row; each
+        (row, column) is stored with its mirror (column, row), whose value is ``mirrored``
+        (None: the same values; a computed cosine may differ in the last bit). The pattern
+        is its own transpose: built with one stable sort of the entries by column.
+
+        Args:
+            k: the number of memories.
+            rows: the entries' rows.
+            cols: the entries' columns (each greater than its row).
+            values: the entries' values.
+            mirrored: the mirrors' values (None: ``values``).
+
+        Returns:
+            The graph.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        values = np.asarray(values, dtype=float)
+        down = values if mirrored is None else np.asarray(mirrored, dtype=float)
+        by_column = np.argsort(_narrow(cols, k), kind="stable")  # the mirrors, row by row
+        upper = np.bincount(rows, minlength=k)
+        lower = np.bincount(cols, minlength=k)
+        indptr = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(upper + lower, out=indptr[1:])
+        # row r: its mirrored entries (columns below r) first, then its own (columns above)
+        lower_rank = np.arange(len(cols)) - np.repeat(np.cumsum(lower) - lower, lower)
+        upper_rank = np.arange(len(rows)) - np.repeat(np.cumsum(upper) - upper, upper)
+        mirror_rows = cols[by_column]
+        indices = np.empty(2 * len(rows), dtype=np.int64)
+        data = np.empty(2 * len(rows))
+        t_data = np.empty(2 * len(rows))
+        at_lower = indptr[mirror_rows] + lower_rank
+        at_upper = indptr[rows] + lower[rows] + upper_rank
+        indices[at_lower], data[at_lower] = rows[by_column], down[by_column]
+        indices[at_upper], data[at_upper] = cols, values
+        t_data[at_lower], t_data[at_upper] = values[by_column], down
+        return cls(k, np.ones(k), indptr, indices, data, indptr, indices, t_data)
 
     @classmethod
     def from_dense(cls, matrix: np.ndarray) -> SimilarityGraph:
@@ -153,20 +214,53 @@ class SimilarityGraph:
         chosen = np.asarray(list(positions), dtype=np.int64)
         local = np.full(self.k, -1, dtype=np.int64)
         local[chosen] = np.arange(len(chosen))
+        if bool(np.all(np.diff(chosen) > 0)):  # sorted: rows and columns keep their order
+            rows = _kept(self.indptr, self.indices, self.data, chosen, local)
+            columns = _kept(self.t_indptr, self.t_indices, self.t_data, chosen, local)
+            return SimilarityGraph(len(chosen), self.diagonal[chosen].copy(), *rows, *columns)
         counts = np.diff(self.indptr)[chosen]
         starts = self.indptr[chosen]
         take = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(
             int(counts.sum())
         )
-        rows = np.repeat(np.arange(len(chosen)), counts)
+        entry_rows = np.repeat(np.arange(len(chosen)), counts)
         cols = local[self.indices[take]]
         keep = cols >= 0
-        ordered = bool(np.all(np.diff(chosen) > 0))  # sorted positions keep the order
         return SimilarityGraph.from_entries(
-            len(chosen),
-            rows[keep],
-            cols[keep],
-            self.data[take][keep],
-            self.diagonal[chosen],
-            ordered=ordered,
+            len(chosen), entry_rows[keep], cols[keep], self.data[take][keep], self.diagonal[chosen]
         )
+
+
+def _narrow(values: np.ndarray, bound: int) -> np.ndarray:
+    """``values`` (all below ``bound``) in the narrowest integer type that holds them.
+
+    Sorting 16-bit integers stably is a radix sort: far cheaper than a 64-bit merge sort.
+    """
+    if bound <= np.iinfo(np.int16).max:
+        return values.astype(np.int16)
+    if bound <= np.iinfo(np.int32).max:
+        return values.astype(np.int32)
+    return values
+
+
+def _kept(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    chosen: np.ndarray,
+    local: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compressed rows ``chosen`` (ascending) with their entries among ``chosen``."""
+    counts = np.diff(indptr)[chosen]
+    starts = indptr[chosen]
+    take = np.repeat(starts - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(
+        int(counts.sum())
+    )
+    cols = local[indices[take]]
+    keep = cols >= 0
+    kept_counts = np.bincount(
+        np.repeat(np.arange(len(chosen)), counts)[keep], minlength=len(chosen)
+    )
+    out = np.zeros(len(chosen) + 1, dtype=np.int64)
+    np.cumsum(kept_counts, out=out[1:])
+    return out, cols[keep], data[take][keep]

@@ -59,7 +59,7 @@ import numpy as np
 from ..coalitions import Coalition, from_positions, full, members
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from ..grouping import as_graph, similarity_order, spread_partition
+from ..grouping import answer_group, as_graph, similarity_order, spread_partition
 from ..similarity_graph import SimilarityGraph
 from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 
@@ -238,6 +238,8 @@ class HierarchicalShapley(ShapleyEstimator):
         self._kernel: KernelShapley | None = None
         self._sampled: list[Coalition] = []
         self._rounds = 0
+        self.group: Coalition = 0
+        """The answer group attributed as one player (0: none; ``core.grouping``)."""
 
     def for_context(
         self,
@@ -353,6 +355,7 @@ class HierarchicalShapley(ShapleyEstimator):
         self.anchor, self.reduced, self._kernel, self._stage = None, None, None, "blocks"
         self._sampled, self._rounds = [], 0
         self.used_fallback = False
+        self.group = 0
         self._partition()
         return self._unions()
 
@@ -459,6 +462,40 @@ class HierarchicalShapley(ShapleyEstimator):
         job = _Job(context, self.anchor, mode="partner")
         return [self._split(job, parts=2 * self.branching)]
 
+    # ------------------------------------------------------------------ answer group
+    def _group_stage(self, game: CoalitionGame) -> str:
+        """``"group"`` when the table names an answer group to try as one player.
+
+        No union of blocks recovered. When the memories that alone give the failing
+        answer are known (``core.grouping.answer_group``: the run asked them alone, e.g.
+        by group tests after the screening batch failed everywhere with that answer), they
+        are redundant copies of one harm that every block holds some of: the context
+        without all of them (one leave-group-out) is tried as the anchor before more
+        partitions or random samples.
+        """
+        group = from_positions(answer_group(game, self.threshold))
+        if not group or group == full(self.k):
+            return "blocks"
+        self.group = group
+        return "group"
+
+    def _without_group(self) -> Coalition:
+        return full(self.k) & ~self.group
+
+    def _group_anchor(self, game: CoalitionGame) -> bool:
+        """Whether the context without the answer group recovers (then it is the anchor).
+
+        The group is then one suspect player: screened, attributed and verified together.
+        """
+        rest = self._without_group()
+        if game.trials_of(rest) == 0 or not game.recovers(rest, self.threshold):
+            self.group = 0
+            return False
+        self.anchor = rest
+        self.suspects = list(members(self.group))
+        self._jobs = []
+        return True
+
     # ------------------------------------------------------------------ reduced game
     def _reduced_plan(self, game: CoalitionGame) -> list[Coalition]:
         suspects = sorted(set(self.suspects))
@@ -466,7 +503,12 @@ class HierarchicalShapley(ShapleyEstimator):
         if not suspects:
             return []
         rest = full(self.k) & ~from_positions(suspects)
-        players = [1 << i for i in suspects] + ([rest] if rest else [])
+        grouped = [self.group] if self.group else []
+        players = (
+            grouped
+            + [1 << i for i in suspects if not self.group >> i & 1]
+            + ([rest] if rest else [])
+        )
         self.reduced = ReducedGame(game, players)
         n = len(players)
         if n <= self.exact_players:
@@ -512,8 +554,16 @@ class HierarchicalShapley(ShapleyEstimator):
             More coalitions; empty when the estimate is final.
         """
         stage = self._stage
-        if stage == "blocks":
-            self._jobs = self._screening_jobs(game)
+        if stage in ("blocks", "group"):
+            if stage == "blocks":
+                self._jobs = self._screening_jobs(game)
+                stage = self._group_stage(game) if self.anchor is None else stage
+                if stage == "group" and game.trials_of(self._without_group()) == 0:
+                    self._stage = "group"
+                    return [self._without_group()]  # one leave-group-out
+            if stage == "group" and self._group_anchor(game):
+                self._stage = "done"
+                return self._reduced_plan(game)
             if self.anchor is None and len(self.partitions) < min(self.attempts, self.k):
                 self._partition()
                 return self._unions()
@@ -609,5 +659,6 @@ class HierarchicalShapley(ShapleyEstimator):
             "suspects": list(self.suspects),
             "reduced_players": 0 if self.reduced is None else self.reduced.k,
             "reduced_exact": self._kernel is None,
+            "answer_group_player": self.group.bit_count(),
             "flat_fallback": self.used_fallback,
         }

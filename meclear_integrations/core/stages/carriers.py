@@ -17,9 +17,12 @@ A team cleaning a memory store needs them all. The test, per kept memory m:
 Cost: one evaluator call (one trial) per kept memory plus one for the control, in one
 batch; coalitions already in the table (singletons that attribution or the unexplained
 check evaluated) cost nothing; the judge is called once per distinct answer when the
-evaluator deduplicates (``judges.task``). With ``clearance_scope="complete"`` the context
-without the carriers is verified like any candidate (Eq. 18-19 against M) and must score
-at least the minimal clearance's value; only then are they withheld.
+evaluator deduplicates (``judges.task``). When the carriers were not asked for
+(``find_carriers`` off, minimal scope) and are reported only because the run grouped its
+memories by answer, only the memories already asked alone are read: no call. With
+``clearance_scope="complete"`` the context without the carriers is verified like any
+candidate (Eq. 18-19 against M) and must score at least the minimal clearance's value;
+only then are they withheld.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Theorem 1, Eq. 18-20.
@@ -78,6 +81,8 @@ def carriers(run: Run, cleared: Sequence[int]) -> Steps[CarrierScan]:
         return CarrierScan(status="answers_not_reported")
     kept = [i for i in range(game.k) if i not in set(cleared)]
     singles = [from_positions([i]) for i in kept]
+    if not cfg.carriers_wanted:  # reported because the run grouped: no call beyond its tests
+        singles = [c for c in singles if game.trials_of(c)]
     before = game.evaluator_calls
     yield Evaluate(want(([0], run.single), (singles, run.single)))
     calls = game.evaluator_calls - before

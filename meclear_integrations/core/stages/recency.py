@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from ..clearance import candidate_coalition, select_candidate
-from ..grouping import memory_similarity
+from ..grouping import memory_graph
 from ..recency import dated_count, ignored_dates, link_strength, recency_positions
 from .clearing import verifier
 from .prior import PriorTry
@@ -53,7 +53,7 @@ def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
         )
     if dated_count(game.context, prior.key, latest=latest) < 2:
         return None
-    similarity = memory_similarity(game.context, run.embed)
+    similarity = memory_graph(game.context, run.embed)  # sparse, shared with grouping
     positions = recency_positions(
         game.context,
         similarity,

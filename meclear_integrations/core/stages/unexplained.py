@@ -28,12 +28,13 @@ from ..answers import plain_same
 from ..coalitions import Coalition, from_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimator
 from ..events import StageEvent
-from ..grouping import answer_group
+from ..grouping import GROUP_SEARCH_FROM, answer_group, answer_group_search, memory_graph
 from ..report import ClearanceReport
 from .outcomes import clearance_end, kept_report
 from .steps import Emit, Evaluate, Run, Steps, want
 
 __all__ = [
+    "alone",
     "confirm_unexplained",
     "probe_coalitions",
     "probe_unexplained",
@@ -85,8 +86,9 @@ def uniform_failure(run: Run) -> Steps[str | None]:
       know"): ``model_cannot_answer``, the run stops. The limit: a right answer that only
       removing several memories together would let through is not seen;
     - otherwise the memories cause the failure but no removal screening tried changes it:
-      the signature of redundant copies. With ``answer_groups="auto"`` the K memories
-      alone are asked (one batch) and the run groups them by answer (``run.grouped``).
+      the signature of redundant copies. With ``answer_groups="auto"`` the memories
+      alone are asked (every one, or on a large context by group tests, :func:`alone`)
+      and the run groups them by answer (``run.grouped``).
 
     With ``stops.unexplained="auto"`` a screening batch that failed everywhere (one answer
     or several) is confirmed by :func:`confirm_unexplained` before the run goes on.
@@ -114,7 +116,7 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     first = answers[0]
     assert first is not None
     if not all(same(a, first) for a in answers if a is not None):
-        return (yield from confirm_unexplained(run)) if auto_stop else None
+        return (yield from confirm_unexplained(run, search=True)) if auto_stop else None
     if not game.scores.get(0):
         yield Evaluate(want(([0], run.single)))
     silent = [a for a in game.answers_of(0) if a is not None]
@@ -123,10 +125,9 @@ def uniform_failure(run: Run) -> Steps[str | None]:
             return "model_cannot_answer"
         return (yield from confirm_unexplained(run)) if auto_stop else None
     if auto_stop:
-        return (yield from confirm_unexplained(run))
+        return (yield from confirm_unexplained(run, search=True))
     if cfg.answer_groups == "auto" and silent:
-        singles = [from_positions([i]) for i in range(game.k)]
-        yield Evaluate(want((singles, run.single)))
+        yield from alone(run, search=True)
         run.grouped = True
     return None
 
@@ -197,7 +198,39 @@ def probe_unexplained(run: Run, probe: list[Coalition], rest: int = 0) -> Steps[
     return (yield from confirm_unexplained(run, each=True))
 
 
-def confirm_unexplained(run: Run, *, each: bool = False) -> Steps[str | None]:
+def alone(run: Run, *, search: bool = False) -> Steps[list[Coalition]]:
+    """Ask the memories alone (one trial each); the coalitions asked.
+
+    Every memory alone, or with ``search`` on a context of at least
+    ``core.grouping.GROUP_SEARCH_FROM`` memories the group tests of
+    ``core.grouping.answer_group_search``: sets of near-duplicates asked together, cut
+    down to the memories that alone give the failing answer (the answer group's members
+    are asked alone either way).
+
+    Args:
+        run: the run (its full context evaluated).
+        search: group tests on a large context.
+
+    Returns:
+        The coalitions asked alone (the empty context aside).
+    """
+    game = run.game
+    if not search or game.k < GROUP_SEARCH_FROM:
+        singles = [from_positions([i]) for i in range(game.k)]
+        yield Evaluate(want(([0], run.single), (singles, run.single)))
+        return singles
+    threshold = run.config.verification.success_threshold
+    tests = answer_group_search(game, threshold, memory_graph(game.context, run.embed))
+    try:
+        batch = next(tests)
+        while True:
+            yield Evaluate(want((batch, run.single)))
+            batch = tests.send(None)
+    except StopIteration as done:
+        return list(done.value or [])
+
+
+def confirm_unexplained(run: Run, *, each: bool = False, search: bool = False) -> Steps[str | None]:
     """Confirm that no memory explains a failure the whole screening batch showed.
 
     ``stops.unexplained="auto"``, called when no coalition of the screening batch
@@ -212,6 +245,12 @@ def confirm_unexplained(run: Run, *, each: bool = False) -> Steps[str | None]:
     carries the failing answer) does the run stop: every answer the reader gave is the
     no-memory answer (``model_cannot_answer``), or ``no_memory_explains_failure``.
 
+    With ``search`` (the screening batch failed everywhere, not only with the no-memory
+    answer: e.g. redundant copies that every block holds some of) a large context is asked
+    by group tests (:func:`alone`) instead of memory by memory; when they find no memory
+    that alone gives the failing answer and none that answers right, every memory is asked
+    alone before the run may stop.
+
     With ``each`` (the probe ran instead of the whole screening batch), the context
     without each member of the answer group is asked too, in the same batch: a memory
     that alone gives the failing answer may still be needed beside another one, and
@@ -220,18 +259,24 @@ def confirm_unexplained(run: Run, *, each: bool = False) -> Steps[str | None]:
     Args:
         run: the run (its screening batch or probe evaluated, every coalition failed).
         each: also leave out each member of the answer group alone.
+        search: group tests instead of every memory alone (large contexts).
 
     Returns:
         The reason to stop, or None to go on.
     """
     game = run.game
     threshold = run.config.verification.success_threshold
-    singles = [from_positions([i]) for i in range(game.k)]
-    yield Evaluate(want(([0], run.single), (singles, run.single)))
-    if any(s >= threshold for c in [0, *singles] for s in game.scores[c]):
+    singles = yield from alone(run, search=search)
+    if any(s >= threshold for c in [0, *singles] for s in game.scores.get(c, ())):
         run.grouped = True  # a memory answers alone, or the empty context recovers
         return None
     group = answer_group(game, threshold)
+    if search and not group and len(singles) < game.k:  # no copy found: ask each memory
+        singles = yield from alone(run)
+        if any(s >= threshold for c in [0, *singles] for s in game.scores.get(c, ())):
+            run.grouped = True
+            return None
+        group = answer_group(game, threshold)
     if group:
         rest = game.full & ~from_positions(group)
         tried = [rest, *(game.full & ~(1 << i) for i in group)] if each else [rest]

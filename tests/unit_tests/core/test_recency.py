@@ -175,3 +175,66 @@ def test_a_higher_pass_rate_asks_the_candidate_for_more_trials() -> None:
     assert strict.clearance_search == base.clearance_search == "recency"
     assert strict.candidates[1].trials > base.candidates[1].trials
     assert len(strict_calls.calls) > len(base_calls.calls)
+
+
+def _quadratic_recency(context, similarity, min_similarity):
+    """The K x K reference: every dated pair compared (the former implementation)."""
+    times = [memory_time(m.metadata) for m in context]
+    dated = [i for i, t in enumerate(times) if t is not None]
+    group = {i: i for i in dated}
+
+    def root(i):
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for a, i in enumerate(dated):
+        for j in dated[a + 1 :]:
+            if similarity[i, j] >= min_similarity:
+                group[root(i)] = root(j)
+    said = {i: " ".join(m.content.casefold().split()) for i, m in enumerate(context)}
+    older = [
+        i
+        for i in dated
+        if any(root(j) == root(i) and times[j] > times[i] and said[j] != said[i] for j in dated)
+    ]
+    return sorted(older, key=lambda i: (times[i], i))
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("min_similarity", [0.0, 0.2, 0.3, 0.6])
+def test_sparse_recency_matches_the_quadratic_reference(seed: int, min_similarity: float) -> None:
+    """C_r from the sparse graph equals every-pair comparison (dense and graph inputs)."""
+    from meclear_integrations.core.grouping import memory_graph
+
+    rng = np.random.default_rng(seed)
+    words = [
+        "alice",
+        "bruno",
+        "chair",
+        "party",
+        "harbour",
+        "green",
+        "oslo",
+        "lima",
+        "pilot",
+        "nurse",
+        "dog",
+        "cat",
+    ]
+    k = int(rng.integers(2, 30))
+    memories = []
+    for i in range(k):
+        text = " ".join(rng.choice(words, size=int(rng.integers(1, 5))))
+        meta = {} if rng.random() < 0.2 else {"date": f"20{10 + int(rng.integers(0, 5))}-01-01"}
+        memories.append(Memory(id=f"m{i}", content=text, metadata=meta))
+    graph = memory_graph(tuple(memories))
+    dense = graph.dense()
+    expected = _quadratic_recency(memories, dense, min_similarity)
+    assert recency_positions(memories, graph, min_similarity=min_similarity) == expected
+    assert recency_positions(memories, dense, min_similarity=min_similarity) == expected
+    # signed similarities (embeddings): a stored pair below 0 never links, even at 0.0
+    signed = dense.copy()
+    signed[0, -1] = signed[-1, 0] = -0.5
+    expected = _quadratic_recency(memories, signed, min_similarity)
+    assert recency_positions(memories, signed, min_similarity=min_similarity) == expected

@@ -80,9 +80,28 @@ def test_spread_partition_matches_the_quadratic_one(
         np.random.default_rng(seed),
         penalty=old.penalty_of(labelings, k) if labelings else None,
     )
+    reference_rng = np.random.default_rng(seed)
+    old.spread_partition(
+        matrix,
+        n_blocks,
+        reference_rng,
+        penalty=old.penalty_of(labelings, k) if labelings else None,
+    )
+    after = reference_rng.random(3)  # the generator is left where the reference leaves it
     for similarity in (matrix, SimilarityGraph.from_dense(matrix)):
-        got = spread_partition(similarity, n_blocks, np.random.default_rng(seed), apart=labelings)
+        rng = np.random.default_rng(seed)
+        got = spread_partition(similarity, n_blocks, rng, apart=labelings)
         assert got == expected
+        assert np.array_equal(rng.random(3), after)
+    # other bit generators are drawn from call by call: the same blocks
+    other = old.spread_partition(
+        matrix,
+        n_blocks,
+        np.random.Generator(np.random.MT19937(seed)),
+        penalty=old.penalty_of(labelings, k) if labelings else None,
+    )
+    mt = np.random.Generator(np.random.MT19937(seed))
+    assert spread_partition(matrix, n_blocks, mt, apart=labelings) == other
 
 
 @settings(max_examples=200, deadline=None)
@@ -134,3 +153,50 @@ def test_tiny_contexts(k: int) -> None:
         matrix, 4, np.random.default_rng(0)
     )
     assert similarity_order(range(k), matrix) == list(range(k))
+
+
+def test_a_frozen_context_graph_is_computed_once_and_read_only() -> None:
+    """Recency and attribution share one lexical graph per frozen context; nobody edits it."""
+    from meclear_integrations.core.grouping import memory_graph
+    from meclear_integrations.core.memory import Memory
+
+    context = tuple(Memory(id=f"m{i}", content=f"alice moved to city{i % 3}") for i in range(6))
+    graph = memory_graph(context)
+    assert memory_graph(context) is graph
+    assert memory_graph(list(context)) is not graph  # a list may change: computed afresh
+    assert np.array_equal(memory_graph(list(context)).dense(), graph.dense())
+    with pytest.raises(ValueError):
+        graph.data[:1] = 0.0
+
+
+def test_symmetric_graph_is_the_graph_of_both_halves() -> None:
+    """SimilarityGraph.symmetric stores each upper entry with its mirror, rows and columns."""
+    rng = np.random.default_rng(3)
+    k = 9
+    upper = np.triu(rng.random((k, k)) * (rng.random((k, k)) < 0.4), 1)
+    rows, cols = np.nonzero(upper)
+    mirrored = upper[rows, cols] * 0.5  # mirrors may carry their own values
+    graph = SimilarityGraph.symmetric(k, rows, cols, upper[rows, cols], mirrored)
+    dense = upper.copy()
+    dense[cols, rows] = mirrored
+    np.fill_diagonal(dense, 1.0)
+    reference = SimilarityGraph.from_dense(dense)
+    assert np.array_equal(graph.dense(), dense)
+    for name in ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data"):
+        assert np.array_equal(getattr(graph, name), getattr(reference, name)), name
+
+
+def test_restrict_keeps_rows_and_columns_of_any_positions() -> None:
+    """Sorted positions restrict rows and columns without a sort; any order matches too."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(1, 12))
+        matrix = rng.random((k, k)) * (rng.random((k, k)) < 0.4)
+        np.fill_diagonal(matrix, 1.0)
+        graph = SimilarityGraph.from_dense(matrix)
+        positions = rng.choice(k, size=int(rng.integers(1, k + 1)), replace=False).tolist()
+        for chosen in (sorted(positions), positions):
+            got = graph.restrict(chosen)
+            expected = SimilarityGraph.from_dense(matrix[np.ix_(chosen, chosen)])
+            for name in ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data"):
+                assert np.array_equal(getattr(got, name), getattr(expected, name)), name
