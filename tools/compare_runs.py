@@ -6,6 +6,10 @@ Wall-clock fields (any key with ``wall`` or ``seconds`` in it) are left out; eve
 equal::
 
     python tools/compare_runs.py BEFORE_DIR AFTER_DIR
+
+Two JSON files (e.g. ``meclear demo --json`` outputs) are compared the same way::
+
+    python tools/compare_runs.py before.json after.json
 """
 
 from __future__ import annotations
@@ -47,6 +51,14 @@ def _differences(a: Any, b: Any, path: str = "") -> list[str]:
 def main(argv: list[str]) -> int:
     """Compare the runs; exit 1 when a figure or a count differs."""
     before, after = (Path(p) for p in argv)
+    if before.is_file() and after.is_file():
+        found = _differences(
+            _timeless(json.loads(before.read_text())), _timeless(json.loads(after.read_text()))
+        )
+        for line in found[:20]:
+            print(line)
+        print(f"{len(found)} differences ({before.name}; wall times left out)")
+        return 1 if found else 0
     found = _differences(
         _timeless(json.loads((before / "results.json").read_text())),
         _timeless(json.loads((after / "results.json").read_text())),

@@ -36,8 +36,8 @@ __all__ = [
     "HarmRule",
     "PresetName",
     "RetryPolicy",
+    "RuleName",
     "Verification",
-    "VerificationRule",
 ]
 
 EstimatorName = Literal["auto", "permutation", "bernstein", "exact", "kernel", "hierarchical"]
@@ -45,7 +45,8 @@ ClearanceSearch = Literal["auto", "nested", "minimal"]
 ClearanceScope = Literal["minimal", "complete"]
 PresetName = Literal["paper", "default", "cheap"]
 FailureMode = Literal["open", "closed"]
-VerificationRule = Literal["paper", "sequential"]
+RuleName = Literal["paper", "sequential"]
+"""The names of the verification rules (``core.verification_rule.RULES``)."""
 
 _NESTED_RENAMED: dict[str, str] = {
     "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
@@ -100,7 +101,7 @@ class Verification(StrictSettings):
     model_config = ConfigDict(frozen=True, extra="forbid")
     renamed_settings: ClassVar[Mapping[str, str]] = _NESTED_RENAMED
 
-    rule: VerificationRule = "sequential"
+    rule: RuleName = "sequential"
     """``"paper"``: T trials, recovered when every trial passes, j^ = min argmax of the
     gain. ``"sequential"``: the same equations on evidence that holds when verdicts
     disagree: a context recovers when the Clopper-Pearson lower bound on its pass rate

@@ -11,19 +11,17 @@ References:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 from typing import Literal
 
 from ..answer_flags import answer_backed
 from ..clearance import (
-    GAIN_TIE_TOLERANCE,
     candidate_coalition,
     fallback_candidates,
     minimal_candidates,
     nested_candidates,
-    select_candidate,
 )
-from ..coalitions import Coalition
 from ..config import ClearanceConfig
 from ..escalation import escalation_candidates, escalation_pool, wide_pool
 from ..estimators import ShapleyEstimator, configured_estimator
@@ -32,18 +30,16 @@ from ..events import StageEvent
 from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
 from ..residual import promote, residual_z
-from ..verification import SequentialVerifier
+from ..verification import Selection
 from .attribution import Attribution
 from .carriers import carriers, withhold_carriers
 from .failures import closing
 from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
-from .steps import Emit, Evaluate, Run, Steps, want
+from .steps import Emit, Evaluate, Run, Steps, evaluated
 from .verify_removal import verifier
 
-__all__ = ["clearance", "search_family", "select", "verifier", "verify"]
-
-_Selection = tuple[int, list[float], list[bool], list[bool], bool]
+__all__ = ["clearance", "search_family", "verifier"]
 
 
 def clearance(
@@ -82,24 +78,25 @@ def clearance(
         )
     )
     families = _families(candidates, search, len(candidates) - len(fallback))
-    candidates, families, (selected, gains, recovered, admissible, undecided) = yield from closing(
+    candidates, families, selection = yield from closing(
         "clearance", _verified(run, attributed, candidates, families), run
     )
+    selected = selection.selected
     baseline = game.value(game.full)  # the verification may have added trials
     tried = [
         ClearanceCandidate(
             size=len(c),
             memory_ids=[ids[i] for i in c],
             value=game.value(candidate_coalition(k, c)),
-            gain=gains[j],
-            recovered=recovered[j],
-            admissible=admissible[j],
+            gain=selection.gains[j],
+            recovered=selection.recovered[j],
+            admissible=selection.admissible[j],
             trials=game.trials_of(candidate_coalition(k, c)),
             family=families[j],
         )
         for j, c in enumerate(candidates)
     ]
-    if undecided:
+    if selection.undecided:
         reason = "inconsistent_trials"
         yield Emit(
             StageEvent(
@@ -120,11 +117,7 @@ def clearance(
         return unverified_report(run, reason, tried)
     cleared_positions = set(candidates[selected])
     final_coalition = candidate_coalition(k, candidates[selected])
-    final_recovered = (
-        recovered[selected]
-        if cfg.verification.rule == "sequential"
-        else game.recovers(final_coalition, cfg.verification.success_threshold)
-    )
+    final_recovered = run.rule.final_recovered(game, selection, candidates[selected])
     report = ClearanceReport(
         baseline_value=baseline,
         final_value=game.value(final_coalition),
@@ -178,9 +171,7 @@ def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps
     found = scan.carriers
     update: dict[str, object] = {}
     if found and cfg.clearance_scope == "complete":
-        removed = yield from withhold_carriers(
-            run, sorted(cleared), found, verify=verify, select=select
-        )
+        removed = yield from withhold_carriers(run, sorted(cleared), found)
         if removed is not None:
             gone = set(removed)
             final = candidate_coalition(game.k, removed)
@@ -211,34 +202,34 @@ def _verified(
     attributed: Attribution,
     candidates: list[list[int]],
     families: list[CandidateFamily],
-) -> Steps[tuple[list[list[int]], list[CandidateFamily], _Selection]]:
+) -> Steps[tuple[list[list[int]], list[CandidateFamily], Selection]]:
     """Verify the candidates, escalate when nothing non-empty verifies, select (Eq. 20)."""
-    cfg, game = run.config, run.game
+    cfg, game, rule = run.config, run.game, run.rule
     candidates, families = yield from _verify_staged(run, candidates, families)
-    selection = select(cfg, game, candidates)
-    if selection[0] == 0 and not selection[4] and attributed.group:
+    selection = rule.select(game, candidates)
+    if selection.selected == 0 and not selection.undecided and attributed.group:
         extra = yield from _group_candidates(run, attributed, candidates)
         if extra:
             candidates = candidates + extra
             families = families + ["answer_group"] * len(extra)
-            selection = select(cfg, game, candidates)
+            selection = rule.select(game, candidates)
     if (
-        selection[0] == 0
-        and not selection[4]
+        selection.selected == 0
+        and not selection.undecided
         and cfg.escalation
-        and not game.recovers(game.full, cfg.verification.success_threshold)
+        and not rule.recovers(game, game.full)
     ):
         extra = yield from _escalate(run, attributed, candidates)
         if extra:
             candidates = candidates + extra
             families = families + ["escalation"] * len(extra)
-            selection = select(cfg, game, candidates)
-    if selection[0] == 0 and not game.recovers(game.full, cfg.verification.success_threshold):
+            selection = rule.select(game, candidates)
+    if selection.selected == 0 and not rule.recovers(game, game.full):
         extra = yield from _residual_candidates(run, attributed, candidates)
         if extra:
             candidates = candidates + extra
             families = families + ["residual"] * len(extra)
-            selection = select(cfg, game, candidates)
+            selection = rule.select(game, candidates)
     return candidates, families, _promoted(run, attributed, candidates, selection)
 
 
@@ -255,8 +246,8 @@ def _residual_candidates(
     ``residual_z``; never the whole context.
     """
     z = getattr(attributed.estimator, "residual_z", None)
-    cfg, game = run.config, run.game
-    if z is None or cfg.verification.rule != "sequential":
+    game = run.game
+    if z is None or not run.rule.interval_evidence:
         return []
     k = game.k
     seen = {tuple(sorted(c)) for c in tried}
@@ -281,16 +272,16 @@ def _residual_candidates(
         current = [*current, best[1]]
         if tuple(sorted(current)) in seen:
             break
-        yield from verify(cfg, game, [game.full, candidate_coalition(k, current)])
+        yield from evaluated(run.rule.verify(game, [game.full, candidate_coalition(k, current)]))
         out.append(current)
-        if select(cfg, game, [[], current])[0] == 1:
+        if run.rule.select(game, [[], current]).selected == 1:
             break
     return out
 
 
 def _promoted(
-    run: Run, attributed: Attribution, candidates: list[list[int]], selection: _Selection
-) -> _Selection:
+    run: Run, attributed: Attribution, candidates: list[list[int]], selection: Selection
+) -> Selection:
     """Eq. 20's choice moved by the residual evidence (``core.residual``), when asked for.
 
     Only under the sequential rule and when the estimator sets ``residual_z``; a move
@@ -300,7 +291,7 @@ def _promoted(
     gains, recovery and admissibility flags are unchanged.
     """
     z = getattr(attributed.estimator, "residual_z", None)
-    if z is None or run.config.verification.rule != "sequential" or selection[4]:
+    if z is None or not run.rule.interval_evidence or selection.undecided:
         return selection
     coalitions = [candidate_coalition(run.game.k, c) for c in candidates]
     backed_z = getattr(attributed.estimator, "answer_residual_z", None)
@@ -311,13 +302,13 @@ def _promoted(
     moved = promote(
         run.game,
         coalitions,
-        selection[0],
-        selection[3],
+        selection.selected,
+        selection.admissible,
         float(z),
         backed,
         None if backed_z is None else float(backed_z),
     )
-    return (moved, *selection[1:])
+    return replace(selection, selected=moved)
 
 
 def _group_candidates(
@@ -333,7 +324,7 @@ def _group_candidates(
     tie). Returned: the probes that were not admissible and the shortest admissible one,
     smallest first; never the whole context.
     """
-    cfg, game = run.config, run.game
+    game, rule = run.game, run.rule
     psi = attributed.psi
     chain = sorted(attributed.group, key=lambda i: (psi[i], i))
     if len(chain) >= game.k:
@@ -343,8 +334,8 @@ def _group_candidates(
         return []
 
     def admissible(j: int) -> Steps[bool]:
-        yield from verify(cfg, game, [game.full, candidate_coalition(game.k, chain[:j])])
-        return select(cfg, game, [[], chain[:j]])[0] == 1
+        yield from evaluated(rule.verify(game, [game.full, candidate_coalition(game.k, chain[:j])]))
+        return rule.select(game, [[], chain[:j]]).selected == 1
 
     failed: list[int] = []
     lo, hi = 0, len(chain)
@@ -366,58 +357,10 @@ def _group_candidates(
 def _verify_staged(
     run: Run, candidates: list[list[int]], families: list[CandidateFamily]
 ) -> Steps[tuple[list[list[int]], list[CandidateFamily]]]:
-    """Verify the candidates (Eq. 18-19); the fallback family only when it can matter.
-
-    Under the sequential rule in a quiet run (every context's trials agree), once a
-    nested/minimal candidate is admissible at the maximum value 1, no fallback
-    candidate (a superset, later in Eq. 20's order) can be selected, so the fallback
-    family is neither verified nor reported: it would only tie and cost trials. In a
-    noisy run, or under the paper's rule, the whole family is verified as before.
-    """
-    cfg, game = run.config, run.game
-    k = game.k
+    """Verify the candidates (Eq. 18-19); the fallback family only when the rule needs it."""
     core = sum(1 for f in families if f != "fallback")
-    if cfg.verification.rule != "sequential" or core == len(candidates):
-        yield from verify(cfg, game, [candidate_coalition(k, c) for c in candidates])
-        return candidates, families
-    yield from verify(cfg, game, [candidate_coalition(k, c) for c in candidates[:core]])
-    selected = select(cfg, game, candidates[:core])[0]
-    best = candidate_coalition(k, candidates[selected])
-    if (
-        selected > 0
-        and not SequentialVerifier.noisy(game)
-        and game.value(best) >= 1.0 - GAIN_TIE_TOLERANCE
-    ):
-        return candidates[:core], families[:core]
-    yield from verify(cfg, game, [candidate_coalition(k, c) for c in candidates])
-    return candidates, families
-
-
-def select(config: ClearanceConfig, game: CoalitionGame, candidates: list[list[int]]) -> _Selection:
-    """Eq. 20 under the run's verification rule.
-
-    Args:
-        config: the run's settings.
-        game: the coalition table (the candidates verified).
-        candidates: the cleared positions of each candidate, C_0 = [] first.
-
-    Returns:
-        (selected index, gains, recovered, admissible, undecided).
-    """
-    if config.verification.rule == "sequential":
-        coalitions = [candidate_coalition(game.k, c) for c in candidates]
-        selection = verifier(config).select(game, coalitions)
-        return (
-            selection.selected,
-            selection.gains,
-            selection.recovered,
-            selection.admissible,
-            selection.undecided,
-        )
-    selected, gains, recovered, admissible = select_candidate(
-        game, candidates, config.verification.success_threshold
-    )
-    return selected, gains, recovered, admissible, False
+    kept = yield from evaluated(run.rule.verify_staged(run.game, candidates, core))
+    return candidates[:kept], families[:kept]
 
 
 def _families(candidates: list[list[int]], search: str, standard: int) -> list[CandidateFamily]:
@@ -479,79 +422,8 @@ def _escalate(run: Run, attributed: Attribution, tried: list[list[int]]) -> Step
     verified: list[list[int]] = []
     for candidate in found:  # smallest first; the first that verifies ends the search
         coalition = candidate_coalition(game.k, candidate)
-        yield from verify(cfg, game, [game.full, coalition])
+        yield from evaluated(run.rule.verify(game, [game.full, coalition]))
         verified.append(candidate)
-        if select(cfg, game, [[], candidate])[0] == 1:
+        if run.rule.select(game, [[], candidate]).selected == 1:
             break
     return verified
-
-
-def verify(
-    config: ClearanceConfig, game: CoalitionGame, coalitions: list[Coalition]
-) -> Steps[None]:
-    """Evaluate the candidates M minus C_j for Eq. 18-19.
-
-    Under ``verification="sequential"`` the trials are what
-    :meth:`SequentialVerifier.plan` asks for, round by round. Under the paper's rule,
-    without adaptive trials every candidate gets T trials in one batch. With adaptive
-    trials, candidates not yet in the table get all T trials at once (the decision is
-    made on them, and a later round would cost a model round-trip), while those that
-    attribution already evaluated once get the remaining T - 1 trials only if that
-    trial passed the recovery threshold (otherwise they cannot be admissible). The
-    first such candidate (in the order of Eq. 20's tie-break) gets them in the same
-    batch as the new candidates: it is the one Eq. 20 needs next unless a new
-    candidate before it recovers at 1.0, and evaluating it there saves a round-trip
-    for at most T - 1 extra calls. Then the next open candidate (first trial passed,
-    fewer than T trials) gets its trials alone and, unless it recovers at the maximum
-    possible value 1.0, the remaining open ones go in one further batch. A candidate
-    after one that already recovers at 1.0 can never be selected (Eq. 20 breaks ties
-    by the smaller index), so it gets no further trials; Eq. 20's choice is unchanged
-    by any of this.
-
-    Args:
-        config: the run's settings.
-        game: the coalition table.
-        coalitions: M minus C_j for each candidate.
-
-    Returns:
-        Nothing; the steps evaluate the trials the rule asks for.
-    """
-    cfg = config
-    if cfg.verification.rule == "sequential":
-        rule = verifier(cfg)
-        while plan := rule.plan(game, coalitions):
-            yield Evaluate(plan)
-        return None
-    if not cfg.adaptive_trials:
-        yield Evaluate(want((coalitions, cfg.trials)))
-        return None
-    threshold = cfg.verification.success_threshold
-    fresh = [c for c in coalitions if game.trials_of(c) == 0]
-    known = [
-        c
-        for c in coalitions[1:]
-        if 0 < game.trials_of(c) < cfg.trials and game.recovers(c, threshold)
-    ]
-    yield Evaluate(want((fresh + known[:1], cfg.trials), (coalitions, 1)))
-
-    def settled_best(c: Coalition) -> bool:
-        return (
-            game.trials_of(c) >= cfg.trials
-            and game.recovers(c, threshold)
-            and game.value(c) >= 1.0 - GAIN_TIE_TOLERANCE
-        )
-
-    open_ = []
-    for c in coalitions[1:]:
-        if settled_best(c):
-            break  # nothing after it can be selected
-        if game.trials_of(c) < cfg.trials and game.recovers(c, threshold):
-            open_.append(c)
-    if not open_:
-        return None
-    first = open_[0]
-    yield Evaluate([(first, cfg.trials)])
-    if settled_best(first):
-        return None
-    yield Evaluate(want((open_[1:], cfg.trials)))
-    return None

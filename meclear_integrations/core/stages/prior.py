@@ -102,9 +102,7 @@ def prior_clearance(
     ids = run.ids
     baseline = game.value(game.full)
     # only a scoped candidate, tried before the exit test, can follow a passing baseline
-    baseline_recovered = run.prior_first and game.recovers(
-        game.full, cfg.verification.success_threshold
-    )
+    baseline_recovered = run.prior_first and run.rule.recovers(game, game.full)
     union = tried[0].cleared
     yield Emit(
         StageEvent(
