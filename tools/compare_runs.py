@@ -10,6 +10,10 @@ equal::
 Two JSON files (e.g. ``meclear demo --json`` outputs) are compared the same way::
 
     python tools/compare_runs.py before.json after.json
+
+A configuration recorded before the table-evidence add-ons moved from the exact estimator's
+settings to ``ClearanceConfig.verification.table_evidence`` is read in the new spelling (same
+values), so a run before and after that move compares setting by setting.
 """
 
 from __future__ import annotations
@@ -19,12 +23,37 @@ import sys
 from pathlib import Path
 from typing import Any
 
+_MOVED = {"exact": "", "auto": "exact_"}
+_TABLE_EVIDENCE = {"answer_flags": False, "residual_z": None, "answer_residual_z": None}
+
+
+def _moved(value: dict[str, Any]) -> dict[str, Any]:
+    """A recorded configuration in today's spelling (add-ons in its verification)."""
+    verification = value.get("verification")
+    if "harm_tolerance" not in value or not isinstance(verification, dict):
+        return value  # not a configuration
+    if "table_evidence" in verification:
+        return value  # today's spelling
+    estimator = value.get("estimator")
+    prefix = _MOVED.get(str(estimator.get("name"))) if isinstance(estimator, dict) else None
+    found = dict(_TABLE_EVIDENCE)
+    if isinstance(estimator, dict) and prefix is not None:
+        found = {k: estimator.get(prefix + k, default) for k, default in _TABLE_EVIDENCE.items()}
+        estimator = {
+            k: v for k, v in estimator.items() if k.removeprefix(prefix) not in _TABLE_EVIDENCE
+        }
+    return {
+        **value,
+        "estimator": estimator,
+        "verification": {**verification, "table_evidence": found},
+    }
+
 
 def _timeless(value: Any) -> Any:
     if isinstance(value, dict):
         return {
             k: _timeless(v)
-            for k, v in value.items()
+            for k, v in _moved(value).items()
             if "wall" not in k and "seconds" not in k and k not in {"started", "finished"}
         }
     if isinstance(value, list):

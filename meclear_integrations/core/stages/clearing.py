@@ -11,11 +11,9 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import replace
 from itertools import combinations
 from typing import Literal
 
-from ..answer_flags import answer_backed
 from ..clearance import (
     candidate_coalition,
     fallback_candidates,
@@ -23,20 +21,19 @@ from ..clearance import (
     nested_candidates,
 )
 from ..config import ClearanceConfig
-from ..escalation import escalation_candidates, escalation_pool, wide_pool
-from ..estimators import ShapleyEstimator, configured_estimator
-from ..estimators.exact import exact_bound
+from ..estimators import configured_estimator
+from ..estimators.auto import clearance_bound
 from ..events import StageEvent
 from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
-from ..residual import promote, residual_z
 from ..verification import Selection
 from .attribution import Attribution
 from .carriers import carriers, withhold_carriers
 from .failures import closing
 from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
-from .steps import Emit, Evaluate, Run, Steps, evaluated
+from .sources import fallback_sources
+from .steps import Emit, Run, Steps, evaluated
 from .verify_removal import verifier
 
 __all__ = ["clearance", "search_family", "verifier"]
@@ -203,155 +200,27 @@ def _verified(
     candidates: list[list[int]],
     families: list[CandidateFamily],
 ) -> Steps[tuple[list[list[int]], list[CandidateFamily], Selection]]:
-    """Verify the candidates, escalate when nothing non-empty verifies, select (Eq. 20)."""
-    cfg, game, rule = run.config, run.game, run.rule
-    candidates, families = yield from _verify_staged(run, candidates, families)
-    selection = rule.select(game, candidates)
-    if selection.selected == 0 and not selection.undecided and attributed.group:
-        extra = yield from _group_candidates(run, attributed, candidates)
-        if extra:
-            candidates = candidates + extra
-            families = families + ["answer_group"] * len(extra)
-            selection = rule.select(game, candidates)
-    if (
-        selection.selected == 0
-        and not selection.undecided
-        and cfg.escalation
-        and not rule.recovers(game, game.full)
-    ):
-        extra = yield from _escalate(run, attributed, candidates)
-        if extra:
-            candidates = candidates + extra
-            families = families + ["escalation"] * len(extra)
-            selection = rule.select(game, candidates)
-    if selection.selected == 0 and not rule.recovers(game, game.full):
-        extra = yield from _residual_candidates(run, attributed, candidates)
-        if extra:
-            candidates = candidates + extra
-            families = families + ["residual"] * len(extra)
-            selection = rule.select(game, candidates)
-    return candidates, families, _promoted(run, attributed, candidates, selection)
+    """Verify (Eq. 18-19) and select (Eq. 20), then walk the candidate sources.
 
-
-def _residual_candidates(
-    run: Run, attributed: Attribution, tried: list[list[int]]
-) -> Steps[list[list[int]]]:
-    """When nothing non-empty is admissible: the best-looking candidate plus a residual harm.
-
-    The tried non-empty candidate C whose context M minus C has the highest value (it
-    gains, but does not verifiably recover) is extended by the memory most harmful in
-    the residual game on M minus C (``core.residual``: z above the estimator's
-    ``residual_z``, table evidence only), and the extension is verified against M as
-    escalation verifies; at most two extensions in a row. Off unless the estimator sets
-    ``residual_z``; never the whole context.
-    """
-    z = getattr(attributed.estimator, "residual_z", None)
-    game = run.game
-    if z is None or not run.rule.interval_evidence:
-        return []
-    k = game.k
-    seen = {tuple(sorted(c)) for c in tried}
-    base = game.value(game.full)
-    looked = [
-        c
-        for c in tried
-        if c
-        and game.trials_of(candidate_coalition(k, c)) > 0
-        and game.value(candidate_coalition(k, c)) > base
-    ]
-    if not looked:
-        return []
-    current = max(looked, key=lambda c: (game.value(candidate_coalition(k, c)), -len(c)))
-    out: list[list[int]] = []
-    for _ in range(2):
-        kept = candidate_coalition(k, current)
-        scored = [(residual_z(game, kept, 1 << i), i) for i in range(k) if kept & (1 << i)]
-        best = max(scored, default=(0.0, -1))
-        if best[0] <= z or len(current) + 1 >= k:
-            break
-        current = [*current, best[1]]
-        if tuple(sorted(current)) in seen:
-            break
-        yield from evaluated(run.rule.verify(game, [game.full, candidate_coalition(k, current)]))
-        out.append(current)
-        if run.rule.select(game, [[], current]).selected == 1:
-            break
-    return out
-
-
-def _promoted(
-    run: Run, attributed: Attribution, candidates: list[list[int]], selection: Selection
-) -> Selection:
-    """Eq. 20's choice moved by the residual evidence (``core.residual``), when asked for.
-
-    Only under the sequential rule and when the estimator sets ``residual_z``; a move
-    whose extra deletions the answers all back (``core.answer_flags.answer_backed``)
-    needs the estimator's ``answer_residual_z`` instead, when it sets one and
-    ``answer_flags``. A move never goes to a candidate that is not admissible, so the
-    gains, recovery and admissibility flags are unchanged.
-    """
-    z = getattr(attributed.estimator, "residual_z", None)
-    if z is None or not run.rule.interval_evidence or selection.undecided:
-        return selection
-    coalitions = [candidate_coalition(run.game.k, c) for c in candidates]
-    backed_z = getattr(attributed.estimator, "answer_residual_z", None)
-    backed = 0
-    if backed_z is not None and getattr(attributed.estimator, "answer_flags", False):
-        threshold = run.config.verification.success_threshold
-        backed = sum(1 << i for i in answer_backed(run.game, threshold))
-    moved = promote(
-        run.game,
-        coalitions,
-        selection.selected,
-        selection.admissible,
-        float(z),
-        backed,
-        None if backed_z is None else float(backed_z),
-    )
-    return replace(selection, selected=moved)
-
-
-def _group_candidates(
-    run: Run, attributed: Attribution, tried: list[list[int]]
-) -> Steps[list[list[int]]]:
-    """Nested candidates over the answer group (most negative contribution first), verified.
-
-    The memories that alone give the failing answer (``core.grouping.answer_group``),
-    ordered by psi as Eq. 16 orders H^, cut into prefixes as Eq. 17 does. The whole group
-    is verified first (Eq. 18-19 against M); when it is admissible, a binary search over
-    the prefix length finds the shortest admissible prefix it reaches (each probe
-    verified against M alone, as escalation verifies, so no two admissible candidates
-    tie). Returned: the probes that were not admissible and the shortest admissible one,
-    smallest first; never the whole context.
+    When nothing non-empty is admissible, each wanted source (``core.stages.sources``)
+    adds its verified candidates and Eq. 20 selects again; a source may then move the
+    final choice.
     """
     game, rule = run.game, run.rule
-    psi = attributed.psi
-    chain = sorted(attributed.group, key=lambda i: (psi[i], i))
-    if len(chain) >= game.k:
-        chain = chain[: game.k - 1]
-    seen = {tuple(sorted(c)) for c in tried}
-    if not chain or tuple(sorted(chain)) in seen:
-        return []
-
-    def admissible(j: int) -> Steps[bool]:
-        yield from evaluated(rule.verify(game, [game.full, candidate_coalition(game.k, chain[:j])]))
-        return rule.select(game, [[], chain[:j]]).selected == 1
-
-    failed: list[int] = []
-    lo, hi = 0, len(chain)
-    if not (yield from admissible(hi)):
-        return [chain]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if tuple(sorted(chain[:mid])) in seen:
-            lo = mid  # tried already, and nothing tried was admissible
+    candidates, families = yield from _verify_staged(run, candidates, families)
+    selection = rule.select(game, candidates)
+    sources = fallback_sources(run)
+    for source in sources:
+        if not source.wanted(run, attributed, selection):
             continue
-        if (yield from admissible(mid)):
-            hi = mid
-        else:
-            failed.append(mid)
-            lo = mid
-    return [chain[:j] for j in sorted(failed)] + [chain[:hi]]
+        extra = yield from source.candidates(run, attributed, candidates)
+        if extra:
+            candidates = candidates + extra
+            families = families + [source.family] * len(extra)
+            selection = rule.select(game, candidates)
+    for source in sources:
+        selection = source.moved(run, attributed, candidates, selection)
+    return candidates, families, selection
 
 
 def _verify_staged(
@@ -383,7 +252,8 @@ def search_family(
         ``"minimal"`` when asked for, or under ``"auto"`` when the table already holds
         every M minus C for C within H^ (no extra cost); else ``"nested"``.
     """
-    if config.clearance == "nested" or len(priority) > exact_bound(configured_estimator(config)):
+    bound = clearance_bound(configured_estimator(config))
+    if config.clearance == "nested" or len(priority) > bound:
         return "nested"
     if config.clearance == "minimal":
         return "minimal"
@@ -393,37 +263,3 @@ def search_family(
             if game.trials_of(candidate_coalition(k, cleared)) == 0:
                 return "nested"
     return "minimal"
-
-
-def _escalate(run: Run, attributed: Attribution, tried: list[list[int]]) -> Steps[list[list[int]]]:
-    """Escalation (``core.escalation``): the search's new candidates verified one by one.
-
-    Under the run's rule, smallest first, up to the first admissible one (so a larger
-    candidate never ties with it); empty when the search finds nothing.
-    """
-    cfg, game = run.config, run.game
-    estimator: ShapleyEstimator = attributed.estimator
-    psi = attributed.psi
-    suspects = getattr(estimator, "suspects", ())
-    pools = [escalation_pool(psi, cfg.budget.escalation_pool, suspects)]
-    if attributed.sampled:  # a sampled estimate may put a harmful memory at or above zero
-        pools.append(wide_pool(psi, 2 * cfg.budget.escalation_pool, suspects, cfg.harm_tolerance))
-    search = escalation_candidates(game, pools, cfg.verification.success_threshold)
-    try:
-        batch = next(search)
-        while True:
-            yield Evaluate(batch)
-            batch = search.send(None)
-    except StopIteration as done:
-        found: list[list[int]] = done.value or []
-    seen = {tuple(sorted(c)) for c in tried}
-    # never an empty context: an answer from no memories says nothing about them
-    found = [c for c in found if tuple(sorted(c)) not in seen and len(c) < game.k]
-    verified: list[list[int]] = []
-    for candidate in found:  # smallest first; the first that verifies ends the search
-        coalition = candidate_coalition(game.k, candidate)
-        yield from evaluated(run.rule.verify(game, [game.full, coalition]))
-        verified.append(candidate)
-        if run.rule.select(game, [[], candidate]).selected == 1:
-            break
-    return verified

@@ -141,7 +141,7 @@ def _evaluate(
         if screened.unexplained is not None:
             return screened
     estimator = screened.estimator = noise_aware(estimator, run)
-    memory_loo = getattr(estimator, "memory_loo", True)
+    memory_loo = estimator.memory_loo
     loo = loo_coalitions(k)[1:] if memory_loo else []
     plan = guarded(estimator, estimator.plan, k) if cfg.one_batch else []
     if cfg.stops.unexplained == "auto" and cfg.early_exit:  # a cheap look first
