@@ -36,10 +36,11 @@ from ..coalitions import from_positions
 from ..game import CoalitionGame
 from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
-from ..report import CarrierEvidence, CarrierStatus
+from ..report import CarrierEvidence, CarrierStatus, ClearanceReport
+from .outcomes import cost
 from .steps import Evaluate, Run, Steps, evaluated, want
 
-__all__ = ["CarrierScan", "carriers", "withhold_carriers"]
+__all__ = ["CarrierScan", "carriers", "with_carriers", "withhold_carriers"]
 
 _SHOWN = 300
 """Characters of an answer kept in the evidence."""
@@ -144,3 +145,49 @@ def withhold_carriers(
     if game.value(coalition) < game.value(minimal) - GAIN_TIE_TOLERANCE:
         return None
     return complete
+
+
+def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps[ClearanceReport]:
+    """``report`` with the carriers of its verified harm (:func:`carriers`).
+
+    Under ``clearance_scope="complete"`` the carriers are withheld too when the context
+    without them verifies; the report's kept context, final value and cost follow.
+
+    Args:
+        run: the run.
+        report: the verified clearance's report.
+        cleared: the positions it removed.
+
+    Returns:
+        The report with ``carriers``, ``carrier_status`` and ``cost.carrier_calls``.
+    """
+    cfg, game = run.config, run.game
+    before = game.evaluator_calls
+    scan = yield from carriers(run, sorted(cleared))
+    found = scan.carriers
+    update: dict[str, object] = {}
+    if found and cfg.clearance_scope == "complete":
+        removed = yield from withhold_carriers(run, sorted(cleared), found)
+        if removed is not None:
+            gone = set(removed)
+            final = candidate_coalition(game.k, removed)
+            found = [c.model_copy(update={"withheld": True}) for c in found]
+            update = {
+                "kept": [m for i, m in enumerate(game.context) if i not in gone],
+                "withheld": [
+                    m for i, m in enumerate(game.context) if i in gone and i not in cleared
+                ],
+                "final_value": game.value(final),
+                "attributions": [
+                    a.model_copy(update={"cleared": a.cleared or a.position in gone})
+                    for a in report.attributions
+                ],
+            }
+    return report.model_copy(
+        update={
+            **update,
+            "carriers": found,
+            "carrier_status": scan.status,
+            "cost": cost(run).model_copy(update={"carrier_calls": game.evaluator_calls - before}),
+        }
+    )

@@ -2,8 +2,10 @@
 
 The candidates are nested (C_j of Eq. 17, over H^ ordered by Eq. 16) or every subset of
 H^ (the ideal objective, Eq. 4-5), then the fallback candidates of the interval rule;
-each is verified (Eq. 18-19) and Eq. 20 selects one. When nothing non-empty verifies,
-escalation searches subsets of the negatively valued memories (``core.escalation``).
+the run's verification rule (``Run.rule``) verifies each (Eq. 18-19) and selects one (Eq.
+20). When nothing non-empty verifies, the candidate sources (``core.stages.sources``:
+answer group, escalation, residual) add theirs, verified the same way. A verified
+clearance is then checked for framing and extended by its carriers.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 4-5, 16-20.
@@ -28,7 +30,7 @@ from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
 from ..verification import Selection
 from .attribution import Attribution
-from .carriers import carriers, withhold_carriers
+from .carriers import with_carriers
 from .failures import closing
 from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
@@ -53,17 +55,40 @@ def clearance(
         The run's report: the selected clearance, or ``status="unverified"`` when trials
         of a better-looking candidate kept disagreeing.
     """
-    cfg, game = run.config, run.game
-    k, ids = game.k, run.ids
-    priority, fallback = attributed.priority, attributed.fallback
     run.stage = "clearance"
-    search = search_family(run.config, game, priority)
+    search = search_family(run.config, run.game, attributed.priority)
+    candidates, families = _candidates(attributed, search)  # steps 6-8: Eq. 16-17
+    yield _started(run, candidates, search, attributed.fallback)
+    candidates, families, selection = yield from closing(  # steps 9-16: Eq. 18-20
+        "clearance", _verified(run, attributed, candidates, families), run
+    )
+    tried = _tried(run, candidates, families, selection)
+    if selection.undecided:
+        return (yield from _abstained(run, tried))
+    chosen = candidates[selection.selected]
+    report = _selected(run, attributed, pairs, chosen, selection, tried, search)
+    report = yield from _checked(run, report)  # framing, then the carriers of the harm
+    yield clearance_end(selection.selected, report)  # step 17: return M minus C_j^
+    return report
+
+
+def _candidates(
+    attributed: Attribution, search: Literal["nested", "minimal"]
+) -> tuple[list[list[int]], list[CandidateFamily]]:
+    """The candidates C_j over H^ (Eq. 17, or every subset), then the fallback family."""
+    priority, fallback = attributed.priority, attributed.fallback
     candidates = (
         minimal_candidates(priority, attributed.psi)
         if search == "minimal"
         else nested_candidates(priority)
     ) + fallback_candidates(priority, fallback)
-    yield Emit(
+    return candidates, _families(candidates, search, len(candidates) - len(fallback))
+
+
+def _started(run: Run, candidates: list[list[int]], search: str, fallback: list[int]) -> Emit:
+    """The clearance stage's start event."""
+    ids = run.ids
+    return Emit(
         StageEvent(
             stage="clearance",
             phase="start",
@@ -74,59 +99,76 @@ def clearance(
             },
         )
     )
-    families = _families(candidates, search, len(candidates) - len(fallback))
-    candidates, families, selection = yield from closing(
-        "clearance", _verified(run, attributed, candidates, families), run
-    )
-    selected = selection.selected
-    baseline = game.value(game.full)  # the verification may have added trials
-    tried = [
+
+
+def _tried(
+    run: Run, candidates: list[list[int]], families: list[CandidateFamily], selection: Selection
+) -> list[ClearanceCandidate]:
+    """Every candidate verified, as the report lists it."""
+    game, ids = run.game, run.ids
+    return [
         ClearanceCandidate(
             size=len(c),
             memory_ids=[ids[i] for i in c],
-            value=game.value(candidate_coalition(k, c)),
+            value=game.value(candidate_coalition(game.k, c)),
             gain=selection.gains[j],
             recovered=selection.recovered[j],
             admissible=selection.admissible[j],
-            trials=game.trials_of(candidate_coalition(k, c)),
+            trials=game.trials_of(candidate_coalition(game.k, c)),
             family=families[j],
         )
         for j, c in enumerate(candidates)
     ]
-    if selection.undecided:
-        reason = "inconsistent_trials"
-        yield Emit(
-            StageEvent(
-                stage="clearance",
-                phase="end",
-                payload={
-                    "status": "unverified",
-                    "status_reason": reason,
-                    "detail": "trials of a better-looking candidate kept disagreeing after "
-                    f"{cfg.verification.max_trials} trials; the context is returned unchanged",
-                    "cleared_ids": [],
-                    "kept_ids": ids,
-                    "baseline_value": baseline,
-                    "cost": cost(run).model_dump(),
-                },
-            )
+
+
+def _abstained(run: Run, tried: list[ClearanceCandidate]) -> Steps[ClearanceReport]:
+    """Trials of a better-looking candidate kept disagreeing: the context unchanged."""
+    reason = "inconsistent_trials"
+    yield Emit(
+        StageEvent(
+            stage="clearance",
+            phase="end",
+            payload={
+                "status": "unverified",
+                "status_reason": reason,
+                "detail": "trials of a better-looking candidate kept disagreeing after "
+                f"{run.config.verification.max_trials} trials; the context is returned "
+                "unchanged",
+                "cleared_ids": [],
+                "kept_ids": run.ids,
+                "baseline_value": run.game.value(run.game.full),
+                "cost": cost(run).model_dump(),
+            },
         )
-        return unverified_report(run, reason, tried)
-    cleared_positions = set(candidates[selected])
-    final_coalition = candidate_coalition(k, candidates[selected])
-    final_recovered = run.rule.final_recovered(game, selection, candidates[selected])
-    report = ClearanceReport(
-        baseline_value=baseline,
-        final_value=game.value(final_coalition),
-        recovered=final_recovered,
-        kept=[m for i, m in enumerate(game.context) if i not in cleared_positions],
-        cleared=[m for i, m in enumerate(game.context) if i in cleared_positions],
+    )
+    return unverified_report(run, reason, tried)
+
+
+def _selected(
+    run: Run,
+    attributed: Attribution,
+    pairs: list[PairInteraction],
+    chosen: list[int],
+    selection: Selection,
+    tried: list[ClearanceCandidate],
+    search: Literal["nested", "minimal"],
+) -> ClearanceReport:
+    """The report of the selected clearance C_j^ (Eq. 20)."""
+    cfg, game = run.config, run.game
+    cleared = set(chosen)
+    final = candidate_coalition(game.k, chosen)
+    return ClearanceReport(
+        baseline_value=game.value(game.full),  # the verification may have added trials
+        final_value=game.value(final),
+        recovered=run.rule.final_recovered(game, selection, chosen),
+        kept=[m for i, m in enumerate(game.context) if i not in cleared],
+        cleared=[m for i, m in enumerate(game.context) if i in cleared],
         attributions=[
             a.model_copy(
                 update={
-                    "cleared": a.position in cleared_positions,
+                    "cleared": a.position in cleared,
                     # a fallback memory the verified clearance removed joins H^
-                    "harmful": a.harmful or a.position in cleared_positions,
+                    "harmful": a.harmful or a.position in cleared,
                 }
             )
             for a in run.attributions or []
@@ -138,60 +180,21 @@ def clearance(
         estimator=attributed.estimator.name,
         clearance_search=search,
     )
-    if cleared_positions and final_recovered:  # instructions kept: was the memory framed?
-        report = yield from closing("clearance", unframed(run, report, cleared_positions), run)
-        gone = set(report.cleared_ids)
-        cleared_positions = {i for i, m in enumerate(game.context) if m.id in gone}
-    if cleared_positions and final_recovered and (cfg.carriers_wanted or run.grouped):
-        report = yield from closing("clearance", with_carriers(run, report, cleared_positions), run)
-    yield clearance_end(selected, report)
+
+
+def _checked(run: Run, report: ClearanceReport) -> Steps[ClearanceReport]:
+    """A verified non-empty clearance, checked for framing and extended by its carriers."""
+    game = run.game
+    gone = set(report.cleared_ids)
+    cleared = {i for i, m in enumerate(game.context) if m.id in gone}
+    if not (cleared and report.recovered):
+        return report
+    report = yield from closing("clearance", unframed(run, report, cleared), run)
+    gone = set(report.cleared_ids)
+    cleared = {i for i, m in enumerate(game.context) if m.id in gone}
+    if cleared and (run.config.carriers_wanted or run.grouped):
+        report = yield from closing("clearance", with_carriers(run, report, cleared), run)
     return report
-
-
-def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps[ClearanceReport]:
-    """``report`` with the carriers of its verified harm (``core.stages.carriers``).
-
-    Under ``clearance_scope="complete"`` the carriers are withheld too when the context
-    without them verifies; the report's kept context, final value and cost follow.
-
-    Args:
-        run: the run.
-        report: the verified clearance's report.
-        cleared: the positions it removed.
-
-    Returns:
-        The report with ``carriers``, ``carrier_status`` and ``cost.carrier_calls``.
-    """
-    cfg, game = run.config, run.game
-    before = game.evaluator_calls
-    scan = yield from carriers(run, sorted(cleared))
-    found = scan.carriers
-    update: dict[str, object] = {}
-    if found and cfg.clearance_scope == "complete":
-        removed = yield from withhold_carriers(run, sorted(cleared), found)
-        if removed is not None:
-            gone = set(removed)
-            final = candidate_coalition(game.k, removed)
-            found = [c.model_copy(update={"withheld": True}) for c in found]
-            update = {
-                "kept": [m for i, m in enumerate(game.context) if i not in gone],
-                "withheld": [
-                    m for i, m in enumerate(game.context) if i in gone and i not in cleared
-                ],
-                "final_value": game.value(final),
-                "attributions": [
-                    a.model_copy(update={"cleared": a.cleared or a.position in gone})
-                    for a in report.attributions
-                ],
-            }
-    return report.model_copy(
-        update={
-            **update,
-            "carriers": found,
-            "carrier_status": scan.status,
-            "cost": cost(run).model_copy(update={"carrier_calls": game.evaluator_calls - before}),
-        }
-    )
 
 
 def _verified(

@@ -19,7 +19,7 @@ from typing import Literal
 from ..clearance import candidate_coalition
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
-from .clearing import with_carriers
+from .carriers import with_carriers
 from .failures import closing
 from .outcomes import clearance_end, cost
 from .steps import Emit, Run, Steps

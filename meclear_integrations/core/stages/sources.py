@@ -164,7 +164,9 @@ class EscalationSource:
             pools.append(
                 wide_pool(psi, 2 * cfg.budget.escalation_pool, suspects, cfg.harm_tolerance)
             )
-        search = escalation_candidates(game, pools, cfg.verification.success_threshold)
+        search = escalation_candidates(
+            game, pools, lambda coalition: run.rule.recovers(game, coalition)
+        )
         try:
             batch = next(search)
             while True:

@@ -23,6 +23,7 @@ from meclear_integrations.core.verification_rule import (
 )
 
 ROOT = Path(meclear_integrations.__file__).parent.parent
+SOURCES = [*(ROOT / "meclear_integrations").rglob("*.py"), *(ROOT / "meclear_bench").rglob("*.py")]
 
 
 def _game(k: int = 3, trials: int = 2) -> CoalitionGame:
@@ -116,6 +117,17 @@ def test_no_rule_name_branch_outside_the_rules() -> None:
     assert named == []
     stages = [
         *(ROOT / "meclear_integrations" / "core" / "stages").glob("*.py"),
+        ROOT / "meclear_integrations" / "core" / "escalation.py",
         ROOT / "meclear_bench" / "oracle.py",
     ]
     assert [str(p) for p in stages if nu.search(p.read_text(encoding="utf-8"))] == []
+
+
+def test_no_estimator_attribute_is_probed() -> None:
+    """Stages read what estimators declare (``ShapleyEstimator``), never probe for it."""
+    probe = re.compile(r"getattr\((?:estimator|attributed\.estimator|self\.estimator)\b")
+    places = [
+        *(ROOT / "meclear_integrations").rglob("*.py"),
+        *(ROOT / "meclear_bench").rglob("*.py"),
+    ]
+    assert [str(p) for p in places if probe.search(p.read_text(encoding="utf-8"))] == []
