@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..coalitions import Coalition
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, ConfigurationTypeError
 from ..game import CoalitionGame
 from ..similarity_graph import SimilarityGraph
 
@@ -163,7 +163,8 @@ def moved_settings(given: Mapping[str, object], *, prefix: str) -> None:
 
     Raises:
         ConfigurationError: a setting that moved to ``ClearanceConfig.table_evidence``.
-        TypeError: any other unknown keyword (as Python raises it).
+        ConfigurationTypeError: any other unknown keyword (also a ``TypeError``, as Python
+            raises it).
     """
     for key in given:
         own = key[len(prefix) :] if key.startswith(prefix) else key
@@ -174,7 +175,7 @@ def moved_settings(given: Mapping[str, object], *, prefix: str) -> None:
                 "not estimator settings)"
             )
     if given:
-        raise TypeError(f"unexpected keyword argument(s) {sorted(given)}")
+        raise ConfigurationTypeError(f"unexpected keyword argument(s) {sorted(given)}")
 
 
 class ShapleyEstimator(ABC):
