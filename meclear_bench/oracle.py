@@ -3,8 +3,8 @@
 Every method gets the same trial policy options as the engine (the run's
 :class:`~meclear_integrations.core.ClearanceConfig`): ablation coalitions get one trial
 with adaptive trials (T otherwise), the early exit and the verification of clearance
-candidates follow the engine's rule (:class:`~meclear_integrations.core.verification.
-SequentialVerifier` or the paper's). Coalitions are sets of positions in retrieval order;
+candidates follow the engine's rule (:func:`~meclear_integrations.core.verification_rule.
+rule_of`: the sequential rule or the paper's). Coalitions are sets of positions in retrieval order;
 scores live in a :class:`~meclear_integrations.core.game.CoalitionGame` and every call goes
 through the run's :class:`~meclear_bench.counting.CountingEvaluator`, so a
 baseline's cost is counted exactly as the engine's.
@@ -16,21 +16,20 @@ References:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from meclear_integrations.core import ClearanceConfig, Memory
 from meclear_integrations.core.answers import answer_note
-from meclear_integrations.core.clearance import (
-    GAIN_TIE_TOLERANCE,
-    candidate_coalition,
-    select_candidate,
-)
+from meclear_integrations.core.clearance import candidate_coalition
 from meclear_integrations.core.coalitions import Coalition
-from meclear_integrations.core.engine import verifier
 from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.verification_rule import Trials, rule_of
 
 from .counting import CountingEvaluator
 
 __all__ = ["CaseOracle"]
+
+T = TypeVar("T")
 
 
 def _mask(positions: Iterable[int]) -> Coalition:
@@ -62,6 +61,8 @@ class CaseOracle:
         self.game = CoalitionGame(context=self.context, trials=config.trials)
         self.single = 1 if config.adaptive_trials else config.trials
         """Trials of an ablation coalition."""
+        self.rule = rule_of(config, adaptive=False)
+        """The engine's verification rule; every candidate gets its trials at once."""
 
     @property
     def k(self) -> int:
@@ -135,22 +136,29 @@ class CaseOracle:
         """
         return self.full - frozenset(positions)
 
+    def decided(self, trials: Trials[T]) -> T:
+        """Run a verification rule's operation: evaluate each batch it asks for.
+
+        Args:
+            trials: the operation (``core.verification_rule.Trials``).
+
+        Returns:
+            Its decision.
+        """
+        try:
+            batch = next(trials)
+            while True:
+                self.run(batch)
+                batch = trials.send(None)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+
     def exits(self) -> bool:
         """The engine's early exit on the full context (when the configuration has it)."""
-        cfg = self.config
-        if not cfg.early_exit:
+        if not self.config.early_exit:
             return False
-        full = self.game.full
-        if cfg.verification.rule == "sequential":
-            rule = verifier(cfg)
-            while plan := rule.exit_plan(self.game):
-                self.run(plan)
-            return rule.exits(self.game)
-        self.run([(full, cfg.trials)])
-        return (
-            self.game.recovers(full, cfg.verification.success_threshold)
-            and self.game.value(full) >= 1.0 - GAIN_TIE_TOLERANCE
-        )
+        return self.decided(self.rule.exit_test(self.game))
 
     def verified_clearance(self, order: Sequence[int]) -> tuple[list[int], list[dict], str]:
         """Nested candidates C_j (Eq. 17) along ``order`` verified by the engine's rule (Eq. 18-20).
@@ -161,31 +169,20 @@ class CaseOracle:
         Args:
             order: The positions, highest priority first.
         """
-        cfg = self.config
         candidates = [list(order[:j]) for j in range(len(order) + 1)]
         coalitions = [candidate_coalition(self.k, c) for c in candidates]
-        status = "complete"
-        if cfg.verification.rule == "sequential":
-            rule = verifier(cfg)
-            while plan := rule.plan(self.game, coalitions):
-                self.run(plan)
-            selection = rule.select(self.game, coalitions)
-            selected, gains = selection.selected, selection.gains
-            recovered, admissible = selection.recovered, selection.admissible
-            if selection.undecided:
-                selected, status = 0, "unverified"
-        else:
-            self.run((c, cfg.trials) for c in coalitions)
-            selected, gains, recovered, admissible = select_candidate(
-                self.game, candidates, cfg.verification.success_threshold
-            )
+        self.decided(self.rule.verify(self.game, coalitions))
+        selection = self.rule.select(self.game, candidates)
+        selected, status = selection.selected, "complete"
+        if selection.undecided:
+            selected, status = 0, "unverified"
         tried = [
             {
                 "size": len(c),
                 "value": self.game.value(coalitions[j]),
-                "gain": gains[j],
-                "recovered": recovered[j],
-                "admissible": admissible[j],
+                "gain": selection.gains[j],
+                "recovered": selection.recovered[j],
+                "admissible": selection.admissible[j],
                 "trials": self.game.trials_of(coalitions[j]),
             }
             for j, c in enumerate(candidates)

@@ -45,9 +45,11 @@ from __future__ import annotations
 from typing import Any
 
 from meclear_integrations.core import AutoShapley, ClearanceConfig
+from meclear_integrations.core.config import TableEvidence
 
 __all__ = [
     "INTERVAL_ESTIMATOR",
+    "INTERVAL_EVIDENCE",
     "TUNED_CONTEXTCITE",
     "TUNED_LOO_TOLERANCE",
     "TUNED_MECLEAR",
@@ -61,16 +63,15 @@ INTERVAL_ESTIMATOR = AutoShapley(
     exact_error_model="pooled",
     exact_noise_floor=0.02,
     exact_z=1.0,
-    exact_residual_z=1.64,
-    exact_answer_flags=True,
-    exact_answer_residual_z=0.0,
 )
 """Exact enumeration up to K = 5 with intervals from the trials' error (pooled within-trial
-variance, noise floor 0.02, z = 1), the residual-evidence promotion at z = 1.64, and the
+variance, noise floor 0.02, z = 1); beyond, the package's automatic choice."""
+INTERVAL_EVIDENCE = TableEvidence(residual_z=1.64, answer_flags=True, answer_residual_z=0.0)
+"""Over the exact enumeration above: the residual-evidence promotion at z = 1.64, and the
 answer-backed flags (``core.answer_flags``: the memories that alone give the failing answer
 are flagged when their shares sum below -tau, one that alone gives the no-memory answer only
 with a net pivot to the failing answer) with a promotion threshold of z = 0 for deletions the
-answers back; beyond, the package's automatic choice.
+answers back (``ClearanceConfig.table_evidence``).
 
 The answer-backed flags and threshold were chosen on the dev split (all 493 cases, ``meclear
 bench --locomo DIR --split dev --setting S --seed 0 --methods oracle,meclear``, the tuned
@@ -82,6 +83,7 @@ setting unchanged (two: Exact 99.7 there); the promotion threshold 0 from {0, 1.
 
 TUNED_MECLEAR: dict[str, Any] = {
     "estimator": INTERVAL_ESTIMATOR,
+    "table_evidence": INTERVAL_EVIDENCE,
     "harm_rule": "auto",
     "harm_tolerance": 0.05,
     "verification": {"recovery_rate": 0.1, "max_trials": 16},

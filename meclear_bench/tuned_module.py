@@ -3,7 +3,8 @@
 ``meclear bench-sweep tune ... --write`` regenerates ``meclear_bench/tuned.py`` with
 :func:`render_tuned_module`: the docstring states the command, the date, the grid, the
 objective and every choice's figures; the entries hold the chosen settings. The estimator
-block (``INTERVAL_ESTIMATOR`` and its docstring) and the imports are kept verbatim from
+and table-evidence blocks (``INTERVAL_ESTIMATOR``, ``INTERVAL_EVIDENCE`` and their
+docstrings) and the imports are kept verbatim from
 the current module: the estimator is chosen by MeClear's own variant study
 (``meclear bench-sweep variants``), not by this grid, which holds it fixed.
 """
@@ -18,11 +19,12 @@ from typing import Any
 
 from . import tuned
 from .tune_grid import nested
+from .tuning import FIXED_MECLEAR
 
 __all__ = ["main", "render_tuned_module", "tuned_source"]
 
 _WIDTH = 92
-_KEEP = ("INTERVAL_ESTIMATOR",)
+_KEEP = ("INTERVAL_ESTIMATOR", "INTERVAL_EVIDENCE")
 """Entries kept verbatim from the current module (with their docstrings)."""
 
 
@@ -61,8 +63,9 @@ def _kept_blocks(source: str) -> tuple[list[str], list[str]]:
 
 
 def _value(value: Any) -> str:
-    if value is getattr(tuned, "INTERVAL_ESTIMATOR", None):
-        return "INTERVAL_ESTIMATOR"
+    for name in _KEEP:
+        if value is getattr(tuned, name, None):
+            return name
     if isinstance(value, str):
         return json.dumps(value)
     return repr(value)
@@ -138,7 +141,7 @@ def render_tuned_module(
     fixed = (
         meclear
         if meclear is not None
-        else {k: v for k, v in tuned.TUNED_MECLEAR.items() if k in ("estimator", "harm_rule")}
+        else {k: v for k, v in tuned.TUNED_MECLEAR.items() if k in FIXED_MECLEAR}
     )
     me = {**fixed, **nested(chosen["meclear"])}
     metric = doc.get("metric", "expected_recovery")
@@ -180,6 +183,7 @@ def render_tuned_module(
         "",
         "__all__ = [",
         '    "INTERVAL_ESTIMATOR",',
+        '    "INTERVAL_EVIDENCE",',
         '    "TUNED_CONTEXTCITE",',
         '    "TUNED_LOO_TOLERANCE",',
         '    "TUNED_MECLEAR",',

@@ -38,6 +38,7 @@ from .tuned import TUNED_MECLEAR, TUNED_VERIFICATION
 
 __all__ = [
     "CHECK_SETTINGS",
+    "FIXED_MECLEAR",
     "FIXED_METHODS",
     "OBJECTIVE_SETTINGS",
     "MeClearFixed",
@@ -47,6 +48,8 @@ __all__ = [
     "tuning_grid",
 ]
 
+FIXED_MECLEAR = ("estimator", "table_evidence", "harm_rule")
+"""MeClear's settings the grid holds fixed (chosen by ``meclear bench-sweep variants``)."""
 OBJECTIVE_SETTINGS = ("noisy", "persistent")
 """The settings the objective averages over."""
 CHECK_SETTINGS = ("deterministic",)
@@ -245,7 +248,7 @@ def tune(
     fixed: dict[str, Any] = (
         meclear_fixed
         if meclear_fixed is not None
-        else {k: TUNED_MECLEAR[k] for k in ("estimator", "harm_rule") if k in TUNED_MECLEAR}
+        else {k: TUNED_MECLEAR[k] for k in FIXED_MECLEAR if k in TUNED_MECLEAR}
     )
     coalitions: dict[str, dict[str, dict[str, int]]] = {}
 

@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from meclear_integrations.core import AutoShapley, ClearanceConfig
+from meclear_integrations.core.config import TableEvidence
 
 from .cases import BenchCase
 from .methods.meclear import MeClearMethod
 from .metrics import metric_value
 from .runner import run_benchmark
 from .settings import BenchSettings
-from .tuned import INTERVAL_ESTIMATOR
+from .tuned import INTERVAL_ESTIMATOR, INTERVAL_EVIDENCE
 
 __all__ = ["VARIANT_METRICS", "meclear_variants", "variant_sweep", "variants_table"]
 
@@ -49,30 +50,35 @@ def meclear_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
     Returns:
         Label -> configuration.
     """
-    interval = {"estimator": INTERVAL_ESTIMATOR, "harm_rule": "auto"}
-    point = {"estimator": AutoShapley(exact_budget=32), "harm_rule": "threshold"}
+    interval: dict[str, object] = {
+        "estimator": INTERVAL_ESTIMATOR,
+        "table_evidence": INTERVAL_EVIDENCE,
+        "harm_rule": "auto",
+    }
+    point: dict[str, object] = {
+        "estimator": AutoShapley(exact_budget=32),
+        "table_evidence": TableEvidence(),
+        "harm_rule": "threshold",
+    }
     return {
         "as configured": engine,
-        "point tau": engine.model_copy(update=point),
-        "point tau, no escalation": engine.model_copy(update={**point, "escalation": False}),
-        "point tau, nested": engine.model_copy(update={**point, "clearance": "nested"}),
-        "interval": engine.model_copy(update=interval),
-        "interval, no escalation": engine.model_copy(update={**interval, "escalation": False}),
-        "interval, nested": engine.model_copy(update={**interval, "clearance": "nested"}),
-        "interval, T = 2 everywhere": engine.model_copy(
-            update={**interval, "adaptive_trials": False, "trials": 2}
-        ),
-        "interval, 2 refinement rounds": engine.model_copy(
-            update={
-                "estimator": AutoShapley(
-                    exact_budget=32,
-                    exact_error_model="pooled",
-                    exact_noise_floor=0.02,
-                    exact_z=1.0,
-                    exact_refine_rounds=2,
-                ),
-                "harm_rule": "auto",
-            }
+        "point tau": engine.updated(**point),
+        "point tau, no escalation": engine.updated(**point, escalation=False),
+        "point tau, nested": engine.updated(**point, clearance="nested"),
+        "interval": engine.updated(**interval),
+        "interval, no escalation": engine.updated(**interval, escalation=False),
+        "interval, nested": engine.updated(**interval, clearance="nested"),
+        "interval, T = 2 everywhere": engine.updated(**interval, adaptive_trials=False, trials=2),
+        "interval, 2 refinement rounds": engine.updated(
+            estimator=AutoShapley(
+                exact_budget=32,
+                exact_error_model="pooled",
+                exact_noise_floor=0.02,
+                exact_z=1.0,
+                exact_refine_rounds=2,
+            ),
+            table_evidence=TableEvidence(),
+            harm_rule="auto",
         ),
     }
 

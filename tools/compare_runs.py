@@ -6,6 +6,14 @@ Wall-clock fields (any key with ``wall`` or ``seconds`` in it) are left out; eve
 equal::
 
     python tools/compare_runs.py BEFORE_DIR AFTER_DIR
+
+Two JSON files (e.g. ``meclear demo --json`` outputs) are compared the same way::
+
+    python tools/compare_runs.py before.json after.json
+
+A configuration recorded before the table-evidence add-ons moved from the exact estimator's
+settings to ``ClearanceConfig.verification.table_evidence`` is read in the new spelling (same
+values), so a run before and after that move compares setting by setting.
 """
 
 from __future__ import annotations
@@ -15,12 +23,37 @@ import sys
 from pathlib import Path
 from typing import Any
 
+_MOVED = {"exact": "", "auto": "exact_"}
+_TABLE_EVIDENCE = {"answer_flags": False, "residual_z": None, "answer_residual_z": None}
+
+
+def _moved(value: dict[str, Any]) -> dict[str, Any]:
+    """A recorded configuration in today's spelling (add-ons in its verification)."""
+    verification = value.get("verification")
+    if "harm_tolerance" not in value or not isinstance(verification, dict):
+        return value  # not a configuration
+    if "table_evidence" in verification:
+        return value  # today's spelling
+    estimator = value.get("estimator")
+    prefix = _MOVED.get(str(estimator.get("name"))) if isinstance(estimator, dict) else None
+    found = dict(_TABLE_EVIDENCE)
+    if isinstance(estimator, dict) and prefix is not None:
+        found = {k: estimator.get(prefix + k, default) for k, default in _TABLE_EVIDENCE.items()}
+        estimator = {
+            k: v for k, v in estimator.items() if k.removeprefix(prefix) not in _TABLE_EVIDENCE
+        }
+    return {
+        **value,
+        "estimator": estimator,
+        "verification": {**verification, "table_evidence": found},
+    }
+
 
 def _timeless(value: Any) -> Any:
     if isinstance(value, dict):
         return {
             k: _timeless(v)
-            for k, v in value.items()
+            for k, v in _moved(value).items()
             if "wall" not in k and "seconds" not in k and k not in {"started", "finished"}
         }
     if isinstance(value, list):
@@ -47,6 +80,14 @@ def _differences(a: Any, b: Any, path: str = "") -> list[str]:
 def main(argv: list[str]) -> int:
     """Compare the runs; exit 1 when a figure or a count differs."""
     before, after = (Path(p) for p in argv)
+    if before.is_file() and after.is_file():
+        found = _differences(
+            _timeless(json.loads(before.read_text())), _timeless(json.loads(after.read_text()))
+        )
+        for line in found[:20]:
+            print(line)
+        print(f"{len(found)} differences ({before.name}; wall times left out)")
+        return 1 if found else 0
     found = _differences(
         _timeless(json.loads((before / "results.json").read_text())),
         _timeless(json.loads((after / "results.json").read_text())),

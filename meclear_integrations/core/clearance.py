@@ -11,6 +11,7 @@ from itertools import combinations
 
 from .coalitions import Coalition, without
 from .game import CoalitionGame
+from .verification import Selection
 
 __all__ = [
     "candidate_coalition",
@@ -123,12 +124,11 @@ def select_candidate(
     candidates: Sequence[Sequence[int]],
     threshold: float,
     trials: int | None = None,
-) -> tuple[int, list[float], list[bool], list[bool]]:
+) -> Selection:
     """Eq. 18-20: gains, recovery, admissibility, and j^ = min argmax_{j in J} g(j).
 
     A candidate counts as recovered only when it has at least ``trials`` trials (T by
-    default) and every one passes ``threshold``. Returns (selected j, gains, recovered
-    flags, admissible flags).
+    default) and every one passes ``threshold``.
 
     Args:
         game: the coalition table with the candidates verified.
@@ -137,7 +137,7 @@ def select_candidate(
         trials: trials a candidate needs (None: T).
 
     Returns:
-        (selected j, gains, recovered flags, admissible flags).
+        The selection (never ``undecided``: the paper's rule has no abstention).
     """
     need = game.trials if trials is None else trials
     base = game.value(game.full)
@@ -157,4 +157,4 @@ def select_candidate(
         for j, (g, a) in enumerate(zip(gains, admissible, strict=True))
         if a and g >= best - GAIN_TIE_TOLERANCE
     )
-    return selected, gains, recovered, admissible
+    return Selection(selected, gains, recovered, admissible, undecided=False)

@@ -21,6 +21,7 @@ from pydantic import (
 from .errors import ConfigurationError
 from .estimators import AutoShapley, Estimator, estimator_from_settings
 from .estimators.auto import hierarchical_of
+from .estimators.base import TABLE_EVIDENCE
 from .recency import RecencyPrior
 from .strict import RENAMED, StrictSettings, reject_unknown
 
@@ -36,8 +37,9 @@ __all__ = [
     "HarmRule",
     "PresetName",
     "RetryPolicy",
+    "RuleName",
+    "TableEvidence",
     "Verification",
-    "VerificationRule",
 ]
 
 EstimatorName = Literal["auto", "permutation", "bernstein", "exact", "kernel", "hierarchical"]
@@ -45,7 +47,8 @@ ClearanceSearch = Literal["auto", "nested", "minimal"]
 ClearanceScope = Literal["minimal", "complete"]
 PresetName = Literal["paper", "default", "cheap"]
 FailureMode = Literal["open", "closed"]
-VerificationRule = Literal["paper", "sequential"]
+RuleName = Literal["paper", "sequential"]
+"""The names of the verification rules (``core.verification_rule.RULES``)."""
 
 _NESTED_RENAMED: dict[str, str] = {
     "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
@@ -90,6 +93,34 @@ class RetryPolicy(StrictSettings):
 HarmRule = Literal["auto", "threshold", "interval"]
 
 
+class TableEvidence(StrictSettings):
+    """Add-ons of the clearance that read the complete coalition table.
+
+    They apply when attribution enumerated every coalition (the exact estimator, Eq. 3;
+    ``ShapleyEstimator.enumerates``): the evidence they read, the answers and scores of
+    every coalition, is then in the table at no model call. Off by default; the
+    benchmark's tuned configuration turns them on (``meclear_bench.tuned``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer_flags: bool = False
+    """Under the interval rule, flag by the answers in the table too
+    (``core.answer_flags``: a memory that alone gives the failing answer is flagged below
+    -tau whatever its interval; one that alone gives the no-memory answer only when it
+    turns contexts to the failing answer); False: Eq. 14 with the interval only."""
+    residual_z: float | None = Field(default=None, ge=0.0)
+    """When set (sequential rule), a residual candidate source and a move of Eq. 20's
+    choice: the best-looking candidate is extended by, and the choice moved to a larger
+    admissible candidate for, deletions harmful in the residual game with at least this z
+    (``core.residual``: table evidence, no model call beyond the extension's
+    verification); None: off."""
+    answer_residual_z: float | None = Field(default=None, ge=0.0)
+    """With ``answer_flags`` and ``residual_z``: the residual z a move of Eq. 20's choice
+    needs when its extra deletions are all backed by the answers
+    (``core.answer_flags.answer_backed``); None: ``residual_z``."""
+
+
 class Verification(StrictSettings):
     """How candidates are verified (Eq. 18-20): the rule and its evidence thresholds.
 
@@ -100,7 +131,7 @@ class Verification(StrictSettings):
     model_config = ConfigDict(frozen=True, extra="forbid")
     renamed_settings: ClassVar[Mapping[str, str]] = _NESTED_RENAMED
 
-    rule: VerificationRule = "sequential"
+    rule: RuleName = "sequential"
     """``"paper"``: T trials, recovered when every trial passes, j^ = min argmax of the
     gain. ``"sequential"``: the same equations on evidence that holds when verdicts
     disagree: a context recovers when the Clopper-Pearson lower bound on its pass rate
@@ -131,6 +162,11 @@ class Verification(StrictSettings):
     candidate); None: off. ``ClearanceConfig(recency=...)`` is short for
     ``ClearanceConfig(verification=Verification(recency=...))``. Unusable dates
     (unreadable, out of range, in the future) are ignored and counted, never raised."""
+    table_evidence: TableEvidence = Field(default_factory=TableEvidence)
+    """The add-ons that read the complete coalition table (:class:`TableEvidence`): the
+    answer-backed flags and the residual candidate source, whose candidates this rule
+    verifies; off by default. ``ClearanceConfig(table_evidence=...)`` is short for
+    ``ClearanceConfig(verification=Verification(table_evidence=...))``."""
 
 
 class Budget(StrictSettings):
@@ -210,6 +246,36 @@ class EarlyStops(StrictSettings):
     that alone give the failing answer once
     (``core.stages.unexplained.confirm_unexplained``); the run stops only when none of these
     recovers (a right answer that two memories support together is kept)."""
+
+
+def _fold_table_evidence(data: object) -> object:
+    """Move the table-evidence add-ons out of an estimator's settings read back from JSON.
+
+    They were the exact estimator's (a configuration stored before they moved): they go
+    into ``table_evidence``, where a value given there explicitly wins.
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("estimator"), Mapping):
+        return data
+    settings = dict(data["estimator"])
+    prefix = {"exact": "", "auto": "exact_"}.get(str(settings.get("name")))
+    if prefix is None:
+        return data
+    found = {
+        name: settings.pop(prefix + name) for name in TABLE_EVIDENCE if prefix + name in settings
+    }
+    if not found:
+        return data
+    out = dict(data)
+    out["estimator"] = settings
+    given = out.get("table_evidence")
+    own = dict(given) if isinstance(given, Mapping) else {}
+    if isinstance(given, TableEvidence):
+        own = {name: getattr(given, name) for name in given.model_fields_set}
+    out["table_evidence"] = {
+        **{k: v for k, v in found.items() if v is not None and v is not False},
+        **own,
+    }
+    return out
 
 
 def _moved(old: str, new: str, note: str = "") -> str:
@@ -300,21 +366,21 @@ def _spelling(old: str) -> str:
 
 
 def _fold_recency(data: object) -> object:
-    """``ClearanceConfig(recency=...)``: the shorthand moved into ``verification``."""
-    if not isinstance(data, Mapping) or "recency" not in data:
+    """``ClearanceConfig(recency=..., table_evidence=...)``: shorthands into ``verification``."""
+    if not isinstance(data, Mapping) or not {"recency", "table_evidence"} & set(data):
         return data
     out = dict(data)
-    recency = out.pop("recency")
+    moved = {name: out.pop(name) for name in ("recency", "table_evidence") if name in out}
     given = out.get("verification")
     if given is None:
-        out["verification"] = {"recency": recency}
+        out["verification"] = moved
     elif isinstance(given, str):
-        out["verification"] = {"rule": given, "recency": recency}
+        out["verification"] = {"rule": given, **moved}
     elif isinstance(given, Mapping):
-        out["verification"] = {**given, "recency": recency}
+        out["verification"] = {**given, **moved}
     elif isinstance(given, Verification):
         own = {name: getattr(given, name) for name in given.model_fields_set}
-        out["verification"] = Verification(**{**own, "recency": recency})
+        out["verification"] = Verification(**{**own, **moved})
     return out
 
 
@@ -427,7 +493,7 @@ class ClearanceConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_settings(cls, data: object) -> object:
-        data = _fold_recency(data)
+        data = _fold_recency(_fold_table_evidence(data))
         reject_unknown(
             "ClearanceConfig",
             data,
@@ -457,8 +523,8 @@ class ClearanceConfig(BaseModel):
     def updated(self, **changes: object) -> ClearanceConfig:
         """A validated copy with ``changes`` applied (settings not named keep their values).
 
-        A mapping given for ``verification``, ``budget``, ``failure`` or ``stops`` updates only the
-        settings it names, e.g. ``config.updated(budget={"max_concurrency": 1})``.
+        A mapping given for ``verification``, ``budget``, ``failure`` or ``stops`` updates
+        only the settings it names, e.g. ``config.updated(budget={"max_concurrency": 1})``.
 
         Args:
             **changes: settings to replace.
@@ -492,6 +558,15 @@ class ClearanceConfig(BaseModel):
             The :class:`~.recency.RecencyPrior`, or None.
         """
         return self.verification.recency
+
+    @property
+    def table_evidence(self) -> TableEvidence:
+        """The table-evidence add-ons (``verification.table_evidence``).
+
+        Returns:
+            The :class:`TableEvidence`.
+        """
+        return self.verification.table_evidence
 
     @property
     def carriers_wanted(self) -> bool:

@@ -34,7 +34,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 
 from .clearance import candidate_coalition
 from .coalitions import Coalition
@@ -95,7 +95,7 @@ def _pool(psi: Sequence[float], size: int, suspects: Sequence[int], below: float
 
 
 def escalation_candidates(
-    game: CoalitionGame, pools: Sequence[Sequence[int]], threshold: float
+    game: CoalitionGame, pools: Sequence[Sequence[int]], recovers: Callable[[Coalition], bool]
 ) -> EscalationSearch:
     """The escalation search as a generator of batches (module docstring).
 
@@ -105,7 +105,8 @@ def escalation_candidates(
     Args:
         game: the coalition table.
         pools: pools in priority order, each wider than the last.
-        threshold: the recovery predicate's score threshold.
+        recovers: the recovery predicate nu on a context's trials so far (the run's
+            verification rule's, ``VerificationRule.recovers``).
 
     Returns:
         A generator that yields batches to evaluate and returns the candidates found.
@@ -113,7 +114,7 @@ def escalation_candidates(
     k = game.k
 
     def passes(cleared: Sequence[int]) -> bool:
-        return game.recovers(candidate_coalition(k, cleared), threshold)
+        return recovers(candidate_coalition(k, cleared))
 
     pool: list[int] = []
     for option in pools:

@@ -43,7 +43,7 @@ def minimum_evaluator_calls(config: ClearanceConfig, k: int) -> int:
     estimator = make_estimator(config, np.random.default_rng(config.seed), k)
     full, *leave_one_out = loo_coalitions(k)
     batch = set(estimator.plan(k))
-    if getattr(estimator, "memory_loo", True):
+    if estimator.memory_loo:
         batch.update(leave_one_out)
     batch.discard(full)
     candidate = config.trials - single  # a candidate's trials beyond its first

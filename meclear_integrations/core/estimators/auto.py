@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigurationError
-from .base import ShapleyEstimator, SimilaritySource, run_rng, same_settings, settings_hash
+from .base import (
+    Estimator,
+    ShapleyEstimator,
+    SimilaritySource,
+    moved_settings,
+    run_rng,
+    same_settings,
+    settings_hash,
+)
 from .exact import ErrorModel, ExactShapley, exact_bound
 from .hierarchical import HierarchicalShapley
 from .kernel import KernelShapley
@@ -19,7 +27,7 @@ from .kernel import KernelShapley
 if TYPE_CHECKING:
     from ..config import ClearanceConfig
 
-__all__ = ["AutoShapley", "hierarchical_of"]
+__all__ = ["AutoShapley", "clearance_bound", "hierarchical_of"]
 
 
 def hierarchical_of(auto: AutoShapley) -> HierarchicalShapley:
@@ -69,12 +77,12 @@ class AutoShapley:
         partitions: block partitions tried to find a union of blocks that recovers.
         anchor_samples: random coalitions evaluated when no union of blocks recovers
             (0: give up).
-        exact_residual_z: the exact estimator's ``residual_z`` (None: off).
-        exact_answer_flags: the exact estimator's ``answer_flags``.
-        exact_answer_residual_z: the exact estimator's ``answer_residual_z``.
+        **moved: ``exact_residual_z``, ``exact_answer_flags`` and
+            ``exact_answer_residual_z`` are clearance policy now
+            (``ClearanceConfig(table_evidence=TableEvidence(...))``); given here they raise.
 
     Raises:
-        ConfigurationError: a setting is out of range.
+        ConfigurationError: a setting is out of range, or one that moved.
 
     Example:
         >>> from meclear_integrations.core import AutoShapley, ClearanceConfig
@@ -101,10 +109,9 @@ class AutoShapley:
         branching: int = 4,
         partitions: int = 1,
         anchor_samples: int = 32,
-        exact_residual_z: float | None = None,
-        exact_answer_flags: bool = False,
-        exact_answer_residual_z: float | None = None,
+        **moved: object,
     ) -> None:
+        moved_settings(moved, prefix="exact_")
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
         for name, value, low, high in [
@@ -129,9 +136,6 @@ class AutoShapley:
             noise_floor=exact_noise_floor,
             z=exact_z,
             refine_rounds=exact_refine_rounds,
-            residual_z=exact_residual_z,
-            answer_flags=exact_answer_flags,
-            answer_residual_z=exact_answer_residual_z,
         )
         self.kernel = KernelShapley(
             coalitions_per_memory=coalitions_per_memory, max_table_fraction=max_table_fraction
@@ -206,9 +210,6 @@ class AutoShapley:
             "branching": self.branching,
             "partitions": self.partitions,
             "anchor_samples": self.anchor_samples,
-            "exact_residual_z": self.exact.residual_z,
-            "exact_answer_flags": self.exact.answer_flags,
-            "exact_answer_residual_z": self.exact.answer_residual_z,
         }
 
     def __eq__(self, other: object) -> bool:
@@ -220,3 +221,15 @@ class AutoShapley:
     def __repr__(self) -> str:
         settings = {k: v for k, v in self.settings().items() if k != "name"}
         return f"AutoShapley({', '.join(f'{k}={v!r}' for k, v in settings.items())})"
+
+
+def clearance_bound(estimator: Estimator) -> int:
+    """The largest H^ minimal clearance enumerates: the exact estimator's bound.
+
+    Args:
+        estimator: the configured estimator (an automatic choice's exact estimator counts).
+
+    Returns:
+        ``core.estimators.exact.exact_bound`` of the estimator that would enumerate.
+    """
+    return exact_bound(estimator.exact if isinstance(estimator, AutoShapley) else estimator)

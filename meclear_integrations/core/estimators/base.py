@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..coalitions import Coalition
+from ..errors import ConfigurationError, ConfigurationTypeError
 from ..game import CoalitionGame
 from ..similarity_graph import SimilarityGraph
 
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
     from ..config import ClearanceConfig
 
 __all__ = [
+    "TABLE_EVIDENCE",
     "Estimator",
     "ShapleyEstimate",
     "ShapleyEstimator",
     "SimilaritySource",
+    "moved_settings",
     "run_rng",
     "same_settings",
     "settings_hash",
@@ -145,6 +148,36 @@ def settings_hash(estimator: Estimator) -> int:
     return hash((type(estimator).__name__, json.dumps(estimator.settings(), sort_keys=True)))
 
 
+TABLE_EVIDENCE = ("residual_z", "answer_flags", "answer_residual_z")
+"""Settings that were the exact estimator's and are clearance policy now
+(``ClearanceConfig.table_evidence``)."""
+
+
+def moved_settings(given: Mapping[str, object], *, prefix: str) -> None:
+    """Reject keyword settings an estimator no longer takes, naming where they went.
+
+    Args:
+        given: the keywords the constructor did not declare.
+        prefix: how the estimator spells the exact estimator's settings (``"exact_"``
+            for :class:`~.auto.AutoShapley`, ``""`` for the exact estimator).
+
+    Raises:
+        ConfigurationError: a setting that moved to ``ClearanceConfig.table_evidence``.
+        ConfigurationTypeError: any other unknown keyword (also a ``TypeError``, as Python
+            raises it).
+    """
+    for key in given:
+        own = key[len(prefix) :] if key.startswith(prefix) else key
+        if own in TABLE_EVIDENCE:
+            raise ConfigurationError(
+                f"`{key}` moved: use ClearanceConfig(table_evidence=TableEvidence({own}=...)) "
+                "(the add-ons that read the complete coalition table are clearance policy, "
+                "not estimator settings)"
+            )
+    if given:
+        raise ConfigurationTypeError(f"unexpected keyword argument(s) {sorted(given)}")
+
+
 class ShapleyEstimator(ABC):
     """An estimator of psi (Eq. 3) whose cost is counted in distinct coalitions.
 
@@ -153,6 +186,19 @@ class ShapleyEstimator(ABC):
     """
 
     name: str
+    memory_loo: bool = True
+    """The screening batch evaluates M minus each memory (LOO, Eq. 7) for it."""
+    enumerates: bool = False
+    """It evaluates every coalition (Eq. 3): the table is complete after attribution,
+    which the table-evidence add-ons read (``ClearanceConfig.table_evidence``)."""
+    suspects: Sequence[int] = ()
+    """Positions it singled out as harmful on its own evidence (searched by escalation
+    before the other negatively valued memories, ``core.escalation``)."""
+
+    @property
+    def interval_harm(self) -> bool:
+        """Its intervals are meaningful for ``harm_rule="auto"`` (the interval rule)."""
+        return False
 
     def __eq__(self, other: object) -> bool:
         return same_settings(self, other)

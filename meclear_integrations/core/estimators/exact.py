@@ -31,7 +31,7 @@ import numpy as np
 from ..coalitions import Coalition
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource
+from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, moved_settings
 
 if TYPE_CHECKING:
     from ..config import ClearanceConfig
@@ -142,14 +142,13 @@ def exact_bound(estimator: object) -> int:
     """The largest K an estimator enumerates exactly, and minimal clearance searches.
 
     Args:
-        estimator: any estimator; an :class:`ExactShapley`'s ``max_memories`` (or that
-            of an automatic choice's exact estimator) when set.
+        estimator: any estimator; an :class:`ExactShapley`'s ``max_memories`` when set
+            (an automatic choice's: ``core.estimators.auto.clearance_bound``).
 
     Returns:
         The bound (:data:`MAX_EXACT_MEMORIES` unless the estimator sets one).
     """
-    exact = getattr(estimator, "exact", estimator)
-    bound = exact.max_memories if isinstance(exact, ExactShapley) else None
+    bound = estimator.max_memories if isinstance(estimator, ExactShapley) else None
     return bound if bound is not None else MAX_EXACT_MEMORIES
 
 
@@ -167,18 +166,12 @@ class ExactShapley(ShapleyEstimator):
             one-sided; 1.645 outside a run).
         refine_rounds: rounds of extra trials where intervals hold -tau (pooled only;
             module docstring).
-        residual_z: when set, the clearance stage moves Eq. 20's choice to a larger
-            admissible candidate whose extra deletions are harmful in the residual game
-            with at least this z (``core.residual``: table evidence, no model call);
-            None: Eq. 20 on the candidates' own trials only.
-        answer_flags: under the interval rule, flag by the answers in the table too
-            (``core.answer_flags``: a memory that alone gives the failing answer is
-            flagged below -tau whatever its interval; one that alone gives the no-memory
-            answer only when it turns contexts to the failing answer); False: Eq. 14
-            with the interval only.
-        answer_residual_z: with ``answer_flags`` and ``residual_z``, the residual z a
-            move of Eq. 20's choice needs when its extra deletions are all backed by
-            the answers (``core.answer_flags.answer_backed``); None: ``residual_z``.
+        **moved: the add-ons that read the complete table (``residual_z``,
+            ``answer_flags``, ``answer_residual_z``) are clearance policy now:
+            ``ClearanceConfig(table_evidence=TableEvidence(...))``; given here they raise.
+
+    Raises:
+        ConfigurationError: a setting out of range, or one that moved.
 
     Example:
         >>> from meclear_integrations.core import ClearanceConfig, ExactShapley
@@ -187,6 +180,12 @@ class ExactShapley(ShapleyEstimator):
     """
 
     name = "exact"
+    enumerates = True
+
+    @property
+    def interval_harm(self) -> bool:
+        """Intervals from the trials' error (``error_model="pooled"``) are meaningful."""
+        return self.error_model != "none"
 
     def __init__(
         self,
@@ -196,14 +195,9 @@ class ExactShapley(ShapleyEstimator):
         noise_floor: float = 0.0,
         z: float | None = None,
         refine_rounds: int = 0,
-        residual_z: float | None = None,
-        answer_flags: bool = False,
-        answer_residual_z: float | None = None,
+        **moved: object,
     ) -> None:
-        if answer_residual_z is not None and not answer_residual_z >= 0:
-            raise ConfigurationError(
-                f"answer_residual_z must be a non-negative number, got {answer_residual_z}"
-            )
+        moved_settings(moved, prefix="")
         if not 0 <= refine_rounds <= 8:
             raise ConfigurationError(f"refine_rounds must be in [0, 8], got {refine_rounds}")
         if error_model not in ("none", "pooled"):
@@ -212,16 +206,11 @@ class ExactShapley(ShapleyEstimator):
             raise ConfigurationError(f"noise_floor must be in [0, 0.5], got {noise_floor}")
         if z is not None and not z >= 0:
             raise ConfigurationError(f"z must be a non-negative number, got {z}")
-        if residual_z is not None and not residual_z >= 0:
-            raise ConfigurationError(f"residual_z must be a non-negative number, got {residual_z}")
         self.max_memories = max_memories
         self.error_model: ErrorModel = error_model
         self.noise_floor = float(noise_floor)
         self.z = z
         self.refine_rounds = int(refine_rounds)
-        self.residual_z = residual_z
-        self.answer_flags = bool(answer_flags)
-        self.answer_residual_z = answer_residual_z
         self.tau = 0.05
         self._rounds_done = 0
 
@@ -252,9 +241,6 @@ class ExactShapley(ShapleyEstimator):
             noise_floor=self.noise_floor,
             z=z,
             refine_rounds=self.refine_rounds,
-            residual_z=self.residual_z,
-            answer_flags=self.answer_flags,
-            answer_residual_z=self.answer_residual_z,
         )
         fresh.tau = config.harm_tolerance
         return fresh
@@ -272,9 +258,6 @@ class ExactShapley(ShapleyEstimator):
             "noise_floor": self.noise_floor,
             "z": self.z,
             "refine_rounds": self.refine_rounds,
-            "residual_z": self.residual_z,
-            "answer_flags": self.answer_flags,
-            "answer_residual_z": self.answer_residual_z,
         }
 
     def plan(self, k: int) -> list[Coalition]:

@@ -208,6 +208,11 @@ class KernelShapley(ShapleyEstimator):
 
     name = "kernel"
 
+    @property
+    def interval_harm(self) -> bool:
+        """Bootstrap intervals: the interval rule reads them under ``harm_rule="auto"``."""
+        return True
+
     def __init__(
         self,
         *,

@@ -7,9 +7,11 @@ screening                   :mod:`.screening` (early exit, :mod:`.prior`,     st
                             :mod:`.unexplained`)
 attribution                 :mod:`.attribution`                               step 5
 interactions                :mod:`.interactions` (diagnostic only)            Eq. 15
-clearance / verification    :mod:`.clearance` (then :mod:`.carriers`)         steps 6-17
+clearance / verification    :mod:`.clearing` (:mod:`.sources`, then           steps 6-17
+                            :mod:`.carriers`)
 ==========================  ================================================  ============
 
+Every stage verifies with the run's rule (``Run.rule``, ``core.verification_rule``).
 A stage is a generator of steps (:mod:`.steps`); its evaluations run inside
 :func:`.failures.closing`, which closes the stage with an ``error`` event when they fail.
 The reports a run ends with are built in :mod:`.outcomes`.

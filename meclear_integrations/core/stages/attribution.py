@@ -75,12 +75,11 @@ def attribution(run: Run, estimator: ShapleyEstimator) -> Steps[Attribution]:
     psi = [float(x) for x in estimate.values]
     sampled = bool(np.any(estimate.lower < estimate.upper))
     use_interval = cfg.harm_rule == "interval" or (
-        cfg.harm_rule == "auto"
-        and (estimator.name == "kernel" or getattr(estimator, "error_model", "none") != "none")
+        cfg.harm_rule == "auto" and estimator.interval_harm
     )
     upper = [float(x) for x in estimate.upper] if use_interval else None
     priority = harmful_positions(psi, cfg.harm_tolerance, upper)
-    if upper is not None and getattr(estimator, "answer_flags", False):
+    if upper is not None and cfg.table_evidence.answer_flags and estimator.enumerates:
         backed = answer_backed_flags(
             game,
             psi,

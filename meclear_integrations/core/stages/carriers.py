@@ -30,21 +30,20 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..answers import plain_same
 from ..clearance import GAIN_TIE_TOLERANCE, candidate_coalition
-from ..coalitions import Coalition, from_positions
-from ..config import ClearanceConfig
+from ..coalitions import from_positions
 from ..game import CoalitionGame
 from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
-from ..report import CarrierEvidence, CarrierStatus
-from .steps import Evaluate, Run, Steps, want
+from ..report import CarrierEvidence, CarrierStatus, ClearanceReport
+from .outcomes import cost
+from .steps import Evaluate, Run, Steps, evaluated, want
 
-__all__ = ["CarrierScan", "carriers", "withhold_carriers"]
+__all__ = ["CarrierScan", "carriers", "with_carriers", "withhold_carriers"]
 
 _SHOWN = 300
 """Characters of an answer kept in the evidence."""
@@ -120,19 +119,10 @@ def _evidence(
     )
 
 
-Verify = Callable[[ClearanceConfig, CoalitionGame, list[Coalition]], Steps[None]]
-"""Evaluates candidate contexts for Eq. 18-19 (``stages.clearing.verify``)."""
-Select = Callable[[ClearanceConfig, CoalitionGame, list[list[int]]], tuple[Any, ...]]
-"""Eq. 20 over candidates, the selected index first (``stages.clearing.select``)."""
-
-
 def withhold_carriers(
     run: Run,
     cleared: Sequence[int],
     found: Sequence[CarrierEvidence],
-    *,
-    verify: Verify,
-    select: Select,
 ) -> Steps[list[int] | None]:
     """Verify the context without the carriers too (``clearance_scope="complete"``).
 
@@ -144,22 +134,65 @@ def withhold_carriers(
         run: the run.
         cleared: positions of the verified minimal clearance.
         found: the carriers.
-        verify: the clearance stage's verification of candidates (passed in: the stage
-            imports this module, not the other way round).
-        select: the clearance stage's selection among verified candidates.
 
     Returns:
         The positions to remove (cleared + carriers) when verified, else None.
     """
-    cfg, game = run.config, run.game
+    game = run.game
     complete = sorted(set(cleared) | {c.position for c in found})
     if not found or len(complete) >= game.k:
         return None
     minimal = candidate_coalition(game.k, list(cleared))
     coalition = candidate_coalition(game.k, complete)
-    yield from verify(cfg, game, [game.full, coalition])
-    if select(cfg, game, [[], complete])[0] != 1:
+    yield from evaluated(run.rule.verify(game, [game.full, coalition]))
+    if run.rule.select(game, [[], complete]).selected != 1:
         return None
     if game.value(coalition) < game.value(minimal) - GAIN_TIE_TOLERANCE:
         return None
     return complete
+
+
+def with_carriers(run: Run, report: ClearanceReport, cleared: set[int]) -> Steps[ClearanceReport]:
+    """``report`` with the carriers of its verified harm (:func:`carriers`).
+
+    Under ``clearance_scope="complete"`` the carriers are withheld too when the context
+    without them verifies; the report's kept context, final value and cost follow.
+
+    Args:
+        run: the run.
+        report: the verified clearance's report.
+        cleared: the positions it removed.
+
+    Returns:
+        The report with ``carriers``, ``carrier_status`` and ``cost.carrier_calls``.
+    """
+    cfg, game = run.config, run.game
+    before = game.evaluator_calls
+    scan = yield from carriers(run, sorted(cleared))
+    found = scan.carriers
+    update: dict[str, object] = {}
+    if found and cfg.clearance_scope == "complete":
+        removed = yield from withhold_carriers(run, sorted(cleared), found)
+        if removed is not None:
+            gone = set(removed)
+            final = candidate_coalition(game.k, removed)
+            found = [c.model_copy(update={"withheld": True}) for c in found]
+            update = {
+                "kept": [m for i, m in enumerate(game.context) if i not in gone],
+                "withheld": [
+                    m for i, m in enumerate(game.context) if i in gone and i not in cleared
+                ],
+                "final_value": game.value(final),
+                "attributions": [
+                    a.model_copy(update={"cleared": a.cleared or a.position in gone})
+                    for a in report.attributions
+                ],
+            }
+    return report.model_copy(
+        update={
+            **update,
+            "carriers": found,
+            "carrier_status": scan.status,
+            "cost": cost(run).model_copy(update={"carrier_calls": game.evaluator_calls - before}),
+        }
+    )

@@ -30,7 +30,16 @@ from ..report import PairInteraction
 from .failures import closing
 from .steps import Emit, Evaluate, Run, Steps, want
 
-__all__ = ["complete_plan", "interaction_orders", "interactions", "reduced_interactions"]
+__all__ = [
+    "SAMPLED_ORDERS",
+    "complete_plan",
+    "interaction_orders",
+    "interactions",
+    "reduced_interactions",
+]
+
+SAMPLED_ORDERS = 16
+"""Permutations the sampled interactions are read along when the estimator gives no count."""
 
 
 def interactions(
@@ -148,10 +157,11 @@ def interaction_orders(
         k: the number of memories.
 
     Returns:
-        The permutation estimator's orders, or budget / K (at least 16) fresh ones.
+        The permutation estimator's orders, or fresh ones: the kernel estimator's budget
+        / K of them, else :data:`SAMPLED_ORDERS`.
     """
-    orders = getattr(estimator, "orders", None)
-    if isinstance(estimator, PermutationShapley) and orders:
-        return list(orders)
-    permutations = getattr(estimator, "budget", 0) // max(1, k) or 16
+    if isinstance(estimator, PermutationShapley) and estimator.orders:
+        return list(estimator.orders)
+    budget = estimator.budget if isinstance(estimator, KernelShapley) else None
+    permutations = (budget or 0) // max(1, k) or SAMPLED_ORDERS
     return [rng.permutation(k) for _ in range(permutations)]

@@ -19,7 +19,7 @@ from typing import Literal
 from ..clearance import candidate_coalition
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
-from .clearing import with_carriers
+from .carriers import with_carriers
 from .failures import closing
 from .outcomes import clearance_end, cost
 from .steps import Emit, Run, Steps
@@ -102,9 +102,7 @@ def prior_clearance(
     ids = run.ids
     baseline = game.value(game.full)
     # only a scoped candidate, tried before the exit test, can follow a passing baseline
-    baseline_recovered = run.prior_first and game.recovers(
-        game.full, cfg.verification.success_threshold
-    )
+    baseline_recovered = run.prior_first and run.rule.recovers(game, game.full)
     union = tried[0].cleared
     yield Emit(
         StageEvent(

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import logging
 
-from ..clearance import candidate_coalition, select_candidate
 from ..grouping import memory_graph
 from ..recency import dated_count, ignored_dates, link_strength, recency_positions
-from .clearing import verifier
 from .prior import PriorTry
-from .steps import Evaluate, Run, Steps, want
+from .steps import Run, Steps, evaluated
 
 __all__ = ["recency_search"]
 
@@ -85,19 +83,11 @@ def recency_search(run: Run) -> Steps[list[PriorTry] | None]:
 
 
 def _verify(run: Run, cleared: list[int]) -> Steps[tuple[bool, bool]]:
-    """Verify M minus ``cleared`` against M (Eq. 18-19): (recovered, admissible)."""
-    cfg, game = run.config, run.game
-    everything = game.full
-    coalition = candidate_coalition(game.k, cleared)
-    if cfg.verification.rule == "sequential":
-        rate = run.recency.recovery_rate if run.recency is not None else None
-        rule = verifier(cfg if rate is None else cfg.updated(verification={"recovery_rate": rate}))
-        while plan := rule.plan(game, [everything, coalition]):
-            yield Evaluate(plan)
-        selection = rule.select(game, [everything, coalition])
-        return bool(selection.recovered[1]), selection.selected == 1
-    yield Evaluate(want(([everything, coalition], cfg.trials)))
-    _, _, recovered, admissible = select_candidate(
-        game, [[], cleared], cfg.verification.success_threshold
-    )
-    return bool(recovered[1]), bool(admissible[1])
+    """Verify M minus ``cleared`` against M (Eq. 18-19): (recovered, admissible).
+
+    At the recency prior's own recovery rate when it sets one.
+    """
+    rate = run.recency.recovery_rate if run.recency is not None else None
+    rule = run.rule.at_rate(rate)
+    selection = yield from evaluated(rule.removal(run.game, cleared))
+    return bool(selection.recovered[1]), selection.selected == 1

@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 
-from ..clearance import GAIN_TIE_TOLERANCE
 from ..errors import TooManyMemoriesError
 from ..estimators import HierarchicalShapley, ShapleyEstimator, guarded
 from ..events import StageEvent
@@ -25,13 +24,12 @@ from ..interactions import sampled_interaction_plan
 from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
 from ..verification import SequentialVerifier
-from .clearing import verifier
 from .failures import closing
 from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, kept_report
 from .prior import PriorTry, prior_search
 from .recency import recency_search
-from .steps import Emit, Evaluate, Run, Steps, want
+from .steps import Emit, Evaluate, Run, Steps, evaluated, want
 from .unexplained import probe_coalitions, probe_unexplained, unexplained, uniform_failure
 
 __all__ = ["Screened", "early_exit", "noise_aware", "screening", "unexplained"]
@@ -96,7 +94,7 @@ def screening(
             phase="end",
             payload={
                 "baseline_value": game.value(game.full),
-                "baseline_recovered": game.recovers(game.full, cfg.verification.success_threshold),
+                "baseline_recovered": run.rule.recovers(game, game.full),
                 "early_exit": False,
                 "loo": {
                     i: {"effect": d, "label": loo_label(d, cfg.loo_tolerance)}
@@ -143,7 +141,7 @@ def _evaluate(
         if screened.unexplained is not None:
             return screened
     estimator = screened.estimator = noise_aware(estimator, run)
-    memory_loo = getattr(estimator, "memory_loo", True)
+    memory_loo = estimator.memory_loo
     loo = loo_coalitions(k)[1:] if memory_loo else []
     plan = guarded(estimator, estimator.plan, k) if cfg.one_batch else []
     if cfg.stops.unexplained == "auto" and cfg.early_exit:  # a cheap look first
@@ -172,18 +170,7 @@ def _exit_test(run: Run) -> Steps[bool]:
     Eq. 20 would select C_0: the context recovers and scores the maximum (under the
     sequential rule: verifiably recovers, and no candidate could show a gain over it).
     """
-    cfg, game = run.config, run.game
-    everything = game.full
-    if cfg.verification.rule == "sequential":
-        rule = verifier(cfg)
-        while plan := rule.exit_plan(game):
-            yield Evaluate(plan)
-        return rule.exits(game)
-    yield Evaluate([(everything, cfg.trials)])
-    return (
-        game.recovers(everything, cfg.verification.success_threshold)
-        and game.value(everything) >= 1.0 - GAIN_TIE_TOLERANCE
-    )
+    return (yield from evaluated(run.rule.exit_test(run.game)))
 
 
 def noise_aware(estimator: ShapleyEstimator, run: Run) -> ShapleyEstimator:

@@ -23,8 +23,9 @@ from ..grouping import Embedder
 from ..recency import RecencyPrior
 from ..report import ClearanceReport, FailedCoalition, MemoryAttribution
 from ..retry import CallRetrier
+from ..verification_rule import Trials, VerificationRule, rule_of
 
-__all__ = ["Algorithm", "Emit", "Evaluate", "Run", "Step", "Steps", "want"]
+__all__ = ["Algorithm", "Emit", "Evaluate", "Run", "Step", "Steps", "evaluated", "want"]
 
 T = TypeVar("T")
 
@@ -112,6 +113,12 @@ class Run:
     The run then groups by answer and, after a verified clearance, reports the carriers
     (from the same singletons: no extra call)."""
 
+    rule: VerificationRule = field(init=False)
+    """The verification rule of ``config`` (``core.verification_rule``), built once."""
+
+    def __post_init__(self) -> None:
+        self.rule = rule_of(self.config)
+
     @property
     def ids(self) -> list[str]:
         """The memory ids of the context, in position order."""
@@ -136,3 +143,22 @@ def want(*groups: tuple[Iterable[Coalition], int]) -> list[tuple[Coalition, int]
     for coalitions, trials in groups:
         batch.extend((c, trials) for c in coalitions)
     return batch
+
+
+def evaluated(trials: Trials[T]) -> Steps[T]:
+    """A verification rule's operation as a stage: each batch it needs becomes an Evaluate.
+
+    Args:
+        trials: the rule's operation (``core.verification_rule.Trials``).
+
+    Returns:
+        Its decision, once every batch was evaluated.
+    """
+    try:
+        batch = next(trials)
+        while True:
+            yield Evaluate(batch)
+            batch = trials.send(None)
+    except StopIteration as done:
+        result: T = done.value
+        return result

@@ -1,8 +1,7 @@
 """Verifying one removal, M minus ``cleared`` against M (Eq. 18-19), under the run's rule.
 
-The rule is the paper's (T trials, Eq. 18-19 and Eq. 20's admissibility) or the sequential
-one (``core.verification``); the prior, recency and framing stages verify their single
-candidates here, and the clearing stage builds its rule with :func:`verifier`.
+The run's rule (``core.verification_rule``) verifies; the prior and framing stages verify
+their single candidates here.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 18-20.
@@ -10,32 +9,10 @@ References:
 
 from __future__ import annotations
 
-from ..clearance import candidate_coalition, select_candidate
-from ..config import ClearanceConfig
-from ..verification import SequentialVerifier
-from .steps import Evaluate, Run, Steps, want
+from ..verification_rule import verifier
+from .steps import Run, Steps, evaluated
 
 __all__ = ["scoped_admits", "verifier", "verify_removal"]
-
-
-def verifier(config: ClearanceConfig) -> SequentialVerifier:
-    """The sequential verification rule of ``config``.
-
-    Args:
-        config: the run's settings (``trials``, ``max_trials``, ``success_threshold``,
-            ``recovery_rate``, ``delta``, ``exit_rate``).
-
-    Returns:
-        The verifier.
-    """
-    return SequentialVerifier(
-        trials=config.trials,
-        max_trials=config.verification.max_trials,
-        success_threshold=config.verification.success_threshold,
-        recovery_rate=config.verification.recovery_rate,
-        delta=config.verification.delta,
-        exit_rate=config.verification.exit_rate,
-    )
 
 
 def verify_removal(
@@ -47,26 +24,11 @@ def verify_removal(
     settled there; one that passes goes on to the rule's recovery test). For a scoped
     candidate (``run.prior_first``) recovery admits it (``core.prior``).
     """
-    cfg, game = run.config, run.game
-    everything = game.full
-    coalition = candidate_coalition(game.k, cleared)
-    if cfg.verification.rule == "sequential":
-        rule = verifier(cfg)
-        if trials_first and game.trials_of(coalition) < cfg.trials:
-            yield Evaluate([(coalition, cfg.trials)])
-        while plan := rule.plan(game, [everything, coalition]):
-            yield Evaluate(plan)
-        selection = rule.select(game, [everything, coalition])
-        passed = bool(selection.recovered[1])
-        return passed, (
-            scoped_admits(run, cleared, passed) if run.prior_first else selection.selected == 1
-        )
-    yield Evaluate(want(([everything, coalition], cfg.trials)))
-    _, _, recovered, admissible = select_candidate(
-        game, [[], cleared], cfg.verification.success_threshold
+    selection = yield from evaluated(run.rule.removal(run.game, cleared, trials_first))
+    passed = bool(selection.recovered[1])
+    return passed, (
+        scoped_admits(run, cleared, passed) if run.prior_first else selection.selected == 1
     )
-    passed = bool(recovered[1])
-    return passed, (scoped_admits(run, cleared, passed) if run.prior_first else admissible[1])
 
 
 def scoped_admits(run: Run, cleared: list[int], passed: bool) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from pydantic import ValidationError
 
 from meclear_integrations.core import (
     ClearanceConfig,
@@ -19,6 +20,7 @@ from meclear_integrations.core.answer_flags import (
     failing_share,
     net_pivots,
 )
+from meclear_integrations.core.config import TableEvidence
 from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.core.estimators import AutoShapley, estimator_from_settings
 from meclear_integrations.core.game import CoalitionGame
@@ -109,13 +111,14 @@ def test_no_usable_answers_keeps_the_interval_rule() -> None:
     assert answer_backed_flags(silent_failure, [0.0] * 5, [0.0] * 5, [0.0] * 5, TAU, 1.0) is None
 
 
-def test_answer_flags_is_an_estimator_setting_that_round_trips() -> None:
-    exact = ExactShapley(error_model="pooled", answer_flags=True)
-    assert estimator_from_settings(exact.settings()).settings() == exact.settings()
-    auto = AutoShapley(exact_budget=32, exact_error_model="pooled", exact_answer_flags=True)
-    assert auto.exact.answer_flags is True
-    assert estimator_from_settings(auto.settings()) == auto
-    assert ExactShapley().answer_flags is False  # the package default is unchanged
+def test_answer_flags_is_a_clearance_setting_that_round_trips() -> None:
+    config = ClearanceConfig(
+        estimator=AutoShapley(exact_budget=32, exact_error_model="pooled"),
+        table_evidence=TableEvidence(answer_flags=True),
+    )
+    assert ClearanceConfig.model_validate_json(config.model_dump_json()) == config
+    assert estimator_from_settings(ExactShapley().settings()) == ExactShapley()
+    assert ClearanceConfig().table_evidence.answer_flags is False  # the default is unchanged
 
 
 class _FlippingJudge(SimulatedEvaluator):
@@ -134,9 +137,8 @@ def _background_flags(answer_flags: bool) -> int:
         {"gold": ("Paris", 1.0), "harm": ("Rome", 1.6)}, temperature=0.0, abstain_weight=0.5
     )
     config = ClearanceConfig(
-        estimator=ExactShapley(
-            error_model="pooled", noise_floor=0.02, z=1.0, answer_flags=answer_flags
-        ),
+        estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0),
+        table_evidence=TableEvidence(answer_flags=answer_flags),
         harm_rule="auto",
         harm_tolerance=TAU,
         verification={"recovery_rate": 0.3, "max_trials": 12},
@@ -183,9 +185,12 @@ def test_promotion_needs_less_residual_evidence_for_answer_backed_deletions() ->
     assert promote(game, coalitions, 1, [True, True, True], 1.64, 1 << HARM_, 1.0) == 1
 
 
-def test_answer_residual_z_is_an_estimator_setting() -> None:
-    auto = AutoShapley(exact_budget=32, exact_answer_flags=True, exact_answer_residual_z=1.0)
-    assert auto.exact.answer_residual_z == 1.0
-    assert estimator_from_settings(auto.settings()) == auto
-    with pytest.raises(ConfigurationError):
-        ExactShapley(answer_residual_z=-1.0)
+def test_answer_residual_z_is_a_clearance_setting() -> None:
+    config = ClearanceConfig(table_evidence=TableEvidence(answer_flags=True, answer_residual_z=1.0))
+    assert config.table_evidence.answer_residual_z == 1.0
+    assert config.updated(seed=3).table_evidence == config.table_evidence
+    assert config.verification.table_evidence == config.table_evidence  # the shorthand's home
+    with pytest.raises(ValidationError):
+        ClearanceConfig(table_evidence={"answer_residual_z": -1.0})
+    with pytest.raises(ConfigurationError, match="moved"):
+        ExactShapley(answer_residual_z=1.0)

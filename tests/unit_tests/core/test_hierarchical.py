@@ -205,7 +205,7 @@ def test_escalation_shrinks_the_negative_pool_to_the_copies() -> None:
     psi = [0.3, -0.01, -0.02, 0.0, -0.03, -0.04, 0.01, 0.0]  # m6 estimated above zero
     pools = [escalation_pool(psi, 12), wide_pool(psi, 24, (), 0.05)]
     assert pools[0] == [5, 4, 2, 1]
-    found = _run(game, value, escalation_candidates(game, pools, 1.0))
+    found = _run(game, value, escalation_candidates(game, pools, lambda c: game.recovers(c, 1.0)))
     assert sorted(found[0]) == [2, 5, 6]  # the wide pool caught m6
     assert all(game.recovers(candidate_coalition(8, c), 1.0) for c in found)
 
@@ -213,10 +213,14 @@ def test_escalation_shrinks_the_negative_pool_to_the_copies() -> None:
 def test_escalation_shrinks_joint_harm_one_by_one_and_stops_when_nothing_helps() -> None:
     game, value = _table_game(6), joint("m0", {"m1", "m2"})
     psi = [0.5, -0.2, -0.2, -0.01, 0.0, 0.0]
-    found = _run(game, value, escalation_candidates(game, [escalation_pool(psi, 12)], 1.0))
+    found = _run(
+        game,
+        value,
+        escalation_candidates(game, [escalation_pool(psi, 12)], lambda c: game.recovers(c, 1.0)),
+    )
     assert [len(c) for c in found] == [1, 3] and set(found[0]) <= {1, 2}
     nothing = _table_game(4)
-    search = escalation_candidates(nothing, [[1, 2, 3]], 1.0)
+    search = escalation_candidates(nothing, [[1, 2, 3]], lambda c: nothing.recovers(c, 1.0))
     assert _run(nothing, lambda ids: 0.0, search) == []
     assert escalation_pool([0.1, -0.2], 12, suspects=[0]) == [0, 1]
 

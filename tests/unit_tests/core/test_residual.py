@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from meclear_integrations.core import ClearanceConfig, ExactShapley, MeClearEngine, Memory
+from meclear_integrations.core.config import TableEvidence
 from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.core.estimators import AutoShapley, estimator_from_settings
 from meclear_integrations.core.game import CoalitionGame
@@ -65,14 +67,44 @@ def test_a_lucky_background_deletion_is_not_promoted() -> None:
     assert promote(game, coalitions, 1, [True, True, True], 1.64) == 1
 
 
-def test_residual_z_is_an_estimator_setting_that_round_trips() -> None:
-    exact = ExactShapley(error_model="pooled", residual_z=1.64)
-    assert estimator_from_settings(exact.settings()).settings() == exact.settings()
-    auto = AutoShapley(exact_budget=32, exact_residual_z=1.64)
-    assert auto.exact.residual_z == 1.64
-    assert estimator_from_settings(auto.settings()) == auto
-    with pytest.raises(ConfigurationError):
-        ExactShapley(residual_z=-1.0)
+def test_residual_z_is_a_clearance_setting_that_round_trips() -> None:
+    config = ClearanceConfig(table_evidence=TableEvidence(residual_z=1.64, answer_residual_z=0.0))
+    assert config.table_evidence.residual_z == 1.64
+    assert ClearanceConfig.model_validate_json(config.model_dump_json()) == config
+    with pytest.raises(ValidationError):
+        ClearanceConfig(table_evidence={"residual_z": -1.0})
+
+
+def test_the_estimator_settings_that_moved_raise_with_the_new_place() -> None:
+    with pytest.raises(ConfigurationError, match=r"table_evidence=TableEvidence\(residual_z"):
+        ExactShapley(residual_z=1.64)
+    with pytest.raises(ConfigurationError, match=r"TableEvidence\(answer_residual_z"):
+        AutoShapley(exact_budget=32, exact_answer_residual_z=0.0)
+    with pytest.raises(TypeError):
+        ExactShapley(no_such_setting=1)
+
+
+def test_a_configuration_stored_with_the_old_spelling_reads_back() -> None:
+    # a report's configuration written when the add-ons were the exact estimator's
+    stored = {
+        "estimator": {
+            "name": "auto",
+            "exact_budget": 32,
+            "exact_residual_z": 1.64,
+            "exact_answer_flags": True,
+            "exact_answer_residual_z": 0.0,
+        },
+    }
+    config = ClearanceConfig.model_validate(stored)
+    assert config.estimator == AutoShapley(exact_budget=32)
+    assert config.table_evidence.model_dump() == {
+        "answer_flags": True,
+        "residual_z": 1.64,
+        "answer_residual_z": 0.0,
+    }
+    exact = ClearanceConfig.model_validate({"estimator": {"name": "exact", "residual_z": 1.0}})
+    assert exact.table_evidence.residual_z == 1.0
+    assert estimator_from_settings(exact.estimator.settings()) == ExactShapley()  # type: ignore[union-attr]
 
 
 def _joint_world() -> tuple[list[Memory], EvidenceWorld]:
@@ -95,7 +127,8 @@ def _joint_world() -> tuple[list[Memory], EvidenceWorld]:
 def _both_cleared(residual: float | None, case_ids: list[str]) -> int:
     memories, world = _joint_world()
     config = ClearanceConfig(
-        estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0, residual_z=residual),
+        estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0),
+        table_evidence=TableEvidence(residual_z=residual),
         harm_rule="auto",
         harm_tolerance=0.02,
         verification={"recovery_rate": 0.3, "max_trials": 12},
@@ -138,7 +171,8 @@ def _stale_world() -> tuple[list[Memory], EvidenceWorld]:
 def _stale_runs(residual: float | None, case_ids: list[str]) -> tuple[int, int]:
     memories, world = _stale_world()
     config = ClearanceConfig(
-        estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0, residual_z=residual),
+        estimator=ExactShapley(error_model="pooled", noise_floor=0.02, z=1.0),
+        table_evidence=TableEvidence(residual_z=residual),
         harm_rule="auto",
         harm_tolerance=0.02,
         verification={"recovery_rate": 0.3, "max_trials": 12},
