@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
 
+from meclear_integrations.core.stopwords import OPENING_WORDS
+
 from .admission_locomo import BenchCandidate
 
 __all__ = ["PARAPHRASED_KINDS", "PARAPHRASE_RESOURCE", "paraphrase", "templates"]
@@ -45,18 +47,15 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-_COMMON = frozenset({
-    "a", "an", "the", "this", "that", "these", "those", "it", "he", "she", "they", "we",
-    "i", "my", "his", "her", "their", "our", "its", "there", "what", "which", "who",
-    "where", "when", "how", "adoption", "member", "minister",
-})  # fmt: skip
-"""Sentence-initial words lowered inside a template; any other capitalised first word is
-kept (a name such as "Caroline", an acronym such as "UK")."""
+_LOWERED = OPENING_WORDS | frozenset({"adoption", "member", "minister"})
+"""Sentence-initial words lowered inside a template (openers and three nouns the builder
+opens with); any other capitalised first word is kept (a name such as "Caroline",
+an acronym such as "UK")."""
 
 
 def _low(text: str) -> str:
     first = text.split(" ", 1)[0]
-    if first[:1].isupper() and first.lower() not in _COMMON:
+    if first[:1].isupper() and first.lower() not in _LOWERED:
         return text
     return text[:1].lower() + text[1:]
 

@@ -14,6 +14,7 @@ __all__ = [
     "ADMISSION_STOPWORDS",
     "FUNCTION_WORDS",
     "LINK_STOPWORDS",
+    "OPENING_WORDS",
     "PROBE_STOPWORDS",
     "QUESTION_STOPWORDS",
     "READING_STOPWORDS",
@@ -86,5 +87,13 @@ ADMISSION_STOPWORDS = _CORE | _AM | _USER
 """The admission features' short list (``admission.features``)."""
 PROBE_STOPWORDS = ADMISSION_STOPWORDS | _HAS | _ASKING
 """The scripted admission model's words for matching probes (``admission.scripted``)."""
+OPENING_WORDS = _words(
+    """
+    a an the this that these those it he she they we i my his her their our its there what
+    which who where when how
+    """
+)
+"""Determiners, pronouns and question words a sentence opens with (the benchmark's
+paraphrase templates lower them inside a sentence)."""
 STOPWORDS = READING_STOPWORDS | SEARCH_STOPWORDS | QUESTION_STOPWORDS | ADMISSION_STOPWORDS
 """Every stopword of the package: the union of the subsets above."""
