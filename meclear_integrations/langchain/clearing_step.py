@@ -58,14 +58,12 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import ConfigDict, model_validator
 
-from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
 from ..core.failure_kind import failure_role, mark_role
 from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
-from ..core.report import ClearanceReport
 from ..guard.gated_metadata import model_name
 from ..guard.policy import (
     is_deterministic,
@@ -84,8 +82,8 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
+from ..pipeline.engine_run import EngineJob
 from ..pipeline.steps import Clear, Flow
-from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.payloads import (
     event_name,
     exception_summary,
@@ -93,7 +91,6 @@ from ..runtime.payloads import (
     stage_event_name,
     stage_event_payload,
 )
-from ..runtime.usage import UsageMeter, metering
 from ..telemetry import clearance_scope
 from ..telemetry.parents import langchain_run_span
 from .documents import document_ids, error_documents, to_memories
@@ -381,54 +378,6 @@ class ClearanceSettings(ClearingComponent):
             run.on_chain_end(outputs)
         return self._returned(result, documents, ids)
 
-    def _engine_sync(
-        self,
-        run: CallbackManagerForChainRun,
-        query: str,
-        documents: Sequence[Document],
-        reference: str | None,
-        request: Clear,
-    ) -> ClearanceReport:
-        memories = list(request.memories)
-        task = self._task(query, documents, memories, reference, asynchronous=False)
-        assert isinstance(task, TaskEvaluator)
-        by_ids = {m.id: m for m in memories}
-
-        def step(inputs: dict[str, Any]) -> dict[str, Any]:
-            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
-            try:
-                return self._outputs(task.run(coalition, inputs["trial"]))
-            except Exception as exc:  # recorded on the run: redacted, no chained original
-                raise _redacted(exc) from None
-
-        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
-
-        detail = self.tracing.detail
-        callbacks = evaluation_callbacks(run, detail)
-
-        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
-            try:
-                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
-            except Exception as exc:
-                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
-                raise
-
-        meter = UsageMeter()
-
-        def listener(event: StageEvent) -> None:
-            event = with_event_cost(event, task.calls, meter)
-            dispatch_custom_event(
-                stage_event_name(event),
-                self._payload(event, str(run.run_id)),
-                config={"callbacks": run.get_child()},
-            )
-
-        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
-            report = engine.clear(memories, evaluate, prior_harmful=request.prior)
-        return with_model_calls(report, task.calls, meter)
-
     # ------------------------------------------------------------------ async
     async def _aclear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
@@ -459,54 +408,89 @@ class ClearanceSettings(ClearingComponent):
             await run.on_chain_end(outputs)
         return self._returned(result, documents, ids)
 
-    async def _engine_async(
+    # ------------------------------------------------------------------ the engine
+    def _engine_job(
         self,
-        run: AsyncCallbackManagerForChainRun,
+        run: AnyRun,
         query: str,
         documents: Sequence[Document],
         reference: str | None,
         request: Clear,
-    ) -> ClearanceReport:
+    ) -> EngineJob:
+        """The engine run of one query, sync or async as ``run`` is.
+
+        Its evaluator calls are ``meclear_evaluate`` runs and its stage events custom
+        events under the clearance run.
+        """
+        asynchronous = isinstance(run, AsyncCallbackManagerForChainRun)
         memories = list(request.memories)
-        task = self._task(query, documents, memories, reference, asynchronous=True)
-        assert isinstance(task, AsyncTaskEvaluator)
-        by_ids = {m.id: m for m in memories}
-
-        async def step(inputs: dict[str, Any]) -> dict[str, Any]:
-            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
-            try:
-                return self._outputs(await task.arun(coalition, inputs["trial"]))
-            except Exception as exc:  # recorded on the run: redacted, no chained original
-                raise _redacted(exc) from None
-
-        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
-
-        detail = self.tracing.detail
+        task = self._task(query, documents, memories, reference, asynchronous=asynchronous)
+        evaluation = self._evaluation(task, {m.id: m for m in memories})
+        detail, run_id = self.tracing.detail, str(run.run_id)
         callbacks = evaluation_callbacks(run, detail)
 
-        async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
+        def arguments(coalition: tuple[Memory, ...], trial: int) -> dict[str, Any]:
+            return {"memory_ids": [m.id for m in coalition], "trial": trial}
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = arguments(coalition, trial)
+            try:
+                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
+            except Exception as exc:
+                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)  # type: ignore[arg-type]
+                raise
+
+        async def aevaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = arguments(coalition, trial)
             try:
                 result = await evaluation.ainvoke(inputs, config={"callbacks": callbacks})
             except Exception as exc:
-                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
+                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)  # type: ignore[arg-type]
                 raise
             return result["score"]
 
-        meter = UsageMeter()
-
-        async def listener(event: StageEvent) -> None:
-            event = with_event_cost(event, task.calls, meter)
-            await adispatch_custom_event(
+        def emit(event: StageEvent) -> Any:
+            dispatch = adispatch_custom_event if asynchronous else dispatch_custom_event
+            return dispatch(
                 stage_event_name(event),
-                self._payload(event, str(run.run_id)),
+                self._payload(event, run_id),
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
-            report = await engine.aclear(memories, evaluate, prior_harmful=request.prior)
-        return with_model_calls(report, task.calls, meter)
+        return EngineJob(
+            request,
+            task,
+            aevaluate if asynchronous else evaluate,
+            emit,
+            lambda cost: self._trace_scope(query, run, cost),
+            self.tracing,
+        )
+
+    def _evaluation(
+        self, task: TaskEvaluator | AsyncTaskEvaluator, by_ids: dict[str, Memory]
+    ) -> Runnable:
+        """The ``meclear_evaluate`` runnable: one agent and judge call, errors redacted."""
+
+        def outputs(inputs: dict[str, Any]) -> tuple[tuple[Memory, ...], int]:
+            return tuple(by_ids[i] for i in inputs["memory_ids"]), inputs["trial"]
+
+        if isinstance(task, AsyncTaskEvaluator):
+
+            async def astep(inputs: dict[str, Any]) -> dict[str, Any]:
+                try:
+                    return self._outputs(await task.arun(*outputs(inputs)))
+                except Exception as exc:  # recorded on the run: redacted, no chained original
+                    raise _redacted(exc) from None
+
+            return RunnableLambda(astep, name=EVALUATE_RUN_NAME)
+
+        def step(inputs: dict[str, Any]) -> dict[str, Any]:
+            try:
+                return self._outputs(task.run(*outputs(inputs)))
+            except Exception as exc:  # recorded on the run: redacted, no chained original
+                raise _redacted(exc) from None
+
+        return RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
 
 AnyRun = CallbackManagerForChainRun | AsyncCallbackManagerForChainRun
@@ -543,7 +527,7 @@ class _SyncHost:
     def __init__(
         self,
         owner: ClearanceSettings,
-        run: CallbackManagerForChainRun,
+        run: AnyRun,
         query: str,
         documents: Sequence[Document],
         reference: str | None,
@@ -557,33 +541,17 @@ class _SyncHost:
         )
         self.run.on_chain_end({"skipped": event.ended})
 
-    def clear(self, request: Clear) -> ClearanceReport:
-        return self.owner._engine_sync(
-            self.run, self.query, self.documents, self.reference, request
-        )
+    def engine_job(self, request: Clear) -> EngineJob:
+        return self.owner._engine_job(self.run, self.query, self.documents, self.reference, request)
 
 
-class _AsyncHost:
+class _AsyncHost(_SyncHost):
     """The async driver's host (see :class:`_SyncHost`)."""
 
-    def __init__(
-        self,
-        owner: ClearanceSettings,
-        run: AsyncCallbackManagerForChainRun,
-        query: str,
-        documents: Sequence[Document],
-        reference: str | None,
-    ) -> None:
-        self.owner, self.run, self.query = owner, run, query
-        self.documents, self.reference = documents, reference
+    run: AsyncCallbackManagerForChainRun
 
-    async def notify(self, event: FlowEvent) -> None:
+    async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
         await adispatch_custom_event(
             event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
         )
         await self.run.on_chain_end({"skipped": event.ended})
-
-    async def clear(self, request: Clear) -> ClearanceReport:
-        return await self.owner._engine_async(
-            self.run, self.query, self.documents, self.reference, request
-        )

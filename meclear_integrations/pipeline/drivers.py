@@ -1,16 +1,18 @@
 """The two drivers of the query flow: one sync, one async (the engine's pattern).
 
 The flow yields steps (:mod:`.steps`); a driver executes each and sends the value back, or
-throws the step's exception into the flow. What the integration supplies is a
-:class:`Host`: how to run the engine and how to report an event.
+throws the step's exception into the flow. What the integration supplies is a host: the
+framework's pieces of an engine run (:class:`~.engine_run.EngineJob`, run by
+:func:`~.engine_run.run_engine` / :func:`~.engine_run.arun_engine`) and how to report an
+event.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..core.report import ClearanceReport
 from ..core.step_driver import arun_steps, call_async, call_sync, run_steps
+from .engine_run import EngineJob, arun_engine, run_engine
 from .steps import Clear, Flow, FlowEvent, FlowResult, Notify, Step
 
 __all__ = ["AsyncHost", "SyncHost", "run_async", "run_sync"]
@@ -22,8 +24,8 @@ class SyncHost(Protocol):
     def notify(self, event: FlowEvent) -> None:
         """Report ``event``."""
 
-    def clear(self, request: Clear) -> ClearanceReport:
-        """Run the engine (the integration's agent, judge and listener)."""
+    def engine_job(self, request: Clear) -> EngineJob:
+        """The engine run of ``request`` (the integration's agent, judge and listener)."""
         ...
 
 
@@ -33,8 +35,8 @@ class AsyncHost(Protocol):
     async def notify(self, event: FlowEvent) -> None:
         """Report ``event``."""
 
-    async def clear(self, request: Clear) -> ClearanceReport:
-        """Run the engine on the event loop."""
+    def engine_job(self, request: Clear) -> EngineJob:
+        """The engine run of ``request`` (async agent and judge, awaited listener)."""
         ...
 
 
@@ -53,7 +55,7 @@ def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
         if isinstance(step, Notify):
             return host.notify(step.event)
         if isinstance(step, Clear):
-            return host.clear(step)
+            return run_engine(host.engine_job(step))
         return call_sync(step)
 
     return run_steps(flow, handle)
@@ -74,7 +76,7 @@ async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
         if isinstance(step, Notify):
             return await host.notify(step.event)
         if isinstance(step, Clear):
-            return await host.clear(step)
+            return await arun_engine(host.engine_job(step))
         return await call_async(step)
 
     return await arun_steps(flow, handle)
