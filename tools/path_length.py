@@ -52,12 +52,14 @@ def _library_file(frame: FrameType, root: str) -> str | None:
     return name[len(root) + 1 :] if name.startswith(root) else None
 
 
-def measure(query: Callable[[], Any], package: Path = PACKAGE) -> PathLength:
+def measure(query: Callable[[], Any], package: Path = PACKAGE, *, warm: bool = False) -> PathLength:
     """Run ``query`` under a profile hook and return the library functions it entered.
 
     Args:
-        query: One query (called once, measured).
+        query: One query.
         package: The package directory whose files count.
+        warm: Run ``query`` once unrecorded first, under the same hook (so worker threads
+            the first run starts and later runs reuse are followed too).
 
     Returns:
         Calls per library file and function, and the deepest library stack.
@@ -65,6 +67,7 @@ def measure(query: Callable[[], Any], package: Path = PACKAGE) -> PathLength:
     root = str(package.resolve())
     seen = PathLength()
     local = threading.local()
+    recording = [not warm]
 
     def hook(frame: FrameType, event: str, arg: Any) -> None:
         if event not in ("call", "return"):
@@ -77,6 +80,8 @@ def measure(query: Callable[[], Any], package: Path = PACKAGE) -> PathLength:
             local.depth = max(depth - 1, 0)
             return
         local.depth = depth + 1
+        if not recording[0]:
+            return
         seen.max_depth = max(seen.max_depth, depth + 1)
         seen.files[path] += 1
         seen.functions[(path, frame.f_code.co_qualname, frame.f_code.co_firstlineno)] += 1
@@ -84,6 +89,9 @@ def measure(query: Callable[[], Any], package: Path = PACKAGE) -> PathLength:
     threading.setprofile(hook)
     sys.setprofile(hook)
     try:
+        if warm:
+            query()  # lazy imports, caches and worker threads
+            recording[0] = True
         query()
     finally:
         sys.setprofile(None)
@@ -149,9 +157,7 @@ def query_path(target: str = "langchain") -> PathLength:
     Returns:
         The measured path of the second of two identical queries.
     """
-    query = TARGETS[target]()
-    query()  # warm: lazy imports and caches
-    return measure(query)
+    return measure(TARGETS[target](), warm=True)
 
 
 def main(argv: list[str] | None = None) -> int:

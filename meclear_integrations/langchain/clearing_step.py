@@ -82,7 +82,7 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
-from ..pipeline.engine_run import EngineJob
+from ..pipeline.drivers import EngineJob
 from ..pipeline.steps import Clear, Flow
 from ..runtime.payloads import (
     event_name,

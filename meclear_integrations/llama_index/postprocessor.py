@@ -76,7 +76,7 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
-from ..pipeline.engine_run import EngineJob
+from ..pipeline.drivers import EngineJob
 from ..pipeline.settings import DEFAULT_REFERENCE_KEY
 from ..pipeline.steps import Clear, Flow
 from ..telemetry import clearance_scope
