@@ -43,7 +43,7 @@ a message, or a dict with an ``answer`` entry.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from langchain_core.callbacks import (
@@ -83,7 +83,7 @@ from ..pipeline.audit import (
 )
 from ..pipeline.component import ClearingComponent
 from ..pipeline.drivers import EngineJob
-from ..pipeline.steps import Clear, Flow
+from ..pipeline.steps import Call, Clear, Flow, Steps
 from ..runtime.payloads import (
     event_name,
     exception_summary,
@@ -330,7 +330,7 @@ class ClearanceSettings(ClearingComponent):
         flow = clearance_flow(
             snapshot.query, len(documents), lambda: to_memories(documents)[0], settings
         )
-        host = _SyncHost(self, run, snapshot.query, documents, snapshot.reference)
+        host = _SyncHost(self, snapshot.query, documents, run, snapshot.reference)
         outcome = audit_outcome(run_sync(flow, host))
         run.on_chain_end({"audit": outcome.state, "ledger_run_id": outcome.ledger_run_id})
         return outcome
@@ -348,64 +348,55 @@ class ClearanceSettings(ClearingComponent):
             return report_summary(result.report, max_bytes=self.limits.max_event_bytes)
         return None
 
-    # ------------------------------------------------------------------ sync
+    # ------------------------------------------------------------------ the query
     def _clear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
-        manager = CallbackManager.configure(inheritable_callbacks=callbacks)
-        manager.add_handler(USAGE_CALLBACK, inherit=True)
-        reference = self._reference(manager.metadata)
-        ids = document_ids(documents)
-        with clearance_run_context(self.tracing):
-            run = manager.on_chain_start(
-                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
-            )
-        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
-        result = run_sync(flow, _SyncHost(self, run, query, documents, reference))
-        if result.kind == "failed":
-            exc = result.error
-            assert exc is not None
-            run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
-            self._absorb(exc)
-            dispatch_custom_event(
-                event_name("clearance"),
-                self._failure_event(exc),
-                config={"callbacks": run.get_child()},
-            )
-            return error_documents(documents, ids, exc, key=self.documents.metadata_key)
-        outputs = self._ended(result)
-        if outputs is not None:
-            run.on_chain_end(outputs)
-        return self._returned(result, documents, ids)
+        host = _SyncHost(self, query, documents)
+        return run_sync(self._query(host, CallbackManager, callbacks), host)
 
-    # ------------------------------------------------------------------ async
     async def _aclear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
-        manager = AsyncCallbackManager.configure(inheritable_callbacks=callbacks)
+        host = _AsyncHost(self, query, documents)
+        return await run_async(self._query(host, AsyncCallbackManager, callbacks), host)
+
+    def _query(
+        self,
+        host: _SyncHost,
+        manager_type: type[CallbackManager] | type[AsyncCallbackManager],
+        callbacks: Callbacks,
+    ) -> Steps[list[Document]]:
+        """One query, sync or async: open the clearance run, drive the flow, close the run."""
+        query, documents = host.query, host.documents
+        manager = manager_type.configure(inheritable_callbacks=callbacks)
         manager.add_handler(USAGE_CALLBACK, inherit=True)
-        reference = self._reference(manager.metadata)
+        reference = host.reference = self._reference(manager.metadata)
         ids = document_ids(documents)
+        inputs = self._start_inputs(query, ids, reference)
         with clearance_run_context(self.tracing):
-            run = await manager.on_chain_start(
-                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            run = host.run = yield _either(
+                lambda: manager.on_chain_start(None, inputs, name=CLEARANCE_RUN_NAME)
             )
-        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
-        result = await run_async(flow, _AsyncHost(self, run, query, documents, reference))
+        settings = self._settings(reference, run)
+        result = yield from self._flow(query, documents, settings, manager.metadata)
         if result.kind == "failed":
             exc = result.error
             assert exc is not None
-            await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
+            error = sanitize(exc) if isinstance(exc, Exception) else exc
+            yield _either(lambda: run.on_chain_error(error))
             self._absorb(exc)
-            await adispatch_custom_event(
-                event_name("clearance"),
-                self._failure_event(exc),
-                config={"callbacks": run.get_child()},
+            dispatch = adispatch_custom_event if host.asynchronous else dispatch_custom_event
+            event = self._failure_event(exc)
+            yield _either(
+                lambda: dispatch(
+                    event_name("clearance"), event, config={"callbacks": run.get_child()}
+                )
             )
             return error_documents(documents, ids, exc, key=self.documents.metadata_key)
         outputs = self._ended(result)
         if outputs is not None:
-            await run.on_chain_end(outputs)
+            yield _either(lambda: run.on_chain_end(outputs))
         return self._returned(result, documents, ids)
 
     # ------------------------------------------------------------------ the engine
@@ -521,16 +512,30 @@ def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
     )
 
 
+def _either(call: Callable[[], Any]) -> Call:
+    """A LangChain call on either path.
+
+    The run manager's method returns a coroutine on the async path (awaited there) and
+    nothing on the sync one.
+    """
+    return Call(call, call)
+
+
 class _SyncHost:
-    """The sync driver's host: LangChain events and the engine under the clearance run."""
+    """The sync driver's host: LangChain events and the engine under the clearance run.
+
+    ``run`` and ``reference`` are set when the query opens its clearance run.
+    """
+
+    asynchronous = False
 
     def __init__(
         self,
         owner: ClearanceSettings,
-        run: AnyRun,
         query: str,
         documents: Sequence[Document],
-        reference: str | None,
+        run: Any = None,
+        reference: str | None = None,
     ) -> None:
         self.owner, self.run, self.query = owner, run, query
         self.documents, self.reference = documents, reference
@@ -548,7 +553,7 @@ class _SyncHost:
 class _AsyncHost(_SyncHost):
     """The async driver's host (see :class:`_SyncHost`)."""
 
-    run: AsyncCallbackManagerForChainRun
+    asynchronous = True
 
     async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
         await adispatch_custom_event(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..core.engine import MeClearEngine
 from ..core.evaluation import Evaluator
@@ -25,7 +25,7 @@ from ..core.trace_settings import TraceSettings
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.usage import UsageMeter, metering
-from .steps import Clear, Flow, FlowEvent, FlowResult, Notify, Step
+from .steps import Clear, FlowEvent, Notify, Step, Steps
 
 __all__ = [
     "AsyncHost",
@@ -36,6 +36,8 @@ __all__ = [
     "run_engine",
     "run_sync",
 ]
+
+T = TypeVar("T")
 
 CostSource = Callable[[], dict[str, Any]]
 
@@ -127,11 +129,11 @@ class AsyncHost(Protocol):
         ...
 
 
-def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
+def run_sync(flow: Steps[T], host: SyncHost) -> T:
     """Drive ``flow`` on the calling thread.
 
     Args:
-        flow: The flow generator.
+        flow: The flow generator (or an integration's query around it).
         host: The integration's engine and event sink.
 
     Returns:
@@ -148,11 +150,11 @@ def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
     return run_steps(flow, handle)
 
 
-async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
+async def run_async(flow: Steps[T], host: AsyncHost) -> T:
     """Drive ``flow`` on the event loop (blocking calls in worker threads).
 
     Args:
-        flow: The flow generator.
+        flow: The flow generator (or an integration's query around it).
         host: The integration's engine and event sink.
 
     Returns:
