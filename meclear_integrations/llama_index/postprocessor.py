@@ -41,7 +41,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import ExitStack
-from typing import Any, ClassVar
+from functools import partial
+from typing import Any, ClassVar, TypeVar
 
 from llama_index.core import Settings
 from llama_index.core.instrumentation import get_dispatcher
@@ -78,7 +79,7 @@ from ..pipeline.audit import (
 from ..pipeline.component import ClearingComponent
 from ..pipeline.drivers import EngineJob
 from ..pipeline.settings import DEFAULT_REFERENCE_KEY
-from ..pipeline.steps import Clear, Flow
+from ..pipeline.steps import Call, Clear, Flow, Steps
 from ..telemetry import clearance_scope
 from ..telemetry.parents import llama_index_span
 from .events import (
@@ -543,20 +544,36 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
         kept = [copy_node(nodes[i], key, meta) for i, meta in chosen]
         return NodeClearance(nodes=kept, report=report, error=error)
 
-    # ------------------------------------------------------------------ sync
+    # ------------------------------------------------------------------ the query
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
+        host = self._host(_SyncHost, nodes, bundle)
+        return run_sync(self._query(host), host)
+
+    async def _aclear(
+        self, nodes: list[NodeWithScore], bundle: QueryBundle | None
+    ) -> NodeClearance:
+        host = self._host(_AsyncHost, nodes, bundle)
+        return await run_async(self._query(host), host)
+
+    def _host(
+        self, kind: type[HostT], nodes: list[NodeWithScore], bundle: QueryBundle | None
+    ) -> HostT:
         bundle = _question(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
         # a missing default model raises before any stage (background mode needs none)
         llm = self._resolved_llm() if nodes and self.mode != "background" else None
+        return kind(self, bundle, nodes, llm, query_id)
+
+    def _query(self, host: _SyncHost) -> Steps[NodeClearance]:
+        """One query, sync or async: the flow, then the nodes (a failure closes its stages)."""
+        nodes = host.nodes
         ids = node_ids(nodes)
-        host = _SyncHost(self, bundle, nodes, llm, query_id)
-        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
-        result = run_sync(flow, host)
+        settings = self._settings(host.llm, host.query_id)
+        result = yield from self._flow(host.bundle, nodes, settings)
         if result.kind == "failed":
             assert result.error is not None
             for event in host.tracker.closing(result.error):
-                dispatcher.event(event)
+                yield Call(partial(dispatcher.event, event), partial(dispatcher.aevent, event))
             return self._failed(nodes, ids, result.error)
         return self._result(result, nodes, ids)
 
@@ -581,24 +598,8 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
             request, task, task, emit, lambda cost: self._trace_scope(bundle, cost), self.tracing
         )
 
-    # ------------------------------------------------------------------ async
-    async def _aclear(
-        self, nodes: list[NodeWithScore], bundle: QueryBundle | None
-    ) -> NodeClearance:
-        bundle = _question(bundle)
-        query_id = active_span_id.get() or str(uuid.uuid4())
-        # a missing default model raises before any stage (background mode needs none)
-        llm = self._resolved_llm() if nodes and self.mode != "background" else None
-        ids = node_ids(nodes)
-        host = _AsyncHost(self, bundle, nodes, llm, query_id)
-        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
-        result = await run_async(flow, host)
-        if result.kind == "failed":
-            assert result.error is not None
-            for event in host.tracker.closing(result.error):
-                await dispatcher.aevent(event)
-            return self._failed(nodes, ids, result.error)
-        return self._result(result, nodes, ids)
+
+HostT = TypeVar("HostT", bound="_SyncHost")
 
 
 def _events_of(event: FlowEvent, query_id: str) -> list[MeClearStageEvent]:
