@@ -43,7 +43,7 @@ a message, or a dict with an ``answer`` entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from langchain_core.callbacks import (
@@ -375,7 +375,7 @@ class ClearanceSettings(ClearingComponent):
         ids = document_ids(documents)
         inputs = self._start_inputs(query, ids, reference)
         with clearance_run_context(self.tracing):
-            run = host.run = yield _either(
+            run = host.run = yield Call.on_both(
                 lambda: manager.on_chain_start(None, inputs, name=CLEARANCE_RUN_NAME)
             )
         settings = self._settings(reference, run)
@@ -384,11 +384,11 @@ class ClearanceSettings(ClearingComponent):
             exc = result.error
             assert exc is not None
             error = sanitize(exc) if isinstance(exc, Exception) else exc
-            yield _either(lambda: run.on_chain_error(error))
+            yield Call.on_both(lambda: run.on_chain_error(error))
             self._absorb(exc)
             dispatch = adispatch_custom_event if host.asynchronous else dispatch_custom_event
             event = self._failure_event(exc)
-            yield _either(
+            yield Call.on_both(
                 lambda: dispatch(
                     event_name("clearance"), event, config={"callbacks": run.get_child()}
                 )
@@ -396,7 +396,7 @@ class ClearanceSettings(ClearingComponent):
             return error_documents(documents, ids, exc, key=self.documents.metadata_key)
         outputs = self._ended(result)
         if outputs is not None:
-            yield _either(lambda: run.on_chain_end(outputs))
+            yield Call.on_both(lambda: run.on_chain_end(outputs))
         return self._returned(result, documents, ids)
 
     # ------------------------------------------------------------------ the engine
@@ -510,15 +510,6 @@ def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
         metadata={**document.metadata, key: value},
         id=document.id,
     )
-
-
-def _either(call: Callable[[], Any]) -> Call:
-    """A LangChain call on either path.
-
-    The run manager's method returns a coroutine on the async path (awaited there) and
-    nothing on the sync one.
-    """
-    return Call(call, call)
 
 
 class _SyncHost:
