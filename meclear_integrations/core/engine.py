@@ -24,7 +24,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -176,39 +179,23 @@ class MeClearEngine:
                 "clear() got a coroutine evaluator inside a running event loop: "
                 "await aclear() instead"
             )
-        game, run, algorithm = self._start(context, prior)
-        pace, progress = Pace(), RunProgress(run.started)
-        with start_trace(self.tracing, context, self.config) as trace:
-            evaluate = trace.evaluator(evaluate)
-            watched = self.listener is not None or trace is not NULL_TRACE  # else no progress
+        pace = Pace()
+        with self._session(context, prior, evaluate) as run:
 
             def report(event: StageEvent | None) -> None:
-                if event is not None:
-                    trace.stage(event)
+                if run.traced(event):
                     self._emit_sync(event)
 
             def handle(step: Step) -> None:
-                if isinstance(step, _Evaluate):
-                    evaluate_sync(
-                        game,
-                        step.coalitions,
-                        evaluate,
-                        self.config.budget.max_concurrency,
-                        retrier=run.retrier,
-                        failures=run.failures,
-                        pace=pace,
-                        on_start=(lambda n: report(progress.start(n))) if watched else None,
-                        on_done=(lambda n: report(progress.advance(n))) if watched else None,
-                    )
-                else:
-                    progress.observe(step.event)
-                    report(step.event)
+                if not isinstance(step, _Evaluate):
+                    return report(run.observe(step))
+                evaluate_sync(*run.batch(step), pace=pace, **run.hooks(report))
 
             try:
-                result = run_steps(algorithm, handle)
+                result = run_steps(run.algorithm, handle)
             except Exception as exc:
-                return trace.done(fail_open_report(exc, run))
-            return trace.done(result)
+                return run.done(exc)
+            return run.done(result)
 
     async def aclear(
         self,
@@ -234,45 +221,35 @@ class MeClearEngine:
             ConfigurationError: a context too large for exact enumeration.
             MeClearError: with ``on_failure="closed"``, the failure that stopped the run.
         """
-        context = freeze_context(memories)
-        game, run, algorithm = self._start(context, PriorCandidate.of(prior_harmful))
-        progress = RunProgress(run.started)
-        with start_trace(self.tracing, context, self.config) as trace:
-            evaluate = trace.evaluator(evaluate)
-            watched = self.listener is not None or trace is not NULL_TRACE  # else no progress
+        prior = PriorCandidate.of(prior_harmful)
+        with self._session(freeze_context(memories), prior, evaluate) as run:
 
             async def report(event: StageEvent | None) -> None:
-                if event is not None:
-                    trace.stage(event)
+                if run.traced(event):
                     await self._emit_async(event)
 
-            async def started(n: int) -> None:
-                await report(progress.start(n))
-
-            async def done(n: int) -> None:
-                await report(progress.advance(n))
-
             async def handle(step: Step) -> None:
-                if isinstance(step, _Evaluate):
-                    await evaluate_async(
-                        game,
-                        step.coalitions,
-                        evaluate,
-                        self.config.budget.max_concurrency,
-                        retrier=run.retrier,
-                        failures=run.failures,
-                        on_start=started if watched else None,
-                        on_done=done if watched else None,
-                    )
-                else:
-                    progress.observe(step.event)
-                    await report(step.event)
+                if not isinstance(step, _Evaluate):
+                    return await report(run.observe(step))
+                await evaluate_async(*run.batch(step), **run.hooks(report))
 
             try:
-                result = await arun_steps(algorithm, handle)
+                result = await arun_steps(run.algorithm, handle)
             except Exception as exc:
-                return trace.done(fail_open_report(exc, run))
-            return trace.done(result)
+                return run.done(exc)
+            return run.done(result)
+
+    @contextmanager
+    def _session(
+        self, context: tuple[Memory, ...], prior: PriorCandidate, evaluate: Evaluator
+    ) -> Iterator[_Session]:
+        """One run's state for either driver, inside its trace."""
+        game, run, algorithm = self._start(context, prior)
+        progress = RunProgress(run.started)
+        with start_trace(self.tracing, context, self.config) as trace:
+            evaluated = trace.evaluator(evaluate)
+            listened = self.listener is not None
+            yield _Session(game, run, algorithm, progress, trace, evaluated, listened)
 
     def _emit_sync(self, event: StageEvent) -> None:
         if self.listener is None:
@@ -373,3 +350,59 @@ class MeClearEngine:
             run, attributed.estimator, attributed.psi, screened.orders, rng
         )
         return (yield from clearance(run, attributed, pairs))  # steps 6-17
+
+
+@dataclass(slots=True)
+class _Session:
+    """What the sync and the async driver of one run share: the run, its trace, progress.
+
+    The algorithm yields evaluation batches (run by the driver's batch runner with
+    :meth:`batch`'s arguments and :meth:`hooks`'s progress callbacks) and stage events
+    (:meth:`observe`, then :meth:`traced`); :meth:`done` ends the trace with the report,
+    or with a fail-open report when the algorithm raised.
+    """
+
+    game: CoalitionGame
+    run: Run
+    algorithm: Algorithm
+    progress: RunProgress
+    trace: Any
+    evaluate: Evaluator
+    listened: bool
+
+    @property
+    def watched(self) -> bool:
+        """Someone reads progress (a listener or a recording trace)."""
+        return self.listened or self.trace is not NULL_TRACE
+
+    def batch(self, step: _Evaluate) -> tuple[Any, ...]:
+        """The batch runner's arguments before the keyword-only ones."""
+        return self.game, step.coalitions, self.evaluate, self.run.config.budget.max_concurrency
+
+    def hooks(self, report: Callable[[StageEvent | None], Any]) -> dict[str, Any]:
+        """The batch runner's keyword arguments: retries, failures, progress callbacks."""
+        watched = self.watched
+        return {
+            "retrier": self.run.retrier,
+            "failures": self.run.failures,
+            "on_start": (lambda n: report(self.progress.start(n))) if watched else None,
+            "on_done": (lambda n: report(self.progress.advance(n))) if watched else None,
+        }
+
+    def observe(self, step: Any) -> StageEvent:
+        """A stage event of the algorithm, seen by the progress count."""
+        self.progress.observe(step.event)
+        return step.event  # type: ignore[no-any-return]
+
+    def traced(self, event: StageEvent | None) -> TypeGuard[StageEvent]:
+        """Record ``event`` on the trace; True when there is an event to emit."""
+        if event is None:
+            return False
+        self.trace.stage(event)
+        return True
+
+    def done(self, outcome: ClearanceReport | Exception) -> ClearanceReport:
+        """The run's report (a fail-open report for an exception), ending the trace."""
+        if isinstance(outcome, Exception):
+            outcome = fail_open_report(outcome, self.run)
+        return self.trace.done(outcome)  # type: ignore[no-any-return]

@@ -47,6 +47,7 @@ nested repetition), and a text longer than :data:`MAX_REDACT_CHARS` is cut to th
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -220,14 +221,20 @@ def is_secret_key(key: object) -> bool:
     Returns:
         True for a secret's name.
     """
-    return isinstance(key, str) and len(key) <= 200 and bool(_SECRET_KEY.match(key.strip()))
+    return isinstance(key, str) and _secret_name(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(key: str) -> bool:
+    return len(key) <= 200 and bool(_SECRET_KEY.match(key.strip()))
 
 
 def redact(text: str) -> str:
     """``text`` with secret-looking substrings replaced.
 
     ``text`` with secret-looking substrings replaced by :data:`REDACTED` (texts longer
-    than :data:`MAX_REDACT_CHARS` are cut first).
+    than :data:`MAX_REDACT_CHARS` are cut first). Short texts are remembered: a payload's
+    ids and labels recur in every event and are scanned once.
 
     Args:
         text: any text.
@@ -242,6 +249,14 @@ def redact(text: str) -> str:
     """
     if not isinstance(text, str):
         text = str(text)
+    return _scan_short(text) if len(text) <= _REMEMBERED_CHARS else _scan(text)
+
+
+_REMEMBERED_CHARS = 512
+"""Longest text whose redaction is remembered."""
+
+
+def _scan(text: str) -> str:
     if len(text) > MAX_REDACT_CHARS:
         text = text[:MAX_REDACT_CHARS] + _TRUNCATED
     for pattern, replacement in _PATTERNS:
@@ -249,11 +264,19 @@ def redact(text: str) -> str:
     return _TOKEN.sub(_generic, text)
 
 
+_scan_short = functools.lru_cache(maxsize=4096)(_scan)
+
+
+_MAX_DEPTH = 50
+"""Deeper values are replaced whole."""
+
+
 def redact_payload(value: Any, *, _depth: int = 0) -> Any:
     """A copy of a JSON-like ``value`` with secrets redacted.
 
     A copy of a JSON-like ``value`` with every string redacted and every secret-named
-    mapping entry replaced by :data:`REDACTED` (other leaf types are returned as is).
+    mapping entry replaced by :data:`REDACTED` (other leaf types are returned as is;
+    values nested more than 50 levels deep are replaced whole). One walk per payload.
 
     Args:
         value: a JSON-like value.
@@ -261,16 +284,39 @@ def redact_payload(value: Any, *, _depth: int = 0) -> Any:
     Returns:
         The redacted copy.
     """
-    if _depth > 50:
-        return REDACTED
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, Mapping):
-        return {
-            k: REDACTED if is_secret_key(k) else redact_payload(v, _depth=_depth + 1)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        items = [redact_payload(v, _depth=_depth + 1) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    return value
+    root: list[Any] = [None]
+    # (value, container, slot, depth); a tuple's slots are filled in a list first, then
+    # the list is frozen by a ``_FREEZE`` entry popped after every child
+    stack: list[tuple[Any, Any, Any, Any]] = [(value, root, 0, _depth)]
+    while stack:
+        item, parent, slot, depth = stack.pop()
+        if item is _FREEZE:
+            parent[slot] = tuple(depth)  # ``depth`` holds the filled list here
+            continue
+        if depth > _MAX_DEPTH:
+            parent[slot] = REDACTED
+        elif isinstance(item, str):
+            parent[slot] = redact(item)
+        elif isinstance(item, Mapping):
+            copy: dict[Any, Any] = {}
+            for key, child in item.items():
+                if isinstance(key, str) and _secret_name(key):
+                    copy[key] = REDACTED
+                else:
+                    copy[key] = None
+                    stack.append((child, copy, key, depth + 1))
+            parent[slot] = copy
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            if isinstance(item, tuple):
+                stack.append((_FREEZE, parent, slot, items))
+            for index, child in enumerate(item):
+                stack.append((child, items, index, depth + 1))
+            parent[slot] = items
+        else:
+            parent[slot] = item
+    return root[0]
+
+
+_FREEZE = object()
+"""Marks the stack entry that turns a tuple's filled list into the tuple."""

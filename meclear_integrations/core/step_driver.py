@@ -38,6 +38,16 @@ class Call:
     sync: Callable[[], Any]
     asynchronous: Callable[[], Awaitable[Any]] | None = None
 
+    @classmethod
+    def on_both(cls, call: Callable[[], Any]) -> Call:
+        """The same call on both paths: it returns a coroutine on the async one.
+
+        For a framework object whose sync and async variants share a method name (a run
+        manager: ``on_chain_end`` returns None on the sync one and a coroutine on the async
+        one).
+        """
+        return cls(call, call)
+
     def awaitable(self) -> Awaitable[Any]:
         """The coroutine the async driver awaits."""
         if self.asynchronous is not None:

@@ -1,28 +1,50 @@
 """LangChain integration: ``ClearingRetriever``, ``MeClearCompressor``, judges, simulation.
 
 Needs the ``langchain`` extra (``pip install 'meclear-integrations[langchain]'``).
-``MeClearMiddleware`` (LangChain v1 agents) is imported on first use and needs the
-``langchain-agents`` extra (``langchain>=1``).
+Every name is imported from its module on first use (``import
+meclear_integrations.langchain`` alone loads no engine); ``MeClearMiddleware`` (LangChain
+v1 agents) needs the ``langchain-agents`` extra (``langchain>=1``).
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ._imports import require_langchain
 
-if TYPE_CHECKING:  # imported on first use (``__getattr__``): it needs langchain>=1
-    from .middleware import MeClearMiddleware
-
 require_langchain()
 
-from ..pipeline.settings import Documents, Limits, Loop  # noqa: E402
-from .admission import AdmissionGate, AdmissionRunnable, GateResult, admitter_from_langchain  # noqa: E402
-from .compressor import MeClearCompressor  # noqa: E402
-from .judges import LangChainReferenceFreeJudge, LangChainReferenceJudge  # noqa: E402
-from .model import LangChainTextModel, as_text_model  # noqa: E402
-from .reference import reference_config  # noqa: E402
-from .retriever import ClearingRetriever  # noqa: E402
-from .simulated import SimulatedChatModel  # noqa: E402
-from .volume import INTERNAL_TAG  # noqa: E402
+if TYPE_CHECKING:
+    from ..pipeline.settings import Documents, Limits, Loop
+    from .admission import AdmissionGate, AdmissionRunnable, GateResult, admitter_from_langchain
+    from .compressor import MeClearCompressor
+    from .judges import LangChainReferenceFreeJudge, LangChainReferenceJudge
+    from .middleware import MeClearMiddleware
+    from .model import LangChainTextModel, as_text_model
+    from .reference import reference_config
+    from .retriever import ClearingRetriever
+    from .simulated import SimulatedChatModel
+    from .volume import INTERNAL_TAG
+
+_LAZY = {
+    "INTERNAL_TAG": ".volume",
+    "AdmissionGate": ".admission",
+    "AdmissionRunnable": ".admission",
+    "ClearingRetriever": ".retriever",
+    "Documents": "..pipeline.settings",
+    "GateResult": ".admission",
+    "LangChainReferenceFreeJudge": ".judges",
+    "LangChainReferenceJudge": ".judges",
+    "LangChainTextModel": ".model",
+    "Limits": "..pipeline.settings",
+    "Loop": "..pipeline.settings",
+    "MeClearCompressor": ".compressor",
+    "MeClearMiddleware": ".middleware",
+    "SimulatedChatModel": ".simulated",
+    "admitter_from_langchain": ".admission",
+    "as_text_model": ".model",
+    "reference_config": ".reference",
+}
+"""Each exported name's module."""
 
 __all__ = [
     "INTERNAL_TAG",
@@ -46,9 +68,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``MeClearMiddleware``, imported on first use (it needs ``langchain>=1``)."""
-    if name == "MeClearMiddleware":
-        from .middleware import MeClearMiddleware
+    """An exported name, imported from its module on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
-        return MeClearMiddleware
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -58,14 +58,12 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import ConfigDict, model_validator
 
-from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
 from ..core.failure_kind import failure_role, mark_role
 from ..core.faults import sanitize
 from ..core.memory import Memory
 from ..core.redaction import redact
-from ..core.report import ClearanceReport
 from ..guard.gated_metadata import model_name
 from ..guard.policy import (
     is_deterministic,
@@ -84,8 +82,8 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
-from ..pipeline.steps import Clear, Flow
-from ..runtime.cost import cost_source, with_event_cost, with_model_calls
+from ..pipeline.drivers import EngineJob
+from ..pipeline.steps import Call, Clear, Flow, Steps
 from ..runtime.payloads import (
     event_name,
     exception_summary,
@@ -93,7 +91,6 @@ from ..runtime.payloads import (
     stage_event_name,
     stage_event_payload,
 )
-from ..runtime.usage import UsageMeter, metering
 from ..telemetry import clearance_scope
 from ..telemetry.parents import langchain_run_span
 from .documents import document_ids, error_documents, to_memories
@@ -333,7 +330,7 @@ class ClearanceSettings(ClearingComponent):
         flow = clearance_flow(
             snapshot.query, len(documents), lambda: to_memories(documents)[0], settings
         )
-        host = _SyncHost(self, run, snapshot.query, documents, snapshot.reference)
+        host = _SyncHost(self, snapshot.query, documents, run, snapshot.reference)
         outcome = audit_outcome(run_sync(flow, host))
         run.on_chain_end({"audit": outcome.state, "ledger_run_id": outcome.ledger_run_id})
         return outcome
@@ -351,162 +348,140 @@ class ClearanceSettings(ClearingComponent):
             return report_summary(result.report, max_bytes=self.limits.max_event_bytes)
         return None
 
-    # ------------------------------------------------------------------ sync
+    # ------------------------------------------------------------------ the query
     def _clear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
-        manager = CallbackManager.configure(inheritable_callbacks=callbacks)
-        manager.add_handler(USAGE_CALLBACK, inherit=True)
-        reference = self._reference(manager.metadata)
-        ids = document_ids(documents)
-        with clearance_run_context(self.tracing):
-            run = manager.on_chain_start(
-                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
-            )
-        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
-        result = run_sync(flow, _SyncHost(self, run, query, documents, reference))
-        if result.kind == "failed":
-            exc = result.error
-            assert exc is not None
-            run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
-            self._absorb(exc)
-            dispatch_custom_event(
-                event_name("clearance"),
-                self._failure_event(exc),
-                config={"callbacks": run.get_child()},
-            )
-            return error_documents(documents, ids, exc, key=self.documents.metadata_key)
-        outputs = self._ended(result)
-        if outputs is not None:
-            run.on_chain_end(outputs)
-        return self._returned(result, documents, ids)
+        host = _SyncHost(self, query, documents)
+        return run_sync(self._query(host, CallbackManager, callbacks), host)
 
-    def _engine_sync(
-        self,
-        run: CallbackManagerForChainRun,
-        query: str,
-        documents: Sequence[Document],
-        reference: str | None,
-        request: Clear,
-    ) -> ClearanceReport:
-        memories = list(request.memories)
-        task = self._task(query, documents, memories, reference, asynchronous=False)
-        assert isinstance(task, TaskEvaluator)
-        by_ids = {m.id: m for m in memories}
-
-        def step(inputs: dict[str, Any]) -> dict[str, Any]:
-            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
-            try:
-                return self._outputs(task.run(coalition, inputs["trial"]))
-            except Exception as exc:  # recorded on the run: redacted, no chained original
-                raise _redacted(exc) from None
-
-        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
-
-        detail = self.tracing.detail
-        callbacks = evaluation_callbacks(run, detail)
-
-        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
-            try:
-                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
-            except Exception as exc:
-                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
-                raise
-
-        meter = UsageMeter()
-
-        def listener(event: StageEvent) -> None:
-            event = with_event_cost(event, task.calls, meter)
-            dispatch_custom_event(
-                stage_event_name(event),
-                self._payload(event, str(run.run_id)),
-                config={"callbacks": run.get_child()},
-            )
-
-        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
-            report = engine.clear(memories, evaluate, prior_harmful=request.prior)
-        return with_model_calls(report, task.calls, meter)
-
-    # ------------------------------------------------------------------ async
     async def _aclear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
-        manager = AsyncCallbackManager.configure(inheritable_callbacks=callbacks)
+        host = _AsyncHost(self, query, documents)
+        return await run_async(self._query(host, AsyncCallbackManager, callbacks), host)
+
+    def _query(
+        self,
+        host: _SyncHost,
+        manager_type: type[CallbackManager] | type[AsyncCallbackManager],
+        callbacks: Callbacks,
+    ) -> Steps[list[Document]]:
+        """One query, sync or async: open the clearance run, drive the flow, close the run."""
+        query, documents = host.query, host.documents
+        manager = manager_type.configure(inheritable_callbacks=callbacks)
         manager.add_handler(USAGE_CALLBACK, inherit=True)
-        reference = self._reference(manager.metadata)
+        reference = host.reference = self._reference(manager.metadata)
         ids = document_ids(documents)
+        inputs = self._start_inputs(query, ids, reference)
         with clearance_run_context(self.tracing):
-            run = await manager.on_chain_start(
-                None, self._start_inputs(query, ids, reference), name=CLEARANCE_RUN_NAME
+            run = host.run = yield Call.on_both(
+                lambda: manager.on_chain_start(None, inputs, name=CLEARANCE_RUN_NAME)
             )
-        flow = self._flow(query, documents, self._settings(reference, run), manager.metadata)
-        result = await run_async(flow, _AsyncHost(self, run, query, documents, reference))
+        settings = self._settings(reference, run)
+        result = yield from self._flow(query, documents, settings, manager.metadata)
         if result.kind == "failed":
             exc = result.error
             assert exc is not None
-            await run.on_chain_error(sanitize(exc) if isinstance(exc, Exception) else exc)
+            error = sanitize(exc) if isinstance(exc, Exception) else exc
+            yield Call.on_both(lambda: run.on_chain_error(error))
             self._absorb(exc)
-            await adispatch_custom_event(
-                event_name("clearance"),
-                self._failure_event(exc),
-                config={"callbacks": run.get_child()},
+            dispatch = adispatch_custom_event if host.asynchronous else dispatch_custom_event
+            event = self._failure_event(exc)
+            yield Call.on_both(
+                lambda: dispatch(
+                    event_name("clearance"), event, config={"callbacks": run.get_child()}
+                )
             )
             return error_documents(documents, ids, exc, key=self.documents.metadata_key)
         outputs = self._ended(result)
         if outputs is not None:
-            await run.on_chain_end(outputs)
+            yield Call.on_both(lambda: run.on_chain_end(outputs))
         return self._returned(result, documents, ids)
 
-    async def _engine_async(
+    # ------------------------------------------------------------------ the engine
+    def _engine_job(
         self,
-        run: AsyncCallbackManagerForChainRun,
+        run: AnyRun,
         query: str,
         documents: Sequence[Document],
         reference: str | None,
         request: Clear,
-    ) -> ClearanceReport:
+    ) -> EngineJob:
+        """The engine run of one query, sync or async as ``run`` is.
+
+        Its evaluator calls are ``meclear_evaluate`` runs and its stage events custom
+        events under the clearance run.
+        """
+        asynchronous = isinstance(run, AsyncCallbackManagerForChainRun)
         memories = list(request.memories)
-        task = self._task(query, documents, memories, reference, asynchronous=True)
-        assert isinstance(task, AsyncTaskEvaluator)
-        by_ids = {m.id: m for m in memories}
-
-        async def step(inputs: dict[str, Any]) -> dict[str, Any]:
-            coalition = tuple(by_ids[i] for i in inputs["memory_ids"])
-            try:
-                return self._outputs(await task.arun(coalition, inputs["trial"]))
-            except Exception as exc:  # recorded on the run: redacted, no chained original
-                raise _redacted(exc) from None
-
-        evaluation = RunnableLambda(step, name=EVALUATE_RUN_NAME)
-
-        detail = self.tracing.detail
+        task = self._task(query, documents, memories, reference, asynchronous=asynchronous)
+        evaluation = self._evaluation(task, {m.id: m for m in memories})
+        detail, run_id = self.tracing.detail, str(run.run_id)
         callbacks = evaluation_callbacks(run, detail)
 
-        async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-            inputs = {"memory_ids": [m.id for m in coalition], "trial": trial}
+        def arguments(coalition: tuple[Memory, ...], trial: int) -> dict[str, Any]:
+            return {"memory_ids": [m.id for m in coalition], "trial": trial}
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = arguments(coalition, trial)
+            try:
+                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
+            except Exception as exc:
+                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)  # type: ignore[arg-type]
+                raise
+
+        async def aevaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            inputs = arguments(coalition, trial)
             try:
                 result = await evaluation.ainvoke(inputs, config={"callbacks": callbacks})
             except Exception as exc:
-                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)
+                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)  # type: ignore[arg-type]
                 raise
             return result["score"]
 
-        meter = UsageMeter()
-
-        async def listener(event: StageEvent) -> None:
-            event = with_event_cost(event, task.calls, meter)
-            await adispatch_custom_event(
+        def emit(event: StageEvent) -> Any:
+            dispatch = adispatch_custom_event if asynchronous else dispatch_custom_event
+            return dispatch(
                 stage_event_name(event),
-                self._payload(event, str(run.run_id)),
+                self._payload(event, run_id),
                 config={"callbacks": run.get_child()},
             )
 
-        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(query, run, cost_source(task, meter)), metering(meter):
-            report = await engine.aclear(memories, evaluate, prior_harmful=request.prior)
-        return with_model_calls(report, task.calls, meter)
+        return EngineJob(
+            request,
+            task,
+            aevaluate if asynchronous else evaluate,
+            emit,
+            lambda cost: self._trace_scope(query, run, cost),
+            self.tracing,
+        )
+
+    def _evaluation(
+        self, task: TaskEvaluator | AsyncTaskEvaluator, by_ids: dict[str, Memory]
+    ) -> Runnable:
+        """The ``meclear_evaluate`` runnable: one agent and judge call, errors redacted."""
+
+        def outputs(inputs: dict[str, Any]) -> tuple[tuple[Memory, ...], int]:
+            return tuple(by_ids[i] for i in inputs["memory_ids"]), inputs["trial"]
+
+        if isinstance(task, AsyncTaskEvaluator):
+
+            async def astep(inputs: dict[str, Any]) -> dict[str, Any]:
+                try:
+                    return self._outputs(await task.arun(*outputs(inputs)))
+                except Exception as exc:  # recorded on the run: redacted, no chained original
+                    raise _redacted(exc) from None
+
+            return RunnableLambda(astep, name=EVALUATE_RUN_NAME)
+
+        def step(inputs: dict[str, Any]) -> dict[str, Any]:
+            try:
+                return self._outputs(task.run(*outputs(inputs)))
+            except Exception as exc:  # recorded on the run: redacted, no chained original
+                raise _redacted(exc) from None
+
+        return RunnableLambda(step, name=EVALUATE_RUN_NAME)
 
 
 AnyRun = CallbackManagerForChainRun | AsyncCallbackManagerForChainRun
@@ -538,15 +513,20 @@ def _copy(document: Document, key: str, value: dict[str, Any]) -> Document:
 
 
 class _SyncHost:
-    """The sync driver's host: LangChain events and the engine under the clearance run."""
+    """The sync driver's host: LangChain events and the engine under the clearance run.
+
+    ``run`` and ``reference`` are set when the query opens its clearance run.
+    """
+
+    asynchronous = False
 
     def __init__(
         self,
         owner: ClearanceSettings,
-        run: CallbackManagerForChainRun,
         query: str,
         documents: Sequence[Document],
-        reference: str | None,
+        run: Any = None,
+        reference: str | None = None,
     ) -> None:
         self.owner, self.run, self.query = owner, run, query
         self.documents, self.reference = documents, reference
@@ -557,33 +537,17 @@ class _SyncHost:
         )
         self.run.on_chain_end({"skipped": event.ended})
 
-    def clear(self, request: Clear) -> ClearanceReport:
-        return self.owner._engine_sync(
-            self.run, self.query, self.documents, self.reference, request
-        )
+    def engine_job(self, request: Clear) -> EngineJob:
+        return self.owner._engine_job(self.run, self.query, self.documents, self.reference, request)
 
 
-class _AsyncHost:
+class _AsyncHost(_SyncHost):
     """The async driver's host (see :class:`_SyncHost`)."""
 
-    def __init__(
-        self,
-        owner: ClearanceSettings,
-        run: AsyncCallbackManagerForChainRun,
-        query: str,
-        documents: Sequence[Document],
-        reference: str | None,
-    ) -> None:
-        self.owner, self.run, self.query = owner, run, query
-        self.documents, self.reference = documents, reference
+    asynchronous = True
 
-    async def notify(self, event: FlowEvent) -> None:
+    async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
         await adispatch_custom_event(
             event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
         )
         await self.run.on_chain_end({"skipped": event.ended})
-
-    async def clear(self, request: Clear) -> ClearanceReport:
-        return await self.owner._engine_async(
-            self.run, self.query, self.documents, self.reference, request
-        )

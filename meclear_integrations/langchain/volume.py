@@ -45,6 +45,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
 
+from ..core.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.trace_settings import TraceDetail, TraceSettings
 from ..core.tracing import register_quieter
 
@@ -161,11 +162,7 @@ def record_failure(
         inputs: The call's inputs (memory ids, trial).
         error: The (redacted) error the call raised.
     """
-    if detail != "failures":
-        return
-    with langsmith_quieter(False):
-        failed = run.get_child().on_chain_start({"name": name}, inputs, name=name)
-        failed.on_chain_error(error)
+    run_steps(_failure_run(run, detail, name, inputs, error))
 
 
 async def arecord_failure(
@@ -175,17 +172,21 @@ async def arecord_failure(
     inputs: dict[str, Any],
     error: BaseException,
 ) -> None:
-    """:func:`record_failure` on the async path.
+    """:func:`record_failure` on the async path (same arguments)."""
+    await arun_steps(_failure_run(run, detail, name, inputs, error))
 
-    Args:
-        run: The clearance run.
-        detail: The trace volume.
-        name: The run name (``meclear_evaluate``).
-        inputs: The call's inputs (memory ids, trial).
-        error: The (redacted) error the call raised.
-    """
+
+def _failure_run(
+    run: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
+    detail: TraceDetail,
+    name: str,
+    inputs: dict[str, Any],
+    error: BaseException,
+) -> Steps[None]:
+    """Open and fail the run of a failed call, on either path (``Call.on_both``)."""
     if detail != "failures":
         return
     with langsmith_quieter(False):
-        failed = await run.get_child().on_chain_start({"name": name}, inputs, name=name)
-        await failed.on_chain_error(error)
+        start = run.get_child().on_chain_start
+        failed = yield Call.on_both(lambda: start({"name": name}, inputs, name=name))
+        yield Call.on_both(lambda: failed.on_chain_error(error))

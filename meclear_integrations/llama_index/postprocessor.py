@@ -41,7 +41,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import ExitStack
-from typing import Any, ClassVar
+from functools import partial
+from typing import Any, ClassVar, TypeVar
 
 from llama_index.core import Settings
 from llama_index.core.instrumentation import get_dispatcher
@@ -54,7 +55,6 @@ from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..core.engine import MeClearEngine
 from ..core.errors import ConfigurationError
 from ..core.events import StageEvent
 from ..core.memory import Memory
@@ -77,10 +77,9 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
+from ..pipeline.drivers import EngineJob
 from ..pipeline.settings import DEFAULT_REFERENCE_KEY
-from ..pipeline.steps import Clear, Flow
-from ..runtime.cost import cost_source, with_event_cost, with_model_calls
-from ..runtime.usage import UsageMeter, metering
+from ..pipeline.steps import Call, Clear, Flow, Steps
 from ..telemetry import clearance_scope
 from ..telemetry.parents import llama_index_span
 from .events import (
@@ -545,87 +544,62 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
         kept = [copy_node(nodes[i], key, meta) for i, meta in chosen]
         return NodeClearance(nodes=kept, report=report, error=error)
 
-    # ------------------------------------------------------------------ sync
+    # ------------------------------------------------------------------ the query
     def _clear(self, nodes: list[NodeWithScore], bundle: QueryBundle | None) -> NodeClearance:
-        bundle = _question(bundle)
-        query_id = active_span_id.get() or str(uuid.uuid4())
-        # a missing default model raises before any stage (background mode needs none)
-        llm = self._resolved_llm() if nodes and self.mode != "background" else None
-        ids = node_ids(nodes)
-        host = _SyncHost(self, bundle, nodes, llm, query_id)
-        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
-        result = run_sync(flow, host)
-        if result.kind == "failed":
-            assert result.error is not None
-            for event in host.tracker.closing(result.error):
-                dispatcher.event(event)
-            return self._failed(nodes, ids, result.error)
-        return self._result(result, nodes, ids)
+        host = self._host(_SyncHost, nodes, bundle)
+        return run_sync(self._query(host), host)
 
-    def _engine_sync(
-        self,
-        bundle: QueryBundle,
-        nodes: list[NodeWithScore],
-        llm: LLM | None,
-        convert: Callable[[StageEvent], BaseEvent],
-        request: Clear,
-    ) -> ClearanceReport:
-        memories = list(request.memories)
-        task = self._task(bundle, nodes, memories, llm, asynchronous=False)
-        assert isinstance(task, TaskEvaluator)
-        meter = UsageMeter()
-        # the engine runs its worker threads in a copy of this context (the span)
-        engine = MeClearEngine(
-            request.config,
-            listener=lambda e: dispatcher.event(convert(with_event_cost(e, task.calls, meter))),
-            tracing=self.tracing,
-        )
-        with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
-            report = engine.clear(memories, task, prior_harmful=request.prior)
-        return with_model_calls(report, task.calls, meter)
-
-    # ------------------------------------------------------------------ async
     async def _aclear(
         self, nodes: list[NodeWithScore], bundle: QueryBundle | None
     ) -> NodeClearance:
+        host = self._host(_AsyncHost, nodes, bundle)
+        return await run_async(self._query(host), host)
+
+    def _host(
+        self, kind: type[HostT], nodes: list[NodeWithScore], bundle: QueryBundle | None
+    ) -> HostT:
         bundle = _question(bundle)
         query_id = active_span_id.get() or str(uuid.uuid4())
         # a missing default model raises before any stage (background mode needs none)
         llm = self._resolved_llm() if nodes and self.mode != "background" else None
+        return kind(self, bundle, nodes, llm, query_id)
+
+    def _query(self, host: _SyncHost) -> Steps[NodeClearance]:
+        """One query, sync or async: the flow, then the nodes (a failure closes its stages)."""
+        nodes = host.nodes
         ids = node_ids(nodes)
-        host = _AsyncHost(self, bundle, nodes, llm, query_id)
-        flow = self._flow(bundle, nodes, self._settings(llm, query_id))
-        result = await run_async(flow, host)
+        settings = self._settings(host.llm, host.query_id)
+        result = yield from self._flow(host.bundle, nodes, settings)
         if result.kind == "failed":
             assert result.error is not None
             for event in host.tracker.closing(result.error):
-                await dispatcher.aevent(event)
+                yield Call(partial(dispatcher.event, event), partial(dispatcher.aevent, event))
             return self._failed(nodes, ids, result.error)
         return self._result(result, nodes, ids)
 
-    async def _engine_async(
+    def _engine_job(
         self,
         bundle: QueryBundle,
         nodes: list[NodeWithScore],
         llm: LLM | None,
-        convert: Callable[[StageEvent], BaseEvent],
+        emit: Callable[[StageEvent], Any],
         request: Clear,
-    ) -> ClearanceReport:
+        *,
+        asynchronous: bool,
+    ) -> EngineJob:
+        """The engine run of one query: the task evaluator is what the engine calls.
+
+        On the sync path the engine runs its worker threads in a copy of this context
+        (the span).
+        """
         memories = list(request.memories)
-        meter = UsageMeter()
-        calls: list[TaskEvaluator | AsyncTaskEvaluator] = []
+        task = self._task(bundle, nodes, memories, llm, asynchronous=asynchronous)
+        return EngineJob(
+            request, task, task, emit, lambda cost: self._trace_scope(bundle, cost), self.tracing
+        )
 
-        async def listener(event: StageEvent) -> None:
-            if calls:
-                event = with_event_cost(event, calls[0].calls, meter)
-            await dispatcher.aevent(convert(event))
 
-        task = self._task(bundle, nodes, memories, llm, asynchronous=True)
-        calls.append(task)
-        engine = MeClearEngine(request.config, listener=listener, tracing=self.tracing)
-        with self._trace_scope(bundle, cost_source(task, meter)), metering(meter):
-            report = await engine.aclear(memories, task, prior_harmful=request.prior)
-        return with_model_calls(report, task.calls, meter)
+HostT = TypeVar("HostT", bound="_SyncHost")
 
 
 def _events_of(event: FlowEvent, query_id: str) -> list[MeClearStageEvent]:
@@ -656,8 +630,13 @@ class _SyncHost:
         for typed in _events_of(event, self.query_id):
             dispatcher.event(typed)
 
-    def clear(self, request: Clear) -> ClearanceReport:
-        return self.owner._engine_sync(self.bundle, self.nodes, self.llm, self.convert, request)
+    def engine_job(self, request: Clear) -> EngineJob:
+        return self.owner._engine_job(
+            self.bundle, self.nodes, self.llm, self.emit, request, asynchronous=False
+        )
+
+    def emit(self, event: StageEvent) -> None:
+        dispatcher.event(self.convert(event))
 
 
 class _AsyncHost(_SyncHost):
@@ -667,10 +646,13 @@ class _AsyncHost(_SyncHost):
         for typed in _events_of(event, self.query_id):
             await dispatcher.aevent(typed)
 
-    async def clear(self, request: Clear) -> ClearanceReport:  # type: ignore[override]
-        return await self.owner._engine_async(
-            self.bundle, self.nodes, self.llm, self.convert, request
+    def engine_job(self, request: Clear) -> EngineJob:
+        return self.owner._engine_job(
+            self.bundle, self.nodes, self.llm, self.aemit, request, asynchronous=True
         )
+
+    async def aemit(self, event: StageEvent) -> None:
+        await dispatcher.aevent(self.convert(event))
 
 
 def _bundle(query: str | QueryBundle) -> QueryBundle:

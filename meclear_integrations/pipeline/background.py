@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.memory import Memory
 from ..core.redaction import redact
@@ -36,10 +36,12 @@ from ..jobs.protocol import AuditQueue, AuditTicket
 from ..jobs.snapshot import AuditSnapshot
 from ..runtime.payloads import EdgeCasePolicy
 from ..triggers.base import TriggerContext, TriggerDecision
-from .audit_gate import AuditGate
 from .flow import EMPTY_EVENT, QuerySettings
 from .harm import Withheld, verified_harm
 from .steps import Call, Flow, FlowEvent, FlowResult, Notify
+
+if TYPE_CHECKING:  # SQLAlchemy: loaded in background mode only
+    from .audit_gate import AuditGate
 
 __all__ = ["BackgroundDecision", "background_flow"]
 

@@ -31,7 +31,6 @@ from ..runtime.limiter import CallLimiter, resolve_limiter
 from ..runtime.loop_clients import PerLoopModels
 from ..telemetry import TraceSettings
 from .audit import Stoppable, audit_settings, open_queue, run_pending, start_workers
-from .audit_gate import audit_gate
 from .background import background_flow
 from .flow import QuerySettings, clearance_flow, component_config, make_gate
 from .settings import MOVED, Documents, Limits, Loop
@@ -160,6 +159,8 @@ class ClearingComponent(BaseModel):
         self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.loop.ledger is None)
         self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
+            from .audit_gate import audit_gate  # SQLAlchemy: loaded in background mode only
+
             self._queue = open_queue(self.loop.ledger, self.loop.audit_queue)
             self._audits = audit_gate(self.loop, self._queue)
             self._workers = start_workers(self._queue, self, self.loop.audit_workers)

@@ -1,19 +1,110 @@
-"""The two drivers of the query flow: one sync, one async (the engine's pattern).
+"""The drivers of the query flow and of the engine: each written once, sync and async.
 
 The flow yields steps (:mod:`.steps`); a driver executes each and sends the value back, or
-throws the step's exception into the flow. What the integration supplies is a
-:class:`Host`: how to run the engine and how to report an event.
+throws the step's exception into the flow. What the integration supplies is a host: how
+to report an event, and the framework's pieces of an engine run (:class:`EngineJob`).
+:func:`run_engine` and :func:`arun_engine` run a job the same way on both paths: a token
+meter for the query, every stage event with the model calls so far
+(:func:`~..runtime.cost.with_event_cost`), the engine inside the tracing scope, and the
+report with its model calls (:func:`~..runtime.cost.with_model_calls`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
+from ..core.engine import MeClearEngine
+from ..core.evaluation import Evaluator
+from ..core.events import StageEvent
 from ..core.report import ClearanceReport
 from ..core.step_driver import arun_steps, call_async, call_sync, run_steps
-from .steps import Clear, Flow, FlowEvent, FlowResult, Notify, Step
+from ..core.trace_settings import TraceSettings
+from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
+from ..runtime.cost import cost_source, with_event_cost, with_model_calls
+from ..runtime.usage import UsageMeter, metering
+from .steps import Clear, FlowEvent, Notify, Step, Steps
 
-__all__ = ["AsyncHost", "SyncHost", "run_async", "run_sync"]
+__all__ = [
+    "AsyncHost",
+    "EngineJob",
+    "SyncHost",
+    "arun_engine",
+    "run_async",
+    "run_engine",
+    "run_sync",
+]
+
+T = TypeVar("T")
+
+CostSource = Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineJob:
+    """One engine run of an integration's query.
+
+    Args:
+        request: The flow's :class:`~.steps.Clear` step (context, config, prior).
+        task: The query's task evaluator (agent and judge; its calls are counted).
+        evaluate: What the engine calls (``task`` itself, or the framework's wrapper).
+        emit: Receives every stage event, cost filled in (a function, or a coroutine
+            function on the async path).
+        scope: The tracing scope of the run, given the cost source the span reads.
+        tracing: The component's OpenTelemetry settings.
+    """
+
+    request: Clear
+    task: TaskEvaluator | AsyncTaskEvaluator
+    evaluate: Evaluator
+    emit: Callable[[StageEvent], Any]
+    scope: Callable[[CostSource], AbstractContextManager[Any]]
+    tracing: TraceSettings | None = None
+
+    def engine(self, meter: UsageMeter) -> MeClearEngine:
+        """The engine of this run, its events carrying the model calls so far."""
+        task, emit = self.task, self.emit  # the calls so far are read at each event
+
+        def listener(event: StageEvent) -> Any:
+            return emit(with_event_cost(event, task.calls, meter))
+
+        return MeClearEngine(self.request.config, listener=listener, tracing=self.tracing)
+
+
+def run_engine(job: EngineJob) -> ClearanceReport:
+    """Run ``job`` on the calling thread.
+
+    Args:
+        job: The integration's engine run.
+
+    Returns:
+        The engine's report with the query's model calls.
+    """
+    meter, request = UsageMeter(), job.request
+    with job.scope(cost_source(job.task, meter)), metering(meter):
+        report = job.engine(meter).clear(
+            list(request.memories), job.evaluate, prior_harmful=request.prior
+        )
+    return with_model_calls(report, job.task.calls, meter)
+
+
+async def arun_engine(job: EngineJob) -> ClearanceReport:
+    """Run ``job`` on the event loop (see :func:`run_engine`).
+
+    Args:
+        job: The integration's engine run.
+
+    Returns:
+        The engine's report with the query's model calls.
+    """
+    meter, request = UsageMeter(), job.request
+    with job.scope(cost_source(job.task, meter)), metering(meter):
+        report = await job.engine(meter).aclear(
+            list(request.memories), job.evaluate, prior_harmful=request.prior
+        )
+    return with_model_calls(report, job.task.calls, meter)
 
 
 class SyncHost(Protocol):
@@ -22,8 +113,8 @@ class SyncHost(Protocol):
     def notify(self, event: FlowEvent) -> None:
         """Report ``event``."""
 
-    def clear(self, request: Clear) -> ClearanceReport:
-        """Run the engine (the integration's agent, judge and listener)."""
+    def engine_job(self, request: Clear) -> EngineJob:
+        """The engine run of ``request`` (the integration's agent, judge and listener)."""
         ...
 
 
@@ -33,16 +124,16 @@ class AsyncHost(Protocol):
     async def notify(self, event: FlowEvent) -> None:
         """Report ``event``."""
 
-    async def clear(self, request: Clear) -> ClearanceReport:
-        """Run the engine on the event loop."""
+    def engine_job(self, request: Clear) -> EngineJob:
+        """The engine run of ``request`` (async agent and judge, awaited listener)."""
         ...
 
 
-def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
+def run_sync(flow: Steps[T], host: SyncHost) -> T:
     """Drive ``flow`` on the calling thread.
 
     Args:
-        flow: The flow generator.
+        flow: The flow generator (or an integration's query around it).
         host: The integration's engine and event sink.
 
     Returns:
@@ -53,17 +144,17 @@ def run_sync(flow: Flow, host: SyncHost) -> FlowResult:
         if isinstance(step, Notify):
             return host.notify(step.event)
         if isinstance(step, Clear):
-            return host.clear(step)
+            return run_engine(host.engine_job(step))
         return call_sync(step)
 
     return run_steps(flow, handle)
 
 
-async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
+async def run_async(flow: Steps[T], host: AsyncHost) -> T:
     """Drive ``flow`` on the event loop (blocking calls in worker threads).
 
     Args:
-        flow: The flow generator.
+        flow: The flow generator (or an integration's query around it).
         host: The integration's engine and event sink.
 
     Returns:
@@ -74,7 +165,7 @@ async def run_async(flow: Flow, host: AsyncHost) -> FlowResult:
         if isinstance(step, Notify):
             return await host.notify(step.event)
         if isinstance(step, Clear):
-            return await host.clear(step)
+            return await arun_engine(host.engine_job(step))
         return await call_async(step)
 
     return await arun_steps(flow, handle)

@@ -80,8 +80,14 @@ def _attribute_docstring(obj_module: str, attr: str) -> str | None:
 
 
 def _defining_module(package: str, attr: str) -> str | None:
-    """Return the module ``package/__init__.py`` imports ``attr`` from (or the package)."""
+    """Return the module ``package/__init__.py`` imports ``attr`` from (or the package).
+
+    A name the package loads on first use (PEP 562) is found in its ``_LAZY`` map.
+    """
     init = importlib.import_module(package)
+    lazy = getattr(init, "_LAZY", {})
+    if attr in lazy:
+        return importlib.util.resolve_name(lazy[attr], package)
     tree = ast.parse(inspect.getsource(init))
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and any(

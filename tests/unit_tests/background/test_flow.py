@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import nullcontext
 
 import pytest
 
 from meclear_integrations import ClearanceConfig, Memory
-from meclear_integrations.core.engine import MeClearEngine
+from meclear_integrations.core.events import StageEvent
 from meclear_integrations.core.failure_kind import CircuitOpenError
 from meclear_integrations.guard.live_bounds import LiveGuard
+from meclear_integrations.judges.task import TaskCalls
 from meclear_integrations.pipeline import (
     FlowEvent,
     QuerySettings,
@@ -17,6 +19,7 @@ from meclear_integrations.pipeline import (
     run_async,
     run_sync,
 )
+from meclear_integrations.pipeline.drivers import EngineJob
 from meclear_integrations.pipeline.flow import make_gate
 from meclear_integrations.pipeline.shaping import result_metadata
 from meclear_integrations.pipeline.steps import Clear
@@ -31,26 +34,33 @@ def evaluate(coalition, trial) -> float:
     return 0.0 if any(m.id == "b" for m in coalition) else 1.0
 
 
+class Task:
+    """A task evaluator's call count (the engine calls ``evaluate``)."""
+
+    calls = TaskCalls(agent_calls=0, agent_hits=0, judge_calls=0, judge_hits=0)
+
+
 class Host:
     def __init__(self) -> None:
         self.events: list[FlowEvent] = []
+        self.stage_events: list[StageEvent] = []
         self.runs = 0
 
     def notify(self, event: FlowEvent) -> None:
         self.events.append(event)
 
-    def clear(self, request: Clear):
+    def engine_job(self, request: Clear) -> EngineJob:
         self.runs += 1
-        return MeClearEngine(request.config).clear(request.memories, evaluate)
+        return EngineJob(request, Task(), evaluate, self.stage_events.append, nullcontext_of)  # type: ignore[arg-type]
+
+
+def nullcontext_of(cost):
+    return nullcontext()
 
 
 class AsyncHost(Host):
     async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
         self.events.append(event)
-
-    async def clear(self, request: Clear):  # type: ignore[override]
-        self.runs += 1
-        return await MeClearEngine(request.config).aclear(request.memories, evaluate)
 
 
 def settings(**kwargs) -> QuerySettings:
@@ -105,12 +115,11 @@ def test_an_open_breaker_declines_or_raises_when_closed() -> None:
 
 def test_an_engine_error_ends_the_flow_as_failed_on_both_drivers() -> None:
     class Broken(Host):
-        def clear(self, request):
+        def engine_job(self, request):
             raise ConnectionError("provider down")
 
     class ABroken(AsyncHost):
-        async def clear(self, request):  # type: ignore[override]
-            raise ConnectionError("provider down")
+        engine_job = Broken.engine_job
 
     flow = clearance_flow("q", 2, lambda: MEMORIES, settings())
     assert isinstance(run_sync(flow, Broken()).error, ConnectionError)
