@@ -87,13 +87,13 @@ class AutoShapley:
     def __init__(
         self,
         *,
-        exact_budget: int = 16,
+        exact_budget: int = 32,
         coalitions_per_memory: float = 10.0,
         max_table_fraction: float = 0.75,
         seed: int | None = None,
-        exact_error_model: ErrorModel = "none",
-        exact_noise_floor: float = 0.0,
-        exact_z: float | None = None,
+        exact_error_model: ErrorModel = "pooled",
+        exact_noise_floor: float = 0.02,
+        exact_z: float | None = 1.0,
         exact_refine_rounds: int = 0,
         exact_max_memories: int | None = None,
         hierarchical_from: int = 7,
@@ -101,9 +101,9 @@ class AutoShapley:
         branching: int = 4,
         partitions: int = 1,
         anchor_samples: int = 32,
-        exact_residual_z: float | None = None,
-        exact_answer_flags: bool = False,
-        exact_answer_residual_z: float | None = None,
+        exact_residual_z: float | None = 1.64,
+        exact_answer_flags: bool = True,
+        exact_answer_residual_z: float | None = 0.0,
     ) -> None:
         if not 1 <= exact_budget <= 1 << 20:
             raise ConfigurationError(f"exact_budget must be in [1, 2^20], got {exact_budget}")
