@@ -1,0 +1,121 @@
+"""The benchmark headline's curves: E[recovery] against mean model calls, every rung (SIMULATED).
+
+Reads the ``equal-calls.json`` of several ``meclear bench-sweep equal-calls`` runs (one per
+K and judge) and draws one panel per run: each method's whole ladder (every budget's mean
+model calls per case and its expected recovery), MeClear's package default as one point,
+the oracle as a horizontal line. Each panel's title names K, the judge and the number of
+cases; the figure's title says what produced the numbers. Written as PNG and SVG.
+
+Usage::
+
+    python -m meclear_bench.headline_figure OUT_STEM RUN_DIR [RUN_DIR ...]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .figures import load_pyplot
+
+__all__ = ["main", "write_headline_figure"]
+
+_STYLE = {
+    "meclear": {"marker": "*", "markersize": 14, "color": "black", "linestyle": "none"},
+}
+
+
+def _k_of(doc: dict[str, Any]) -> str:
+    command = doc.get("command", "")
+    parts = command.split()
+    return parts[parts.index("--k") + 1] if "--k" in parts else "?"
+
+
+def write_headline_figure(docs: Sequence[dict[str, Any]], stem: str | Path) -> list[Path]:
+    """One panel per equal-calls run: E[recovery] against mean calls per method.
+
+    Args:
+        docs: The runs' ``equal-calls.json`` documents (a K and a judge each).
+        stem: The output path without extension (``.png`` and ``.svg`` are written).
+
+    Returns:
+        The files written.
+
+    Raises:
+        ValueError: No run given.
+    """
+    if not docs:
+        raise ValueError("give at least one equal-calls run")
+    plt = load_pyplot()
+    cols = min(3, len(docs))
+    rows = math.ceil(len(docs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 4.2 * rows), squeeze=False)
+    for ax, doc in zip(axes.flat, docs, strict=False):
+        for name, points in doc["curves"].items():
+            if name in ("none", "oracle"):
+                continue
+            pts = sorted(
+                (p["model_calls_per_case"] or 0.0, 100 * (p["expected_recovery"] or 0.0))
+                for p in points
+                if p.get("expected_recovery") is not None
+            )
+            if not pts:
+                continue
+            xs, ys = zip(*pts, strict=True)
+            style = _STYLE.get(name, {"marker": "o", "markersize": 3})
+            ax.plot(
+                xs, ys, label=f"{name} (package default)" if name == "meclear" else name, **style
+            )
+        oracle = doc["curves"].get("oracle")
+        if oracle and oracle[0].get("expected_recovery") is not None:
+            ax.axhline(100 * oracle[0]["expected_recovery"], color="grey", ls="--", lw=1)
+        ax.set_title(f"K = {_k_of(doc)}, judge {doc['judge']}, {doc['n_cases']} cases", fontsize=9)
+        ax.set_xlabel("mean model calls per case (agent + judge)")
+        ax.set_ylabel("E[recovery] (%)")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(docs) :]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle(
+        "SIMULATED evidence world (not a real model): LoCoMo test split, every budget of "
+        "every method; dashed: oracle",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    out = Path(stem)
+    written = []
+    for ext in (".png", ".svg"):
+        path = out.with_suffix(ext)
+        fig.savefig(path, dpi=100)
+        written.append(path)
+    plt.close(fig)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m meclear_bench.headline_figure OUT_STEM RUN_DIR...``.
+
+    Args:
+        argv: The arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 2:
+        print("usage: python -m meclear_bench.headline_figure OUT_STEM RUN_DIR...", file=sys.stderr)
+        return 2
+    docs = [
+        json.loads((Path(d) / "equal-calls.json").read_text(encoding="utf-8")) for d in args[1:]
+    ]
+    for path in write_headline_figure(docs, args[0]):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the command line
+    raise SystemExit(main())

@@ -1,0 +1,46 @@
+"""The headline's curves: one panel per equal-calls run, PNG and SVG."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from meclear_bench.headline_figure import main, write_headline_figure
+
+
+def _doc(k: int, judge: str) -> dict:
+    def point(label: str, calls: float, rec: float) -> dict:
+        return {"label": label, "model_calls_per_case": calls, "expected_recovery": rec}
+
+    return {
+        "judge": judge,
+        "n_cases": 12,
+        "command": f"meclear bench-sweep equal-calls --k {k} --out X",
+        "curves": {
+            "meclear": [point("default", 60.0, 0.74)],
+            "contextcite": [point("B=8", 40.0, 0.6), point("B=32", 90.0, 0.73)],
+            "oracle": [point("ceiling", 0.0, 0.8)],
+        },
+    }
+
+
+def test_one_panel_per_run_in_png_and_svg(tmp_path: Path) -> None:
+    written = write_headline_figure(
+        [_doc(5, "noisy:0.05"), _doc(10, "persistent:0.05")], tmp_path / "h"
+    )
+    assert [p.suffix for p in written] == [".png", ".svg"]
+    svg = written[1].read_text(encoding="utf-8")
+    assert "SIMULATED" in svg and "K = 10" in svg and "persistent:0.05" in svg
+    with pytest.raises(ValueError):
+        write_headline_figure([], tmp_path / "none")
+
+
+def test_command_line_reads_run_directories(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "equal-calls.json").write_text(json.dumps(_doc(20, "noisy:0.05")), encoding="utf-8")
+    assert main([str(tmp_path / "fig"), str(run)]) == 0
+    assert (tmp_path / "fig.png").stat().st_size > 0
+    assert main([]) == 2
