@@ -4,7 +4,10 @@ Reads the ``equal-calls.json`` of several ``meclear bench-sweep equal-calls`` ru
 K and judge) and draws one panel per run: each method's whole ladder (every budget's mean
 model calls per case and its expected recovery), MeClear's package default as one point,
 the oracle as a horizontal line. Each panel's title names K, the judge and the number of
-cases; the figure's title says what produced the numbers. Written as PNG and SVG.
+cases; the figure's title says what produced the numbers. Written as PNG and SVG. Also
+prints the summary table of the runs (:func:`headline_table`): per K and judge, the package
+default's E[recovery], deleted background, harm and calls, and each surrogate and LOO at its
+fixed budget (MeClear minus it, with its interval), the best of them and the oracle.
 
 Usage::
 
@@ -22,7 +25,16 @@ from typing import Any
 
 from .figures import load_pyplot
 
-__all__ = ["main", "write_headline_figure"]
+__all__ = ["BASELINES", "headline_table", "main", "write_headline_figure"]
+
+BASELINES: tuple[str, ...] = (
+    "contextcite",
+    "contextcite-answers",
+    "proxyspex",
+    "proxyspex-answers",
+    "loo",
+)
+"""The budgeted baselines of the summary table (the fixed-cost ones cannot spend more)."""
 
 _STYLE = {
     "meclear": {"marker": "*", "markersize": 14, "color": "black", "linestyle": "none"},
@@ -96,6 +108,57 @@ def write_headline_figure(docs: Sequence[dict[str, Any]], stem: str | Path) -> l
     return written
 
 
+def _cell(results: dict[str, Any], name: str, fixed: dict[str, str]) -> str:
+    block = results["methods"].get(name, {})
+    if block.get("status") != "ok":
+        return "n/a"
+    o = block["overall"]
+    paired = results.get("paired", {}).get(name, {}).get("expected_recovery") or {}
+    ci = paired.get("ci")
+    diff = "" if paired.get("delta") is None else f"{100 * paired['delta']:+.1f}"
+    span = f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if ci else ""
+    calls, bg = o["model_calls_per_case"] or 0, o["cleared_extra_background"] or 0
+    return (
+        f"{100 * (o['expected_recovery'] or 0):.1f} ({fixed.get(name, '?')}, "
+        f"{calls:.0f} calls, bg {bg:.3f}): {diff}{span}"
+    )
+
+
+def headline_table(docs: Sequence[dict[str, Any]], key: str = "results") -> str:
+    """The summary of the runs as a Markdown table (one row per K and judge).
+
+    Args:
+        docs: The runs' ``equal-calls.json`` documents.
+        key: ``results`` (fixed budgets, the headline) or ``results_per_case``.
+
+    Returns:
+        The table: MeClear's E[recovery] / calls / deleted background / harm, each baseline's
+        E[recovery] (its budget, calls, deleted background): MeClear minus it [95% CI], and
+        MeClear minus the oracle.
+    """
+    head = ["K", "judge", "cases", "MeClear (package default)", *BASELINES, "oracle"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for doc in docs:
+        results = doc[key]
+        fixed = doc.get("fixed_rungs", {}) if key == "results" else {}
+        fixed = fixed or {name: "per case" for name in BASELINES}
+        me = results["methods"]["meclear"]["overall"]
+        mine = (
+            f"{100 * (me['expected_recovery'] or 0):.1f} ({me['model_calls_per_case'] or 0:.0f} "
+            f"calls, bg {me['cleared_extra_background'] or 0:.3f}, harm "
+            f"{100 * (me['harm_rate'] or 0):.1f}%)"
+        )
+        oracle = results.get("paired", {}).get("oracle", {}).get("expected_recovery") or {}
+        ci = oracle.get("ci")
+        gap = "n/a" if oracle.get("delta") is None else f"{100 * oracle['delta']:+.1f}"
+        if ci:
+            gap += f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+        cells = [_k_of(doc), doc["judge"], str(doc["n_cases"]), mine]
+        cells += [_cell(results, name, fixed) for name in BASELINES]
+        lines.append("| " + " | ".join([*cells, gap]) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m meclear_bench.headline_figure OUT_STEM RUN_DIR...``.
 
@@ -114,6 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     for path in write_headline_figure(docs, args[0]):
         print(f"wrote {path}")
+    print("\nFixed budgets (SIMULATED):\n")
+    print(headline_table(docs))
+    print("\nPer-case matching (SIMULATED):\n")
+    print(headline_table(docs, "results_per_case"))
     return 0
 
 

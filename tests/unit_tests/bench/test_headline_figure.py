@@ -7,14 +7,33 @@ from pathlib import Path
 
 import pytest
 
-from meclear_bench.headline_figure import main, write_headline_figure
+from meclear_bench.headline_figure import headline_table, main, write_headline_figure
 
 
 def _doc(k: int, judge: str) -> dict:
     def point(label: str, calls: float, rec: float) -> dict:
         return {"label": label, "model_calls_per_case": calls, "expected_recovery": rec}
 
+    def block(rec: float, calls: float, bg: float) -> dict:
+        overall = {
+            "expected_recovery": rec,
+            "model_calls_per_case": calls,
+            "cleared_extra_background": bg,
+            "harm_rate": 0.0,
+        }
+        return {"status": "ok", "overall": overall}
+
+    results = {
+        "methods": {"meclear": block(0.74, 60.0, 0.04), "contextcite": block(0.70, 65.0, 0.1)},
+        "paired": {
+            "contextcite": {"expected_recovery": {"delta": 0.04, "ci": [0.01, 0.07]}},
+            "oracle": {"expected_recovery": {"delta": -0.06, "ci": [-0.08, -0.04]}},
+        },
+    }
     return {
+        "results": results,
+        "results_per_case": results,
+        "fixed_rungs": {"contextcite": "B=12"},
         "judge": judge,
         "n_cases": 12,
         "command": f"meclear bench-sweep equal-calls --k {k} --out X",
@@ -44,3 +63,11 @@ def test_command_line_reads_run_directories(tmp_path: Path) -> None:
     assert main([str(tmp_path / "fig"), str(run)]) == 0
     assert (tmp_path / "fig.png").stat().st_size > 0
     assert main([]) == 2
+
+
+def test_the_summary_table_reads_the_fixed_budgets_and_the_intervals() -> None:
+    table = headline_table([_doc(5, "noisy:0.05")])
+    assert "| 5 | noisy:0.05 | 12 | 74.0 (60 calls, bg 0.040, harm 0.0%) |" in table
+    assert "70.0 (B=12, 65 calls, bg 0.100): +4.0 [+1.0, +7.0]" in table
+    assert table.rstrip().endswith("-6.0 [-8.0, -4.0] |") and "| n/a |" in table
+    assert "(per case, 65 calls" in headline_table([_doc(5, "noisy:0.05")], "results_per_case")
