@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from meclear_bench.headline_figure import headline_table, main, write_headline_figure
+from meclear_bench.headline_figure import (
+    headline_table,
+    main,
+    targets_table,
+    write_headline_figure,
+)
 
 
 def _doc(k: int, judge: str) -> dict:
@@ -71,3 +76,12 @@ def test_the_summary_table_reads_the_fixed_budgets_and_the_intervals() -> None:
     assert "70.0 (B=12, 65 calls, bg 0.100): +4.0 [+1.0, +7.0]" in table
     assert table.rstrip().endswith("-6.0 [-8.0, -4.0] |") and "| n/a |" in table
     assert "(per case, 65 calls" in headline_table([_doc(5, "noisy:0.05")], "results_per_case")
+
+
+def test_the_targets_table_picks_the_best_baseline() -> None:
+    table = targets_table([_doc(10, "persistent:0.05")])
+    row = (
+        "| 10 | persistent:0.05 | 12 | 74.0 (60) | contextcite (B=12) | 70.0 (65) "
+        "| +4.0 [+1.0, +7.0]"
+    )
+    assert row in table and "| 0.040 / 0.100 | 0.0% | -6.0 [-8.0, -4.0] |" in table
