@@ -135,10 +135,10 @@ def cheap_grid() -> list[dict[str, Any]]:
 
     Where hierarchical attribution starts, its blocks G (2^G block unions), sub-blocks per
     cut and random anchor samples, with exact enumeration up to K = 4 (``exact_budget=16``,
-    the automatic estimator's value when the preset was chosen). The kernel budget per memory
-    stays the default's (10 K coalitions): below ``hierarchical_from`` = 5 every context is enumerated exactly, so it
-    only sizes the hierarchical estimator's flat fallback, and below about 3 K the
-    regression is unstable.
+    the automatic estimator's value when the preset was chosen). The kernel budget per
+    memory stays the default's (10 K coalitions): below ``hierarchical_from`` = 5 every
+    context is enumerated exactly, so it only sizes the hierarchical estimator's flat
+    fallback, and below about 3 K the regression is unstable.
 
     Returns:
         Settings of the automatic estimator (:class:`AutoShapley`), one per grid point
