@@ -3,10 +3,13 @@
 Reads the ``outcomes.jsonl`` of a ``meclear bench --cases CLARK_CASES`` run
 (:mod:`meclear_bench.clark_news`) and prints, in markdown:
 
-1. per method: E[recovery] in % on stale facts, wrong corrections, clean queries and all
-   cases, the model calls (agent + judge) per case in each, and the deleted background
-   memories per case;
-2. per method against a comparator (default ``newest``) on the stale facts: where the method
+1. the headline, on the faults the data gives only: per method, E[recovery] in % on stale
+   facts (a stale answer stated once or twice, ``direct`` / ``redundant``), clean queries and
+   both together (``data``), the model calls (agent + judge) per case in each, and the
+   deleted background memories per case on them; then, apart and labelled ours, the kinds
+   this project's builder writes (wrong corrections, stale-joint when built): their
+   E[recovery] and calls;
+2. per method against a comparator (default ``newest``) on the data's stale facts: where the method
    loses or gains expected recovery (with a 95% cluster-bootstrap interval over questions),
    by what it deleted (:func:`~.gap.outcome_kind`: exact,
    superset, partial, nothing deleted, abstained, ...), each kind's cases and its share of
@@ -46,17 +49,44 @@ from .bootstrap import ClusterBootstrap
 from .cases import BenchCase, load_cases
 from .gap import outcome_kind
 
-__all__ = ["DIAGNOSED", "FAULTS", "diagnosis", "fault_table", "judge_blind", "main", "markdown"]
+__all__ = [
+    "BUILDER_KINDS",
+    "DIAGNOSED",
+    "FAULTS",
+    "diagnosis",
+    "fault_table",
+    "judge_blind",
+    "kind_of",
+    "main",
+    "markdown",
+]
 
 DIAGNOSED: tuple[str, ...] = ("meclear", "meclear-recency")
 """The methods diagnosed by default."""
 
-FAULTS: tuple[tuple[str, str], ...] = (
-    ("stale", "stale"),
-    ("wrong corr.", "wrong_correction"),
-    ("clean", "none"),
-)
-"""(column label, ``fault_type``) of the CLARK-News case kinds."""
+FAULTS: tuple[str, ...] = ("stale", "clean")
+"""The kinds the data gives (the headline's columns; ``data``: both together)."""
+BUILDER_KINDS: tuple[str, ...] = ("wrong corr.", "stale-joint")
+"""The kinds this project's builder writes (reported apart, labelled ours)."""
+
+
+def kind_of(row: dict[str, Any]) -> str:
+    """The CLARK-News kind of one outcome row.
+
+    Args:
+        row: A line of ``outcomes.jsonl``.
+
+    Returns:
+        ``stale`` (the data's stale answer, once or twice), ``clean``, or a builder-written
+        kind: ``wrong corr.`` (a "Correction:" the builder writes) or ``stale-joint`` (two
+        weaker copies whose weights the builder chose).
+    """
+    fault = row.get("fault_type") or "none"
+    if fault == "wrong_correction":
+        return "wrong corr."
+    if fault == "stale":
+        return "stale-joint" if row.get("structure") == "joint" else "stale"
+    return "clean"
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -64,15 +94,16 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def fault_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per method: E[recovery] (%) and model calls per case by fault type, and overall.
+    """Per method: E[recovery] (%) and model calls per case by kind.
 
     Args:
         rows: The lines of ``outcomes.jsonl``.
 
     Returns:
-        One entry per method, in the run's order: ``method``, ``n``, and per fault label
-        ``recovery`` / ``calls`` dictionaries (label ``all`` included),
-        ``deleted_background`` per case.
+        One entry per method, in the run's order: ``method``, ``n`` (the data's cases), and
+        per kind ``recovery`` / ``calls`` dictionaries (:data:`FAULTS`, ``data`` for both
+        together, and :data:`BUILDER_KINDS`; NaN for a kind the run lacks),
+        ``deleted_background`` per case on the data's kinds.
     """
     by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
@@ -81,17 +112,18 @@ def fault_table(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for method, outcomes in by_method.items():
         recovery: dict[str, float] = {}
         calls: dict[str, float] = {}
-        for label, fault in (*FAULTS, ("all", "*")):
-            chosen = [r for r in outcomes if fault in ("*", r["fault_type"] or "none")]
+        data = [r for r in outcomes if kind_of(r) in FAULTS]
+        for label in (*FAULTS, "data", *BUILDER_KINDS):
+            chosen = data if label == "data" else [r for r in outcomes if kind_of(r) == label]
             recovery[label] = 100 * _mean([r["expected_recovery"] for r in chosen])
             calls[label] = _mean([r["model_calls"] for r in chosen])
         table.append(
             {
                 "method": method,
-                "n": len(outcomes),
+                "n": len(data),
                 "recovery": recovery,
                 "calls": calls,
-                "deleted_background": _mean([r["cleared_extra_background"] for r in outcomes]),
+                "deleted_background": _mean([r["cleared_extra_background"] for r in data]),
             }
         )
     return table
@@ -142,7 +174,7 @@ def diagnosis(
     blind: set[str] | None = None,
     replicates: int = 2000,
 ) -> dict[str, Any]:
-    """Where ``method`` loses or gains E[recovery] against ``against`` on the stale facts.
+    """Where ``method`` loses or gains E[recovery] against ``against`` on the data's stale facts.
 
     Args:
         rows: The lines of ``outcomes.jsonl``.
@@ -162,7 +194,7 @@ def diagnosis(
     Raises:
         ValueError: The run lacks either method or any stale case.
     """
-    stale = [r for r in rows if r["fault_type"] == "stale"]
+    stale = [r for r in rows if kind_of(r) == "stale"]
     mine = {r["case_id"]: r for r in stale if r["method"] == method}
     theirs = {r["case_id"]: r for r in stale if r["method"] == against}
     if not mine or not theirs:
@@ -223,8 +255,10 @@ def markdown(
     Returns:
         The markdown text.
     """
-    labels = [label for label, _ in FAULTS] + ["all"]
+    labels = [*FAULTS, "data"]
     lines = [
+        "Faults the data gives (stale facts, clean queries):",
+        "",
         "| method | E[recovery] " + " / ".join(labels) + " | model calls / case "
         "" + " / ".join(labels) + " | deleted bg / case |",
         "|---|---|---|---|",
@@ -239,6 +273,20 @@ def markdown(
         calls = " / ".join(cell(entry["calls"][k]) for k in labels)
         bg = entry["deleted_background"]
         lines.append(f"| {entry['method']} | {rec} | {calls} | {bg:.3f} |")
+    ours = [k for k in BUILDER_KINDS if any(not math.isnan(e["recovery"][k]) for e in table)]
+    if ours:
+        lines += [
+            "",
+            "Kinds our builder writes (not in the data; reported apart):",
+            "",
+            "| method | E[recovery] " + " / ".join(f"{k} (ours)" for k in ours) + " | model "
+            "calls / case " + " / ".join(ours) + " |",
+            "|---|---|---|",
+        ]
+        for entry in table:
+            rec = " / ".join(cell(entry["recovery"][k]) for k in ours)
+            calls = " / ".join(cell(entry["calls"][k]) for k in ours)
+            lines.append(f"| {entry['method']} | {rec} | {calls} |")
     methods = [e["method"] for e in table if e["method"] not in (against, "oracle", "none")]
     if diagnose is not None:
         methods = [m for m in methods if m in diagnose]

@@ -14,9 +14,9 @@ __all__ = ["add_engine_flags", "builtin_cases", "engine_config", "estimator_flag
 def engine_config(args: argparse.Namespace) -> ClearanceConfig:
     """The engine configuration from the flags.
 
-    The settings tuned on the dev split (:mod:`.tuned`), or ``--preset`` (``default``: the package
-    default, ``paper``), with the flags on top (the simulated evaluator runs in-process, so
-    concurrency is 1).
+    The package default (``ClearanceConfig()``, as a user gets it), or ``--preset``
+    (``default``: the same, ``paper``, ``cheap``), with the flags on top (the simulated
+    evaluator runs in-process, so concurrency is 1).
 
     Args:
         args: The parsed flags.
@@ -31,11 +31,7 @@ def engine_config(args: argparse.Namespace) -> ClearanceConfig:
         overrides["estimator"] = estimator
     if getattr(args, "trials", None) is not None:
         overrides["trials"] = args.trials
-    if preset is not None:
-        return ClearanceConfig.preset(preset, **overrides)
-    from .tuned import tuned_engine
-
-    return tuned_engine(**overrides)
+    return ClearanceConfig.preset(preset or "default", **overrides)
 
 
 def builtin_cases() -> list:

@@ -134,17 +134,24 @@ def cheap_grid() -> list[dict[str, Any]]:
     """The cost settings searched for the cheap preset.
 
     Where hierarchical attribution starts, its blocks G (2^G block unions), sub-blocks per
-    cut and random anchor samples. The kernel budget per memory stays the default's (10 K
-    coalitions): below ``hierarchical_from`` = 5 every context is enumerated exactly, so it
-    only sizes the hierarchical estimator's flat fallback, and below about 3 K the
-    regression is unstable.
+    cut and random anchor samples, with exact enumeration up to K = 4 (``exact_budget=16``,
+    the automatic estimator's value when the preset was chosen). The kernel budget per
+    memory stays the default's (10 K coalitions): below ``hierarchical_from`` = 5 every
+    context is enumerated exactly, so it only sizes the hierarchical estimator's flat
+    fallback, and below about 3 K the regression is unstable.
 
     Returns:
         Settings of the automatic estimator (:class:`AutoShapley`), one per grid point
         (a point may also name configuration settings).
     """
     return [
-        {"hierarchical_from": start, "blocks": blocks, "branching": branching, "anchor_samples": n}
+        {
+            "exact_budget": 16,  # enumeration to K = 4, as when the grid was chosen
+            "hierarchical_from": start,
+            "blocks": blocks,
+            "branching": branching,
+            "anchor_samples": n,
+        }
         for start, blocks, branching, n in product((5, 7), (3, 4, 5), (2, 4), (8, 32))
     ]
 

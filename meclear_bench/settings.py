@@ -17,7 +17,6 @@ from .tuned import (
     TUNED_LOO_TOLERANCE,
     TUNED_PROXYSPEX,
     TUNED_VERIFICATION,
-    tuned_engine,
 )
 
 __all__ = [
@@ -69,9 +68,9 @@ class BenchSettings(BaseModel):
 
     methods: tuple[str, ...] = DEFAULT_METHODS
     """Method specs in report order: ``name`` or ``name:preset`` (e.g. ``meclear:paper``)."""
-    engine: ClearanceConfig = Field(default_factory=tuned_engine)
+    engine: ClearanceConfig = Field(default_factory=ClearanceConfig)
     """Engine configuration of the ``meclear`` method (its seed is mixed with each case
-    id); by default the settings tuned on the dev split (:mod:`.tuned`)."""
+    id); by default the package default, ``ClearanceConfig()``, as a user gets it."""
     policy: ClearanceConfig | None = None
     """Trial policy of every baseline (T, adaptive trials, early exit, verification rule,
     success threshold); None: the ``meclear`` method's configuration, so every method
@@ -80,7 +79,7 @@ class BenchSettings(BaseModel):
         default_factory=lambda: {k: dict(v) for k, v in TUNED_VERIFICATION.items()}
     )
     """Per baseline (``loo``, ``contextcite``, ``proxyspex``), its own verification settings
-    (``recovery_rate``, ``max_trials``) over the trial policy, tuned on dev like MeClear's
+    (``recovery_rate``, ``max_trials``) over the trial policy, tuned on dev
     (:mod:`.tuned`); a baseline not named here verifies with the trial policy's."""
     loo_tolerance: float = Field(default=TUNED_LOO_TOLERANCE, ge=0.0, le=1.0)
     """kappa of the LOO baseline: a memory is flagged when d_i < -kappa (Eq. 7); tuned on

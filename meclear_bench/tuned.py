@@ -1,4 +1,10 @@
-"""Every method's tunable settings as chosen on the dev split (SIMULATED world).
+"""Every baseline's tunable settings as chosen on the dev split (SIMULATED world).
+
+MeClear has no entry here: the benchmark's ``meclear`` method runs the package default
+(``ClearanceConfig()``), whose values were decided on dev by ``meclear bench-sweep variants``
+(``docs/benchmark/variants.md``). The run below predates that: it also tuned MeClear's
+settings then, and matched the baselines to that configuration's coalitions; rerun it to
+match them to the package default's.
 
 Generated on 2026-12-01 by ``meclear bench-sweep tune --locomo /work/shared/data/locomo10
 --split dev --preset default --max-queries 20 --k 5 --seed 0 --out /tmp/retune/tune
@@ -15,12 +21,6 @@ benchmark uses these settings by default, so the test-split figures are never tu
 
 Chosen (expected recovery per setting):
 
-- meclear: harm_tolerance=0.05, verification.recovery_rate=0.1, verification.max_trials=16,
-  escalation=True, clearance=auto (grid widened: harm_tolerance: [0.08];
-  verification.recovery_rate: [0.1]; verification.max_trials: [20];
-  verification.recovery_rate: [0.05]). noisy 76.9, persistent 76.3, deterministic 100.0;
-  deleted background 0.054 per case (no point of the grid met the bound: the least deleted
-  background chosen); 77.2 model calls.
 - loo: tolerance=0.0, verification.recovery_rate=0.3, verification.max_trials=16 (grid
   widened: verification.max_trials: [20]). noisy 62.3, persistent 60.3, deterministic 79.5;
   deleted background 0.018 per case; 30.4 model calls.
@@ -44,55 +44,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from meclear_integrations.core import AutoShapley, ClearanceConfig
-from meclear_integrations.core.config import TableEvidence
-
 __all__ = [
-    "INTERVAL_ESTIMATOR",
-    "INTERVAL_EVIDENCE",
     "TUNED_CONTEXTCITE",
     "TUNED_LOO_TOLERANCE",
-    "TUNED_MECLEAR",
     "TUNED_PROXYSPEX",
     "TUNED_VERIFICATION",
-    "tuned_engine",
 ]
 
-INTERVAL_ESTIMATOR = AutoShapley(
-    exact_budget=32,
-    exact_error_model="pooled",
-    exact_noise_floor=0.02,
-    exact_z=1.0,
-)
-"""Exact enumeration up to K = 5 with intervals from the trials' error (pooled within-trial
-variance, noise floor 0.02, z = 1); beyond, the package's automatic choice."""
-INTERVAL_EVIDENCE = TableEvidence(residual_z=1.64, answer_flags=True, answer_residual_z=0.0)
-"""Over the exact enumeration above: the residual-evidence promotion at z = 1.64, and the
-answer-backed flags (``core.answer_flags``: the memories that alone give the failing answer
-are flagged when their shares sum below -tau, one that alone gives the no-memory answer only
-with a net pivot to the failing answer) with a promotion threshold of z = 0 for deletions the
-answers back (``ClearanceConfig.table_evidence``).
-
-The answer-backed flags and threshold were chosen on the dev split (all 493 cases, ``meclear
-bench --locomo DIR --split dev --setting S --seed 0 --methods oracle,meclear``, the tuned
-settings otherwise): Exact (flagged set) 47.1 -> 78.2 noisy and 63.8 -> 78.2 persistent,
-expected recovery 74.2 -> 77.3 and 74.3 -> 75.4, deleted background 0.051 -> 0.043 and 0.039
--> 0.034, model calls 100.9 -> 94.8 and 45.3 -> 44.2; deterministic unchanged (100.0 at 21.6
-calls, Exact 100.0). One net pivot is the smallest threshold that leaves the deterministic
-setting unchanged (two: Exact 99.7 there); the promotion threshold 0 from {0, 1.0} and off."""
-
-TUNED_MECLEAR: dict[str, Any] = {
-    "estimator": INTERVAL_ESTIMATOR,
-    "table_evidence": INTERVAL_EVIDENCE,
-    "harm_rule": "auto",
-    "harm_tolerance": 0.05,
-    "verification": {"recovery_rate": 0.1, "max_trials": 16},
-    "escalation": True,
-    "clearance": "auto",
-}
-"""MeClear: the estimator and harm rule above; harm_tolerance=0.05,
-verification.recovery_rate=0.1, verification.max_trials=16, escalation=True,
-clearance=auto."""
 TUNED_LOO_TOLERANCE = 0.0
 """LOO: kappa (flag d_i < -kappa)."""
 TUNED_CONTEXTCITE: dict[str, Any] = {
@@ -112,10 +70,4 @@ TUNED_VERIFICATION: dict[str, dict[str, Any]] = {
     "contextcite": {"recovery_rate": 0.3, "max_trials": 20},
     "proxyspex": {"recovery_rate": 0.3, "max_trials": 20},
 }
-"""Each verifying baseline's own verification settings (recovery rate, trial cap),
-tuned like MeClear's."""
-
-
-def tuned_engine(**overrides: object) -> ClearanceConfig:
-    """The engine configuration of the benchmark's ``meclear`` method."""
-    return ClearanceConfig(**TUNED_MECLEAR).updated(**overrides)
+"""Each verifying baseline's own verification settings (recovery rate, trial cap)."""

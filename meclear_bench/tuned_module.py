@@ -2,16 +2,12 @@
 
 ``meclear bench-sweep tune ... --write`` regenerates ``meclear_bench/tuned.py`` with
 :func:`render_tuned_module`: the docstring states the command, the date, the grid, the
-objective and every choice's figures; the entries hold the chosen settings. The estimator
-and table-evidence blocks (``INTERVAL_ESTIMATOR``, ``INTERVAL_EVIDENCE`` and their
-docstrings) and the imports are kept verbatim from
-the current module: the estimator is chosen by MeClear's own variant study
-(``meclear bench-sweep variants``), not by this grid, which holds it fixed.
+objective and every choice's figures; the entries hold the baselines' chosen settings.
+MeClear has no entry: the benchmark runs the package default.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import textwrap
 from pathlib import Path
@@ -19,13 +15,10 @@ from typing import Any
 
 from . import tuned
 from .tune_grid import nested
-from .tuning import FIXED_MECLEAR
 
 __all__ = ["main", "render_tuned_module", "tuned_source"]
 
 _WIDTH = 92
-_KEEP = ("INTERVAL_ESTIMATOR", "INTERVAL_EVIDENCE")
-"""Entries kept verbatim from the current module (with their docstrings)."""
 
 
 def tuned_source() -> str:
@@ -37,35 +30,7 @@ def tuned_source() -> str:
     return Path(tuned.__file__).read_text(encoding="utf-8")
 
 
-def _kept_blocks(source: str) -> tuple[list[str], list[str]]:
-    """(import lines, kept entry blocks) of the current module's source."""
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    imports = [
-        ast.get_source_segment(source, node) or ""
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module not in ("__future__", "typing")
-    ]
-    blocks = []
-    body = tree.body
-    for i, node in enumerate(body):
-        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        if not (isinstance(target, ast.Name) and target.id in _KEEP):
-            continue
-        end = node.end_lineno or node.lineno
-        nxt = body[i + 1] if i + 1 < len(body) else None
-        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-            end = nxt.end_lineno or end
-        blocks.append("\n".join(lines[node.lineno - 1 : end]))
-    return imports, blocks
-
-
 def _value(value: Any) -> str:
-    for name in _KEEP:
-        if value is getattr(tuned, name, None):
-            return name
     if isinstance(value, str):
         return json.dumps(value)
     return repr(value)
@@ -114,61 +79,45 @@ def _choice(values: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in values.items()) or "no knobs"
 
 
-def render_tuned_module(
-    doc: dict[str, Any],
-    *,
-    command: str,
-    date: str,
-    meclear: dict[str, Any] | None = None,
-    source: str | None = None,
-) -> str:
+def render_tuned_module(doc: dict[str, Any], *, command: str, date: str) -> str:
     """The module text of :mod:`meclear_bench.tuned` for a :func:`~.tuning.tune` document.
 
     Args:
         doc: The tuning document.
         command: The command that produced it.
         date: The date of the run (ISO 8601).
-        meclear: MeClear's settings held fixed by the grid (None: the estimator and harm rule
-            of the current ``TUNED_MECLEAR``).
-        source: The current module's text (None: read from disk).
 
     Returns:
         The module's text (ruff-formatted Python).
     """
-    source = source if source is not None else tuned_source()
-    imports, kept = _kept_blocks(source)
     chosen = doc["chosen"]
-    fixed = (
-        meclear
-        if meclear is not None
-        else {k: v for k, v in tuned.TUNED_MECLEAR.items() if k in FIXED_MECLEAR}
-    )
-    me = {**fixed, **nested(chosen["meclear"])}
     metric = doc.get("metric", "expected_recovery")
     checks = doc.get("check_settings", [])
     intro = (
         f"Generated on {date} by ``{command}`` ({doc['n_cases']} dev cases). One grid for every "
-        "method (meclear_bench.tuning): each method's own knobs and, for every method that "
-        "verifies, its verification recovery rate and trial cap (MeClear also escalation and "
-        "the minimal-subset search), searched group by group from the current settings with "
-        "a grid edge widened whenever the choice sits on it. Objective: the mean "
+        "baseline (meclear_bench.tuning): each baseline's own knobs and, for every baseline "
+        "that verifies, its verification recovery rate and trial cap, searched group by "
+        "group from the current settings with a grid edge widened whenever the choice sits "
+        "on it. Objective: the mean "
         f"{metric.replace('_', ' ')} over the {' and '.join(doc['settings'])} settings, at "
         f"most {doc.get('max_deleted_background', 0.05)} deleted background memories per case "
         "in each, ties within 0.1 pp to fewer model calls; the chosen settings re-run in the "
-        f"{' and '.join(checks) or 'no other'} setting as a check. MeClear's estimator and "
-        "harm rule are held fixed (chosen by ``meclear bench-sweep variants``). Ablation "
-        "baselines get, per case, as many distinct coalitions as the chosen MeClear "
-        "configuration evaluated. The benchmark uses these settings by default, so the "
-        "test-split figures are never tuned on test."
+        f"{' and '.join(checks) or 'no other'} setting as a check. MeClear is not tuned: it "
+        "runs the package default (``ClearanceConfig()``), decided on dev by ``meclear "
+        "bench-sweep variants``, and is reported beside the baselines. Ablation baselines "
+        "get, per case, as many distinct coalitions as the package default evaluated. The "
+        "benchmark uses these settings by default, so the test-split figures are never tuned "
+        "on test."
     )
-    title = "Every method's tunable settings as chosen on the dev split (SIMULATED world)."
+    title = "Every baseline's tunable settings as chosen on the dev split (SIMULATED world)."
     lines = [f'"""{title}', ""]
     lines.append(_wrap(intro))
     lines += ["", f"Chosen ({metric.replace('_', ' ')} per setting):", ""]
     for name in doc["methods"]:
         widened = doc["methods"][name].get("widened") or []
         extra = f" (grid widened: {'; '.join(widened)})" if widened else ""
-        text = f"- {name}: {_choice(chosen[name])}{extra}. {_figures(doc, name)}."
+        knobs = "the package default" if name == "meclear" else _choice(chosen[name])
+        text = f"- {name}: {knobs}{extra}. {_figures(doc, name)}."
         lines.append(textwrap.fill(text, width=_WIDTH, subsequent_indent="  "))
     lines.append('"""')
     loo = chosen.get("loo", {})
@@ -179,22 +128,13 @@ def render_tuned_module(
         "",
         "from typing import Any",
         "",
-        *imports,
-        "",
         "__all__ = [",
-        '    "INTERVAL_ESTIMATOR",',
-        '    "INTERVAL_EVIDENCE",',
         '    "TUNED_CONTEXTCITE",',
         '    "TUNED_LOO_TOLERANCE",',
-        '    "TUNED_MECLEAR",',
         '    "TUNED_PROXYSPEX",',
         '    "TUNED_VERIFICATION",',
-        '    "tuned_engine",',
         "]",
         "",
-        *(f"{block}\n" for block in kept),
-        f"TUNED_MECLEAR: dict[str, Any] = {_dict(me)}",
-        _doc(f"MeClear: the estimator and harm rule above; {_choice(chosen['meclear'])}."),
         f"TUNED_LOO_TOLERANCE = {loo.get('tolerance', 0.0)!r}",
         '"""LOO: kappa (flag d_i < -kappa)."""',
     ]
@@ -212,13 +152,7 @@ def render_tuned_module(
     body = "".join(f'    "{k}": {_inline(v)},\n' for k, v in verification.items())
     out += [
         "TUNED_VERIFICATION: dict[str, dict[str, Any]] = {\n" + body + "}",
-        '"""Each verifying baseline\'s own verification settings (recovery rate, trial cap),',
-        'tuned like MeClear\'s."""',
-        "",
-        "",
-        "def tuned_engine(**overrides: object) -> ClearanceConfig:",
-        '    """The engine configuration of the benchmark\'s ``meclear`` method."""',
-        "    return ClearanceConfig(**TUNED_MECLEAR).updated(**overrides)",
+        '"""Each verifying baseline\'s own verification settings (recovery rate, trial cap)."""',
         "",
     ]
     return "\n".join(out)

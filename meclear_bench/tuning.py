@@ -1,17 +1,19 @@
 """Dev tuning of every method alike: ``meclear bench-sweep tune`` (SIMULATED).
 
-One grid for every method (:func:`tuning_grid`): each method's own knobs, and for every
-method that verifies its candidates (MeClear, LOO, ContextCite, ProxySPEX under
-``--clearance verified``) the verification settings, recovery rate and trial cap; MeClear
-also its optional parts (escalation, the minimal-subset search). Methods with nothing to
+One grid for every baseline (:func:`tuning_grid`): each baseline's own knobs, and for every
+baseline that verifies its candidates (LOO, ContextCite, ProxySPEX under ``--clearance
+verified``) the verification settings, recovery rate and trial cap. MeClear is not tuned
+here: it runs the package default (``ClearanceConfig()``, the run's engine), whose values
+were decided on dev by ``meclear bench-sweep variants``; it runs once, beside the
+baselines, and fixes the coalitions they are matched to. Methods with nothing to
 tune (the LLM filter: one call; newest-wins: 0 calls; LOO at K + 1 calls) are run once and
 reported beside them. Each method is searched by :func:`~.tune_grid.search` (group by group,
 grid edges widened) on one objective: the mean over the objective settings (noisy and
 persistent: temperature 0.2, 5% judge errors per call or repeated) of the expected recovery
 (exact in the simulated world), among the settings that delete at most
 ``max_deleted_background`` non-target memories per case in each setting; ties within
-0.1 pp go to the fewer model calls. MeClear is tuned first; every ablation baseline then
-gets, per case, as many distinct coalitions as the chosen MeClear configuration evaluated.
+0.1 pp go to the fewer model calls. Every ablation baseline gets, per case, as many
+distinct coalitions as the package default evaluated.
 The chosen settings are re-run in the check settings (deterministic) and reported.
 :func:`~.tuned_module.render_tuned_module` writes the result as :mod:`.tuned`.
 """
@@ -34,22 +36,18 @@ from .runner import run_benchmark
 from .settings import BenchSettings, SurrogateSettings
 from .sweeps import STANDARD_SETTINGS, standard, summary
 from .tune_grid import Axis, Point, nested, search
-from .tuned import TUNED_MECLEAR, TUNED_VERIFICATION
+from .tuned import TUNED_VERIFICATION
 
 __all__ = [
     "CHECK_SETTINGS",
-    "FIXED_MECLEAR",
     "FIXED_METHODS",
     "OBJECTIVE_SETTINGS",
-    "MeClearFixed",
     "TuningGrid",
     "baseline_settings",
     "tune",
     "tuning_grid",
 ]
 
-FIXED_MECLEAR = ("estimator", "table_evidence", "harm_rule")
-"""MeClear's settings the grid holds fixed (chosen by ``meclear bench-sweep variants``)."""
 OBJECTIVE_SETTINGS = ("noisy", "persistent")
 """The settings the objective averages over."""
 CHECK_SETTINGS = ("deterministic",)
@@ -60,9 +58,6 @@ FIXED_METHODS: dict[str, Callable[[], BenchMethod]] = {
     "newest": NewestWinsMethod,
 }
 """Baselines with nothing to tune: run once, reported beside the tuned ones."""
-MeClearFixed = dict[str, Any]
-"""MeClear's settings held through the search (its estimator and harm rule, owned by
-the method's own variant study; :data:`.tuned.TUNED_MECLEAR`)."""
 TuningGrid = dict[str, tuple[dict[str, Any], list[list[Axis]]]]
 """Method -> (its starting values, its axis groups)."""
 
@@ -81,21 +76,15 @@ def _start_verification(values: dict[str, Any]) -> dict[str, Any]:
     return {f"verification.{k}": v for k, v in values.items()}
 
 
-def tuning_grid(
-    meclear: dict[str, Any] | None = None,
-    baselines: dict[str, dict[str, Any]] | None = None,
-) -> TuningGrid:
-    """Every tuned method's starting point and axis groups.
+def tuning_grid(baselines: dict[str, dict[str, Any]] | None = None) -> TuningGrid:
+    """Every tuned baseline's starting point and axis groups.
 
     Args:
-        meclear: MeClear's current settings (None: :data:`.tuned.TUNED_MECLEAR`).
         baselines: Each baseline's current settings (None: the benchmark's defaults).
 
     Returns:
         Method -> (start, groups).
     """
-    me = meclear if meclear is not None else TUNED_MECLEAR
-    verify = me.get("verification", {"recovery_rate": 0.3, "max_trials": 12})
     defaults = BenchSettings()
     start_b = baselines or {
         "loo": {"tolerance": defaults.loo_tolerance},
@@ -103,19 +92,6 @@ def tuning_grid(
         "proxyspex": defaults.proxyspex.model_dump(),
     }
     grid: TuningGrid = {
-        "meclear": (
-            {
-                "harm_tolerance": me.get("harm_tolerance", 0.05),
-                **_start_verification(verify),
-                "escalation": me.get("escalation", True),
-                "clearance": me.get("clearance", "auto"),
-            },
-            [
-                [Axis("harm_tolerance", (0.0, 0.02, 0.05), low=0.0, high=1.0)],
-                _verification_axes(),
-                [Axis("escalation", (True, False)), Axis("clearance", ("auto", "nested"))],
-            ],
-        ),
         "loo": (
             {**start_b["loo"], **_start_verification(TUNED_VERIFICATION["loo"])},
             [[Axis("tolerance", (0.0, 0.02, 0.05, 0.1), low=0.0, high=1.0)], _verification_axes()],
@@ -209,12 +185,11 @@ def tune(
     max_deleted_background: float = 0.05,
     metric: str = "expected_recovery",
     grid: TuningGrid | None = None,
-    meclear_fixed: MeClearFixed | None = None,
     fixed_methods: Iterable[str] = tuple(FIXED_METHODS),
     passes: int = 1,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Choose every method's tunable settings on ``cases`` (the dev split).
+    """Choose every baseline's tunable settings on ``cases`` (the dev split).
 
     See the module docstring for the grid and the objective.
 
@@ -225,9 +200,7 @@ def tune(
         check: The standard settings the choices are re-run in.
         max_deleted_background: The most deleted background memories per case.
         metric: The objective's metric (falls back to unseen-trial recovery when absent).
-        grid: Each method's start and axes (None: :func:`tuning_grid`).
-        meclear_fixed: MeClear's settings held through the search (None: the estimator and
-            harm rule of :data:`.tuned.TUNED_MECLEAR`).
+        grid: Each baseline's start and axes (None: :func:`tuning_grid`).
         fixed_methods: Baselines run once (no knobs).
         passes: The most coordinate-search passes per method (1: each group once, in
             order: the own knobs at the current verification settings, then the
@@ -245,12 +218,6 @@ def tune(
     say = progress or (lambda _: None)
     base = base.model_copy(update={"bootstrap_replicates": 0})
     grid = grid if grid is not None else tuning_grid()
-    fixed: dict[str, Any] = (
-        meclear_fixed
-        if meclear_fixed is not None
-        else {k: TUNED_MECLEAR[k] for k in FIXED_MECLEAR if k in TUNED_MECLEAR}
-    )
-    coalitions: dict[str, dict[str, dict[str, int]]] = {}
 
     def run(
         name: str, method: BenchMethod, run_settings: BenchSettings, setting: str, matched: Any
@@ -259,18 +226,6 @@ def tune(
         result = run_benchmark(cases, only, methods=[method], matched=matched)
         per_case = {o.case_id: o.coalitions for o in result.outcomes.get(method.name, [])}
         return summary(build_results(result), method.name), per_case
-
-    def engine(values: dict[str, Any]) -> Any:
-        return base.engine.updated(**{**fixed, **nested(values)})
-
-    def meclear_point(values: dict[str, Any], where: Sequence[str]) -> Point:
-        points: dict[str, dict[str, Any]] = {}
-        used: dict[str, dict[str, int]] = {}
-        for setting in where:
-            method = MeClearMethod(engine(values), name="meclear")
-            points[setting], used[setting] = run("meclear", method, base, setting, None)
-        coalitions[repr(sorted(values.items()))] = used
-        return _score(values, points, max_deleted_background, metric)
 
     out: dict[str, Any] = {
         "simulated": True,
@@ -281,7 +236,7 @@ def tune(
         f"<= {max_deleted_background} per case in each; ties within 0.1 pp: fewer model calls",
         "max_deleted_background": max_deleted_background,
         "n_cases": len(cases),
-        "meclear_fixed": {k: repr(v) for k, v in fixed.items()},
+        "meclear_engine": repr(base.engine.estimator),
         "methods": {},
     }
 
@@ -297,24 +252,25 @@ def tune(
         out["methods"][name] = block
         say(f"{name}: chose {chosen.values} ({100 * chosen.objective:.1f})")
 
-    # MeClear first: the ablation baselines are matched to its chosen coalitions
-    start, groups = grid["meclear"]
-
-    def me_eval(values: dict[str, Any]) -> Point:
-        p = meclear_point(values, names)
-        say(f"meclear {values}: {_line(p)}")
-        return p
-
-    me = search(start, groups, me_eval, passes=passes)
-    me_values = me.rows[me.chosen].values
-    matched = coalitions[repr(sorted(me_values.items()))]
-    record("meclear", me, lambda v, c: meclear_point(v, [c]))
-    matched.update(coalitions[repr(sorted(me_values.items()))])
-    tuned_base = base.model_copy(update={"engine": engine(me_values)})
+    # MeClear first, as the package default: the ablation baselines are matched to its
+    # coalitions
+    me_points: dict[str, dict[str, Any]] = {}
+    matched: dict[str, dict[str, int]] = {}
+    for setting in [*names, *checks]:
+        method = MeClearMethod(base.engine, name="meclear")
+        me_points[setting], matched[setting] = run("meclear", method, base, setting, None)
+    me = _score({}, {s: me_points[s] for s in names}, max_deleted_background, metric)
+    out["methods"]["meclear"] = {
+        "rows": [_row(me)],
+        "chosen": 0,
+        "axes": {},
+        "widened": [],
+        "check": {c: me_points[c] for c in checks},
+    }
+    say(f"meclear (the package default): {_line(me)}")
+    tuned_base = base
 
     for name, (start, groups) in grid.items():
-        if name == "meclear":
-            continue
 
         def evaluate(
             values: dict[str, Any], where: Sequence[str] = names, name: str = name

@@ -1,14 +1,17 @@
-"""Do MeClear's costly parts earn their calls? Engine variants side by side on dev (SIMULATED).
+"""Do the rules beyond the package default earn their calls? Engine variants on dev (SIMULATED).
 
-``meclear bench-sweep variants --locomo DIR --split dev --setting S`` runs, on the same
-cases and in one run, the benchmark's MeClear configuration and the variants of
-:func:`meclear_variants`: without escalation, nested instead of the minimal-subset search,
-both off, the interval flag rule over exact enumeration with intervals from the trials'
-error (``error_model="pooled"``, noise floor 0.02, z = 1), two trials on every
-coalition, and two rounds of extra trials where an interval holds -tau
-(``exact_refine_rounds=2``). The benchmark's defaults (:mod:`.tuned`) were chosen from this
-table on the dev split in the deterministic, noisy and persistent settings: a part stays on
-when it raises expected recovery or keeps deleted background under 0.05 per case for its calls.
+``meclear bench-sweep variants --locomo DIR --split dev --k K --setting S --preset default``
+runs, on the same cases and in one run, the automatic estimator as it was before this study
+(KernelSHAP at K = 5) and with each rule the benchmark once ran on top of the package
+default (:func:`meclear_variants`), and the package default as it is now: exact
+enumeration up to K = 5 (``AutoShapley(exact_budget=32)``, KernelSHAP otherwise), then with
+intervals from the trials' error (``error_model="pooled"``, noise floor 0.02, z = 1), the
+residual evidence (``TableEvidence(residual_z=1.64)``), the answer-backed flags
+(``TableEvidence(answer_flags=True)``, promotion at z = 0), the verification recovery rate 0.1 with a cap of 16 trials, and all of
+them together (the former benchmark-only configuration, :data:`FORMER_BENCHMARK_RULES`). A
+rule earns its calls when it raises expected recovery at no more deleted background than the
+default and at least as much as a baseline gains for the same extra calls; one that does
+becomes the package default, one that does not is removed (``docs/benchmark/variants.md``).
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ from .methods.meclear import MeClearMethod
 from .metrics import metric_value
 from .runner import run_benchmark
 from .settings import BenchSettings
-from .tuned import INTERVAL_ESTIMATOR, INTERVAL_EVIDENCE
 
-__all__ = ["VARIANT_METRICS", "meclear_variants", "variant_sweep", "variants_table"]
+__all__ = [
+    "FORMER_BENCHMARK_RULES",
+    "VARIANT_METRICS",
+    "meclear_variants",
+    "variant_sweep",
+    "variants_table",
+]
 
 VARIANT_METRICS = (
     "expected_recovery",
@@ -40,46 +48,62 @@ VARIANT_METRICS = (
 )
 """The columns of the variants table."""
 
+_BEFORE: dict[str, Any] = {
+    "exact_budget": 16,
+    "exact_error_model": "none",
+    "exact_noise_floor": 0.0,
+    "exact_z": None,
+}
+"""The automatic estimator's settings before the dev study (KernelSHAP at K = 5)."""
+_EXACT = {**_BEFORE, "exact_budget": 32}
+_POOLED = {**_EXACT, "exact_error_model": "pooled", "exact_noise_floor": 0.02, "exact_z": 1.0}
+_NO_EVIDENCE = TableEvidence(answer_flags=False, residual_z=None, answer_residual_z=None)
+"""No table-evidence add-on (``ClearanceConfig.table_evidence``)."""
+_RESIDUAL = TableEvidence(answer_flags=False, residual_z=1.64, answer_residual_z=None)
+_ANSWERS = TableEvidence(answer_flags=True, residual_z=None, answer_residual_z=0.0)
+_ALL = TableEvidence(answer_flags=True, residual_z=1.64, answer_residual_z=0.0)
+_VERIFY = {"recovery_rate": 0.1, "max_trials": 16}
+
+FORMER_BENCHMARK_RULES: dict[str, Any] = {
+    "estimator": AutoShapley(**_POOLED),
+    "verification": {**_VERIFY, "table_evidence": _ALL},
+}
+"""The configuration the benchmark's ``meclear`` method ran before it ran the package
+default (``meclear_bench/tuned.py`` of 2026-12-01): every rule above. An ablation only,
+never the headline."""
+
 
 def meclear_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
-    """The variants compared with ``engine`` (module docstring).
+    """The variants compared on ``engine``'s other settings (module docstring).
+
+    Every estimator is spelled out, so the table means the same whatever the automatic
+    estimator's defaults are.
 
     Args:
-        engine: The benchmark's MeClear configuration.
+        engine: The configuration the rules are added to (the package default).
 
     Returns:
         Label -> configuration.
     """
-    interval: dict[str, object] = {
-        "estimator": INTERVAL_ESTIMATOR,
-        "table_evidence": INTERVAL_EVIDENCE,
-        "harm_rule": "auto",
-    }
-    point: dict[str, object] = {
-        "estimator": AutoShapley(exact_budget=32),
-        "table_evidence": TableEvidence(),
-        "harm_rule": "threshold",
-    }
+
+    def auto(
+        settings: dict[str, Any], evidence: TableEvidence = _NO_EVIDENCE, **more: Any
+    ) -> ClearanceConfig:
+        verification = {**more.pop("verification", {}), "table_evidence": evidence}
+        return engine.updated(
+            estimator=AutoShapley(**settings), verification=verification, **more
+        )
+
     return {
-        "as configured": engine,
-        "point tau": engine.updated(**point),
-        "point tau, no escalation": engine.updated(**point, escalation=False),
-        "point tau, nested": engine.updated(**point, clearance="nested"),
-        "interval": engine.updated(**interval),
-        "interval, no escalation": engine.updated(**interval, escalation=False),
-        "interval, nested": engine.updated(**interval, clearance="nested"),
-        "interval, T = 2 everywhere": engine.updated(**interval, adaptive_trials=False, trials=2),
-        "interval, 2 refinement rounds": engine.updated(
-            estimator=AutoShapley(
-                exact_budget=32,
-                exact_error_model="pooled",
-                exact_noise_floor=0.02,
-                exact_z=1.0,
-                exact_refine_rounds=2,
-            ),
-            table_evidence=TableEvidence(),
-            harm_rule="auto",
-        ),
+        "before (KernelSHAP at K = 5)": auto(_BEFORE),
+        "+ exact to K = 5": auto(_EXACT),
+        "+ exact, pooled intervals": auto(_POOLED),
+        "+ exact, pooled, residual z 1.64": auto(_POOLED, _RESIDUAL),
+        "+ exact, pooled, answer flags": auto(_POOLED, _ANSWERS),
+        "+ exact, pooled, residual, answer flags": auto(_POOLED, _ALL),
+        "+ recovery rate 0.1, cap 16": auto(_BEFORE, verification=_VERIFY),
+        "former benchmark configuration": auto(_POOLED, _ALL, verification=_VERIFY),
+        "package default": engine,
     }
 
 

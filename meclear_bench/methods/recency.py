@@ -1,6 +1,6 @@
 """``meclear-recency``: the engine with the recency candidate (``core.recency``) tried first.
 
-The same engine and settings as ``meclear`` (the dev-tuned configuration, or
+The same engine and settings as ``meclear`` (the package default, or
 ``meclear-recency:PRESET``), run with ``MeClearEngine(recency=RecencyPrior(key="date",
 min_similarity=RECENCY_SIMILARITY))``: the older of similar dated memories are one candidate,
 verified like any other before attribution; a wrong newest memory fails that verification and

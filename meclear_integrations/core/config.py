@@ -98,24 +98,26 @@ class TableEvidence(StrictSettings):
 
     They apply when attribution enumerated every coalition (the exact estimator, Eq. 3;
     ``ShapleyEstimator.enumerates``): the evidence they read, the answers and scores of
-    every coalition, is then in the table at no model call. Off by default; the
-    benchmark's tuned configuration turns them on (``meclear_bench.tuned``).
+    every coalition, is then in the table at no model call. On by default (the automatic
+    estimator enumerates up to K = 5): each was kept on the benchmark's dev split
+    (``meclear bench-sweep variants``); ``TableEvidence(answer_flags=False, residual_z=None,
+    answer_residual_z=None)`` turns them off.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    answer_flags: bool = False
+    answer_flags: bool = True
     """Under the interval rule, flag by the answers in the table too
     (``core.answer_flags``: a memory that alone gives the failing answer is flagged below
     -tau whatever its interval; one that alone gives the no-memory answer only when it
     turns contexts to the failing answer); False: Eq. 14 with the interval only."""
-    residual_z: float | None = Field(default=None, ge=0.0)
+    residual_z: float | None = Field(default=1.64, ge=0.0)
     """When set (sequential rule), a residual candidate source and a move of Eq. 20's
     choice: the best-looking candidate is extended by, and the choice moved to a larger
     admissible candidate for, deletions harmful in the residual game with at least this z
     (``core.residual``: table evidence, no model call beyond the extension's
     verification); None: off."""
-    answer_residual_z: float | None = Field(default=None, ge=0.0)
+    answer_residual_z: float | None = Field(default=0.0, ge=0.0)
     """With ``answer_flags`` and ``residual_z``: the residual z a move of Eq. 20's choice
     needs when its extra deletions are all backed by the answers
     (``core.answer_flags.answer_backed``); None: ``residual_z``."""
@@ -148,7 +150,9 @@ class Verification(StrictSettings):
     recovery_rate: float = Field(default=0.3, gt=0.0, le=1.0)
     """Pass rate a candidate must verifiably reach to count as recovered (Eq. 19 under the
     sequential rule); with ``delta=0.1`` two passes in two trials do. The default and
-    ``max_trials`` were chosen on the benchmark's dev split (``meclear bench-sweep tune``)."""
+    ``max_trials`` were kept on the benchmark's dev split: 0.1 with 16 trials gained at most
+    0.6 pp of expected recovery for 5-13 more calls per case and deleted more background at
+    K = 10 (``meclear bench-sweep variants``)."""
     exit_rate: float = Field(default=0.5, gt=0.0, le=1.0)
     """Pass rate the full context must verifiably reach for an early exit (sequential
     rule): a higher bar than recovery_rate guards against exiting on lucky passes."""
@@ -165,7 +169,7 @@ class Verification(StrictSettings):
     table_evidence: TableEvidence = Field(default_factory=TableEvidence)
     """The add-ons that read the complete coalition table (:class:`TableEvidence`): the
     answer-backed flags and the residual candidate source, whose candidates this rule
-    verifies; off by default. ``ClearanceConfig(table_evidence=...)`` is short for
+    verifies; on by default. ``ClearanceConfig(table_evidence=...)`` is short for
     ``ClearanceConfig(verification=Verification(table_evidence=...))``."""
 
 
@@ -346,9 +350,9 @@ MOVED: dict[str, str] = {
 nested ``verification``, ``budget``, ``failure`` and ``stops`` models."""
 
 
-CHEAP_ESTIMATOR = AutoShapley(hierarchical_from=5, blocks=4, branching=2)
-"""The cheap preset's estimator: hierarchical attribution from K = 5 over 4 blocks,
-screened by halving."""
+CHEAP_ESTIMATOR = AutoShapley(exact_budget=16, hierarchical_from=5, blocks=4, branching=2)
+"""The cheap preset's estimator: exact enumeration up to K = 4, hierarchical attribution
+from K = 5 over 4 blocks, screened by halving."""
 
 
 def _spelling(old: str) -> str:
@@ -419,7 +423,9 @@ class ClearanceConfig(BaseModel):
     estimator: EstimatorName | Estimator = "auto"
     """A name or an estimator object (:class:`~.estimators.Estimator`) with its own
     settings, e.g. ``PermutationShapley(permutations=64)``. ``"auto"``
-    (:class:`~.estimators.AutoShapley`): exact enumeration (Eq. 3) when 2^K <= 16, else
+    (:class:`~.estimators.AutoShapley`): exact enumeration (Eq. 3) when 2^K <= 32 (K <= 5),
+    with intervals from the trials' error, the residual evidence and the answer-backed flags
+    (each chosen on the benchmark's dev split: ``meclear bench-sweep variants``), else
     paired KernelSHAP (10 K coalitions, at most 3/4 of the table) below
     ``AutoShapley(hierarchical_from=7)`` memories, hierarchical above; ``"exact"``;
     ``"permutation"`` (Eq. 11, the paper's, L = 16); ``"bernstein"`` (permutations with

@@ -145,7 +145,13 @@ def test_config_defaults_are_the_budget_aware_default() -> None:
     assert (c.trials, c.loo_tolerance, c.harm_tolerance) == (2, 0.05, 0.05)
     assert c.estimator == "auto" and c.estimator_name == "auto"
     auto = AutoShapley().settings()
-    assert auto["exact_budget"] == 16 and auto["coalitions_per_memory"] == 10.0
+    assert auto["exact_budget"] == 32 and auto["coalitions_per_memory"] == 10.0
+    # the estimator rules chosen on dev (docs/benchmark/variants.md) are the defaults
+    assert auto["exact_error_model"] == "pooled" and auto["exact_noise_floor"] == 0.02
+    assert auto["exact_z"] == 1.0
+    evidence = c.verification.table_evidence
+    assert evidence.residual_z == 1.64
+    assert evidence.answer_flags is True and evidence.answer_residual_z == 0.0
     assert auto["max_table_fraction"] == 0.75
     assert PermutationShapley().permutations == 16
     assert c.harm_rule == "auto"

@@ -145,12 +145,19 @@ def test_clark_report_tables(data: Path) -> None:
     table = {e["method"]: e for e in fault_table(rows)}
     assert table["newest"]["recovery"]["wrong corr."] == 0.0
     assert table["newest"]["recovery"]["stale"] == 100.0 == table["meclear"]["recovery"]["stale"]
-    assert table["newest"]["calls"]["all"] == 0.0 < table["meclear"]["calls"]["stale"]
+    assert table["newest"]["calls"]["data"] == 0.0 < table["meclear"]["calls"]["stale"]
+    # the headline is the data's faults only: the builder's wrong corrections stand apart
+    data = [r for r in rows if r["fault_type"] != "wrong_correction" and r["method"] == "newest"]
+    assert table["newest"]["n"] == len(data)
+    assert table["newest"]["recovery"]["data"] == pytest.approx(
+        100 * sum(r["expected_recovery"] for r in data) / len(data)
+    )
     found = diagnosis(rows, "meclear")
     assert found["difference"] == 0.0 and found["losses"] == 0
     assert sum(k["cases"] for k in found["kinds"]) == found["cases"] == 4
     text = markdown(rows)
     assert "meclear minus newest on stale facts: +0.0 pp [+0.0, +0.0]" in text
+    assert "Kinds our builder writes" in text and "wrong corr. (ours)" in text
     with pytest.raises(ValueError):
         diagnosis(rows, "meclear", against="loo")
     faulty = {c.case_id for c in cases if c.targets}

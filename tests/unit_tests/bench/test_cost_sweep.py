@@ -113,7 +113,13 @@ def test_the_rule_takes_the_cheapest_admissible_row() -> None:
 
 def test_the_grid_holds_the_chosen_preset() -> None:
     grid = cheap_grid()
-    chosen = {"hierarchical_from": 5, "blocks": 4, "branching": 2, "anchor_samples": 32}
+    chosen = {
+        "exact_budget": 16,
+        "hierarchical_from": 5,
+        "blocks": 4,
+        "branching": 2,
+        "anchor_samples": 32,
+    }
     assert chosen in grid and len(grid) == len({json.dumps(g, sort_keys=True) for g in grid})
     assert ClearanceConfig.cheap() == ClearanceConfig(estimator=AutoShapley(**chosen))
 

@@ -89,3 +89,29 @@ def test_gap_to_the_oracle_by_outcome_kind() -> None:
     gap = gap_by_outcome(rows)
     assert gap[0]["kind"] == "partial" and round(gap[0]["gap_pp"], 6) == 20.0
     assert gap[1] == {"kind": "exact", "cases": 1, "method": 0.8, "oracle": 0.8, "gap_pp": 0.0}
+
+
+def test_losses_against_a_baseline_by_both_kinds() -> None:
+    from meclear_bench.gap import losses_against
+
+    def row(method: str, cid: str, cleared: list[str], e: float, bg: float = 0.0) -> dict:
+        return {
+            "method": method,
+            "case_id": cid,
+            "targets": ["f1", "f2"],
+            "cleared": cleared,
+            "expected_recovery": e,
+            "cleared_extra_background": bg,
+            "status": "complete",
+        }
+
+    rows = [
+        row("meclear", "a", ["f1"], 0.5),
+        row("contextcite", "a", ["f1", "f2", "b1"], 0.9, 1.0),
+        row("meclear", "b", ["f1", "f2"], 0.9),
+        row("contextcite", "b", [], 0.1),
+    ]
+    lost = losses_against(rows, "meclear", "contextcite")
+    assert len(lost) == 1 and lost[0]["case_ids"] == ["a"]
+    assert (lost[0]["kind"], lost[0]["against_kind"]) == ("partial", "superset")
+    assert round(lost[0]["loss_pp"], 6) == 20.0 and lost[0]["bg_against"] == 1.0

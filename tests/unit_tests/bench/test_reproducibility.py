@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from meclear_bench import BenchSettings, load_builtin_cases, run_benchmark
-from meclear_bench.tuned import tuned_engine
+from meclear_integrations.core import ClearanceConfig
 from meclear_integrations.simulation import JudgeSignal
 
 
 def _run(judge: str, concurrency: int) -> dict[str, list[tuple[object, ...]]]:
     settings = BenchSettings(
         methods=("meclear", "loo", "contextcite"),
-        engine=tuned_engine(budget={"max_concurrency": concurrency}),
+        engine=ClearanceConfig(budget={"max_concurrency": concurrency}),
         temperature=0.2,
         judge=JudgeSignal.parse(judge),
         bootstrap_replicates=0,

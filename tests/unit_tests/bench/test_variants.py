@@ -6,25 +6,41 @@ import json
 from pathlib import Path
 
 from meclear_bench import BenchSettings, dump_cases, load_builtin_cases
-from meclear_bench.tuned import tuned_engine
-from meclear_bench.variants import meclear_variants, variant_sweep, variants_table
+from meclear_bench.variants import (
+    FORMER_BENCHMARK_RULES,
+    meclear_variants,
+    variant_sweep,
+    variants_table,
+)
 from meclear_integrations.cli import main
+from meclear_integrations.core import AutoShapley, ClearanceConfig
 from meclear_integrations.simulation import JudgeSignal
 
 
-def test_variants_run_on_the_same_cases_and_the_tuned_default_is_the_interval_rule() -> None:
-    variants = meclear_variants(tuned_engine())
-    assert variants["as configured"] == variants["interval"]  # what tuned.py chose
-    assert not variants["interval, no escalation"].escalation
-    assert variants["interval, nested"].clearance == "nested"
+def test_the_package_default_carries_the_rules_that_earned_their_calls() -> None:
+    variants = meclear_variants(ClearanceConfig())
+    assert variants["package default"] == ClearanceConfig()
+    # the automatic estimator's defaults are the four estimator rules chosen on dev ...
+    assert AutoShapley() == variants["+ exact, pooled, residual, answer flags"].estimator
+    assert variants["before (KernelSHAP at K = 5)"].estimator != AutoShapley()
+    # ... and the verification rule that did not earn its calls is not the default
+    assert ClearanceConfig().verification.recovery_rate == 0.3
+    former = variants["former benchmark configuration"]
+    assert former.verification.recovery_rate == 0.1 and former.verification.max_trials == 16
+    assert former.estimator == FORMER_BENCHMARK_RULES["estimator"] == AutoShapley()
+
+
+def test_variants_run_on_the_same_cases() -> None:
+    variants = meclear_variants(ClearanceConfig(budget={"max_concurrency": 1}))
     base = BenchSettings(
         temperature=0.2, judge=JudgeSignal.parse("noisy:0.05"), bootstrap_replicates=0
     )
     doc = variant_sweep(load_builtin_cases()[:10], base=base)
     assert list(doc["rows"]) == list(variants) and doc["n_cases"] == 10
-    assert doc["rows"]["as configured"] == doc["rows"]["interval"]
-    twice = doc["rows"]["interval, T = 2 everywhere"]["model_calls_per_case"]
-    assert twice > doc["rows"]["interval"]["model_calls_per_case"]
+    rows = doc["rows"]
+    assert rows["package default"] == rows["+ exact, pooled, residual, answer flags"]
+    spent = rows["+ recovery rate 0.1, cap 16"]["model_calls_per_case"]
+    assert spent >= rows["before (KernelSHAP at K = 5)"]["model_calls_per_case"]
     assert variants_table(doc).count("\n") == len(variants) + 1
 
 
@@ -38,4 +54,4 @@ def test_cli_writes_the_variants_table(tmp_path: Path) -> None:
     doc = json.loads((out / "variants.json").read_text())
     assert doc["judge"] == "persistent:0.05" and "bench-sweep variants" in doc["command"]
     report = (out / "variants.md").read_text()
-    assert "SIMULATED" in report and "| interval, nested |" in report
+    assert "SIMULATED" in report and "| package default |" in report

@@ -16,8 +16,9 @@ from meclear_integrations.core.config import PresetName
 from meclear_integrations.core.estimators.hierarchical import HierarchicalShapley
 from meclear_integrations.simulation import redundant_harm_example
 
-CHEAP = {"hierarchical_from": 5, "blocks": 4, "branching": 2}
-"""The automatic estimator's settings the cheap preset changes."""
+CHEAP = {"exact_budget": 16, "hierarchical_from": 5, "blocks": 4, "branching": 2}
+"""The automatic estimator's settings the cheap preset changes (it keeps hierarchical
+attribution at K = 5, where the default enumerates all 32 coalitions)."""
 
 
 def _differences(config: ClearanceConfig) -> dict[str, object]:

@@ -76,11 +76,14 @@ def test_an_instance_brings_its_own_settings() -> None:
 
 
 def test_auto_settings_choose_the_estimator() -> None:
-    config = ClearanceConfig(estimator=AutoShapley(exact_budget=32))
+    config = ClearanceConfig(estimator=AutoShapley(exact_budget=16))
     report = MeClearEngine(config).clear(make_memories(5), CountingEvaluator(redundant))
-    assert report.estimator == "exact"
+    assert report.estimator == "kernel"
+    # the default enumerates up to K = 5 (2^5 <= 32), KernelSHAP from 6 memories
     default = MeClearEngine(ClearanceConfig()).clear(make_memories(5), CountingEvaluator(redundant))
-    assert default.estimator == "kernel"
+    assert default.estimator == "exact"
+    six = MeClearEngine(ClearanceConfig()).clear(make_memories(6), CountingEvaluator(redundant))
+    assert six.estimator == "kernel"
 
 
 def test_an_estimator_seed_overrides_the_run_seed() -> None:

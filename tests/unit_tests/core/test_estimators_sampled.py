@@ -129,7 +129,7 @@ def test_auto_resolves_by_budget() -> None:
     assert [resolve_estimator(c, k) for k in (3, 4, 5, 6, 7, 200)] == [
         "exact",
         "exact",
-        "kernel",
+        "exact",
         "kernel",
         "hierarchical",
         "hierarchical",
@@ -138,7 +138,7 @@ def test_auto_resolves_by_budget() -> None:
         resolve_estimator(ClearanceConfig(estimator=AutoShapley(hierarchical_from=12)), 10)
         == "kernel"
     )
-    assert resolve_estimator(ClearanceConfig(estimator=AutoShapley(exact_budget=32)), 5) == "exact"
+    assert resolve_estimator(ClearanceConfig(estimator=AutoShapley(exact_budget=16)), 5) == "kernel"
     assert resolve_estimator(ClearanceConfig(estimator=KernelShapley()), 3) == "kernel"
     assert resolve_estimator(ClearanceConfig.paper(), 5) == "permutation"
     assert kernel_budget(5, 8.0, 0.75) == 24 and kernel_budget(10, 8.0, 0.75) == 80
