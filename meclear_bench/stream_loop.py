@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,12 +34,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from meclear_integrations.core.config import ClearanceConfig
-from meclear_integrations.core.engine import MeClearEngine
-from meclear_integrations.core.report import ClearanceReport
 from meclear_integrations.guard.live_bounds import LiveGuard
+from meclear_integrations.judges.task import TaskCalls
 from meclear_integrations.pipeline import FlowEvent, QuerySettings, clearance_flow, run_sync
 from meclear_integrations.pipeline.audit import audit_outcome, audit_settings
 from meclear_integrations.pipeline.background import background_flow
+from meclear_integrations.pipeline.drivers import EngineJob
 from meclear_integrations.pipeline.flow import make_gate
 from meclear_integrations.pipeline.steps import Clear
 from meclear_integrations.simulation import JudgeSignal, SimulatedQuery
@@ -138,9 +139,36 @@ class _Host:
     def notify(self, event: FlowEvent) -> None:
         pass
 
-    def clear(self, request: Clear) -> ClearanceReport:
-        engine = MeClearEngine(request.config)
-        return engine.clear(request.memories, self.evaluator, prior_harmful=request.prior)
+    def engine_job(self, request: Clear) -> EngineJob:
+        return EngineJob(
+            request,
+            _Counted(self.evaluator),  # type: ignore[arg-type]  # reads .calls only
+            self.evaluator,
+            _ignore,
+            _no_scope,
+        )
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """The simulated evaluator's agent and judge calls, as an engine run reads a task's."""
+
+    evaluator: SimulatedQuery
+
+    @property
+    def calls(self) -> TaskCalls:
+        e = self.evaluator
+        return TaskCalls(
+            agent_calls=e.agent_calls, agent_hits=0, judge_calls=e.judge_calls, judge_hits=0
+        )
+
+
+def _ignore(event: object) -> None:
+    return None
+
+
+def _no_scope(cost: object) -> AbstractContextManager[None]:
+    return nullcontext()
 
 
 class _DeferredLedger:

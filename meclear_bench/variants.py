@@ -7,11 +7,12 @@ default (:func:`meclear_variants`), and the package default as it is now: exact
 enumeration up to K = 5 (``AutoShapley(exact_budget=32)``, KernelSHAP otherwise), then with
 intervals from the trials' error (``error_model="pooled"``, noise floor 0.02, z = 1), the
 residual evidence (``TableEvidence(residual_z=1.64)``), the answer-backed flags
-(``TableEvidence(answer_flags=True)``, promotion at z = 0), the verification recovery rate 0.1 with a cap of 16 trials, and all of
-them together (the former benchmark-only configuration, :data:`FORMER_BENCHMARK_RULES`). A
-rule earns its calls when it raises expected recovery at no more deleted background than the
-default and at least as much as a baseline gains for the same extra calls; one that does
-becomes the package default, one that does not is removed (``docs/benchmark/variants.md``).
+(``TableEvidence(answer_flags=True)``, promotion at z = 0), the verification recovery rate
+0.1 with a cap of 16 trials, and all of them together (the former benchmark-only
+configuration, :data:`FORMER_BENCHMARK_RULES`). A rule earns its calls when it raises
+expected recovery at no more deleted background than the default and at least as much as a
+baseline gains for the same extra calls; one that does becomes the package default, one
+that does not is removed (``docs/benchmark/variants.md``).
 """
 
 from __future__ import annotations
@@ -90,9 +91,7 @@ def meclear_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
         settings: dict[str, Any], evidence: TableEvidence = _NO_EVIDENCE, **more: Any
     ) -> ClearanceConfig:
         verification = {**more.pop("verification", {}), "table_evidence": evidence}
-        return engine.updated(
-            estimator=AutoShapley(**settings), verification=verification, **more
-        )
+        return engine.updated(estimator=AutoShapley(**settings), verification=verification, **more)
 
     return {
         "before (KernelSHAP at K = 5)": auto(_BEFORE),

@@ -118,7 +118,7 @@ def test_answer_flags_is_a_clearance_setting_that_round_trips() -> None:
     )
     assert ClearanceConfig.model_validate_json(config.model_dump_json()) == config
     assert estimator_from_settings(ExactShapley().settings()) == ExactShapley()
-    assert ClearanceConfig().table_evidence.answer_flags is False  # the default is unchanged
+    assert ClearanceConfig().table_evidence.answer_flags is True  # kept on dev: the default
 
 
 class _FlippingJudge(SimulatedEvaluator):
