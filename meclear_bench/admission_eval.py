@@ -164,7 +164,9 @@ class AdmissionBenchResult(BaseModel):
     complete: bool = True
     """False when the run stopped before every method decided every case."""
     limit: int | None = None
-    """``--limit``: the run measured a subset of this size."""
+    """``--limit`` of the run."""
+    selection: str = ""
+    """How the measured cases were chosen (``--limit``, ``--kinds``), in words."""
     config: AdmissionConfig
     """ConMem configuration."""
     methods: list[MethodResult]
@@ -353,6 +355,7 @@ async def arun_admission_bench(
     journal: AdmissionJournal | None = None,
     retry_failed: bool = False,
     limit: int | None = None,
+    selection: str = "",
     bootstrap: int = 0,
     on_progress: Callable[[AdmissionBenchResult], None] | None = None,
 ) -> AdmissionBenchResult:
@@ -372,6 +375,7 @@ async def arun_admission_bench(
             are not made again (a resumed run).
         retry_failed: Make journalled decisions that ended in an error again.
         limit: The ``--limit`` the cases were chosen with (shown in the report).
+        selection: How the cases were chosen, in words (the report's header).
         bootstrap: Bootstrap replicates of the intervals (0: none).
         on_progress: Called with the result so far after each finished case (a partial
             report on disk).
@@ -394,6 +398,7 @@ async def arun_admission_bench(
             scripted=scripted,
             cases_file=cases_file,
             limit=limit,
+            selection=selection,
             bootstrap=bootstrap if final else 0,
             wall_seconds=time.perf_counter() - started,
         )
@@ -417,6 +422,7 @@ def build_result(
     scripted: bool,
     cases_file: str = "",
     limit: int | None = None,
+    selection: str = "",
     bootstrap: int = 0,
     seed: int = 0,
     wall_seconds: float = 0.0,
@@ -432,6 +438,7 @@ def build_result(
         scripted: Whether the model is the SCRIPTED stand-in.
         cases_file: The case file's path in the report.
         limit: The ``--limit`` of the run.
+        selection: How the cases were chosen, in words (the report's header).
         bootstrap: Bootstrap replicates of the intervals (0: none).
         seed: Bootstrap seed.
         wall_seconds: Elapsed time of the run.
@@ -483,6 +490,7 @@ def build_result(
         n_finished=len(finished),
         complete=complete,
         limit=limit,
+        selection=selection,
         config=config,
         methods=results,
         groups=by_group,
@@ -647,7 +655,7 @@ def render_report(result: AdmissionBenchResult) -> str:
         "",
         f"- model: `{result.model}` ({kind})",
         f"- cases: {result.n_cases} from `{result.cases_file}`"
-        + (f" (`--limit {result.limit}`: a label-stratified subset)" if result.limit else ""),
+        + (f" ({result.selection})" if result.selection else ""),
         f"- finished: {result.n_finished} of {result.n_cases} cases decided by every method"
         + ("" if result.complete else " (PARTIAL run)"),
         f"- ConMem: epsilon={result.config.epsilon:g}, seed={result.config.seed}, "

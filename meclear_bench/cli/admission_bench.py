@@ -257,6 +257,7 @@ def _journalled_run(
     methods: list[MethodName],
     source: str,
     limit: int | None,
+    selection: str,
 ) -> AdmissionBenchResult:
     """Run (or resume, or only report) ``measured`` with the journal in ``--out``."""
     if args.openai_model:
@@ -275,6 +276,7 @@ def _journalled_run(
         "scripted": scripted,
         "cases_file": source,
         "limit": limit,
+        "selection": selection,
     }
     if args.report_only:
         done = {
@@ -358,7 +360,8 @@ def run(args: argparse.Namespace) -> AdmissionBenchResult:
         raise SystemExit(2)
     limit = getattr(args, "limit", None)
     measured = interleaved(stratified_subset(parsed.cases, limit), lambda c: c.label)
-    return _journalled_run(args, parsed.cases, measured, methods, str(path), limit)
+    selection = f"`--limit {limit}`: a label-stratified subset" if limit else ""
+    return _journalled_run(args, parsed.cases, measured, methods, str(path), limit, selection)
 
 
 def run_measured_locomo(args: argparse.Namespace) -> AdmissionBenchResult:
@@ -383,7 +386,12 @@ def run_measured_locomo(args: argparse.Namespace) -> AdmissionBenchResult:
     pool = [c for c in candidates if kinds is None or c.kind in kinds]
     measured = interleaved(select(pool, args.split, args.limit), lambda c: c.kind)
     source = f"{args.locomo} ({args.split} split)"
-    return _journalled_run(args, candidates, measured, methods, source, args.limit)
+    rule = [f"`--limit {args.limit}` per source, every kind kept"] if args.limit else []
+    rule += [f"kinds {', '.join(sorted(kinds))}"] if kinds else []
+    rule += [f"{args.faults_per_conversation} builder faults of each kind per conversation"]
+    rule += [f"{args.clark_pairs} CLARK-News pairs"] if _clark(args) is not None else []
+    selection = "; ".join(rule)
+    return _journalled_run(args, candidates, measured, methods, source, args.limit, selection)
 
 
 def _kinds(text: str | None) -> set[str] | None:

@@ -72,3 +72,16 @@ def test_other_kwargs_resume_nothing(tmp_path, monkeypatch, capsys) -> None:
     code, seen = _run(tmp_path, "--agent-kwargs", '{"max_tokens": 32}')
     assert code == 2 and seen == []
     assert "written by another run" in capsys.readouterr().err
+
+
+def test_the_cap_goes_into_the_body_only_for_a_compatible_server() -> None:
+    from meclear_bench.cli.admission_bench import _with_token_cap
+
+    assert _with_token_cap({"max_tokens": 9}, None) == {"max_tokens": 9}  # OpenAI's API
+    assert _with_token_cap({"max_tokens": 9}, "http://h/v1") == {
+        "max_tokens": 9,
+        "extra_body": {"max_tokens": 9},
+    }
+    mine = {"max_tokens": 9, "extra_body": {"stop": ["x"]}}
+    assert _with_token_cap(mine, "http://h/v1") == mine  # the caller's body wins
+    assert _with_token_cap({"top_p": 1}, "http://h/v1") == {"top_p": 1}

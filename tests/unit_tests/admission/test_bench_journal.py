@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,29 @@ def test_bad_agent_kwargs_and_limit_fail_before_any_call(tmp_path, capsys) -> No
     assert "--agent-kwargs: not JSON" in capsys.readouterr().err
     assert _bench(tmp_path, "--limit", "0") == 2
     assert "--limit must be at least 1" in capsys.readouterr().err
+
+
+LOCOMO = Path("/work/shared/data/locomo10")
+
+
+@pytest.mark.skipif(not LOCOMO.is_dir(), reason="LoCoMo data not present")
+def test_locomo_measured_only_reports_label_sources_apart(tmp_path, capsys) -> None:
+    flags = ["--locomo", str(LOCOMO), "--measured-only", "--limit", "2", "--clark-pairs", "0"]
+    assert _bench(tmp_path, *flags, "--faults-per-conversation", "1") == 0
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["model"] == "offline-reader" and "OFFLINE TEXT READER" in data["notes"][0]
+    groups = {g["group"]: g["metrics"]["n"] for g in data["groups"] if g["method"] == "conmem"}
+    assert groups == {"locomo": 14, "ours": 14}  # 7 test conversations x 2 kinds each
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "nobody here wrote them" in report and "OURS" in report
+    # --kinds keeps LoCoMo's labels only; the journal's decisions on them are reused
+    (tmp_path / "o" / "results.json").unlink()
+    assert (
+        _bench(tmp_path, *flags, "--faults-per-conversation", "1", "--kinds", "useful,unused") == 0
+    )
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert {g["group"] for g in data["groups"]} == {"locomo"} and data["n_cases"] == 14
+    lines = _journal_lines(tmp_path)
+    assert len(lines) == 1 + 28 * len(METHODS)  # nothing decided twice
+    assert _bench(tmp_path, *flags, "--kinds", "useful,nonsense") == 2
+    assert "--kinds: unknown ['nonsense']" in capsys.readouterr().err
