@@ -700,5 +700,20 @@ def render_report(result: AdmissionBenchResult) -> str:
         ]
         failed = [o for o in conmem.cases if o.error]
         if failed:
-            lines += ["", "Failed ConMem cases:", *[f"- {o.id}: {o.error}" for o in failed]]
+            gate = admission_metrics(
+                [o.label for o in conmem.cases],
+                [o.prediction or "do_not_store" for o in conmem.cases],
+                [o.reason_type for o in conmem.cases],
+            )
+            lines += [
+                "",
+                f"ConMem decided {len(conmem.cases) - len(failed)} of {len(conmem.cases)} "
+                "cases (the table counts a failure as a wrong decision). As the gate deploys "
+                'it (`on_error="reject"`: a failed decision rejects the memory): bal. acc '
+                f"{_pct(gate.balanced_accuracy)} %, macro-F1 {_pct(gate.macro_f1)} %, "
+                f"store recall {_pct(gate.recall['store'])} %.",
+                "",
+                "Failed ConMem cases:",
+                *[f"- {o.id}: {o.error}" for o in failed],
+            ]
     return "\n".join(lines) + "\n"

@@ -388,7 +388,8 @@ def run_measured_locomo(args: argparse.Namespace) -> AdmissionBenchResult:
     source = f"{args.locomo} ({args.split} split)"
     rule = [f"`--limit {args.limit}` per source, every kind kept"] if args.limit else []
     rule += [f"kinds {', '.join(sorted(kinds))}"] if kinds else []
-    rule += [f"{args.faults_per_conversation} builder faults of each kind per conversation"]
+    if kinds is None or kinds & {"false_claim", "wrong_correction"}:
+        rule += [f"{args.faults_per_conversation} builder faults of each kind per conversation"]
     rule += [f"{args.clark_pairs} CLARK-News pairs"] if _clark(args) is not None else []
     selection = "; ".join(rule)
     return _journalled_run(args, candidates, measured, methods, source, args.limit, selection)
