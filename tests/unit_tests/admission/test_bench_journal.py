@@ -179,3 +179,42 @@ def test_locomo_measured_only_reports_label_sources_apart(tmp_path, capsys) -> N
     assert len(lines) == 1 + 28 * len(METHODS)  # nothing decided twice
     assert _bench(tmp_path, *flags, "--kinds", "useful,nonsense") == 2
     assert "--kinds: unknown ['nonsense']" in capsys.readouterr().err
+
+
+def test_failed_conmem_decisions_are_also_scored_as_the_gate_rejects_them() -> None:
+    from meclear_bench.admission_eval import CaseOutcome, build_result, render_report
+    from meclear_integrations.admission.config import AdmissionConfig
+
+    cases = stratified_subset(_cases(), 4)  # 2 store, 2 do-not-store
+
+    def outcome(case: AdmissionCase, prediction: str | None) -> CaseOutcome:
+        return CaseOutcome(
+            id=case.id,
+            label=case.label,
+            reason_type=case.reason_type,
+            prediction=prediction,
+            score=None,
+            error=None if prediction else "probe_validation: still invalid",
+            model_calls=10,
+            latency_seconds=1.0,
+            wall_seconds=1.0,
+        )
+
+    done = {("conmem", c.id): outcome(c, None) for c in cases}
+    done |= {("a-mac", c.id): outcome(c, "store") for c in cases}
+    result = build_result(
+        cases,
+        done,
+        methods=["conmem", "a-mac"],
+        config=AdmissionConfig(),
+        model_name="openai:m",
+        scripted=False,
+        bootstrap=50,
+    )
+    conmem = result.methods[0].metrics
+    assert conmem.errors == 4 and conmem.balanced_accuracy == 0.0
+    report = render_report(result)
+    assert "ConMem decided 0 of 4 cases" in report
+    assert "bal. acc 50.0 %, macro-F1 33.3 %, store recall 0.0 %" in report
+    diff = next(d for d in result.differences if d.metric == "balanced_accuracy")
+    assert diff.difference == pytest.approx(-0.5)
