@@ -18,15 +18,24 @@ from typing import Any
 
 from meclear_integrations.core import AutoShapley, ClearanceConfig
 from meclear_integrations.core.config import TableEvidence
+from meclear_integrations.core.surrogate import SurrogateCandidates
 
 from .cases import BenchCase
+from .methods.base import BenchMethod
 from .methods.meclear import MeClearMethod
+from .methods.registry import METHOD_FACTORIES, register_method
 from .metrics import metric_value
 from .runner import run_benchmark
 from .settings import BenchSettings
 from .tuned import INTERVAL_ESTIMATOR, INTERVAL_EVIDENCE
 
-__all__ = ["VARIANT_METRICS", "meclear_variants", "variant_sweep", "variants_table"]
+__all__ = [
+    "VARIANT_METRICS",
+    "meclear_variants",
+    "surrogate_method",
+    "variant_sweep",
+    "variants_table",
+]
 
 VARIANT_METRICS = (
     "expected_recovery",
@@ -149,3 +158,29 @@ def variants_table(doc: dict[str, Any]) -> str:
         cells.append(f"{row['model_calls_per_case'] or 0:.1f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def surrogate_method(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
+    """``meclear-surrogate[:PRESET]``: ``meclear`` with the surrogate candidate source on.
+
+    The same engine as ``meclear`` (or ``meclear:PRESET``) with
+    ``Verification.surrogate = SurrogateCandidates()`` (``core.surrogate``: Lasso on the
+    coalition table already evaluated, candidates verified like any other). Registered
+    when this module is imported (``meclear_bench.variants``).
+
+    Args:
+        label: The method's name in results.
+        preset: An engine preset, or None for the run's configuration.
+        settings: The run's settings.
+
+    Returns:
+        The method.
+    """
+    base = METHOD_FACTORIES["meclear"](label, preset, settings)
+    assert isinstance(base, MeClearMethod)
+    config = base.config
+    verification = config.verification.model_copy(update={"surrogate": SurrogateCandidates()})
+    return MeClearMethod(config.updated(verification=verification), name=label)
+
+
+register_method("meclear-surrogate", surrogate_method)

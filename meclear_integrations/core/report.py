@@ -32,7 +32,15 @@ __all__ = [
 ]
 
 CandidateFamily = Literal[
-    "nested", "minimal", "fallback", "escalation", "prior", "answer_group", "residual", "recency"
+    "nested",
+    "minimal",
+    "fallback",
+    "escalation",
+    "prior",
+    "answer_group",
+    "residual",
+    "recency",
+    "surrogate",
 ]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
