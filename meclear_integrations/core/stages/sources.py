@@ -3,7 +3,9 @@
 Algorithm 1 verifies the nested candidates of H^ (Eq. 17) and selects by Eq. 20. When
 nothing non-empty is admissible, the clearance stage walks :func:`fallback_sources` in
 order; each source that is wanted for the selection so far proposes candidates, verified
-like any other (Eq. 18-19 against M, under the run's rule), and Eq. 20 selects again:
+like any other (Eq. 18-19 against M, under the run's rule), and Eq. 20 selects again.
+The surrogate source also looks when the run is undecided (it would abstain): a
+candidate of its that verifies is selected, one that does not leaves the run undecided.
 
 ==================  ============================================  =========================
 source              candidates                                    on when
@@ -153,12 +155,13 @@ class SurrogateSource:
         self.settings = settings
 
     def wanted(self, run: Run, attributed: Attribution, selection: Selection) -> bool:
-        """Nothing non-empty selected, not undecided, and the full context fails."""
-        return (
-            selection.selected == 0
-            and not selection.undecided
-            and not run.rule.recovers(run.game, run.game.full)
-        )
+        """Nothing non-empty selected and the full context fails, undecided or not.
+
+        An undecided run (a better-looking candidate whose trials keep disagreeing) is
+        where another candidate helps most: one that verifies is selected by Eq. 20 and
+        the run no longer abstains; one that does not leaves it undecided.
+        """
+        return selection.selected == 0 and not run.rule.recovers(run.game, run.game.full)
 
     def chain(self, run: Run) -> list[int]:
         """The memories weighed below -tau, most harmful first (at most ``max_size``, < K).

@@ -188,3 +188,13 @@ def test_a_full_context_that_recovers_wants_no_surrogate() -> None:
     assert not SurrogateSource(SurrogateCandidates()).wanted(
         run, unflagged(run), cast(Any, selection)
     )
+
+
+def test_an_undecided_run_still_asks_the_surrogate() -> None:
+    """Abstaining is where another verified candidate helps: the source looks then too."""
+    run = run_of(exact_table(), config(SurrogateCandidates()))
+    undecided = SimpleNamespace(selected=0, undecided=True)
+    chosen = SimpleNamespace(selected=1, undecided=False)
+    source = SurrogateSource(SurrogateCandidates())
+    assert source.wanted(run, unflagged(run), cast(Any, undecided))
+    assert not source.wanted(run, unflagged(run), cast(Any, chosen))
