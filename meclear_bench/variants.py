@@ -18,6 +18,7 @@ from typing import Any
 
 from meclear_integrations.core import AutoShapley, ClearanceConfig
 from meclear_integrations.core.config import TableEvidence
+from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.core.surrogate import SurrogateCandidates
 
 from .cases import BenchCase
@@ -177,7 +178,8 @@ def surrogate_method(label: str, preset: str | None, settings: BenchSettings) ->
         The method.
     """
     base = METHOD_FACTORIES["meclear"](label, preset, settings)
-    assert isinstance(base, MeClearMethod)
+    if not isinstance(base, MeClearMethod):  # ``meclear`` was replaced by register_method
+        raise ConfigurationError(f"meclear-surrogate needs the MeClear method, got {base!r}")
     config = base.config
     verification = config.verification.model_copy(update={"surrogate": SurrogateCandidates()})
     return MeClearMethod(config.updated(verification=verification), name=label)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from meclear_integrations.core import ClearanceConfig, Memory
+from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.clearance import candidate_coalition
 from meclear_integrations.core.coalitions import Coalition
@@ -198,3 +198,48 @@ def test_an_undecided_run_still_asks_the_surrogate() -> None:
     source = SurrogateSource(SurrogateCandidates())
     assert source.wanted(run, unflagged(run), cast(Any, undecided))
     assert not source.wanted(run, unflagged(run), cast(Any, chosen))
+
+
+COPIES = ("c1", "c2", "c3", "c4")
+"""Four copies of one wrong fact: each copy's Shapley share is -1/20, inside tau = 0.05."""
+
+
+def four_copies(coalition: tuple[Memory, ...], trial: int) -> float:
+    ids = {m.id for m in coalition}
+    return 1.0 if "gold" in ids and not ids & set(COPIES) else 0.0
+
+
+def engine_config(surrogate: SurrogateCandidates | None) -> ClearanceConfig:
+    return ClearanceConfig(
+        estimator="exact",
+        escalation=False,
+        answer_groups=False,
+        verification={"surrogate": surrogate},
+    )
+
+
+def memories() -> list[Memory]:
+    ids = ("gold", *COPIES, "background")
+    return [Memory(id=i, content=f"memory {i}") for i in ids]
+
+
+def test_the_engine_clears_what_h_misses_only_with_the_surrogate() -> None:
+    off = MeClearEngine(engine_config(None)).clear(memories(), four_copies)
+    assert off.cleared_ids == [] and not off.recovered
+    assert not any(a.harmful for a in off.attributions)  # H^ is empty: every share inside tau
+    on = MeClearEngine(engine_config(SurrogateCandidates())).clear(memories(), four_copies)
+    assert sorted(on.cleared_ids) == sorted(COPIES)
+    assert on.recovered and on.final_value == 1.0
+    assert [c.size for c in on.candidates if c.family == "surrogate"] == [1, 2, 3, 4]
+    # the fit itself costs nothing: the extra calls are the four prefixes' verification
+    extra = on.cost.evaluator_calls - off.cost.evaluator_calls
+    verified = sum(c.trials for c in on.candidates if c.family == "surrogate")
+    assert 0 < extra <= verified
+
+
+async def test_the_async_path_makes_the_same_clearance() -> None:
+    config = engine_config(SurrogateCandidates())
+    sync = MeClearEngine(config).clear(memories(), four_copies)
+    report = await MeClearEngine(config).aclear(memories(), four_copies)
+    assert report.cleared_ids == sync.cleared_ids
+    assert report.cost.evaluator_calls == sync.cost.evaluator_calls
