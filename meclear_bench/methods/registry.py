@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from meclear_integrations.core import Budget, ClearanceConfig
 from meclear_integrations.core.errors import ConfigurationError
+from meclear_integrations.core.surrogate import SurrogateCandidates
 
 from ..settings import BenchSettings
 from .base import BenchMethod
@@ -38,6 +39,21 @@ def _meclear(label: str, preset: str | None, settings: BenchSettings) -> BenchMe
     return MeClearMethod(config, name=label)
 
 
+def _meclear_surrogate(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
+    """``meclear-surrogate[:PRESET]``: ``meclear`` with the surrogate candidate source on.
+
+    The same engine as ``meclear`` (or ``meclear:PRESET``) with
+    ``Verification.surrogate = SurrogateCandidates()`` (``core.surrogate``: Lasso on the
+    coalition table already evaluated, candidates verified like any other); nothing else
+    changes.
+    """
+    base = _meclear(label, preset, settings)
+    assert isinstance(base, MeClearMethod)
+    config = base.config
+    surrogate = config.verification.model_copy(update={"surrogate": SurrogateCandidates()})
+    return MeClearMethod(config.updated(verification=surrogate), name=label)
+
+
 def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
     def factory(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
         if preset is not None:
@@ -52,6 +68,7 @@ def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
 METHOD_FACTORIES: dict[str, MethodFactory] = {
     "meclear": _meclear,
     "meclear-recency": with_recency(_meclear),
+    "meclear-surrogate": _meclear_surrogate,
     "loo": _plain(LooMethod),
     "loo-once": _plain(LooOnceMethod),
     "newest": _plain(NewestWinsMethod),

@@ -24,6 +24,7 @@ from .estimators.auto import hierarchical_of
 from .estimators.base import TABLE_EVIDENCE
 from .recency import RecencyPrior
 from .strict import RENAMED, StrictSettings, reject_unknown
+from .surrogate import SurrogateCandidates
 
 __all__ = [
     "Budget",
@@ -171,6 +172,11 @@ class Verification(StrictSettings):
     answer-backed flags and the residual candidate source, whose candidates this rule
     verifies; on by default. ``ClearanceConfig(table_evidence=...)`` is short for
     ``ClearanceConfig(verification=Verification(table_evidence=...))``."""
+    surrogate: SurrogateCandidates | None = None
+    """The surrogate candidate source (:class:`~.surrogate.SurrogateCandidates`): when no
+    candidate of H^ is admissible, a Lasso surrogate fitted on the coalition table already
+    evaluated (no model call) proposes the nested prefixes of the memories it weighs
+    below -tau, verified by this rule like any candidate; None (default): off."""
 
 
 class Budget(StrictSettings):

@@ -32,7 +32,15 @@ __all__ = [
 ]
 
 CandidateFamily = Literal[
-    "nested", "minimal", "fallback", "escalation", "prior", "answer_group", "residual", "recency"
+    "nested",
+    "minimal",
+    "fallback",
+    "escalation",
+    "prior",
+    "answer_group",
+    "residual",
+    "recency",
+    "surrogate",
 ]
 """Where a clearance candidate came from (see :attr:`ClearanceCandidate.family`)."""
 ClearanceStatus = Literal["complete", "failed", "unverified", "skipped"]
@@ -156,8 +164,10 @@ class ClearanceCandidate(BaseModel):
     ``core.escalation``), ``prior`` (the caller's prior candidate), ``recency`` (the older
     of similar dated memories, ``core.recency``), ``answer_group`` (the
     memories that alone give the failing answer, nested by contribution, tried when no
-    candidate of H^ verified, ``core.grouping.answer_group``); None in reports written
-    before this field."""
+    candidate of H^ verified, ``core.grouping.answer_group``), ``residual`` (the
+    best-looking candidate plus a residual harm, ``core.residual``), ``surrogate`` (nested
+    by a Lasso surrogate of the coalition table, ``core.surrogate``); None in reports
+    written before this field."""
 
 
 class TokenUsage(BaseModel):

@@ -3,7 +3,9 @@
 Algorithm 1 verifies the nested candidates of H^ (Eq. 17) and selects by Eq. 20. When
 nothing non-empty is admissible, the clearance stage walks :func:`fallback_sources` in
 order; each source that is wanted for the selection so far proposes candidates, verified
-like any other (Eq. 18-19 against M, under the run's rule), and Eq. 20 selects again:
+like any other (Eq. 18-19 against M, under the run's rule), and Eq. 20 selects again.
+The surrogate source also looks when the run is undecided (it would abstain): a
+candidate of its that verifies is selected, one that does not leaves the run undecided.
 
 ==================  ============================================  =========================
 source              candidates                                    on when
@@ -12,6 +14,10 @@ answer group        nested prefixes of the memories that alone    the run groupe
                     give the failing answer (``core.grouping``)   (``answer_groups``)
 escalation          subsets of the negatively valued memories     ``escalation``
                     (``core.escalation``)
+surrogate           nested prefixes of the memories a Lasso       ``verification.
+                    surrogate fitted on the table weighs below    surrogate`` (off by
+                    -tau, most harmful first (``core.surrogate``) default)
+escalation          (as above; after the surrogate)
 residual            the best-looking candidate plus a residual    ``table_evidence.
                     harm (``core.residual``)                      residual_z``, an exact
                                                                   table, interval evidence
@@ -38,6 +44,7 @@ from ..clearance import candidate_coalition
 from ..escalation import escalation_candidates, escalation_pool, wide_pool
 from ..report import CandidateFamily
 from ..residual import promote, residual_z
+from ..surrogate import SurrogateCandidates, surrogate_weights
 from ..verification import Selection
 from .attribution import Attribution
 from .steps import Evaluate, Run, Steps, evaluated
@@ -47,6 +54,7 @@ __all__ = [
     "CandidateSource",
     "EscalationSource",
     "ResidualSource",
+    "SurrogateSource",
     "fallback_sources",
 ]
 
@@ -126,6 +134,67 @@ class AnswerGroupSource:
                 failed.append(mid)
                 lo = mid
         return [chain[:j] for j in sorted(failed)] + [chain[:hi]]
+
+    def moved(
+        self, run: Run, attributed: Attribution, candidates: list[list[int]], selection: Selection
+    ) -> Selection:
+        """Unchanged."""
+        return selection
+
+
+class SurrogateSource:
+    """Nested prefixes of the memories a sparse linear surrogate weighs as harmful.
+
+    Args:
+        settings: the Lasso penalty and the longest prefix (``Verification.surrogate``).
+    """
+
+    family: CandidateFamily = "surrogate"
+
+    def __init__(self, settings: SurrogateCandidates) -> None:
+        self.settings = settings
+
+    def wanted(self, run: Run, attributed: Attribution, selection: Selection) -> bool:
+        """Nothing non-empty selected and the full context fails, undecided or not.
+
+        An undecided run (a better-looking candidate whose trials keep disagreeing) is
+        where another candidate helps most: one that verifies is selected by Eq. 20 and
+        the run no longer abstains; one that does not leaves it undecided.
+        """
+        return selection.selected == 0 and not run.rule.recovers(run.game, run.game.full)
+
+    def chain(self, run: Run) -> list[int]:
+        """The memories weighed below -tau, most harmful first (at most ``max_size``, < K).
+
+        The Lasso fit (``core.surrogate.surrogate_weights``) reads the coalition table as
+        it stands: no model call.
+        """
+        game = run.game
+        weights = surrogate_weights(game, self.settings.alpha)
+        tau = run.config.harm_tolerance
+        harmful = sorted((float(w), i) for i, w in enumerate(weights) if w < -tau)
+        return [i for _, i in harmful][: min(self.settings.max_size, game.k - 1)]
+
+    def candidates(
+        self, run: Run, attributed: Attribution, tried: list[list[int]]
+    ) -> Steps[list[list[int]]]:
+        """The chain's prefixes (Eq. 17's shape), verified one by one, smallest first.
+
+        Each prefix not ``tried`` already is verified against M alone (Eq. 18-19 under the
+        run's rule, as escalation verifies) up to the first admissible one, so a larger
+        prefix never ties with it; never the whole context.
+        """
+        chain = self.chain(run)
+        seen = {tuple(sorted(c)) for c in tried}
+        verified: list[list[int]] = []
+        for j in range(1, len(chain) + 1):
+            prefix = chain[:j]
+            if tuple(sorted(prefix)) in seen:
+                continue
+            verified.append(prefix)
+            if (yield from _admissible_alone(run, prefix)):
+                break
+        return verified
 
     def moved(
         self, run: Run, attributed: Attribution, candidates: list[list[int]], selection: Selection
@@ -292,11 +361,14 @@ def fallback_sources(run: Run) -> list[CandidateSource]:
         run: the run (its configuration and verification rule).
 
     Returns:
-        The answer group, escalation (``escalation``) and the residual source
+        The answer group, the surrogate (``verification.surrogate``), escalation
+        (``escalation``) and the residual source
         (``table_evidence.residual_z`` under a rule with interval evidence).
     """
     cfg = run.config
     sources: list[CandidateSource] = [AnswerGroupSource()]
+    if cfg.verification.surrogate is not None:
+        sources.append(SurrogateSource(cfg.verification.surrogate))
     if cfg.escalation:
         sources.append(EscalationSource())
     evidence = cfg.table_evidence
