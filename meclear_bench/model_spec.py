@@ -27,14 +27,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from meclear_integrations.core.errors import ConfigurationError
 
-__all__ = ["TEXT_READER", "ModelSpec", "is_import_path", "json_kwargs", "langchain_extra_missing"]
+__all__ = [
+    "TEXT_READER",
+    "ModelSpec",
+    "is_import_path",
+    "json_kwargs",
+    "langchain_extra_missing",
+    "with_token_cap",
+]
 
 TEXT_READER = "meclear-text-reader"
 """Model name of the offline text-reading stand-in."""
 _TEXT_READER_VERSION = 1
 """Bumped when the stand-in's replies change (part of its cache identity)."""
 _IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Z]\w*$")
-_SECRET = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
+_SECRET = re.compile(r"(^|_)(api_?key|key|secret|password|credentials?|token)$", re.IGNORECASE)
+"""Keyword arguments kept out of a spec's identity (``max_tokens`` stays: replies depend on it)."""
 
 Provider = Literal["openai", "langchain", "text-reader"]
 
@@ -91,6 +99,26 @@ def json_kwargs(text: str | None, flag: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigurationError(f"{flag}: expected a JSON object")
     return value
+
+
+def with_token_cap(kwargs: dict[str, Any], base_url: str | None) -> dict[str, Any]:
+    """``max_tokens`` also in the request body for an OpenAI-compatible server.
+
+    langchain-openai sends ``max_tokens`` as ``max_completion_tokens``, which some servers
+    ignore (llama-cpp-python's 0.3.36 server answers 500 tokens under a cap of 5); the body
+    then carries both. OpenAI's own API (no base URL) gets only ``max_completion_tokens``.
+
+    Args:
+        kwargs: The chat model's keyword arguments.
+        base_url: The server's base URL (None: OpenAI's API).
+
+    Returns:
+        ``kwargs``, with ``extra_body={"max_tokens": cap}`` for a server given a cap.
+    """
+    cap = kwargs.get("max_tokens", kwargs.get("max_completion_tokens"))
+    if base_url is None or cap is None or "extra_body" in kwargs:
+        return kwargs
+    return {**kwargs, "extra_body": {"max_tokens": cap}}
 
 
 def _public(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +228,7 @@ class ModelSpec(BaseModel):
         }
         if self.seed is not None:
             options["seed"] = self.seed
-        return ChatOpenAI(**{**options, **self.kwargs})
+        return ChatOpenAI(**{**options, **with_token_cap(self.kwargs, base_url)})
 
     def _build_class(self) -> Any:
         module_name, _, class_name = self.name.partition(":")

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import hashlib
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +31,7 @@ from ..admission_eval import (
 )
 from ..admission_journal import JOURNAL_NAME, AdmissionJournal, JournalHeader
 from ..admission_sample import interleaved, stratified_subset
-from ..model_spec import json_kwargs
+from ..model_spec import _SECRET, json_kwargs, with_token_cap
 
 if TYPE_CHECKING:
     from ..admission_locomo_run import LocomoAdmissionResult
@@ -179,25 +178,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_handle)
 
 
-_SECRET = re.compile(r"(^|_)(api_?key|key|secret|password|credentials?|token)$", re.IGNORECASE)
-"""Keyword arguments kept out of the journal (``max_tokens`` stays: replies depend on it)."""
-
-
 def _agent_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return json_kwargs(getattr(args, "agent_kwargs", None), "--agent-kwargs")
-
-
-def _with_token_cap(kwargs: dict[str, Any], base_url: str | None) -> dict[str, Any]:
-    """``max_tokens`` also in the request body for an OpenAI-compatible server.
-
-    langchain-openai sends ``max_tokens`` as ``max_completion_tokens``, which some servers
-    ignore (llama-cpp-python's 0.3.36 server answers 500 tokens under a cap of 5); the body
-    then carries both. OpenAI's own API (no base URL) gets only ``max_completion_tokens``.
-    """
-    cap = kwargs.get("max_tokens", kwargs.get("max_completion_tokens"))
-    if base_url is None or cap is None or "extra_body" in kwargs:
-        return kwargs
-    return {**kwargs, "extra_body": {"max_tokens": cap}}
 
 
 def _openai_model(args: argparse.Namespace) -> TextModel:
@@ -209,7 +191,7 @@ def _openai_model(args: argparse.Namespace) -> TextModel:
         temperature=args.temperature,
         seed=args.seed,
         flag="--openai-model",
-        extra=_with_token_cap(_agent_kwargs(args), args.openai_base_url),
+        extra=with_token_cap(_agent_kwargs(args), args.openai_base_url),
     )
     return as_text_model(chat, structured_output=True)
 

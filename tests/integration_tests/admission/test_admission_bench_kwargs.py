@@ -75,7 +75,7 @@ def test_other_kwargs_resume_nothing(tmp_path, monkeypatch, capsys) -> None:
 
 
 def test_the_cap_goes_into_the_body_only_for_a_compatible_server() -> None:
-    from meclear_bench.cli.admission_bench import _with_token_cap
+    from meclear_bench.model_spec import with_token_cap as _with_token_cap
 
     assert _with_token_cap({"max_tokens": 9}, None) == {"max_tokens": 9}  # OpenAI's API
     assert _with_token_cap({"max_tokens": 9}, "http://h/v1") == {

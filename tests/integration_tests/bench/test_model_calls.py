@@ -185,3 +185,13 @@ def test_transient_errors_are_retried_and_permanent_ones_surface(tmp_path: Path)
         with pytest.raises(ProviderRejected, match="HTTP 401"):
             _client(url, CallGate(ResponseCache()), role="agent").complete("hi")
         assert state.calls == 1  # a refusal is never retried
+
+
+def test_a_token_cap_reaches_a_compatible_server_and_the_cache_identity() -> None:
+    # langchain-openai sends max_tokens as max_completion_tokens, which llama.cpp ignores
+    spec = ModelSpec(name="m", base_url="http://127.0.0.1:9/v1", kwargs={"max_tokens": 48})
+    model = spec.build()
+    assert model.max_tokens == 48 and model.extra_body == {"max_tokens": 48}
+    assert spec.identity()["kwargs"] == {"max_tokens": 48}  # replies depend on the cap
+    keyed = ModelSpec(name="m", kwargs={"max_tokens": 48, "api_key": "sk-x", "access_token": "t"})
+    assert keyed.identity()["kwargs"] == {"max_tokens": 48}  # secrets stay out
