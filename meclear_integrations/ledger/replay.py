@@ -58,6 +58,7 @@ from .replay_context import (
     recorded_context,
 )
 from .reverify import ReverifyResult, reverify_pending
+from .settlement import REVERIFY_QUIET_SECONDS
 from .store import HarmLedger
 
 __all__ = [
@@ -251,6 +252,7 @@ def replay_pending(
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
     reverify: bool = True,
+    reverify_quiet_seconds: float = REVERIFY_QUIET_SECONDS,
 ) -> list[ReplayResult | ReverifyResult | ReplayError]:
     """Replay every pending feedback, then re-verify challenged settlements.
 
@@ -266,6 +268,8 @@ def replay_pending(
         config: The engine configuration (None: the package default).
         trace_query: Reads a question from its run's trace when the ledger has no text.
         reverify: Also answer the pending challenges (``ledger.reverify``).
+        reverify_quiet_seconds: The quiet period after an ``upheld`` verdict
+            (``settlement.pending_challenges``).
 
     Returns:
         One result or error per pending feedback, oldest first, then one
@@ -294,6 +298,7 @@ def replay_pending(
                 resolve=resolve,
                 config=config,
                 trace_query=trace_query,
+                quiet_seconds=reverify_quiet_seconds,
             )
         )
     return results

@@ -482,13 +482,15 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
     def _settings(self, llm: LLM | None, query_id: str) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
         reference = self._reference()
-        record = {
+        record: dict[str, Any] = {
             "success_signal": "reference" if reference is not None else "judge",
             "agent_model": model_name(llm),
             "judge_model": model_name(self.judge if self.judge is not None else llm),
             "trace_run_id": query_id,
             "trace_system": "llama_index",
         }
+        if reference is not None:  # kept by a text ledger for re-verification
+            record["extra"] = {"reference": reference}
         return self._query_settings(record)
 
     def _flow(
