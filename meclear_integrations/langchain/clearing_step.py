@@ -319,6 +319,12 @@ class ClearanceSettings(ClearingComponent):
             }
         return self._query_flow(query, len(documents), load, settings, extra)
 
+    def _replay_tools(self) -> tuple[Any, Any]:
+        """``(resolve, evaluator_for)`` re-verifying through this component (``jobs.reverify``)."""
+        from .feedback import _replay_tools
+
+        return _replay_tools(self, None)
+
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
         """One background audit (:meth:`ClearingComponent.audit`) under a LangChain run."""
         documents = [

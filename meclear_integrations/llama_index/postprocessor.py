@@ -504,6 +504,12 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
         extra = {"reference": self._reference()} if self.mode == "background" else {}
         return self._query_flow(bundle.query_str, len(nodes), load, settings, extra)
 
+    def _replay_tools(self) -> tuple[Any, Any]:
+        """``(resolve, evaluator_for)`` re-verifying through this component (``jobs.reverify``)."""
+        from .feedback import _replay_tools
+
+        return _replay_tools(self, None)
+
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
         """One background audit (:meth:`ClearingComponent.audit`) with LlamaIndex nodes."""
         nodes = [
