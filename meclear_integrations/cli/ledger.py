@@ -172,7 +172,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="SECONDS",
         help="after an upheld settlement, challenges of the same context within this many "
-        "seconds are covered by it (default 86400; 0: re-verify every pass)",
+        "seconds are covered by it (default: the ledger's, 86400; 0: re-verify every pass)",
     )
     add_model_flags(replay)
     replay.set_defaults(handler=_guarded(_replay))
@@ -522,10 +522,8 @@ def _replay(args: argparse.Namespace) -> int:
 def _reverify(ledger: Any, evaluator_for: Any, resolve: Any, quiet: float | None = None) -> int:
     """Re-verify the pending challenged settlements (``ledger.reverify``); the failures."""
     from ..ledger.reverify import reverify_pending
-    from ..ledger.settlement import REVERIFY_QUIET_SECONDS
 
     failed = 0
-    quiet = REVERIFY_QUIET_SECONDS if quiet is None else quiet
     found = reverify_pending(
         ledger, evaluator_for=evaluator_for, resolve=resolve, quiet_seconds=quiet
     )

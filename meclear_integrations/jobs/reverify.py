@@ -12,8 +12,8 @@ Bounds, as for audits (``pipeline.audit_gate``): one pending re-verification per
 (the gate's row in its own scope, ``<namespace>:reverify``, and the queue's single flight
 per question), a backoff after each and the same daily cap (``Loop.audit_backoff_seconds``,
 ``Loop.audits_per_question_per_day``); the ledger's quiet period after an ``upheld``
-verdict (``settlement.REVERIFY_QUIET_SECONDS``, ``Loop``-independent, ``quiet_seconds=``
-of :func:`reverify_handler`) covers the challenges of the same context.
+verdict (``HarmLedger(reverify_quiet_seconds=)``, a day by default) covers the challenges
+of the same context.
 
 Nothing is lost when a worker dies: the job is durable (leases, at-least-once); the ledger
 is the source of truth (a challenge stays pending until a verdict names it, so a job that
@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..ledger.database import read_transaction
 from ..ledger.replay_context import ReplayError
-from ..ledger.settlement import REVERIFY_QUIET_SECONDS, pending_challenges
+from ..ledger.reverify import quiet_of
+from ..ledger.settlement import pending_challenges
 from .protocol import AuditOutcome, AuditTicket
 
 __all__ = [
@@ -126,7 +127,7 @@ def _gate(component: Any, queue: Any) -> Any:
 
 
 def queue_reverify(
-    component: Any, run_id: str, *, quiet_seconds: float = REVERIFY_QUIET_SECONDS
+    component: Any, run_id: str, *, quiet_seconds: float | None = None
 ) -> AuditTicket | None:
     """After an audit recorded ``run_id``: queue its question's pending challenge, if any.
 
@@ -137,7 +138,8 @@ def queue_reverify(
     Args:
         component: The background component whose audit recorded the run.
         run_id: The recorded run (the audit's job id).
-        quiet_seconds: The ledger's quiet period after an ``upheld`` verdict.
+        quiet_seconds: The quiet period after an ``upheld`` verdict (None: the ledger's
+            ``reverify_quiet_seconds``).
 
     Returns:
         The ticket, or None when nothing is pending, the bounds hold it back, or the
@@ -150,7 +152,11 @@ def queue_reverify(
     run = ledger.find_run(run_id)
     with read_transaction(ledger.engine) as conn:
         pending = pending_challenges(
-            conn, ledger.namespace, limit=1, quiet_seconds=quiet_seconds, query_ids=[run.query_id]
+            conn,
+            ledger.namespace,
+            limit=1,
+            quiet_seconds=quiet_of(ledger, quiet_seconds),
+            query_ids=[run.query_id],
         )
     if not pending:
         return None
@@ -171,7 +177,7 @@ def queue_reverify(
     return ticket
 
 
-def reverify_handler(component: Any, *, quiet_seconds: float = REVERIFY_QUIET_SECONDS) -> Any:
+def reverify_handler(component: Any, *, quiet_seconds: float | None = None) -> Any:
     """The ``reverify`` handler of ``component``: answer its question's pending challenge.
 
     The question's newest pending challenge is answered (it may be newer than the one that
@@ -180,7 +186,7 @@ def reverify_handler(component: Any, *, quiet_seconds: float = REVERIFY_QUIET_SE
 
     Args:
         component: A background clearance component (:func:`can_reverify`).
-        quiet_seconds: The ledger's quiet period after an ``upheld`` verdict.
+        quiet_seconds: The quiet period after an ``upheld`` verdict (None: the ledger's).
 
     Returns:
         ``(payload, job_id) -> AuditOutcome``: ``done`` (the last re-verification run as its
@@ -202,7 +208,10 @@ def reverify_handler(component: Any, *, quiet_seconds: float = REVERIFY_QUIET_SE
             )
         with read_transaction(ledger.engine) as conn:
             pending = pending_challenges(
-                conn, ledger.namespace, quiet_seconds=quiet_seconds, query_ids=[job.query_id]
+                conn,
+                ledger.namespace,
+                quiet_seconds=quiet_of(ledger, quiet_seconds),
+                query_ids=[job.query_id],
             )
         if not pending:
             return AuditOutcome("done", "no pending challenge (answered, or quiet)")

@@ -58,7 +58,6 @@ from .replay_context import (
     recorded_context,
 )
 from .reverify import ReverifyResult, reverify_pending
-from .settlement import REVERIFY_QUIET_SECONDS
 from .store import HarmLedger
 
 __all__ = [
@@ -252,7 +251,7 @@ def replay_pending(
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
     reverify: bool = True,
-    reverify_quiet_seconds: float = REVERIFY_QUIET_SECONDS,
+    reverify_quiet_seconds: float | None = None,
 ) -> list[ReplayResult | ReverifyResult | ReplayError]:
     """Replay every pending feedback, then re-verify challenged settlements.
 
@@ -269,7 +268,7 @@ def replay_pending(
         trace_query: Reads a question from its run's trace when the ledger has no text.
         reverify: Also answer the pending challenges (``ledger.reverify``).
         reverify_quiet_seconds: The quiet period after an ``upheld`` verdict
-            (``settlement.pending_challenges``).
+            (``settlement.pending_challenges``; None: the ledger's).
 
     Returns:
         One result or error per pending feedback, oldest first, then one

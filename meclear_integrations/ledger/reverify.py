@@ -68,6 +68,7 @@ from .store import HarmLedger
 __all__ = [
     "ReverifyResult",
     "areverify_settlement",
+    "quiet_of",
     "reinstate_settlement",
     "reverify_pending",
     "reverify_settlement",
@@ -354,7 +355,7 @@ def reverify_pending(
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
     limit: int = 100,
-    quiet_seconds: float = REVERIFY_QUIET_SECONDS,
+    quiet_seconds: float | None = None,
 ) -> list[ReverifyResult | ReplayError]:
     """Answer every pending challenge, newest per question (module docstring).
 
@@ -366,13 +367,16 @@ def reverify_pending(
         trace_query: Reads a question from its run's trace when the ledger has no text.
         limit: At most this many challenges per call.
         quiet_seconds: After an ``upheld`` verdict, challenges of that question within
-            this many seconds are covered by it (``settlement.pending_challenges``).
+            this many seconds are covered by it (``settlement.pending_challenges``; None:
+            the ledger's ``reverify_quiet_seconds``).
 
     Returns:
         One result, or the :class:`ReplayError` that stopped it, per challenge.
     """
     with read_transaction(ledger.engine) as conn:
-        todo = pending_challenges(conn, ledger.namespace, limit=limit, quiet_seconds=quiet_seconds)
+        todo = pending_challenges(
+            conn, ledger.namespace, limit=limit, quiet_seconds=quiet_of(ledger, quiet_seconds)
+        )
     out: list[ReverifyResult | ReplayError] = []
     for run_id in todo:
         try:
@@ -389,6 +393,13 @@ def reverify_pending(
         except ReplayError as exc:
             out.append(exc)
     return out
+
+
+def quiet_of(ledger: HarmLedger, quiet_seconds: float | None = None) -> float:
+    """``quiet_seconds``, else the ledger's ``reverify_quiet_seconds`` (else the default)."""
+    if quiet_seconds is not None:
+        return float(quiet_seconds)
+    return float(getattr(ledger, "reverify_quiet_seconds", REVERIFY_QUIET_SECONDS))
 
 
 def reinstate_settlement(

@@ -548,12 +548,15 @@ def reinstate(
     )
 
 
-def settlement_counts(conn: Connection, namespace: str) -> dict[str, int]:
+def settlement_counts(
+    conn: Connection, namespace: str, *, quiet_seconds: float = REVERIFY_QUIET_SECONDS
+) -> dict[str, int]:
     """Challenges (settled harm the live judge did not confirm) and their verdicts.
 
     Args:
         conn: A connection in a read transaction.
         namespace: The ledger's namespace.
+        quiet_seconds: The quiet period of :func:`pending_challenges`.
 
     Returns:
         ``unconfirmed_runs``, ``pending``, ``lifted``, ``upheld``, ``reinstated``.
@@ -571,7 +574,9 @@ def settlement_counts(conn: Connection, namespace: str) -> dict[str, int]:
     )
     return {
         "unconfirmed_runs": int(challenges or 0),
-        "pending": len(pending_challenges(conn, namespace, limit=10_000)),
+        "pending": len(
+            pending_challenges(conn, namespace, limit=10_000, quiet_seconds=quiet_seconds)
+        ),
         "lifted": int(events.get("lifted", 0)),
         "upheld": int(events.get("upheld", 0)),
         "reinstated": int(events.get("reinstated", 0)),

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.jobs import AuditWorker, JobStore
 from meclear_integrations.jobs.kinds import JobKinds
 from meclear_integrations.jobs.reverify import REVERIFY, ReverifyJob
@@ -228,3 +229,21 @@ def test_one_pending_reverification_per_question_then_the_audit_backoff(tmp_path
         )  # the audits' own rows
         component.close()
         queue.close()
+
+
+def test_the_ledgers_quiet_period_configures_the_worker(tmp_path: Path) -> None:
+    """``HarmLedger(reverify_quiet_seconds=0)``: every challenge is re-verified (counted)."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with HarmLedger(url, reverify_quiet_seconds=0) as ledger:
+        queue = JobStore(url)
+        component, ask = BUILD["langchain"](sam.Counter(), _loop(ledger, queue), "background")
+        _settle(ledger, ask, component)
+        for _ in range(3):
+            ask(sam.QUESTION)
+            component.run_audits()
+        assert len(queue.list_jobs("done", kind=REVERIFY)) == 3
+        assert ledger.stats()["settlements"]["upheld"] == 3
+        component.close()
+        queue.close()
+    with pytest.raises(ConfigurationError, match="reverify_quiet_seconds"):
+        HarmLedger(url, reverify_quiet_seconds=-1)
