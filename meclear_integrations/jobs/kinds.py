@@ -82,6 +82,7 @@ def _queue_reverify(auditor: Any, run_id: str) -> None:
             run_id,
             type(exc).__name__,
             exc,
+            exc_info=True,
         )
         return
     if ticket is not None:

@@ -204,11 +204,13 @@ class AuditGate:
         return None
 
     def _ledger_run(self, job_id: str) -> Any:
+        of = getattr(self.queue, "ledger_run_id", None)  # a queue whose run ids differ
+        run_id = str(of(job_id)) if callable(of) else job_id
         try:
-            run = self.ledger.find_run(job_id)
+            run = self.ledger.find_run(run_id)
         except Exception:
             return None
-        return run if getattr(run, "run_id", None) == job_id else None
+        return run if getattr(run, "run_id", None) == run_id else None
 
     def _job_state(self, job_id: str) -> str | None:
         get = getattr(self.queue, "get", None)
