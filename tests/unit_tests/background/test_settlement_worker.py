@@ -247,3 +247,30 @@ def test_the_ledgers_quiet_period_configures_the_worker(tmp_path: Path) -> None:
         queue.close()
     with pytest.raises(ConfigurationError, match="reverify_quiet_seconds"):
         HarmLedger(url, reverify_quiet_seconds=-1)
+
+
+@pytest.mark.parametrize("mode", ["clear", "background"])
+@pytest.mark.parametrize("framework", list(BUILD))
+def test_reference_runs_of_both_frameworks_keep_their_reference(
+    tmp_path: Path, framework: str, mode: str
+) -> None:
+    """A run judged against the application's reference (inline, or its background audit)
+    keeps that reference in a text ledger, so its settlement can be re-verified later."""
+    from meclear_integrations.llama_index.reference import query_reference
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with HarmLedger(url) as ledger:
+        queue = JobStore(url)
+        loop = _loop(ledger, queue) if mode == "background" else {"ledger": ledger}
+        component, _ = BUILD[framework](sam.Counter(), loop, mode)
+        if framework == "langchain":
+            component.invoke(sam.QUESTION, config={"metadata": {"meclear_reference": "NewCo"}})
+        else:
+            with query_reference("NewCo"):
+                component.clear_nodes(sam.nodes(1), sam.QUESTION)
+        if mode == "background":
+            component.run_audits()
+        [run] = [r for r in ledger.runs() if r.success_signal == "reference"]
+        assert run.extra["reference"] == "NewCo"
+        component.close()
+        queue.close()
