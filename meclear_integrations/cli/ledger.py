@@ -166,6 +166,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="JSON file {memory id: text} of your store (checked against the recorded hashes)",
     )
+    replay.add_argument(
+        "--reverify-quiet",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="after an upheld settlement, challenges of the same context within this many "
+        "seconds are covered by it (default: the ledger's, 86400; 0: re-verify every pass)",
+    )
     add_model_flags(replay)
     replay.set_defaults(handler=_guarded(_replay))
 
@@ -507,16 +515,19 @@ def _replay(args: argparse.Namespace) -> int:
                 f"restored {', '.join(result.restored) or 'nothing'}"
             )
         if not args.feedback_ids:  # the routine pass: challenged settlements too
-            failed += _reverify(ledger, evaluator_for, resolve)
+            failed += _reverify(ledger, evaluator_for, resolve, args.reverify_quiet)
     return 2 if failed else 0
 
 
-def _reverify(ledger: Any, evaluator_for: Any, resolve: Any) -> int:
+def _reverify(ledger: Any, evaluator_for: Any, resolve: Any, quiet: float | None = None) -> int:
     """Re-verify the pending challenged settlements (``ledger.reverify``); the failures."""
     from ..ledger.reverify import reverify_pending
 
     failed = 0
-    for verdict in reverify_pending(ledger, evaluator_for=evaluator_for, resolve=resolve):
+    found = reverify_pending(
+        ledger, evaluator_for=evaluator_for, resolve=resolve, quiet_seconds=quiet
+    )
+    for verdict in found:
         if isinstance(verdict, Exception):
             failed += 1
             print(f"challenge not re-verified: {verdict}")

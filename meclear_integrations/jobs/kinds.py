@@ -1,10 +1,12 @@
 """Job kinds: one durable queue, several kinds of work, one handler per kind.
 
 The job table (:class:`~.store.JobStore`) and the procrastinate queue carry every kind of
-background work the package has: ``audit`` (a background clearance, :data:`AUDIT`) and
-``admission`` (a ConMem store / reject decision). Each job names its kind; a worker holds a
-:class:`JobKinds` registry and runs the handler registered for the kind. Leases, backoff,
-dead letters and single flight are the queue's and the same for every kind.
+background work the package has: ``audit`` (a background clearance, :data:`AUDIT`),
+``reverify`` (a challenged settlement re-verified, ``jobs.reverify``: queued by the audit
+that recorded the challenge) and ``admission`` (a ConMem store / reject decision). Each job
+names its kind; a worker holds a :class:`JobKinds` registry and runs the handler registered
+for the kind. Leases, backoff, dead letters and single flight are the queue's and the same
+for every kind.
 
 A handler takes the stored payload and the job id (its idempotency key) and returns an
 :class:`~.protocol.AuditOutcome` (``done`` / ``retry`` / ``dead``). An exception it raises
@@ -16,7 +18,7 @@ dead-lettered (the admission handler records the decision as failed).
 
 Components say what they run with ``job_handlers() -> {kind: handler}``; a component with
 only an ``audit(snapshot, run_id=)`` method (the background clearance components) runs
-``audit`` jobs.
+``audit`` jobs, and ``reverify`` jobs too when it has a ledger and ``_replay_tools()``.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from typing import Any
 
 from ..core.failure_kind import failure_kind
 from .protocol import Auditor, AuditOutcome
+from .reverify import REVERIFY, can_reverify, queue_reverify, reverify_handler
 from .snapshot import AuditSnapshot
 
-__all__ = ["ADMISSION", "AUDIT", "JobHandler", "JobKinds", "audit_handler"]
+__all__ = ["ADMISSION", "AUDIT", "REVERIFY", "JobHandler", "JobKinds", "audit_handler"]
 
 AUDIT = "audit"
 """The kind of a background clearance audit (payload: :class:`AuditSnapshot` JSON)."""
@@ -57,9 +60,35 @@ def audit_handler(auditor: Auditor) -> JobHandler:
             snapshot = AuditSnapshot.loads(payload)
         except Exception as exc:
             return AuditOutcome("dead", f"unreadable payload: {type(exc).__name__}: {exc}")
-        return auditor.audit(snapshot, run_id=job_id)
+        outcome = auditor.audit(snapshot, run_id=job_id)
+        if outcome.state == "done" and outcome.ledger_run_id is not None:
+            _queue_reverify(auditor, outcome.ledger_run_id)
+        return outcome
 
     return handle
+
+
+def _queue_reverify(auditor: Any, run_id: str) -> None:
+    """Queue the re-verification of a challenge the audit recorded (``jobs.reverify``).
+
+    Never fails the audit: a challenge not queued stays pending in the ledger (the next
+    audit of the question or the routine replay queues or answers it).
+    """
+    try:
+        ticket = queue_reverify(auditor, run_id)
+    except Exception as exc:
+        logger.warning(
+            "MeClear re-verification after audit %s not queued (stays pending): %s: %s",
+            run_id,
+            type(exc).__name__,
+            exc,
+            exc_info=True,
+        )
+        return
+    if ticket is not None:
+        logger.info(
+            "MeClear audit %s: challenge re-verification queued (job %s)", run_id, ticket.job_id
+        )
 
 
 class JobKinds:
@@ -107,6 +136,8 @@ class JobKinds:
                 handlers = target.job_handlers()
             elif callable(getattr(target, "audit", None)):
                 handlers = {AUDIT: audit_handler(target)}
+                if can_reverify(target):
+                    handlers[REVERIFY] = reverify_handler(target)
             else:
                 raise TypeError(
                     f"{type(target).__name__} runs no job kind: give it job_handlers() or audit()"

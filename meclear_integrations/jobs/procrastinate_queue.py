@@ -44,6 +44,7 @@ import json
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, select
@@ -87,6 +88,14 @@ def _conninfo(url: str) -> str:
     if parsed.get_backend_name() != "postgresql":
         raise ValueError("ProcrastinateQueue needs a PostgreSQL URL")
     return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """A procrastinate job's state in the job table's words (:meth:`ProcrastinateQueue.get`)."""
+
+    job_id: str
+    state: str
 
 
 class ProcrastinateQueue:
@@ -137,6 +146,7 @@ class ProcrastinateQueue:
         )
         self._kinds: JobKinds | None = None
         self._sync: Any = None
+        self._follow_up: Any = None
         self._lock = threading.Lock()
         strategy = procrastinate.RetryStrategy(
             max_attempts=max_attempts - 1,
@@ -223,8 +233,25 @@ class ProcrastinateQueue:
         self.ensure_schema()
         with self._lock:
             if self._sync is None:
-                self._sync = self.app.connector.get_sync_connector()
-                self._sync.open()
+                sync = self.app.connector.get_sync_connector()
+                sync.open()  # refused (NotImplementedError) while a worker runs the app
+                self._sync = sync
+
+    def _worker_app(self) -> Any:
+        """A synchronous app for jobs a running job queues (``jobs.reverify``).
+
+        The worker opens :attr:`app` asynchronously, whose synchronous defer then refuses
+        (``NotImplementedError``); a job handler queueing a follow-up job uses this one.
+        """
+        import procrastinate
+
+        with self._lock:
+            if self._follow_up is None:
+                connector = procrastinate.SyncPsycopgConnector(conninfo=_conninfo(self.url))
+                app = self.app.with_connector(connector)
+                app.open()
+                self._follow_up = app
+            return self._follow_up
 
     def close(self) -> None:
         """Close the connections."""
@@ -232,9 +259,24 @@ class ProcrastinateQueue:
             if self._sync is not None:
                 self._sync.close()
                 self._sync = None
+            if self._follow_up is not None:
+                self._follow_up.close()
+                self._follow_up = None
         self.engine.dispose()
 
     # ------------------------------------------------------------------ producer
+    @staticmethod
+    def ledger_run_id(job_id: str) -> str:
+        """The ledger run id of a ticket's job (``procrastinate-<n>``; audit tickets say ``n``).
+
+        Args:
+            job_id: A ticket's job id.
+
+        Returns:
+            The id its ledger run has (the audit bounds, ``pipeline.audit_gate``, read it).
+        """
+        return job_id if job_id.startswith("procrastinate-") else f"procrastinate-{job_id}"
+
     def submit(self, snapshot: AuditSnapshot) -> AuditTicket:
         """Queue an audit, or join the waiting one with the same queueing lock.
 
@@ -275,9 +317,18 @@ class ProcrastinateQueue:
         """
         from procrastinate.exceptions import AlreadyEnqueued
 
-        self._open()
         try:
-            job_id = self._job_task.configure(queueing_lock=key).defer(kind=kind, payload=payload)
+            try:
+                self._open()
+                job_id = self._job_task.configure(queueing_lock=key).defer(
+                    kind=kind, payload=payload
+                )
+            except NotImplementedError:  # from a job of this queue's running (async) worker
+                job_id = (
+                    self._worker_app()
+                    .configure_task(JOB_TASK_NAME, queueing_lock=key)
+                    .defer(kind=kind, payload=payload)
+                )
         except AlreadyEnqueued:
             with self.engine.connect() as conn:
                 row = conn.exec_driver_sql(
@@ -395,6 +446,31 @@ class ProcrastinateQueue:
         raise _DeadAudit(reason)
 
     # ------------------------------------------------------------------ reading
+    def get(self, job_id: str) -> JobStatus:
+        """One job's state as the job table names it (the audit bounds read it).
+
+        Args:
+            job_id: A ticket's job id (``n`` or ``procrastinate-<n>``).
+
+        Returns:
+            ``queued``, ``running``, ``done`` or ``dead`` (failed, cancelled, aborted).
+
+        Raises:
+            KeyError: No such job.
+        """
+        number = self.ledger_run_id(job_id).removeprefix("procrastinate-")
+        if not number.isdigit():
+            raise KeyError(job_id)
+        with self.engine.connect() as conn:
+            row = conn.exec_driver_sql(
+                "SELECT status::text FROM procrastinate_jobs WHERE id = %(i)s",
+                {"i": int(number)},
+            ).first()
+        if row is None:
+            raise KeyError(job_id)
+        states = {"todo": "queued", "doing": "running", "succeeded": "done"}
+        return JobStatus(job_id, states.get(str(row[0]), "dead"))
+
     def stats(self) -> dict[str, int]:
         """Jobs of this queue per procrastinate status, and the dead letters."""
         with self.engine.connect() as conn:

@@ -284,13 +284,15 @@ class ClearanceSettings(ClearingComponent):
     def _settings(self, reference: str | None, run: AnyRun) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
         judge = self.judge if self.judge is not None else self.llm
-        record = {
+        record: dict[str, Any] = {
             "success_signal": "reference" if reference is not None else "judge",
             "agent_model": model_name(self.agent if self.agent is not None else self.llm),
             "judge_model": model_name(judge),
             "trace_run_id": trace_id(run),
             "trace_system": "langchain",
         }
+        if reference is not None:  # kept by a text ledger for re-verification
+            record["extra"] = {"reference": reference}
         return self._query_settings(record)
 
     def _flow(
@@ -313,6 +315,12 @@ class ClearanceSettings(ClearingComponent):
                 "feedback": (metadata or {}).get(FEEDBACK_METADATA_KEY),
             }
         return self._query_flow(query, len(documents), load, settings, extra)
+
+    def _replay_tools(self) -> tuple[Any, Any]:
+        """``(resolve, evaluator_for)`` re-verifying through this component (``jobs.reverify``)."""
+        from .feedback import _replay_tools
+
+        return _replay_tools(self, None)
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
         """One background audit (:meth:`ClearingComponent.audit`) under a LangChain run."""

@@ -73,6 +73,7 @@ class LedgerBase:
     engine: Engine
     lexical_threshold: float
     embedding_threshold: float
+    reverify_quiet_seconds: float
     _query_key: bytes | str | None
     _clock: Clock
 

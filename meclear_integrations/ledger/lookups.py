@@ -178,7 +178,9 @@ class Lookups(LedgerBase):
             restores = conn.execute(
                 select(func.count()).where(e.c.namespace == self.namespace, e.c.event == "restored")
             ).scalar()
-            settlement = settlement_counts(conn, self.namespace)
+            settlement = settlement_counts(
+                conn, self.namespace, quiet_seconds=self.reverify_quiet_seconds
+            )
         counts = {bool(k): int(v) for k, v in feedback_rows}
         return {
             "namespace": self.namespace,

@@ -36,6 +36,13 @@ from .scope_state import Observation, RunVerdicts, apply_run, apply_runs, observ
 __all__ = ["Recording"]
 
 
+def _kept_reference(reference: Any, success_signal: str, store_text: bool) -> str | None:
+    """The reference answer a run keeps: redacted, for a reference run of a text ledger."""
+    if not store_text or success_signal != "reference" or not isinstance(reference, str):
+        return None
+    return safe_text(reference, 100_000) or None
+
+
 @dataclass(frozen=True, slots=True)
 class _Prepared:
     """One decision's rows, ready to write (:meth:`Recording.record`)."""
@@ -88,6 +95,7 @@ class Recording(FeedbackLog):
         extra: dict[str, Any] | None = None,
         run_id: str | None = None,
         query_embedding: Sequence[float] | None = None,
+        reference: str | None = None,
     ) -> RunRecord:
         """Append one decision (one transaction) and return it as recorded.
 
@@ -119,6 +127,11 @@ class Recording(FeedbackLog):
                 an id already stored is a no-op that returns the stored run.
             query_embedding: The question's embedding, kept with the verified verdicts so
                 that later questions like it are matched by cosine (``scope``).
+            reference: The reference answer a ``success_signal="reference"`` run was judged
+                against (also read from ``extra["reference"]``). Kept, redacted, in the
+                run's ``extra`` only when the ledger stores texts (``store_text=True``), so
+                a settlement it made can be re-verified later (``ledger.reverify``);
+                dropped otherwise, like every other text.
 
         Returns:
             The run as recorded, with its memories and candidates.
@@ -156,6 +169,7 @@ class Recording(FeedbackLog):
             extra=extra,
             run_id=run_id,
             query_embedding=query_embedding,
+            reference=reference,
         )
         try:
             with write_transaction(self.engine) as conn:
@@ -271,12 +285,17 @@ class Recording(FeedbackLog):
         extra: dict[str, Any] | None = None,
         run_id: str | None = None,
         query_embedding: Sequence[float] | None = None,
+        reference: str | None = None,
         shared: dict[tuple[Any, ...], _ReportParts] | None = None,
     ) -> _Prepared:
         """The rows :meth:`record` writes for one decision (``shared``: see _report_parts)."""
         if run_id is not None and not (isinstance(run_id, str) and 0 < len(run_id) <= 36):
             raise ConfigurationError("run_id must be a non-empty string of at most 36 characters")
         memories = context_of(report, context)
+        if extra is not None and "reference" in extra:
+            extra = dict(extra)
+            given = extra.pop("reference")
+            reference = reference if reference is not None else given
         if model_calls is None:
             model_calls = getattr(report.cost, "model_calls", None)
         new_id = run_id if run_id is not None else str(uuid.uuid4())
@@ -322,6 +341,9 @@ class Recording(FeedbackLog):
             if extra is None
             else safe_payload(with_suspects({**extra, **carrier_payload(report)}, report)),
         }
+        kept = _kept_reference(reference, success_signal, self.store_text)
+        if kept is not None:
+            run["extra"] = {**(run["extra"] or {}), "reference": kept}
         signature = names = None
         if parts.observations:
             signature = lexical_signature(query, key=self._query_key)

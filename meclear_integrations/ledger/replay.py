@@ -251,6 +251,7 @@ def replay_pending(
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
     reverify: bool = True,
+    reverify_quiet_seconds: float | None = None,
 ) -> list[ReplayResult | ReverifyResult | ReplayError]:
     """Replay every pending feedback, then re-verify challenged settlements.
 
@@ -266,6 +267,8 @@ def replay_pending(
         config: The engine configuration (None: the package default).
         trace_query: Reads a question from its run's trace when the ledger has no text.
         reverify: Also answer the pending challenges (``ledger.reverify``).
+        reverify_quiet_seconds: The quiet period after an ``upheld`` verdict
+            (``settlement.pending_challenges``; None: the ledger's).
 
     Returns:
         One result or error per pending feedback, oldest first, then one
@@ -294,6 +297,7 @@ def replay_pending(
                 resolve=resolve,
                 config=config,
                 trace_query=trace_query,
+                quiet_seconds=reverify_quiet_seconds,
             )
         )
     return results

@@ -14,15 +14,18 @@ by the authority of its settlement (``settlement.settlements``):
   is recorded (origin ``reverify``, ``replay_of`` the challenge). The settlement stands
   when that run recovers with the memory cleared (event ``upheld``), else it is lifted
   (event ``lifted``, the memory served again for that question);
-- ``reference``: the ledger keeps no reference answers; with ``reference=`` (e.g. your
-  evaluation set's answer) it is re-verified like a correction, otherwise it stands (the
-  application's own reference) with an ``upheld`` event saying no evidence was stored.
+- ``reference``: re-verified like a correction against ``reference=`` when given (e.g. your
+  evaluation set's answer), else against the reference the settling run kept (the ledger
+  keeps it, redacted, with the run when ``store_text=True``: ``HarmLedger.record``'s
+  ``reference``); without either it stands (the application's own reference) with an
+  ``upheld`` event saying no evidence was stored.
 
 A memory the challenge withheld that is no longer settled (lifted or restored since) gets a
 ``checked`` event. :func:`reverify_pending` answers every pending challenge, newest per
-question (``settlement.pending_challenges``); ``replay.replay_pending`` (the routine replay) calls
-it after the feedback replays. A lift is reversible by a reviewer or an operator
-(:func:`reinstate_settlement`).
+question (``settlement.pending_challenges``; after an ``upheld`` verdict, the question's
+challenges of the same context within ``quiet_seconds``, a day by default, are covered by
+it); ``replay.replay_pending`` (the routine replay) calls it after the feedback replays. A
+lift is reversible by a reviewer or an operator (:func:`reinstate_settlement`).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from .replay_context import (
     recorded_context,
 )
 from .settlement import (
+    REVERIFY_QUIET_SECONDS,
     Key,
     Settlement,
     check,
@@ -64,6 +68,7 @@ from .store import HarmLedger
 __all__ = [
     "ReverifyResult",
     "areverify_settlement",
+    "quiet_of",
     "reinstate_settlement",
     "reverify_pending",
     "reverify_settlement",
@@ -141,11 +146,14 @@ def _plan(
             plan.groups.setdefault((s.correction, s.feedback_id), []).append((key, s))
         elif reference is not None:
             plan.groups.setdefault((reference, None), []).append((key, s))
+        elif s is not None and s.reference is not None:
+            plan.groups.setdefault((s.reference, None), []).append((key, s))
         else:
             what = "a reference run" if s is not None else "no recorded clearing run"
             plan.uphold[mid] = (
-                f"settled by {what}; the ledger keeps no reference answer to re-verify it "
-                f"against (pass reference=), so the settlement stands; the live judge "
+                f"settled by {what}; the ledger kept no reference answer to re-verify it "
+                f"against (store_text=False, or recorded before references were kept; pass "
+                f"reference=), so the settlement stands; the live judge "
                 f"rejected the answer without it (run {run.run_id})",
                 s,
             )
@@ -347,6 +355,7 @@ def reverify_pending(
     config: ClearanceConfig | None = None,
     trace_query: TraceQuery | None = None,
     limit: int = 100,
+    quiet_seconds: float | None = None,
 ) -> list[ReverifyResult | ReplayError]:
     """Answer every pending challenge, newest per question (module docstring).
 
@@ -357,12 +366,17 @@ def reverify_pending(
         config: The engine configuration (None: the package default).
         trace_query: Reads a question from its run's trace when the ledger has no text.
         limit: At most this many challenges per call.
+        quiet_seconds: After an ``upheld`` verdict, challenges of that question within
+            this many seconds are covered by it (``settlement.pending_challenges``; None:
+            the ledger's ``reverify_quiet_seconds``).
 
     Returns:
         One result, or the :class:`ReplayError` that stopped it, per challenge.
     """
     with read_transaction(ledger.engine) as conn:
-        todo = pending_challenges(conn, ledger.namespace, limit=limit)
+        todo = pending_challenges(
+            conn, ledger.namespace, limit=limit, quiet_seconds=quiet_of(ledger, quiet_seconds)
+        )
     out: list[ReverifyResult | ReplayError] = []
     for run_id in todo:
         try:
@@ -379,6 +393,13 @@ def reverify_pending(
         except ReplayError as exc:
             out.append(exc)
     return out
+
+
+def quiet_of(ledger: HarmLedger, quiet_seconds: float | None = None) -> float:
+    """``quiet_seconds``, else the ledger's ``reverify_quiet_seconds`` (else the default)."""
+    if quiet_seconds is not None:
+        return float(quiet_seconds)
+    return float(getattr(ledger, "reverify_quiet_seconds", REVERIFY_QUIET_SECONDS))
 
 
 def reinstate_settlement(

@@ -10,8 +10,10 @@ A restore, a feedback or a replay is a new row that refers to earlier ones.
 - ``meclear_run_candidates``: the verified candidates (the verdicts of Eq. 18-19).
 - ``meclear_feedback`` / ``meclear_feedback_memories``: feedback on a run and the memories
   it names.
-- ``meclear_memory_events``: restores (a person or a verified replay says a memory was
-  wrongly suppressed).
+- ``meclear_memory_events``: the audit trail of one memory's verdicts, who gave each, when,
+  why and the evidence run: ``restored`` (a person or a verified replay says it was
+  wrongly suppressed), and the settlement verdicts of ``ledger.settlement`` (``lifted``,
+  ``upheld``, ``checked``, ``reinstated``).
 - ``meclear_memory_scopes`` (version 2): state kept up to date on write, one row per
   memory, content hash and question with a verified verdict: when a verified clearance of
   that question removed it, proved it, acquitted it or found it needed, when it was last

@@ -32,17 +32,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, func, select, update
 from sqlalchemy.engine import Connection
 
 from ..core.errors import ConfigurationError
 from . import schema as t
+from .base import chunks
 
 __all__ = [
     "CHALLENGE_EVENTS",
+    "REVERIFY_QUIET_SECONDS",
     "Settlement",
     "SettlementAuthority",
     "challenge_condition",
@@ -82,6 +84,8 @@ class Settlement:
     """That feedback's correction: the evidence a re-verification judges against."""
     actor: str | None = None
     """Who gave it (``authority:source_id``)."""
+    reference: str | None = None
+    """``reference``: the reference answer the settling run kept (``store_text=True``)."""
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -124,7 +128,7 @@ def settlements(conn: Connection, namespace: str, keys: Iterable[Key]) -> dict[K
         return {}
     found = conn.execute(
         select(r.c.run_id, r.c.created_at, r.c.query_id, r.c.success_signal, r.c.feedback_id)
-        .add_columns(m.c.memory_id, m.c.content_hash, f.c.authority, f.c.correction)
+        .add_columns(r.c.extra, m.c.memory_id, m.c.content_hash, f.c.authority, f.c.correction)
         .add_columns(f.c.source_id)
         .join(m, m.c.run_pk == r.c.id)
         .outerjoin(f, f.c.feedback_id == r.c.feedback_id)
@@ -158,6 +162,9 @@ def settlements(conn: Connection, namespace: str, keys: Iterable[Key]) -> dict[K
         )
         current = out.get(key)
         if current is None or _RANK[authority] >= _RANK[current.authority]:
+            reference = _reference(row.extra) if authority == "reference" else None
+            if reference is None and current is not None and current.authority == authority:
+                reference = current.reference  # an earlier reference run of this row kept one
             out[key] = Settlement(
                 memory_id=row.memory_id,
                 content_hash=row.content_hash,
@@ -167,8 +174,15 @@ def settlements(conn: Connection, namespace: str, keys: Iterable[Key]) -> dict[K
                 feedback_id=row.feedback_id,
                 correction=row.correction if row.success_signal == "feedback" else None,
                 actor=f"{authority}:{row.source_id}" if row.source_id else authority,
+                reference=reference,
             )
     return out
+
+
+def _reference(extra: Any) -> str | None:
+    """The reference answer a run kept in its ``extra`` (``HarmLedger.record``), if any."""
+    value = extra.get("reference") if isinstance(extra, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def settled_by(conn: Connection, namespace: str, memory_id: str, feedback_id: str) -> list[Key]:
@@ -225,49 +239,125 @@ def challenge_condition() -> Any:
     )
 
 
-def pending_challenges(conn: Connection, namespace: str, limit: int = 100) -> list[str]:
+REVERIFY_QUIET_SECONDS = 86_400.0
+"""Default quiet period after an ``upheld`` verdict: challenges of that question recorded
+within it are covered by the verdict and not re-verified (:func:`pending_challenges`)."""
+
+
+def pending_challenges(
+    conn: Connection,
+    namespace: str,
+    limit: int = 100,
+    *,
+    quiet_seconds: float = REVERIFY_QUIET_SECONDS,
+    query_ids: Iterable[str] | None = None,
+) -> list[str]:
     """Run ids of the challenges no re-verification answered yet, newest per question.
 
-    A challenge is answered when a re-verification run replays it (``replay_of``) or a
-    verdict event names it, or a later challenge of the same question was answered.
+    A challenge is answered when a verdict event (``lifted`` / ``upheld`` / ``checked``)
+    names it or a re-verification run of it (``replay_of``), or a later challenge of the
+    same question was answered; a re-verification run without a verdict (its worker died
+    before the verdict transaction) answers nothing, so the challenge stays pending. A
+    challenge recorded less than ``quiet_seconds`` after the question's last ``upheld``
+    verdict is covered by that verdict (a trusted settlement challenged on every ask costs
+    one re-verification per quiet period, not one per ask) when its context (memory ids
+    and texts) is the one that verdict judged: a changed store is re-verified at once.
+
+    Only questions with a settled scope row can have an actionable challenge (a challenge
+    whose memories are no longer settled only earns ``checked`` events), so the reads are
+    index range reads, never a scan of the runs table: the settled rows of the scope state
+    (``ix_meclear_memory_scopes_query``, namespace prefix), the runs of those questions
+    (``ix_meclear_runs_query``), and the verdict events of their settled memories
+    (``ix_meclear_memory_events_memory``).
 
     Args:
         conn: A connection in a read transaction.
         namespace: The ledger's namespace.
         limit: At most this many (oldest question first).
+        quiet_seconds: The quiet period after an ``upheld`` verdict (0: none).
+        query_ids: Only these questions (None: every question).
 
     Returns:
         The challenge runs' ids.
     """
-    r, e = t.runs, t.memory_events
-    later = r.alias("later")
-    replay = r.alias("replay")
-    answered = exists().where(
-        later.c.namespace == namespace,
-        later.c.query_id == r.c.query_id,
-        later.c.created_at >= r.c.created_at,
-        or_(
-            exists().where(
-                replay.c.namespace == namespace,
-                replay.c.replay_of == later.c.run_id,
-                replay.c.origin == "reverify",
-            ),
-            exists().where(
-                e.c.namespace == namespace,
-                e.c.run_id == later.c.run_id,
-                e.c.event.in_(CHALLENGE_EVENTS),
-            ),
-        ),
+    s, r, e = t.memory_scopes, t.runs, t.memory_events
+    wanted = None if query_ids is None else sorted(set(query_ids))
+    scoped = select(s.c.query_id, s.c.memory_id).where(
+        s.c.namespace == namespace, s.c.settled.is_(True)
     )
-    rows = conn.execute(
-        select(r.c.run_id, r.c.query_id, r.c.created_at, r.c.id)
-        .where(r.c.namespace == namespace, challenge_condition(), ~answered)
-        .order_by(r.c.id)
-    ).all()
-    newest: dict[str, str] = {}
-    for row in rows:
-        newest[row.query_id] = row.run_id
-    return list(newest.values())[:limit]
+    rows: list[Any] = []
+    for part in [None] if wanted is None else chunks(wanted):
+        query = scoped if part is None else scoped.where(s.c.query_id.in_(part))
+        rows.extend(conn.execute(query).all())
+    qids = sorted({row.query_id for row in rows})
+    mids = sorted({row.memory_id for row in rows})
+    runs: dict[str, Any] = {}
+    for part in chunks(qids):
+        for row in conn.execute(
+            select(
+                r.c.id,
+                r.c.run_id,
+                r.c.query_id,
+                r.c.created_at,
+                r.c.status,
+                r.c.recovered,
+                r.c.clearance_search,
+                r.c.origin,
+                r.c.replay_of,
+            ).where(r.c.namespace == namespace, r.c.query_id.in_(part))
+        ):
+            runs[row.run_id] = row
+    answered: set[str] = set()
+    upheld: dict[str, tuple[datetime, str]] = {}
+    for part in chunks(mids):
+        for verdict in conn.execute(
+            select(e.c.run_id, e.c.event, e.c.created_at).where(
+                e.c.namespace == namespace,
+                e.c.memory_id.in_(part),
+                e.c.event.in_(CHALLENGE_EVENTS),
+            )
+        ):
+            run = runs.get(verdict.run_id) if verdict.run_id else None
+            if run is None:
+                continue
+            target = run.replay_of if run.origin == "reverify" and run.replay_of else run.run_id
+            answered.add(target)
+            at = _utc(verdict.created_at)
+            if verdict.event == "upheld" and at is not None:
+                previous = upheld.get(run.query_id)
+                if previous is None or at >= previous[0]:
+                    upheld[run.query_id] = (at, target)
+    newest: dict[str, Any] = {}
+    done: dict[str, Any] = {}
+    for run in sorted(runs.values(), key=lambda row: row.id):
+        if run.origin == "reverify" or not (
+            run.status == "complete" and not run.recovered and run.clearance_search == "prior"
+        ):
+            continue
+        newest[run.query_id] = run
+        if run.run_id in answered:
+            done[run.query_id] = run
+    quiet = timedelta(seconds=max(0.0, float(quiet_seconds)))
+    out: list[tuple[int, str]] = []
+    for qid, run in newest.items():
+        last = done.get(qid)
+        if last is not None and last.id >= run.id:
+            continue  # the newest challenge (or a later one) was answered
+        last_upheld = upheld.get(qid)
+        at = _utc(run.created_at)
+        if last_upheld is not None and at is not None and at < last_upheld[0] + quiet:
+            before = runs.get(last_upheld[1])
+            if before is not None and _context(conn, run.id) == _context(conn, before.id):
+                continue  # the same context's recent upheld verdict covers it
+        out.append((run.id, run.run_id))
+    return [run_id for _, run_id in sorted(out)][:limit]
+
+
+def _context(conn: Connection, run_pk: int) -> frozenset[tuple[str, str]]:
+    """A run's context: its memories' (id, content hash), read by ``run_pk``'s index."""
+    m = t.run_memories
+    rows = conn.execute(select(m.c.memory_id, m.c.content_hash).where(m.c.run_pk == run_pk))
+    return frozenset((row.memory_id, row.content_hash) for row in rows)
 
 
 def _event(
@@ -458,12 +548,15 @@ def reinstate(
     )
 
 
-def settlement_counts(conn: Connection, namespace: str) -> dict[str, int]:
+def settlement_counts(
+    conn: Connection, namespace: str, *, quiet_seconds: float = REVERIFY_QUIET_SECONDS
+) -> dict[str, int]:
     """Challenges (settled harm the live judge did not confirm) and their verdicts.
 
     Args:
         conn: A connection in a read transaction.
         namespace: The ledger's namespace.
+        quiet_seconds: The quiet period of :func:`pending_challenges`.
 
     Returns:
         ``unconfirmed_runs``, ``pending``, ``lifted``, ``upheld``, ``reinstated``.
@@ -481,7 +574,9 @@ def settlement_counts(conn: Connection, namespace: str) -> dict[str, int]:
     )
     return {
         "unconfirmed_runs": int(challenges or 0),
-        "pending": len(pending_challenges(conn, namespace, limit=10_000)),
+        "pending": len(
+            pending_challenges(conn, namespace, limit=10_000, quiet_seconds=quiet_seconds)
+        ),
         "lifted": int(events.get("lifted", 0)),
         "upheld": int(events.get("upheld", 0)),
         "reinstated": int(events.get("reinstated", 0)),

@@ -43,6 +43,7 @@ from .migrations import check_version, migrate
 from .recording import Recording
 from .reviewing import Reviewing
 from .scope import EMBEDDING_THRESHOLD, LEXICAL_THRESHOLD
+from .settlement import REVERIFY_QUIET_SECONDS
 
 __all__ = ["HarmLedger", "LedgerLookupError"]
 
@@ -68,10 +69,15 @@ class HarmLedger(Recording, FeedbackLog, Reviewing, Lookups, HarmLookups):
             harm verified on one applies to the other, when their names also agree
             (``scope``).
         embedding_threshold: The cosine threshold when both questions have embeddings.
+        reverify_quiet_seconds: After an ``upheld`` verdict, the question's challenges on
+            the same context within this many seconds are covered by it (default a day;
+            ``settlement.pending_challenges``): the routine replay, the stats and the
+            background worker's re-verification read it.
         **engine_kwargs: Passed to SQLAlchemy's ``create_engine``.
 
     Raises:
-        ConfigurationError: ``namespace`` is empty or a threshold is outside (0, 1].
+        ConfigurationError: ``namespace`` is empty, a threshold is outside (0, 1], or
+            ``reverify_quiet_seconds`` is negative.
         SchemaVersionError: The database is at another schema version and cannot be
             migrated (or ``create=False``).
 
@@ -93,6 +99,7 @@ class HarmLedger(Recording, FeedbackLog, Reviewing, Lookups, HarmLookups):
         clock: Clock | None = None,
         lexical_threshold: float = LEXICAL_THRESHOLD,
         embedding_threshold: float = EMBEDDING_THRESHOLD,
+        reverify_quiet_seconds: float = REVERIFY_QUIET_SECONDS,
         **engine_kwargs: Any,
     ) -> None:
         if not namespace:
@@ -105,6 +112,9 @@ class HarmLedger(Recording, FeedbackLog, Reviewing, Lookups, HarmLookups):
                 raise ConfigurationError(f"{name} must be in (0, 1]")
         self.lexical_threshold = float(lexical_threshold)
         self.embedding_threshold = float(embedding_threshold)
+        if not float(reverify_quiet_seconds) >= 0.0:
+            raise ConfigurationError("reverify_quiet_seconds must be at least 0")
+        self.reverify_quiet_seconds = float(reverify_quiet_seconds)
         self.url = ledger_url(url)
         self.namespace = namespace
         self.store_text = store_text

@@ -481,13 +481,15 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
     def _settings(self, llm: LLM | None, query_id: str) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
         reference = self._reference()
-        record = {
+        record: dict[str, Any] = {
             "success_signal": "reference" if reference is not None else "judge",
             "agent_model": model_name(llm),
             "judge_model": model_name(self.judge if self.judge is not None else llm),
             "trace_run_id": query_id,
             "trace_system": "llama_index",
         }
+        if reference is not None:  # kept by a text ledger for re-verification
+            record["extra"] = {"reference": reference}
         return self._query_settings(record)
 
     def _flow(
@@ -500,6 +502,12 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
 
         extra = {"reference": self._reference()} if self.mode == "background" else {}
         return self._query_flow(bundle.query_str, len(nodes), load, settings, extra)
+
+    def _replay_tools(self) -> tuple[Any, Any]:
+        """``(resolve, evaluator_for)`` re-verifying through this component (``jobs.reverify``)."""
+        from .feedback import _replay_tools
+
+        return _replay_tools(self, None)
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
         """One background audit (:meth:`ClearingComponent.audit`) with LlamaIndex nodes."""

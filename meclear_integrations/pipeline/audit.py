@@ -87,6 +87,7 @@ def audit_settings(settings: QuerySettings, snapshot: AuditSnapshot, run_id: str
     record = {**settings.record, **known, "run_id": run_id}
     if snapshot.reference is not None:
         record["success_signal"] = "reference"
+        record["extra"] = {**(record.get("extra") or {}), "reference": snapshot.reference}
     return QuerySettings(settings.config, settings.guard, gate, record)
 
 

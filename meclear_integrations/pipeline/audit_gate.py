@@ -90,6 +90,10 @@ class AuditGate:
         backoff_seconds: Base wait after a finished audit (doubled per unfixed audit).
         pending_seconds: A pending audit older than this no longer blocks.
         clock: Epoch seconds (inject in tests).
+        scope: Another kind of job bounded the same way, in rows of its own
+            (namespace ``<namespace>:<scope>``; ``jobs.reverify``): a job of it that ends
+            ``done`` counts as fixing the question (its result is no ledger run of the
+            job's id).
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class AuditGate:
         backoff_seconds: float,
         pending_seconds: float,
         clock: Callable[[], float] | None = None,
+        scope: str | None = None,
     ) -> None:
         import time
 
@@ -108,6 +113,9 @@ class AuditGate:
         self.per_day, self.backoff, self.pending_seconds = per_day, backoff_seconds, pending_seconds
         self.clock = clock or time.time
         self.namespace = str(getattr(ledger, "namespace", "default"))
+        if scope is not None:
+            self.namespace = f"{self.namespace}:{scope}"
+        self.done_fixes = scope is not None
         _META.create_all(ledger.engine, checkfirst=True)
 
     def admit(self, query_id: str) -> GateDecision:
@@ -190,17 +198,19 @@ class AuditGate:
             return bool(run.status == "complete" and run.recovered)
         state = self._job_state(job_id)
         if state in ("done", "dead"):
-            return False
+            return self.done_fixes and state == "done"
         if state is None and age >= self.pending_seconds:
             return False
         return None
 
     def _ledger_run(self, job_id: str) -> Any:
+        of = getattr(self.queue, "ledger_run_id", None)  # a queue whose run ids differ
+        run_id = str(of(job_id)) if callable(of) else job_id
         try:
-            run = self.ledger.find_run(job_id)
+            run = self.ledger.find_run(run_id)
         except Exception:
             return None
-        return run if getattr(run, "run_id", None) == job_id else None
+        return run if getattr(run, "run_id", None) == run_id else None
 
     def _job_state(self, job_id: str) -> str | None:
         get = getattr(self.queue, "get", None)

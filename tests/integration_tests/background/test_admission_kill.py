@@ -166,5 +166,8 @@ def test_meclear_worker_runs_audit_and_admission_jobs_from_one_table(app_dir: Pa
     assert all(gate.record(t.job_id).state in ("stored", "rejected") for t in tickets)
     [dead] = jobs.dead_letters()
     assert dead.job_id == stray.job_id
-    assert dead.dead_reason == "unknown job kind 'reindex' (this worker runs: admission, audit)"
+    assert (
+        dead.dead_reason
+        == "unknown job kind 'reindex' (this worker runs: admission, audit, reverify)"
+    )
     gate.close()
