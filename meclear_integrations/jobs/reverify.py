@@ -30,10 +30,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..ledger.database import read_transaction
-from ..ledger.replay_context import ReplayError
-from ..ledger.reverify import quiet_of
-from ..ledger.settlement import pending_challenges
 from .protocol import AuditOutcome, AuditTicket
 
 __all__ = [
@@ -148,6 +144,10 @@ def queue_reverify(
     queue: Any = getattr(component, "_queue", None)
     if not callable(getattr(queue, "enqueue", None)) or not can_reverify(component):
         return None
+    from ..ledger.database import read_transaction  # the ledger extra: only with a ledger
+    from ..ledger.reverify import quiet_of
+    from ..ledger.settlement import pending_challenges
+
     ledger = component.loop.ledger
     run = ledger.find_run(run_id)
     with read_transaction(ledger.engine) as conn:
@@ -194,7 +194,10 @@ def reverify_handler(component: Any, *, quiet_seconds: float | None = None) -> A
         that cannot be re-verified (``ReplayError``: no texts, no question), exceptions
         classified by the worker (transient -> retry).
     """
-    from ..ledger.reverify import reverify_settlement
+    from ..ledger.database import read_transaction  # the ledger extra: only with a ledger
+    from ..ledger.replay_context import ReplayError
+    from ..ledger.reverify import quiet_of, reverify_settlement
+    from ..ledger.settlement import pending_challenges
 
     def handle(payload: str, job_id: str) -> AuditOutcome:
         try:
