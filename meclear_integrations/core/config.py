@@ -48,7 +48,7 @@ ClearanceScope = Literal["minimal", "complete"]
 PresetName = Literal["paper", "default", "cheap"]
 FailureMode = Literal["open", "closed"]
 RuleName = Literal["paper", "sequential"]
-"""The names of the verification rules (``core.verification_rule.RULES``)."""
+"""The names of the verification rules (``core.verification.rule.RULES``)."""
 
 _NESTED_RENAMED: dict[str, str] = {
     "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
@@ -141,7 +141,7 @@ class Verification(StrictSettings):
     (the candidate's lower bound above the full context's upper bound); contexts that may
     still be selected, and both ends of a tie, get more trials up to ``max_trials``; a run
     whose verdicts keep disagreeing abstains (``status="unverified"``). See
-    :mod:`~meclear_integrations.core.verification`. With a deterministic model and
+    :mod:`~meclear_integrations.core.verification.sequential`. With a deterministic model and
     :class:`~meclear_integrations.core.AnswerCache` the extra trials cost no model call."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Recovery predicate nu: a context recovers when every trial scores >= this."""
@@ -558,7 +558,7 @@ class ClearanceConfig(BaseModel):
 
     @property
     def recency(self) -> RecencyPrior | None:
-        """The recency candidate's settings (``verification.recency``; None: off).
+        """The recency candidate's settings (``ClearanceConfig.verification.recency``; None: off).
 
         Returns:
             The :class:`~.recency.RecencyPrior`, or None.
@@ -567,7 +567,7 @@ class ClearanceConfig(BaseModel):
 
     @property
     def table_evidence(self) -> TableEvidence:
-        """The table-evidence add-ons (``verification.table_evidence``).
+        """The table-evidence add-ons (``ClearanceConfig.verification.table_evidence``).
 
         Returns:
             The :class:`TableEvidence`.

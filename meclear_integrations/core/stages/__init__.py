@@ -11,7 +11,7 @@ clearance / verification    :mod:`.clearing` (:mod:`.sources`, then           st
                             :mod:`.carriers`)
 ==========================  ================================================  ============
 
-Every stage verifies with the run's rule (``Run.rule``, ``core.verification_rule``).
+Every stage verifies with the run's rule (``Run.rule``, ``core.verification.rule``).
 A stage is a generator of steps (:mod:`.steps`); its evaluations run inside
 :func:`.failures.closing`, which closes the stage with an ``error`` event when they fail.
 The reports a run ends with are built in :mod:`.outcomes`.

@@ -23,7 +23,7 @@ from ..events import StageEvent
 from ..interactions import sampled_interaction_plan
 from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
-from ..verification import SequentialVerifier
+from ..verification.sequential import SequentialVerifier
 from .failures import closing
 from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, kept_report
