@@ -63,7 +63,7 @@ _NESTED_RENAMED: dict[str, str] = {
 class RetryPolicy(StrictSettings):
     """Retries of one evaluator call on a transient error.
 
-    Retries of one evaluator call on a transient error (``core.faults``), with
+    Retries of one evaluator call on a transient error (``core.failures.faults``), with
     exponential backoff and jitter (tenacity); permanent errors are never retried.
     """
 
@@ -211,7 +211,7 @@ class FailurePolicy(StrictSettings):
     so far are usable; ``"closed"`` raises (``EvaluatorError``, ``BudgetExceededError``,
     ``TooManyMemoriesError``, ``EstimatorError``). Failures that retrying cannot heal (HTTP
     400/401/403/404, an exception from the evaluator's own code) always raise
-    (``core.failure_kind``). Cancellation always propagates. The integrations' own
+    (``core.failures.kind``). Cancellation always propagates. The integrations' own
     ``on_failure`` sets this."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""

@@ -42,6 +42,7 @@ from .evaluation import (
     is_async_evaluator,
 )
 from .events import StageEvent, StageListener
+from .failures.retry import AsyncSleep, CallRetrier, Sleep
 from .game import CoalitionGame
 from .grouping import Embedder, memory_graph
 from .memory import Memory, freeze_context
@@ -50,7 +51,6 @@ from .progress import RunProgress
 from .recency import RecencyPrior
 from .redaction import redact
 from .report import ClearanceReport
-from .retry import AsyncSleep, CallRetrier, Sleep
 from .stages import (
     Algorithm,
     Run,

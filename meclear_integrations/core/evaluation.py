@@ -34,13 +34,13 @@ from .budget import RunBudget
 from .coalitions import Coalition
 from .config import RetryPolicy
 from .errors import BudgetExceededError, EvaluatorError, RedactedError
-from .failure_kind import failure_kind, failure_url, is_not_api_reply
-from .faults import exception_chain, is_transient, redact_chain
+from .failures.faults import exception_chain, is_transient, redact_chain
+from .failures.kind import failure_kind, failure_url, is_not_api_reply
+from .failures.retry import CallRetrier
 from .game import CoalitionGame, EvaluationRequest
 from .memory import Memory
 from .redaction import redact
 from .report import FailedCoalition
-from .retry import CallRetrier
 from .sync_batch import Pace, run_batch, time_exceeded
 from .workers import call_gate, in_worker
 

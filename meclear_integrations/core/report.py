@@ -234,7 +234,7 @@ class FailedCoalition(BaseModel):
     attempts: int
     """Attempts made on this call."""
     kind: str | None = None
-    """The failure's kind (``core.failure_kind``: ``transient``, ``unreadable``,
+    """The failure's kind (``core.failures.kind``: ``transient``, ``unreadable``,
     ``content_rejected``, ``permanent``...): a ``content_rejected`` entry names the memories
     whose content the provider refused."""
 
@@ -266,7 +266,7 @@ class ClearanceFailure(BaseModel):
     coalitions_evaluated: int = 0
     """Distinct coalitions whose values were complete when the run stopped."""
     kind: str | None = None
-    """The failure's kind (``core.failure_kind``): ``transient``, ``unreadable``,
+    """The failure's kind (``core.failures.kind``): ``transient``, ``unreadable``,
     ``content_rejected``, ``budget``, ``capacity``, ``estimator``, ``invalid_score``; the
     same name the warning, the metadata, the events and the span carry."""
 

@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict
 from ..core.answers import note_answer
 from ..core.dedup import SingleFlightCache
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
-from ..core.failure_kind import mark_role
+from ..core.failures.kind import mark_role
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.step_driver import Call, Steps, arun_steps, run_steps

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import EvaluatorError
 from ..events import StageEvent
-from ..failure_kind import failure_kind
+from ..failures.kind import failure_kind
 from ..report import (
     ClearanceCandidate,
     ClearanceCost,

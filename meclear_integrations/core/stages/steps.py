@@ -18,11 +18,11 @@ from ..budget import RunBudget
 from ..coalitions import Coalition
 from ..config import ClearanceConfig
 from ..events import Stage, StageEvent
+from ..failures.retry import CallRetrier
 from ..game import CoalitionGame
 from ..grouping import Embedder
 from ..recency import RecencyPrior
 from ..report import ClearanceReport, FailedCoalition, MemoryAttribution
-from ..retry import CallRetrier
 from ..verification.rule import Trials, VerificationRule, rule_of
 
 __all__ = ["Algorithm", "Emit", "Evaluate", "Run", "Step", "Steps", "evaluated", "want"]
