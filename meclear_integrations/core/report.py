@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import ClearanceConfig
-from .interactions import InteractionLabel
+from .estimators.interactions import InteractionLabel
 from .memory import Memory
 from .screening import LooLabel
 

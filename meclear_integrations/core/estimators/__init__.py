@@ -1,4 +1,5 @@
-"""Shapley estimators (one per module) and the factory the engine uses.
+"""Shapley estimators (one per module), the factory the engine uses, and the pairwise
+interaction index omega_ij (:mod:`.interactions`, Eq. 15).
 
 ``ClearanceConfig(estimator=...)`` takes ``"auto"``, a name, or an estimator object
 (:class:`Estimator`): :class:`AutoShapley`, :class:`ExactShapley`,
@@ -6,7 +7,7 @@
 or :class:`HierarchicalShapley`, each with its own keyword-only settings and ``seed``.
 
 References:
-    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 13.
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 13, 15.
 """
 
 from __future__ import annotations

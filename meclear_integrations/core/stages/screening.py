@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import TooManyMemoriesError
 from ..estimators import HierarchicalShapley, ShapleyEstimator, guarded
+from ..estimators.interactions import sampled_interaction_plan
 from ..events import StageEvent
-from ..interactions import sampled_interaction_plan
 from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
 from ..verification.sequential import SequentialVerifier
