@@ -4,13 +4,13 @@ An evaluator is ``evaluate(coalition: tuple[Memory, ...], trial: int) -> float``
 coroutine function with that signature: one task-agent run on the coalition plus one
 judgement, a score in [0, 1].
 
-Every call goes through a :class:`~.retry.CallRetrier` (transient errors retried with
+Every call goes through a :class:`~.failures.retry.CallRetrier` (transient errors retried with
 backoff, every attempt taken from the run's :class:`~.budget.RunBudget`). A batch is all
 or nothing: scores reach the game only when every call of the batch succeeded, so a
 failed, timed-out or cancelled batch leaves no half-written state. Failed calls are
 appended to ``failures`` (memory ids, trial, redacted error) for the report. An
 evaluator's exception is wrapped in an :class:`~.errors.EvaluatorError` (redacted message)
-whose ``__cause__`` chain is redacted too (:func:`~.faults.redact_chain`), so no secret
+whose ``__cause__`` chain is redacted too (:func:`~.failures.faults.redact_chain`), so no secret
 reaches a log or trace through the chain.
 
 Blocking calls run on daemon threads (:mod:`.workers`), never on the event loop and never

@@ -8,8 +8,8 @@
   user's agent / judge / evaluator code) raises :class:`PermanentFailureError` on the
   first query, naming the cause and the setting to fix, whatever ``on_failure`` says.
   Transient failures fail open (or raise under ``on_failure="closed"``) and warn: a
-  :class:`~.core.alerts.FailOpenWarning` once per reason per component instance, plus a
-  logger warning every time.
+  :class:`~meclear_integrations.core.failures.alerts.FailOpenWarning` once per reason per
+  component instance, plus a logger warning every time.
 - One name per failure (``core.failures.kind``): the warning says ``reason`` and ``kind``
   exactly as the document / node metadata, the ``error`` event and the span do
   (``evaluator_error`` / ``transient``, ``evaluator_error`` / ``content_rejected``...).
@@ -21,7 +21,7 @@
 - A likely reference answer under a key the component does not read (``reference``,
   ``answer``, ``ground_truth``, ``expected``, ``gold``...) makes the query run reference-free;
   :meth:`LivePolicy.check_reference_keys` warns once per component instance
-  (:class:`~.core.alerts.ReferenceKeyWarning`).
+  (:class:`~meclear_integrations.core.failures.alerts.ReferenceKeyWarning`).
 - :func:`is_deterministic` tells whether a model declares temperature 0 (the agent then
   answers each coalition once across trials).
 """
