@@ -1,5 +1,6 @@
-"""Shapley estimators (one per module), the factory the engine uses, and the pairwise
-interaction index omega_ij (:mod:`.interactions`, Eq. 15).
+"""Shapley estimators (one per module), the factory the engine uses, interactions (Eq. 15).
+
+The pairwise interaction index omega_ij is :mod:`.interactions`.
 
 ``ClearanceConfig(estimator=...)`` takes ``"auto"``, a name, or an estimator object
 (:class:`Estimator`): :class:`AutoShapley`, :class:`ExactShapley`,
