@@ -46,7 +46,7 @@ from .trace_settings import TraceSettings
 
 if TYPE_CHECKING:
     from .config import ClearanceConfig
-    from .evaluation import Evaluator
+    from .judging.evaluator import Evaluator
     from .report import ClearanceReport
 
 __all__ = [
@@ -268,7 +268,7 @@ class _Quieted:
         self.trace.__exit__(exc_type, exc, tb)
 
     def evaluator(self, evaluate: Evaluator) -> Evaluator:
-        from .evaluation import is_async_evaluator  # no import cycle at module level
+        from .judging.evaluator import is_async_evaluator  # no import cycle at module level
 
         if is_async_evaluator(evaluate):
 

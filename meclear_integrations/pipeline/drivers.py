@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..core.engine import MeClearEngine
-from ..core.evaluation import Evaluator
 from ..core.events import StageEvent
+from ..core.judging.evaluator import Evaluator
 from ..core.report import ClearanceReport
 from ..core.step_driver import arun_steps, call_async, call_sync, run_steps
 from ..core.trace_settings import TraceSettings

@@ -31,8 +31,8 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from ..core.config import ClearanceConfig
-from ..core.evaluation import Evaluator, is_async_evaluator
 from ..core.events import StageEvent
+from ..core.judging.evaluator import Evaluator, is_async_evaluator
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport

@@ -26,8 +26,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ..memory import Memory
 from .answers import note_answer
-from .memory import Memory
 
 __all__ = [
     "AnswerCache",
@@ -263,7 +263,7 @@ def dedup_evaluator(
 ) -> Callable[[tuple[Memory, ...], int], float]:
     """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``.
 
-    The answer is reported to the engine (``core.answers.note_answer``), so the checks that
+    The answer is reported to the engine (``core.judging.answers.note_answer``), so the checks that
     read answers (the cannot-answer and unexplained stops, answer groups) apply.
 
     Args:
@@ -278,7 +278,7 @@ def dedup_evaluator(
 
     Example:
         >>> from meclear_integrations.core import AnswerCache, Memory
-        >>> from meclear_integrations.core.dedup import dedup_evaluator
+        >>> from meclear_integrations.core.judging.dedup import dedup_evaluator
         >>> cache = AnswerCache(deterministic=True)
         >>> evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, cache)
         >>> evaluate((Memory(id="a", content="x"),), 0)
@@ -287,7 +287,7 @@ def dedup_evaluator(
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = cache.answer(prompt(coalition), trial, lambda: answer(coalition, trial))
-        note_answer(text)  # the engine's answer-based checks read it (core.answers)
+        note_answer(text)  # the engine's answer-based checks read it (core.judging.answers)
         return cache.judge(text, lambda: judge(text))
 
     return evaluate
@@ -314,7 +314,7 @@ def adedup_evaluator(
 
     async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = await cache.aanswer(prompt(coalition), trial, lambda: answer(coalition, trial))
-        note_answer(text)  # the engine's answer-based checks read it (core.answers)
+        note_answer(text)  # the engine's answer-based checks read it (core.judging.answers)
         return await cache.ajudge(text, lambda: judge(text))
 
     return evaluate
