@@ -69,8 +69,8 @@ from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
 from .stages.unexplained import unexplained_stop
 from .step_driver import arun_steps, run_steps
-from .trace_settings import TraceSettings
-from .tracing import NULL_TRACE, start_trace  # imports no OpenTelemetry
+from .tracing.hooks import NULL_TRACE, start_trace  # imports no OpenTelemetry
+from .tracing.settings import TraceSettings
 
 __all__ = ["MeClearEngine"]
 

@@ -60,7 +60,7 @@ from ..core.judging.dedup import SingleFlightCache
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.step_driver import Call, Steps, arun_steps, run_steps
-from ..core.tracing import judge_call
+from ..core.tracing.hooks import judge_call
 from ..core.workers import check_call_allowed, in_worker
 from ..runtime.limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
 from ..runtime.usage import model_role
