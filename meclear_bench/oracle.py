@@ -19,9 +19,9 @@ from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from meclear_integrations.core import ClearanceConfig, Memory
+from meclear_integrations.core.answers import answer_note
 from meclear_integrations.core.coalitions import Coalition
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.judging.answers import answer_note
 from meclear_integrations.core.verification.clearance import candidate_coalition
 from meclear_integrations.core.verification.rule import Trials, rule_of
 
@@ -88,7 +88,7 @@ class CaseOracle:
             scores: list[float] = []
             answers: list[str | None] = []
             for t in range(have, trials):
-                # the answer the reader notes (core.judging.answers), kept beside the score: what
+                # the answer the reader notes (core.answers), kept beside the score: what
                 # the answer-backed flag rule reads (methods.answer_rule); no extra call
                 with answer_note() as note:
                     scores.append(float(self.evaluate(memories, t)))

@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from meclear_integrations.core import ClearanceConfig, FailurePolicy, MeClearEngine, Memory
-from meclear_integrations.core.judging.answers import note_answer
+from meclear_integrations.core.answers import note_answer
 from meclear_integrations.judges.task import answers_agree
 
 from .cases import BenchCase

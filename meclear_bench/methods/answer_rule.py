@@ -1,7 +1,7 @@
 """The answer-backed flag rule for the surrogate baselines (``core.answer_flags``).
 
 ContextCite and ProxySPEX read the same coalition table MeClear does, answers included
-(the agent's answer on every ablation, ``core.judging.answers``). When that table holds every
+(the agent's answer on every ablation, ``core.answers``). When that table holds every
 coalition (2^K at most the ablation budget: K = 5 at B = 32), the rule MeClear's exact
 estimator uses applies to their scores unchanged: supporters of a failing answer flagged
 together when their scores sum below -tau, an inert memory only when it turns contexts to

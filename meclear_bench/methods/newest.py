@@ -16,7 +16,7 @@ text reader) the extraction is done and charged: the agent is asked on no memory
 each memory alone (K + 1 agent calls, no judge call); a memory states the answer it gives
 alone unless that is the no-memory answer (answers compared with the judges'
 ``answers_agree``). An evaluator that gives no answer is scored instead and must report
-the answer behind its score (``core.judging.answers``; K + 1 evaluator calls), else the method
+the answer behind its score (``core.answers``; K + 1 evaluator calls), else the method
 cannot run.
 
 LlamaIndex ships recency postprocessors, but none of them implements this rule on its own:
@@ -38,7 +38,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from meclear_integrations.core.judging.answers import AnswerNote, answer_note, plain_same
+from meclear_integrations.core.answers import AnswerNote, answer_note, plain_same
 from meclear_integrations.core.memory import Memory
 from meclear_integrations.judges.task import answers_agree
 from meclear_integrations.simulation import normalize_answer

@@ -8,7 +8,7 @@ tried repeatedly (the full context and the candidates, whose pass rates sit near
 so they do not catch the first case and cannot fix the second.
 
 The table holds more than scores: the answer the agent gave on every coalition
-(``core.judging.answers``), the memories alone and no memory included, at no extra call. Let the
+(``core.answers``), the memories alone and no memory included, at no extra call. Let the
 *failing answers* be those of the full context's failed trials. Then:
 
 - a **supporter** gives a failing answer alone on every trial: the supporters are flagged
@@ -35,10 +35,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .answers import plain_same
 from .coalitions import Coalition
 from .game import CoalitionGame
 from .grouping import failing_answers, silent_answers
-from .judging.answers import plain_same
 
 __all__ = ["answer_backed", "answer_backed_flags", "failing_share", "net_pivots"]
 

@@ -234,7 +234,7 @@ class EarlyStops(StrictSettings):
     attribution asks anyway); when that is the same answer too, the run stops with
     ``status="skipped"``, reason ``model_cannot_answer``, and nothing is cleared
     (``core.stages.unexplained.uniform_failure``). No call otherwise; needs an evaluator
-    that reports its answers (``core.judging.answers``)."""
+    that reports its answers (``core.answers``)."""
     unexplained: bool | Literal["auto"] = "auto"
     """``True``: when the full context fails, first ask the agent on each memory alone (and
     on no memory): when no memory alone gives a passing answer, nor the context without the
@@ -463,7 +463,7 @@ class ClearanceConfig(BaseModel):
     that alone makes the agent give the full context's failing answer (redundant copies
     the minimal clearance did not need to remove; ``core.stages.carriers``). Costs one
     evaluator call per kept memory plus one (the empty context, the control) and needs
-    an evaluator that reports its answers (``core.judging.answers``; the package's evaluators
+    an evaluator that reports its answers (``core.answers``; the package's evaluators
     do). Reported in ``ClearanceReport.carriers`` with the evidence for each. Also done
     when off, at no extra call, when ``answer_groups="auto"`` already asked each memory
     alone (the redundancy signature)."""

@@ -59,7 +59,7 @@ class CoalitionGame:
     scores: dict[Coalition, tuple[float, ...]] = field(default_factory=dict)
     answers: dict[Coalition, tuple[str | None, ...]] = field(default_factory=dict)
     """The agent's answer behind each trial score, when the evaluator reported it
-    (``core.judging.answers``; None for a trial without one)."""
+    (``core.answers``; None for a trial without one)."""
     same: Callable[[str, str], bool] | None = None
     """The answer equivalence the evaluator reported with its answers (None: none yet)."""
     cache_hits: int = 0

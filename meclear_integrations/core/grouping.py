@@ -16,7 +16,7 @@ verified.
   stale claim fall into one sub-block and cost one test instead of one test each.
 
 :func:`answer_group` groups memories by the answer they support alone (from singletons
-already evaluated, with the answers the evaluator reported, ``core.judging.answers``): the
+already evaluated, with the answers the evaluator reported, ``core.answers``): the
 memories that alone give the answer the full context failed with. Unlike similarity, it
 feeds candidates, which are verified like any other (``core.stages.clearance``).
 """
@@ -33,11 +33,11 @@ from itertools import pairwise
 
 import numpy as np
 
+from .answers import plain_same
 from .coalitions import Coalition, from_positions
 from .errors import ConfigurationError
 from .failures.faults import exception_chain, is_transient
 from .game import CoalitionGame
-from .judging.answers import plain_same
 from .memory import Memory
 from .redaction import redact
 from .similarity_graph import SimilarityGraph

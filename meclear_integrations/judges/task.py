@@ -53,9 +53,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.answers import note_answer
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.failures.kind import mark_role
-from ..core.judging.answers import note_answer
 from ..core.judging.dedup import SingleFlightCache
 from ..core.memory import Memory
 from ..core.redaction import redact
@@ -367,7 +367,7 @@ class _TaskBase:
             agent_cached=agent_cached,
             judge_cached=self._verdicts.calls == judged,
         )
-        note_answer(answer, same=answers_agree)  # for the engine (core.judging.answers)
+        note_answer(answer, same=answers_agree)  # for the engine (core.answers)
         other = self._disagreeing(answer, verdict)
         if other is not None:  # the judge has now accepted two answers that disagree
             same = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.judging.answers import note_answer
+from ..core.answers import note_answer
 from ..core.memory import Memory
 from .reader import TextReader
 from .standin import StandInModel

@@ -21,8 +21,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from ..core.answers import note_answer
 from ..core.errors import InconsistentVerdictsError
-from ..core.judging.answers import note_answer
 from ..core.judging.dedup import AnswerCache
 from ..core.memory import Memory
 from .evaluator import same_answer

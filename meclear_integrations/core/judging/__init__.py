@@ -5,10 +5,11 @@ module                      concept
 ==========================  ===========================================================
 :mod:`.evaluator`           running the caller's evaluator on coalitions, sync and async
 :mod:`.batch`               one batch of blocking calls on the sync path (inline or threads)
-:mod:`.answers`             the answer behind each score, reported by the evaluator
 :mod:`.dedup`               answer-level deduplication of agent and judge calls
 ==========================  ===========================================================
 
-The game that keeps the scores is :mod:`meclear_integrations.core.game`; the retries and
-failure kinds of a call are :mod:`meclear_integrations.core.failures`.
+The answer behind each score (:mod:`meclear_integrations.core.answers`) and the game that
+keeps the scores (:mod:`meclear_integrations.core.game`) stand below this room, since the
+game and the grouping read them; the retries and failure kinds of a call are
+:mod:`meclear_integrations.core.failures`.
 """

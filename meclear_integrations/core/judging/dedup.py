@@ -26,8 +26,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ..answers import note_answer
 from ..memory import Memory
-from .answers import note_answer
 
 __all__ = [
     "AnswerCache",
@@ -263,7 +263,7 @@ def dedup_evaluator(
 ) -> Callable[[tuple[Memory, ...], int], float]:
     """``evaluate(coalition, trial) = judge(answer(coalition, trial))`` through ``cache``.
 
-    The answer is reported to the engine (``core.judging.answers.note_answer``), so the checks that
+    The answer is reported to the engine (``core.answers.note_answer``), so the checks that
     read answers (the cannot-answer and unexplained stops, answer groups) apply.
 
     Args:
@@ -287,7 +287,7 @@ def dedup_evaluator(
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = cache.answer(prompt(coalition), trial, lambda: answer(coalition, trial))
-        note_answer(text)  # the engine's answer-based checks read it (core.judging.answers)
+        note_answer(text)  # the engine's answer-based checks read it (core.answers)
         return cache.judge(text, lambda: judge(text))
 
     return evaluate
@@ -314,7 +314,7 @@ def adedup_evaluator(
 
     async def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
         text = await cache.aanswer(prompt(coalition), trial, lambda: answer(coalition, trial))
-        note_answer(text)  # the engine's answer-based checks read it (core.judging.answers)
+        note_answer(text)  # the engine's answer-based checks read it (core.answers)
         return await cache.ajudge(text, lambda: judge(text))
 
     return evaluate

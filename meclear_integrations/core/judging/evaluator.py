@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
+from ..answers import AnswerNote, answer_note
 from ..budget import RunBudget
 from ..coalitions import Coalition
 from ..config import RetryPolicy
@@ -41,7 +42,6 @@ from ..memory import Memory
 from ..redaction import redact
 from ..report import FailedCoalition
 from ..workers import call_gate, in_worker
-from .answers import AnswerNote, answer_note
 from .batch import Pace, run_batch, time_exceeded
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
@@ -166,7 +166,7 @@ def _store(
 
 
 class _Noted:
-    """An evaluator's result and the answer it reported (``core.judging.answers``)."""
+    """An evaluator's result and the answer it reported (``core.answers``)."""
 
     __slots__ = ("note", "value")
 

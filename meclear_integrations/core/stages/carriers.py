@@ -6,7 +6,7 @@ that the answer survives beside the kept evidence stay in the context, and in th
 A team cleaning a memory store needs them all. The test, per kept memory m:
 
 - the agent's answer on m **alone** agrees (the evaluator's answer equivalence,
-  ``core.judging.answers``; not string equality) with an answer the full context M failed with,
+  ``core.answers``; not string equality) with an answer the full context M failed with,
   and the judge scores it below the success threshold: m carries the harmful answer by
   itself, whether or not it can flip the answer beside the evidence;
 - control: the answer on the **empty** context. When a failing answer of M is the
@@ -33,10 +33,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..answers import plain_same
 from ..coalitions import from_positions
 from ..game import CoalitionGame
 from ..grouping import failing_answers, silent_answers, supports_answer
-from ..judging.answers import plain_same
 from ..redaction import redact
 from ..report import CarrierEvidence, CarrierStatus, ClearanceReport
 from ..verification.clearance import GAIN_TIE_TOLERANCE, candidate_coalition

@@ -9,7 +9,7 @@ memory alone and once on no memory (K + 1 calls, one batch) before LOO and attri
   copies are gone, so the run stops with ``status="skipped"``, reason
   ``no_memory_explains_failure``;
 - moreover every answer (M's trials, each memory alone) is the no-memory answer (the
-  evaluator reports answers, ``core.judging.answers``): the model's answer does not depend on the
+  evaluator reports answers, ``core.answers``): the model's answer does not depend on the
   memories at all (e.g. it always says "I don't know"): reason ``model_cannot_answer``.
 
 Otherwise the run goes on; the singletons stay in the table (the carriers search and
@@ -24,11 +24,11 @@ References:
 
 from __future__ import annotations
 
+from ..answers import plain_same
 from ..coalitions import Coalition, from_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimator
 from ..events import StageEvent
 from ..grouping import GROUP_SEARCH_FROM, answer_group, answer_group_search, memory_graph
-from ..judging.answers import plain_same
 from ..report import ClearanceReport
 from .outcomes import clearance_end, kept_report
 from .steps import Emit, Evaluate, Run, Steps, want

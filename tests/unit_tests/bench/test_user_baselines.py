@@ -171,7 +171,7 @@ def test_newest_wins_through_the_text_reader_asks_each_memory_alone() -> None:
     from meclear_bench.counting import CountingEvaluator
     from meclear_bench.methods import MethodContext, MethodNotRunError, NewestWinsMethod
     from meclear_bench.text_reader import ReadMemory, read_answer
-    from meclear_integrations.core.judging.answers import note_answer
+    from meclear_integrations.core.answers import note_answer
     from meclear_integrations.core.memory import Memory
     from meclear_integrations.judges.task import answers_agree
 

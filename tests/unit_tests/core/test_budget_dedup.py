@@ -156,11 +156,11 @@ async def test_async_failure_propagates_to_waiters_and_is_not_cached() -> None:
 
 
 def test_dedup_evaluators_report_the_answer_to_the_engine() -> None:
-    """Answers reach core.judging.answers, so the answer-based checks apply (cached answers too)."""
+    """Answers reach core.answers, so the answer-based checks apply (cached answers too)."""
     import asyncio as _asyncio
 
     from meclear_integrations.core import AnswerCache, Memory
-    from meclear_integrations.core.judging.answers import answer_note
+    from meclear_integrations.core.answers import answer_note
     from meclear_integrations.core.judging.dedup import adedup_evaluator, dedup_evaluator
 
     memory = (Memory(id="a", content="x"),)

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core.judging.answers import note_answer
+from meclear_integrations.core.answers import note_answer
 from meclear_integrations.simulation.evaluator import SimulatedEvaluator
 from meclear_integrations.simulation.world import EvidenceWorld
 

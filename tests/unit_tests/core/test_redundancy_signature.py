@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core.judging.answers import note_answer
+from meclear_integrations.core.answers import note_answer
 
 # six copies of one wrong date among twelve memories: any copy flips the answer beside the
 # gold (strong copies), so no removal that leaves a copy changes the failing answer

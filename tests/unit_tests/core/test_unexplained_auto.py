@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core.judging.answers import note_answer
+from meclear_integrations.core.answers import note_answer
 from meclear_integrations.simulation.evaluator import SimulatedEvaluator
 from meclear_integrations.simulation.world import EvidenceWorld
 

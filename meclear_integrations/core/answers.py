@@ -1,13 +1,13 @@
 """What the agent answered on each coalition: evaluators report it, the engine keeps it.
 
 The engine's evaluator returns a score; identifying the carriers of a harm
-(:mod:`..stages.carriers`) and telling that the model cannot answer at all need the
+(:mod:`.stages.carriers`) and telling that the model cannot answer at all need the
 *answer* behind a score too. An evaluator that knows it (the package's
 :class:`~meclear_integrations.judges.task.TaskEvaluator`, the simulated evaluator) calls
 :func:`note_answer` inside its call; the engine opens a fresh :class:`AnswerNote` around
 every evaluator call (:func:`answer_note`, a context variable, so it reaches worker
 threads and LangChain's copied contexts) and stores the answer next to the trial's score
-(:attr:`~..game.CoalitionGame.answers`). An evaluator that reports nothing loses nothing
+(:attr:`~.game.CoalitionGame.answers`). An evaluator that reports nothing loses nothing
 but the stages that need answers, which then say so.
 
 ``same`` is the answer equivalence the evaluator uses (e.g. the judges' word-level
@@ -55,7 +55,7 @@ def note_answer(answer: str, *, same: SameAnswer | None = None) -> None:
             :func:`plain_same`).
 
     Example:
-        >>> from meclear_integrations.core.judging.answers import answer_note, note_answer
+        >>> from meclear_integrations.core.answers import answer_note, note_answer
         >>> with answer_note() as note:
         ...     note_answer("Paris")
         >>> note.answer
