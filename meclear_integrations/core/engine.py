@@ -64,7 +64,7 @@ from .stages import (
 )
 from .stages import Evaluate as _Evaluate
 from .stages.clearing import verifier as verifier
-from .stages.failures import inconsistency as inconsistency
+from .stages.closing import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
 from .stages.unexplained import unexplained_stop

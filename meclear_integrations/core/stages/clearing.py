@@ -31,7 +31,7 @@ from ..verification.clearance import (
 from ..verification.sequential import Selection
 from .attribution import Attribution
 from .carriers import with_carriers
-from .failures import closing
+from .closing import closing
 from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
 from .sources import fallback_sources

@@ -16,7 +16,7 @@ from ..report import (
     ClearanceReport,
     FailedCoalition,
 )
-from .failures import error_text, fails_open, failure_reason, inconsistency
+from .closing import error_text, fails_open, failure_reason, inconsistency
 from .steps import Emit, Run
 
 __all__ = [

@@ -24,7 +24,7 @@ from ..events import StageEvent
 from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
 from ..verification.sequential import SequentialVerifier
-from .failures import closing
+from .closing import closing
 from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, kept_report
 from .prior import PriorTry, prior_search
