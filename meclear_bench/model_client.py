@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from meclear_integrations.core.budget import RunBudget
+from meclear_integrations.core.concurrency.workers import check_call_allowed, in_worker
 from meclear_integrations.core.config import RetryPolicy
 from meclear_integrations.core.errors import (
     ConfigurationError,
@@ -54,7 +55,6 @@ from meclear_integrations.core.errors import (
     RedactedError,
 )
 from meclear_integrations.core.failures.faults import exception_chain, http_status, sanitize
-from meclear_integrations.core.workers import check_call_allowed, in_worker
 from meclear_integrations.judges.formats import (
     OutputFormat,
     UnsupportedFormatError,

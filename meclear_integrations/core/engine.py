@@ -32,6 +32,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from .budget import Clock, RunBudget
+from .concurrency.step_driver import arun_steps, run_steps
 from .config import ClearanceConfig
 from .errors import ConfigurationError
 from .estimators import ExactShapley, make_estimator
@@ -68,7 +69,6 @@ from .stages.closing import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
 from .stages.unexplained import unexplained_stop
-from .step_driver import arun_steps, run_steps
 from .tracing.hooks import NULL_TRACE, start_trace  # imports no OpenTelemetry
 from .tracing.settings import TraceSettings
 

@@ -45,7 +45,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
 
-from ..core.step_driver import Call, Steps, arun_steps, run_steps
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.tracing.hooks import register_quieter
 from ..core.tracing.settings import TraceDetail, TraceSettings
 

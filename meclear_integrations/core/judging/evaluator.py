@@ -13,8 +13,8 @@ evaluator's exception is wrapped in an :class:`~..errors.EvaluatorError` (redact
 whose ``__cause__`` chain is redacted too (:func:`~..failures.faults.redact_chain`), so no secret
 reaches a log or trace through the chain.
 
-Blocking calls run on daemon threads (:mod:`..workers`), never on the event loop and never
-on threads that anything joins: an abandoned or hung call cannot hold the caller past the
+Blocking calls run on daemon threads (:mod:`..concurrency.workers`), never on the event loop and
+never on threads that anything joins: an abandoned or hung call cannot hold the caller past the
 run's deadline nor keep the interpreter from exiting. While an evaluator call runs, the
 run's budget is its call gate: once the deadline passes or the run is stopped, the model
 calls the package makes inside it (agent, judge) refuse to start.
@@ -32,6 +32,7 @@ from typing import Any
 from ..answers import AnswerNote, answer_note
 from ..budget import RunBudget
 from ..coalitions import Coalition
+from ..concurrency.workers import call_gate, in_worker
 from ..config import RetryPolicy
 from ..errors import BudgetExceededError, EvaluatorError, RedactedError
 from ..failures.faults import exception_chain, is_transient, redact_chain
@@ -41,7 +42,6 @@ from ..game import CoalitionGame, EvaluationRequest
 from ..memory import Memory
 from ..redaction import redact
 from ..report import FailedCoalition
-from ..workers import call_gate, in_worker
 from .batch import Pace, run_batch, time_exceeded
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
@@ -332,9 +332,9 @@ async def evaluate_async(
     size before the first call, ``on_done`` with the calls done whenever calls finish
     (on the caller's task).
 
-    A sync evaluator runs in daemon worker threads (:func:`~..workers.in_worker`), never on
-    the loop. On any failure, the deadline, or cancellation every call still in flight is
-    cancelled and awaited before the error propagates, so no task of the batch outlives
+    A sync evaluator runs in daemon worker threads (:func:`~..concurrency.workers.in_worker`),
+    never on the loop. On any failure, the deadline, or cancellation every call still in flight
+    is cancelled and awaited before the error propagates, so no task of the batch outlives
     it; a sync call abandoned that way finishes in its daemon thread, starts no further
     model call (the run's budget is closed) and is discarded.
 
