@@ -10,7 +10,8 @@ benchmark's calls are the integrations' calls. One call:
 2. otherwise reserves a place under the run's :class:`CallLimits` (``--max-calls`` /
    ``--max-tokens``; :class:`~.stopping.BudgetReached` once spent), waits for the shared
    concurrency bound and rate limiter, and calls the model, retrying transient provider
-   errors (:class:`~meclear_integrations.core.retry.CallRetrier`: backoff, ``retry-after``);
+   errors (:class:`~meclear_integrations.core.failures.retry.CallRetrier`: backoff,
+   ``retry-after``);
 3. stores the reply with the tokens the provider reported (estimated at 4 characters per
    token when it reports none);
 4. charges the method being measured (the :class:`CallMeter` made current with
@@ -46,14 +47,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from meclear_integrations.core.budget import RunBudget
+from meclear_integrations.core.concurrency.workers import check_call_allowed, in_worker
 from meclear_integrations.core.config import RetryPolicy
 from meclear_integrations.core.errors import (
     ConfigurationError,
     ConfigurationTypeError,
     RedactedError,
 )
-from meclear_integrations.core.faults import exception_chain, http_status, sanitize
-from meclear_integrations.core.workers import check_call_allowed, in_worker
+from meclear_integrations.core.failures.faults import exception_chain, http_status, sanitize
 from meclear_integrations.judges.formats import (
     OutputFormat,
     UnsupportedFormatError,
@@ -357,7 +358,7 @@ class ModelClient:
         self.json_mode = self.structured and callable(
             getattr(self.inner, "complete_json_object", None)
         )
-        from meclear_integrations.core.retry import CallRetrier
+        from meclear_integrations.core.failures.retry import CallRetrier
 
         self._retrier = CallRetrier(gate.retry, RunBudget())
         self._pending: dict[str, Future[CachedReply]] = {}

@@ -3,7 +3,7 @@
 Every method gets the same trial policy options as the engine (the run's
 :class:`~meclear_integrations.core.ClearanceConfig`): ablation coalitions get one trial
 with adaptive trials (T otherwise), the early exit and the verification of clearance
-candidates follow the engine's rule (:func:`~meclear_integrations.core.verification_rule.
+candidates follow the engine's rule (:func:`~meclear_integrations.core.verification.rule.
 rule_of`: the sequential rule or the paper's). Coalitions are sets of positions in retrieval order;
 scores live in a :class:`~meclear_integrations.core.game.CoalitionGame` and every call goes
 through the run's :class:`~meclear_bench.counting.CountingEvaluator`, so a
@@ -20,10 +20,10 @@ from typing import TypeVar
 
 from meclear_integrations.core import ClearanceConfig, Memory
 from meclear_integrations.core.answers import answer_note
-from meclear_integrations.core.clearance import candidate_coalition
 from meclear_integrations.core.coalitions import Coalition
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.verification_rule import Trials, rule_of
+from meclear_integrations.core.verification.clearance import candidate_coalition
+from meclear_integrations.core.verification.rule import Trials, rule_of
 
 from .counting import CountingEvaluator
 
@@ -140,7 +140,7 @@ class CaseOracle:
         """Run a verification rule's operation: evaluate each batch it asks for.
 
         Args:
-            trials: the operation (``core.verification_rule.Trials``).
+            trials: the operation (``core.verification.rule.Trials``).
 
         Returns:
             Its decision.

@@ -7,7 +7,7 @@ outcome already computed, and labels the results partial with the reason.
 
 from __future__ import annotations
 
-from meclear_integrations.core.faults import exception_chain
+from meclear_integrations.core.failures.faults import exception_chain
 
 __all__ = ["BudgetReached", "EndpointUnreachable", "ProviderRejected", "RunStopped", "stop_cause"]
 

@@ -30,7 +30,7 @@ from tenacity import (
     wait_none,
 )
 
-from ..core.failure_kind import failure_kind
+from ..core.failures.kind import failure_kind
 from ..core.redaction import redact
 from ..judges.formats import FormatLadder, is_prose, offered_formats, request
 from ..runtime.limiter import CallLimiter, alimited, limited

@@ -1,11 +1,11 @@
 """ConMemAdmitter: counterfactual admission of one candidate memory (Sec. 4, App. B).
 
-The method is written once, as a generator of steps (run these independent model calls,
-emit this stage event); a sync driver (daemon worker threads, :mod:`~..core.workers`) and
-an async driver (asyncio) execute the steps, so independent calls (the six responses, the
-three judge and three auditor calls, targeted repairs) run concurrently on both paths, up
-to ``max_concurrency``. On the async path the first error of a batch cancels its siblings
-(:func:`~..core.tasks.gather_or_cancel`), so no call outlives the decision. Model
+The method is written once, as a generator of steps (run these independent model calls, emit this
+stage event); a sync driver (daemon worker threads, :mod:`~..core.concurrency.workers`) and an async
+driver (asyncio) execute the steps, so independent calls (the six responses, the three judge and
+three auditor calls, targeted repairs) run concurrently on both paths, up to ``max_concurrency``. On
+the async path the first error of a batch cancels its siblings
+(:func:`~..core.concurrency.tasks.gather_or_cancel`), so no call outlives the decision. Model
 misbehaviour (a raising call, an output that never parses, however malformed: deep
 nesting, huge numbers) never raises out of ``decide`` / ``adecide``: it ends in
 ``AdmissionDecision.error``. Error texts and raw outputs kept for diagnosis are redacted.
@@ -24,9 +24,9 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..core.concurrency.tasks import gather_or_cancel
+from ..core.concurrency.workers import map_in_workers
 from ..core.redaction import redact
-from ..core.tasks import gather_or_cancel
-from ..core.workers import map_in_workers
 from ..runtime.limiter import CallLimiter
 from .calls import CallMeter, CallResult, CallRunner, ModelCall
 from .config import AdmissionConfig

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from ..core.trace_settings import TraceDetail, TraceSettings
+from ..core.tracing.settings import TraceDetail, TraceSettings
 
 __all__ = ["DETAILS", "count_spans", "main", "openinference_table", "volume_table"]
 

@@ -3,7 +3,6 @@
 import logging
 
 from .config import Budget, ClearanceConfig, EarlyStops, FailurePolicy, RetryPolicy, Verification
-from .dedup import AnswerCache
 from .engine import MeClearEngine
 from .errors import (
     BudgetExceededError,
@@ -16,8 +15,9 @@ from .errors import (
     ScoreOutOfRangeError,
 )
 from .estimators import AutoShapley, Estimator, ExactShapley, PermutationShapley
-from .evaluation import Evaluator
 from .events import StageEvent
+from .judging.dedup import AnswerCache
+from .judging.evaluator import Evaluator
 from .memory import Memory
 from .report import (
     ClearanceCandidate,

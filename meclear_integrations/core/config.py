@@ -49,7 +49,7 @@ ClearanceScope = Literal["minimal", "complete"]
 PresetName = Literal["paper", "default", "cheap"]
 FailureMode = Literal["open", "closed"]
 RuleName = Literal["paper", "sequential"]
-"""The names of the verification rules (``core.verification_rule.RULES``)."""
+"""The names of the verification rules (``core.verification.rule.RULES``)."""
 
 _NESTED_RENAMED: dict[str, str] = {
     "verification_delta": "`verification_delta` is now `delta`: Verification(delta=...)",
@@ -64,7 +64,7 @@ _NESTED_RENAMED: dict[str, str] = {
 class RetryPolicy(StrictSettings):
     """Retries of one evaluator call on a transient error.
 
-    Retries of one evaluator call on a transient error (``core.faults``), with
+    Retries of one evaluator call on a transient error (``core.failures.faults``), with
     exponential backoff and jitter (tenacity); permanent errors are never retried.
     """
 
@@ -142,7 +142,7 @@ class Verification(StrictSettings):
     (the candidate's lower bound above the full context's upper bound); contexts that may
     still be selected, and both ends of a tie, get more trials up to ``max_trials``; a run
     whose verdicts keep disagreeing abstains (``status="unverified"``). See
-    :mod:`~meclear_integrations.core.verification`. With a deterministic model and
+    :mod:`~meclear_integrations.core.verification.sequential`. With a deterministic model and
     :class:`~meclear_integrations.core.AnswerCache` the extra trials cost no model call."""
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     """Recovery predicate nu: a context recovers when every trial scores >= this."""
@@ -217,7 +217,7 @@ class FailurePolicy(StrictSettings):
     so far are usable; ``"closed"`` raises (``EvaluatorError``, ``BudgetExceededError``,
     ``TooManyMemoriesError``, ``EstimatorError``). Failures that retrying cannot heal (HTTP
     400/401/403/404, an exception from the evaluator's own code) always raise
-    (``core.failure_kind``). Cancellation always propagates. The integrations' own
+    (``core.failures.kind``). Cancellation always propagates. The integrations' own
     ``on_failure`` sets this."""
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     """Retries with backoff of transient evaluator errors (timeouts, 429, 5xx...)."""
@@ -564,7 +564,7 @@ class ClearanceConfig(BaseModel):
 
     @property
     def recency(self) -> RecencyPrior | None:
-        """The recency candidate's settings (``verification.recency``; None: off).
+        """The recency candidate's settings (``ClearanceConfig.verification.recency``; None: off).
 
         Returns:
             The :class:`~.recency.RecencyPrior`, or None.
@@ -573,7 +573,7 @@ class ClearanceConfig(BaseModel):
 
     @property
     def table_evidence(self) -> TableEvidence:
-        """The table-evidence add-ons (``verification.table_evidence``).
+        """The table-evidence add-ons (``ClearanceConfig.verification.table_evidence``).
 
         Returns:
             The :class:`TableEvidence`.

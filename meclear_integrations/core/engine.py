@@ -32,25 +32,27 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from .budget import Clock, RunBudget
+from .concurrency.step_driver import arun_steps, run_steps
 from .config import ClearanceConfig
 from .errors import ConfigurationError
 from .estimators import ExactShapley, make_estimator
-from .evaluation import (
+from .events import StageEvent, StageListener
+from .failures.retry import AsyncSleep, CallRetrier, Sleep
+from .game import CoalitionGame
+from .grouping import Embedder, memory_graph
+from .judging.batch import Pace
+from .judging.evaluator import (
     Evaluator,
     evaluate_async,
     evaluate_sync,
     is_async_evaluator,
 )
-from .events import StageEvent, StageListener
-from .game import CoalitionGame
-from .grouping import Embedder, memory_graph
 from .memory import Memory, freeze_context
 from .prior import PriorCandidate, prior_positions
 from .progress import RunProgress
 from .recency import RecencyPrior
 from .redaction import redact
 from .report import ClearanceReport
-from .retry import AsyncSleep, CallRetrier, Sleep
 from .stages import (
     Algorithm,
     Run,
@@ -63,14 +65,12 @@ from .stages import (
 )
 from .stages import Evaluate as _Evaluate
 from .stages.clearing import verifier as verifier
-from .stages.failures import inconsistency as inconsistency
+from .stages.closing import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
 from .stages.prior import prior_clearance
 from .stages.unexplained import unexplained_stop
-from .step_driver import arun_steps, run_steps
-from .sync_batch import Pace
-from .trace_settings import TraceSettings
-from .tracing import NULL_TRACE, start_trace  # imports no OpenTelemetry
+from .tracing.hooks import NULL_TRACE, start_trace  # imports no OpenTelemetry
+from .tracing.settings import TraceSettings
 
 __all__ = ["MeClearEngine"]
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
 
-from .clearance import candidate_coalition
 from .coalitions import Coalition
 from .game import CoalitionGame
+from .verification.clearance import candidate_coalition
 
 __all__ = ["EscalationSearch", "escalation_candidates", "escalation_pool", "wide_pool"]
 

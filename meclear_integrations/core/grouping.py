@@ -36,7 +36,7 @@ import numpy as np
 from .answers import plain_same
 from .coalitions import Coalition, from_positions
 from .errors import ConfigurationError
-from .faults import exception_chain, is_transient
+from .failures.faults import exception_chain, is_transient
 from .game import CoalitionGame
 from .memory import Memory
 from .redaction import redact

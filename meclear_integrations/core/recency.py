@@ -76,7 +76,7 @@ class RecencyPrior(BaseModel):
     """Two memories are compared by date when their similarity is at least this."""
     recovery_rate: float | None = Field(default=None, gt=0.0, le=1.0)
     """Pass rate M minus C_r must verifiably reach under the sequential rule (None: the
-    run's ``verification.recovery_rate``). C_r has no attribution behind it, so a higher bar
+    run's ``Verification.recovery_rate``). C_r has no attribution behind it, so a higher bar
     (e.g. the early exit's ``exit_rate``) guards against a lucky pass of a wrong candidate
     (the right statement older than a wrong "correction") under a noisy judge."""
     shrink: bool = False

@@ -1,7 +1,7 @@
 """Redaction of secrets (API keys, authorization headers, tokens) from what MeClear emits.
 
 Applied at every exit: stage-event payloads, report and failure texts, errors recorded on
-traces (the whole ``__cause__`` / ``__context__`` chain, :mod:`.faults`), logs, the task
+traces (the whole ``__cause__`` / ``__context__`` chain, :mod:`.failures.faults`), logs, the task
 agent's answers in trace outputs, and admission decisions. It is a best-effort filter for
 credentials that leak into exception messages, metadata and answers (a provider client
 echoing ``Authorization: Bearer sk-...``, an agent repeating a key it read in a memory); it

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import ClearanceConfig
-from .interactions import InteractionLabel
+from .estimators.interactions import InteractionLabel
 from .memory import Memory
 from .screening import LooLabel
 
@@ -244,7 +244,7 @@ class FailedCoalition(BaseModel):
     attempts: int
     """Attempts made on this call."""
     kind: str | None = None
-    """The failure's kind (``core.failure_kind``: ``transient``, ``unreadable``,
+    """The failure's kind (``core.failures.kind``: ``transient``, ``unreadable``,
     ``content_rejected``, ``permanent``...): a ``content_rejected`` entry names the memories
     whose content the provider refused."""
 
@@ -276,7 +276,7 @@ class ClearanceFailure(BaseModel):
     coalitions_evaluated: int = 0
     """Distinct coalitions whose values were complete when the run stopped."""
     kind: str | None = None
-    """The failure's kind (``core.failure_kind``): ``transient``, ``unreadable``,
+    """The failure's kind (``core.failures.kind``): ``transient``, ``unreadable``,
     ``content_rejected``, ``budget``, ``capacity``, ``estimator``, ``invalid_score``; the
     same name the warning, the metadata, the events and the span carry."""
 

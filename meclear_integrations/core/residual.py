@@ -1,6 +1,6 @@
 """Residual evidence: whether a larger admissible clearance is worth its extra deletions.
 
-Under a noisy judge or a sampled reader, Eq. 20 on evidence (``core.verification``) keeps
+Under a noisy judge or a sampled reader, Eq. 20 on evidence (``core.verification.sequential``) keeps
 the smaller of two admissible candidates C within C' unless C' *verifiably* gains more
 from the trials of M minus C and M minus C' alone. With a dozen trials each that test
 rarely fires, so when two memories share a harm (a joint pair whose remaining member

@@ -32,8 +32,8 @@ from typing import Any
 
 from ..core.config import ClearanceConfig
 from ..core.errors import BudgetExceededError
-from ..core.failure_kind import CircuitOpenError, failure_kind
-from ..core.faults import exception_chain
+from ..core.failures.faults import exception_chain
+from ..core.failures.kind import CircuitOpenError, failure_kind
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
 from ..runtime.breaker import Admission, CircuitBreaker, Outcome

@@ -4,13 +4,13 @@
   ``"closed"``) on ``ClearanceConfig`` and on the components; a component's own
   ``on_failure``, when given, overrides ``clearance.failure.mode`` (:func:`failure_mode`).
 - Loud misconfiguration (:meth:`LivePolicy.absorb`): a failure that retrying cannot heal
-  (``core.failure_kind``: credentials, unknown URL or model, invalid request, a bug in the
+  (``core.failures.kind``: credentials, unknown URL or model, invalid request, a bug in the
   user's agent / judge / evaluator code) raises :class:`PermanentFailureError` on the
   first query, naming the cause and the setting to fix, whatever ``on_failure`` says.
   Transient failures fail open (or raise under ``on_failure="closed"``) and warn: a
-  :class:`~.core.alerts.FailOpenWarning` once per reason per component instance, plus a
-  logger warning every time.
-- One name per failure (``core.failure_kind``): the warning says ``reason`` and ``kind``
+  :class:`~meclear_integrations.core.failures.alerts.FailOpenWarning` once per reason per
+  component instance, plus a logger warning every time.
+- One name per failure (``core.failures.kind``): the warning says ``reason`` and ``kind``
   exactly as the document / node metadata, the ``error`` event and the span do
   (``evaluator_error`` / ``transient``, ``evaluator_error`` / ``content_rejected``...).
 - A web page where an API reply was expected (a proxy's HTML error page) is transient,
@@ -21,7 +21,7 @@
 - A likely reference answer under a key the component does not read (``reference``,
   ``answer``, ``ground_truth``, ``expected``, ``gold``...) makes the query run reference-free;
   :meth:`LivePolicy.check_reference_keys` warns once per component instance
-  (:class:`~.core.alerts.ReferenceKeyWarning`).
+  (:class:`~meclear_integrations.core.failures.alerts.ReferenceKeyWarning`).
 - :func:`is_deterministic` tells whether a model declares temperature 0 (the agent then
   answers each coalition once across trials).
 """
@@ -33,10 +33,10 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from ..core.alerts import FailOpenWarning, ReferenceKeyWarning, WarnOnce
 from ..core.config import ClearanceConfig
 from ..core.errors import ConfigurationError
-from ..core.failure_kind import (
+from ..core.failures.alerts import FailOpenWarning, ReferenceKeyWarning, WarnOnce
+from ..core.failures.kind import (
     PermanentFailureError,
     describe_permanent,
     failure_kind,
@@ -305,7 +305,7 @@ class LivePolicy:
         Args:
             reason: The metadata's ``reason`` (``evaluator_error``, ``circuit_open``...).
             detail: The redacted error text.
-            kind: The failure's kind (``core.failure_kind``), as in the metadata.
+            kind: The failure's kind (``core.failures.kind``), as in the metadata.
         """
         label = f"reason {reason!r}" + (f", kind {kind!r}" if kind else "")
         self.warn(

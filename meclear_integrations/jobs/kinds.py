@@ -10,7 +10,7 @@ for every kind.
 
 A handler takes the stored payload and the job id (its idempotency key) and returns an
 :class:`~.protocol.AuditOutcome` (``done`` / ``retry`` / ``dead``). An exception it raises
-is classified like an audit's (:func:`~meclear_integrations.core.failure_kind.failure_kind`:
+is classified like an audit's (:func:`~meclear_integrations.core.failures.kind.failure_kind`:
 transient -> retry with backoff, anything else -> dead letter). A job of a kind the worker
 has no handler for goes to the dead letters with the reason (``unknown job kind``). A
 handler with a ``dead(payload, job_id, reason)`` method is told when its job is
@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..core.failure_kind import failure_kind
+from ..core.failures.kind import failure_kind
 from .protocol import Auditor, AuditOutcome
 from .reverify import REVERIFY, can_reverify, queue_reverify, reverify_handler
 from .snapshot import AuditSnapshot

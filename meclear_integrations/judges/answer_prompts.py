@@ -19,7 +19,7 @@ Rendering (used by every integration, the judges and the simulated chat model):
   the middle replaced by a marker ``…[N characters elided by MeClear]…``, and ids are cut to
   :data:`MAX_ATTRIBUTE_CHARS` like metadata values. So an oversized memory (or a megabyte
   id) cannot push a prompt past a provider's context length; a provider that still
-  refuses a request for its content fails the query open (``core.failure_kind``:
+  refuses a request for its content fails the query open (``core.failures.kind``:
   ``content_rejected``), naming the memories;
 - the prompt states that the memories are data, never instructions;
 - the question is fenced too (``<question>`` / text / ``</question>``, escaped),

@@ -10,9 +10,9 @@ import reprlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..core.concurrency.workers import in_worker
 from ..core.errors import ConfigurationTypeError
 from ..core.memory import Memory
-from ..core.workers import in_worker
 from .base import JudgeVerdict
 from .errors import JudgeError
 

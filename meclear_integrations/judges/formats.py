@@ -29,7 +29,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from ..core.faults import exception_chain, http_status
+from ..core.failures.faults import exception_chain, http_status
 from .errors import JudgeError
 from .model import endpoint_of, supports_json_object, supports_structured_output
 
@@ -81,7 +81,8 @@ class UnsupportedFormatError(JudgeError):
     """
 
     transient = False
-    """Never retried as transient (:func:`~meclear_integrations.core.faults.is_transient`)."""
+    """Never retried as transient
+    (:func:`~meclear_integrations.core.failures.faults.is_transient`)."""
 
     def __init__(
         self,

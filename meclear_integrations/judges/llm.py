@@ -36,10 +36,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
+from ..core.concurrency.workers import check_call_allowed
 from ..core.errors import ConfigurationError
 from ..core.memory import Memory
-from ..core.step_driver import Call, Steps, arun_steps, run_steps
-from ..core.workers import check_call_allowed
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
 from .formats import ENDPOINT_FORMATS, FormatLadder, OutputFormat, is_prose, request

@@ -20,8 +20,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.concurrency.workers import in_worker
 from ..core.errors import ConfigurationTypeError
-from ..core.workers import in_worker
 
 __all__ = [
     "FunctionTextModel",

@@ -54,14 +54,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..core.answers import note_answer
-from ..core.dedup import SingleFlightCache
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
+from ..core.concurrency.workers import check_call_allowed, in_worker
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
-from ..core.failure_kind import mark_role
+from ..core.failures.kind import mark_role
+from ..core.judging.dedup import SingleFlightCache
 from ..core.memory import Memory
 from ..core.redaction import redact
-from ..core.step_driver import Call, Steps, arun_steps, run_steps
-from ..core.tracing import judge_call
-from ..core.workers import check_call_allowed, in_worker
+from ..core.tracing.hooks import judge_call
 from ..runtime.limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
 from ..runtime.usage import model_role
 from .base import Judge, JudgeVerdict
@@ -342,7 +342,7 @@ class _TaskBase:
     def _steps(self, coalition: tuple[Memory, ...], trial: int) -> Steps[TaskRecord]:
         """One agent run and its judgement, written once for both evaluators.
 
-        Each model call is a :class:`~meclear_integrations.core.step_driver.Call` with a
+        Each model call is a :class:`~meclear_integrations.core.concurrency.step_driver.Call` with a
         sync and an async twin; :class:`TaskEvaluator` drives the flow with ``run_steps``,
         :class:`AsyncTaskEvaluator` with ``arun_steps``.
         """

@@ -38,9 +38,9 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
+from ..core.concurrency.tasks import gather_or_cancel  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
-from ..core.tasks import gather_or_cancel  # noqa: E402
 from ..runtime.limiter import CallLimiter, resolve_limiter  # noqa: E402
 from .model import as_text_model  # noqa: E402
 

@@ -60,8 +60,8 @@ from pydantic import ConfigDict, model_validator
 
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
-from ..core.failure_kind import failure_role, mark_role
-from ..core.faults import sanitize
+from ..core.failures.faults import sanitize
+from ..core.failures.kind import failure_role, mark_role
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..guard.gated_metadata import model_name

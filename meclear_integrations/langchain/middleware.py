@@ -25,7 +25,7 @@ passes untouched. The reference answer, if any, comes through the invoke config'
 
 Tracing: the clearance runs under the tool node's (or the ``before_model`` node's) run, so
 LangSmith shows ``meclear_clearance`` (its outputs: the decision, cleared ids and cost; its
-``meclear_evaluate`` children as ``tracing.detail`` says) inside the agent's trace, and the
+``meclear_evaluate`` children as ``TraceSettings.detail`` says) inside the agent's trace, and the
 ``meclear.*`` custom events reach ``astream_events`` and callback handlers.
 """
 

@@ -23,7 +23,7 @@ Async calls use the runnable's own coroutines when it has native ones
 loop's default executor, whose non-daemon threads ``asyncio.run`` and the interpreter join
 at exit, so a hung provider call would hold both forever: such a runnable is invoked
 synchronously on a daemon worker thread instead
-(:func:`~meclear_integrations.core.workers.in_worker`; :func:`ainvoke_off_loop`).
+(:func:`~meclear_integrations.core.concurrency.workers.in_worker`; :func:`ainvoke_off_loop`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.base import RunnableBindingBase, RunnableParallel, RunnableSequence
 from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 
-from ..core.workers import in_worker
+from ..core.concurrency.workers import in_worker
 from ..judges.model import ModelReply
 
 __all__ = [

@@ -10,7 +10,7 @@ Removing the tracers from the evaluation's callbacks is not enough when LangSmit
 switched on by environment variables (``LANGSMITH_TRACING=true``): LangChain's callback
 configuration adds the environment's tracer back to every child run. So the LangChain
 integration registers LangSmith's tracing context as a quieter of the engine
-(:func:`~meclear_integrations.core.tracing.register_quieter`): below ``"evaluations"``
+(:func:`~meclear_integrations.core.tracing.hooks.register_quieter`): below ``"evaluations"``
 each evaluator call runs inside ``tracing_context(enabled=False)`` (runs started there
 are not sent, and no tracer is added back), and :func:`record_failure` turns it on again
 for the one run it records.
@@ -45,9 +45,9 @@ from langchain_core.callbacks import (
 )
 from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
 
-from ..core.step_driver import Call, Steps, arun_steps, run_steps
-from ..core.trace_settings import TraceDetail, TraceSettings
-from ..core.tracing import register_quieter
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
+from ..core.tracing.hooks import register_quieter
+from ..core.tracing.settings import TraceDetail, TraceSettings
 
 __all__ = [
     "INTERNAL_TAG",

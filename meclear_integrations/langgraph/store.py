@@ -41,8 +41,8 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
+from ..core.concurrency.tasks import gather_or_cancel
 from ..core.errors import ConfigurationError
-from ..core.tasks import gather_or_cancel
 from ..langchain.admission import AdmissionRunnable
 from ..langchain.compressor import MeClearCompressor
 from .items import DEFAULT_TEXT_FIELDS, item_text, kept_items, memory_id, to_documents

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ..core.errors import MeClearError
-from ..core.evaluation import Evaluator
+from ..core.judging.evaluator import Evaluator
 from ..core.memory import Memory
 from ..runtime.hashing import content_hash
 from .records import RunRecord

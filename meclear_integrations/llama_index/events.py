@@ -21,7 +21,7 @@ stage event and opens or closes nothing.
 Under OpenInference's LlamaIndex instrumentation, with ``TraceSettings(detail="evaluations")``,
 each traced evaluator call runs detached from the current LlamaIndex span
 (:func:`detached_from_llama_index_span`, registered with
-:func:`~meclear_integrations.core.tracing.register_evaluation_context`), so the
+:func:`~meclear_integrations.core.tracing.hooks.register_evaluation_context`), so the
 instrumentation parents the agent's and judge's LLM spans to MeClear's ``meclear.evaluate``
 span (the current OpenTelemetry span), inside its stage, instead of the postprocessor span.
 
@@ -46,7 +46,7 @@ from pydantic import Field
 
 from ..core.events import Stage, StageEvent
 from ..core.redaction import redact
-from ..core.tracing import register_evaluation_context, register_internal_context
+from ..core.tracing.hooks import register_evaluation_context, register_internal_context
 from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES, stage_event_payload
 
 INTERNAL_TAG = {"meclear": "internal"}

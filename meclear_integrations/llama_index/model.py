@@ -3,11 +3,11 @@
 :class:`LlamaIndexTextModel` sends a prompt as a completion (``complete`` / ``acomplete``)
 or, for chat models (``llm.metadata.is_chat_model``, or ``chat=True``), as one user
 message (``chat`` / ``achat``). The async methods await the LLM's own coroutines when it
-has native ones; an LLM whose async methods are ``CustomLLM``'s defaults (they call the
-sync method on the event loop, blocking it for the whole call) is called through its sync
-method on a daemon worker thread instead (:func:`~meclear_integrations.core.workers.in_worker`),
-so a slow or hung provider never blocks the loop, the run's deadline still holds, and the
-abandoned call never keeps the process alive (:func:`has_native_async`). LLM calls are
+has native ones; an LLM whose async methods are ``CustomLLM``'s defaults (they call the sync method
+on the event loop, blocking it for the whole call) is called through its sync method on a daemon
+worker thread instead (:func:`~meclear_integrations.core.concurrency.workers.in_worker`), so a slow
+or hung provider never blocks the loop, the run's deadline still holds, and the abandoned call never
+keeps the process alive (:func:`has_native_async`). LLM calls are
 spans of LlamaIndex's instrumentation: made inside the postprocessor, they nest under its
 span (the worker runs in a copy of the caller's context).
 
@@ -39,8 +39,8 @@ from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
 
+from ..core.concurrency.workers import in_worker
 from ..core.errors import ConfigurationError, ConfigurationTypeError
-from ..core.workers import in_worker
 from ..judges.formats import UnsupportedFormatError
 from ..judges.model import ModelReply
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..core.errors import ConfigurationError
-from ..core.failure_kind import failure_kind
+from ..core.failures.kind import failure_kind
 from ..guard.gate import ClearanceGate
 from ..guard.live_bounds import provider_outcome
 from ..jobs.protocol import Auditor, AuditOutcome, AuditQueue

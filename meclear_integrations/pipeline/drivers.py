@@ -16,12 +16,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..core.concurrency.step_driver import arun_steps, call_async, call_sync, run_steps
 from ..core.engine import MeClearEngine
-from ..core.evaluation import Evaluator
 from ..core.events import StageEvent
+from ..core.judging.evaluator import Evaluator
 from ..core.report import ClearanceReport
-from ..core.step_driver import arun_steps, call_async, call_sync, run_steps
-from ..core.trace_settings import TraceSettings
+from ..core.tracing.settings import TraceSettings
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.usage import UsageMeter, metering

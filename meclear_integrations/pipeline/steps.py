@@ -20,11 +20,11 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from ..core.concurrency.step_driver import Call
 from ..core.config import ClearanceConfig
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
-from ..core.step_driver import Call
 from ..guard.gate import GateOutcome
 
 __all__ = ["Call", "Clear", "Flow", "FlowEvent", "FlowResult", "Notify", "Step", "Steps"]

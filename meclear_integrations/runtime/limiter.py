@@ -19,7 +19,7 @@ a component builds one for that component alone.
   both; a freed slot passes straight to the oldest waiter. A cancelled waiter leaves the
   queue, or passes on the slot it was just given: cancellation never leaks a slot.
 - **Deadlines.** Inside an engine run a wait never keeps the query past its wall bound
-  (``max_wall_seconds``, read through ``core.workers``' call gate): at the deadline the
+  (``max_wall_seconds``, read through ``core.concurrency.workers``' call gate): at the deadline the
   engine abandons the waiting call and stops the run, and the waiter leaves the queue,
   raising the engine's ``BudgetExceededError`` (reason ``"time_budget"``); nothing starts a
   model call after the deadline. A run nobody stops ends the wait
@@ -50,8 +50,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..core.concurrency.workers import check_call_allowed, remaining_call_seconds
 from ..core.errors import ConfigurationError
-from ..core.workers import check_call_allowed, remaining_call_seconds
 
 __all__ = [
     "CallLimiter",

@@ -57,7 +57,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..core.events import StageEvent
-from ..core.failure_kind import failure_kind
+from ..core.failures.kind import failure_kind
 from ..core.instructions import is_instruction_like
 from ..core.redaction import redact, redact_payload
 from ..core.report import ClearanceReport

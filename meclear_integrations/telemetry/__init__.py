@@ -28,7 +28,7 @@ Span tree (``detail`` chooses how much of it)::
   its judge span) only for calls that raised, back-dated to the call's start.
 - ``detail="stages"``: the clearance and stage spans only.
 In the last two, each evaluator call runs with OpenTelemetry's suppress-instrumentation key
-set (:func:`~meclear_integrations.core.tracing.quiet_internal_runs`): OpenInference's
+set (:func:`~meclear_integrations.core.tracing.hooks.quiet_internal_runs`): OpenInference's
 LangChain and LlamaIndex instrumentations (and OpenTelemetry's own) make no span of the
 agent's and judge's calls, so a clearance is 4 spans under them too; an instrumentation
 that ignores the key nests its model spans under the stage span. Under OpenInference's
@@ -87,8 +87,8 @@ error messages) is passed through ``core.redaction.redact``; exceptions are reco
 ``exception`` event with type and redacted message only (never a stack trace).
 """
 
-from ..core.trace_scope import ClearanceScope, clearance_scope
-from ..core.trace_settings import CAPTURE_CONTENT_ENV, TraceDetail, TraceSettings
+from ..core.tracing.scope import ClearanceScope, clearance_scope
+from ..core.tracing.settings import CAPTURE_CONTENT_ENV, TraceDetail, TraceSettings
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",

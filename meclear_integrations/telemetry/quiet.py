@@ -1,6 +1,6 @@
 """OpenTelemetry's switch for other instrumentations' spans of a clearance's internal runs.
 
-Imported only by :mod:`meclear_integrations.core.tracing` once the application has loaded
+Imported only by :mod:`meclear_integrations.core.tracing.hooks` once the application has loaded
 OpenTelemetry. The suppress-instrumentation context key is what OpenTelemetry's own
 instrumentations and OpenInference's LangChain and LlamaIndex instrumentations check
 before making a span; MeClear's own spans come from the SDK tracer, which does not check

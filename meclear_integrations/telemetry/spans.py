@@ -1,6 +1,6 @@
 """The OpenTelemetry side: the clearance span, its stage spans, evaluation and judge spans.
 
-Imported only by :func:`~meclear_integrations.core.tracing.start_trace` once the
+Imported only by :func:`~meclear_integrations.core.tracing.hooks.start_trace` once the
 application has loaded OpenTelemetry. Spans are started with explicit parents (no
 context is attached across the engine's steps); an evaluation attaches its span (or, when
 evaluations are not traced, the stage span) as the current span only for the duration of
@@ -31,15 +31,15 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from ..core.config import ClearanceConfig
-from ..core.evaluation import Evaluator, is_async_evaluator
 from ..core.events import StageEvent
+from ..core.judging.evaluator import Evaluator, is_async_evaluator
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
-from ..core.trace_scope import EVALUATION as _EVALUATION
-from ..core.trace_scope import SCOPE as _SCOPE
-from ..core.trace_scope import ClearanceScope, evaluation_contexts
-from ..core.trace_settings import TraceSettings
+from ..core.tracing.scope import EVALUATION as _EVALUATION
+from ..core.tracing.scope import SCOPE as _SCOPE
+from ..core.tracing.scope import ClearanceScope, evaluation_contexts
+from ..core.tracing.settings import TraceSettings
 from ..runtime.payloads import stage_event_payload
 from . import attributes as A
 from .parents import instrumentation_provider

@@ -9,7 +9,7 @@ import warnings
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from meclear_integrations.core.alerts import FailOpenWarning
+from meclear_integrations.core.failures.alerts import FailOpenWarning
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.runtime.breaker import CircuitBreaker

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from meclear_integrations.core.budget import RunBudget
-from meclear_integrations.core.workers import call_gate
+from meclear_integrations.core.concurrency.workers import call_gate
 from meclear_integrations.runtime.limiter import CallLimiter
 
 

@@ -1,4 +1,6 @@
-"""Shapley estimators (one per module) and the factory the engine uses.
+"""Shapley estimators (one per module), the factory the engine uses, interactions (Eq. 15).
+
+The pairwise interaction index omega_ij is :mod:`.interactions`.
 
 ``ClearanceConfig(estimator=...)`` takes ``"auto"``, a name, or an estimator object
 (:class:`Estimator`): :class:`AutoShapley`, :class:`ExactShapley`,
@@ -6,7 +8,7 @@
 or :class:`HierarchicalShapley`, each with its own keyword-only settings and ``seed``.
 
 References:
-    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 13.
+    MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3, 11, 13, 15.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ clearance / verification    :mod:`.clearing` (:mod:`.sources`, then           st
                             :mod:`.carriers`)
 ==========================  ================================================  ============
 
-Every stage verifies with the run's rule (``Run.rule``, ``core.verification_rule``).
+Every stage verifies with the run's rule (``Run.rule``, ``core.verification.rule``).
 A stage is a generator of steps (:mod:`.steps`); its evaluations run inside
-:func:`.failures.closing`, which closes the stage with an ``error`` event when they fail.
+:func:`.closing.closing`, which closes the stage with an ``error`` event when they fail.
 The reports a run ends with are built in :mod:`.outcomes`.
 
 References:
@@ -22,7 +22,7 @@ References:
 
 from .attribution import Attribution, attribution
 from .clearing import clearance, verifier
-from .failures import closing
+from .closing import closing
 from .interactions import interactions
 from .screening import Screened, early_exit, screening
 from .steps import Algorithm, Emit, Evaluate, Run, Step, Steps

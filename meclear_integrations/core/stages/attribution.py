@@ -17,14 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..answer_flags import answer_backed_flags
-from ..clearance import harmful_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimate, ShapleyEstimator, guarded
 from ..events import StageEvent
 from ..game import CoalitionGame
 from ..grouping import answer_group
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
-from .failures import closing
+from ..verification.clearance import harmful_positions
+from .closing import closing
 from .steps import Emit, Evaluate, Run, Steps, want
 
 __all__ = ["Attribution", "attribution"]

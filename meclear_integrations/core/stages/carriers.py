@@ -34,12 +34,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..answers import plain_same
-from ..clearance import GAIN_TIE_TOLERANCE, candidate_coalition
 from ..coalitions import from_positions
 from ..game import CoalitionGame
 from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
 from ..report import CarrierEvidence, CarrierStatus, ClearanceReport
+from ..verification.clearance import GAIN_TIE_TOLERANCE, candidate_coalition
 from .outcomes import cost
 from .steps import Evaluate, Run, Steps, evaluated, want
 

@@ -16,22 +16,22 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Literal
 
-from ..clearance import (
-    candidate_coalition,
-    fallback_candidates,
-    minimal_candidates,
-    nested_candidates,
-)
 from ..config import ClearanceConfig
 from ..estimators import configured_estimator
 from ..estimators.auto import clearance_bound
 from ..events import StageEvent
 from ..game import CoalitionGame
 from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
-from ..verification import Selection
+from ..verification.clearance import (
+    candidate_coalition,
+    fallback_candidates,
+    minimal_candidates,
+    nested_candidates,
+)
+from ..verification.sequential import Selection
 from .attribution import Attribution
 from .carriers import with_carriers
-from .failures import closing
+from .closing import closing
 from .framing import unframed
 from .outcomes import clearance_end, cost, unverified_report
 from .sources import fallback_sources

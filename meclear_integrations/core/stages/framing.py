@@ -22,9 +22,9 @@ References:
 
 from __future__ import annotations
 
-from ..clearance import candidate_coalition
 from ..instructions import is_instruction_like
 from ..report import ClearanceCandidate, ClearanceReport
+from ..verification.clearance import candidate_coalition
 from .steps import Run, Steps
 from .verify_removal import verify_removal
 

@@ -19,15 +19,15 @@ from ..estimators import (
     PermutationShapley,
     ShapleyEstimator,
 )
-from ..events import StageEvent
-from ..interactions import (
+from ..estimators.interactions import (
     exact_interactions,
     interaction_label,
     sampled_interaction_plan,
     sampled_interactions,
 )
+from ..events import StageEvent
 from ..report import PairInteraction
-from .failures import closing
+from .closing import closing
 from .steps import Emit, Evaluate, Run, Steps, want
 
 __all__ = [

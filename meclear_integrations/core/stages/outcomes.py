@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import EvaluatorError
 from ..events import StageEvent
-from ..failure_kind import failure_kind
+from ..failures.kind import failure_kind
 from ..report import (
     ClearanceCandidate,
     ClearanceCost,
@@ -16,7 +16,7 @@ from ..report import (
     ClearanceReport,
     FailedCoalition,
 )
-from .failures import error_text, fails_open, failure_reason, inconsistency
+from .closing import error_text, fails_open, failure_reason, inconsistency
 from .steps import Emit, Run
 
 __all__ = [

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..clearance import candidate_coalition
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
+from ..verification.clearance import candidate_coalition
 from .carriers import with_carriers
-from .failures import closing
+from .closing import closing
 from .outcomes import clearance_end, cost
 from .steps import Emit, Run, Steps
 from .verify_removal import verify_removal

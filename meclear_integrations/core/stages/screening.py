@@ -19,12 +19,12 @@ import numpy as np
 
 from ..errors import TooManyMemoriesError
 from ..estimators import HierarchicalShapley, ShapleyEstimator, guarded
+from ..estimators.interactions import sampled_interaction_plan
 from ..events import StageEvent
-from ..interactions import sampled_interaction_plan
 from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
-from ..verification import SequentialVerifier
-from .failures import closing
+from ..verification.sequential import SequentialVerifier
+from .closing import closing
 from .interactions import complete_plan, interaction_orders
 from .outcomes import clearance_end, kept_report
 from .prior import PriorTry, prior_search

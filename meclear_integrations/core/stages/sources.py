@@ -40,12 +40,12 @@ from dataclasses import replace
 from typing import Protocol
 
 from ..answer_flags import answer_backed
-from ..clearance import candidate_coalition
 from ..escalation import escalation_candidates, escalation_pool, wide_pool
 from ..report import CandidateFamily
 from ..residual import promote, residual_z
 from ..surrogate import SurrogateCandidates, surrogate_weights
-from ..verification import Selection
+from ..verification.clearance import candidate_coalition
+from ..verification.sequential import Selection
 from .attribution import Attribution
 from .steps import Evaluate, Run, Steps, evaluated
 

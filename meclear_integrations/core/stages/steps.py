@@ -18,12 +18,12 @@ from ..budget import RunBudget
 from ..coalitions import Coalition
 from ..config import ClearanceConfig
 from ..events import Stage, StageEvent
+from ..failures.retry import CallRetrier
 from ..game import CoalitionGame
 from ..grouping import Embedder
 from ..recency import RecencyPrior
 from ..report import ClearanceReport, FailedCoalition, MemoryAttribution
-from ..retry import CallRetrier
-from ..verification_rule import Trials, VerificationRule, rule_of
+from ..verification.rule import Trials, VerificationRule, rule_of
 
 __all__ = ["Algorithm", "Emit", "Evaluate", "Run", "Step", "Steps", "evaluated", "want"]
 
@@ -114,7 +114,7 @@ class Run:
     (from the same singletons: no extra call)."""
 
     rule: VerificationRule = field(init=False)
-    """The verification rule of ``config`` (``core.verification_rule``), built once."""
+    """The verification rule of ``config`` (``core.verification.rule``), built once."""
 
     def __post_init__(self) -> None:
         self.rule = rule_of(self.config)
@@ -149,7 +149,7 @@ def evaluated(trials: Trials[T]) -> Steps[T]:
     """A verification rule's operation as a stage: each batch it needs becomes an Evaluate.
 
     Args:
-        trials: the rule's operation (``core.verification_rule.Trials``).
+        trials: the rule's operation (``core.verification.rule.Trials``).
 
     Returns:
         Its decision, once every batch was evaluated.

@@ -1,6 +1,6 @@
 """Verifying one removal, M minus ``cleared`` against M (Eq. 18-19), under the run's rule.
 
-The run's rule (``core.verification_rule``) verifies; the prior and framing stages verify
+The run's rule (``core.verification.rule``) verifies; the prior and framing stages verify
 their single candidates here.
 
 References:
@@ -9,7 +9,7 @@ References:
 
 from __future__ import annotations
 
-from ..verification_rule import verifier
+from ..verification.rule import verifier
 from .steps import Run, Steps, evaluated
 
 __all__ = ["scoped_admits", "verifier", "verify_removal"]

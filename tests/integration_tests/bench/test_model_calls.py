@@ -21,7 +21,7 @@ from meclear_bench.model_spec import TEXT_READER, ModelSpec, is_import_path
 from meclear_bench.reader_server import ReaderServer, serve_reader
 from meclear_bench.stopping import BudgetReached, ProviderRejected, stop_cause
 from meclear_integrations.core.errors import EvaluatorError, RedactedError
-from meclear_integrations.core.faults import is_transient
+from meclear_integrations.core.failures.faults import is_transient
 from meclear_integrations.judges import ReferenceLLMJudge
 from meclear_integrations.judges.parsing import VERDICT_SCHEMA
 from meclear_integrations.judges.prompts import reference_prompt

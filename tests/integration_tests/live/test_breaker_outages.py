@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from meclear_integrations.core.alerts import FailOpenWarning
+from meclear_integrations.core.failures.alerts import FailOpenWarning
 from meclear_integrations.runtime.breaker import CircuitBreaker
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.clocks import Clock

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 import pytest
 
 from meclear_integrations.core.budget import RunBudget
+from meclear_integrations.core.concurrency.workers import call_gate
 from meclear_integrations.core.errors import BudgetExceededError
-from meclear_integrations.core.workers import call_gate
 from meclear_integrations.runtime.limiter import DEADLINE_GRACE_SECONDS, CallLimiter
 from tests.support.limits import CountingRateLimiter, Holder, queued_waiter
 

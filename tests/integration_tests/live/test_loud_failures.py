@@ -8,8 +8,8 @@ import warnings
 
 import pytest
 
-from meclear_integrations.core.alerts import FailOpenWarning
-from meclear_integrations.core.failure_kind import PermanentFailureError
+from meclear_integrations.core.failures.alerts import FailOpenWarning
+from meclear_integrations.core.failures.kind import PermanentFailureError
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.fault_stubs import COMPONENTS, FaultStub, ids, meta
 from tests.support.servers import OpenAIStub, serve

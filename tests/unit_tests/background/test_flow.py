@@ -9,7 +9,7 @@ import pytest
 
 from meclear_integrations import ClearanceConfig, Memory
 from meclear_integrations.core.events import StageEvent
-from meclear_integrations.core.failure_kind import CircuitOpenError
+from meclear_integrations.core.failures.kind import CircuitOpenError
 from meclear_integrations.guard.live_bounds import LiveGuard
 from meclear_integrations.judges.task import TaskCalls
 from meclear_integrations.pipeline import (

@@ -10,7 +10,6 @@ import pytest
 from meclear_bench.scale_games import ScaleFamily, scale_games
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core import AutoShapley
-from meclear_integrations.core.clearance import candidate_coalition
 from meclear_integrations.core.coalitions import members
 from meclear_integrations.core.escalation import (
     escalation_candidates,
@@ -24,6 +23,7 @@ from meclear_integrations.core.grouping import (
     similarity_order,
     spread_partition,
 )
+from meclear_integrations.core.verification.clearance import candidate_coalition
 from tests.support.games import CountingEvaluator, make_memories
 
 

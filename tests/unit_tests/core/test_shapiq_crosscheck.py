@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, exact_shapley
+from meclear_integrations.core.estimators.interactions import exact_interactions
 from meclear_integrations.core.estimators.kernel import KernelShapley
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.interactions import exact_interactions
 from tests.support.games import make_memories
 
 shapiq = pytest.importorskip("shapiq")

@@ -11,16 +11,16 @@ from pydantic import ValidationError
 
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.budget import RunBudget
-from meclear_integrations.core.clearance import candidate_coalition
 from meclear_integrations.core.coalitions import Coalition
+from meclear_integrations.core.failures.retry import CallRetrier
 from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.report import ClearanceReport
-from meclear_integrations.core.retry import CallRetrier
 from meclear_integrations.core.stages.attribution import Attribution
 from meclear_integrations.core.stages.clearing import clearance
 from meclear_integrations.core.stages.sources import SurrogateSource, fallback_sources
 from meclear_integrations.core.stages.steps import Evaluate, Run, Steps
 from meclear_integrations.core.surrogate import SurrogateCandidates, lasso, surrogate_weights
+from meclear_integrations.core.verification.clearance import candidate_coalition
 
 K = 6
 GOLD, COPY_A, COPY_B = 0, 2, 4

@@ -18,7 +18,7 @@ from meclear_integrations import (
 )
 from meclear_integrations.core import AutoShapley, PermutationShapley
 from meclear_integrations.core.estimators.kernel import KernelShapley
-from meclear_integrations.core.verification import clopper_pearson
+from meclear_integrations.core.verification.sequential import clopper_pearson
 from tests.support.games import CountingEvaluator, make_memories
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core.errors import InconsistentVerdictsError
-from meclear_integrations.core.verification import clopper_pearson, trials_to_verify
+from meclear_integrations.core.verification.sequential import clopper_pearson, trials_to_verify
 from tests.support.games import make_memories
 
 

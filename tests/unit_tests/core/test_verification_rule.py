@@ -1,4 +1,4 @@
-"""The verification rule as one object (``core.verification_rule``): built from the
+"""The verification rule as one object (``core.verification.rule``): built from the
 configuration, asked by every stage and by the benchmark's oracle, never tested by name."""
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from typing import get_args
 
 import meclear_integrations
 from meclear_integrations.core import ClearanceConfig, Memory
-from meclear_integrations.core.clearance import candidate_coalition, select_candidate
 from meclear_integrations.core.config import RuleName
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.verification import Selection
-from meclear_integrations.core.verification_rule import (
+from meclear_integrations.core.verification.clearance import candidate_coalition, select_candidate
+from meclear_integrations.core.verification.rule import (
     RULES,
     Batch,
     PaperRule,
@@ -21,6 +20,7 @@ from meclear_integrations.core.verification_rule import (
     Trials,
     rule_of,
 )
+from meclear_integrations.core.verification.sequential import Selection
 
 ROOT = Path(meclear_integrations.__file__).parent.parent
 SOURCES = [*(ROOT / "meclear_integrations").rglob("*.py"), *(ROOT / "meclear_bench").rglob("*.py")]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from meclear_integrations.core.failure_kind import failure_kind
-from meclear_integrations.core.faults import is_transient
+from meclear_integrations.core.failures.faults import is_transient
+from meclear_integrations.core.failures.kind import failure_kind
 from meclear_integrations.judges import ReferenceLLMJudge, VerdictParseError
 from meclear_integrations.judges.formats import (
     ENDPOINT_FORMATS,

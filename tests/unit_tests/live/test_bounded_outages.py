@@ -14,7 +14,7 @@ import pytest
 
 from meclear_integrations.core.config import ClearanceConfig
 from meclear_integrations.core.errors import BudgetExceededError
-from meclear_integrations.core.failure_kind import CircuitOpenError
+from meclear_integrations.core.failures.kind import CircuitOpenError
 from meclear_integrations.guard.live_bounds import (
     LIVE_MAX_WALL_SECONDS,
     live_config,

@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableLambda
 from llama_index.core.instrumentation.dispatcher import instrument_tags
 
 from meclear_integrations import ClearanceConfig, MeClearEngine
-from meclear_integrations.core.alerts import ReferenceKeyWarning
+from meclear_integrations.core.failures.alerts import ReferenceKeyWarning
 from meclear_integrations.judges import CallableJudge, ReferenceFreeLLMJudge, task_evaluator
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.llama_index import MeClearPostprocessor, query_reference

@@ -12,7 +12,7 @@ import pytest
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine
 from meclear_integrations.core import StageEvent
 from meclear_integrations.core.errors import TooManyMemoriesError, TransientError
-from meclear_integrations.core.faults import is_transient, retry_after
+from meclear_integrations.core.failures.faults import is_transient, retry_after
 from tests.support.faults import AsyncScriptedEvaluator, HTTPError, ScriptedEvaluator, memories
 
 EXACT = ClearanceConfig(estimator="exact")

@@ -15,7 +15,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from meclear_integrations import ClearanceConfig, EvaluatorError
 from meclear_integrations.core import BudgetExceededError
-from meclear_integrations.core.failure_kind import PermanentFailureError
+from meclear_integrations.core.failures.kind import PermanentFailureError
 from meclear_integrations.judges import ExactMatchJudge
 from meclear_integrations.langchain import (
     ClearingRetriever,

@@ -15,7 +15,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from pydantic import Field
 
 from meclear_integrations import ClearanceConfig, EvaluatorError
-from meclear_integrations.core.failure_kind import PermanentFailureError
+from meclear_integrations.core.failures.kind import PermanentFailureError
 from meclear_integrations.judges import ExactMatchJudge
 from meclear_integrations.llama_index import (
     HashEmbedding,

@@ -15,7 +15,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from meclear_integrations import ClearanceConfig, EvaluatorError, MeClearEngine, Memory
 from meclear_integrations.core import StageEvent
-from meclear_integrations.core.alerts import FailOpenWarning
+from meclear_integrations.core.failures.alerts import FailOpenWarning
 from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from meclear_integrations.judges.prompts import reference_prompt

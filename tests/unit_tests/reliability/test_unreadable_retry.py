@@ -6,7 +6,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from meclear_integrations import ClearanceConfig
-from meclear_integrations.core.faults import is_transient, is_unreadable_reply
+from meclear_integrations.core.failures.faults import is_transient, is_unreadable_reply
 from meclear_integrations.judges import VerdictParseError
 from meclear_integrations.langchain import ClearingRetriever, SimulatedChatModel, reference_config
 from meclear_integrations.simulation import redundant_harm_example

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from meclear_integrations.core.alerts import FailOpenWarning
+from meclear_integrations.core.failures.alerts import FailOpenWarning
 from meclear_integrations.core.instructions import instruction_cues
 from meclear_integrations.core.text import terminal_safe
 from meclear_integrations.judges import CallableJudge

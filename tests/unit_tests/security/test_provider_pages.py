@@ -11,8 +11,8 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from meclear_integrations.core.alerts import FailOpenWarning
-from meclear_integrations.core.failure_kind import PermanentFailureError
+from meclear_integrations.core.failures.alerts import FailOpenWarning
+from meclear_integrations.core.failures.kind import PermanentFailureError
 from meclear_integrations.judges import CallableJudge
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from tests.support.honest_judge import GOLD, GOLD_MEMORY, QUESTION

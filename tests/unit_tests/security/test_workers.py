@@ -14,7 +14,7 @@ import pytest
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core import BudgetExceededError
 from meclear_integrations.core.budget import RunBudget
-from meclear_integrations.core.workers import call_gate, check_call_allowed, in_worker
+from meclear_integrations.core.concurrency.workers import call_gate, check_call_allowed, in_worker
 
 # ---------------------------------------------------------------- the worker primitives
 _VAR: contextvars.ContextVar[str] = contextvars.ContextVar("probe", default="unset")

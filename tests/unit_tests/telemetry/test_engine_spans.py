@@ -112,7 +112,7 @@ def test_disabled_and_non_recording_emit_nothing(traces: Traces) -> None:
     MeClearEngine(tracing=off).clear(case.memories, case.evaluator())
     assert traces.spans == []
     sampled_out = TracerProvider(sampler=ALWAYS_OFF)
-    from meclear_integrations.core.tracing import NULL_TRACE, start_trace
+    from meclear_integrations.core.tracing.hooks import NULL_TRACE, start_trace
 
     settings = TraceSettings(tracer_provider=sampled_out)
     trace = start_trace(settings, case.memories, ClearanceConfig())

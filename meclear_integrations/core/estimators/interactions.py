@@ -16,8 +16,8 @@ from typing import Literal
 
 import numpy as np
 
-from .coalitions import Coalition
-from .game import CoalitionGame
+from ..coalitions import Coalition
+from ..game import CoalitionGame
 
 __all__ = [
     "InteractionLabel",

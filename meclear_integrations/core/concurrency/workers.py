@@ -19,7 +19,7 @@ simply stopped with the process).
   :class:`~meclear_integrations.core.budget.RunBudget` while an evaluator call runs.
   Code that is about to start a model call on the engine's behalf calls
   :func:`check_call_allowed`; once the run's deadline has passed or the run was stopped
-  (``RunBudget.close``), it raises :class:`~.errors.BudgetExceededError`, so an abandoned
+  (``RunBudget.close``), it raises :class:`~..errors.BudgetExceededError`, so an abandoned
   worker finishes the call it is in and starts no other one (the judge call after an
   abandoned agent call, a retry).
   :func:`remaining_call_seconds` tells code that waits before a model call (the shared

@@ -32,22 +32,22 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .events import StageEvent
-from .memory import Memory
-from .trace_scope import EVALUATION as _EVALUATION
-from .trace_scope import SCOPE as _SCOPE
-from .trace_scope import (
+from ..events import StageEvent
+from ..memory import Memory
+from .scope import EVALUATION as _EVALUATION
+from .scope import SCOPE as _SCOPE
+from .scope import (
     ClearanceScope,
     clearance_scope,
     evaluation_contexts,
     register_evaluation_context,
 )
-from .trace_settings import TraceSettings
+from .settings import TraceSettings
 
 if TYPE_CHECKING:
-    from .config import ClearanceConfig
-    from .evaluation import Evaluator
-    from .report import ClearanceReport
+    from ..config import ClearanceConfig
+    from ..judging.evaluator import Evaluator
+    from ..report import ClearanceReport
 
 __all__ = [
     "NULL_JUDGE",
@@ -90,7 +90,7 @@ def _quieters() -> list[Quieter]:
     if "opentelemetry.context" in sys.modules:
         # The one import of an outer layer from core (see start_trace): lazy, only once
         # the application has loaded OpenTelemetry.
-        from ..telemetry.quiet import suppress_instrumentation
+        from ...telemetry.quiet import suppress_instrumentation
 
         found.append(suppress_instrumentation)
     return found
@@ -244,7 +244,7 @@ def _spans(settings: TraceSettings, context: Sequence[Memory], config: Clearance
         return NULL_TRACE
     # The one import of an outer layer from core: lazy, and only once the application
     # has loaded OpenTelemetry (see the module docstring).
-    from ..telemetry.spans import open_clearance
+    from ...telemetry.spans import open_clearance
 
     trace = open_clearance(settings, context, config, _SCOPE.get())
     return trace if trace is not None else NULL_TRACE
@@ -268,7 +268,7 @@ class _Quieted:
         self.trace.__exit__(exc_type, exc, tb)
 
     def evaluator(self, evaluate: Evaluator) -> Evaluator:
-        from .evaluation import is_async_evaluator  # no import cycle at module level
+        from ..judging.evaluator import is_async_evaluator  # no import cycle at module level
 
         if is_async_evaluator(evaluate):
 

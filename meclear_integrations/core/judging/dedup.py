@@ -26,8 +26,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .answers import note_answer
-from .memory import Memory
+from ..answers import note_answer
+from ..memory import Memory
 
 __all__ = [
     "AnswerCache",
@@ -278,7 +278,7 @@ def dedup_evaluator(
 
     Example:
         >>> from meclear_integrations.core import AnswerCache, Memory
-        >>> from meclear_integrations.core.dedup import dedup_evaluator
+        >>> from meclear_integrations.core.judging.dedup import dedup_evaluator
         >>> cache = AnswerCache(deterministic=True)
         >>> evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, cache)
         >>> evaluate((Memory(id="a", content="x"),), 0)

@@ -4,7 +4,7 @@ Every warning is a :class:`MeClearWarning` (a ``UserWarning``), so the standard
 ``warnings`` filters silence or escalate them::
 
     import warnings
-    from meclear_integrations.core.alerts import FailOpenWarning
+    from meclear_integrations.core.failures.alerts import FailOpenWarning
 
     warnings.filterwarnings("ignore", category=FailOpenWarning)  # silence
     warnings.filterwarnings("error", category=FailOpenWarning)   # raise instead

@@ -22,8 +22,8 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from .budget import RunBudget
-from .config import RetryPolicy
+from ..budget import RunBudget
+from ..config import RetryPolicy
 from .faults import is_transient, is_unreadable_reply, retry_after
 
 __all__ = ["AsyncSleep", "CallRetrier", "Sleep"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from .coalitions import Coalition, without
-from .game import CoalitionGame
-from .verification import Selection
+from ..coalitions import Coalition, without
+from ..game import CoalitionGame
+from .sequential import Selection
 
 __all__ = [
     "candidate_coalition",

@@ -6,7 +6,7 @@ openai / httpx / requests / aiohttp clients), so no client library is imported.
 
 Transient (:func:`is_transient`):
     ``TimeoutError`` (``asyncio.TimeoutError``), ``ConnectionError`` and its subclasses,
-    :class:`~.errors.TransientError`, HTTP 408 / 409 / 425 / 429 / 5xx, and exceptions
+    :class:`~..errors.TransientError`, HTTP 408 / 409 / 425 / 429 / 5xx, and exceptions
     whose class name says timeout, connection, rate limit, overloaded or unavailable
     (``APITimeoutError``, ``APIConnectionError``, ``RateLimitError``,
     ``InternalServerError``, ``ReadTimeout``, ``RemoteProtocolError``...). The chain of
@@ -33,8 +33,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .errors import MeClearError, RedactedError, ScoreOutOfRangeError, TransientError
-from .redaction import redact
+from ..errors import MeClearError, RedactedError, ScoreOutOfRangeError, TransientError
+from ..redaction import redact
 
 __all__ = [
     "TRANSIENT_STATUS",

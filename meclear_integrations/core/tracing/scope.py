@@ -1,8 +1,8 @@
 """What an integration tells the engine's tracing about a clearance, and the traced evaluation.
 
-The context variables shared by the engine's hook points (:mod:`.tracing`) and the
+The context variables shared by the engine's hook points (:mod:`.hooks`) and the
 OpenTelemetry spans (:mod:`meclear_integrations.telemetry.spans`): a module of their own,
-so the spans need nothing of :mod:`.tracing`, which loads them lazily (no import circle).
+so the spans need nothing of :mod:`.hooks`, which loads them lazily (no import circle).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class TraceSettings(BaseModel):
     ``"evaluations"`` other tracing systems record no internal run either: each evaluator
     call runs with OpenTelemetry's suppress-instrumentation key set (OpenInference's
     LangChain and LlamaIndex instrumentations) and LangSmith's tracing context off (also
-    when switched on by ``LANGSMITH_TRACING=true``); see ``core.tracing``."""
+    when switched on by ``LANGSMITH_TRACING=true``); see ``core.tracing.hooks``."""
     capture_content: bool | None = None
     """Record contents (query, memory texts, answers, judge reasons), redacted and cut to
     ``max_content_chars``. None follows the environment variable

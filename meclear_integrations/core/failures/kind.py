@@ -48,7 +48,7 @@ import json
 import re
 from typing import Literal
 
-from .errors import (
+from ..errors import (
     BudgetExceededError,
     EstimatorError,
     InconsistentVerdictsError,
@@ -58,8 +58,8 @@ from .errors import (
     ScoreOutOfRangeError,
     TooManyMemoriesError,
 )
+from ..redaction import redact
 from .faults import exception_chain, http_status, is_transient, is_unreadable_reply
-from .redaction import redact
 
 __all__ = [
     "FailureKind",

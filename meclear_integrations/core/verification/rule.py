@@ -7,7 +7,7 @@ and what the trials show; none tests the rule's name.
 - :class:`PaperRule`: T trials per candidate, recovered when every trial passes, j^ = min
   argmax of the gain (Eq. 18-20 as the paper states them).
 - :class:`SequentialRule`: the same equations on evidence that holds when verdicts disagree
-  (:class:`~meclear_integrations.core.verification.SequentialVerifier`).
+  (:class:`~meclear_integrations.core.verification.sequential.SequentialVerifier`).
 
 An operation that needs trials is a generator of :data:`Batch` values (what to evaluate: the
 drivers evaluate each batch before resuming it) that returns its decision; a stage wraps it
@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Protocol, TypeVar
 
+from ..coalitions import Coalition
+from ..config import ClearanceConfig, RuleName
+from ..game import CoalitionGame
 from .clearance import GAIN_TIE_TOLERANCE, candidate_coalition, select_candidate
-from .coalitions import Coalition
-from .config import ClearanceConfig, RuleName
-from .game import CoalitionGame
-from .verification import Selection, SequentialVerifier
+from .sequential import Selection, SequentialVerifier
 
 __all__ = [
     "RULES",
@@ -226,7 +226,7 @@ class PaperRule:
         return len(candidates)
 
     def select(self, game: CoalitionGame, candidates: Sequence[Sequence[int]]) -> Selection:
-        """Eq. 18-20 (``core.clearance.select_candidate``); never undecided."""
+        """Eq. 18-20 (``core.verification.clearance.select_candidate``); never undecided."""
         return select_candidate(game, candidates, self.threshold)
 
     def removal(
@@ -248,7 +248,7 @@ class PaperRule:
 
 
 class SequentialRule:
-    """The sequential rule (``core.verification``): Eq. 18-20 on evidence, trials in rounds.
+    """The sequential rule (``verification.sequential``): Eq. 18-20 on evidence, trials in rounds.
 
     Args:
         config: the run's settings (``trials`` and ``verification``).

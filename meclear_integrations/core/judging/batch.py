@@ -17,7 +17,7 @@ which kind its evaluator is:
 
 A run with a deadline always uses threads, so that the caller can stop waiting at the
 deadline. Threaded calls are pulled from one shared queue by up to ``workers`` daemon
-threads (:mod:`.workers`); the caller's thread waits on their completions, reports
+threads (:mod:`..concurrency.workers`); the caller's thread waits on their completions, reports
 progress (``on_done``) from its own thread, and on the first failure stops the workers
 from taking new requests and raises it once every worker has stopped. At the deadline
 the batch is abandoned: the budget is closed, so workers take nothing new and the calls
@@ -33,10 +33,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from .budget import RunBudget
-from .errors import BudgetExceededError
-from .game import EvaluationRequest
-from .workers import submit
+from ..budget import RunBudget
+from ..concurrency.workers import submit
+from ..errors import BudgetExceededError
+from ..game import EvaluationRequest
 
 __all__ = [
     "INLINE_BELOW_SECONDS",

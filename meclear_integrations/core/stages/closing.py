@@ -20,8 +20,8 @@ from ..errors import (
     TooManyMemoriesError,
 )
 from ..events import Stage, StageEvent
-from ..failure_kind import failure_kind
-from ..faults import exception_chain
+from ..failures.faults import exception_chain
+from ..failures.kind import failure_kind
 from ..redaction import redact
 from ..report import FailureReason
 from .steps import Emit, Run, Steps
@@ -101,7 +101,7 @@ def inconsistency(exc: BaseException) -> str | None:
 def fails_open(config: ClearanceConfig, exc: BaseException) -> bool:
     """Whether the run returns a fail-open report for ``exc`` instead of raising.
 
-    Only failures that retrying can heal fail open (``core.failure_kind``), and only
+    Only failures that retrying can heal fail open (``core.failures.kind``), and only
     under ``on_failure="open"``.
 
     Args:

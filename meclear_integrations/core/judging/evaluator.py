@@ -4,17 +4,17 @@ An evaluator is ``evaluate(coalition: tuple[Memory, ...], trial: int) -> float``
 coroutine function with that signature: one task-agent run on the coalition plus one
 judgement, a score in [0, 1].
 
-Every call goes through a :class:`~.retry.CallRetrier` (transient errors retried with
-backoff, every attempt taken from the run's :class:`~.budget.RunBudget`). A batch is all
+Every call goes through a :class:`~..failures.retry.CallRetrier` (transient errors retried with
+backoff, every attempt taken from the run's :class:`~..budget.RunBudget`). A batch is all
 or nothing: scores reach the game only when every call of the batch succeeded, so a
 failed, timed-out or cancelled batch leaves no half-written state. Failed calls are
 appended to ``failures`` (memory ids, trial, redacted error) for the report. An
-evaluator's exception is wrapped in an :class:`~.errors.EvaluatorError` (redacted message)
-whose ``__cause__`` chain is redacted too (:func:`~.faults.redact_chain`), so no secret
+evaluator's exception is wrapped in an :class:`~..errors.EvaluatorError` (redacted message)
+whose ``__cause__`` chain is redacted too (:func:`~..failures.faults.redact_chain`), so no secret
 reaches a log or trace through the chain.
 
-Blocking calls run on daemon threads (:mod:`.workers`), never on the event loop and never
-on threads that anything joins: an abandoned or hung call cannot hold the caller past the
+Blocking calls run on daemon threads (:mod:`..concurrency.workers`), never on the event loop and
+never on threads that anything joins: an abandoned or hung call cannot hold the caller past the
 run's deadline nor keep the interpreter from exiting. While an evaluator call runs, the
 run's budget is its call gate: once the deadline passes or the run is stopped, the model
 calls the package makes inside it (agent, judge) refuse to start.
@@ -29,20 +29,20 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
-from .answers import AnswerNote, answer_note
-from .budget import RunBudget
-from .coalitions import Coalition
-from .config import RetryPolicy
-from .errors import BudgetExceededError, EvaluatorError, RedactedError
-from .failure_kind import failure_kind, failure_url, is_not_api_reply
-from .faults import exception_chain, is_transient, redact_chain
-from .game import CoalitionGame, EvaluationRequest
-from .memory import Memory
-from .redaction import redact
-from .report import FailedCoalition
-from .retry import CallRetrier
-from .sync_batch import Pace, run_batch, time_exceeded
-from .workers import call_gate, in_worker
+from ..answers import AnswerNote, answer_note
+from ..budget import RunBudget
+from ..coalitions import Coalition
+from ..concurrency.workers import call_gate, in_worker
+from ..config import RetryPolicy
+from ..errors import BudgetExceededError, EvaluatorError, RedactedError
+from ..failures.faults import exception_chain, is_transient, redact_chain
+from ..failures.kind import failure_kind, failure_url, is_not_api_reply
+from ..failures.retry import CallRetrier
+from ..game import CoalitionGame, EvaluationRequest
+from ..memory import Memory
+from ..redaction import redact
+from ..report import FailedCoalition
+from .batch import Pace, run_batch, time_exceeded
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
 
@@ -245,7 +245,7 @@ def evaluate_sync(
     """Evaluate ``coalitions`` up to ``trials`` trials each (sync).
 
     Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, up to
-    ``max_concurrency`` calls at once (:func:`~.sync_batch.run_batch`: a slow evaluator on
+    ``max_concurrency`` calls at once (:func:`~.batch.run_batch`: a slow evaluator on
     daemon worker threads from its first call, a fast one inline). When the run has a
     deadline the batch always goes to threads (never inline), so that the caller's thread
     can stop waiting at the deadline; calls already in flight then finish in their
@@ -332,9 +332,9 @@ async def evaluate_async(
     size before the first call, ``on_done`` with the calls done whenever calls finish
     (on the caller's task).
 
-    A sync evaluator runs in daemon worker threads (:func:`~.workers.in_worker`), never on
-    the loop. On any failure, the deadline, or cancellation every call still in flight is
-    cancelled and awaited before the error propagates, so no task of the batch outlives
+    A sync evaluator runs in daemon worker threads (:func:`~..concurrency.workers.in_worker`),
+    never on the loop. On any failure, the deadline, or cancellation every call still in flight
+    is cancelled and awaited before the error propagates, so no task of the batch outlives
     it; a sync call abandoned that way finishes in its daemon thread, starts no further
     model call (the run's budget is closed) and is discarded.
 

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from .coalitions import Coalition
-from .game import CoalitionGame
+from ..coalitions import Coalition
+from ..game import CoalitionGame
 
 __all__ = [
     "CandidateEvidence",

@@ -1,6 +1,6 @@
 """Write a flow once, run it sync or async: step generators and their two drivers.
 
-The engine's pattern (Algorithm 1 as stage generators, :mod:`.stages`) applied to any
+The engine's pattern (Algorithm 1 as stage generators, :mod:`..stages`) applied to any
 flow that does I/O: the flow is a generator that never does I/O itself. It yields steps;
 a driver executes each step and sends its value back (or throws its exception in), so
 the logic between the calls is written once and runs on both paths.

@@ -1,0 +1,15 @@
+"""Judging: the evaluator v^(S) (one agent run plus one judgement) as the engine calls it.
+
+==========================  ===========================================================
+module                      concept
+==========================  ===========================================================
+:mod:`.evaluator`           running the caller's evaluator on coalitions, sync and async
+:mod:`.batch`               one batch of blocking calls on the sync path (inline or threads)
+:mod:`.dedup`               answer-level deduplication of agent and judge calls
+==========================  ===========================================================
+
+The answer behind each score (:mod:`meclear_integrations.core.answers`) and the game that
+keeps the scores (:mod:`meclear_integrations.core.game`) stand below this room, since the
+game and the grouping read them; the retries and failure kinds of a call are
+:mod:`meclear_integrations.core.failures`.
+"""
