@@ -361,7 +361,7 @@ def fallback_sources(run: Run) -> list[CandidateSource]:
         run: the run (its configuration and verification rule).
 
     Returns:
-        The answer group, the surrogate (``verification.surrogate``), escalation
+        The answer group, the surrogate (``Verification.surrogate``), escalation
         (``escalation``) and the residual source
         (``table_evidence.residual_z`` under a rule with interval evidence).
     """
