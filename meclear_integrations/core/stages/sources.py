@@ -89,6 +89,20 @@ def _admissible_alone(run: Run, cleared: list[int]) -> Steps[bool]:
     return run.rule.select(game, [[], cleared]).selected == 1
 
 
+def _key(cleared: list[int]) -> tuple[int, ...]:
+    return tuple(sorted(cleared))
+
+
+def _first_admissible(run: Run, candidates: list[list[int]]) -> Steps[list[list[int]]]:
+    """Verify ``candidates`` in order up to the first Eq. 20 admits; the ones verified."""
+    verified: list[list[int]] = []
+    for candidate in candidates:
+        verified.append(candidate)
+        if (yield from _admissible_alone(run, candidate)):
+            break
+    return verified
+
+
 class AnswerGroupSource:
     """Nested candidates over the answer group (most negative contribution first)."""
 
@@ -116,7 +130,7 @@ class AnswerGroupSource:
         chain = sorted(attributed.group, key=lambda i: (psi[i], i))
         if len(chain) >= game.k:
             chain = chain[: game.k - 1]
-        seen = {tuple(sorted(c)) for c in tried}
+        seen = {_key(c) for c in tried}
         if not chain or tuple(sorted(chain)) in seen:
             return []
         failed: list[int] = []
@@ -185,16 +199,9 @@ class SurrogateSource:
         prefix never ties with it; never the whole context.
         """
         chain = self.chain(run)
-        seen = {tuple(sorted(c)) for c in tried}
-        verified: list[list[int]] = []
-        for j in range(1, len(chain) + 1):
-            prefix = chain[:j]
-            if tuple(sorted(prefix)) in seen:
-                continue
-            verified.append(prefix)
-            if (yield from _admissible_alone(run, prefix)):
-                break
-        return verified
+        seen = {_key(c) for c in tried}
+        prefixes = [chain[:j] for j in range(1, len(chain) + 1)]
+        return (yield from _first_admissible(run, [c for c in prefixes if _key(c) not in seen]))
 
     def moved(
         self, run: Run, attributed: Attribution, candidates: list[list[int]], selection: Selection
@@ -243,15 +250,10 @@ class EscalationSource:
                 batch = search.send(None)
         except StopIteration as done:
             found: list[list[int]] = done.value or []
-        seen = {tuple(sorted(c)) for c in tried}
+        seen = {_key(c) for c in tried}
         # never an empty context: an answer from no memories says nothing about them
-        found = [c for c in found if tuple(sorted(c)) not in seen and len(c) < game.k]
-        verified: list[list[int]] = []
-        for candidate in found:  # smallest first; the first that verifies ends the search
-            verified.append(candidate)
-            if (yield from _admissible_alone(run, candidate)):
-                break
-        return verified
+        found = [c for c in found if _key(c) not in seen and len(c) < game.k]
+        return (yield from _first_admissible(run, found))  # smallest first
 
     def moved(
         self, run: Run, attributed: Attribution, candidates: list[list[int]], selection: Selection
@@ -296,7 +298,7 @@ class ResidualSource:
         """
         game = run.game
         k = game.k
-        seen = {tuple(sorted(c)) for c in tried}
+        seen = {_key(c) for c in tried}
         base = game.value(game.full)
         looked = [
             c
