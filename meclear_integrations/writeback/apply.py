@@ -18,20 +18,23 @@ it is there, closes the tombstone (``restored``) and records a ledger restore (s
 does not propose it again until new verified evidence). Nothing is ever hard-deleted
 without a tombstone that holds it.
 
-Each operation is one plan (a generator of store and ledger steps) run by a sync or an
-async driver, so ``apply_reviews`` / ``aapply_reviews`` and ``restore_memory`` /
-``arestore_memory`` take the same steps.
+Each operation is one plan (a generator of store and ledger steps) run by the sync or the
+async driver of ``core.concurrency.step_driver``, so ``apply_reviews`` / ``aapply_reviews``
+and ``restore_memory`` / ``arestore_memory`` take the same steps: a store step calls the
+adapter's sync method or awaits its async twin, a ledger step runs in a worker thread on
+the async path. A store's error is thrown back into the plan, which decides; a ledger
+error ends the operation.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.errors import ConfigurationError
 from ..ledger.tombstones import (
     ReviewDecision,
@@ -193,12 +196,24 @@ def reject_review(
 
 
 # --------------------------------------------------------------------------- plans
-_Step = tuple[str, Any]
-_Plan = Generator[_Step, Any, WritebackOutcome]
+_Plan = Steps[WritebackOutcome]
 
 
-def _call(fn: Callable[[], Any]) -> _Step:
-    return ("ledger", fn)
+def _ledger(fn: Callable[[], Any]) -> Call:
+    """A ledger step: blocking database work (a worker thread on the async path)."""
+    return Call(fn)
+
+
+def _fetch(adapter: StoreAdapter, memory_id: str) -> Call:
+    return Call(lambda: adapter.fetch(memory_id), lambda: adapter.afetch(memory_id))
+
+
+def _remove(adapter: StoreAdapter, memory_id: str) -> Call:
+    return Call(lambda: adapter.remove(memory_id), lambda: adapter.aremove(memory_id))
+
+
+def _put_back(adapter: StoreAdapter, payload: dict[str, Any]) -> Call:
+    return Call(lambda: adapter.put_back(payload), lambda: adapter.aput_back(payload))
 
 
 def _when(event: Tombstone) -> str:
@@ -208,14 +223,14 @@ def _when(event: Tombstone) -> str:
 
 def _retire_plan(
     ledger: Any,
-    label: str,
+    adapter: StoreAdapter,
     decision: ReviewDecision,
     *,
     actor: str | None,
     dry_run: bool,
 ) -> _Plan:
     mid, did = decision.memory_id, decision.decision_id
-    active = yield _call(lambda: active_tombstone(ledger, mid))
+    active = yield _ledger(lambda: active_tombstone(ledger, mid))
     if active is not None:
         return WritebackOutcome(
             memory_id=mid,
@@ -227,10 +242,10 @@ def _retire_plan(
                 f"{_when(active)}); nothing changed"
             ),
         )
-    stored: StoredMemory | None = yield ("fetch", mid)
+    stored: StoredMemory | None = yield _fetch(adapter, mid)
     common: dict[str, Any] = {
         "memory_id": mid,
-        "store": label,
+        "store": adapter.label,
         "decision_id": did,
         "run_ids": decision.run_ids,
     }
@@ -242,7 +257,7 @@ def _retire_plan(
                 decision_id=did,
                 message=f"{mid}: not in the store (deleted upstream?); would record it as gone",
             )
-        event = yield _call(
+        event = yield _ledger(
             lambda: record_event(
                 ledger,
                 event="missing",
@@ -287,7 +302,7 @@ def _retire_plan(
             decision_id=did,
             message=f"{mid}: would be retired (accepted by {decision.actor or '-'})",
         )
-    tomb: Tombstone = yield _call(
+    tomb: Tombstone = yield _ledger(
         lambda: record_event(
             ledger,
             event="retired",
@@ -300,13 +315,13 @@ def _retire_plan(
     )
     problem: str | None = None
     try:
-        yield ("remove", mid)
-        if (yield ("fetch", mid)) is not None:
+        yield _remove(adapter, mid)
+        if (yield _fetch(adapter, mid)) is not None:
             problem = "the store still returns it after the removal"
     except Exception as exc:  # the store's own error, reported and recorded
         problem = f"the store refused the removal: {type(exc).__name__}: {exc}"
     if problem is not None:
-        yield _call(
+        yield _ledger(
             lambda: record_event(
                 ledger,
                 event="failed",
@@ -353,15 +368,14 @@ def _close(
 
 def _restore_plan(
     ledger: Any,
-    label: str,
+    adapter: StoreAdapter,
     memory_id: str,
-    *,
     actor: str | None,
     reason: str | None,
     reset_evidence: bool,
     dry_run: bool,
 ) -> _Plan:
-    active: Tombstone | None = yield _call(lambda: active_tombstone(ledger, memory_id))
+    active: Tombstone | None = yield _ledger(lambda: active_tombstone(ledger, memory_id))
     if active is None or active.payload is None:
         return WritebackOutcome(
             memory_id=memory_id,
@@ -370,7 +384,7 @@ def _restore_plan(
             "nothing changed",
         )
     tid = active.tombstone_id
-    present: StoredMemory | None = yield ("fetch", memory_id)
+    present: StoredMemory | None = yield _fetch(adapter, memory_id)
     if present is not None and present.payload != active.payload:
         return WritebackOutcome(
             memory_id=memory_id,
@@ -389,8 +403,8 @@ def _restore_plan(
             message=f"{memory_id}: would be restored from tombstone {tid[:8]}",
         )
     if present is None:
-        yield ("put_back", active.payload)
-        back: StoredMemory | None = yield ("fetch", memory_id)
+        yield _put_back(adapter, active.payload)
+        back: StoredMemory | None = yield _fetch(adapter, memory_id)
         if back is None or back.payload != active.payload:
             return WritebackOutcome(
                 memory_id=memory_id,
@@ -403,11 +417,11 @@ def _restore_plan(
             )
     # Two applies at one moment can leave a second open tombstone of the same memory:
     # the restore closes every open one that holds exactly what is now back.
-    duplicates: list[Tombstone] = yield _call(lambda: open_tombstones(ledger, memory_id))
+    duplicates: list[Tombstone] = yield _ledger(lambda: open_tombstones(ledger, memory_id))
     for closing in [t for t in duplicates if t.payload == active.payload]:
-        yield _call(functools.partial(_close, ledger, label, closing, actor, reason))
+        yield _ledger(functools.partial(_close, ledger, adapter.label, closing, actor, reason))
     if reset_evidence:
-        yield _call(lambda: ledger.restore(memory_id, reason=reason, actor=actor))
+        yield _ledger(lambda: ledger.restore(memory_id, reason=reason, actor=actor))
     note = " (it was back in the store already)" if present is not None else ""
     return WritebackOutcome(
         memory_id=memory_id,
@@ -418,55 +432,7 @@ def _restore_plan(
     )
 
 
-# --------------------------------------------------------------------------- drivers
-def _run_sync(plan: _Plan, adapter: StoreAdapter) -> WritebackOutcome:
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            kind, arg = plan.throw(error) if error is not None else plan.send(value)
-        except StopIteration as stop:
-            return stop.value
-        value, error = None, None
-        try:
-            if kind == "ledger":
-                value = arg()
-            elif kind == "fetch":
-                value = adapter.fetch(arg)
-            elif kind == "remove":
-                adapter.remove(arg)
-            else:
-                adapter.put_back(arg)
-        except Exception as exc:  # handed back to the plan, which decides
-            if kind == "ledger":
-                raise
-            error = exc
-
-
-async def _run_async(plan: _Plan, adapter: StoreAdapter) -> WritebackOutcome:
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            kind, arg = plan.throw(error) if error is not None else plan.send(value)
-        except StopIteration as stop:
-            return stop.value
-        value, error = None, None
-        try:
-            if kind == "ledger":
-                value = await asyncio.to_thread(arg)
-            elif kind == "fetch":
-                value = await adapter.afetch(arg)
-            elif kind == "remove":
-                await adapter.aremove(arg)
-            else:
-                await adapter.aput_back(arg)
-        except Exception as exc:
-            if kind == "ledger":
-                raise
-            error = exc
-
-
+# --------------------------------------------------------------------------- operations
 def _todo(ledger: Any, memory_ids: Sequence[str] | None) -> tuple[list[ReviewDecision], list[str]]:
     """The pending decisions to apply and the named memories that have none."""
     pending = pending_decisions(ledger, memory_ids)
@@ -495,6 +461,23 @@ def _unaccepted(ledger: Any, memory_id: str) -> WritebackOutcome:
     )
 
 
+def _applying(
+    ledger: Any,
+    adapter: StoreAdapter,
+    memory_ids: Sequence[str] | None,
+    actor: str | None,
+    dry_run: bool,
+) -> Steps[list[WritebackOutcome]]:
+    """:func:`apply_reviews`' steps: the named memories without a decision, then each plan."""
+    pending, unaccepted = yield _ledger(functools.partial(_todo, ledger, memory_ids))
+    outcomes: list[WritebackOutcome] = []
+    for memory_id in unaccepted:
+        outcomes.append((yield _ledger(functools.partial(_unaccepted, ledger, memory_id))))
+    for d in pending:
+        outcomes.append((yield from _retire_plan(ledger, adapter, d, actor=actor, dry_run=dry_run)))
+    return outcomes
+
+
 def apply_reviews(
     ledger: Any,
     store: Any,
@@ -520,12 +503,7 @@ def apply_reviews(
         One outcome per memory.
     """
     adapter = adapter_for(store, **adapter_options)
-    pending, unaccepted = _todo(ledger, memory_ids)
-    outcomes = [_unaccepted(ledger, m) for m in unaccepted]
-    for d in pending:
-        plan = _retire_plan(ledger, adapter.label, d, actor=actor, dry_run=dry_run)
-        outcomes.append(_run_sync(plan, adapter))
-    return outcomes
+    return run_steps(_applying(ledger, adapter, memory_ids, actor, dry_run))
 
 
 async def aapply_reviews(
@@ -551,12 +529,7 @@ async def aapply_reviews(
         One outcome per memory.
     """
     adapter = adapter_for(store, **adapter_options)
-    pending, unaccepted = await asyncio.to_thread(_todo, ledger, memory_ids)
-    outcomes = [await asyncio.to_thread(_unaccepted, ledger, m) for m in unaccepted]
-    for d in pending:
-        plan = _retire_plan(ledger, adapter.label, d, actor=actor, dry_run=dry_run)
-        outcomes.append(await _run_async(plan, adapter))
-    return outcomes
+    return await arun_steps(_applying(ledger, adapter, memory_ids, actor, dry_run))
 
 
 def restore_memory(
@@ -587,16 +560,8 @@ def restore_memory(
         The outcome.
     """
     adapter = adapter_for(store, **adapter_options)
-    plan = _restore_plan(
-        ledger,
-        adapter.label,
-        memory_id,
-        actor=actor,
-        reason=reason,
-        reset_evidence=reset_evidence,
-        dry_run=dry_run,
-    )
-    return _run_sync(plan, adapter)
+    plan = _restore_plan(ledger, adapter, memory_id, actor, reason, reset_evidence, dry_run)
+    return run_steps(plan)
 
 
 async def arestore_memory(
@@ -626,13 +591,5 @@ async def arestore_memory(
         The outcome.
     """
     adapter = adapter_for(store, **adapter_options)
-    plan = _restore_plan(
-        ledger,
-        adapter.label,
-        memory_id,
-        actor=actor,
-        reason=reason,
-        reset_evidence=reset_evidence,
-        dry_run=dry_run,
-    )
-    return await _run_async(plan, adapter)
+    plan = _restore_plan(ledger, adapter, memory_id, actor, reason, reset_evidence, dry_run)
+    return await arun_steps(plan)
