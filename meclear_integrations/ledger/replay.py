@@ -40,10 +40,11 @@ LangChain helper in ``meclear_integrations.langchain.feedback`` builds it from a
 
 from __future__ import annotations
 
-import asyncio
+import functools
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.memory import Memory
@@ -54,8 +55,9 @@ from .replay_context import (
     ReplayError,
     Resolver,
     TraceQuery,
+    clearance_step,
     query_text,
-    recorded_context,
+    read_back,
 )
 from .reverify import ReverifyResult, reverify_pending
 from .store import HarmLedger
@@ -105,10 +107,7 @@ def _prepare(
             "vouches for"
         )
     original = ledger.find_run(record.run_id)
-    text, source = query_text(original, query, trace_query)
-    if ledger.query_id(text) != original.query_id:
-        raise ReplayError(f"the {source} does not hash to the query id of run {original.run_id}")
-    memories, source = recorded_context(original, resolve)
+    text, memories, source = read_back(ledger, original, query, resolve, trace_query)
     return record, original, text, memories, source
 
 
@@ -174,6 +173,30 @@ def _suspects(record: FeedbackRecord) -> list[str]:
     return [] if record.correct else list(record.memory_ids)
 
 
+def _replaying(
+    ledger: HarmLedger,
+    feedback: FeedbackRecord | str,
+    evaluator_for: EvaluatorFactory,
+    query: str | None,
+    resolve: Resolver | None,
+    config: ClearanceConfig | None,
+    trace_query: TraceQuery | None,
+    record_kwargs: dict[str, object],
+) -> Steps[ReplayResult]:
+    """:func:`replay_feedback`'s steps: database work, the engine's rerun, the recording."""
+    record, original, text, memories, source = yield Call(
+        functools.partial(_prepare, ledger, feedback, query, resolve, trace_query)
+    )
+    evaluate = evaluator_for(text, record.correction or "", memories)
+    engine = MeClearEngine(config or ClearanceConfig())
+    report = yield clearance_step(engine, memories, evaluate, _suspects(record))
+    finish = functools.partial(
+        _finish, ledger, record, original, text, memories, source, report, record_kwargs
+    )
+    result: ReplayResult = yield Call(finish)
+    return result
+
+
 def replay_feedback(
     ledger: HarmLedger,
     feedback: FeedbackRecord | str,
@@ -207,13 +230,8 @@ def replay_feedback(
         ReplayError: The feedback cannot be replayed (no correction, a positive one naming
             no memory, no question text, texts missing or not matching the recorded hashes).
     """
-    record, original, text, memories, source = _prepare(
-        ledger, feedback, query, resolve, trace_query
-    )
-    evaluate = evaluator_for(text, record.correction or "", memories)
-    engine = MeClearEngine(config or ClearanceConfig())
-    report = engine.clear(memories, evaluate, prior_harmful=_suspects(record))
-    return _finish(ledger, record, original, text, memories, source, report, record_kwargs)
+    args = (ledger, feedback, evaluator_for, query, resolve, config, trace_query)
+    return run_steps(_replaying(*args, record_kwargs))
 
 
 async def areplay_feedback(
@@ -229,18 +247,12 @@ async def areplay_feedback(
 ) -> ReplayResult:
     """:func:`replay_feedback` with the engine on the event loop.
 
-    An async evaluator runs natively; the database work runs in worker threads. Arguments,
-    result and errors are those of :func:`replay_feedback`.
+    The same steps (one flow, ``core.concurrency.step_driver``): an async evaluator runs
+    natively; the database work runs in worker threads. Arguments, result and errors are
+    those of :func:`replay_feedback`.
     """
-    record, original, text, memories, source = await asyncio.to_thread(
-        _prepare, ledger, feedback, query, resolve, trace_query
-    )
-    evaluate = evaluator_for(text, record.correction or "", memories)
-    engine = MeClearEngine(config or ClearanceConfig())
-    report = await engine.aclear(memories, evaluate, prior_harmful=_suspects(record))
-    return await asyncio.to_thread(
-        _finish, ledger, record, original, text, memories, source, report, record_kwargs
-    )
+    args = (ledger, feedback, evaluator_for, query, resolve, config, trace_query)
+    return await arun_steps(_replaying(*args, record_kwargs))
 
 
 def replay_pending(

@@ -3,25 +3,36 @@
 Shared by feedback replays (``ledger.replay``) and settlement re-verifications
 (``ledger.reverify``): the question's text (``query=``, the ledger's, else the trace's) and
 the recorded memories (your store's texts, checked against the recorded content hashes, or
-the ledger's), with a clear :class:`ReplayError` when either cannot be read back.
+the ledger's), with a clear :class:`ReplayError` when either cannot be read back
+(:func:`read_back`), and the engine's rerun as one step of their flows
+(:func:`clearance_step`: written once, driven by ``core.concurrency.step_driver``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from ..core.concurrency.step_driver import Call
+from ..core.engine import MeClearEngine
 from ..core.errors import MeClearError
 from ..core.judging.evaluator import Evaluator
 from ..core.memory import Memory
+from ..core.prior import PriorCandidate
 from ..runtime.hashing import content_hash
 from .records import RunRecord
+
+if TYPE_CHECKING:
+    from .store import HarmLedger
 
 __all__ = [
     "EvaluatorFactory",
     "ReplayError",
     "Resolver",
     "TraceQuery",
+    "clearance_step",
     "query_text",
+    "read_back",
     "recorded_context",
 ]
 
@@ -108,4 +119,47 @@ def query_text(
     raise ReplayError(
         f"run {original.run_id}: the ledger holds no query text (store_text=False) and {where}; "
         "pass query= (e.g. from the traced run's inputs)"
+    )
+
+
+def read_back(
+    ledger: HarmLedger,
+    run: RunRecord,
+    query: str | None,
+    resolve: Resolver | None,
+    trace_query: TraceQuery | None,
+) -> tuple[str, list[Memory], str]:
+    """The question and the context of a recorded ``run``, checked against its record.
+
+    Args:
+        ledger: The ledger that recorded ``run`` (its query hashing).
+        run: The recorded run.
+        query: The text the caller gave.
+        resolve: ``resolve(ids) -> {id: text}``: your store's texts; None: the ledger's.
+        trace_query: Reads the question from the run's trace.
+
+    Returns:
+        (question, memories in the recorded order, where the texts came from).
+
+    Raises:
+        ReplayError: No question, one that does not hash to the run's query id, or
+            texts that cannot be read back (:func:`recorded_context`).
+    """
+    text, where = query_text(run, query, trace_query)
+    if ledger.query_id(text) != run.query_id:
+        raise ReplayError(f"the {where} does not hash to the query id of run {run.run_id}")
+    memories, source = recorded_context(run, resolve)
+    return text, memories, source
+
+
+def clearance_step(
+    engine: MeClearEngine,
+    memories: list[Memory],
+    evaluate: Evaluator,
+    prior: Iterable[str] | PriorCandidate,
+) -> Call:
+    """The engine's rerun as a step: ``clear`` on the sync path, ``aclear`` on the loop."""
+    return Call(
+        lambda: engine.clear(memories, evaluate, prior_harmful=prior),
+        lambda: engine.aclear(memories, evaluate, prior_harmful=prior),
     )

@@ -30,11 +30,12 @@ lift is reversible by a reviewer or an operator (:func:`reinstate_settlement`).
 
 from __future__ import annotations
 
-import asyncio
+import functools
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.config import ClearanceConfig
 from ..core.engine import MeClearEngine
 from ..core.memory import Memory
@@ -47,8 +48,8 @@ from .replay_context import (
     ReplayError,
     Resolver,
     TraceQuery,
-    query_text,
-    recorded_context,
+    clearance_step,
+    read_back,
 )
 from .settlement import (
     REVERIFY_QUIET_SECONDS,
@@ -264,15 +265,42 @@ def _prepare(
     reference: str | None,
 ) -> tuple[RunRecord, str, list[Memory], str, _Plan]:
     run = _challenge(ledger, challenge)
-    text, where = query_text(run, query, trace_query)
-    if ledger.query_id(text) != run.query_id:
-        raise ReplayError(f"the {where} does not hash to the query id of run {run.run_id}")
-    memories, source = recorded_context(run, resolve)
+    text, memories, source = read_back(ledger, run, query, resolve, trace_query)
     return run, text, memories, source, _plan(ledger, run, text, memories, reference)
 
 
 def _candidate(members: Sequence[tuple[Key, Settlement | None]]) -> PriorCandidate:
     return PriorCandidate(ids=tuple(key[0] for key, _ in members), scoped=True)
+
+
+def _reverifying(
+    ledger: HarmLedger,
+    challenge: RunRecord | str,
+    evaluator_for: EvaluatorFactory,
+    query: str | None,
+    resolve: Resolver | None,
+    config: ClearanceConfig | None,
+    trace_query: TraceQuery | None,
+    reference: str | None,
+    actor: str,
+) -> Steps[ReverifyResult]:
+    """:func:`reverify_settlement`'s steps: per evidence group a rerun and its recording."""
+    run, text, memories, source, plan = yield Call(
+        functools.partial(_prepare, ledger, challenge, query, resolve, trace_query, reference)
+    )
+    engine = MeClearEngine(config or ClearanceConfig())
+    verified = []
+    for (evidence, fid), members in plan.groups.items():
+        evaluate = evaluator_for(text, evidence, memories)
+        report = yield clearance_step(engine, memories, evaluate, _candidate(members))
+        recorded = yield Call(
+            functools.partial(_record, ledger, run, text, memories, source, report, fid)
+        )
+        verified.append((members, report, recorded))
+    result: ReverifyResult = yield Call(
+        functools.partial(_write, ledger, run, plan, verified, actor)
+    )
+    return result
 
 
 def reverify_settlement(
@@ -306,17 +334,8 @@ def reverify_settlement(
     Raises:
         ReplayError: Not a challenge, or its question or texts cannot be read back.
     """
-    run, text, memories, source, plan = _prepare(
-        ledger, challenge, query, resolve, trace_query, reference
-    )
-    engine = MeClearEngine(config or ClearanceConfig())
-    verified = []
-    for (evidence, fid), members in plan.groups.items():
-        evaluate = evaluator_for(text, evidence, memories)
-        report = engine.clear(memories, evaluate, prior_harmful=_candidate(members))
-        recorded = _record(ledger, run, text, memories, source, report, fid)
-        verified.append((members, report, recorded))
-    return _write(ledger, run, plan, verified, actor)
+    args = (ledger, challenge, evaluator_for, query, resolve, config, trace_query, reference, actor)
+    return run_steps(_reverifying(*args))
 
 
 async def areverify_settlement(
@@ -331,20 +350,13 @@ async def areverify_settlement(
     reference: str | None = None,
     actor: str = ACTOR,
 ) -> ReverifyResult:
-    """:func:`reverify_settlement` with the engine on the event loop (same arguments)."""
-    run, text, memories, source, plan = await asyncio.to_thread(
-        _prepare, ledger, challenge, query, resolve, trace_query, reference
-    )
-    engine = MeClearEngine(config or ClearanceConfig())
-    verified = []
-    for (evidence, fid), members in plan.groups.items():
-        evaluate = evaluator_for(text, evidence, memories)
-        report = await engine.aclear(memories, evaluate, prior_harmful=_candidate(members))
-        recorded = await asyncio.to_thread(
-            _record, ledger, run, text, memories, source, report, fid
-        )
-        verified.append((members, report, recorded))
-    return await asyncio.to_thread(_write, ledger, run, plan, verified, actor)
+    """:func:`reverify_settlement` with the engine on the event loop (same arguments).
+
+    The same steps (one flow, ``core.concurrency.step_driver``): an async evaluator runs
+    natively; the database work runs in worker threads.
+    """
+    args = (ledger, challenge, evaluator_for, query, resolve, config, trace_query, reference, actor)
+    return await arun_steps(_reverifying(*args))
 
 
 def reverify_pending(
