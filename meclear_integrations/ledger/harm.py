@@ -75,16 +75,7 @@ class HarmLookups(LedgerBase):
         *,
         query_embedding: Sequence[float] | None = None,
     ) -> list[ScopedHarm]:
-        """:meth:`scoped_harm` in a worker thread.
-
-        Args:
-            query: The question.
-            context: The retrieved memories, in retrieval order.
-            query_embedding: The question's embedding, if any.
-
-        Returns:
-            The scoped harm.
-        """
+        """:meth:`scoped_harm` in a worker thread (its arguments, result and errors)."""
         return await asyncio.to_thread(
             lambda: self.scoped_harm(query, list(context), query_embedding=query_embedding)
         )
@@ -219,16 +210,7 @@ class HarmLookups(LedgerBase):
         query: str | None = None,
         query_embedding: Sequence[float] | None = None,
     ) -> PriorCandidate:
-        """:meth:`prior_candidate` in a worker thread.
-
-        Args:
-            context: The retrieved memories, in retrieval order.
-            query: The question (scoped lookup).
-            query_embedding: The question's embedding, if any.
-
-        Returns:
-            The prior candidate.
-        """
+        """:meth:`prior_candidate` in a worker thread (its arguments, result and errors)."""
         return await asyncio.to_thread(
             lambda: self.prior_candidate(
                 list(context), query=query, query_embedding=query_embedding
@@ -253,15 +235,7 @@ class HarmLookups(LedgerBase):
     async def aprior_harmful(
         self, context: Sequence[Memory], *, query: str | None = None
     ) -> list[str]:
-        """:meth:`prior_harmful` in a worker thread.
-
-        Args:
-            context: The retrieved memories, in retrieval order.
-            query: The question (scoped lookup); None: unscoped.
-
-        Returns:
-            The memory ids.
-        """
+        """:meth:`prior_harmful` in a worker thread (its arguments, result and errors)."""
         return await asyncio.to_thread(lambda: self.prior_harmful(list(context), query=query))
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
