@@ -18,6 +18,7 @@ values), so a run before and after that move compares setting by setting.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -79,7 +80,11 @@ def _differences(a: Any, b: Any, path: str = "") -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Compare the runs; exit 1 when a figure or a count differs."""
-    before, after = (Path(p) for p in argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path, help="a bench output folder or a JSON file")
+    parser.add_argument("after", type=Path, help="the same kind of path, after the change")
+    args = parser.parse_args(argv)
+    before, after = args.before, args.after
     if before.is_file() and after.is_file():
         found = _differences(
             _timeless(json.loads(before.read_text())), _timeless(json.loads(after.read_text()))
