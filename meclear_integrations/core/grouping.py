@@ -385,10 +385,15 @@ def spread_partition(
     # one read per decision); present[b][s]: key -> the members of b whose labels on
     # subset s make ``key``
     closest = np.full((k, n_blocks), -np.inf)
-    linked = np.zeros((k, subsets, n_blocks))
+    # without labelings, linked[i, 0, b] only matters when i's scores to b are negative:
+    # then it is counted from i's row instead of being kept up to date (see below)
+    linked = np.zeros((k, subsets, n_blocks) if p else (0, 1, n_blocks))
     flat_closest, flat_linked = closest.reshape(-1), linked.reshape(-1)  # views: take/put
     at_closest = t_rows * n_blocks  # + b: entry (row, b) of the flat arrays
-    at_linked = [t_rows * (subsets * n_blocks) + s * n_blocks for s in range(subsets)]
+    at_linked = [t_rows * (subsets * n_blocks) + s * n_blocks for s in range(subsets)] if p else []
+    # a stored -inf would hide a placed neighbour behind the "no neighbour" score
+    hidden = p == 0 and bool(np.isneginf(graph.data).any())
+    block_of = [-1] * k
     present: list[list[dict[int, int]]] = [[{} for _ in range(subsets)] for _ in range(n_blocks)]
     by_penalty = sorted(range(subsets), key=lambda s: -s.bit_count())
     key_rows = keys.T.tolist()
@@ -403,9 +408,15 @@ def spread_partition(
         best: tuple[float, int, float] | None = None
         chosen = -1
         if p == 0:
-            ties0 = linked[i, 0].tolist()
             for b, d in zip(open_blocks, draw, strict=True):
-                value = near[b] if sizes[b] == ties0[b] else max(near[b], 0.0)
+                # near[b] if every member of b is a stored neighbour, else max(near[b], 0)
+                near_b = near[b]
+                if near_b >= 0.0 or near_b != near_b:  # both are near[b]
+                    value = near_b
+                elif near_b == negative and not hidden:  # no stored neighbour placed in b
+                    value = near_b if sizes[b] == 0 else 0.0
+                else:
+                    value = near_b if sizes[b] == _placed_in(graph, block_of, i, b) else 0.0
                 candidate = (value, sizes[b], d)
                 if best is None or candidate < best:
                     best, chosen = candidate, b
@@ -439,12 +450,14 @@ def spread_partition(
                     best, chosen = candidate, b
         sizes[chosen] += 1
         blocks[chosen].append(i)
+        block_of[i] = chosen
         if sizes[chosen] == capacity[chosen]:
             open_blocks.remove(chosen)
         lo, hi = bounds[i], bounds[i + 1]
         if hi > lo:
             where = at_closest[lo:hi] + chosen
             flat_closest.put(where, np.maximum(flat_closest.take(where), t_score[lo:hi]))
+        if hi > lo and p:  # (without labelings nothing is linked: see _placed_in)
             where = at_linked[0][lo:hi] + chosen
             flat_linked.put(where, flat_linked.take(where) + 1.0)
             for s in range(1, subsets):
@@ -457,6 +470,12 @@ def spread_partition(
                 counts[key[s]] = counts.get(key[s], 0) + 1
     draws.close()
     return sorted((sorted(b) for b in blocks), key=lambda b: b[0])
+
+
+def _placed_in(graph: SimilarityGraph, block_of: list[int], i: int, block: int) -> int:
+    """How many of memory i's stored neighbours are placed in ``block``."""
+    lo, hi = int(graph.indptr[i]), int(graph.indptr[i + 1])
+    return sum(1 for j in graph.indices[lo:hi].tolist() if block_of[j] == block)
 
 
 class _Draws:
