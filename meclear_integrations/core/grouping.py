@@ -591,20 +591,27 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
     unvisited = np.ones(n, dtype=bool)
     unvisited[current] = False
     waiting = [j for j in range(n) if j != current]  # the unvisited, ascending
+    bounds, indices, data = graph.indptr.tolist(), graph.indices, graph.data
     while len(chain) < n:
-        cols, values = graph.row(current)
+        lo, hi = bounds[current], bounds[current + 1]
+        cols, values = indices[lo:hi], data[lo:hi]
         open_ = unvisited[cols]
         cols, values = cols[open_], values[open_]
         near = int(np.argmax(values)) if len(cols) else -1
-        # the first unvisited member without a stored pair with the current one
-        linked = set(cols.tolist()) if len(cols) else ()
-        far = next((j for j in waiting if j not in linked), -1)
+        # the first unvisited member without a stored pair with the current one: the
+        # linked unvisited are an ascending sub-list of ``waiting``, so it is where the
+        # two lists first differ
+        linked = cols.tolist()
+        far = next(
+            (j for j, other in zip(waiting, linked, strict=False) if j != other),
+            waiting[len(linked)] if len(waiting) > len(linked) else -1,
+        )
         if near < 0:
             current = far
         elif far < 0:
-            current = int(cols[near])
+            current = linked[near]
         else:
-            value, col = float(values[near]), int(cols[near])
+            value, col = float(values[near]), linked[near]
             current = col if value > 0.0 or (value == 0.0 and col < far) else far
         unvisited[current] = False
         del waiting[bisect.bisect_left(waiting, current)]
