@@ -54,6 +54,12 @@ def from_positions(positions: Iterable[int]) -> Coalition:
     return mask
 
 
+_BYTE_POSITIONS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(i for i in range(8) if byte >> i & 1) for byte in range(256)
+)
+"""The bit positions set in each byte value, ascending."""
+
+
 def members(coalition: Coalition) -> Iterator[int]:
     """Positions in ``coalition``, in retrieval order.
 
@@ -63,10 +69,18 @@ def members(coalition: Coalition) -> Iterator[int]:
     Returns:
         Its positions, ascending.
     """
-    while coalition:
-        low = coalition & -coalition
-        yield low.bit_length() - 1
-        coalition ^= low
+    if coalition < 0 or coalition.bit_length() <= 64:  # a machine word: bit by bit
+        while coalition:
+            low = coalition & -coalition
+            yield low.bit_length() - 1
+            coalition ^= low
+        return
+    # a wide coalition: byte by byte (clearing bits one at a time rewrites the whole
+    # integer each time, quadratic in K)
+    for base, byte in enumerate(coalition.to_bytes((coalition.bit_length() + 7) // 8, "little")):
+        if byte:
+            for i in _BYTE_POSITIONS[byte]:
+                yield 8 * base + i
 
 
 def size(coalition: Coalition) -> int:

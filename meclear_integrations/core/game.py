@@ -16,7 +16,9 @@ import reprlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .coalitions import Coalition, full, members
+import numpy as np
+
+from .coalitions import _BYTE_POSITIONS, Coalition, full
 from .errors import ScoreOutOfRangeError
 from .memory import Memory
 
@@ -45,6 +47,11 @@ def _shown(score: object) -> str:
         return type(score).__name__
 
 
+_TABLE_K = 64
+"""Contexts up to this many memories read coalitions through byte lookup tables; wider ones
+through a numpy mask (cheaper once a coalition spans many bytes, and never a table to fill)."""
+
+
 def _chunk_tables(context: tuple[Memory, ...]) -> list[dict[int, tuple[Memory, ...]]]:
     """For each block of 8 positions, a lazily filled map byte value -> memories present."""
     return [{} for _ in range(0, len(context), 8)]
@@ -66,6 +73,7 @@ class CoalitionGame:
     evaluator_calls: int = 0
     rounds: int = 0
     _chunks: list[dict[int, tuple[Memory, ...]]] = field(default_factory=list, repr=False)
+    _objects: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def k(self) -> int:
@@ -80,8 +88,11 @@ class CoalitionGame:
     def memories_of(self, coalition: Coalition) -> tuple[Memory, ...]:
         """The memories of ``coalition`` in retrieval order.
 
-        The memories of ``coalition`` in retrieval order (byte-wise lookup tables, filled
-        as bytes occur).
+        Never walks the coalition bit by bit (clearing one bit of a K-bit integer rewrites
+        it: quadratic in K). Up to K = 64 the coalition is read byte by byte through a
+        lookup table per block of 8 positions, filled as byte values occur; above, its
+        bytes are unpacked into a mask over the context (one numpy selection). The full
+        context is the context itself. Bits at positions K and above are ignored.
 
         Args:
             coalition: a coalition.
@@ -89,20 +100,31 @@ class CoalitionGame:
         Returns:
             Its memories.
         """
+        context = self.context
+        k = len(context)
+        if coalition == (1 << k) - 1:
+            return tuple(context)
+        if coalition < 0 or coalition.bit_length() > k:
+            coalition &= (1 << k) - 1
+        width = (k + 7) // 8
+        octets = coalition.to_bytes(width, "little")
+        if k > _TABLE_K:
+            if self._objects is None:
+                self._objects = np.fromiter(context, dtype=object, count=k)  # as objects
+            mask = np.unpackbits(np.frombuffer(octets, dtype=np.uint8), bitorder="little")
+            return tuple(self._objects[mask[:k].view(bool)].tolist())
         if not self._chunks:
-            self._chunks = _chunk_tables(self.context)
+            self._chunks = _chunk_tables(context)
+        chunks = self._chunks
         out: list[Memory] = []
-        for start, table in enumerate(self._chunks):
-            byte = coalition & 0xFF
+        for start, byte in enumerate(octets):
             if byte:
+                table = chunks[start]
                 present = table.get(byte)
                 if present is None:
-                    block = self.context[8 * start : 8 * start + 8]
-                    present = table[byte] = tuple(block[i] for i in members(byte))
+                    block = context[8 * start : 8 * start + 8]
+                    present = table[byte] = tuple(block[i] for i in _BYTE_POSITIONS[byte])
                 out.extend(present)
-            coalition >>= 8
-            if not coalition:
-                break
         return tuple(out)
 
     def trials_of(self, coalition: Coalition) -> int:

@@ -378,17 +378,26 @@ def spread_partition(
     for q in range(p):
         t_bits |= (labels[q, t_rows] == labels[q, t_columns]).astype(np.int64) << q
     t_score = graph.t_data + popcount[t_bits] if p else graph.t_data
-    shares = [(t_bits & s) == s for s in range(subsets)]
     bounds = graph.t_indptr.tolist()
     # closest[i, b]: the largest score of i to a member of b it has a stored pair with;
     # linked[i, s, b]: those members that share i's labels on subset s (a row per memory:
     # one read per decision); present[b][s]: key -> the members of b whose labels on
     # subset s make ``key``
     closest = np.full((k, n_blocks), -np.inf)
-    linked = np.zeros((k, subsets, n_blocks))
+    # with at most one labeling, linked[i, :, b] only matters when i's score to b does not
+    # decide alone: then it is counted from i's row (_Ties) instead of being kept up to
+    # date at every placement
+    pushed = p > 1
+    linked = np.zeros((k, subsets, n_blocks) if pushed else (0, subsets, n_blocks))
     flat_closest, flat_linked = closest.reshape(-1), linked.reshape(-1)  # views: take/put
     at_closest = t_rows * n_blocks  # + b: entry (row, b) of the flat arrays
-    at_linked = [t_rows * (subsets * n_blocks) + s * n_blocks for s in range(subsets)]
+    at_linked = (
+        [t_rows * (subsets * n_blocks) + s * n_blocks for s in range(subsets)] if pushed else []
+    )
+    # a stored -inf would hide a placed neighbour behind the "no neighbour" score
+    hidden = not pushed and bool(np.isneginf(graph.data).any())
+    counted = None if pushed else _Ties(graph, labels, n_blocks)
+    shares = [(t_bits & s) == s for s in range(subsets)] if pushed else []
     present: list[list[dict[int, int]]] = [[{} for _ in range(subsets)] for _ in range(n_blocks)]
     by_penalty = sorted(range(subsets), key=lambda s: -s.bit_count())
     key_rows = keys.T.tolist()
@@ -403,25 +412,41 @@ def spread_partition(
         best: tuple[float, int, float] | None = None
         chosen = -1
         if p == 0:
-            ties0 = linked[i, 0].tolist()
             for b, d in zip(open_blocks, draw, strict=True):
-                value = near[b] if sizes[b] == ties0[b] else max(near[b], 0.0)
+                # near[b] if every member of b is a stored neighbour, else max(near[b], 0)
+                near_b = near[b]
+                if near_b >= 0.0 or near_b != near_b:  # both are near[b]
+                    value = near_b
+                elif near_b == negative and not hidden:  # no stored neighbour placed in b
+                    value = near_b if sizes[b] == 0 else 0.0
+                else:
+                    assert counted is not None
+                    value = near_b if sizes[b] == counted.of(i)[0][b] else 0.0
                 candidate = (value, sizes[b], d)
                 if best is None or candidate < best:
                     best, chosen = candidate, b
         elif p == 1:  # one labeling (the partner search): subsets 1, then 0 (no dicts)
-            ties = linked[i].tolist()
-            ties0, ties1 = ties[0], ties[1]
+            assert counted is not None
             label = key_rows[i][1]
             for b, d in zip(open_blocks, draw, strict=True):
-                if present[b][1].get(label, 0) > ties1[b]:
-                    loose = popcount_list[1]
-                elif sizes[b] > ties0[b]:
-                    loose = popcount_list[0]
-                else:
-                    loose = negative
+                # the penalty to a member of b without a stored pair: 1 when one shares the
+                # label, else 0 when there is one; counted only when it can beat near[b]
                 near_b = near[b]
-                candidate = (near_b if near_b > loose else loose, sizes[b], d)
+                same = present[b][1].get(label, 0)
+                if near_b >= 1.0 or (not same and near_b >= 0.0):  # no penalty beats it
+                    value = near_b
+                elif near_b == negative and not hidden:  # no stored neighbour placed in b
+                    value = 1.0 if same else (0.0 if sizes[b] else negative)
+                else:
+                    ties0, ties1 = counted.of(i)
+                    if same > ties1[b]:
+                        loose = popcount_list[1]
+                    elif sizes[b] > ties0[b]:
+                        loose = popcount_list[0]
+                    else:
+                        loose = negative
+                    value = near_b if near_b > loose else loose
+                candidate = (value, sizes[b], d)
                 if best is None or candidate < best:
                     best, chosen = candidate, b
         else:
@@ -439,12 +464,15 @@ def spread_partition(
                     best, chosen = candidate, b
         sizes[chosen] += 1
         blocks[chosen].append(i)
+        if counted is not None:
+            counted.place(i, chosen)
         if sizes[chosen] == capacity[chosen]:
             open_blocks.remove(chosen)
         lo, hi = bounds[i], bounds[i + 1]
         if hi > lo:
             where = at_closest[lo:hi] + chosen
             flat_closest.put(where, np.maximum(flat_closest.take(where), t_score[lo:hi]))
+        if hi > lo and pushed:
             where = at_linked[0][lo:hi] + chosen
             flat_linked.put(where, flat_linked.take(where) + 1.0)
             for s in range(1, subsets):
@@ -457,6 +485,46 @@ def spread_partition(
                 counts[key[s]] = counts.get(key[s], 0) + 1
     draws.close()
     return sorted((sorted(b) for b in blocks), key=lambda b: b[0])
+
+
+class _Ties:
+    """Memory i's stored neighbours placed in each block, counted from its row on demand.
+
+    For :func:`spread_partition` with at most one labeling: ``of(i)`` is (the placed stored
+    neighbours of i per block, those sharing i's label per block) as the blocks stand; the
+    memory last counted is remembered (one decision reads several blocks).
+    """
+
+    def __init__(self, graph: SimilarityGraph, labels: np.ndarray, n_blocks: int) -> None:
+        self.graph = graph
+        self.bounds = graph.indptr.tolist()
+        self.n_blocks = n_blocks
+        self.block = np.full(graph.k, -1, dtype=np.int64)  # -1: not placed yet
+        self.labels = labels
+        self.shared: np.ndarray | None = None  # per row entry: the label is the same
+        self.last: tuple[int, list[int], list[int]] = (-1, [], [])
+
+    def place(self, i: int, block: int) -> None:
+        """Memory i went to ``block``."""
+        self.block[i] = block
+
+    def of(self, i: int) -> tuple[list[int], list[int]]:
+        """(placed stored neighbours of i per block, those that share i's label)."""
+        if self.last[0] == i:
+            return self.last[1], self.last[2]
+        graph, lo, hi = self.graph, self.bounds[i], self.bounds[i + 1]
+        where = self.block[graph.indices[lo:hi]] + 1  # 0: not placed
+        width = self.n_blocks + 1
+        ties0 = np.bincount(where, minlength=width)[1:].tolist()
+        ties1 = [0] * self.n_blocks
+        if len(self.labels):
+            if self.shared is None:
+                rows = np.repeat(np.arange(graph.k), np.diff(graph.indptr))
+                label = self.labels[0]
+                self.shared = label[rows] == label[graph.indices]
+            ties1 = np.bincount(where[self.shared[lo:hi]], minlength=width)[1:].tolist()
+        self.last = (i, ties0, ties1)
+        return ties0, ties1
 
 
 class _Draws:
@@ -523,20 +591,27 @@ def similarity_order(positions: Sequence[int], similarity: Similarity) -> list[i
     unvisited = np.ones(n, dtype=bool)
     unvisited[current] = False
     waiting = [j for j in range(n) if j != current]  # the unvisited, ascending
+    bounds, indices, data = graph.indptr.tolist(), graph.indices, graph.data
     while len(chain) < n:
-        cols, values = graph.row(current)
+        lo, hi = bounds[current], bounds[current + 1]
+        cols, values = indices[lo:hi], data[lo:hi]
         open_ = unvisited[cols]
         cols, values = cols[open_], values[open_]
         near = int(np.argmax(values)) if len(cols) else -1
-        # the first unvisited member without a stored pair with the current one
-        linked = set(cols.tolist()) if len(cols) else ()
-        far = next((j for j in waiting if j not in linked), -1)
+        # the first unvisited member without a stored pair with the current one: the
+        # linked unvisited are an ascending sub-list of ``waiting``, so it is where the
+        # two lists first differ
+        linked = cols.tolist()
+        far = next(
+            (j for j, other in zip(waiting, linked, strict=False) if j != other),
+            waiting[len(linked)] if len(waiting) > len(linked) else -1,
+        )
         if near < 0:
             current = far
         elif far < 0:
-            current = int(cols[near])
+            current = linked[near]
         else:
-            value, col = float(values[near]), int(cols[near])
+            value, col = float(values[near]), linked[near]
             current = col if value > 0.0 or (value == 0.0 and col < far) else far
         unvisited[current] = False
         del waiting[bisect.bisect_left(waiting, current)]

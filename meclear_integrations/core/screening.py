@@ -38,8 +38,9 @@ def loo_effects(game: CoalitionGame) -> list[float]:
     Returns:
         d_i by position.
     """
-    base = game.value(game.full)
-    return [base - game.value(without(game.full, i)) for i in range(game.k)]
+    whole = game.full  # built once: M is K bits wide
+    base = game.value(whole)
+    return [base - game.value(whole ^ (1 << i)) for i in range(game.k)]
 
 
 def measured_loo_effects(game: CoalitionGame) -> list[float | None]:
@@ -54,11 +55,13 @@ def measured_loo_effects(game: CoalitionGame) -> list[float | None]:
     Returns:
         d_i by position, None where M minus m_i was not evaluated.
     """
-    base = game.value(game.full)
+    whole = game.full  # built once: M is K bits wide
+    base = game.value(whole)
+    scores = game.scores
     out: list[float | None] = []
     for i in range(game.k):
-        coalition = without(game.full, i)
-        out.append(base - game.value(coalition) if game.trials_of(coalition) else None)
+        trial_scores = scores.get(whole ^ (1 << i))
+        out.append(base - sum(trial_scores) / len(trial_scores) if trial_scores else None)
     return out
 
 

@@ -21,7 +21,13 @@ from ..estimators import configured_estimator
 from ..estimators.auto import clearance_bound
 from ..events import StageEvent
 from ..game import CoalitionGame
-from ..report import CandidateFamily, ClearanceCandidate, ClearanceReport, PairInteraction
+from ..report import (
+    CandidateFamily,
+    ClearanceCandidate,
+    ClearanceReport,
+    MemoryAttribution,
+    PairInteraction,
+)
 from ..verification.clearance import (
     candidate_coalition,
     fallback_candidates,
@@ -163,16 +169,7 @@ def _selected(
         recovered=run.rule.final_recovered(game, selection, chosen),
         kept=[m for i, m in enumerate(game.context) if i not in cleared],
         cleared=[m for i, m in enumerate(game.context) if i in cleared],
-        attributions=[
-            a.model_copy(
-                update={
-                    "cleared": a.position in cleared,
-                    # a fallback memory the verified clearance removed joins H^
-                    "harmful": a.harmful or a.position in cleared,
-                }
-            )
-            for a in run.attributions or []
-        ],
+        attributions=[_flagged(a, a.position in cleared) for a in run.attributions or []],
         interactions=pairs,
         candidates=tried,
         cost=cost(run),
@@ -180,6 +177,18 @@ def _selected(
         estimator=attributed.estimator.name,
         clearance_search=search,
     )
+
+
+def _flagged(attribution: MemoryAttribution, cleared: bool) -> MemoryAttribution:
+    """The attribution with its clearance flags; the same (frozen) object when they hold.
+
+    A memory the verified clearance removed is cleared, and a fallback memory it removed
+    joins H^ (harmful). Only the memories whose flags change are copied.
+    """
+    harmful = attribution.harmful or cleared
+    if attribution.cleared == cleared and attribution.harmful == harmful:
+        return attribution
+    return attribution.model_copy(update={"cleared": cleared, "harmful": harmful})
 
 
 def _checked(run: Run, report: ClearanceReport) -> Steps[ClearanceReport]:

@@ -200,3 +200,29 @@ def test_restrict_keeps_rows_and_columns_of_any_positions() -> None:
             expected = SimilarityGraph.from_dense(matrix[np.ix_(chosen, chosen)])
             for name in ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data"):
                 assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+
+
+@settings(max_examples=150, deadline=None)
+@given(_matrices(), st.integers(1, 6), st.integers(0, 1), st.integers(0, 2**31))
+def test_spread_partition_with_minus_infinite_similarities(
+    matrix: np.ndarray, n_blocks: int, n_labelings: int, seed: int
+) -> None:
+    """With at most one labeling a memory's ties to a block are counted only when its score
+    does not decide alone; a stored -inf (a placed neighbour that looks like none) or -0.0
+    is no exception."""
+    k = len(matrix)
+    rng = np.random.default_rng(seed + 2)
+    special = rng.choice([-np.inf, -0.0], size=matrix.shape)
+    chosen = rng.random(matrix.shape) < 0.2
+    np.fill_diagonal(chosen, False)  # similarities to another memory only
+    matrix = np.where(chosen, special, matrix)
+    labelings = [rng.integers(0, 3, size=k).tolist() for _ in range(n_labelings)]
+    expected = old.spread_partition(
+        matrix,
+        n_blocks,
+        np.random.default_rng(seed),
+        penalty=old.penalty_of(labelings, k) if labelings else None,
+    )
+    for similarity in (matrix, SimilarityGraph.from_dense(matrix)):
+        rng = np.random.default_rng(seed)
+        assert spread_partition(similarity, n_blocks, rng, apart=labelings) == expected
