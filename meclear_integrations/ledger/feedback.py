@@ -89,6 +89,7 @@ class FeedbackLog(Lookups, HarmLookups):
             ConfigurationError: ``memory_ids`` names memories the query did not retrieve.
             LedgerLookupError: No run matches ``run_or_query_id``.
         """
+        # the keyword arguments as given: nothing is assigned before this line
         kwargs = {k: v for k, v in locals().items() if k not in ("self", "run_or_query_id")}
         return run_steps(self._feedback_steps(run_or_query_id, **kwargs))
 

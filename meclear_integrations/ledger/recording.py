@@ -151,6 +151,7 @@ class Recording(FeedbackLog):
             ...     sorted(run.cleared_ids)
             ['f1', 'f2']
         """
+        # the keyword arguments as given: nothing is assigned before this line
         kwargs = {k: v for k, v in locals().items() if k not in ("self", "report")}
         return run_steps(self._recording(report, kwargs))
 
