@@ -11,6 +11,8 @@ a hostile candidate put there reaches the decision).
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import threading
 import time
@@ -21,7 +23,6 @@ from typing import Any
 
 from pydantic import BaseModel
 from tenacity import (
-    AsyncRetrying,
     RetryError,
     Retrying,
     retry_if_exception_type,
@@ -30,6 +31,7 @@ from tenacity import (
     wait_none,
 )
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.failures.kind import failure_kind
 from ..core.redaction import redact
 from ..judges.formats import FormatLadder, is_prose, offered_formats, request
@@ -218,17 +220,16 @@ class CallRunner:
         schema = call.schema.model_json_schema() if call.schema is not None else None
         return FormatLadder(self.model, structured=structured), schema
 
-    def _complete(self, call: ModelCall, prompt: str) -> object:
-        """The reply in the strongest format the endpoint honours.
+    def _completing(self, call: ModelCall, prompt: str) -> Steps[object]:
+        """The reply in the strongest format the endpoint honours (a step per request).
 
         json_schema -> json_object -> text; a rejected or ignored format is remembered and
         never retried.
         """
         ladder, schema = self._ladder(call)
         for fmt in ladder.formats:
-            sync, _ = request(self.model, fmt, prompt, schema)
             try:
-                output = sync()
+                output = yield Call(*request(self.model, fmt, prompt, schema))
                 if fmt != "text" and is_prose(output):
                     raise ladder.ignored(fmt, output)
             except Exception as exc:
@@ -239,22 +240,46 @@ class CallRunner:
             return output
         raise ladder.exhausted()
 
-    async def _acomplete(self, call: ModelCall, prompt: str) -> object:
-        """Async :meth:`_complete`."""
-        ladder, schema = self._ladder(call)
-        for fmt in ladder.formats:
-            _, asynchronous = request(self.model, fmt, prompt, schema)
-            try:
-                output = await asynchronous()
-                if fmt != "text" and is_prose(output):
-                    raise ladder.ignored(fmt, output)
-            except Exception as exc:
-                if fmt != "text" and ladder.failed(fmt, exc):
-                    continue
-                raise
-            ladder.succeeded(fmt)
-            return output
-        raise ladder.exhausted()
+    def _attempt(self, call: ModelCall, prompt: str) -> Call:
+        """One attempt's model call (its format ladder), holding a slot of the limiter."""
+
+        def sync() -> object:
+            with limited(self.limiter):
+                return run_steps(self._completing(call, prompt))
+
+        async def asynchronous() -> object:
+            async with alimited(self.limiter):
+                return await arun_steps(self._completing(call, prompt))
+
+        return Call(sync, asynchronous)
+
+    def _running(self, call: ModelCall) -> Steps[CallResult]:
+        """:meth:`run`'s steps: the attempts and the waits between them (tenacity's policy)."""
+        last: _AttemptFailed | None = None
+        attempts = 0
+        waits: list[float] = []  # tenacity's backoff, taken as a step (time or asyncio sleep)
+        try:
+            for attempt in Retrying(reraise=False, sleep=waits.append, **self._policy()):
+                if waits:
+                    yield _pause(waits.pop())
+                with attempt:
+                    attempts += 1
+                    prompt = _feedback(call.prompt, last)
+                    started = time.perf_counter()
+                    try:
+                        output = yield self._attempt(call, prompt)
+                    except Exception as exc:
+                        last = self._model_error(call, started, exc)
+                        raise last from exc
+                    try:
+                        return CallResult(call=call, value=self._finish(call, started, output))
+                    except _AttemptFailed as exc:
+                        last = exc
+                        raise
+        except RetryError:
+            pass
+        assert last is not None
+        return self._failure(call, last, attempts)
 
     def run(self, call: ModelCall) -> CallResult:
         """Synchronous call with bounded retries.
@@ -265,59 +290,13 @@ class CallRunner:
         Returns:
             The parsed value, or the failure after every attempt.
         """
-        last: _AttemptFailed | None = None
-        attempts = 0
-        try:
-            for attempt in Retrying(reraise=False, **self._policy()):
-                with attempt:
-                    attempts += 1
-                    prompt = _feedback(call.prompt, last)
-                    started = time.perf_counter()
-                    try:
-                        with limited(self.limiter):
-                            output = self._complete(call, prompt)
-                    except Exception as exc:
-                        last = self._model_error(call, started, exc)
-                        raise last from exc
-                    try:
-                        return CallResult(call=call, value=self._finish(call, started, output))
-                    except _AttemptFailed as exc:
-                        last = exc
-                        raise
-        except RetryError:
-            pass
-        assert last is not None
-        return self._failure(call, last, attempts)
+        return run_steps(self._running(call))
 
     async def arun(self, call: ModelCall) -> CallResult:
-        """Async call with bounded retries.
+        """Async :meth:`run`: the same steps (one flow), its argument and result."""
+        return await arun_steps(self._running(call))
 
-        Args:
-            call: The prompt and the parser of its reply.
 
-        Returns:
-            The parsed value, or the failure after every attempt.
-        """
-        last: _AttemptFailed | None = None
-        attempts = 0
-        try:
-            async for attempt in AsyncRetrying(reraise=False, **self._policy()):
-                with attempt:
-                    attempts += 1
-                    prompt = _feedback(call.prompt, last)
-                    started = time.perf_counter()
-                    try:
-                        async with alimited(self.limiter):
-                            output = await self._acomplete(call, prompt)
-                    except Exception as exc:
-                        last = self._model_error(call, started, exc)
-                        raise last from exc
-                    try:
-                        return CallResult(call=call, value=self._finish(call, started, output))
-                    except _AttemptFailed as exc:
-                        last = exc
-                        raise
-        except RetryError:
-            pass
-        assert last is not None
-        return self._failure(call, last, attempts)
+def _pause(seconds: float) -> Call:
+    """A backoff wait: ``time.sleep`` on the sync path, ``asyncio.sleep`` on the loop."""
+    return Call(functools.partial(time.sleep, seconds), functools.partial(asyncio.sleep, seconds))

@@ -13,6 +13,7 @@ then shares one sample. Only successful replies are kept; a raising call is not 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 from collections import OrderedDict
@@ -20,10 +21,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..judges.model import endpoint_of, supports_json_object
 from .model import TextModel, as_text_model, supports_structured_output
 
 __all__ = ["DedupTextModel"]
+
+_Flight = tuple[dict[Any, Any], Any, Any, Any]
+"""(the in-flight table, the call's slot in it, the call to wait for or None, ours or None)."""
 
 
 class DedupTextModel:
@@ -81,53 +86,45 @@ class DedupTextModel:
             while len(self._cache) > self.max_entries:
                 self._cache.popitem(last=False)
 
-    def _sync(self, key: tuple[str, str], call: Callable[[], Any]) -> Any:
-        found, value = self._get(key)
-        if found:
-            return value
+    def _claim(self, flights: dict[Any, Any], slot: Any, new: Callable[[], Any]) -> _Flight:
+        """The call in flight under ``slot`` to wait for, or None and ours, registered."""
         with self._lock:
-            waiting = self._flight.get(key)
-            if waiting is None:
-                mine: Future[Any] = Future()
-                self._flight[key] = mine
-                self.misses += 1
-            else:
+            waiting = flights.get(slot)
+            if waiting is not None:
                 self.hits += 1
-        if waiting is not None:
-            return waiting.result()
-        try:
-            value = call()
-        except BaseException as exc:
-            mine.set_exception(exc)
-            raise
-        finally:
-            with self._lock:
-                self._flight.pop(key, None)
-        self._put(key, value)
-        mine.set_result(value)
-        return value
+                return flights, slot, waiting, None
+            mine = flights[slot] = new()
+            self.misses += 1
+            return flights, slot, None, mine
 
-    async def _async(self, key: tuple[str, str], call: Callable[[], Awaitable[Any]]) -> Any:
+    async def _aclaim(self, key: tuple[str, str]) -> _Flight:
+        """:meth:`_claim` on the event loop: asyncio futures, shared within one loop."""
+        loop = asyncio.get_running_loop()
+        return self._claim(self._aflight, (id(loop), key), loop.create_future)
+
+    def _once(self, key: tuple[str, str], call: Call) -> Steps[Any]:
+        """``call``'s value, from the cache, shared with the same call in flight, or made.
+
+        One flow for both paths (``core.concurrency.step_driver``): on the sync one a call in
+        flight is a thread's ``concurrent.futures.Future``, on the async one a task's asyncio
+        future (awaited shielded: a cancelled waiter does not cancel the call it shares).
+        """
         found, value = self._get(key)
         if found:
             return value
-        loop = asyncio.get_running_loop()
-        slot = (id(loop), key)
-        waiting = self._aflight.get(slot)
+        claim = functools.partial(self._claim, self._flight, key, Future)
+        flights, slot, waiting, mine = yield Call(claim, functools.partial(self._aclaim, key))
         if waiting is not None:
-            self.hits += 1
-            return await asyncio.shield(waiting)
-        mine: asyncio.Future[Any] = loop.create_future()
-        self._aflight[slot] = mine
-        self.misses += 1
+            return (yield Call(waiting.result, lambda: asyncio.shield(waiting)))
         try:
-            value = await call()
+            value = yield call
         except BaseException as exc:
             mine.set_exception(exc)
             mine.exception()  # retrieved: no "never retrieved" warning when nobody waits
             raise
         finally:
-            self._aflight.pop(slot, None)
+            with self._lock:
+                flights.pop(slot, None)
         self._put(key, value)
         mine.set_result(value)
         return value
@@ -142,34 +139,42 @@ class DedupTextModel:
         Returns:
             The reply.
         """
-        return self._sync(("text", prompt), lambda: self.model.complete(prompt))
+        return run_steps(self._once(("text", prompt), self._text(prompt)))
 
     async def acomplete(self, prompt: str) -> str:
-        """Async :meth:`complete`.
+        """Async :meth:`complete` (the same steps)."""
+        return await arun_steps(self._once(("text", prompt), self._text(prompt)))
 
-        Args:
-            prompt: The prompt text.
+    def _text(self, prompt: str) -> Call:
+        return Call(lambda: self.model.complete(prompt), lambda: self.model.acomplete(prompt))
 
-        Returns:
-            The reply.
-        """
-        return await self._async(("text", prompt), lambda: self.model.acomplete(prompt))
+    def _json(self, prompt: str, schema: Mapping[str, Any]) -> Steps[Any]:
+        model: Any = self.model
+        call = Call(
+            lambda: model.complete_json(prompt, schema),
+            lambda: model.acomplete_json(prompt, schema),
+        )
+        return self._once((_schema_key(schema), prompt), call)
+
+    def _json_object(self, prompt: str, schema: Mapping[str, Any]) -> Steps[Any]:
+        model: Any = self.model
+        call = Call(
+            lambda: model.complete_json_object(prompt, schema),
+            lambda: model.acomplete_json_object(prompt, schema),
+        )
+        return self._once(("object:" + _schema_key(schema), prompt), call)
 
     def _complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
-        key = (_schema_key(schema), prompt)
-        return self._sync(key, lambda: self.model.complete_json(prompt, schema))  # type: ignore[attr-defined]
+        return run_steps(self._json(prompt, schema))
 
     async def _acomplete_json(self, prompt: str, schema: Mapping[str, Any]) -> Any:
-        key = (_schema_key(schema), prompt)
-        return await self._async(key, lambda: self.model.acomplete_json(prompt, schema))  # type: ignore[attr-defined]
+        return await arun_steps(self._json(prompt, schema))
 
     def _complete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
-        key = ("object:" + _schema_key(schema), prompt)
-        return self._sync(key, lambda: self.model.complete_json_object(prompt, schema))  # type: ignore[attr-defined]
+        return run_steps(self._json_object(prompt, schema))
 
     async def _acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> Any:
-        key = ("object:" + _schema_key(schema), prompt)
-        return await self._async(key, lambda: self.model.acomplete_json_object(prompt, schema))  # type: ignore[attr-defined]
+        return await arun_steps(self._json_object(prompt, schema))
 
 
 def _schema_key(schema: Mapping[str, Any]) -> str:

@@ -17,13 +17,22 @@ References:
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..core.concurrency.step_driver import (
+    Call,
+    Steps,
+    arun_steps,
+    call_async,
+    call_sync,
+    run_steps,
+)
 from ..core.concurrency.tasks import gather_or_cancel
 from ..core.concurrency.workers import map_in_workers
 from ..core.redaction import redact
@@ -136,31 +145,9 @@ class ConMemAdmitter(AdmissionStages):
             InvalidCandidateError: The candidate or context cannot be admitted (empty,
                 not text, too long, malformed): raised before any model call.
         """
-        self.validate(candidate, context, candidate_id=candidate_id)
-        started = time.perf_counter()
-        harm = self._known(
-            None if self.harm_index is None else self.harm_index.known_harm(candidate, candidate_id)
-        )
-        if harm is not None and harm.action == "rejected":
-            return self._rejected_as_harmful(candidate, candidate_id, harm, started)
-        meter = CallMeter()
-        runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
-        algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
-        reply: Any = None
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
-            except StopIteration as stop:
-                return _flagged(stop.value, harm)
-            reply, failure = None, None
-            try:
-                if isinstance(step, _Batch):
-                    reply = self._run_sync(runner, step.calls)
-                else:
-                    self._emit_sync(step.event)
-            except BaseException as exc:
-                failure = exc
+        runner = self._runner(limiter)
+        handle = functools.partial(self._handle_sync, runner)
+        return run_steps(self._deciding(candidate, context, candidate_id, runner), handle)
 
     async def adecide(
         self,
@@ -172,46 +159,39 @@ class ConMemAdmitter(AdmissionStages):
     ) -> AdmissionDecision:
         """Admission decision on the event loop; independent calls run concurrently.
 
-        Args:
-            candidate: The candidate memory's text.
-            context: Its historical context (text or ``{"role", "content"}`` turns).
-            candidate_id: The candidate's id in the decision.
-            limiter: Bounds this decision's model calls (None: the admitter's ``limiter``).
+        The steps of :meth:`decide` (one flow), with its arguments, result and errors: the
+        model calls run as tasks, the ledger lookup in a worker thread.
+        """
+        runner = self._runner(limiter)
+        semaphore = asyncio.Semaphore(self.config.max_concurrency)
+        handle = functools.partial(self._handle_async, runner, semaphore)
+        return await arun_steps(self._deciding(candidate, context, candidate_id, runner), handle)
 
-        Returns:
-            The decision, with the probe evidence, CMTE, reason and cost.
+    def _runner(self, limiter: CallLimiter | None) -> CallRunner:
+        """A decision's call runner, metering its calls (``limiter``: else the admitter's)."""
+        return CallRunner(self.model, self.config, CallMeter(), limiter=limiter or self.limiter)
 
-        Raises:
-            InvalidCandidateError: The candidate or context cannot be admitted (empty,
-                not text, too long, malformed): raised before any model call.
+    def _deciding(
+        self, candidate: str, context: Context, candidate_id: str | None, runner: CallRunner
+    ) -> Steps[AdmissionDecision]:
+        """:meth:`decide`'s steps, one flow for both paths (``core.concurrency.step_driver``).
+
+        The ledger lookup (a worker thread on the loop), then the algorithm's call batches
+        and stage events (:meth:`_handle_sync` / :meth:`_handle_async`).
         """
         self.validate(candidate, context, candidate_id=candidate_id)
         started = time.perf_counter()
         found = None
         if self.harm_index is not None:
-            found = await asyncio.to_thread(self.harm_index.known_harm, candidate, candidate_id)
+            found = yield Call(
+                functools.partial(self.harm_index.known_harm, candidate, candidate_id)
+            )
         harm = self._known(found)
         if harm is not None and harm.action == "rejected":
             return self._rejected_as_harmful(candidate, candidate_id, harm, started)
-        meter = CallMeter()
-        runner = CallRunner(self.model, self.config, meter, limiter=limiter or self.limiter)
-        semaphore = asyncio.Semaphore(self.config.max_concurrency)
-        algorithm = self._algorithm(candidate, render_context(context), candidate_id, meter)
-        reply: Any = None
-        failure: BaseException | None = None
-        while True:
-            try:
-                step = algorithm.send(reply) if failure is None else algorithm.throw(failure)
-            except StopIteration as stop:
-                return _flagged(stop.value, harm)
-            reply, failure = None, None
-            try:
-                if isinstance(step, _Batch):
-                    reply = await self._run_async(runner, step.calls, semaphore)
-                else:
-                    await self._emit_async(step.event)
-            except BaseException as exc:
-                failure = exc
+        algorithm = self._algorithm(candidate, render_context(context), candidate_id, runner.meter)
+        decision = yield from algorithm
+        return _flagged(decision, harm)
 
     def validate(
         self,
@@ -314,17 +294,28 @@ class ConMemAdmitter(AdmissionStages):
 
         return await gather_or_cancel(one(r) for r in requests)
 
-    def _run_sync(self, runner: CallRunner, calls: Sequence[ModelCall]) -> list[CallResult]:
-        return map_in_workers(runner.run, list(calls), self.config.max_concurrency)
+    def _handle_sync(self, runner: CallRunner, step: Any) -> Any:
+        """One step on the calling thread: a batch in worker threads, an event, a call."""
+        if isinstance(step, _Batch):
+            return map_in_workers(runner.run, list(step.calls), self.config.max_concurrency)
+        if isinstance(step, _Emit):
+            return self._emit_sync(step.event)
+        return call_sync(step)
 
-    async def _run_async(
-        self, runner: CallRunner, calls: Sequence[ModelCall], semaphore: asyncio.Semaphore
-    ) -> list[CallResult]:
-        async def one(call: ModelCall) -> CallResult:
-            async with semaphore:
-                return await runner.arun(call)
+    async def _handle_async(
+        self, runner: CallRunner, semaphore: asyncio.Semaphore, step: Any
+    ) -> Any:
+        """One step on the loop: a batch's calls as tasks under ``semaphore``, an event, a call."""
+        if isinstance(step, _Batch):
 
-        return await gather_or_cancel(one(c) for c in calls)
+            async def one(call: ModelCall) -> CallResult:
+                async with semaphore:
+                    return await runner.arun(call)
+
+            return await gather_or_cancel(one(c) for c in step.calls)
+        if isinstance(step, _Emit):
+            return await self._emit_async(step.event)
+        return await call_async(step)
 
     def _emit_sync(self, event: AdmissionEvent) -> None:
         if self.listener is None:

@@ -8,13 +8,14 @@ that carries a correction (:meth:`FeedbackLog.pending_replays`).
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import exists, or_, select
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.errors import ConfigurationError, ConfigurationTypeError
 from . import schema as t
 from .base import LedgerLookupError, inserted_key
@@ -88,6 +89,36 @@ class FeedbackLog(Lookups, HarmLookups):
             ConfigurationError: ``memory_ids`` names memories the query did not retrieve.
             LedgerLookupError: No run matches ``run_or_query_id``.
         """
+        # the keyword arguments as given: nothing is assigned before this line
+        kwargs = {k: v for k, v in locals().items() if k not in ("self", "run_or_query_id")}
+        return run_steps(self._feedback_steps(run_or_query_id, **kwargs))
+
+    async def afeedback(self, run_or_query_id: str, **kwargs: Any) -> FeedbackRecord:
+        """:meth:`feedback` with its database work in worker threads (the same steps).
+
+        Args:
+            run_or_query_id: A ledger run id, a tracing run id or a query id.
+            **kwargs: The keyword arguments of :meth:`feedback`.
+
+        Returns:
+            The feedback as recorded.
+        """
+        return await arun_steps(self._feedback_steps(run_or_query_id, **kwargs))
+
+    def _feedback_steps(
+        self,
+        run_or_query_id: str,
+        *,
+        correct: bool,
+        correction: str | None = None,
+        memory_ids: Sequence[str] = (),
+        source: str = "api",
+        source_id: str | None = None,
+        comment: str | None = None,
+        trusted: bool = False,
+        authority: FeedbackAuthority | None = None,
+    ) -> Steps[FeedbackRecord]:
+        """:meth:`feedback`'s steps: checks, the run's lookup, the insert, trusted restores."""
         if not isinstance(correct, bool):
             raise ConfigurationTypeError("correct must be True or False")
         if not isinstance(trusted, bool):
@@ -98,7 +129,7 @@ class FeedbackLog(Lookups, HarmLookups):
             raise ConfigurationError(
                 f"authority must be one of {', '.join(FEEDBACK_AUTHORITIES)}, got {authority!r}"
             )
-        run = self.find_run(run_or_query_id)
+        run = yield Call(functools.partial(self.find_run, run_or_query_id))
         named = list(dict.fromkeys(str(i) for i in memory_ids))
         unknown = sorted(set(named) - set(run.memory_ids))
         if unknown:
@@ -119,6 +150,28 @@ class FeedbackLog(Lookups, HarmLookups):
             "comment": safe_text(comment, 10_000),
             "authority": authority,
         }
+        yield Call(functools.partial(self._insert_feedback, row, named))
+        record = FeedbackRecord(**row, memory_ids=named)
+        if correct and named and authority != "end_user" and correction is None:
+            recorded = {m.memory_id: m.content_hash for m in run.memories}
+            confirmed = yield Call(
+                functools.partial(self._verified_harmful, {i: recorded[i] for i in named})
+            )
+            for memory_id in sorted(confirmed):
+                restore = functools.partial(
+                    self.restore,
+                    memory_id,
+                    reason=safe_text(comment, 2000)
+                    or f"confirmed good by {authority} positive feedback",
+                    actor=f"{authority}:{safe_text(source_id or source, 60)}",
+                    feedback_id=record.feedback_id,
+                    run_id=run.run_id,
+                )
+                yield Call(restore)
+        return record
+
+    def _insert_feedback(self, row: dict[str, Any], named: list[str]) -> None:
+        """Insert one feedback row and the memories it names (one transaction)."""
         with write_transaction(self.engine) as conn:
             pk = inserted_key(conn.execute(t.feedback.insert().values(**row)))
             if named:
@@ -129,32 +182,6 @@ class FeedbackLog(Lookups, HarmLookups):
                         for mid in named
                     ],
                 )
-        record = FeedbackRecord(**row, memory_ids=named)
-        if correct and named and authority != "end_user" and correction is None:
-            recorded = {m.memory_id: m.content_hash for m in run.memories}
-            confirmed = self._verified_harmful({i: recorded[i] for i in named})
-            for memory_id in sorted(confirmed):
-                self.restore(
-                    memory_id,
-                    reason=safe_text(comment, 2000)
-                    or f"confirmed good by {authority} positive feedback",
-                    actor=f"{authority}:{safe_text(source_id or source, 60)}",
-                    feedback_id=record.feedback_id,
-                    run_id=run.run_id,
-                )
-        return record
-
-    async def afeedback(self, run_or_query_id: str, **kwargs: Any) -> FeedbackRecord:
-        """:meth:`feedback` in a worker thread.
-
-        Args:
-            run_or_query_id: A ledger run id, a tracing run id or a query id.
-            **kwargs: The keyword arguments of :meth:`feedback`.
-
-        Returns:
-            The feedback as recorded.
-        """
-        return await asyncio.to_thread(lambda: self.feedback(run_or_query_id, **kwargs))
 
     def restore(
         self,

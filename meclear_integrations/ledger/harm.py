@@ -7,13 +7,14 @@ prior candidate (``core.prior``).
 
 from __future__ import annotations
 
-import asyncio
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..runtime.hashing import content_hash
@@ -21,8 +22,9 @@ from . import schema as t
 from .base import LedgerBase, chunks, utc
 from .content import load_active_any_id
 from .database import read_transaction, single_read
-from .proof import load_harm_facts
+from .proof import HarmFacts, Key, load_harm_facts
 from .scope import ScopedHarm, lexical_signature, name_signature, question_similarity
+from .scope_state import ScopeRow
 from .settlement import settlements
 
 __all__ = ["HarmLookups"]
@@ -66,7 +68,7 @@ class HarmLookups(LedgerBase):
             ...     ledger.scoped_harm("Where is John?", [Memory(id="m1", content="x")])
             []
         """
-        return [h for h, _ in self._scoped(query, context, query_embedding)]
+        return run_steps(self._harm_steps(query, context, query_embedding))
 
     async def ascoped_harm(
         self,
@@ -75,25 +77,28 @@ class HarmLookups(LedgerBase):
         *,
         query_embedding: Sequence[float] | None = None,
     ) -> list[ScopedHarm]:
-        """:meth:`scoped_harm` in a worker thread (its arguments, result and errors)."""
-        return await asyncio.to_thread(
-            lambda: self.scoped_harm(query, list(context), query_embedding=query_embedding)
-        )
+        """:meth:`scoped_harm`'s steps, its read in a worker thread (arguments, result, errors)."""
+        return await arun_steps(self._harm_steps(query, context, query_embedding))
+
+    def _harm_steps(
+        self, query: str, context: Sequence[Memory], embedding: Sequence[float] | None
+    ) -> Steps[list[ScopedHarm]]:
+        """:meth:`scoped_harm`'s steps (``context`` read once)."""
+        scoped = yield from self._scoped(query, list(context), embedding)
+        return [h for h, _ in scoped]
 
     def _scoped(
         self,
         query: str,
         context: Sequence[Memory],
         embedding: Sequence[float] | None,
-    ) -> list[tuple[ScopedHarm, bool]]:
-        """(harm, its own contribution tested) per context memory in scope."""
+    ) -> Steps[list[tuple[ScopedHarm, bool]]]:
+        """(harm, its own contribution tested) per context memory in scope: one read step."""
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
             return []
         query_id = self.query_id(query)
-        with single_read(self.engine) as conn:
-            # by id, and the same text under a new id (``content``): one bounded read
-            rows = load_active_any_id(conn, self.namespace, hashes, query_id)
+        rows = yield Call(functools.partial(self._active_rows, hashes, query_id))
         if not rows:
             return []
         own_verdict = {r.memory_id for r in rows if r.query_id == query_id and not r.active}
@@ -138,6 +143,12 @@ class HarmLookups(LedgerBase):
                 best[row.memory_id] = (harm, row.tested)
         return [best[m.id] for m in context if m.id in best]
 
+    def _active_rows(self, hashes: dict[str, str], query_id: str) -> list[ScopeRow]:
+        """The active state rows of ``hashes``' memories, by id or by text (``content``)."""
+        with single_read(self.engine) as conn:
+            # by id, and the same text under a new id (``content``): one bounded read
+            return load_active_any_id(conn, self.namespace, hashes, query_id)
+
     def prior_candidate(
         self,
         context: Sequence[Memory],
@@ -169,9 +180,17 @@ class HarmLookups(LedgerBase):
         Returns:
             The prior candidate (empty when the ledger knows no harm in ``context``).
         """
+        return run_steps(self._prior_steps(context, query, query_embedding))
+
+    def _prior_steps(
+        self, context: Sequence[Memory], query: str | None, embedding: Sequence[float] | None
+    ) -> Steps[PriorCandidate]:
+        """:meth:`prior_candidate`'s steps: its reads (``context`` read once)."""
+        context = list(context)
         if query is not None:
-            scoped = self._scoped(query, context, query_embedding)
-            vouched = self._vouched([h for h, _ in scoped if h.settled])
+            scoped = yield from self._scoped(query, context, embedding)
+            settled = [h for h, _ in scoped if h.settled]
+            vouched = (yield Call(functools.partial(self._vouched, settled))) if settled else set()
             return PriorCandidate(
                 ids=tuple(h.memory_id for h, _ in scoped),
                 # a carrier's harm is its own answer, not a removal a put-back could undo
@@ -183,15 +202,19 @@ class HarmLookups(LedgerBase):
         hashes = {m.id: content_hash(m.content) for m in context}
         if not hashes:
             return PriorCandidate()
-        with read_transaction(self.engine) as conn:
-            restored: dict[str, datetime] = {}
-            for chunk in chunks(list(hashes)):
-                restored.update(self._restores(conn, chunk))
-            facts = load_harm_facts(conn, self.namespace, list(hashes), restored)
+        facts = yield Call(functools.partial(self._unscoped_facts, hashes))
         known = {i: facts[(i, h)] for i, h in hashes.items() if (i, h) in facts}
         return PriorCandidate(
             ids=tuple(known), unproven=tuple(i for i, f in known.items() if not f.tested)
         )
+
+    def _unscoped_facts(self, hashes: dict[str, str]) -> dict[Key, HarmFacts]:
+        """The harm facts of ``hashes``' memories since their last restores (one read)."""
+        with read_transaction(self.engine) as conn:
+            restored: dict[str, datetime] = {}
+            for chunk in chunks(list(hashes)):
+                restored.update(self._restores(conn, chunk))
+            return load_harm_facts(conn, self.namespace, list(hashes), restored)
 
     def _vouched(self, harms: Sequence[ScopedHarm]) -> set[str]:
         """Settled harms not resting on an end user's correction alone (``settlement``)."""
@@ -210,12 +233,8 @@ class HarmLookups(LedgerBase):
         query: str | None = None,
         query_embedding: Sequence[float] | None = None,
     ) -> PriorCandidate:
-        """:meth:`prior_candidate` in a worker thread (its arguments, result and errors)."""
-        return await asyncio.to_thread(
-            lambda: self.prior_candidate(
-                list(context), query=query, query_embedding=query_embedding
-            )
-        )
+        """:meth:`prior_candidate`'s steps, reads in worker threads (arguments, result, errors)."""
+        return await arun_steps(self._prior_steps(context, query, query_embedding))
 
     def prior_harmful(self, context: Sequence[Memory], *, query: str | None = None) -> list[str]:
         """Ids of :meth:`prior_candidate`, in retrieval order.
@@ -235,8 +254,8 @@ class HarmLookups(LedgerBase):
     async def aprior_harmful(
         self, context: Sequence[Memory], *, query: str | None = None
     ) -> list[str]:
-        """:meth:`prior_harmful` in a worker thread (its arguments, result and errors)."""
-        return await asyncio.to_thread(lambda: self.prior_harmful(list(context), query=query))
+        """:meth:`prior_harmful` with the reads in worker threads (arguments, result, errors)."""
+        return list((await self.aprior_candidate(context, query=query)).ids)
 
     def _verified_harmful(self, hashes: dict[str, str]) -> list[str]:
         """Ids of ``{memory id: content hash}`` that a verified clearance removed.

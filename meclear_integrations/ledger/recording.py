@@ -8,8 +8,8 @@ and candidates, folds its verdicts into the per memory and question state
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
+import functools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +19,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
@@ -150,43 +151,9 @@ class Recording(FeedbackLog):
             ...     sorted(run.cleared_ids)
             ['f1', 'f2']
         """
-        prepared = self._prepare(
-            report,
-            query=query,
-            context=context,
-            origin=origin,
-            success_signal=success_signal,
-            agent_model=agent_model,
-            judge_model=judge_model,
-            model_calls=model_calls,
-            trace_run_id=trace_run_id,
-            trace_system=trace_system,
-            trigger=trigger,
-            trigger_reason=trigger_reason,
-            replay_of=replay_of,
-            feedback_id=feedback_id,
-            guided_by=guided_by,
-            extra=extra,
-            run_id=run_id,
-            query_embedding=query_embedding,
-            reference=reference,
-        )
-        try:
-            with write_transaction(self.engine) as conn:
-                if run_id is not None:
-                    stored = self._stored_run(conn, run_id)
-                    if stored is not None:
-                        return stored
-                self._write(conn, prepared)
-        except IntegrityError:
-            if run_id is None:
-                raise
-            with read_transaction(self.engine) as conn:  # a concurrent writer stored it first
-                stored = self._stored_run(conn, run_id)
-            if stored is None:
-                raise
-            return stored
-        return self._run_record(prepared.run, prepared.memories, prepared.candidates)
+        # the keyword arguments as given: nothing is assigned before this line
+        kwargs = {k: v for k, v in locals().items() if k not in ("self", "report")}
+        return run_steps(self._recording(report, kwargs))
 
     def record_many(self, entries: Sequence[tuple[ClearanceReport, dict[str, Any]]]) -> int:
         """Append many decisions in one transaction (bulk loads, benchmarks, imports).
@@ -253,7 +220,7 @@ class Recording(FeedbackLog):
         return len(fresh)
 
     async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
-        """:meth:`record` in a worker thread.
+        """:meth:`record` with its database work in worker threads (the same steps).
 
         Args:
             report: The clearance report.
@@ -262,7 +229,34 @@ class Recording(FeedbackLog):
         Returns:
             The run as recorded.
         """
-        return await asyncio.to_thread(lambda: self.record(report, **kwargs))
+        return await arun_steps(self._recording(report, kwargs))
+
+    def _recording(self, report: ClearanceReport, kwargs: dict[str, Any]) -> Steps[RunRecord]:
+        """:meth:`record`'s steps: its rows (reading a replay's feedback), then their write."""
+        prepared = yield Call(functools.partial(self._prepare, report, **kwargs))
+        recorded: RunRecord = yield Call(
+            functools.partial(self._insert, prepared, kwargs.get("run_id"))
+        )
+        return recorded
+
+    def _insert(self, prepared: _Prepared, run_id: str | None) -> RunRecord:
+        """Write one prepared decision (one transaction); a stored ``run_id`` is returned as is."""
+        try:
+            with write_transaction(self.engine) as conn:
+                if run_id is not None:
+                    stored = self._stored_run(conn, run_id)
+                    if stored is not None:
+                        return stored
+                self._write(conn, prepared)
+        except IntegrityError:
+            if run_id is None:
+                raise
+            with read_transaction(self.engine) as conn:  # a concurrent writer stored it first
+                stored = self._stored_run(conn, run_id)
+            if stored is None:
+                raise
+            return stored
+        return self._run_record(prepared.run, prepared.memories, prepared.candidates)
 
     def _prepare(
         self,
