@@ -228,11 +228,7 @@ class _Calls:
 
         try:
             with call_gate(self.retrier.budget), answer_note() as note:
-                value = yield Call(
-                    partial(self.retrier.call, lambda: run_steps(attempt())),
-                    partial(self.retrier.acall, lambda: arun_steps(attempt())),
-                )
-                return _Noted(value, note)
+                return _Noted((yield from self.retrier.steps(attempt)), note)
         except unrecorded:
             raise
         except BaseException as exc:
