@@ -8,16 +8,77 @@ span, and their share of the package's lines::
     python tools/sync_twins.py                 # meclear_integrations
     python tools/sync_twins.py --list          # every pair, longest first
     python tools/sync_twins.py --under langchain --under pipeline
+    python tools/sync_twins.py --duplicated    # only pairs whose bodies repeat each other
+
+``--duplicated`` keeps a pair only when its two bodies really repeat each other. Each
+body is normalised first: the docstring dropped; ``await`` removed; ``async for`` /
+``async with`` made ``for`` / ``with``; a worker-thread hop (``asyncio.to_thread(f, ...)``,
+``in_worker(f, ...)``, ``loop.run_in_executor(None, f, ...)``) made the plain call
+``f(...)``; and every async-side name whose sync twin name (the naming rules above) occurs
+in the sync body renamed to it (``self._aget`` -> ``self._get``). The two normalised
+bodies are split into tokens and compared with :class:`difflib.SequenceMatcher`; the pair
+counts when the ratio is at least ``--threshold`` (0.75) and the shorter body has at least
+``--min-statements`` statements (4, nested ones included), so one-line delegates
+(``async def aname(...): return await to_thread(name, ...)``), twin one-liners
+(``return self.x.get(k)`` / ``return await self.x.aget(k)``) and the 1-3 statement drivers
+of a flow written once (``return run_steps(flow(...))`` / ``return await
+arun_steps(flow(...))``, :mod:`meclear_integrations.core.concurrency.step_driver`) are not
+duplicated logic.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import difflib
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "meclear_integrations"
+
+THRESHOLD = 0.75
+"""Token similarity of the normalised bodies from which a pair repeats itself."""
+MIN_STATEMENTS = 4
+"""Statements the shorter normalised body needs for its pair to count as duplicated logic."""
+
+_THREAD_HOPS = {"to_thread", "in_worker"}
+"""Calls whose first argument is the function they run in a worker thread."""
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class Twin:
+    """One sync/async pair of a module.
+
+    Args:
+        lines: lines both definitions span.
+        sync: the ``def``.
+        asynchronous: the ``async def``.
+    """
+
+    lines: int
+    sync: ast.FunctionDef
+    asynchronous: ast.AsyncFunctionDef
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """The sync and the async name."""
+        return self.sync.name, self.asynchronous.name
+
+    def similarity(self) -> float:
+        """Token similarity (0-1) of the two normalised bodies."""
+        sync, asynchronous = normalised(self.sync, self.asynchronous)
+        left, right = _TOKEN.findall(sync), _TOKEN.findall(asynchronous)
+        return difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
+
+    def duplicated(
+        self, threshold: float = THRESHOLD, min_statements: int = MIN_STATEMENTS
+    ) -> bool:
+        """True when the bodies repeat each other (see the module's docstring)."""
+        shorter = min(_statements(self.sync), _statements(self.asynchronous))
+        return shorter >= min_statements and self.similarity() >= threshold
 
 
 def _owner(tree: ast.Module) -> dict[int, str]:
@@ -39,12 +100,123 @@ def _sync_names(name: str) -> set[str]:
     return names - {name}
 
 
-def twins(path: Path) -> list[tuple[int, str, str]]:
-    """The twin pairs of one module: (lines of both, sync name, async name)."""
-    tree = ast.parse(path.read_text())
+def _body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    body = list(node.body)
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        body = body[1:]
+    return body
+
+
+def _statements(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Statements of the body (nested ones included), the docstring left out."""
+    return sum(isinstance(n, ast.stmt) for s in _body(node) for n in ast.walk(s))
+
+
+def _identifiers(nodes: list[ast.stmt]) -> set[str]:
+    found: set[str] = set()
+    for statement in nodes:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found.add(node.name)
+            elif isinstance(node, ast.arg):
+                found.add(node.arg)
+    return found
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+class _Desync(ast.NodeTransformer):
+    """Rewrites an async body into the shape its sync twin would have."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def visit_Await(self, node: ast.Await) -> ast.AST:
+        return self.visit(node.value)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> ast.AST:
+        self.generic_visit(node)
+        return ast.For(
+            target=node.target,
+            iter=node.iter,
+            body=node.body,
+            orelse=node.orelse,
+            type_comment=None,
+        )
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
+        self.generic_visit(node)
+        return ast.With(items=node.items, body=node.body, type_comment=None)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        return ast.FunctionDef(
+            name=self.renames.get(node.name, node.name),
+            args=node.args,
+            body=node.body,
+            decorator_list=node.decorator_list,
+            returns=node.returns,
+            type_comment=None,
+        )
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        name = _callee_name(node.func)
+        if name in _THREAD_HOPS and node.args:
+            return ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords)
+        if name == "run_in_executor" and len(node.args) >= 2:
+            return ast.Call(func=node.args[1], args=node.args[2:], keywords=node.keywords)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(id=self.renames.get(node.id, node.id), ctx=node.ctx)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        return ast.Attribute(
+            value=node.value, attr=self.renames.get(node.attr, node.attr), ctx=node.ctx
+        )
+
+
+def normalised(sync: ast.FunctionDef, asynchronous: ast.AsyncFunctionDef) -> tuple[str, str]:
+    """The two bodies as source text, normalised for comparison (module docstring)."""
+    sync_body, async_body = _body(sync), _body(asynchronous)
+    known = _identifiers(sync_body) | {sync.name}
+    renames = {asynchronous.name: sync.name}
+    for name in _identifiers(async_body) - known:
+        match = sorted(_sync_names(name) & known)
+        if match:
+            renames[name] = match[0]
+    desync = _Desync(renames)
+    rewritten = [ast.fix_missing_locations(desync.visit(s)) for s in async_body]
+    return (
+        "\n".join(ast.unparse(s) for s in sync_body),
+        "\n".join(ast.unparse(s) for s in rewritten),
+    )
+
+
+def twin_pairs(source: str) -> list[Twin]:
+    """The twin pairs of one module's source."""
+    tree = ast.parse(source)
     owners = _owner(tree)
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-    found, used = [], set()
+    found: list[Twin] = []
+    used: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.AsyncFunctionDef):
             continue
@@ -55,32 +227,63 @@ def twins(path: Path) -> list[tuple[int, str, str]]:
                 used.add(id(twin))
                 lines = (twin.end_lineno or twin.lineno) - twin.lineno + 1
                 lines += (node.end_lineno or node.lineno) - node.lineno + 1
-                found.append((lines, twin.name, node.name))
+                found.append(Twin(lines, twin, node))
                 break
     return found
 
 
+def twins(path: Path) -> list[tuple[int, str, str]]:
+    """The twin pairs of one module: (lines of both, sync name, async name)."""
+    return [(t.lines, *t.names) for t in twin_pairs(path.read_text())]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the twins' count and lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 2)[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--under", action="append", default=[], help="a subfolder (repeatable)")
-    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--list", action="store_true", help="every pair, longest first")
+    parser.add_argument(
+        "--duplicated",
+        action="store_true",
+        help="count only the pairs whose normalised bodies repeat each other",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=THRESHOLD,
+        help=f"token similarity from which a pair is duplicated (default {THRESHOLD})",
+    )
+    parser.add_argument(
+        "--min-statements",
+        type=int,
+        default=MIN_STATEMENTS,
+        help=f"statements the shorter body needs to count (default {MIN_STATEMENTS})",
+    )
     args = parser.parse_args(argv)
     roots = [PACKAGE / u for u in args.under] or [PACKAGE]
-    files = sorted({p for root in roots for p in root.rglob("*.py")} if roots else set())
-    pairs, total = [], 0
+    files = sorted({p for root in roots for p in root.rglob("*.py")})
+    pairs: list[tuple[int, str, float]] = []
+    total = 0
     for path in files:
-        total += len(path.read_text().splitlines())
-        for lines, sync, asynchronous in twins(path):
-            pairs.append((lines, f"{path.relative_to(PACKAGE)}: {sync} / {asynchronous}"))
+        source = path.read_text()
+        total += len(source.splitlines())
+        for twin in twin_pairs(source):
+            if args.duplicated and not twin.duplicated(args.threshold, args.min_statements):
+                continue
+            sync, asynchronous = twin.names
+            where = f"{path.relative_to(PACKAGE)}: {sync} / {asynchronous}"
+            pairs.append((twin.lines, where, twin.similarity()))
     pairs.sort(reverse=True)
     if args.list:
-        for lines, where in pairs:
-            print(f"{lines:5d}  {where}")
-    twin_lines = sum(lines for lines, _ in pairs)
-    print(
-        f"{len(pairs)} twin pairs, {twin_lines} lines of {total} ({100 * twin_lines / total:.1f}%)"
-    )
+        for lines, where, similarity in pairs:
+            print(f"{lines:5d}  {similarity:4.2f}  {where}")
+    twin_lines = sum(lines for lines, _, _ in pairs)
+    kind = "duplicated twin pairs" if args.duplicated else "twin pairs"
+    print(f"{len(pairs)} {kind}, {twin_lines} lines of {total} ({100 * twin_lines / total:.1f}%)")
     return 0
 
 

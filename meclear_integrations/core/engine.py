@@ -27,12 +27,13 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeGuard
 
 import numpy as np
 
 from .budget import Clock, RunBudget
-from .concurrency.step_driver import arun_steps, run_steps
+from .concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from .config import ClearanceConfig
 from .errors import ConfigurationError
 from .estimators import ExactShapley, make_estimator
@@ -204,22 +205,11 @@ class MeClearEngine:
         *,
         prior_harmful: Iterable[str] | PriorCandidate = (),
     ) -> ClearanceReport:
-        """Run Algorithm 1 on the event loop; coalitions of one stage run concurrently.
+        """Async :meth:`clear`: Algorithm 1 on the event loop, one stage's coalitions at once.
 
-        ``prior_harmful`` as in :meth:`clear`.
-
-        Args:
-            memories: the retrieved context M (frozen; never modified).
-            evaluate: ``evaluate(coalition, trial) -> score in [0, 1]``, a function or a
-                coroutine function (a sync one runs in worker threads).
-            prior_harmful: ids of memories verified harmful before, or a prior candidate.
-
-        Returns:
-            The report, as :meth:`clear` returns it.
-
-        Raises:
-            ConfigurationError: a context too large for exact enumeration.
-            MeClearError: with ``on_failure="closed"``, the failure that stopped the run.
+        The arguments, report and errors of :meth:`clear` (the same step flow), except that
+        a coroutine evaluator is awaited on this loop (no ``ConfigurationError`` for it) and
+        a sync one runs in worker threads.
         """
         prior = PriorCandidate.of(prior_harmful)
         with self._session(freeze_context(memories), prior, evaluate) as run:
@@ -252,23 +242,25 @@ class MeClearEngine:
             yield _Session(game, run, algorithm, progress, trace, evaluated, listened)
 
     def _emit_sync(self, event: StageEvent) -> None:
-        if self.listener is None:
-            return
-        try:
-            result = self.listener(event)
-            if inspect.iscoroutine(result):
-                result.close()
-                logger.warning("async stage listener ignored on the sync path; use aclear()")
-        except Exception as exc:
-            self._listener_failed(event, exc)
+        run_steps(self._emitting(event))
 
     async def _emit_async(self, event: StageEvent) -> None:
+        await arun_steps(self._emitting(event))
+
+    def _emitting(self, event: StageEvent) -> Steps[None]:
+        """The stage listener's call as a step flow (either driver).
+
+        What the listener returns to await is one step: awaited on the loop; on the sync
+        path a coroutine is closed with a warning. An ``Exception`` it raises is logged
+        (redacted), never raised.
+        """
         if self.listener is None:
             return
         try:
             result = self.listener(event)
             if inspect.isawaitable(result):
-                await result
+                awaitable = result
+                yield Call(partial(_ignored, awaitable), lambda: awaitable)
         except Exception as exc:
             self._listener_failed(event, exc)
 
@@ -406,3 +398,10 @@ class _Session:
         if isinstance(outcome, Exception):
             outcome = fail_open_report(outcome, self.run)
         return self.trace.done(outcome)  # type: ignore[no-any-return]
+
+
+def _ignored(awaitable: object) -> None:
+    """A stage listener's awaitable on the sync path: a coroutine is closed, with a warning."""
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
+        logger.warning("async stage listener ignored on the sync path; use aclear()")

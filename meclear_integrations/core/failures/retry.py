@@ -5,6 +5,11 @@ The wait before retry n is the server's ``retry-after`` when it sent one (and
 at ``max_attempts``, when the requested wait exceeds ``max_retry_after``, when the wait
 would pass the run's deadline, or when the call budget is spent; the last error is then
 raised unchanged. ``sleep`` / ``asleep`` are injectable so tests never wait.
+
+The loop is written once as a step flow (:meth:`CallRetrier.steps`, the house step driver
+of :mod:`..concurrency.step_driver`): :meth:`~CallRetrier.call` and
+:meth:`~CallRetrier.acall` drive it, and a flow that makes the attempts itself (the
+evaluator's) runs it with ``yield from``.
 """
 
 from __future__ import annotations
@@ -12,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 from tenacity import (
-    AsyncRetrying,
     RetryCallState,
     Retrying,
     retry_if_exception,
@@ -23,6 +28,7 @@ from tenacity import (
 )
 
 from ..budget import RunBudget
+from ..concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..config import RetryPolicy
 from .faults import is_transient, is_unreadable_reply, retry_after
 
@@ -102,12 +108,46 @@ class CallRetrier:
             and self._retryable_error(exc)
         )
 
-    def call(self, attempt: Callable[[], T]) -> T:
-        """``attempt()`` with retries; each attempt is taken from the budget first.
+    def steps(self, attempt: Callable[[], Steps[T]]) -> Steps[T]:
+        """The retry loop as a step flow: ``attempt()``'s steps with retries.
 
-        The first attempt runs outside tenacity (the common, successful case costs no
-        retry machinery); a transient failure is replayed into tenacity as its attempt 1,
-        so waits and stop rules see exactly the same sequence as a plain retry loop.
+        Each attempt is taken from the budget first. The first attempt runs outside
+        tenacity (the common, successful case costs no retry machinery); a transient
+        failure is replayed into tenacity as its attempt 1, so waits and stop rules see
+        exactly the same sequence as a plain retry loop. A backoff wait is one step:
+        ``sleep`` on the sync path, ``await asleep`` (cancellable) on the loop.
+
+        Args:
+            attempt: makes one attempt's flow.
+
+        Returns:
+            What the first successful attempt returns.
+
+        Raises:
+            BudgetExceededError: the budget ran out.
+            Exception: the last attempt's error once retries are exhausted or it is permanent.
+        """
+        self.budget.take(retry=False)
+        try:
+            return (yield from attempt())
+        except BaseException as exc:
+            if not self._retryable(exc):
+                raise
+            replay: list[BaseException] = [exc]
+        waits: list[float] = []  # tenacity's wait, taken as a step before the next round
+        for round_ in Retrying(sleep=waits.append, **self._options()):  # type: ignore[arg-type]
+            if waits:
+                wait = waits.pop()
+                yield Call(partial(self.sleep, wait), partial(self.asleep, wait))
+            with round_:
+                if replay:
+                    raise replay.pop()
+                self.budget.take(retry=True)
+                return (yield from attempt())
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def call(self, attempt: Callable[[], T]) -> T:
+        """``attempt()`` with retries on the calling thread (:meth:`steps`).
 
         Args:
             attempt: one attempt of the call.
@@ -119,45 +159,15 @@ class CallRetrier:
             BudgetExceededError: the budget ran out.
             Exception: the last attempt's error once retries are exhausted or it is permanent.
         """
-        self.budget.take(retry=False)
-        try:
-            return attempt()
-        except BaseException as exc:
-            if not self._retryable(exc):
-                raise
-            replay: list[BaseException] = [exc]
-        for round_ in Retrying(sleep=self.sleep, **self._options()):  # type: ignore[arg-type]
-            with round_:
-                if replay:
-                    raise replay.pop()
-                self.budget.take(retry=True)
-                return attempt()
-        raise AssertionError("unreachable")  # pragma: no cover
+        result: T = run_steps(self.steps(partial(_once, attempt)))
+        return result
 
     async def acall(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        """Async :meth:`call`; the backoff waits are ``await asleep(...)`` (cancellable).
+        """Async :meth:`call`: ``await attempt()``, the backoff waits ``await asleep(...)``."""
+        result: T = await arun_steps(self.steps(partial(_once, attempt)))
+        return result
 
-        Args:
-            attempt: produces one attempt's awaitable.
 
-        Returns:
-            What the first successful attempt returns.
-
-        Raises:
-            BudgetExceededError: the budget ran out.
-            Exception: the last attempt's error once retries are exhausted or it is permanent.
-        """
-        self.budget.take(retry=False)
-        try:
-            return await attempt()
-        except BaseException as exc:
-            if not self._retryable(exc):
-                raise
-            replay: list[BaseException] = [exc]
-        async for round_ in AsyncRetrying(sleep=self.asleep, **self._options()):  # type: ignore[arg-type]
-            with round_:
-                if replay:
-                    raise replay.pop()
-                self.budget.take(retry=True)
-                return await attempt()
-        raise AssertionError("unreachable")  # pragma: no cover
+def _once(attempt: Callable[[], object]) -> Steps[Any]:
+    """One attempt as a step: ``attempt()``, awaited on the async path."""
+    return (yield Call.on_both(attempt))

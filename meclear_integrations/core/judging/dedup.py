@@ -24,9 +24,11 @@ import threading
 from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from functools import partial
+from typing import Any, Generic, TypeVar
 
 from ..answers import note_answer
+from ..concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..memory import Memory
 
 __all__ = [
@@ -64,31 +66,7 @@ class SingleFlightCache(Generic[V]):
         Returns:
             The cached or computed value.
         """
-        with self._lock:
-            if key in self._values:
-                self.hits += 1
-                return self._values[key]
-            pending = self._threads.get(key)
-            owner = pending is None
-            if owner:
-                pending = self._threads[key] = Future()
-                self.calls += 1
-            else:
-                self.hits += 1
-        assert pending is not None
-        if not owner:
-            return pending.result()
-        try:
-            value = compute()
-        except BaseException as exc:
-            with self._lock:
-                del self._threads[key]
-            pending.set_exception(exc)
-            raise
-        with self._lock:
-            self._values[key] = value
-            del self._threads[key]
-        pending.set_result(value)
+        value: V = run_steps(self._flight(key, compute, self._threads, Future))
         return value
 
     async def aget(self, key: Hashable, compute: Callable[[], Awaitable[V]]) -> V:
@@ -101,34 +79,56 @@ class SingleFlightCache(Generic[V]):
         Returns:
             The cached or computed value.
         """
+        value: V = await arun_steps(self._flight(key, compute, self._tasks, _loop_future))
+        return value
+
+    def _flight(
+        self,
+        key: Hashable,
+        compute: Callable[[], object],
+        flights: dict[Hashable, Any],
+        new: Callable[[], Any],
+    ) -> Steps[V]:
+        """:meth:`get` / :meth:`aget` as one step flow.
+
+        ``flights`` holds the keys being computed, each with the future its waiters wait
+        on (``concurrent.futures`` on the sync path, the loop's on the async one): a waiter
+        blocks on it (sync) or awaits it shielded (async); the owner computes the value
+        (``compute()``, awaited on the async path) and settles the future.
+        """
         with self._lock:
             if key in self._values:
                 self.hits += 1
                 return self._values[key]
-            pending = self._tasks.get(key)
+            pending = flights.get(key)
             owner = pending is None
             if owner:
-                pending = self._tasks[key] = asyncio.get_running_loop().create_future()
+                pending = flights[key] = new()
                 self.calls += 1
             else:
                 self.hits += 1
         assert pending is not None
         if not owner:
-            return await asyncio.shield(pending)
+            waited: V = yield Call(pending.result, partial(asyncio.shield, pending))
+            return waited
         try:
-            value = await compute()
+            value: V = yield Call.on_both(compute)
         except BaseException as exc:
             with self._lock:
-                del self._tasks[key]
+                del flights[key]
             if not pending.done():
                 pending.set_exception(exc)
                 pending.exception()  # mark retrieved: waiters re-raise it themselves
             raise
         with self._lock:
             self._values[key] = value
-            del self._tasks[key]
+            del flights[key]
         pending.set_result(value)
         return value
+
+
+def _loop_future() -> asyncio.Future[Any]:
+    return asyncio.get_running_loop().create_future()
 
 
 @dataclass(frozen=True)

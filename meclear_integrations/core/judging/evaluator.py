@@ -18,6 +18,10 @@ never on threads that anything joins: an abandoned or hung call cannot hold the 
 run's deadline nor keep the interpreter from exiting. While an evaluator call runs, the
 run's budget is its call gate: once the deadline passes or the run is stopped, the model
 calls the package makes inside it (agent, judge) refuse to start.
+
+Both paths are written once as step flows run by :mod:`..concurrency.step_driver`
+(``run_steps`` / ``arun_steps``): a batch (``_batch``, the batch itself one step), a retried
+call (``_Calls.steps``) and one attempt (``_evaluation``).
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ import inspect
 import threading
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from ..answers import AnswerNote, answer_note
 from ..budget import RunBudget
 from ..coalitions import Coalition
+from ..concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..concurrency.workers import call_gate, in_worker
 from ..config import RetryPolicy
 from ..errors import BudgetExceededError, EvaluatorError, RedactedError
@@ -106,10 +112,35 @@ def failed_call(request: EvaluationRequest, exc: BaseException, attempts: int) -
     )
 
 
-def _call_sync(evaluate: Evaluator, request: EvaluationRequest) -> object:
+class _Refused:
+    """A sync evaluate call's awaitable, refused once outside the error handling."""
+
+
+_REFUSED = _Refused()
+
+
+def _refused(awaitable: Awaitable[object]) -> _Refused:
+    """The sync path's answer to an awaitable result: closed (a coroutine) and refused."""
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
+    return _REFUSED
+
+
+def _evaluation(evaluate: Evaluator, request: EvaluationRequest) -> Steps[object]:
+    """One attempt of one evaluator call, as a step flow (either driver).
+
+    The evaluator is called on the driver's thread (the loop, on the async path); an
+    awaitable it returns is one step: awaited on the loop, refused on the sync path (it
+    needs ``aclear()``). The call's errors are wrapped in a redacted
+    :class:`EvaluatorError`, raised outside the handler (no unredacted ``__context__``);
+    the run's gate refusing a model call (:class:`BudgetExceededError`) passes unchanged.
+    """
     failure: BaseException | None = None
     try:
-        result = evaluate(request.memories, request.trial)
+        result: object = evaluate(request.memories, request.trial)
+        if inspect.isawaitable(result):
+            awaitable = result
+            result = yield Call(partial(_refused, awaitable), lambda: awaitable)
     except BudgetExceededError:
         raise  # the run's gate refused a model call: the deadline, not the evaluator
     except EvaluatorError as exc:
@@ -119,33 +150,13 @@ def _call_sync(evaluate: Evaluator, request: EvaluationRequest) -> object:
         failure.__cause__ = redact_chain(exc)
     if failure is not None:  # raised outside the handler: no unredacted __context__
         raise failure
-    if inspect.isawaitable(result):
-        if inspect.iscoroutine(result):
-            result.close()
+    if result is _REFUSED:
         raise EvaluatorError(
             "the evaluator returned an awaitable on the sync path: use aclear() "
             "(or an async-capable integration) with a coroutine evaluator",
             coalition=request.memory_ids,
             trial=request.trial,
         )
-    return result
-
-
-async def _call_async(evaluate: Evaluator, request: EvaluationRequest) -> object:
-    failure: BaseException | None = None
-    try:
-        result = evaluate(request.memories, request.trial)
-        if inspect.isawaitable(result):
-            result = await result
-    except BudgetExceededError:
-        raise  # the run's gate refused a model call: the deadline, not the evaluator
-    except EvaluatorError as exc:
-        failure = redact_chain(exc)
-    except Exception as exc:
-        failure = _failure(request, exc)
-        failure.__cause__ = redact_chain(exc)
-    if failure is not None:  # raised outside the handler: no unredacted __context__
-        raise failure
     return result
 
 
@@ -193,32 +204,32 @@ class _Calls:
             self.failures.append(failed_call(request, exc, attempts))
 
     def sync(self, request: EvaluationRequest) -> object:
-        attempts = 0
-
-        def attempt() -> object:
-            nonlocal attempts
-            attempts += 1
-            return _call_sync(self.evaluate, request)
-
-        try:
-            with call_gate(self.retrier.budget), answer_note() as note:
-                return _Noted(self.retrier.call(attempt), note)
-        except BaseException as exc:
-            self._failed(request, exc, attempts)
-            raise
+        """One retried call on the calling thread (:meth:`steps`)."""
+        return run_steps(self.steps(request, ()))
 
     async def asynchronous(self, request: EvaluationRequest) -> object:
+        """One retried call on the loop (:meth:`steps`); a cancellation is the task's."""
+        return await arun_steps(self.steps(request, (asyncio.CancelledError,)))
+
+    def steps(
+        self, request: EvaluationRequest, unrecorded: tuple[type[BaseException], ...]
+    ) -> Steps[object]:
+        """One call with its retries, under the run's call gate, with its answer noted.
+
+        A failure is recorded (``failures``) and raised; ``unrecorded`` errors are only
+        raised (on the loop, a cancellation is the task's, not the call's).
+        """
         attempts = 0
 
-        async def attempt() -> object:
+        def attempt() -> Steps[object]:
             nonlocal attempts
             attempts += 1
-            return await _call_async(self.evaluate, request)
+            return _evaluation(self.evaluate, request)
 
         try:
             with call_gate(self.retrier.budget), answer_note() as note:
-                return _Noted(await self.retrier.acall(attempt), note)
-        except asyncio.CancelledError:
+                return _Noted((yield from self.retrier.steps(attempt)), note)
+        except unrecorded:
             raise
         except BaseException as exc:
             self._failed(request, exc, attempts)
@@ -268,24 +279,20 @@ def evaluate_sync(
         EvaluatorError: a call failed after its retries.
         BudgetExceededError: the run's budget ran out.
     """
-    requests = game.pending(coalitions, trials)
-    if not requests:
-        return
-    retrier = _default_retrier(retrier)
-    retrier.budget.ensure(len(requests))
-    game.rounds += 1
-    calls = _Calls(evaluate, retrier, failures if failures is not None else [])
-    if on_start is not None:
-        on_start(len(requests))
-    results = run_batch(
-        calls.sync,
-        requests,
-        budget=retrier.budget,
-        workers=max_concurrency,
-        pace=pace,
-        on_done=on_done,
+    run_steps(
+        _batch(
+            game,
+            coalitions,
+            evaluate,
+            max_concurrency,
+            trials,
+            retrier,
+            failures,
+            pace,
+            on_start,
+            on_done,
+        )
     )
-    _store(game, requests, results)
 
 
 async def _settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
@@ -327,42 +334,87 @@ async def evaluate_async(
 ) -> None:
     """Evaluate ``coalitions`` up to ``trials`` trials each (async).
 
-    Brings ``coalitions`` to ``trials`` trials each (T by default), all in one batch,
-    at most ``max_concurrency`` calls at once. ``on_start`` is awaited with the batch's
-    size before the first call, ``on_done`` with the calls done whenever calls finish
-    (on the caller's task).
+    The arguments, result and errors of :func:`evaluate_sync` (without ``pace``), the same
+    flow; ``on_start`` and ``on_done`` are awaited on the caller's task, ``on_done`` whenever
+    calls finish.
 
     A sync evaluator runs in daemon worker threads (:func:`~..concurrency.workers.in_worker`),
     never on the loop. On any failure, the deadline, or cancellation every call still in flight
     is cancelled and awaited before the error propagates, so no task of the batch outlives
     it; a sync call abandoned that way finishes in its daemon thread, starts no further
     model call (the run's budget is closed) and is discarded.
+    """
+    await arun_steps(
+        _batch(
+            game,
+            coalitions,
+            evaluate,
+            max_concurrency,
+            trials,
+            retrier,
+            failures,
+            None,
+            on_start,
+            on_done,
+        )
+    )
 
-    Args:
-        game: the coalition table (filled in place).
-        coalitions: coalitions, or (coalition, trials) pairs.
-        evaluate: the evaluator.
-        max_concurrency: evaluator calls in flight at once.
-        trials: trials each coalition needs (None: T, or the pair's).
-        retrier: retries and budget of the run (None: one attempt, no budget).
-        failures: collects the calls that failed.
-        on_start: awaited with the number of calls of the batch before the first one.
-        on_done: awaited with the number of calls done, as calls finish.
 
-    Raises:
-        EvaluatorError: a call failed after its retries.
-        BudgetExceededError: the run's budget ran out.
+def _batch(
+    game: CoalitionGame,
+    coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
+    evaluate: Evaluator,
+    max_concurrency: int,
+    trials: int | None,
+    retrier: CallRetrier | None,
+    failures: list[FailedCoalition] | None,
+    pace: Pace | None,
+    on_start: Callable[[int], Any] | None,
+    on_done: Callable[[int], Any] | None,
+) -> Steps[None]:
+    """One batch of :func:`evaluate_sync` / :func:`evaluate_async`, as a step flow.
+
+    The batch itself is one step: :func:`~.batch.run_batch` on the calling thread, the
+    tasks of :func:`_gather` on the loop. ``on_start`` returns None on the sync path and
+    a coroutine on the async one (awaited).
     """
     requests = game.pending(coalitions, trials)
     if not requests:
         return
     retrier = _default_retrier(retrier)
-    budget = retrier.budget
-    budget.ensure(len(requests))
+    retrier.budget.ensure(len(requests))
     game.rounds += 1
-    semaphore = asyncio.Semaphore(max_concurrency)
     calls = _Calls(evaluate, retrier, failures if failures is not None else [])
-    run_in_thread = not is_async_evaluator(evaluate)
+    if on_start is not None:
+        yield Call.on_both(partial(on_start, len(requests)))
+    results = yield Call(
+        partial(
+            run_batch,
+            calls.sync,
+            requests,
+            budget=retrier.budget,
+            workers=max_concurrency,
+            pace=pace,
+            on_done=on_done,
+        ),
+        partial(_gather, calls, requests, max_concurrency, on_done),
+    )
+    _store(game, requests, results)
+
+
+async def _gather(
+    calls: _Calls,
+    requests: Sequence[EvaluationRequest],
+    max_concurrency: int,
+    on_done: Callable[[int], Awaitable[None]] | None,
+) -> list[object]:
+    """The batch's calls as tasks on the loop, at most ``max_concurrency`` at once.
+
+    Every call still in flight is cancelled and awaited before an error propagates.
+    """
+    budget = calls.retrier.budget
+    semaphore = asyncio.Semaphore(max_concurrency)
+    run_in_thread = not is_async_evaluator(calls.evaluate)
 
     async def call(request: EvaluationRequest) -> object:
         async with semaphore:
@@ -370,8 +422,6 @@ async def evaluate_async(
                 return await in_worker(calls.sync, request)
             return await calls.asynchronous(request)
 
-    if on_start is not None:
-        await on_start(len(requests))
     tasks = [asyncio.ensure_future(call(r)) for r in requests]
     try:
         async with asyncio.timeout(budget.remaining_seconds()):
@@ -388,4 +438,4 @@ async def evaluate_async(
     if failed:
         await _settle(tasks)
         raise failed[0].exception()  # type: ignore[misc]
-    _store(game, requests, [t.result() for t in tasks])
+    return [t.result() for t in tasks]
