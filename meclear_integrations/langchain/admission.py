@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from ._imports import require_langchain
@@ -38,6 +39,7 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps  # noqa: E402
 from ..core.concurrency.tasks import gather_or_cancel  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
@@ -403,6 +405,29 @@ class AdmissionGate:
             else self.runnable.model_copy(update={"context": context})
         )
 
+    def _adding(
+        self,
+        docs: list[Document],
+        context: Context | None,
+        config: RunnableConfig | None,
+        kwargs: dict[str, Any],
+    ) -> Steps[GateResult]:
+        """:meth:`add_documents`'s steps: the decisions' run, then the store's write."""
+        runnable = self._runnable(context)
+        decide = Call(
+            partial(runnable.invoke, docs, config=config),
+            partial(runnable.ainvoke, docs, config=config),
+        )
+        decisions = yield decide
+        admitted = self._select(docs, decisions)
+        store = self.vectorstore
+        write = Call(
+            partial(store.add_documents, admitted, **kwargs),
+            partial(store.aadd_documents, admitted, **kwargs),
+        )
+        ids = (yield write) if admitted else []
+        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+
     def add_documents(
         self,
         documents: Sequence[Document],
@@ -429,11 +454,7 @@ class AdmissionGate:
                 long or malformed (``field`` names it); raised before any model call.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
-        docs = list(documents)
-        decisions = self._runnable(context).invoke(docs, config=config)
-        admitted = self._select(docs, decisions)
-        ids = self.vectorstore.add_documents(admitted, **kwargs) if admitted else []
-        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+        return run_steps(self._adding(list(documents), context, config, kwargs))
 
     async def aadd_documents(
         self,
@@ -443,26 +464,5 @@ class AdmissionGate:
         config: RunnableConfig | None = None,
         **kwargs: Any,
     ) -> GateResult:
-        """Async :meth:`add_documents`; candidates are decided concurrently.
-
-        Args:
-            documents: The candidate documents.
-            context: The historical context of documents without
-                ``metadata[context_key]`` (for this call).
-            config: The runnable config of the decisions' run.
-            **kwargs: Passed to ``vectorstore.aadd_documents``.
-
-        Returns:
-            Every decision, the admitted documents and the ids the store assigned.
-
-        Raises:
-            ConfigurationError: A document has no historical context.
-            InvalidCandidateError: A document's text or context is empty, not text, too
-                long or malformed (``field`` names it); raised before any model call.
-            AdmissionFailedError: A decision failed and ``on_error="raise"``.
-        """
-        docs = list(documents)
-        decisions = await self._runnable(context).ainvoke(docs, config=config)
-        admitted = self._select(docs, decisions)
-        ids = await self.vectorstore.aadd_documents(admitted, **kwargs) if admitted else []
-        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+        """Async :meth:`add_documents` (same arguments, result and errors; decided concurrently)."""
+        return await arun_steps(self._adding(list(documents), context, config, kwargs))
