@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Annotated, Any, NotRequired
 
 from ._imports import require_langchain_agents
@@ -60,8 +61,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest  # noqa: E402
 from langgraph.runtime import Runtime  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
-from .compressor import MeClearCompressor  # noqa: E402
+from .compressor import MeClearCompressor, compression  # noqa: E402
 
 __all__ = ["DEFAULT_CONTEXT_PROMPT", "MeClearMiddleware", "MeClearState"]
 
@@ -295,6 +297,22 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         config = getattr(runtime, "config", None)
         return config if config is not None else _current_config()
 
+    def _tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult | Awaitable[ToolResult]],
+    ) -> Steps[ToolResult]:
+        """:meth:`wrap_tool_call`'s steps: the tool, then the clearance of its documents."""
+        result: ToolResult = yield Call.on_both(partial(handler, request))
+        documents = self._retrieved(request, result)
+        question = latest_question(_messages(request.state))
+        if documents is None or question is None:
+            return result
+        assert isinstance(result, ToolMessage)
+        callbacks = _callbacks(self._config(request))
+        kept = yield compression(self.clearing, documents, question, callbacks)
+        return self._cleared(result, kept)
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -309,39 +327,15 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         Returns:
             The tool's result, its documents cleared when it is a retrieval result.
         """
-        result = handler(request)
-        documents = self._retrieved(request, result)
-        question = latest_question(_messages(request.state))
-        if documents is None or question is None:
-            return result
-        assert isinstance(result, ToolMessage)
-        callbacks = _callbacks(self._config(request))
-        kept = self.clearing.compress_documents(documents, question, callbacks=callbacks)
-        return self._cleared(result, kept)
+        return run_steps(self._tool_call(request, handler))
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
-        """Async :meth:`wrap_tool_call` (agent and judge awaited on the event loop).
-
-        Args:
-            request: The tool call, the agent state and the runtime.
-            handler: Runs the tool.
-
-        Returns:
-            The tool's result, its documents cleared when it is a retrieval result.
-        """
-        result = await handler(request)
-        documents = self._retrieved(request, result)
-        question = latest_question(_messages(request.state))
-        if documents is None or question is None:
-            return result
-        assert isinstance(result, ToolMessage)
-        callbacks = _callbacks(self._config(request))
-        kept = await self.clearing.acompress_documents(documents, question, callbacks=callbacks)
-        return self._cleared(result, kept)
+        """Async :meth:`wrap_tool_call` (same arguments and result; agent and judge awaited)."""
+        return await arun_steps(self._tool_call(request, handler))
 
     # ------------------------------------------------------------------ lifecycle
     def run_audits(self, *, limit: int | None = None) -> Any:

@@ -6,7 +6,6 @@ events and errors. SIMULATED agent and judge, SCRIPTED admission."""
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,31 +14,14 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableLambda
 from langgraph.store.base import GetOp, Op, PutOp, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
-from pydantic import Field
 
 from meclear_integrations.admission import ConMemAdmitter
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.core.errors import ConfigurationError
-from meclear_integrations.langchain import SimulatedChatModel, reference_config
+from meclear_integrations.langchain import reference_config
 from meclear_integrations.langgraph import ClearingStore
+from tests.support.recording_models import RecordingChat, canonical_prompts
 from tests.support.stores import CONVERSATION, NAMESPACE, fill
-
-
-class RecordingChat(SimulatedChatModel):
-    """The simulated chat model, logging every prompt and the path it came by."""
-
-    prompts: list[str] = Field(default_factory=list)
-    paths: set[str] = Field(default_factory=set)
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.paths.add("sync")
-        self.prompts.append(str([m.content for m in messages]))
-        return super()._generate(messages, stop, run_manager, **kwargs)
-
-    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.paths.add("async")
-        self.prompts.append(str([m.content for m in messages]))
-        return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
 
 class RecordingStore(InMemoryStore):
@@ -102,11 +84,6 @@ def _plain(result: Result) -> Any:
     return None if result is None else (result.namespace, result.key, result.value)
 
 
-def _prompts(llm: RecordingChat) -> list[str]:
-    """The prompts in a canonical order, the judge's per-call verdict nonce blanked."""
-    return sorted(re.sub(r"VERDICT [0-9a-f]{12}", "VERDICT <nonce>", p) for p in llm.prompts)
-
-
 def test_both_paths_take_the_same_steps(case) -> None:
     runs = {}
     for mode in ("sync", "async"):
@@ -133,7 +110,7 @@ def test_both_paths_take_the_same_steps(case) -> None:
     assert [name for name, _ in a_calls] == ["abatch"]
     assert [ops for _, ops in s_calls] == [ops for _, ops in a_calls]
     assert s_llm.paths == {"sync"} and a_llm.paths == {"async"}
-    assert _prompts(s_llm) == _prompts(a_llm) and s_llm.prompts
+    assert canonical_prompts(s_llm.prompts) == canonical_prompts(a_llm.prompts) and s_llm.prompts
     assert "meclear.admission" in s_events and "meclear.clearance" in s_events
     assert s_events == a_events
 
