@@ -369,6 +369,22 @@ class _ContextMiddleware(MeClearMiddleware):
             return None
         return question, turn
 
+    def _turn_context(self, state: MeClearState) -> Steps[dict[str, Any] | None]:
+        """:meth:`before_model`'s steps: the retrieval, then the clearance of its documents."""
+        pending = self._turn(state)
+        if pending is None:
+            return None
+        assert self.retriever is not None
+        question, turn = pending
+        callbacks = _callbacks(_current_config())
+        config: RunnableConfig = {"callbacks": callbacks}
+        documents = yield Call(
+            partial(self.retriever.invoke, question, config=config),
+            partial(self.retriever.ainvoke, question, config=config),
+        )
+        kept = yield compression(self.clearing, list(documents), question, callbacks)
+        return {"meclear_context": list(kept), "meclear_context_turn": turn}
+
     def before_model(self, state: MeClearState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Once per user turn: retrieve for the question, clear, keep the documents in state.
 
@@ -379,39 +395,13 @@ class _ContextMiddleware(MeClearMiddleware):
         Returns:
             The state update (None: nothing to retrieve).
         """
-        pending = self._turn(state)
-        if pending is None:
-            return None
-        assert self.retriever is not None
-        question, turn = pending
-        callbacks = _callbacks(_current_config())
-        documents = self.retriever.invoke(question, config={"callbacks": callbacks})
-        kept = self.clearing.compress_documents(list(documents), question, callbacks=callbacks)
-        return {"meclear_context": list(kept), "meclear_context_turn": turn}
+        return run_steps(self._turn_context(state))
 
     async def abefore_model(
         self, state: MeClearState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """Async :meth:`before_model`.
-
-        Args:
-            state: The agent state.
-            runtime: The runtime.
-
-        Returns:
-            The state update (None: nothing to retrieve).
-        """
-        pending = self._turn(state)
-        if pending is None:
-            return None
-        assert self.retriever is not None
-        question, turn = pending
-        callbacks = _callbacks(_current_config())
-        documents = await self.retriever.ainvoke(question, config={"callbacks": callbacks})
-        kept = await self.clearing.acompress_documents(
-            list(documents), question, callbacks=callbacks
-        )
-        return {"meclear_context": list(kept), "meclear_context_turn": turn}
+        """Async :meth:`before_model` (same arguments and result; agent and judge awaited)."""
+        return await arun_steps(self._turn_context(state))
 
     def _with_context(self, request: ModelRequest) -> ModelRequest:
         documents = request.state.get("meclear_context") if self.retriever is not None else None

@@ -1,5 +1,5 @@
 """MeClearMiddleware's sync and async hooks run one flow each (``_tool_call``,
-``_context``): the same tool or retriever calls, model prompts (each path on its own model
+``_turn_context``): the same tool or retriever calls, model prompts (each path on its own model
 method), results, ``meclear.*`` events and errors. SIMULATED agent and judge."""
 
 from __future__ import annotations
@@ -120,3 +120,84 @@ def test_what_passes_untouched_or_raises_does_so_on_both_paths(case, documents, 
         assert llm.prompts == [] and len(tool.calls) == 1
     expected = "tool down" if what == "tool raises" else True
     assert outcomes["sync"] == outcomes["async"] == expected
+
+
+class Retriever:
+    """The retriever behind ``retriever=``: logs each call and the path it came by."""
+
+    def __init__(self, documents: list[Document], fail: bool = False) -> None:
+        self.documents, self.fail = documents, fail
+        self.calls: list[tuple[str, str]] = []
+
+    def _found(self, path: str, question: str) -> list[Document]:
+        self.calls.append((path, question))
+        if self.fail:
+            raise ConnectionError("vector store down")
+        return [d.model_copy(deep=True) for d in self.documents]
+
+    def runnable(self) -> RunnableLambda:
+        async def afound(question: str) -> list[Document]:
+            return self._found("async", question)
+
+        return RunnableLambda(lambda q: self._found("sync", q), afunc=afound)
+
+
+def _before(mode: str, middleware: Any, state: dict[str, Any], config: Any) -> Any:
+    """The hook inside a run (the ``before_model`` node's), as the agent calls it."""
+    if mode == "async":
+
+        async def ahook(s: dict[str, Any]) -> Any:
+            return await middleware.abefore_model(s, None)
+
+        return asyncio.run(RunnableLambda(ahook).ainvoke(state, config=config))
+    return RunnableLambda(lambda s: middleware.before_model(s, None)).invoke(state, config=config)
+
+
+def _state(question: str, turn: str | None = None) -> dict[str, Any]:
+    message = HumanMessage(content=question, id="h1")
+    state: dict[str, Any] = {"messages": [message]}
+    if turn is not None:
+        state["meclear_context_turn"] = turn
+    return state
+
+
+def test_the_context_hook_takes_the_same_steps_on_both_paths(case, documents) -> None:
+    runs = {}
+    for mode in ("sync", "async"):
+        llm, events, retriever = RecordingChat.from_case(case), Events(), Retriever(documents)
+        middleware = MeClearMiddleware(llm=llm, retriever=retriever.runnable())
+        config = {**reference_config(case.reference), "callbacks": [events]}
+        update = _before(mode, middleware, _state(case.query), config)
+        runs[mode] = (update, llm, sorted(events.events), retriever.calls)
+    (s_up, s_llm, s_events, s_ret), (a_up, a_llm, a_events, a_ret) = runs["sync"], runs["async"]
+    assert s_ret == [("sync", case.query)] and a_ret == [("async", case.query)]
+    assert s_llm.paths == {"sync"} and a_llm.paths == {"async"}
+    assert canonical_prompts(s_llm.prompts) == canonical_prompts(a_llm.prompts)
+    assert s_up.keys() == a_up.keys() == {"meclear_context", "meclear_context_turn"}
+    assert s_up["meclear_context_turn"] == a_up["meclear_context_turn"]
+    assert [plain(d) for d in s_up["meclear_context"]] == [
+        plain(d) for d in a_up["meclear_context"]
+    ]
+    assert [d.id for d in s_up["meclear_context"]] == ["g1", "b1", "b2", "b3"]
+    assert ("meclear.clearance", "clearance", "end") in s_events
+    assert s_events == a_events
+
+
+def test_the_context_hook_skips_and_fails_alike_on_both_paths(case, documents) -> None:
+    outcomes: dict[str, list[Any]] = {"sync": [], "async": []}
+    for mode in ("sync", "async"):
+        llm, retriever = RecordingChat.from_case(case), Retriever(documents)
+        middleware = MeClearMiddleware(llm=llm, retriever=retriever.runnable())
+        config = reference_config(case.reference)
+        done = _state(case.query)
+        turn = _before(mode, middleware, done, config)["meclear_context_turn"]
+        calls = len(retriever.calls)
+        # the turn's context is already there: nothing is retrieved again
+        outcomes[mode].append(_before(mode, middleware, _state(case.query, turn), config))
+        outcomes[mode].append(len(retriever.calls) - calls)
+        broken = Retriever(documents, fail=True)
+        failing = MeClearMiddleware(llm=llm, retriever=broken.runnable())
+        with pytest.raises(ConnectionError) as info:
+            _before(mode, failing, _state(case.query), config)
+        outcomes[mode].append((str(info.value), [q for _, q in broken.calls]))
+    assert outcomes["sync"] == outcomes["async"] == [None, 0, ("vector store down", [case.query])]
