@@ -185,3 +185,40 @@ def test_the_runnable_takes_the_same_steps_on_both_paths() -> None:
     assert sorted(s_model.prompts) == sorted(a_model.prompts)
     assert [e["candidate_id"] for _, e in s_events.events] == [d.id for d in docs]
     assert sorted(map(repr, s_events.events)) == sorted(map(repr, a_events.events))
+
+
+class Gauged(ConMemAdmitter):
+    """An admitter that measures how many decisions are in flight at once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.in_flight = self.peak = 0
+
+    def decide(self, *args: Any, **kwargs: Any) -> Any:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            return super().decide(*args, **kwargs)
+        finally:
+            self.in_flight -= 1
+
+    async def adecide(self, *args: Any, **kwargs: Any) -> Any:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(0.01)  # let the other candidates start
+            return await super().adecide(*args, **kwargs)
+        finally:
+            self.in_flight -= 1
+
+
+def test_the_async_path_decides_at_most_max_concurrent_candidates_at_once() -> None:
+    docs, _ = sample_documents(6)
+    peaks = {}
+    for mode in ("sync", "async"):
+        admitter = Gauged(ScriptedAdmissionModel())
+        runnable = AdmissionRunnable(admitter=admitter, max_concurrent_candidates=2)
+        decisions = _run(mode, runnable.invoke, runnable.ainvoke, docs)
+        assert len(decisions) == len(docs) and admitter.in_flight == 0
+        peaks[mode] = admitter.peak
+    assert peaks == {"sync": 1, "async": 2}
