@@ -120,16 +120,7 @@ class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """Async :meth:`compress_documents` (agent and judge awaited on the loop).
-
-        Args:
-            documents: The retrieved documents.
-            query: The query they were retrieved for.
-            callbacks: The callbacks of the enclosing run.
-
-        Returns:
-            The kept documents in their original order, results under ``metadata_key``.
-        """
+        """Async :meth:`compress_documents` (same arguments and result; agent and judge awaited)."""
         return await self._aclear_documents(query, list(documents), callbacks)
 
 

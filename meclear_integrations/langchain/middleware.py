@@ -431,13 +431,5 @@ class _ContextMiddleware(MeClearMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        """Async :meth:`wrap_model_call`.
-
-        Args:
-            request: The model request.
-            handler: Calls the model.
-
-        Returns:
-            The model's response.
-        """
+        """Async :meth:`wrap_model_call` (same arguments and result)."""
         return await handler(self._with_context(request))

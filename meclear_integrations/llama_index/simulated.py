@@ -142,16 +142,7 @@ class SimulatedLLM(CustomLLM):
     async def acomplete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponse:
-        """Async :meth:`complete`.
-
-        Args:
-            prompt: The prompt text.
-            formatted: Ignored (the ``LLM`` signature).
-            **kwargs: Ignored.
-
-        Returns:
-            The completion.
-        """
+        """Async :meth:`complete` (same arguments and result; ``latency`` awaited)."""
         if self.latency:
             await asyncio.sleep(self.latency)
         return CompletionResponse(text=await self._stand_in.areply(prompt))
