@@ -16,8 +16,9 @@ summary. Models: wrap a LangChain chat model with
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 from ._imports import require_langchain
 
@@ -38,9 +39,10 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
-from ..core.concurrency.tasks import gather_or_cancel  # noqa: E402
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
+from ..pipeline.drivers import fan_out  # noqa: E402
 from ..runtime.limiter import CallLimiter, resolve_limiter  # noqa: E402
 from .model import as_text_model  # noqa: E402
 
@@ -51,6 +53,8 @@ __all__ = [
     "GateResult",
     "admitter_from_langchain",
 ]
+
+T = TypeVar("T")
 
 ADMISSION_EVENT = "meclear.admission"
 """Name of the custom event dispatched once per decision."""
@@ -67,6 +71,12 @@ def admitter_from_langchain(llm: Runnable, **kwargs: Any) -> ConMemAdmitter:
         The admitter.
     """
     return ConMemAdmitter(as_text_model(llm), **kwargs)
+
+
+async def _holding(gate: asyncio.Semaphore, call: Callable[[], Awaitable[T]]) -> T:
+    """``await call()`` while holding ``gate``."""
+    async with gate:
+        return await call()
 
 
 def _event_payload(decision: AdmissionDecision) -> dict[str, Any]:
@@ -202,19 +212,47 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
             out.append((doc.page_content, ctx, doc.id or f"doc-{i}"))
         return out
 
+    def _deciding(
+        self,
+        docs: Sequence[Document],
+        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
+    ) -> Steps[list[AdmissionDecision]]:
+        """:meth:`invoke`'s steps: every candidate's decision and event (:meth:`_one`).
+
+        The candidates are decided in turn on the sync path and concurrently on the async
+        one, at most ``max_concurrent_candidates`` at once; the first failure cancels the
+        other candidates' decisions (no call outlives it).
+        """
+        child: RunnableConfig = {"callbacks": run_manager.get_child()}
+        gate = asyncio.Semaphore(self.max_concurrent_candidates)  # the async path's bound
+        requests = self._requests(docs)  # raises before any model call
+        decisions: list[AdmissionDecision] = yield fan_out(
+            self._one(text, ctx, cid, child, gate) for text, ctx, cid in requests
+        )
+        return decisions
+
+    def _one(
+        self, text: str, ctx: Context, cid: str, child: RunnableConfig, gate: asyncio.Semaphore
+    ) -> Steps[AdmissionDecision]:
+        """One candidate's steps: its decision, then its ``meclear.admission`` event."""
+        options: dict[str, Any] = {"candidate_id": cid, "limiter": self._limiter}
+        decide = partial(self.admitter.decide, text, ctx, **options)
+        adecide = partial(self.admitter.adecide, text, ctx, **options)
+        decision: AdmissionDecision = yield Call(decide, partial(_holding, gate, adecide))
+        payload = _event_payload(decision)
+        yield Call(
+            partial(dispatch_custom_event, ADMISSION_EVENT, payload, config=child),
+            partial(adispatch_custom_event, ADMISSION_EVENT, payload, config=child),
+        )
+        return decision
+
     def _decide(
         self,
         docs: Sequence[Document],
         run_manager: CallbackManagerForChainRun,
         config: RunnableConfig,
     ) -> list[AdmissionDecision]:
-        child: RunnableConfig = {"callbacks": run_manager.get_child()}
-        decisions = []
-        for text, ctx, cid in self._requests(docs):
-            decision = self.admitter.decide(text, ctx, candidate_id=cid, limiter=self._limiter)
-            dispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
-            decisions.append(decision)
-        return decisions
+        return run_steps(self._deciding(docs, run_manager))
 
     async def _adecide(
         self,
@@ -222,19 +260,7 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
         run_manager: AsyncCallbackManagerForChainRun,
         config: RunnableConfig,
     ) -> list[AdmissionDecision]:
-        child: RunnableConfig = {"callbacks": run_manager.get_child()}
-        gate = asyncio.Semaphore(self.max_concurrent_candidates)
-
-        async def one(text: str, ctx: Context, cid: str) -> AdmissionDecision:
-            async with gate:
-                decision = await self.admitter.adecide(
-                    text, ctx, candidate_id=cid, limiter=self._limiter
-                )
-            await adispatch_custom_event(ADMISSION_EVENT, _event_payload(decision), config=child)
-            return decision
-
-        # the first failure cancels the other candidates' decisions (no call outlives it)
-        return await gather_or_cancel(one(*r) for r in self._requests(docs))
+        return await arun_steps(self._deciding(docs, run_manager))
 
     def invoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
@@ -259,21 +285,7 @@ class AdmissionRunnable(RunnableSerializable[Sequence[Document], list[AdmissionD
     async def ainvoke(
         self, input: Sequence[Document], config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[AdmissionDecision]:
-        """Decide every document of ``input`` concurrently (one ``admission`` run).
-
-        Args:
-            input: The candidate documents (their historical context under
-                ``metadata[context_key]``, else ``context``).
-            config: The runnable config.
-            **kwargs: Ignored (the ``Runnable`` signature).
-
-        Returns:
-            One decision per document, in order.
-
-        Raises:
-            InvalidCandidateError: A document is empty, not text, too long or malformed;
-                raised before any model call.
-        """
+        """Async :meth:`invoke` (same arguments, result and errors; decided concurrently)."""
         return await self._acall_with_config(self._adecide, input, config, run_type="chain")
 
 
@@ -403,6 +415,29 @@ class AdmissionGate:
             else self.runnable.model_copy(update={"context": context})
         )
 
+    def _adding(
+        self,
+        docs: list[Document],
+        context: Context | None,
+        config: RunnableConfig | None,
+        kwargs: dict[str, Any],
+    ) -> Steps[GateResult]:
+        """:meth:`add_documents`'s steps: the decisions' run, then the store's write."""
+        runnable = self._runnable(context)
+        decide = Call(
+            partial(runnable.invoke, docs, config=config),
+            partial(runnable.ainvoke, docs, config=config),
+        )
+        decisions = yield decide
+        admitted = self._select(docs, decisions)
+        store = self.vectorstore
+        write = Call(
+            partial(store.add_documents, admitted, **kwargs),
+            partial(store.aadd_documents, admitted, **kwargs),
+        )
+        ids = (yield write) if admitted else []
+        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+
     def add_documents(
         self,
         documents: Sequence[Document],
@@ -429,11 +464,7 @@ class AdmissionGate:
                 long or malformed (``field`` names it); raised before any model call.
             AdmissionFailedError: A decision failed and ``on_error="raise"``.
         """
-        docs = list(documents)
-        decisions = self._runnable(context).invoke(docs, config=config)
-        admitted = self._select(docs, decisions)
-        ids = self.vectorstore.add_documents(admitted, **kwargs) if admitted else []
-        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+        return run_steps(self._adding(list(documents), context, config, kwargs))
 
     async def aadd_documents(
         self,
@@ -443,26 +474,5 @@ class AdmissionGate:
         config: RunnableConfig | None = None,
         **kwargs: Any,
     ) -> GateResult:
-        """Async :meth:`add_documents`; candidates are decided concurrently.
-
-        Args:
-            documents: The candidate documents.
-            context: The historical context of documents without
-                ``metadata[context_key]`` (for this call).
-            config: The runnable config of the decisions' run.
-            **kwargs: Passed to ``vectorstore.aadd_documents``.
-
-        Returns:
-            Every decision, the admitted documents and the ids the store assigned.
-
-        Raises:
-            ConfigurationError: A document has no historical context.
-            InvalidCandidateError: A document's text or context is empty, not text, too
-                long or malformed (``field`` names it); raised before any model call.
-            AdmissionFailedError: A decision failed and ``on_error="raise"``.
-        """
-        docs = list(documents)
-        decisions = await self._runnable(context).ainvoke(docs, config=config)
-        admitted = self._select(docs, decisions)
-        ids = await self.vectorstore.aadd_documents(admitted, **kwargs) if admitted else []
-        return GateResult(decisions=decisions, admitted=admitted, added_ids=list(ids))
+        """Async :meth:`add_documents` (same arguments, result and errors; decided concurrently)."""
+        return await arun_steps(self._adding(list(documents), context, config, kwargs))

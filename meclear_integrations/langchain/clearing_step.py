@@ -44,6 +44,7 @@ a message, or a dict with an ``answer`` entry.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 from langchain_core.callbacks import (
@@ -55,9 +56,10 @@ from langchain_core.callbacks import (
 )
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import ConfigDict, model_validator
 
+from ..core.concurrency.step_driver import arun_steps, run_steps
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.events import StageEvent
 from ..core.failures.faults import sanitize
@@ -100,10 +102,9 @@ from .reference import reference_from_metadata
 from .usage import USAGE_CALLBACK
 from .volume import (
     INTERNAL_TAG,
-    arecord_failure,
     clearance_run_context,
     evaluation_callbacks,
-    record_failure,
+    failure_run,
 )
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
@@ -431,22 +432,26 @@ class ClearanceSettings(ClearingComponent):
         def arguments(coalition: tuple[Memory, ...], trial: int) -> dict[str, Any]:
             return {"memory_ids": [m.id for m in coalition], "trial": trial}
 
-        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+        def evaluating(coalition: tuple[Memory, ...], trial: int) -> Steps[float]:
+            """One ``meclear_evaluate`` run; a failed one recorded as the trace volume says."""
             inputs = arguments(coalition, trial)
+            config: RunnableConfig = {"callbacks": callbacks}
             try:
-                return evaluation.invoke(inputs, config={"callbacks": callbacks})["score"]
+                result = yield Call(
+                    partial(evaluation.invoke, inputs, config=config),
+                    partial(evaluation.ainvoke, inputs, config=config),
+                )
             except Exception as exc:
-                record_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)  # type: ignore[arg-type]
+                yield from failure_run(run, detail, EVALUATE_RUN_NAME, inputs, exc)
                 raise
+            score: float = result["score"]
+            return score
+
+        def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
+            return run_steps(evaluating(coalition, trial))
 
         async def aevaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-            inputs = arguments(coalition, trial)
-            try:
-                result = await evaluation.ainvoke(inputs, config={"callbacks": callbacks})
-            except Exception as exc:
-                await arecord_failure(run, detail, EVALUATE_RUN_NAME, inputs, exc)  # type: ignore[arg-type]
-                raise
-            return result["score"]
+            return await arun_steps(evaluating(coalition, trial))
 
         def emit(event: StageEvent) -> Any:
             dispatch = adispatch_custom_event if asynchronous else dispatch_custom_event

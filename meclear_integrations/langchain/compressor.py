@@ -8,11 +8,13 @@ comes from the config metadata of the enclosing run (``reference_config``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict
 
+from ..core.concurrency.step_driver import Call
 from .clearing_step import ClearanceSettings
 
 __all__ = ["MeClearCompressor"]
@@ -118,14 +120,22 @@ class MeClearCompressor(ClearanceSettings, BaseDocumentCompressor):
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
     ) -> Sequence[Document]:
-        """Async :meth:`compress_documents` (agent and judge awaited on the loop).
-
-        Args:
-            documents: The retrieved documents.
-            query: The query they were retrieved for.
-            callbacks: The callbacks of the enclosing run.
-
-        Returns:
-            The kept documents in their original order, results under ``metadata_key``.
-        """
+        """Async :meth:`compress_documents` (same arguments and result; agent and judge awaited)."""
         return await self._aclear_documents(query, list(documents), callbacks)
+
+
+def compression(
+    compressor: MeClearCompressor,
+    documents: Sequence[Document],
+    query: str,
+    callbacks: Callbacks | None,
+) -> Call:
+    """The step of a flow that clears ``documents`` for ``query`` (a store's, a middleware's).
+
+    ``compress_documents`` on the sync path, ``acompress_documents`` on the event loop
+    (:mod:`~meclear_integrations.core.concurrency.step_driver`).
+    """
+    return Call(
+        partial(compressor.compress_documents, documents, query, callbacks=callbacks),
+        partial(compressor.acompress_documents, documents, query, callbacks=callbacks),
+    )

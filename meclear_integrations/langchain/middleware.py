@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Annotated, Any, NotRequired
 
 from ._imports import require_langchain_agents
@@ -60,8 +61,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest  # noqa: E402
 from langgraph.runtime import Runtime  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps  # noqa: E402
 from ..core.errors import ConfigurationError  # noqa: E402
-from .compressor import MeClearCompressor  # noqa: E402
+from .compressor import MeClearCompressor, compression  # noqa: E402
 
 __all__ = ["DEFAULT_CONTEXT_PROMPT", "MeClearMiddleware", "MeClearState"]
 
@@ -295,6 +297,22 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         config = getattr(runtime, "config", None)
         return config if config is not None else _current_config()
 
+    def _tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult | Awaitable[ToolResult]],
+    ) -> Steps[ToolResult]:
+        """:meth:`wrap_tool_call`'s steps: the tool, then the clearance of its documents."""
+        result: ToolResult = yield Call.on_both(partial(handler, request))
+        documents = self._retrieved(request, result)
+        question = latest_question(_messages(request.state))
+        if documents is None or question is None:
+            return result
+        assert isinstance(result, ToolMessage)
+        callbacks = _callbacks(self._config(request))
+        kept = yield compression(self.clearing, documents, question, callbacks)
+        return self._cleared(result, kept)
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -309,39 +327,15 @@ class MeClearMiddleware(AgentMiddleware[MeClearState, Any, Any]):
         Returns:
             The tool's result, its documents cleared when it is a retrieval result.
         """
-        result = handler(request)
-        documents = self._retrieved(request, result)
-        question = latest_question(_messages(request.state))
-        if documents is None or question is None:
-            return result
-        assert isinstance(result, ToolMessage)
-        callbacks = _callbacks(self._config(request))
-        kept = self.clearing.compress_documents(documents, question, callbacks=callbacks)
-        return self._cleared(result, kept)
+        return run_steps(self._tool_call(request, handler))
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
-        """Async :meth:`wrap_tool_call` (agent and judge awaited on the event loop).
-
-        Args:
-            request: The tool call, the agent state and the runtime.
-            handler: Runs the tool.
-
-        Returns:
-            The tool's result, its documents cleared when it is a retrieval result.
-        """
-        result = await handler(request)
-        documents = self._retrieved(request, result)
-        question = latest_question(_messages(request.state))
-        if documents is None or question is None:
-            return result
-        assert isinstance(result, ToolMessage)
-        callbacks = _callbacks(self._config(request))
-        kept = await self.clearing.acompress_documents(documents, question, callbacks=callbacks)
-        return self._cleared(result, kept)
+        """Async :meth:`wrap_tool_call` (same arguments and result; agent and judge awaited)."""
+        return await arun_steps(self._tool_call(request, handler))
 
     # ------------------------------------------------------------------ lifecycle
     def run_audits(self, *, limit: int | None = None) -> Any:
@@ -375,6 +369,22 @@ class _ContextMiddleware(MeClearMiddleware):
             return None
         return question, turn
 
+    def _turn_context(self, state: MeClearState) -> Steps[dict[str, Any] | None]:
+        """:meth:`before_model`'s steps: the retrieval, then the clearance of its documents."""
+        pending = self._turn(state)
+        if pending is None:
+            return None
+        assert self.retriever is not None
+        question, turn = pending
+        callbacks = _callbacks(_current_config())
+        config: RunnableConfig = {"callbacks": callbacks}
+        documents = yield Call(
+            partial(self.retriever.invoke, question, config=config),
+            partial(self.retriever.ainvoke, question, config=config),
+        )
+        kept = yield compression(self.clearing, list(documents), question, callbacks)
+        return {"meclear_context": list(kept), "meclear_context_turn": turn}
+
     def before_model(self, state: MeClearState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Once per user turn: retrieve for the question, clear, keep the documents in state.
 
@@ -385,39 +395,13 @@ class _ContextMiddleware(MeClearMiddleware):
         Returns:
             The state update (None: nothing to retrieve).
         """
-        pending = self._turn(state)
-        if pending is None:
-            return None
-        assert self.retriever is not None
-        question, turn = pending
-        callbacks = _callbacks(_current_config())
-        documents = self.retriever.invoke(question, config={"callbacks": callbacks})
-        kept = self.clearing.compress_documents(list(documents), question, callbacks=callbacks)
-        return {"meclear_context": list(kept), "meclear_context_turn": turn}
+        return run_steps(self._turn_context(state))
 
     async def abefore_model(
         self, state: MeClearState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """Async :meth:`before_model`.
-
-        Args:
-            state: The agent state.
-            runtime: The runtime.
-
-        Returns:
-            The state update (None: nothing to retrieve).
-        """
-        pending = self._turn(state)
-        if pending is None:
-            return None
-        assert self.retriever is not None
-        question, turn = pending
-        callbacks = _callbacks(_current_config())
-        documents = await self.retriever.ainvoke(question, config={"callbacks": callbacks})
-        kept = await self.clearing.acompress_documents(
-            list(documents), question, callbacks=callbacks
-        )
-        return {"meclear_context": list(kept), "meclear_context_turn": turn}
+        """Async :meth:`before_model` (same arguments and result; agent and judge awaited)."""
+        return await arun_steps(self._turn_context(state))
 
     def _with_context(self, request: ModelRequest) -> ModelRequest:
         documents = request.state.get("meclear_context") if self.retriever is not None else None
@@ -447,13 +431,5 @@ class _ContextMiddleware(MeClearMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        """Async :meth:`wrap_model_call`.
-
-        Args:
-            request: The model request.
-            handler: Calls the model.
-
-        Returns:
-            The model's response.
-        """
+        """Async :meth:`wrap_model_call` (same arguments and result)."""
         return await handler(self._with_context(request))

@@ -174,14 +174,7 @@ class LangChainTextModel:
         return message_text(self.llm.invoke(prompt, config=self.config))
 
     async def acomplete(self, prompt: str) -> str:
-        """Complete ``prompt`` on the event loop.
-
-        Args:
-            prompt: The prompt text.
-
-        Returns:
-            The reply text.
-        """
+        """Async :meth:`complete` (a runnable without native coroutines: on a worker thread)."""
         return message_text(await ainvoke_off_loop(self.llm, prompt, config=self.config))
 
 
@@ -248,15 +241,7 @@ class LangChainStructuredTextModel(LangChainTextModel):
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
-        """Complete ``prompt`` with a reply constrained to the JSON ``schema``, on the event loop.
-
-        Args:
-            prompt: The prompt text.
-            schema: The JSON schema of the reply (a tool / function-calling schema).
-
-        Returns:
-            The decoded object, or the raw text when the model answered in text.
-        """
+        """Async :meth:`complete_json` (same arguments and result; as ``acomplete``)."""
         structured = self._structured(schema)
         return self._unpack(await ainvoke_off_loop(structured, prompt, config=self.config))
 
@@ -316,15 +301,7 @@ class LangChainOpenAITextModel(LangChainStructuredTextModel):
         return message_text(self._json_mode(schema).invoke(prompt, config=self.config))
 
     async def acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
-        """Async :meth:`complete_json_object`.
-
-        Args:
-            prompt: The prompt text.
-            schema: The JSON schema of the reply.
-
-        Returns:
-            The reply text.
-        """
+        """Async :meth:`complete_json_object` (same arguments and result)."""
         runnable = self._json_mode(schema)
         return message_text(await ainvoke_off_loop(runnable, prompt, config=self.config))
 

@@ -14,6 +14,7 @@ References:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -22,9 +23,10 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import ConfigDict, Field
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from .clearing_step import ClearanceSettings
 
 __all__ = ["ClearingRetriever"]
@@ -165,15 +167,32 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
     def _inner_kwargs(self, k: int | None) -> dict[str, Any]:
         return {"k": k} if k is not None and isinstance(self.retriever, BaseRetriever) else {}
 
+    def _retrieving(
+        self,
+        query: str,
+        run_manager: CallbackManagerForRetrieverRun | AsyncCallbackManagerForRetrieverRun,
+        k: int | None,
+    ) -> Steps[list[Document]]:
+        """The retrieval's steps: the inner retriever's call, then the clearance of its top k."""
+        k = self._k(k)
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
+        options = self._inner_kwargs(k)
+        found = yield Call(
+            partial(self.retriever.invoke, query, config=config, **options),
+            partial(self.retriever.ainvoke, query, config=config, **options),
+        )
+        documents = list(found)[:k] if k is not None else list(found)
+        child = run_manager.get_child()
+        kept: list[Document] = yield Call(
+            partial(self._clear_documents, query, documents, child),
+            partial(self._aclear_documents, query, documents, child),
+        )
+        return kept
+
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
-        k = self._k(k)
-        documents = self.retriever.invoke(
-            query, config={"callbacks": run_manager.get_child()}, **self._inner_kwargs(k)
-        )
-        documents = list(documents)[:k] if k is not None else list(documents)
-        return self._clear_documents(query, documents, run_manager.get_child())
+        return run_steps(self._retrieving(query, run_manager, k))
 
     async def _aget_relevant_documents(
         self,
@@ -182,9 +201,4 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
     ) -> list[Document]:
-        k = self._k(k)
-        documents = await self.retriever.ainvoke(
-            query, config={"callbacks": run_manager.get_child()}, **self._inner_kwargs(k)
-        )
-        documents = list(documents)[:k] if k is not None else list(documents)
-        return await self._aclear_documents(query, documents, run_manager.get_child())
+        return await arun_steps(self._retrieving(query, run_manager, k))

@@ -21,6 +21,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -36,6 +37,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..simulation import EvidenceWorld, SimulatedCase, StandInModel, TextReader
 from ..simulation.faults import Faults
 
@@ -169,6 +171,15 @@ class SimulatedChatModel(BaseChatModel):
     def _result(text: str) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
+    def _generating(self, messages: list[BaseMessage]) -> Steps[ChatResult]:
+        """:meth:`_generate`'s steps: a tool call turn, else the stand-in's reply."""
+        turn = self._tool_turn(messages)
+        if turn is not None:
+            return ChatResult(generations=[ChatGeneration(message=turn)])
+        prompt, stand_in = self._prompt(messages), self._stand_in
+        text = yield Call(partial(stand_in.reply, prompt), partial(stand_in.areply, prompt))
+        return self._result(text)
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -176,10 +187,7 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        turn = self._tool_turn(messages)
-        if turn is not None:
-            return ChatResult(generations=[ChatGeneration(message=turn)])
-        return self._result(self._stand_in.reply(self._prompt(messages)))
+        return run_steps(self._generating(messages))
 
     async def _agenerate(
         self,
@@ -188,10 +196,7 @@ class SimulatedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        turn = self._tool_turn(messages)
-        if turn is not None:
-            return ChatResult(generations=[ChatGeneration(message=turn)])
-        return self._result(await self._stand_in.areply(self._prompt(messages)))
+        return await arun_steps(self._generating(messages))
 
     @staticmethod
     def _call_chunk(turn: AIMessage) -> ChatGenerationChunk:

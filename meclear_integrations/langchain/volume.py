@@ -45,17 +45,16 @@ from langchain_core.callbacks import (
 )
 from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
 
-from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
+from ..core.concurrency.step_driver import Call, Steps
 from ..core.tracing.hooks import register_quieter
 from ..core.tracing.settings import TraceDetail, TraceSettings
 
 __all__ = [
     "INTERNAL_TAG",
-    "arecord_failure",
     "clearance_run_context",
     "evaluation_callbacks",
+    "failure_run",
     "langsmith_quieter",
-    "record_failure",
 ]
 
 INTERNAL_TAG = "meclear:internal"
@@ -146,14 +145,17 @@ def evaluation_callbacks(
     return child
 
 
-def record_failure(
-    run: CallbackManagerForChainRun,
+def failure_run(
+    run: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
     detail: TraceDetail,
     name: str,
     inputs: dict[str, Any],
     error: BaseException,
-) -> None:
-    """Record a failed evaluator call as a run of its own under ``"failures"``.
+) -> Steps[None]:
+    """Record a failed evaluator call as a run of its own under ``"failures"``: the steps.
+
+    Opens and fails the run on either path (``Call.on_both``: the run manager's sync or
+    async methods); a step of the evaluator's flow (``yield from``).
 
     Args:
         run: The clearance run.
@@ -162,28 +164,6 @@ def record_failure(
         inputs: The call's inputs (memory ids, trial).
         error: The (redacted) error the call raised.
     """
-    run_steps(_failure_run(run, detail, name, inputs, error))
-
-
-async def arecord_failure(
-    run: AsyncCallbackManagerForChainRun,
-    detail: TraceDetail,
-    name: str,
-    inputs: dict[str, Any],
-    error: BaseException,
-) -> None:
-    """:func:`record_failure` on the async path (same arguments)."""
-    await arun_steps(_failure_run(run, detail, name, inputs, error))
-
-
-def _failure_run(
-    run: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
-    detail: TraceDetail,
-    name: str,
-    inputs: dict[str, Any],
-    error: BaseException,
-) -> Steps[None]:
-    """Open and fail the run of a failed call, on either path (``Call.on_both``)."""
     if detail != "failures":
         return
     with langsmith_quieter(False):

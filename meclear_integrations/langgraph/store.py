@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import Document
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.store.base import BaseStore, Op, PutOp, Result, SearchItem, SearchOp, TTLConfig
 
@@ -41,10 +43,11 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
-from ..core.concurrency.tasks import gather_or_cancel
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.errors import ConfigurationError
 from ..langchain.admission import AdmissionRunnable
-from ..langchain.compressor import MeClearCompressor
+from ..langchain.compressor import MeClearCompressor, compression
+from ..pipeline.drivers import fan_out
 from .items import DEFAULT_TEXT_FIELDS, item_text, kept_items, memory_id, to_documents
 
 __all__ = ["ClearingStore"]
@@ -215,16 +218,14 @@ class ClearingStore(BaseStore):
         key = self.clearing.documents.metadata_key
         return kept_items(items, kept, key=key, annotate=self.annotate)
 
-    def _clear(self, op: SearchOp, items: list[SearchItem]) -> list[SearchItem]:
-        assert self.clearing is not None and op.query is not None
+    def _clearing(self, op: Op | None, result: Result) -> Steps[Result]:
+        """One op's result: a search with a query cleared, any other result as it is."""
+        if not self._to_clear(op, result):
+            return result
+        assert self.clearing is not None and isinstance(op, SearchOp) and op.query is not None
+        items: list[SearchItem] = result  # type: ignore[assignment]
         documents = to_documents(items, self.text_fields)
-        kept = self.clearing.compress_documents(documents, op.query, callbacks=_callbacks())
-        return self._kept(items, kept)
-
-    async def _aclear(self, op: SearchOp, items: list[SearchItem]) -> list[SearchItem]:
-        assert self.clearing is not None and op.query is not None
-        documents = to_documents(items, self.text_fields)
-        kept = await self.clearing.acompress_documents(documents, op.query, callbacks=_callbacks())
+        kept = yield compression(self.clearing, documents, op.query, _callbacks())
         return self._kept(items, kept)
 
     @staticmethod
@@ -232,6 +233,31 @@ class ClearingStore(BaseStore):
         """One result per planned op (None for a rejected put), in order."""
         returned = iter(results)
         return [None if op is None else next(returned) for op in plan]
+
+    def _batching(self, ops: list[Op]) -> Steps[list[Result]]:
+        """:meth:`batch`'s steps: the gate's decisions, the store's batch, the clearances."""
+        candidates = self._candidates(ops)
+        decisions: list[AdmissionDecision] = []
+        if candidates and self.admission is not None:
+            docs = [c[2] for c in candidates]
+            config: RunnableConfig = {"callbacks": _callbacks()}
+            decisions = yield Call(
+                partial(self.admission.invoke, docs, config=config),
+                partial(self.admission.ainvoke, docs, config=config),
+            )
+        plan = self._gated(ops, candidates, decisions)
+        forwarded = [op for op in plan if op is not None]
+        returned: list[Result] = []
+        if forwarded:
+            returned = yield Call(
+                partial(self.store.batch, forwarded), partial(self.store.abatch, forwarded)
+            )
+        results = self._merge(plan, returned)
+        # searches cleared in turn on the sync path, concurrently on the async one (the
+        # first failure cancels the other searches' clearances: no call outlives it)
+        clearings = (self._clearing(op, r) for op, r in zip(plan, results, strict=True))
+        cleared: list[Result] = yield fan_out(clearings)
+        return cleared
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -243,50 +269,11 @@ class ClearingStore(BaseStore):
         Returns:
             One result per operation, in order (None for a put the gate rejected).
         """
-        ops = list(ops)
-        candidates = self._candidates(ops)
-        decisions = (
-            self.admission.invoke([c[2] for c in candidates], config={"callbacks": _callbacks()})
-            if candidates and self.admission is not None
-            else []
-        )
-        plan = self._gated(ops, candidates, decisions)
-        forwarded = [op for op in plan if op is not None]
-        results = self._merge(plan, self.store.batch(forwarded) if forwarded else [])
-        return [
-            self._clear(op, result) if self._to_clear(op, result) else result  # type: ignore[arg-type]
-            for op, result in zip(plan, results, strict=True)
-        ]
+        return run_steps(self._batching(list(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async :meth:`batch` (searches cleared concurrently, agent and judge awaited).
-
-        Args:
-            ops: The operations.
-
-        Returns:
-            One result per operation, in order (None for a put the gate rejected).
-        """
-        ops = list(ops)
-        candidates = self._candidates(ops)
-        decisions = (
-            await self.admission.ainvoke(
-                [c[2] for c in candidates], config={"callbacks": _callbacks()}
-            )
-            if candidates and self.admission is not None
-            else []
-        )
-        plan = self._gated(ops, candidates, decisions)
-        forwarded = [op for op in plan if op is not None]
-        results = self._merge(plan, await self.store.abatch(forwarded) if forwarded else [])
-
-        async def one(op: Op | None, result: Result) -> Result:
-            if self._to_clear(op, result):
-                return await self._aclear(op, result)  # type: ignore[arg-type]
-            return result
-
-        # the first failure cancels the other searches' clearances (no call outlives it)
-        return list(await gather_or_cancel(one(o, r) for o, r in zip(plan, results, strict=True)))
+        """Async :meth:`batch` (same arguments and result; searches cleared concurrently)."""
+        return await arun_steps(self._batching(list(ops)))
 
     # ------------------------------------------------------------------ lifecycle
     def run_audits(self, *, limit: int | None = None) -> Any:

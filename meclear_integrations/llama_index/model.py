@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
@@ -39,6 +40,7 @@ from llama_index.core.llms.custom import CustomLLM
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.concurrency.workers import in_worker
 from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..judges.formats import UnsupportedFormatError
@@ -113,6 +115,16 @@ class LlamaIndexTextModel:
     def _messages(prompt: str) -> list[ChatMessage]:
         return [ChatMessage(role=MessageRole.USER, content=prompt)]
 
+    def _completing(self, prompt: str) -> Steps[str]:
+        """:meth:`complete`'s steps: one chat or completion call, then its text."""
+        if self.chat:
+            messages = self._messages(prompt)
+            chat = yield Call(partial(self.llm.chat, messages), partial(self.llm.achat, messages))
+            return _chat_text(chat)
+        llm = self.llm
+        response = yield Call(partial(llm.complete, prompt), partial(llm.acomplete, prompt))
+        return _text(response, response.text)
+
     def complete(self, prompt: str) -> str:
         """Complete ``prompt``.
 
@@ -122,26 +134,13 @@ class LlamaIndexTextModel:
         Returns:
             The reply text.
         """
-        if self.chat:
-            return _chat_text(self.llm.chat(self._messages(prompt)))
-        response = self.llm.complete(prompt)
-        return _text(response, response.text)
+        return run_steps(self._completing(prompt))
 
     async def acomplete(self, prompt: str) -> str:
-        """Complete ``prompt`` on the event loop.
-
-        Args:
-            prompt: The prompt text.
-
-        Returns:
-            The reply text.
-        """
+        """:meth:`complete` on the event loop (a blocking LLM's call on a worker thread)."""
         if not self.native_async:  # never run a blocking call on the loop
             return await in_worker(self.complete, prompt)
-        if self.chat:
-            return _chat_text(await self.llm.achat(self._messages(prompt)))
-        response = await self.llm.acomplete(prompt)
-        return _text(response, response.text)
+        return await arun_steps(self._completing(prompt))
 
 
 @dataclass
@@ -185,6 +184,16 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
                 return dict(call.tool_kwargs)
         return _chat_text(response)
 
+    def _tool_reply(self, prompt: str, schema: Mapping[str, Any]) -> Steps[Mapping[str, Any] | str]:
+        """:meth:`complete_json`'s steps: one required tool call, then its arguments."""
+        tools, llm = [_schema_tool(schema)], self.llm
+        options: dict[str, Any] = {"user_msg": prompt, "tool_required": True}
+        response = yield Call(
+            partial(llm.chat_with_tools, tools, **options),
+            partial(llm.achat_with_tools, tools, **options),
+        )
+        return self._unpack(response)
+
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
         """Complete ``prompt`` with a reply constrained to the JSON ``schema``.
 
@@ -195,25 +204,13 @@ class LlamaIndexStructuredTextModel(LlamaIndexTextModel):
         Returns:
             The decoded object, or the raw text when the model answered in text.
         """
-        tool = _schema_tool(schema)
-        response = self.llm.chat_with_tools([tool], user_msg=prompt, tool_required=True)
-        return self._unpack(response)
+        return run_steps(self._tool_reply(prompt, schema))
 
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
-        """Complete ``prompt`` with a reply constrained to the JSON ``schema``, on the event loop.
-
-        Args:
-            prompt: The prompt text.
-            schema: The JSON schema of the reply (a tool / function-calling schema).
-
-        Returns:
-            The decoded object, or the raw text when the model answered in text.
-        """
-        tool = _schema_tool(schema)
-        response = await self.llm.achat_with_tools([tool], user_msg=prompt, tool_required=True)
-        return self._unpack(response)
+        """:meth:`complete_json` on the event loop (same arguments and result)."""
+        return await arun_steps(self._tool_reply(prompt, schema))
 
 
 def _openai_class() -> type | None:
@@ -266,17 +263,30 @@ class LlamaIndexOpenAITextModel(LlamaIndexStructuredTextModel):
                 endpoint=self.endpoint,
             )
 
-    def _formatted(self, prompt: str, response_format: Mapping[str, Any]) -> str:
+    def _formatting(self, prompt: str, response_format: Mapping[str, Any]) -> Steps[str]:
+        """A chat call with ``response_format``, then its text."""
         self._no_completion_formats(response_format)
-        response = self.llm.chat(self._messages(prompt), response_format=response_format)
+        messages, options = self._messages(prompt), {"response_format": response_format}
+        response = yield Call(
+            partial(self.llm.chat, messages, **options),
+            partial(self.llm.achat, messages, **options),
+        )
         return _chat_text(response)
+
+    def _formatted(self, prompt: str, response_format: Mapping[str, Any]) -> str:
+        return run_steps(self._formatting(prompt, response_format))
 
     async def _aformatted(self, prompt: str, response_format: Mapping[str, Any]) -> str:
         self._no_completion_formats(response_format)
         if not self.native_async:
             return await in_worker(self._formatted, prompt, response_format)
-        messages = self._messages(prompt)
-        return _chat_text(await self.llm.achat(messages, response_format=response_format))
+        return await arun_steps(self._formatting(prompt, response_format))
+
+    def _json_reply(self, prompt: str, schema: Mapping[str, Any]) -> Steps[Mapping[str, Any] | str]:
+        """:meth:`complete_json`'s steps: a required tool call, else ``json_schema``."""
+        if self.tools:
+            return (yield from self._tool_reply(prompt, schema))
+        return (yield from self._formatting(prompt, self._json_schema(schema)))
 
     def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | str:
         """A required tool call (function-calling LLMs) or a ``json_schema`` response format.
@@ -288,24 +298,14 @@ class LlamaIndexOpenAITextModel(LlamaIndexStructuredTextModel):
         Returns:
             The decoded object, or the raw text.
         """
-        if self.tools:
-            return super().complete_json(prompt, schema)
-        return self._formatted(prompt, self._json_schema(schema))
+        return run_steps(self._json_reply(prompt, schema))
 
     async def acomplete_json(
         self, prompt: str, schema: Mapping[str, Any]
     ) -> Mapping[str, Any] | str:
-        """Async :meth:`complete_json`.
-
-        Args:
-            prompt: The prompt text.
-            schema: The JSON schema of the reply.
-
-        Returns:
-            The decoded object, or the raw text.
-        """
-        if self.tools:
-            return await super().acomplete_json(prompt, schema)
+        """Async :meth:`complete_json` (same arguments and result)."""
+        if self.tools or self.native_async:  # else a blocking chat call: on a worker thread
+            return await arun_steps(self._json_reply(prompt, schema))
         return await self._aformatted(prompt, self._json_schema(schema))
 
     def complete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
@@ -321,15 +321,7 @@ class LlamaIndexOpenAITextModel(LlamaIndexStructuredTextModel):
         return self._formatted(prompt, {"type": "json_object", "schema": dict(schema)})
 
     async def acomplete_json_object(self, prompt: str, schema: Mapping[str, Any]) -> str:
-        """Async :meth:`complete_json_object`.
-
-        Args:
-            prompt: The prompt text.
-            schema: The JSON schema of the reply.
-
-        Returns:
-            The reply text.
-        """
+        """Async :meth:`complete_json_object` (same arguments and result)."""
         return await self._aformatted(prompt, {"type": "json_object", "schema": dict(schema)})
 
 

@@ -353,16 +353,7 @@ class MeClearPostprocessor(ClearingComponent, BaseNodePostprocessor):
         *,
         query_str: str | None = None,
     ) -> NodeClearance:
-        """Async :meth:`clear_nodes` (agent and judge awaited on the event loop).
-
-        Args:
-            nodes: The retrieved nodes.
-            query: The query text or bundle.
-            query_str: The query text, as ``postprocess_nodes`` spells it (give one of the two).
-
-        Returns:
-            The kept nodes, the engine's report and any absorbed failure.
-        """
+        """Async :meth:`clear_nodes` (same arguments, result, errors; agent and judge awaited)."""
         return await self._aclear(list(nodes), _bundle(_one_query(query, query_str)))
 
     # ------------------------------------------------------------------ pieces

@@ -21,6 +21,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -36,6 +37,7 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import Field, PrivateAttr
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..simulation import EvidenceWorld, SimulatedCase, StandInModel, TextReader
 from ..simulation.faults import Faults
 
@@ -122,6 +124,14 @@ class SimulatedLLM(CustomLLM):
         """The LLM's metadata (a completion model named ``meclear-simulated-world``)."""
         return LLMMetadata(model_name="meclear-simulated-world", is_chat_model=False)
 
+    def _completing(self, prompt: str) -> Steps[CompletionResponse]:
+        """:meth:`complete`'s steps: the ``latency`` wait, then the stand-in's reply."""
+        if self.latency:
+            yield Call(partial(time.sleep, self.latency), partial(asyncio.sleep, self.latency))
+        stand_in = self._stand_in
+        text = yield Call(partial(stand_in.reply, prompt), partial(stand_in.areply, prompt))
+        return CompletionResponse(text=text)
+
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         """Answer ``prompt`` from the simulated world.
@@ -134,27 +144,14 @@ class SimulatedLLM(CustomLLM):
         Returns:
             The completion.
         """
-        if self.latency:
-            time.sleep(self.latency)
-        return CompletionResponse(text=self._stand_in.reply(prompt))
+        return run_steps(self._completing(prompt))
 
     @llm_completion_callback()
     async def acomplete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponse:
-        """Async :meth:`complete`.
-
-        Args:
-            prompt: The prompt text.
-            formatted: Ignored (the ``LLM`` signature).
-            **kwargs: Ignored.
-
-        Returns:
-            The completion.
-        """
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        return CompletionResponse(text=await self._stand_in.areply(prompt))
+        """Async :meth:`complete` (same arguments and result; ``latency`` awaited)."""
+        return await arun_steps(self._completing(prompt))
 
     @llm_completion_callback()
     def stream_complete(

@@ -7,16 +7,20 @@ to report an event, and the framework's pieces of an engine run (:class:`EngineJ
 meter for the query, every stage event with the model calls so far
 (:func:`~..runtime.cost.with_event_cost`), the engine inside the tracing scope, and the
 report with its model calls (:func:`~..runtime.cost.with_model_calls`).
+
+:func:`fan_out` is the step of a flow that runs several sub-flows: one after another on the
+sync path, concurrently on the async one (an integration's batch of searches or candidates).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from ..core.concurrency.step_driver import arun_steps, call_async, call_sync, run_steps
+from ..core.concurrency.step_driver import Call, arun_steps, call_async, call_sync, run_steps
+from ..core.concurrency.tasks import gather_or_cancel
 from ..core.engine import MeClearEngine
 from ..core.events import StageEvent
 from ..core.judging.evaluator import Evaluator
@@ -32,6 +36,7 @@ __all__ = [
     "EngineJob",
     "SyncHost",
     "arun_engine",
+    "fan_out",
     "run_async",
     "run_engine",
     "run_sync",
@@ -71,6 +76,31 @@ class EngineJob:
             return emit(with_event_cost(event, task.calls, meter))
 
         return MeClearEngine(self.request.config, listener=listener, tracing=self.tracing)
+
+
+def fan_out(flows: Iterable[Steps[T]]) -> Call:
+    """The step that runs ``flows`` and returns their results, in order.
+
+    The sync path runs them one after another on the calling thread (the first failure
+    stops the rest); the async path runs them concurrently on the loop, the first failure
+    cancelling the others (:func:`~..core.concurrency.tasks.gather_or_cancel`). Each flow
+    yields only :class:`~..core.concurrency.step_driver.Call` steps.
+
+    Args:
+        flows: The sub-flows (each a step generator, not yet started).
+
+    Returns:
+        A :class:`~..core.concurrency.step_driver.Call` whose value is the list of results.
+    """
+    pending = list(flows)
+
+    def sync() -> list[Any]:
+        return [run_steps(flow) for flow in pending]
+
+    async def asynchronous() -> list[Any]:
+        return await gather_or_cancel(arun_steps(flow) for flow in pending)
+
+    return Call(sync, asynchronous)
 
 
 def run_engine(job: EngineJob) -> ClearanceReport:
