@@ -84,6 +84,15 @@ class AdmissionConfig(BaseModel):
     """Signed probe contributions per role and attributed outcome (Sec. 4.5)."""
     epsilon: float = Field(default=1e-12, ge=0.0)
     """|CMTE| <= epsilon is inconclusive and goes to the tie-break judge (Sec. 4.5, 5.2)."""
+    effect: Literal["categorical", "graded"] = "categorical"
+    """CMTE of the paper's categorical contributions (``categorical``), or ``graded``: a
+    positive c_i times its probe's strength, the share of the memory's change in the
+    treatment response that the context supports (``scoring.probe_strength``; no extra
+    model call). Store iff CMTE > epsilon either way; the tie-break judge at zero."""
+    graded_strength: Literal["grounded_count", "grounded_share"] = "grounded_count"
+    """How ``graded`` measures a probe's strength (``scoring.probe_strength``)."""
+    graded_half: float = Field(default=2.0, gt=0.0)
+    """Grounded words at strength 0.5 for ``graded_strength="grounded_count"``."""
     seed: int = 42
     """Seed of the deterministic A/B order of the blind judge (Sec. 4.4)."""
     max_parse_attempts: int = Field(default=3, ge=1, le=10)

@@ -30,7 +30,7 @@ from .decision import (
     TieBreak,
 )
 from .events import AdmissionEvent, AdmissionStage
-from .labels import PROBE_ROLES, Decision, ProbeRole
+from .labels import PROBE_ROLES, Decision, Effect, ProbeRole
 from .outputs import (
     AuditOutput,
     JudgeOutput,
@@ -54,6 +54,8 @@ from .scoring import (
     cmte,
     contribution,
     effect,
+    graded_contribution,
+    probe_strength,
     render_evidence,
     treatment_position,
     unmap_preference,
@@ -251,7 +253,7 @@ class AdmissionStages:
                     judge=judge,
                     audit=audit,
                     effect=e,
-                    contribution=contribution(r, audit, e, cfg.weights),
+                    contribution=_contribution(cfg, r, audit, e, context, probes[r], responses[r]),
                 )
             )
         return out
@@ -324,6 +326,30 @@ def _audit_text(checks: Checks, role: ProbeRole | None = None) -> str:
         + (f" - {checks[r].issue}" if checks[r].issue else "")
         for r in roles
     )
+
+
+def _contribution(
+    cfg: AdmissionConfig,
+    role: ProbeRole,
+    audit: AttributionAudit,
+    probe_effect: Effect,
+    context: str,
+    query: str,
+    responses: tuple[str, str],
+) -> float:
+    """c_i: the paper's categorical one, or graded by the probe's strength (config)."""
+    value = contribution(role, audit, probe_effect, cfg.weights)
+    if cfg.effect == "categorical" or value <= 0:
+        return value
+    strength = probe_strength(
+        query,
+        responses[0],
+        responses[1],
+        context,
+        kind=cfg.graded_strength,
+        half=cfg.graded_half,
+    )
+    return graded_contribution(value, strength)
 
 
 def _score_explanation(value: float, evaluations: Sequence[ProbeEvaluation]) -> str:
