@@ -206,6 +206,7 @@ def test_engine_and_redecision_of_recorded_evidence_agree(memory, context, kind)
     if not at_zero:
         assert decision == graded.decision
     # graded evidence never outweighs the categorical: same sign or zero, never larger
+    assert graded.cmte is not None and plain.cmte is not None
     assert abs(graded.cmte) <= abs(plain.cmte) + 1e-12
     assert graded.cmte * plain.cmte >= 0
     # and on every one of the 27 settings
