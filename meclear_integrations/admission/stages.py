@@ -264,6 +264,11 @@ class AdmissionStages:
     ) -> _Gen:
         value = cmte([e.contribution or 0.0 for e in evaluations])
         summary = _score_explanation(value, evaluations)
+        threshold = self.config.decision_threshold
+        if threshold != 0.0:
+            # a threshold chosen on dev: CMTE against it (a zero CMTE falls on one side)
+            chosen: Decision = "store" if value > threshold else "do_not_store"
+            return chosen, value, None, f"{summary}\nthreshold {threshold:+.4f}: {chosen}"
         if value > self.config.epsilon:
             return "store", value, None, summary
         if value < -self.config.epsilon:

@@ -234,3 +234,22 @@ def test_a_graded_zero_is_sent_to_the_tie_break_in_re_decisions() -> None:
     primary = [(AdmissionConfig().weights, "full")]
     assert not _ever_zero(d, primary)  # type: ignore[arg-type]
     assert _ever_zero(d, primary, [Grading(CONTEXT)])  # type: ignore[arg-type]
+
+
+def test_a_dev_threshold_decides_against_cmte_without_the_tie_break() -> None:
+    treatment = "Try a shellfish-free pasta dish, Oregon style."  # graded share: 0.5 / 3
+    cfg = AdmissionConfig(effect="graded", graded_strength="grounded_share")
+    assert ConMemAdmitter(_model(treatment), cfg).decide("m.", CONTEXT).decision == "store"
+    high = cfg.model_copy(update={"decision_threshold": 0.2})
+    d = ConMemAdmitter(_model(treatment), high).decide("m.", CONTEXT)
+    assert d.cmte == pytest.approx(0.5 / 3) and d.decision == "do_not_store"
+    low = cfg.model_copy(update={"decision_threshold": 0.1})
+    assert ConMemAdmitter(_model(treatment), low).decide("m.", CONTEXT).decision == "store"
+    # a zero CMTE falls on the threshold's side, no tie-break call
+    for t, expected in ((0.05, "do_not_store"), (-0.05, "store")):
+        model = _model("Try a pasta dish, Roman style.", Script(tie_break="STORE"))
+        cfg_t = AdmissionConfig(effect="graded", decision_threshold=t)
+        z = ConMemAdmitter(model, cfg_t).decide("m.", CONTEXT)
+        assert z.cmte == 0.0 and z.decision == expected and model.count("tie_break") == 0
+    with pytest.raises(ValueError, match="irrelevant_probe"):
+        AdmissionConfig(decision_threshold=0.2, irrelevant_probe="if_open")
