@@ -14,8 +14,9 @@ Variants (Sec. 5.3.6):
 - ``no_auditor``: utility and risk come from the pairwise preference alone (treatment
   preferred -> helpful utility, control preferred -> risk, tie -> 0).
 
-With ``effect="graded"`` (and the historical context) a positive contribution is graded by
-its probe's strength (:func:`~.scoring.probe_strength`), as ``AdmissionConfig.effect``.
+With a :class:`Grading` (the historical context and the strength's settings) a positive
+contribution is graded by its probe's strength (:func:`~.scoring.probe_strength`), as the
+admitter does with ``AdmissionConfig(effect="graded")``.
 """
 
 from __future__ import annotations
