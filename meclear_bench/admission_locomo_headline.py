@@ -21,8 +21,12 @@ evidence, the tie-break judge's verdict at zero). The test split is decided once
 chosen rule on the recorded test scores. ConMem tuned alike is compared with every
 baseline row by paired cluster-bootstrap intervals (:mod:`.admission_locomo_intervals`).
 The blind-judge ablation (``w/o quality judge``) is re-decided on the same evidence with
-the same thresholds. Per candidate kind, the recall of ConMem and of the best tuned
-baseline shows where either wins.
+the same thresholds. ``conmem graded`` re-decides the same evidence with the graded CMTE
+(``AdmissionConfig.effect="graded"``: a positive contribution times its probe's strength,
+:func:`~meclear_integrations.admission.scoring.probe_strength`), tuned alike (its 27
+settings times its two strength kinds, and the threshold, on dev) and compared with every
+baseline row as ConMem is. Every row reports the test ROC AUC of its score. Per candidate
+kind, the recall of ConMem and of the best tuned baseline shows where either wins.
 
 Figures from the default model are OFFLINE TEXT READER / SIMULATED figures
 (:class:`~meclear_integrations.admission.reader.AdmissionReader`), never an LLM's.
@@ -44,9 +48,10 @@ from meclear_integrations.admission.config import AdmissionConfig, CMTEWeights
 from meclear_integrations.admission.decision import AdmissionDecision
 from meclear_integrations.admission.dedup import DedupTextModel
 from meclear_integrations.admission.labels import Decision
+from meclear_integrations.admission.metrics import roc_auc
 from meclear_integrations.admission.model import TextModel
 from meclear_integrations.admission.reader import AdmissionReader
-from meclear_integrations.admission.rescore import Variant, grid_weights, redecide
+from meclear_integrations.admission.rescore import Grading, Variant, grid_weights, redecide
 
 from .admission_baselines import AMACBaseline, AMEMBaseline, MemoryBankBaseline
 from .admission_locomo import BenchCandidate, build_locomo_admission, select
@@ -95,6 +100,9 @@ FEATURES: dict[str, tuple[str, ...]] = {
 }
 GRID_STEP = {"a-mac": 0.1, "a-mem": 0.05, "memorybank": 0.05}
 """Weight-grid step per baseline (A-MAC's own grid is coarser still)."""
+GRADED_KINDS = ("grounded_count", "grounded_share")
+"""The graded CMTE's strength kinds its dev tuning chooses from (config default first)."""
+PRIMARY = (0.5, 0.5, 1.5)
 
 
 class HeadlineRow(BaseModel):
@@ -111,12 +119,18 @@ class HeadlineRow(BaseModel):
     weights: list[float] | None = None
     """Feature weights (baselines) or CMTE setting (ConMem: irrelevant penalty, risk gain,
     risk penalty) when chosen on dev."""
+    strength: str | None = None
+    """The graded CMTE's strength kind (``conmem graded`` rows)."""
+    auc: float | None = None
+    """Test ROC AUC of the row's score (Store positive; threshold-free)."""
     dev_macro_f1: float | None = None
     """Dev macro-F1 of the chosen rule."""
     score: MethodScore
     """Test metrics."""
     conmem_minus: list[PairedDelta] = Field(default_factory=list)
     """ConMem tuned alike minus this row (balanced accuracy, macro-F1; points, 95%)."""
+    graded_minus: list[PairedDelta] = Field(default_factory=list)
+    """ConMem graded tuned alike minus this row (balanced accuracy, macro-F1; points, 95%)."""
 
 
 class HeadlineSet(BaseModel):
@@ -139,6 +153,10 @@ class HeadlineSet(BaseModel):
     with both intervals above 0."""
     judge_ablation: list[PairedDelta] = Field(default_factory=list)
     """ConMem minus ConMem without the blind judge (published rule, same evidence)."""
+    graded_target_met: bool | None = None
+    """The target for ConMem graded tuned alike."""
+    graded_vs_categorical: list[PairedDelta] = Field(default_factory=list)
+    """ConMem graded tuned alike minus ConMem (categorical) tuned alike."""
 
 
 class HeadlineResult(BaseModel):
@@ -169,13 +187,17 @@ def _conmem_scores(
     zero: Sequence[Decision | None],
     weights: CMTEWeights,
     variant: Variant,
+    gradings: Sequence[Grading] | None = None,
 ) -> list[float | None]:
     out: list[float | None] = []
-    for d, z in zip(decisions, zero, strict=True):
+    for i, (d, z) in enumerate(zip(decisions, zero, strict=True)):
         if not d.ok or z is None:
             out.append(None)
             continue
-        decision, value, _ = redecide(d.probes, weights=weights, variant=variant, zero=z)
+        grading = gradings[i] if gradings is not None else None
+        decision, value, _ = redecide(
+            d.probes, weights=weights, variant=variant, zero=z, grading=grading
+        )
         out.append(conmem_score(value, decision))
     return out
 
@@ -225,48 +247,80 @@ async def _one_set(
     w = cfg.weights
     grid = grid_weights()
     settings = [(w, "full"), (w, "no_quality_judge")] + [(g, "full") for _, g in grid]
-    zero, _ = await _zero_verdicts(cands, decisions, run_model, concurrency, settings)  # type: ignore[arg-type]
-    gold_dev = [c.label for c in dev]
-    rows: list[HeadlineRow] = []
 
-    def conmem_rows(method: str, variant: Variant) -> list[HeadlineRow]:
-        base = _conmem_scores(decisions, zero, w, variant)
+    def gradings_of(c: BenchCandidate) -> list[Grading]:
+        return [Grading(c.historical_context, kind=k) for k in GRADED_KINDS]  # type: ignore[arg-type]
+
+    zero, _ = await _zero_verdicts(
+        cands,
+        decisions,
+        run_model,
+        concurrency,
+        settings,  # type: ignore[arg-type]
+        gradings=gradings_of,
+    )
+    gold_dev = [c.label for c in dev]
+    gold = [c.label for c in test]
+    rows: list[HeadlineRow] = []
+    graded_by_kind = {
+        k: [Grading(c.historical_context, kind=k) for c in cands]  # type: ignore[arg-type]
+        for k in GRADED_KINDS
+    }
+    chosen: dict[str, list[float | None]] = {}
+    """Test scores of each ConMem method's dev-chosen rule (weights + threshold)."""
+
+    def conmem_rows(method: str, variant: Variant, graded: bool = False) -> list[HeadlineRow]:
+        kinds: tuple[str | None, ...] = GRADED_KINDS if graded else (None,)
+        first = graded_by_kind[GRADED_KINDS[0]] if graded else None
+        base = _conmem_scores(decisions, zero, w, variant, first)
         t, f1 = tune_threshold(base[:nd], gold_dev, published=0.0)
+        strength = GRADED_KINDS[0] if graded else None
         out = [
             HeadlineRow(
                 method=method,
                 tuning="published",
                 threshold=0.0,
+                strength=strength,
+                auc=roc_auc(base[nd:], gold),
                 score=_score(method, test, base[nd:], 0.0),
             ),
             HeadlineRow(
                 method=method,
                 tuning="dev threshold",
                 threshold=t,
+                strength=strength,
                 dev_macro_f1=f1,
+                auc=roc_auc(base[nd:], gold),
                 score=_score(method, test, base[nd:], t),
             ),
         ]
         if variant == "full":
-            best: tuple[float, tuple[float, ...], float, list[float | None]] | None = None
-            for setting, weights in grid:
-                s = _conmem_scores(decisions, zero, weights, variant)
-                ts, fs = tune_threshold(s[:nd], gold_dev, published=0.0)
-                primary = setting == (0.5, 0.5, 1.5)
-                if (
-                    best is None
-                    or round(fs, 12) > round(best[0], 12)
-                    or (round(fs, 12) == round(best[0], 12) and primary)
-                ):
-                    best = (fs, setting, ts, s)
+            best: tuple[float, tuple[float, ...], float, list[float | None], str | None] | None
+            best = None
+            for kind in kinds:
+                gradings = graded_by_kind[kind] if kind is not None else None
+                for setting, weights in grid:
+                    s = _conmem_scores(decisions, zero, weights, variant, gradings)
+                    ts, fs = tune_threshold(s[:nd], gold_dev, published=0.0)
+                    # ties: the primary setting, then the default strength kind (first)
+                    preferred = setting == PRIMARY and (best is None or best[1] != PRIMARY)
+                    if (
+                        best is None
+                        or round(fs, 12) > round(best[0], 12)
+                        or (round(fs, 12) == round(best[0], 12) and preferred)
+                    ):
+                        best = (fs, setting, ts, s, kind)
             assert best is not None
+            chosen[method] = best[3][nd:]
             out.append(
                 HeadlineRow(
                     method=method,
                     tuning="dev weights + threshold",
                     threshold=best[2],
                     weights=list(best[1]),
+                    strength=best[4],
                     dev_macro_f1=best[0],
+                    auc=roc_auc(best[3][nd:], gold),
                     score=_score(method, test, best[3][nd:], best[2]),
                 )
             )
@@ -274,6 +328,8 @@ async def _one_set(
 
     rows += conmem_rows("conmem", "full")
     tuned_conmem = rows[-1]
+    rows += conmem_rows("conmem graded", "full", graded=True)
+    tuned_graded = rows[-1]
     baseline_predictions: dict[int, list[Decision | None]] = {}
     runs = await _baseline_runs(cands, model, concurrency, on_done)
     for bname, (baseline, bds) in runs.items():
@@ -284,6 +340,7 @@ async def _one_set(
                 method=bname,
                 tuning="published",
                 threshold=baseline.threshold,
+                auc=roc_auc(scores[nd:], gold),
                 score=_score(bname, test, scores[nd:], baseline.threshold),
             )
         )
@@ -293,6 +350,7 @@ async def _one_set(
                 tuning="dev threshold",
                 threshold=t,
                 dev_macro_f1=f1,
+                auc=roc_auc(scores[nd:], gold),
                 score=_score(bname, test, scores[nd:], t),
             )
         )
@@ -320,6 +378,7 @@ async def _one_set(
                 threshold=tw,
                 weights=list(wts),
                 dev_macro_f1=fw,
+                auc=roc_auc(tuned_scores[nd:], gold),
                 score=_score(bname, test, tuned_scores[nd:], tw),
             )
         )
@@ -328,13 +387,8 @@ async def _one_set(
         baseline_predictions[len(rows) - 1] = apply_threshold(tuned_scores[nd:], tw)
     rows += conmem_rows("conmem w/o quality judge", "no_quality_judge")
     # ConMem tuned alike (its dev setting and threshold) against every other row
-    setting = tuple(tuned_conmem.weights or (0.5, 0.5, 1.5))
-    weights_of: dict[tuple[float, ...], CMTEWeights] = {tuple(k): v for k, v in grid}
-    conmem_test = apply_threshold(
-        _conmem_scores(decisions[nd:], zero[nd:], weights_of[setting], "full"),
-        tuned_conmem.threshold,
-    )
-    gold = [c.label for c in test]
+    conmem_test = apply_threshold(chosen["conmem"], tuned_conmem.threshold)
+    graded_test = apply_threshold(chosen["conmem graded"], tuned_graded.threshold)
     clusters = [cluster_of(c.id, c.source) for c in test]
     ids = [c.id for c in test]
     for i, row in enumerate(rows):
@@ -345,7 +399,10 @@ async def _one_set(
             update={
                 "conmem_minus": paired_deltas(
                     gold, conmem_test, other, clusters, ids, replicates=replicates
-                )
+                ),
+                "graded_minus": paired_deltas(
+                    gold, graded_test, other, clusters, ids, replicates=replicates
+                ),
             }
         )
     # the blind judge's ablation under ConMem's published rule, with its interval
@@ -359,9 +416,10 @@ async def _one_set(
     )
     tuned_rows = [r for r in rows if r.method in FEATURES and r.tuning != "published"]
     best = max(tuned_rows, key=lambda r: r.score.macro_f1) if tuned_rows else None
-    met = None
+    met = graded_met = None
     if best is not None:
         met = all(d.above_zero for d in best.conmem_minus)
+        graded_met = all(d.above_zero for d in best.graded_minus)
     counts: dict[str, dict[str, int]] = {
         split: {k: sum(1 for c in group if c.kind == k) for k in sorted({c.kind for c in group})}
         for split, group in (("dev", dev), ("test", test))
@@ -374,6 +432,10 @@ async def _one_set(
         best_baseline=f"{best.method} / {best.tuning}" if best else None,
         target_met=met,
         judge_ablation=judge_ablation,
+        graded_target_met=graded_met,
+        graded_vs_categorical=paired_deltas(
+            gold, graded_test, conmem_test, clusters, ids, replicates=replicates
+        ),
     )
 
 
@@ -481,21 +543,28 @@ def render_report(result: HeadlineResult) -> str:
             f"Counts: {json.dumps(s.counts)}. Best tuned baseline (test macro-F1): "
             f"{s.best_baseline}; target (ConMem tuned alike above it on both, intervals > 0): "
             f"{s.target_met}. Blind judge's ablation (ConMem minus ConMem w/o quality judge, "
-            f"published rule, bal. acc / macro-F1 pp): {_delta(s.judge_ablation)}.",
+            f"published rule, bal. acc / macro-F1 pp): {_delta(s.judge_ablation)}. "
+            f"ConMem graded tuned alike: target {s.graded_target_met}; minus ConMem tuned "
+            f"alike (bal. acc / macro-F1 pp): {_delta(s.graded_vs_categorical)}.",
             "",
-            "| method | tuning | threshold / weights | bal. acc % | macro-F1 % "
-            "| Store P / R / F1 % | ConMem tuned minus this: bal. acc / macro-F1 (pp, 95% CI) |",
-            "|---|---|---|---|---|---|---|",
+            "| method | tuning | threshold / weights | AUC | bal. acc % | macro-F1 % "
+            "| Store P / R / F1 % | ConMem tuned minus this: bal. acc / macro-F1 (pp, 95% CI) "
+            "| ConMem graded tuned minus this |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in s.rows:
             m = r.score
-            rule = f"{r.threshold:.3f}" + (
-                f" / {[round(x, 2) for x in r.weights]}" if r.weights else ""
+            rule = (
+                f"{r.threshold:.3f}"
+                + (f" / {[round(x, 2) for x in r.weights]}" if r.weights else "")
+                + (f" / {r.strength}" if r.strength else "")
             )
             store = " / ".join(_pct(d.get("store")) for d in (m.precision, m.recall, m.f1))
+            auc = "-" if r.auc is None else f"{r.auc:.3f}"
             lines.append(
-                f"| {r.method} | {r.tuning} | {rule} | {_pct(m.balanced_accuracy)} "
-                f"| {_pct(m.macro_f1)} | {store} | {_delta(r.conmem_minus)} |"
+                f"| {r.method} | {r.tuning} | {rule} | {auc} | {_pct(m.balanced_accuracy)} "
+                f"| {_pct(m.macro_f1)} | {store} | {_delta(r.conmem_minus)} "
+                f"| {_delta(r.graded_minus)} |"
             )
         kinds = sorted(next(iter(s.rows)).score.kind_recall) if s.rows else []
         lines += [

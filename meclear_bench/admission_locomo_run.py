@@ -29,7 +29,7 @@ from meclear_integrations.admission.metrics import admission_metrics
 from meclear_integrations.admission.model import TextModel
 from meclear_integrations.admission.outputs import OutputParseError, TieBreakOutput, parse_output
 from meclear_integrations.admission.prompts import tie_break_prompt
-from meclear_integrations.admission.rescore import Variant, grid_weights, redecide
+from meclear_integrations.admission.rescore import Grading, Variant, grid_weights, redecide
 from meclear_integrations.admission.scoring import render_evidence
 
 from .admission_baselines import AMACBaseline, AMEMBaseline, MemoryBankBaseline
@@ -415,9 +415,20 @@ def _conmem_score(
     )
 
 
-def _ever_zero(d: AdmissionDecision, settings: Sequence[tuple[CMTEWeights, Variant]]) -> bool:
-    """Whether some re-decision of ``d`` lands on CMTE = 0 (needs the tie-break verdict)."""
-    return any(redecide(d.probes, weights=w, variant=v, zero="store")[2] for w, v in settings)
+def _ever_zero(
+    d: AdmissionDecision,
+    settings: Sequence[tuple[CMTEWeights, Variant]],
+    gradings: Sequence[Grading] = (),
+) -> bool:
+    """Whether some re-decision of ``d`` lands on CMTE = 0 (needs the tie-break verdict).
+
+    ``gradings``: also the graded CMTE's re-decisions under each of them.
+    """
+    return any(
+        redecide(d.probes, weights=w, variant=v, zero="store", grading=g)[2]
+        for w, v in settings
+        for g in (None, *gradings)
+    )
 
 
 async def _zero_verdicts(
@@ -426,8 +437,12 @@ async def _zero_verdicts(
     model: TextModel,
     concurrency: int,
     settings: Sequence[tuple[CMTEWeights, Variant]],
+    gradings: Callable[[BenchCandidate], Sequence[Grading]] | None = None,
 ) -> tuple[list[Decision | None], int]:
     """The tie-break verdict on each recorded evidence some re-decision needs, and the calls.
+
+    ``gradings``: per candidate, the graded CMTEs whose re-decisions may land on zero too
+    (the tie-break judge reads the raw evidence, never a score: one verdict serves both).
 
     A verdict the run already has is reused; the judge is asked only about evidence that
     some variant or grid setting scores at zero and that it has not judged yet (these are
@@ -442,7 +457,7 @@ async def _zero_verdicts(
             return None
         if d.tie_break is not None and d.config.tie_break == "judge":
             return d.tie_break.decision
-        if not _ever_zero(d, settings):
+        if not _ever_zero(d, settings, gradings(c) if gradings is not None else ()):
             return d.decision  # never used: no re-decision lands on zero
         prompt = tie_break_prompt(
             c.candidate_memory, c.historical_context, render_evidence(d.probes)

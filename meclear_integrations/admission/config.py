@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .labels import ProbeRole
 from .validation import DEFAULT_MAX_CANDIDATE_CHARS, DEFAULT_MAX_CONTEXT_CHARS
@@ -84,6 +84,20 @@ class AdmissionConfig(BaseModel):
     """Signed probe contributions per role and attributed outcome (Sec. 4.5)."""
     epsilon: float = Field(default=1e-12, ge=0.0)
     """|CMTE| <= epsilon is inconclusive and goes to the tie-break judge (Sec. 4.5, 5.2)."""
+    effect: Literal["categorical", "graded"] = "categorical"
+    """CMTE of the paper's categorical contributions (``categorical``), or ``graded``: a
+    positive c_i times its probe's strength, the share of the memory's change in the
+    treatment response that the context supports (``scoring.probe_strength``; no extra
+    model call). Store iff CMTE > epsilon either way; the tie-break judge at zero."""
+    graded_strength: Literal["grounded_count", "grounded_share"] = "grounded_count"
+    """How ``graded`` measures a probe's strength (``scoring.probe_strength``)."""
+    graded_half: float = Field(default=2.0, gt=0.0)
+    """Grounded words at strength 0.5 for ``graded_strength="grounded_count"``."""
+    decision_threshold: float = Field(default=0.0, ge=-1.5, le=1.5)
+    """Store iff CMTE > this (paper: 0, with the tie-break judge at |CMTE| <= epsilon). A
+    threshold chosen on a dev split (the headline's "tuned alike" rule): a zero CMTE is
+    then decided by which side of the threshold it falls, with no tie-break call. Needs
+    ``irrelevant_probe="always"`` (the probe skipping reasons about the sign of CMTE)."""
     seed: int = 42
     """Seed of the deterministic A/B order of the blind judge (Sec. 4.4)."""
     max_parse_attempts: int = Field(default=3, ge=1, le=10)
@@ -126,6 +140,15 @@ class AdmissionConfig(BaseModel):
     on_near_duplicate_harm: Literal["reject", "flag"] = "flag"
     """A near-duplicate of a verified harmful memory (token-set Jaccard >= 0.8): ``flag``
     (ConMem decides; the decision carries ``known_harm``) or ``reject``."""
+
+    @model_validator(mode="after")
+    def _threshold_needs_every_probe(self) -> AdmissionConfig:
+        if self.decision_threshold != 0.0 and self.irrelevant_probe != "always":
+            raise ValueError(
+                "decision_threshold != 0 needs irrelevant_probe='always' (probe skipping "
+                "preserves the decision only around a threshold of 0)"
+            )
+        return self
 
 
 def cheap_config(base: AdmissionConfig | None = None) -> AdmissionConfig:

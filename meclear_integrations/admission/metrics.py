@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.errors import ConfigurationError
 
-__all__ = ["AdmissionMetrics", "ReasonRecall", "admission_metrics"]
+__all__ = ["AdmissionMetrics", "ReasonRecall", "admission_metrics", "roc_auc"]
 
 CLASSES = ("store", "do_not_store")
 
@@ -103,3 +103,50 @@ def admission_metrics(
             for r, v in sorted(by_reason.items())
         },
     )
+
+
+def roc_auc(
+    scores: Sequence[float | None], gold: Sequence[str], positive: str = "store"
+) -> float | None:
+    """Area under the ROC curve of ``scores`` for ``positive`` against the other labels.
+
+    The probability that a random positive case scores above a random negative one, ties
+    counting one half (the Mann-Whitney U over n_pos * n_neg): 1 ranks every positive
+    first, 0.5 is chance. Rank-based, O(n log n). A case with no score (None) is left out.
+
+    Args:
+        scores: One score per case (higher = more likely ``positive``).
+        gold: The gold labels.
+        positive: The positive label.
+
+    Returns:
+        The AUC, or None when either class has no scored case.
+
+    Raises:
+        ConfigurationError: The sequences differ in length or a score is not finite.
+
+    Example:
+        >>> from meclear_integrations.admission.metrics import roc_auc
+        >>> roc_auc([0.9, 0.4, 0.4, 0.1], ["store", "store", "do_not_store", "do_not_store"])
+        0.875
+    """
+    if len(scores) != len(gold):
+        raise ConfigurationError("scores and gold must have the same length")
+    pairs = [(float(s), g == positive) for s, g in zip(scores, gold, strict=True) if s is not None]
+    if any(s != s or s in (float("inf"), float("-inf")) for s, _ in pairs):
+        raise ConfigurationError("roc_auc: scores must be finite")
+    n_pos = sum(1 for _, p in pairs if p)
+    n_neg = len(pairs) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    pairs.sort(key=lambda x: x[0])
+    rank_sum = 0.0  # sum of the positives' mid-ranks (1-based)
+    i = 0
+    while i < len(pairs):
+        j = i
+        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
+            j += 1
+        mid = (i + 1 + j) / 2
+        rank_sum += mid * sum(1 for _, p in pairs[i:j] if p)
+        i = j
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)

@@ -13,20 +13,33 @@ Variants (Sec. 5.3.6):
   blind quality confirmation;
 - ``no_auditor``: utility and risk come from the pairwise preference alone (treatment
   preferred -> helpful utility, control preferred -> risk, tie -> 0).
+
+With a :class:`Grading` (the historical context and the strength's settings) a positive
+contribution is graded by its probe's strength (:func:`~.scoring.probe_strength`), as the
+admitter does with ``AdmissionConfig(effect="graded")``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import product
 from typing import Literal
 
 from .config import CMTEWeights, RoleWeights
 from .decision import ProbeEvaluation
 from .labels import Decision
-from .scoring import cmte, contribution, effect
+from .scoring import cmte, contribution, effect, graded_contribution, probe_strength
 
-__all__ = ["GRID", "Variant", "grid_weights", "redecide", "variant_contribution"]
+__all__ = [
+    "GRID",
+    "Grading",
+    "Variant",
+    "graded_variant_contribution",
+    "grid_weights",
+    "redecide",
+    "variant_contribution",
+]
 
 Variant = Literal["full", "no_quality_judge", "no_auditor"]
 
@@ -87,6 +100,46 @@ def variant_contribution(e: ProbeEvaluation, weights: CMTEWeights, variant: Vari
     return 0.0
 
 
+@dataclass(frozen=True)
+class Grading:
+    """A graded CMTE's inputs for re-deciding recorded evidence (``AdmissionConfig``)."""
+
+    context: str
+    """The historical context the decision read."""
+    kind: Literal["grounded_count", "grounded_share"] = "grounded_count"
+    """``AdmissionConfig.graded_strength``."""
+    half: float = 2.0
+    """``AdmissionConfig.graded_half``."""
+
+
+def graded_variant_contribution(
+    e: ProbeEvaluation, weights: CMTEWeights, variant: Variant, grading: Grading
+) -> float:
+    """:func:`variant_contribution` with a positive c_i graded by its probe's strength.
+
+    Args:
+        e: The recorded probe evaluation.
+        weights: The CMTE weights.
+        variant: ``full``, ``no_quality_judge`` or ``no_auditor``.
+        grading: The context and the strength's settings.
+
+    Returns:
+        The graded contribution.
+    """
+    value = variant_contribution(e, weights, variant)
+    if value <= 0:
+        return value
+    strength = probe_strength(
+        e.query,
+        e.control_response,
+        e.treatment_response,
+        grading.context,
+        kind=grading.kind,
+        half=grading.half,
+    )
+    return graded_contribution(value, strength)
+
+
 def redecide(
     probes: Sequence[ProbeEvaluation],
     *,
@@ -94,6 +147,7 @@ def redecide(
     variant: Variant = "full",
     zero: Decision,
     epsilon: float = 1e-12,
+    grading: Grading | None = None,
 ) -> tuple[Decision, float, bool]:
     """The decision recorded evidence gives under ``weights`` and ``variant``.
 
@@ -103,11 +157,16 @@ def redecide(
         variant: The ablation variant.
         zero: The decision at |CMTE| <= epsilon (the tie-break verdict, or a fixed default).
         epsilon: The zero-score tolerance.
+        grading: Re-decide with the graded CMTE (None: the paper's categorical one).
 
     Returns:
         ``(decision, CMTE, whether the zero-score rule decided)``.
     """
-    value = cmte([variant_contribution(e, weights, variant) for e in probes] or [0.0])
+    if grading is None:
+        contributions = [variant_contribution(e, weights, variant) for e in probes]
+    else:
+        contributions = [graded_variant_contribution(e, weights, variant, grading) for e in probes]
+    value = cmte(contributions or [0.0])
     if value > epsilon:
         return "store", value, False
     if value < -epsilon:

@@ -1,5 +1,11 @@
 """Blind-judge order, response-level effects, probe contributions and CMTE (Sec. 4.4-4.5).
 
+Besides the paper's categorical CMTE, :func:`graded_contribution` grades the positive
+evidence of a probe by its *strength* (:func:`probe_strength`): how much of what the memory
+brought into the treatment response the historical context supports, computed from the
+texts the blind judge already reads (probe, both responses, context), with no model call,
+no label and no memory text. ``AdmissionConfig.effect = "graded"`` selects it.
+
 References:
     ConMem (Ji, Chen et al., 2026, arXiv:2610.33432), Sec. 4.4-4.5.
 """
@@ -7,18 +13,26 @@ References:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
 
 from ..core.errors import ConfigurationError
 from .config import CMTEWeights
 from .decision import AttributionAudit, ProbeEvaluation
 from .labels import Effect, JudgePreference, Preference, ProbeRole
+from .reading import content_words
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 
 __all__ = [
     "cmte",
     "contribution",
     "effect",
+    "graded_contribution",
+    "memory_change",
+    "probe_strength",
     "render_evidence",
     "treatment_position",
     "unit_score",
@@ -127,6 +141,109 @@ def cmte(contributions: Sequence[float]) -> float:
     if not contributions:
         raise ConfigurationError("CMTE needs at least one probe contribution")
     return sum(contributions) / len(contributions)
+
+
+def memory_change(query: str, control: str, treatment: str) -> list[frozenset[str]]:
+    """What the memory brought into the treatment response: its new content words.
+
+    The distinct content words of ``treatment`` (each as its form set: word and lemmas)
+    that neither the control response nor the probe already has. No model call; the same
+    texts the blind judge reads.
+
+    Args:
+        query: The probe.
+        control: The response without the memory.
+        treatment: The response with the memory.
+
+    Returns:
+        One form set per new word, in order of first occurrence.
+    """
+    known = content_words(control) | content_words(query)
+    out: list[frozenset[str]] = []
+    for word in _WORD.findall(treatment):
+        forms = content_words(word)
+        if forms and not forms & known and forms not in out:
+            out.append(forms)
+    return out
+
+
+def probe_strength(
+    query: str,
+    control: str | None,
+    treatment: str | None,
+    context: str,
+    *,
+    kind: Literal["grounded_share", "grounded_count"] = "grounded_count",
+    half: float = 2.0,
+) -> float:
+    """Strength in [0, 1] of a probe's evidence: the part of the memory's change C supports.
+
+    The change is :func:`memory_change`; a word of it is *grounded* when the historical
+    context has it (any form). ``grounded_share``: grounded / changed words (scale-free);
+    ``grounded_count``: g / (g + ``half``) for g grounded words (``half`` grounded words
+    give strength 0.5; more supported particulars, more strength). 0 when nothing changed.
+    It grades what the blind judge decides categorically (does the history support the
+    personal details?), from its own inputs; it never reads the memory or a label.
+
+    Args:
+        query: The probe.
+        control: The response without the memory (None: not generated).
+        treatment: The response with the memory (None: not generated).
+        context: The historical context.
+        kind: ``grounded_count`` or ``grounded_share``.
+        half: The grounded-word count at strength 0.5 (``grounded_count``).
+
+    Returns:
+        The strength.
+
+    Raises:
+        ConfigurationError: ``half`` is not positive.
+
+    Example:
+        >>> from meclear_integrations.admission.scoring import probe_strength
+        >>> probe_strength("Any dinner idea?", "Try pasta.", "Try pasta with shellfish-free sauce.",
+        ...                "User: I am allergic to shellfish.", kind="grounded_share")
+        0.3333333333333333
+    """
+    if half <= 0:
+        raise ConfigurationError("graded CMTE: half must be > 0")
+    if control is None or treatment is None:
+        return 0.0
+    grounded, changed = _grounded_change(query, control, treatment, context)
+    if not changed:
+        return 0.0
+    if kind == "grounded_share":
+        return grounded / changed
+    return grounded / (grounded + half)
+
+
+@lru_cache(maxsize=65_536)
+def _grounded_change(query: str, control: str, treatment: str, context: str) -> tuple[int, int]:
+    """(grounded, changed) word counts of the memory's change (re-decisions repeat them)."""
+    change = memory_change(query, control, treatment)
+    where = content_words(context)
+    return sum(1 for forms in change if forms & where), len(change)
+
+
+def graded_contribution(categorical: float, strength: float) -> float:
+    """Graded c_i: positive evidence times its strength; negative evidence unchanged.
+
+    Positive evidence (attributed utility the judge confirmed) counts by how much of the
+    memory's change the history supports. Negative evidence (attributed unnecessary or
+    risky use) keeps its full categorical weight: a stale memory's change is grounded in
+    the older turn it restates, so grounding cannot grade harm, and a graded penalty would
+    let misaligned memories through.
+
+    Args:
+        categorical: The paper's c_i (:func:`contribution`).
+        strength: The probe's strength in [0, 1] (:func:`probe_strength`).
+
+    Returns:
+        The graded contribution, between 0 and ``categorical`` when positive.
+    """
+    if categorical <= 0:
+        return categorical
+    return categorical * min(1.0, max(0.0, strength))
 
 
 def unit_score(value: float, weights: CMTEWeights) -> float:

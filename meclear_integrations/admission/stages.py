@@ -30,7 +30,7 @@ from .decision import (
     TieBreak,
 )
 from .events import AdmissionEvent, AdmissionStage
-from .labels import PROBE_ROLES, Decision, ProbeRole
+from .labels import PROBE_ROLES, Decision, Effect, ProbeRole
 from .outputs import (
     AuditOutput,
     JudgeOutput,
@@ -54,6 +54,8 @@ from .scoring import (
     cmte,
     contribution,
     effect,
+    graded_contribution,
+    probe_strength,
     render_evidence,
     treatment_position,
     unmap_preference,
@@ -251,7 +253,7 @@ class AdmissionStages:
                     judge=judge,
                     audit=audit,
                     effect=e,
-                    contribution=contribution(r, audit, e, cfg.weights),
+                    contribution=_contribution(cfg, r, audit, e, context, probes[r], responses[r]),
                 )
             )
         return out
@@ -262,6 +264,11 @@ class AdmissionStages:
     ) -> _Gen:
         value = cmte([e.contribution or 0.0 for e in evaluations])
         summary = _score_explanation(value, evaluations)
+        threshold = self.config.decision_threshold
+        if threshold != 0.0:
+            # a threshold chosen on dev: CMTE against it (a zero CMTE falls on one side)
+            chosen: Decision = "store" if value > threshold else "do_not_store"
+            return chosen, value, None, f"{summary}\nthreshold {threshold:+.4f}: {chosen}"
         if value > self.config.epsilon:
             return "store", value, None, summary
         if value < -self.config.epsilon:
@@ -324,6 +331,30 @@ def _audit_text(checks: Checks, role: ProbeRole | None = None) -> str:
         + (f" - {checks[r].issue}" if checks[r].issue else "")
         for r in roles
     )
+
+
+def _contribution(
+    cfg: AdmissionConfig,
+    role: ProbeRole,
+    audit: AttributionAudit,
+    probe_effect: Effect,
+    context: str,
+    query: str,
+    responses: tuple[str, str],
+) -> float:
+    """c_i: the paper's categorical one, or graded by the probe's strength (config)."""
+    value = contribution(role, audit, probe_effect, cfg.weights)
+    if cfg.effect == "categorical" or value <= 0:
+        return value
+    strength = probe_strength(
+        query,
+        responses[0],
+        responses[1],
+        context,
+        kind=cfg.graded_strength,
+        half=cfg.graded_half,
+    )
+    return graded_contribution(value, strength)
 
 
 def _score_explanation(value: float, evaluations: Sequence[ProbeEvaluation]) -> str:

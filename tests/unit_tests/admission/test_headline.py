@@ -152,6 +152,16 @@ def test_a_small_headline_run_tunes_every_method_on_dev_and_compares_on_test() -
                 (m, "dev weights + threshold"),
             } <= methods
         assert ("conmem w/o quality judge", "dev threshold") in methods
+        graded = [r for r in s.rows if r.method == "conmem graded"]
+        assert [r.tuning for r in graded] == [
+            "published",
+            "dev threshold",
+            "dev weights + threshold",
+        ]
+        assert all(r.strength in ("grounded_count", "grounded_share") for r in graded)
+        assert all(r.graded_minus for r in s.rows if not r.method.startswith("conmem"))
+        assert [d.metric for d in s.graded_vs_categorical] == ["balanced_accuracy", "macro_f1"]
+        assert all(r.auc is None or 0.0 <= r.auc <= 1.0 for r in s.rows)
         assert all(r.conmem_minus for r in s.rows if not r.method.startswith("conmem"))
         assert s.best_baseline is not None
         assert [d.metric for d in s.judge_ablation] == ["balanced_accuracy", "macro_f1"]
