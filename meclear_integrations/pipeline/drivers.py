@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..core.concurrency.step_driver import arun_steps, call_async, call_sync, run_steps
-from ..core.engine import MeClearEngine
 from ..core.events import StageEvent
 from ..core.judging.evaluator import Evaluator
 from ..core.report import ClearanceReport
@@ -26,6 +25,9 @@ from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.usage import UsageMeter, metering
 from .steps import Clear, FlowEvent, Notify, Step, Steps
+
+if TYPE_CHECKING:
+    from ..core.engine import MeClearEngine
 
 __all__ = [
     "AsyncHost",
@@ -69,6 +71,8 @@ class EngineJob:
 
         def listener(event: StageEvent) -> Any:
             return emit(with_event_cost(event, task.calls, meter))
+
+        from ..core.engine import MeClearEngine  # loaded with the first run, not on import
 
         return MeClearEngine(self.request.config, listener=listener, tracing=self.tracing)
 

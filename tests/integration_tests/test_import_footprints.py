@@ -60,3 +60,43 @@ def test_engine_bench_and_cli_run_with_frameworks_blocked() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+# What ``from <integration> import <component>`` may load (a ratchet on modules, never on
+# time: tools/import_cost.py measures the time against the framework piece it extends).
+# numpy, the engine and its stages load with the first clearance; LangChain's language
+# models with the first model call.
+NOT_ON_IMPORT = {
+    "meclear_integrations.langchain:ClearingRetriever": (
+        "numpy",
+        "meclear_integrations.core.engine",
+        "meclear_integrations.core.stages",
+        "meclear_integrations.core.verification.sequential",
+        "langchain_core.language_models.chat_models",
+        "langchain_core.language_models.llms",
+    ),
+    "meclear_integrations.llama_index:MeClearPostprocessor": (
+        "meclear_integrations.core.engine",
+        "meclear_integrations.core.stages",
+        "meclear_integrations.core.verification.sequential",
+    ),
+}
+MAX_OWN_MODULES = {
+    "meclear_integrations.langchain:ClearingRetriever": 115,
+    "meclear_integrations.llama_index:MeClearPostprocessor": 140,
+}
+
+
+@pytest.mark.slow  # starts a subprocess
+@pytest.mark.parametrize("target", sorted(NOT_ON_IMPORT))
+def test_importing_a_component_loads_no_engine(target: str) -> None:
+    package, name = target.split(":")
+    code = (
+        f"import sys; from {package} import {name};"
+        f"loaded = [m for m in {NOT_ON_IMPORT[target]!r} if m in sys.modules];"
+        "assert not loaded, loaded;"
+        "print(sum(m.startswith('meclear_integrations') for m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) <= MAX_OWN_MODULES[target], result.stdout
