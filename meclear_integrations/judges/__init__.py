@@ -4,7 +4,7 @@ Rule judges (:class:`ExactMatchJudge`, :class:`TokenF1Judge`), any function
 (:class:`CallableJudge`), and LLM judges (:class:`ReferenceLLMJudge`,
 :class:`ReferenceFreeLLMJudge`) over the neutral :class:`TextModel` protocol, which the
 LangChain and LlamaIndex integrations adapt. :func:`task_evaluator` composes an answer
-function and a judge into the engine"s ``evaluate(coalition, trial)``.
+function and a judge into the engine's ``evaluate(coalition, trial)``.
 """
 
 from typing import TYPE_CHECKING

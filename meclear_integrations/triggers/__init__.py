@@ -1,6 +1,6 @@
-"""Trigger policies: when a query"s retrieved context is cleared (framework-free).
+"""Trigger policies: when a query's retrieved context is cleared (framework-free).
 
-``Always()``, ``WhenJudgeFails()`` (today"s early exit, explicit), ``Sampling(rate)``,
+``Always()``, ``WhenJudgeFails()`` (today's early exit, explicit), ``Sampling(rate)``,
 ``EveryN(n)``, ``EverySeconds(t)``, ``TokenBudget(max_tokens)``, ``OnNegativeFeedback(...)``
 and ``OnKnownHarm(ledger)`` compose with ``|`` and ``&``. A declined query costs no model
 call and comes back unchanged with ``status="skipped"`` (:func:`skipped_report`).

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 LAZY_PACKAGES = [
+    "meclear_integrations.admission",
     "meclear_integrations.core",
     "meclear_integrations.core.estimators",
     "meclear_integrations.judges",
@@ -59,3 +60,19 @@ def test_the_lazy_numpy_stand_in_is_numpy_once_read() -> None:
     assert "zeros" in vars(stand_in)  # kept: the next read is a plain attribute
     with pytest.raises(AttributeError):
         _ = stand_in.no_such_function
+
+
+def test_the_configuration_loads_no_numpy() -> None:
+    """``ClearanceConfig()`` with its default estimators imports numpy only once it computes."""
+    code = (
+        "import sys\n"
+        "from meclear_integrations.core import ClearanceConfig\n"
+        "ClearanceConfig()\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+        "from meclear_integrations.core.estimators import KernelShapley\n"
+        "rng = KernelShapley(seed=3).rng\n"
+        "import numpy\n"
+        "assert rng.random() == numpy.random.default_rng(3).random()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
