@@ -26,11 +26,12 @@ ClearingRetriever``) should cost little next to importing the framework piece it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from importlib import import_module
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["LazyModule", "lazy_exports", "np"]
+__all__ = ["LazyModule", "lazy_compile", "lazy_exports", "np"]
 
 
 def lazy_exports(
@@ -86,3 +87,31 @@ class LazyModule:
 
 np = LazyModule("numpy")
 """numpy, imported when one of its attributes is first read."""
+
+
+class _LazyPattern:
+    """A regular expression compiled when one of its attributes (``sub``, ``search``) is read."""
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.__args = (pattern, flags)
+
+    def __getattr__(self, attribute: str) -> Any:
+        value = getattr(re.compile(*self.__args), attribute)
+        setattr(self, attribute, value)
+        return value
+
+
+def lazy_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, compiled on first use instead of on import.
+
+    For module-level patterns of modules the integrations import but use only in a query
+    (a large alternation costs milliseconds to compile).
+
+    Args:
+        pattern: The regular expression.
+        flags: ``re`` flags.
+
+    Returns:
+        A stand-in with the compiled pattern's attributes (``sub``, ``search``...).
+    """
+    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))

@@ -76,3 +76,14 @@ def test_the_configuration_loads_no_numpy() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_lazy_pattern_is_the_compiled_pattern_once_read() -> None:
+    import re
+
+    from meclear_integrations.core.lazy import lazy_compile
+
+    pattern = lazy_compile(r"(?<=\d),(?=\d{3}\b)", re.IGNORECASE)
+    assert "sub" not in vars(pattern)  # nothing compiled yet
+    assert pattern.sub("", "1,000 and 2,50") == "1000 and 2,50"
+    assert pattern.pattern == r"(?<=\d),(?=\d{3}\b)" and pattern.flags & re.IGNORECASE
