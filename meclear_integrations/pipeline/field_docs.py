@@ -88,6 +88,10 @@ def _class_node(tree: ast.Module, qualname: str) -> ast.ClassDef | None:
     return node
 
 
+_INDENTED = (" ", "\t", "\n", "\r", "#", "")
+"""How a line inside a top-level class block starts (or a blank or comment line)."""
+
+
 def _top_level_class(filename: str, name: str) -> ast.ClassDef | None:
     """The class statement ``class <name>`` of a module, parsing only its block.
 
@@ -101,10 +105,15 @@ def _top_level_class(filename: str, name: str) -> ast.ClassDef | None:
     first = starts[0]
     while first > 0 and lines[first - 1].startswith("@"):  # its decorators
         first -= 1
-    block = inspect.getblock(lines[first:])
+    # The block ends at the next line that starts in column 0 (a string's continuation line
+    # there cuts it short: it does not parse, and the whole module is parsed instead).
+    end = next(
+        (i for i in range(starts[0] + 1, len(lines)) if lines[i][:1] not in _INDENTED),
+        len(lines),
+    )
     try:
-        node = ast.parse("".join(block)).body[0]
-    except (SyntaxError, IndexError):  # pragma: no cover - a loaded class's block parses
+        node = ast.parse("".join(lines[first:end])).body[0]
+    except (SyntaxError, IndexError):
         return None
     return node if isinstance(node, ast.ClassDef) and node.name == name else None
 
