@@ -4,7 +4,10 @@ r"""What importing an integration costs against importing the framework piece it
 Each import runs in a fresh interpreter under ``python -X importtime``; the figure is the
 sum of the self times of every module it imported, the median over ``--runs`` runs, and
 the ratio of the two medians (a ratio, not an absolute time: the machine's load cancels
-out as long as both run under it). It also counts the modules each import loads::
+out as long as both run under it, so the two imports alternate run by run). The median of
+the run-by-run ratios and the ratio of the child processes' CPU seconds are printed too
+(less sensitive to a shared machine's load). It also counts the modules each import
+loads::
 
     python tools/import_cost.py                      # meclear_integrations.langchain
     python tools/import_cost.py --target meclear_integrations.llama_index \\
@@ -19,6 +22,7 @@ once the package's names load lazily.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,6 +40,8 @@ class ImportCost:
 
     microseconds: int
     modules: tuple[str, ...]
+    cpu_seconds: float = 0.0
+    """User and system CPU time of the interpreter that imported it."""
 
 
 def import_cost(module: str) -> ImportCost:
@@ -49,12 +55,15 @@ def import_cost(module: str) -> ImportCost:
     """
     package, _, name = module.partition(":")
     statement = f"from {package} import {name}" if name else f"import {module}"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", statement],
         capture_output=True,
         text=True,
         check=True,
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     total, names = 0, []
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
@@ -62,13 +71,44 @@ def import_cost(module: str) -> ImportCost:
         self_us, _cumulative, name = (part.strip() for part in line[12:].split("|"))
         total += int(self_us)
         names.append(name)
-    return ImportCost(total, tuple(dict.fromkeys(names)))
+    return ImportCost(total, tuple(dict.fromkeys(names)), cpu)
 
 
-def median_cost(module: str, runs: int) -> tuple[float, ImportCost]:
-    """The median time of ``runs`` imports of ``module`` and the last import's details."""
-    costs = [import_cost(module) for _ in range(runs)]
-    return statistics.median(c.microseconds for c in costs), costs[-1]
+@dataclass(frozen=True)
+class Comparison:
+    """``runs`` imports of a baseline and a target, alternating."""
+
+    baseline: list[ImportCost]
+    target: list[ImportCost]
+
+    def median(self, side: str) -> float:
+        """The median summed self time (microseconds) of one side."""
+        return statistics.median(c.microseconds for c in getattr(self, side))
+
+    @property
+    def ratio(self) -> float:
+        """The ratio of the two medians."""
+        return self.median("target") / self.median("baseline")
+
+    @property
+    def paired_ratio(self) -> float:
+        """The median of the run-by-run ratios (each pair ran back to back)."""
+        return statistics.median(
+            t.microseconds / b.microseconds for b, t in zip(self.baseline, self.target, strict=True)
+        )
+
+    @property
+    def cpu_ratio(self) -> float:
+        """The ratio of the median CPU seconds of the two sides' interpreters."""
+        return statistics.median(c.cpu_seconds for c in self.target) / statistics.median(
+            c.cpu_seconds for c in self.baseline
+        )
+
+
+def compare(baseline: str, target: str, runs: int) -> Comparison:
+    """Import ``baseline`` and ``target`` ``runs`` times each, alternating."""
+    pairs = [(import_cost(baseline), import_cost(target)) for _ in range(runs)]
+    return Comparison([b for b, _ in pairs], [t for _, t in pairs])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,16 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", action="store_true", help="list the package's own modules")
     args = parser.parse_args(argv)
     baseline = args.baseline or PAIRS[args.target.partition(":")[0]]
-    base_time, base = median_cost(baseline, args.runs)
-    target_time, target = median_cost(args.target, args.runs)
+    runs = compare(baseline, args.target, args.runs)
+    base, target = runs.baseline[-1], runs.target[-1]
+    base_time, target_time = runs.median("baseline"), runs.median("target")
     own = sorted(n for n in target.modules if n.startswith("meclear_integrations"))
     extra = set(target.modules) - set(base.modules)
     print(f"{baseline}: {len(base.modules)} modules, median {base_time / 1000:.1f} ms")
     print(f"{args.target}: {len(target.modules)} modules, median {target_time / 1000:.1f} ms")
-    print(
-        f"ratio {target_time / base_time:.2f}x; +{len(extra)} modules, "
-        f"{len(own)} of them the package's own"
-    )
+    print(f"ratio {runs.ratio:.2f}x; +{len(extra)} modules, {len(own)} of them the package's own")
+    print(f"median run-by-run ratio {runs.paired_ratio:.2f}x; CPU-time ratio {runs.cpu_ratio:.2f}x")
     if args.modules:
         print("\n".join(own))
     return 0

@@ -7,16 +7,21 @@ aggregates the signed contributions into CMTE and decides store / do-not-store
 (score first, tie-break judge at zero), then classifies the reason post hoc.
 """
 
-from .background import AdmissionRecord, AdmissionTicket, BackgroundAdmission
-from .config import AdmissionConfig, cheap_config
-from .decision import AdmissionDecision
-from .dedup import DedupTextModel
-from .engine import ConMemAdmitter
-from .errors import AdmissionError, AdmissionFailedError
-from .events import AdmissionEvent
-from .hook import AdmissionHook, OnError
-from .labels import Decision
-from .model import FunctionTextModel, TextModel
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .background import AdmissionRecord, AdmissionTicket, BackgroundAdmission
+    from .config import AdmissionConfig, cheap_config
+    from .decision import AdmissionDecision
+    from .dedup import DedupTextModel
+    from .engine import ConMemAdmitter
+    from .errors import AdmissionError, AdmissionFailedError
+    from .events import AdmissionEvent
+    from .hook import AdmissionHook, OnError
+    from .labels import Decision
+    from .model import FunctionTextModel, TextModel
 
 __all__ = [
     "AdmissionConfig",
@@ -36,3 +41,50 @@ __all__ = [
     "TextModel",
     "cheap_config",
 ]
+
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "AdmissionRecord",
+            "AdmissionTicket",
+            "BackgroundAdmission",
+        ],
+        ".background",
+    ),
+    **dict.fromkeys(
+        [
+            "AdmissionConfig",
+            "cheap_config",
+        ],
+        ".config",
+    ),
+    "AdmissionDecision": ".decision",
+    "DedupTextModel": ".dedup",
+    "ConMemAdmitter": ".engine",
+    **dict.fromkeys(
+        [
+            "AdmissionError",
+            "AdmissionFailedError",
+        ],
+        ".errors",
+    ),
+    "AdmissionEvent": ".events",
+    **dict.fromkeys(
+        [
+            "AdmissionHook",
+            "OnError",
+        ],
+        ".hook",
+    ),
+    "Decision": ".labels",
+    **dict.fromkeys(
+        [
+            "FunctionTextModel",
+            "TextModel",
+        ],
+        ".model",
+    ),
+}
+"""Each lazily exported name's module."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from .lazy import np
 
 __all__ = ["Coalition", "full", "members", "membership_matrix", "size", "without"]
 

@@ -15,12 +15,16 @@ import numbers
 import reprlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .coalitions import _BYTE_POSITIONS, Coalition, full
 from .errors import ScoreOutOfRangeError
 from .memory import Memory
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from .lazy import np
 
 __all__ = ["CoalitionGame", "EvaluationRequest"]
 

@@ -30,8 +30,12 @@ import re
 import threading
 from collections.abc import Callable, Generator, Sequence
 from itertools import pairwise
+from typing import TYPE_CHECKING, Union
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from .lazy import np
 
 from .answers import plain_same
 from .coalitions import Coalition, from_positions
@@ -274,7 +278,7 @@ def cosine_similarity(vectors: np.ndarray | Sequence[Sequence[float]]) -> np.nda
     return similarity
 
 
-Similarity = np.ndarray | SimilarityGraph
+Similarity = Union["np.ndarray", SimilarityGraph]
 """A K x K similarity, dense or sparse (:class:`~.similarity_graph.SimilarityGraph`)."""
 
 

@@ -44,15 +44,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from .lazy import np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .memory import Memory
 from .similarity_graph import SimilarityGraph
 
-Similarity = np.ndarray | SimilarityGraph
+Similarity = Union["np.ndarray", SimilarityGraph]
 """A K x K similarity, dense or sparse (the same alias as ``core.grouping``'s)."""
 
 __all__ = [

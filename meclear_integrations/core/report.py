@@ -62,7 +62,7 @@ CarrierStatus = Literal[
 ]
 """How the carriers search ended (:attr:`ClearanceReport.carrier_status`)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class CarrierEvidence(BaseModel):

@@ -20,8 +20,13 @@ References:
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+else:
+    from .lazy import np
 from pydantic import ConfigDict, Field
 
 from .coalitions import membership_matrix

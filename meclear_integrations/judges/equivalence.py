@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..core.lazy import lazy_compile
 from .normalize import normalize_answer
 
 __all__ = ["canonical_answer", "contradicts", "equivalence_judge"]
@@ -94,19 +95,22 @@ for _names, _factor, _dim in (
 _UNIT = r"(?P<unit>" + "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)) + r")"
 _NUM = r"(?P<num>\d+(?:\.\d+)?)"
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b")
-_ISO_DAY = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")
-_SLASH_DAY = re.compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4})\b")
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})\b")
-_DAY_MONTH_YEAR = re.compile(
+# Compiled on first use: the integrations import this module, a query uses it.
+_THOUSANDS = lazy_compile(r"(?<=\d),(?=\d{3}\b)")
+_WORD_NUMBER = lazy_compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+_ISO_DAY = lazy_compile(r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b")
+_SLASH_DAY = lazy_compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4})\b")
+_MONTH_DAY_YEAR = lazy_compile(
+    rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})\b"
+)
+_DAY_MONTH_YEAR = lazy_compile(
     rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(?P<y>\d{{4}})\b"
 )
-_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?(?P<y>\d{{4}})\b")
-_NUM_MONTH_YEAR = re.compile(r"(?<![\d/.-])\b(?P<m>\d{1,2})[/.-](?P<y>\d{4})\b")
-_YEAR_NUM_MONTH = re.compile(r"\b(?P<y>\d{4})[/-](?P<m>\d{1,2})\b(?![/.-]\d)")
-_QUANTITY = re.compile(rf"\b{_NUM}\s?{_UNIT}\b")
-_DECIMAL = re.compile(r"\b(\d+)\.(\d+)\b")
+_MONTH_YEAR = lazy_compile(rf"\b{_MONTH},?\s+(?:of\s+)?(?P<y>\d{{4}})\b")
+_NUM_MONTH_YEAR = lazy_compile(r"(?<![\d/.-])\b(?P<m>\d{1,2})[/.-](?P<y>\d{4})\b")
+_YEAR_NUM_MONTH = lazy_compile(r"\b(?P<y>\d{4})[/-](?P<m>\d{1,2})\b(?![/.-]\d)")
+_QUANTITY = lazy_compile(rf"\b{_NUM}\s?{_UNIT}\b")
+_DECIMAL = lazy_compile(r"\b(\d+)\.(\d+)\b")
 
 
 def _month(value: int) -> bool:

@@ -33,8 +33,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel, BaseLLM
-from langchain_core.language_models.llms import LLM
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.base import RunnableBindingBase, RunnableParallel, RunnableSequence
@@ -73,6 +71,10 @@ def has_native_async(runnable: Runnable, _depth: int = 0) -> bool:
     if _depth > 50:
         return False
     r, d = runnable, _depth + 1
+    # Loaded here, not on import: langchain_core.language_models costs more than the retriever.
+    from langchain_core.language_models import BaseChatModel, BaseLLM
+    from langchain_core.language_models.llms import LLM
+
     if isinstance(r, BaseChatModel):
         return _overrides(r, BaseChatModel, "_agenerate")
     if isinstance(r, LLM):

@@ -9,13 +9,18 @@ items with the metadata of :func:`result_metadata`. The background mode's reques
 (:mod:`.background`) and its audit (:mod:`.audit`) are two more drivers of the same flow.
 The components' shared settings and runtime are :class:`~.component.ClearingComponent`;
 their grouped settings :class:`Limits`, :class:`Loop` and :class:`Documents`
-(:mod:`.settings`).
+(:mod:`.settings`). Each name is imported from its module on first use (PEP 562).
 """
 
-from .drivers import AsyncHost, SyncHost, run_async, run_sync
-from .flow import QuerySettings, clearance_flow
-from .settings import Documents, Limits, Loop
-from .steps import FlowEvent, FlowResult
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .drivers import AsyncHost, SyncHost, run_async, run_sync
+    from .flow import QuerySettings, clearance_flow
+    from .settings import Documents, Limits, Loop
+    from .steps import FlowEvent, FlowResult
 
 __all__ = [
     "AsyncHost",
@@ -30,3 +35,40 @@ __all__ = [
     "run_async",
     "run_sync",
 ]
+
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "AsyncHost",
+            "SyncHost",
+            "run_async",
+            "run_sync",
+        ],
+        ".drivers",
+    ),
+    **dict.fromkeys(
+        [
+            "QuerySettings",
+            "clearance_flow",
+        ],
+        ".flow",
+    ),
+    **dict.fromkeys(
+        [
+            "Documents",
+            "Limits",
+            "Loop",
+        ],
+        ".settings",
+    ),
+    **dict.fromkeys(
+        [
+            "FlowEvent",
+            "FlowResult",
+        ],
+        ".steps",
+    ),
+}
+"""Each lazily exported name's module."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

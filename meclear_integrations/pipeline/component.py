@@ -32,6 +32,7 @@ from ..runtime.loop_clients import PerLoopModels
 from ..telemetry import TraceSettings
 from .audit import Stoppable, audit_settings, open_queue, run_pending, start_workers
 from .background import background_flow
+from .field_docs import describe_fields
 from .flow import QuerySettings, clearance_flow, component_config, make_gate
 from .settings import MOVED, Documents, Limits, Loop
 from .shaping import result_metadata
@@ -65,7 +66,10 @@ class ClearingComponent(BaseModel):
     has ``llm`` and ``judge`` fields.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    # The field docstrings are the descriptions, as with ``use_attribute_docstrings`` but
+    # read from the parsed module (pipeline.field_docs: no frame walk on import); the
+    # schema is built on first use, with them.
 
     role_settings: ClassVar[dict[str, str]] = {}
     """Which setting supplies each role (agent, judge, evaluator), for the messages of
@@ -126,6 +130,12 @@ class ClearingComponent(BaseModel):
     _queue: Any = PrivateAttr(default=None)
     _audits: Any = PrivateAttr(default=None)
     _workers: Stoppable | None = PrivateAttr(default=None)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Each subclass's own field docstrings become descriptions (see ``model_config``)."""
+        super().__pydantic_init_subclass__(**kwargs)
+        describe_fields(cls)
 
     @model_validator(mode="before")
     @classmethod
@@ -285,3 +295,6 @@ class ClearingComponent(BaseModel):
         return result_metadata(
             result, ids, policy=self.documents.edge_cases, shadow=self.mode == "shadow"
         )
+
+
+describe_fields(ClearingComponent)

@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..core.concurrency.step_driver import Call, arun_steps, call_async, call_sync, run_steps
 from ..core.concurrency.tasks import gather_or_cancel
-from ..core.engine import MeClearEngine
 from ..core.events import StageEvent
 from ..core.judging.evaluator import Evaluator
 from ..core.report import ClearanceReport
@@ -30,6 +29,9 @@ from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
 from ..runtime.cost import cost_source, with_event_cost, with_model_calls
 from ..runtime.usage import UsageMeter, metering
 from .steps import Clear, FlowEvent, Notify, Step, Steps
+
+if TYPE_CHECKING:
+    from ..core.engine import MeClearEngine
 
 __all__ = [
     "AsyncHost",
@@ -74,6 +76,8 @@ class EngineJob:
 
         def listener(event: StageEvent) -> Any:
             return emit(with_event_cost(event, task.calls, meter))
+
+        from ..core.engine import MeClearEngine  # loaded with the first run, not on import
 
         return MeClearEngine(self.request.config, listener=listener, tracing=self.tracing)
 

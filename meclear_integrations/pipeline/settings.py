@@ -29,6 +29,7 @@ from ..runtime.breaker import CircuitBreaker
 from ..runtime.limiter import CallLimiter
 from ..runtime.payloads import DEFAULT_MAX_EVENT_BYTES, DEFAULT_METADATA_KEY, EdgeCasePolicy
 from ..triggers.base import Trigger
+from .field_docs import describe_fields
 
 __all__ = ["DEFAULT_REFERENCE_KEY", "MOVED", "Documents", "Limits", "Loop"]
 
@@ -49,9 +50,7 @@ class Limits(StrictSettings):
         4
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", defer_build=True)
 
     circuit_breaker: CircuitBreaker | None = Field(default_factory=CircuitBreaker, exclude=True)
     """Skips clearance (``status="skipped"``, reason ``circuit_open``) for a cool-down
@@ -83,9 +82,7 @@ class Loop(StrictSettings):
         0
     """
 
-    model_config = ConfigDict(
-        arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", defer_build=True)
 
     trigger: Trigger | None = Field(default=None, exclude=True)
     """When to clear (``meclear_integrations.triggers``, e.g. ``WhenJudgeFails() |
@@ -132,7 +129,7 @@ class Documents(StrictSettings):
         ('date',)
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     metadata_key: str = DEFAULT_METADATA_KEY
     """Metadata key of the per-memory results on the returned documents / nodes."""
@@ -157,6 +154,12 @@ class Documents(StrictSettings):
     @classmethod
     def _renderable_keys(cls, keys: Any) -> Any:
         return validate_metadata_keys(keys)
+
+
+# The field docstrings are the descriptions (``use_attribute_docstrings``, read without its
+# frame walk: pipeline.field_docs); each schema is built on first use.
+for _group in (Limits, Loop, Documents):
+    describe_fields(_group)
 
 
 def _moved(group: str, cls: type[BaseModel]) -> dict[str, str]:

@@ -18,11 +18,16 @@ nothing either.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..core.config import ClearanceConfig
 from ..core.estimators import make_estimator
 from ..core.screening import loo_coalitions
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..core.lazy import np
 
 __all__ = ["budget_shortfall", "minimum_evaluator_calls"]
 

@@ -6,10 +6,15 @@ and ``OnKnownHarm(ledger)`` compose with ``|`` and ``&``. A declined query costs
 call and comes back unchanged with ``status="skipped"`` (:func:`skipped_report`).
 """
 
-from .base import AllOf, AnyOf, Trigger, TriggerContext, TriggerDecision
-from .feedback import OnKnownHarm, OnNegativeFeedback
-from .policies import Always, EveryN, EverySeconds, Sampling, WhenJudgeFails
-from .token_budget import TokenBudget
+from typing import TYPE_CHECKING
+
+from ..core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .base import AllOf, AnyOf, Trigger, TriggerContext, TriggerDecision
+    from .feedback import OnKnownHarm, OnNegativeFeedback
+    from .policies import Always, EveryN, EverySeconds, Sampling, WhenJudgeFails
+    from .token_budget import TokenBudget
 
 __all__ = [
     "AllOf",
@@ -26,3 +31,37 @@ __all__ = [
     "TriggerDecision",
     "WhenJudgeFails",
 ]
+
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "AllOf",
+            "AnyOf",
+            "Trigger",
+            "TriggerContext",
+            "TriggerDecision",
+        ],
+        ".base",
+    ),
+    **dict.fromkeys(
+        [
+            "OnKnownHarm",
+            "OnNegativeFeedback",
+        ],
+        ".feedback",
+    ),
+    **dict.fromkeys(
+        [
+            "Always",
+            "EveryN",
+            "EverySeconds",
+            "Sampling",
+            "WhenJudgeFails",
+        ],
+        ".policies",
+    ),
+    "TokenBudget": ".token_budget",
+}
+"""Each lazily exported name's module."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

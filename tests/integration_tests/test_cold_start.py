@@ -53,7 +53,7 @@ def test_importing_an_integration_loads_nothing_beyond_the_framework(
 def test_the_first_name_loads_its_module_and_no_database() -> None:
     modules = _loaded("from meclear_integrations.langchain import ClearingRetriever")
     assert "meclear_integrations.langchain.retriever" in modules
-    assert "meclear_integrations.core.engine" in modules
+    assert "meclear_integrations.core.engine" not in modules  # loaded by the first run
     assert "meclear_integrations.langchain.admission" not in modules  # not asked for
     assert not {"sqlalchemy", "psycopg"} & {m.split(".")[0] for m in modules}
 
@@ -71,3 +71,43 @@ def test_every_exported_name_still_resolves() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+# What ``from <integration> import <component>`` may load (a ratchet on modules, never on
+# time: tools/import_cost.py measures the time against the framework piece it extends).
+# numpy, the engine and its stages load with the first clearance; LangChain's language
+# models with the first model call.
+NOT_ON_IMPORT = {
+    "meclear_integrations.langchain:ClearingRetriever": (
+        "numpy",
+        "meclear_integrations.core.engine",
+        "meclear_integrations.core.stages",
+        "meclear_integrations.core.verification.sequential",
+        "langchain_core.language_models.chat_models",
+        "langchain_core.language_models.llms",
+    ),
+    "meclear_integrations.llama_index:MeClearPostprocessor": (
+        "meclear_integrations.core.engine",
+        "meclear_integrations.core.stages",
+        "meclear_integrations.core.verification.sequential",
+    ),
+}
+MAX_OWN_MODULES = {
+    "meclear_integrations.langchain:ClearingRetriever": 115,
+    "meclear_integrations.llama_index:MeClearPostprocessor": 133,
+}
+
+
+@pytest.mark.slow  # starts a subprocess
+@pytest.mark.parametrize("target", sorted(NOT_ON_IMPORT))
+def test_importing_a_component_loads_no_engine(target: str) -> None:
+    package, name = target.split(":")
+    code = (
+        f"import sys; from {package} import {name};"
+        f"loaded = [m for m in {NOT_ON_IMPORT[target]!r} if m in sys.modules];"
+        "assert not loaded, loaded;"
+        "print(sum(m.startswith('meclear_integrations') for m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) <= MAX_OWN_MODULES[target], result.stdout

@@ -16,14 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..errors import ConfigurationError
+from ..lazy import lazy_exports
 from .auto import AutoShapley, hierarchical_of
 from .base import Estimator, ShapleyEstimate, ShapleyEstimator, SimilaritySource
 from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
 from .exact import ExactShapley, exact_shapley, shapley_weights
-from .guard import NUMERICAL_FAILURES, guarded
 from .hierarchical import HierarchicalShapley, ReducedGame
 from .kernel import KernelShapley, kernel_budget, solve_constrained
 from .permutation import (
@@ -34,7 +32,10 @@ from .permutation import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..config import ClearanceConfig, EstimatorName
+    from .guard import NUMERICAL_FAILURES, guarded
 
 __all__ = [
     "NUMERICAL_FAILURES",
@@ -64,6 +65,20 @@ __all__ = [
     "sufficient_permutations",
     "sufficient_permutations_for_gap",
 ]
+
+# The numerical guard reads numpy's LinAlgError: imported with its first use.
+_LAZY = {
+    **dict.fromkeys(
+        [
+            "NUMERICAL_FAILURES",
+            "guarded",
+        ],
+        ".guard",
+    ),
+}
+"""Each lazily exported name's module."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
 
 
 def named_estimator(name: EstimatorName, config: ClearanceConfig) -> Estimator:

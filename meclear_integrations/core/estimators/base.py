@@ -16,9 +16,12 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import np
 
 from ..coalitions import Coalition
 from ..errors import ConfigurationError, ConfigurationTypeError
@@ -40,7 +43,7 @@ __all__ = [
     "settings_hash",
 ]
 
-SimilaritySource = Callable[[], np.ndarray | SimilarityGraph]
+SimilaritySource = Callable[[], Union["np.ndarray", SimilarityGraph]]
 """Computes the K x K similarity between memories when an estimator needs it (dense or
 sparse, :class:`~..similarity_graph.SimilarityGraph`)."""
 

@@ -26,7 +26,10 @@ from math import factorial
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import np
 
 from ..coalitions import Coalition
 from ..errors import ConfigurationError

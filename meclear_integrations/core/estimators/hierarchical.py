@@ -54,7 +54,10 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import np
 
 from ..coalitions import Coalition, from_positions, full, members
 from ..errors import ConfigurationError

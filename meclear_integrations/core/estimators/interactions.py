@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import np
 
 from ..coalitions import Coalition
 from ..game import CoalitionGame

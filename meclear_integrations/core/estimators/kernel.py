@@ -25,7 +25,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import np
 
 from ..coalitions import Coalition, full, membership_matrix
 from ..errors import ConfigurationError
@@ -237,12 +240,28 @@ class KernelShapley(ShapleyEstimator):
         self.max_table_fraction = max_table_fraction
         self.budget = budget
         self.seed = seed
-        self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self._rng = rng
+        self._rng_seed = seed
         self.delta = delta
         self.bootstrap = bootstrap
         self.simultaneous = simultaneous
         self.always: list[Coalition] = []
         self.pairs: list[tuple[Coalition, Coalition]] = []
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The generator drawn from: ``rng``, else one seeded by ``seed``, made on first use.
+
+        (Made on first use so that building the settings, e.g. ``ClearanceConfig``'s
+        defaults, does not import numpy.)
+        """
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._rng_seed)
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self._rng = value
 
     def for_context(
         self,

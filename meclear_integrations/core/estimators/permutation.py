@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import np
 
 from ..coalitions import Coalition
 from ..errors import ConfigurationError
