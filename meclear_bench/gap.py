@@ -3,7 +3,10 @@
 Reads the ``outcomes.jsonl`` of a ``meclear bench`` run that includes the method and the
 ``oracle`` and sorts the method's cases by outcome: clean, exact (deleted the targets),
 partial (some targets, not all), superset (the targets and more), wrong memories,
-nothing deleted, abstained (``unverified``). For each kind: its cases, the method's and the
+nothing deleted, abstained (``unverified``: the verdicts kept disagreeing), early stop
+(``skipped``: an early stop decided before attribution that no clearance could help) and
+failed (``failed``: the run could not finish, an error or the budget, and failed open).
+For each kind: its cases, the method's and the
 oracle's mean E[recovery], and its share of the gap in percentage points over all cases.
 With ``--against BASELINE`` the comparator is that baseline instead, and
 :func:`losses_against` lists the cases the method loses (by more than 0.005 of E[recovery]),
@@ -25,6 +28,10 @@ from typing import Any
 __all__ = ["gap_by_outcome", "losses_against", "main", "outcome_kind"]
 
 
+_STATUS_KINDS = {"unverified": "abstained", "skipped": "early stop", "failed": "failed"}
+"""The kind of a faulty case whose run did not complete, by its ``status``."""
+
+
 def outcome_kind(row: dict[str, Any]) -> str:
     """The kind of one outcome (module docstring).
 
@@ -37,8 +44,9 @@ def outcome_kind(row: dict[str, Any]) -> str:
     targets, deleted = set(row["targets"]), set(row["cleared"])
     if not targets:
         return "clean"
-    if row.get("status", "complete") != "complete":
-        return "abstained"
+    status = row.get("status", "complete")
+    if status != "complete":
+        return _STATUS_KINDS.get(status, status)
     if deleted == targets:
         return "exact"
     if not deleted:

@@ -9,7 +9,9 @@ intervals from the trials' error (``error_model="pooled"``, noise floor 0.02, z 
 residual evidence (``TableEvidence(residual_z=1.64)``), the answer-backed flags
 (``TableEvidence(answer_flags=True)``, promotion at z = 0), the verification recovery rate
 0.1 with a cap of 16 trials, and all of them together (the former benchmark-only
-configuration, :data:`FORMER_BENCHMARK_RULES`). A rule earns its calls when it raises
+configuration, :data:`FORMER_BENCHMARK_RULES`); every row but the last two without the
+surrogate candidates (``Verification.surrogate``), which the four estimator rules plus the
+surrogate, the package default since issue 37, then add. A rule earns its calls when it raises
 expected recovery at no more deleted background than the default and at least as much as a
 baseline gains for the same extra calls; one that does becomes the package default, one
 that does not is removed (``docs/benchmark/variants.md``).
@@ -22,6 +24,7 @@ from typing import Any
 
 from meclear_integrations.core import AutoShapley, ClearanceConfig
 from meclear_integrations.core.config import TableEvidence
+from meclear_integrations.core.surrogate import SurrogateCandidates
 
 from .cases import BenchCase
 from .methods.meclear import MeClearMethod
@@ -90,7 +93,11 @@ def meclear_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
     def auto(
         settings: dict[str, Any], evidence: TableEvidence = _NO_EVIDENCE, **more: Any
     ) -> ClearanceConfig:
-        verification = {**more.pop("verification", {}), "table_evidence": evidence}
+        verification = {
+            "surrogate": None,  # the rows before the surrogate candidates became the default
+            **more.pop("verification", {}),
+            "table_evidence": evidence,
+        }
         return engine.updated(estimator=AutoShapley(**settings), verification=verification, **more)
 
     return {
@@ -102,6 +109,9 @@ def meclear_variants(engine: ClearanceConfig) -> dict[str, ClearanceConfig]:
         "+ exact, pooled, residual, answer flags": auto(_POOLED, _ALL),
         "+ recovery rate 0.1, cap 16": auto(_BEFORE, verification=_VERIFY),
         "former benchmark configuration": auto(_POOLED, _ALL, verification=_VERIFY),
+        "+ exact, pooled, residual, answer flags, surrogate": auto(
+            _POOLED, _ALL, verification={"surrogate": SurrogateCandidates()}
+        ),
         "package default": engine,
     }
 

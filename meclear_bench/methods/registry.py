@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 from meclear_integrations.core import Budget, ClearanceConfig
 from meclear_integrations.core.errors import ConfigurationError
-from meclear_integrations.core.surrogate import SurrogateCandidates
 
 from ..settings import BenchSettings
 from .base import BenchMethod
@@ -39,19 +38,19 @@ def _meclear(label: str, preset: str | None, settings: BenchSettings) -> BenchMe
     return MeClearMethod(config, name=label)
 
 
-def _meclear_surrogate(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
-    """``meclear-surrogate[:PRESET]``: ``meclear`` with the surrogate candidate source on.
+def _meclear_no_surrogate(label: str, preset: str | None, settings: BenchSettings) -> BenchMethod:
+    """``meclear-no-surrogate[:PRESET]``: ``meclear`` with the surrogate candidate source off.
 
-    The same engine as ``meclear`` (or ``meclear:PRESET``) with
-    ``Verification.surrogate = SurrogateCandidates()`` (``core.surrogate``: Lasso on the
-    coalition table already evaluated, candidates verified like any other); nothing else
-    changes.
+    The labelled ablation of the package default's surrogate candidates: the same engine
+    as ``meclear`` (or ``meclear:PRESET``) with ``Verification.surrogate = None``
+    (``core.surrogate``: the Lasso candidates fitted on the coalition table); nothing else
+    changes. The paper preset has them off already.
     """
     base = _meclear(label, preset, settings)
     assert isinstance(base, MeClearMethod)
     config = base.config
-    surrogate = config.verification.model_copy(update={"surrogate": SurrogateCandidates()})
-    return MeClearMethod(config.updated(verification=surrogate), name=label)
+    off = config.verification.model_copy(update={"surrogate": None})
+    return MeClearMethod(config.updated(verification=off), name=label)
 
 
 def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
@@ -68,7 +67,7 @@ def _plain(cls: Callable[[], BenchMethod]) -> MethodFactory:
 METHOD_FACTORIES: dict[str, MethodFactory] = {
     "meclear": _meclear,
     "meclear-recency": with_recency(_meclear),
-    "meclear-surrogate": _meclear_surrogate,
+    "meclear-no-surrogate": _meclear_no_surrogate,
     "loo": _plain(LooMethod),
     "loo-once": _plain(LooOnceMethod),
     "newest": _plain(NewestWinsMethod),

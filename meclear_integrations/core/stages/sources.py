@@ -15,8 +15,9 @@ answer group        nested prefixes of the memories that alone    the run groupe
 escalation          subsets of the negatively valued memories     ``escalation``
                     (``core.escalation``)
 surrogate           nested prefixes of the memories a Lasso       ``verification.
-                    surrogate fitted on the table weighs below    surrogate`` (off by
-                    -tau, most harmful first (``core.surrogate``) default)
+                    surrogate fitted on the table weighs below    surrogate`` (on by
+                    -tau, most harmful first (``core.surrogate``) default; off in the
+                                                                  paper preset)
 escalation          (as above; after the surrogate)
 residual            the best-looking candidate plus a residual    ``table_evidence.
                     harm (``core.residual``)                      residual_z``, an exact

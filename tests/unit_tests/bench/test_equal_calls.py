@@ -86,6 +86,10 @@ def test_gap_to_the_oracle_by_outcome_kind() -> None:
     ]
     assert outcome_kind(rows[0]) == "partial" and outcome_kind(rows[2]) == "exact"
     assert outcome_kind({**rows[0], "status": "unverified"}) == "abstained"
+    # an early stop and a failed run are kinds of their own, never lumped with abstentions
+    assert outcome_kind({**rows[0], "cleared": [], "status": "skipped"}) == "early stop"
+    assert outcome_kind({**rows[0], "cleared": [], "status": "failed"}) == "failed"
+    assert outcome_kind({**rows[0], "targets": [], "status": "skipped"}) == "clean"
     gap = gap_by_outcome(rows)
     assert gap[0]["kind"] == "partial" and round(gap[0]["gap_pp"], 6) == 20.0
     assert gap[1] == {"kind": "exact", "cases": 1, "method": 0.8, "oracle": 0.8, "gap_pp": 0.0}

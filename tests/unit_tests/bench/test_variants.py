@@ -28,6 +28,15 @@ def test_the_package_default_carries_the_rules_that_earned_their_calls() -> None
     former = variants["former benchmark configuration"]
     assert former.verification.recovery_rate == 0.1 and former.verification.max_trials == 16
     assert former.estimator == FORMER_BENCHMARK_RULES["estimator"] == AutoShapley()
+    # the surrogate candidates earned their calls too: the default is the last row, and
+    # every row measured before them runs without them
+    last = variants["+ exact, pooled, residual, answer flags, surrogate"]
+    assert last.estimator == AutoShapley()
+    assert last.verification == ClearanceConfig().verification
+    before = [
+        label for label in variants if "surrogate" not in label and label != "package default"
+    ]
+    assert all(variants[label].verification.surrogate is None for label in before)
 
 
 def test_variants_run_on_the_same_cases() -> None:
@@ -38,7 +47,7 @@ def test_variants_run_on_the_same_cases() -> None:
     doc = variant_sweep(load_builtin_cases()[:10], base=base)
     assert list(doc["rows"]) == list(variants) and doc["n_cases"] == 10
     rows = doc["rows"]
-    assert rows["package default"] == rows["+ exact, pooled, residual, answer flags"]
+    assert rows["package default"] == rows["+ exact, pooled, residual, answer flags, surrogate"]
     spent = rows["+ recovery rate 0.1, cap 16"]["model_calls_per_case"]
     assert spent >= rows["before (KernelSHAP at K = 5)"]["model_calls_per_case"]
     assert variants_table(doc).count("\n") == len(variants) + 1

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core import ExactShapley
+from meclear_integrations.core.config import Verification
 from meclear_integrations.core.estimators import kernel_budget
 from meclear_integrations.core.estimators.kernel import KernelShapley
 from tests.support.games import CountingEvaluator, make_memories
@@ -123,12 +124,23 @@ def test_a_candidate_failing_a_later_trial_is_not_selected() -> None:
     assert not by_ids[("m1",)].recovered and by_ids[("m1",)].trials == 2
     assert report.cleared == [] and not report.recovered
     # The sequential rule sees the disagreement, asks for more trials, and refuses too.
-    sequential = MeClearEngine(ClearanceConfig(estimator="exact", trials=2)).clear(
-        make_memories(3), evaluate
-    )
+    no_surrogate = Verification(surrogate=None)
+    sequential = MeClearEngine(
+        ClearanceConfig(estimator="exact", trials=2, verification=no_surrogate)
+    ).clear(make_memories(3), evaluate)
     cleared_m1 = {tuple(c.memory_ids): c for c in sequential.candidates}[("m1",)]
     assert not cleared_m1.recovered and cleared_m1.trials > 2
     assert sequential.cleared == [] and not sequential.recovered
+    # The default's surrogate candidates (a Lasso fit on the table, no model call) weigh
+    # m2 harmful too (its coalitions without m1 fail every later trial) and propose both;
+    # that candidate verifies, so the default finds what the paper preset finds.
+    default = MeClearEngine(ClearanceConfig(estimator="exact", trials=2)).clear(
+        make_memories(3), evaluate
+    )
+    by_default = {tuple(c.memory_ids): c for c in default.candidates}
+    assert not by_default[("m1",)].recovered and by_default[("m1",)].trials > 2
+    assert by_default[("m1", "m2")].family == "surrogate" and by_default[("m1", "m2")].recovered
+    assert default.cleared_ids == ["m1", "m2"] and default.recovered
     paper = MeClearEngine(ClearanceConfig.paper(estimator="exact", trials=2)).clear(
         make_memories(3), evaluate
     )

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.coalitions import Coalition
+from meclear_integrations.core.config import Verification
 from meclear_integrations.core.failures.retry import CallRetrier
 from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.report import ClearanceReport
@@ -166,11 +167,26 @@ def game_full() -> Coalition:
     return (1 << K) - 1
 
 
-def test_the_source_is_off_by_default_and_a_typed_setting() -> None:
-    assert ClearanceConfig().verification.surrogate is None
-    assert ClearanceConfig.preset("default").verification.surrogate is None
-    run = run_of(exact_table(), ClearanceConfig())
-    assert not any(isinstance(s, SurrogateSource) for s in fallback_sources(run))
+def test_the_source_is_on_by_default_off_in_the_paper_preset_and_a_typed_setting() -> None:
+    assert ClearanceConfig().verification.surrogate == SurrogateCandidates()
+    assert ClearanceConfig.preset("default").verification.surrogate == SurrogateCandidates()
+    assert ClearanceConfig.cheap().verification.surrogate == SurrogateCandidates()
+    assert ClearanceConfig.paper().verification.surrogate is None
+    assert ClearanceConfig.preset("paper").verification.surrogate is None
+    assert any(
+        isinstance(s, SurrogateSource)
+        for s in fallback_sources(run_of(exact_table(), ClearanceConfig()))
+    )
+    paper = run_of(exact_table(), ClearanceConfig.paper())
+    assert not any(isinstance(s, SurrogateSource) for s in fallback_sources(paper))
+    off = ClearanceConfig(verification=Verification(surrogate=None))
+    assert not any(
+        isinstance(s, SurrogateSource) for s in fallback_sources(run_of(exact_table(), off))
+    )
+    # stored configurations read back as written, off included (no default fills the gap)
+    for stored in (off, ClearanceConfig(), ClearanceConfig.paper()):
+        assert ClearanceConfig.model_validate_json(stored.model_dump_json()) == stored
+        assert ClearanceConfig.model_validate(stored.model_dump()) == stored
     on = ClearanceConfig(verification={"surrogate": {"alpha": 0.01, "max_size": 2}})
     assert ClearanceConfig.model_validate_json(on.model_dump_json()) == on
     assert any(isinstance(s, SurrogateSource) for s in fallback_sources(run_of(exact_table(), on)))

@@ -129,9 +129,12 @@ def test_trials_that_keep_disagreeing_abstain() -> None:
     assert report.cleared == [] and [m.id for m in report.kept] == ["m0", "m1", "m2"]
     end = [e for e in events if e.stage == "clearance" and e.phase == "end"][-1]
     assert end.payload["status"] == "unverified" and end.payload["cleared_ids"] == []
-    assert [(c.memory_ids, c.recovered) for c in report.candidates] == [
-        ([], False),
-        (["m1"], False),
+    # H^'s candidate m1, then the default's surrogate candidates (m1 first, already tried,
+    # then m1 and m2: the Lasso fit also weighs m2 below -tau), which do not verify either
+    assert [(c.memory_ids, c.recovered, c.family) for c in report.candidates] == [
+        ([], False, "minimal"),
+        (["m1"], False, "minimal"),
+        (["m1", "m2"], False, "surrogate"),
     ]
 
 
