@@ -311,3 +311,17 @@ def test_the_reader_resolves_relative_imports() -> None:
     assert "meclear_integrations.telemetry.spans" in _imports(
         PACKAGE / "core" / "tracing" / "hooks.py"
     )
+
+
+def _longest(paths: list[Path]) -> tuple[int, str]:
+    return max(
+        (len(p.read_text(encoding="utf-8").splitlines()), str(p.relative_to(ROOT))) for p in paths
+    )
+
+
+def test_no_library_file_over_800_lines_and_no_ledger_file_over_600() -> None:
+    """Rooms stay small enough to read (issue 41 item 4): a file past its bound is split."""
+    lines, name = _longest(_sources(PACKAGE))
+    assert lines <= 800, f"{name} has {lines} lines (at most 800)"
+    lines, name = _longest(_sources(PACKAGE / "ledger"))
+    assert lines <= 600, f"{name} has {lines} lines (at most 600 in the ledger)"

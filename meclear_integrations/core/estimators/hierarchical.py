@@ -6,7 +6,7 @@ dropped, so the estimator spends its calls on finding the few players that matte
 then computes their values exactly on a small game. Three stages, each a batch (round):
 
 1. **Blocks** (Owen's first level). The K memories are split into G blocks of near-equal
-   size, similar memories in different blocks (:func:`..grouping.spread_partition`: the
+   size, similar memories in different blocks (:func:`..partition.spread_partition`: the
    evidence for an answer and the memories that contradict it are about the same thing).
    All 2^G unions of blocks are evaluated once: the exact block game. A union that passes
    the recovery predicate is an *anchor*: a context without harm. When no union recovers
@@ -20,7 +20,7 @@ then computes their values exactly on a small game. Three stages, each a batch (
 2. **Screening** (adaptive group testing). Every block outside the largest anchor, and
    every block whose exact block value is below -tau, is screened against the largest
    anchor that excludes it: the block is cut into ``branching`` contiguous sub-blocks in
-   similarity order (:func:`..grouping.similarity_order`, so repeated copies of one claim
+   similarity order (:func:`..partition.similarity_order`, so repeated copies of one claim
    share a sub-block), and anchor + sub-block is evaluated for each. A sub-block that
    breaks the anchor is cut again, down to single memories: the *suspects* D. When a
    block breaks its anchor but none of its sub-blocks does, the harm needs two members
@@ -62,7 +62,8 @@ else:
 from ..coalitions import Coalition, from_positions, full, members
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from ..grouping import answer_group, as_graph, similarity_order, spread_partition
+from ..grouping import answer_group
+from ..partition import as_graph, similarity_order, spread_partition
 from ..similarity_graph import SimilarityGraph
 from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 

@@ -20,9 +20,8 @@ from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.grouping import (
     cosine_similarity,
     lexical_similarity,
-    similarity_order,
-    spread_partition,
 )
+from meclear_integrations.core.partition import similarity_order, spread_partition
 from meclear_integrations.core.verification.clearance import candidate_coalition
 from tests.support.games import CountingEvaluator, make_memories
 

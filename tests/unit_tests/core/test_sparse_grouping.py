@@ -11,9 +11,8 @@ from meclear_integrations.core.grouping import (
     LINK_DF,
     lexical_graph,
     lexical_similarity,
-    similarity_order,
-    spread_partition,
 )
+from meclear_integrations.core.partition import similarity_order, spread_partition
 from meclear_integrations.core.similarity_graph import SimilarityGraph
 from tests.support import quadratic_grouping as old
 
