@@ -12,7 +12,7 @@ configuration adds the environment's tracer back to every child run. So the Lang
 integration registers LangSmith's tracing context as a quieter of the engine
 (:func:`~meclear_integrations.core.tracing.hooks.register_quieter`): below ``"evaluations"``
 each evaluator call runs inside ``tracing_context(enabled=False)`` (runs started there
-are not sent, and no tracer is added back), and :func:`record_failure` turns it on again
+are not sent, and no tracer is added back), and :func:`failure_run` turns it on again
 for the one run it records.
 
 Internal runs: every run of an evaluator call (the ``meclear_evaluate`` run, the agent's

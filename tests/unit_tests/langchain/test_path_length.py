@@ -7,13 +7,9 @@ that lengthens it shows here; lower them as the path shrinks.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-TOOL = Path(__file__).resolve().parents[3] / "tools" / "path_length.py"
+from tests.support.tools import loaded_tool
 
 MAX_FILES = 84
 """Library files one query enters, the engine's worker threads and the simulated model's
@@ -27,13 +23,7 @@ MAX_REDACTION_CALLS = 300
 
 @pytest.fixture(scope="module")
 def path_length():
-    spec = importlib.util.spec_from_file_location("path_length_tool", TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from loaded_tool("path_length")
 
 
 def test_one_query_enters_a_bounded_number_of_library_files(path_length) -> None:
