@@ -74,6 +74,7 @@ build_runtime() {
     fi
     command -v cmake >/dev/null && command -v g++ >/dev/null ||
         die "building llama-cpp-python needs cmake and g++ (apt-get install cmake g++)"
+    mkdir -p "$CACHE"
     say "building llama-cpp-python[server]==$RUNTIME_VERSION into $RUNTIME (once; 12-20 min on two cores; log $CACHE/build.log)"
     echo $$ >"$CACHE/build.lock"
     "${PYTHON:-python3}" -m venv "$RUNTIME"
