@@ -237,9 +237,9 @@ def _verified(
 def _settled(run: Run, attributed: Attribution, candidates: list[list[int]]) -> Steps[Selection]:
     """Eq. 18-20 over the verified candidates; close verdicts first get more trials.
 
-    With ``verification.close_trials`` on a complete table (``estimator.enumerates``)
-    the rule's :meth:`~meclear_integrations.core.verification.rule.VerificationRule.
-    settle_close` spends trials where the verdicts are close before Eq. 20 decides.
+    With ``Verification.close_trials`` on a complete table (``estimator.enumerates``)
+    the rule's ``settle_close`` (``core.verification.rule``) spends trials where the
+    verdicts are close before Eq. 20 decides.
     """
     game, rule = run.game, run.rule
     close = run.config.verification.close_trials
