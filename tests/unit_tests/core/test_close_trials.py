@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from meclear_integrations import ClearanceConfig, MeClearEngine
-from meclear_integrations.core import Memory
+from meclear_integrations.core import Memory, Verification
 from meclear_integrations.core.game import CoalitionGame
 from meclear_integrations.core.verification.clearance import candidate_coalition
 from meclear_integrations.core.verification.rule import Batch, Trials, rule_of
+from meclear_integrations.core.verification.sequential import Selection
 from tests.support.games import make_memories
 
 
@@ -37,12 +38,12 @@ def _drive(
 
 
 def _close(close_trials: int | None) -> ClearanceConfig:
-    return ClearanceConfig(verification={"close_trials": close_trials})
+    return ClearanceConfig(verification=Verification(close_trials=close_trials))
 
 
 def _verified(
     config: ClearanceConfig, scores: dict[int, list[float]], candidates: list[list[int]]
-) -> tuple[CoalitionGame, object, int]:
+) -> tuple[CoalitionGame, Selection, int]:
     """Verify ``candidates`` (k = 3) under ``config``, then settle close verdicts (with
     ``close_trials`` set)."""
     game = _game()
@@ -53,6 +54,7 @@ def _verified(
     if close is None:
         return game, rule.select(game, candidates), 0
     selection, batches = _drive(game, rule.settle_close(game, candidates, close), scores)
+    assert isinstance(selection, Selection)
     return game, selection, len(batches)
 
 
@@ -106,7 +108,7 @@ def test_a_quiet_run_or_a_paper_rule_gets_no_close_trials() -> None:
     quiet = {full: [0.0] * 40, without: [1.0] * 40}
     game, settled, rounds = _verified(_close(24), quiet, [[], [0]])
     assert settled.selected == 1 and rounds == 0 and game.trials_of(without) <= 12
-    paper = ClearanceConfig(verification={"rule": "paper", "close_trials": 24})
+    paper = ClearanceConfig(verification=Verification(rule="paper", close_trials=24))
     noisy = {full: [0.0] * 40, without: [1.0, 0.0] * 20}
     game, settled, rounds = _verified(paper, noisy, [[], [0]])
     assert rounds == 0 and game.trials_of(without) == 2
@@ -130,7 +132,7 @@ def test_the_engine_settles_close_verdicts_on_a_complete_table() -> None:
     scores[0b101] = [1, 0, 0, 0] * 3 + [1] * 28  # m1 cleared
     scores[0b001] = [1, 0, 0, 0] * 10
     evaluate = _table_evaluator(scores, memories)
-    off = ClearanceConfig(estimator="exact", verification={"close_trials": None})
+    off = ClearanceConfig(estimator="exact", verification=Verification(close_trials=None))
     plain = MeClearEngine(off).clear(memories, evaluate)
     assert plain.status == "unverified" and plain.cleared == []
     config = ClearanceConfig(estimator="exact")
@@ -150,10 +152,12 @@ def test_close_trials_need_a_complete_table() -> None:
     evaluate = _table_evaluator(scores, memories)
     for estimator in ("kernel",):
         plain = MeClearEngine(
-            ClearanceConfig(estimator=estimator, seed=0, verification={"close_trials": None})
+            ClearanceConfig(
+                estimator=estimator, seed=0, verification=Verification(close_trials=None)
+            )
         ).clear(memories, evaluate)
         close = MeClearEngine(
-            ClearanceConfig(estimator=estimator, seed=0, verification={"close_trials": 24})
+            ClearanceConfig(estimator=estimator, seed=0, verification=Verification(close_trials=24))
         ).clear(memories, evaluate)
         assert close.cleared_ids == plain.cleared_ids and close.status == plain.status
         assert close.cost.coalitions == plain.cost.coalitions
