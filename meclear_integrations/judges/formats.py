@@ -7,7 +7,7 @@ A judge asks for its verdict in the strongest format the endpoint honours, in th
 2. ``"json_object"``: JSON mode (``response_format: {"type": "json_object", "schema": ...}``).
    llama.cpp's servers turn the schema into a grammar, so even a 135M model can only
    reply with one object of :data:`~.parsing.VERDICT_SCHEMA`'s shape;
-3. ``"text"``: the free-text verdict protocol (:mod:`.protocol`, then :mod:`.short_verdict`).
+3. ``"text"``: the free-text verdict protocol (:mod:`.protocol`, then :mod:`.protocol`).
 
 A format fails *for the endpoint* (not for the call) when the server rejects it
 (:func:`format_rejection`: HTTP 400 / 422 / 500 whose message names ``response_format``,
@@ -205,7 +205,7 @@ class EndpointFormats:
         """Count a nonce-line reply that was unreadable and a one-word verdict that read.
 
         After :data:`SHORT_AFTER` such rescues the endpoint's text judgements go straight to
-        the one-word call (``judges.short_verdict``), saving the call it always fails.
+        the one-word call (``judges.protocol``), saving the call it always fails.
         """
         if endpoint:
             with self._lock:

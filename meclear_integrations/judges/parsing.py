@@ -13,7 +13,7 @@
   read like a structured call answered with text.
 - **Free text**: the nonce-bound final verdict line of :mod:`.protocol`
   (:func:`~.protocol.parse_verdict`), else the one-word verdict call of
-  :mod:`.short_verdict`.
+  :mod:`.protocol`.
 
 A structured request answered with prose (not even an attempt at an object) means the
 endpoint ignores that format (:func:`~.formats.is_prose`): the judge moves to the next
