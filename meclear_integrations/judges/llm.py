@@ -19,7 +19,7 @@ the free-text path, the final verdict line bound to a nonce that is fresh for ev
 and written into the prompt after all the data (:mod:`.protocol`). No answer or memory can
 know the nonce, so none can forge the verdict line, however the judge quotes it.
 
-Output formats are negotiated per endpoint (:mod:`.formats`): the verdict is requested as
+Output formats are negotiated per endpoint (:mod:`.model`): the verdict is requested as
 :data:`VERDICT_SCHEMA` (JSON schema or a tool call), then in JSON mode with
 :data:`~.parsing.GRAMMAR_VERDICT_SCHEMA` (a grammar on llama.cpp servers), then as text; an
 endpoint that rejects or ignores a format is asked in the next one at once, and remembered.
@@ -42,11 +42,15 @@ from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
-from .formats import ENDPOINT_FORMATS, FormatLadder, OutputFormat, is_prose, request
 from .model import (
+    ENDPOINT_FORMATS,
+    FormatLadder,
+    OutputFormat,
     TextModel,
     as_text_model,
     endpoint_of,
+    is_prose,
+    request,
     supports_json_object,
     supports_structured_output,
 )
@@ -136,7 +140,7 @@ class LLMJudge:
         return [answer]
 
     def output_formats(self) -> list[OutputFormat]:
-        """The formats this judge will try, strongest first (``judges.formats``).
+        """The formats this judge will try, strongest first (``judges.model``).
 
         Returns:
             The formats not yet rejected by the endpoint.

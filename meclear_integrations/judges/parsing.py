@@ -8,7 +8,7 @@
   :func:`~meclear_integrations.core.bounded_json.load_object` (at most
   :data:`MAX_JSON_REPLY_CHARS` characters, nesting depth at most 4, duplicate keys
   rejected as conflicting).
-- **JSON mode** (``"json_object"``, :mod:`.formats`): the request carries
+- **JSON mode** (``"json_object"``, :mod:`.model`): the request carries
   :data:`GRAMMAR_VERDICT_SCHEMA` (llama.cpp servers constrain decoding with it); the reply is
   read like a structured call answered with text.
 - **Free text**: the nonce-bound final verdict line of :mod:`.protocol`

@@ -119,7 +119,7 @@ def clearance_run_context(tracing: TraceSettings) -> AbstractContextManager[Any]
     """
     if not tracing.enabled or "opentelemetry.context" not in sys.modules:
         return nullcontext()
-    from ..telemetry.quiet import suppress_instrumentation
+    from ..telemetry.parents import suppress_instrumentation
 
     return suppress_instrumentation(True)
 
