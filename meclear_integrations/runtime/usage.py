@@ -22,14 +22,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..core.report import TokenUsage
 
 if TYPE_CHECKING:
     from ..core.events import StageEvent
     from ..core.report import ClearanceReport
-    from ..judges.task import TaskCalls
 
 __all__ = [
     "UsageMeter",
@@ -172,7 +171,30 @@ def usage_from_mapping(usage: Mapping[str, Any] | None) -> tuple[int, int] | Non
     return tokens_in or 0, tokens_out or 0
 
 
-def cost_fields(calls: TaskCalls, meter: UsageMeter | None) -> dict[str, Any]:
+class QueryCalls(Protocol):
+    """The agent and judge calls of one query, as the task evaluator counts them.
+
+    :class:`meclear_integrations.judges.task.TaskCalls` is one; a protocol here, since the
+    task evaluator imports this module.
+    """
+
+    @property
+    def agent_calls(self) -> int:
+        """Agent invocations made."""
+        ...
+
+    @property
+    def judge_calls(self) -> int:
+        """Judge invocations made."""
+        ...
+
+    @property
+    def limiter(self) -> dict[str, Any] | None:
+        """The limiter's bound, peak and this query's waits (None: no limiter)."""
+        ...
+
+
+def cost_fields(calls: QueryCalls, meter: UsageMeter | None) -> dict[str, Any]:
     """The model-call fields of ``ClearanceCost`` for one query.
 
     Args:
@@ -204,7 +226,7 @@ def cost_source(task: Any, meter: UsageMeter | None) -> Callable[[], dict[str, A
 
 
 def with_model_calls(
-    report: ClearanceReport, calls: TaskCalls, meter: UsageMeter | None
+    report: ClearanceReport, calls: QueryCalls, meter: UsageMeter | None
 ) -> ClearanceReport:
     """``report`` with its cost's model calls (and tokens) filled in.
 
@@ -220,7 +242,7 @@ def with_model_calls(
     return report.model_copy(update={"cost": cost})
 
 
-def with_event_cost(event: StageEvent, calls: TaskCalls, meter: UsageMeter | None) -> StageEvent:
+def with_event_cost(event: StageEvent, calls: QueryCalls, meter: UsageMeter | None) -> StageEvent:
     """A clearance end event whose ``cost`` also holds the model calls so far.
 
     With a limiter, the event also gets ``limiter``: its bound (``max_in_flight``), its
