@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from meclear_integrations.judges import ExactMatchJudge
-from meclear_integrations.judges.normalize import normalize_answer
+from meclear_integrations.judges.equivalence import normalize_answer
 
 __all__ = [
     "CalibrationReport",

@@ -18,9 +18,9 @@ benchmark's calls are the integrations' calls. One call:
    :func:`metering`) and the run's :class:`CallTotals`.
 
 A judge's structured call asks in the format the judges negotiate per endpoint
-(``meclear_integrations.judges.formats``: json_schema -> json_object -> text): a format the
+(``meclear_integrations.judges.model``: json_schema -> json_object -> text): a format the
 server rejects (HTTP 400/422/500 about ``response_format``) raises
-:class:`~meclear_integrations.judges.formats.UnsupportedFormatError` at once, never retried
+:class:`~meclear_integrations.judges.model.UnsupportedFormatError` at once, never retried
 as transient, and the judge asks again in the next format (``--judge-output auto``).
 
 A reply the provider cut at its token limit (``finish_reason`` ``length``) or an empty reply
@@ -55,7 +55,7 @@ from meclear_integrations.core.errors import (
     RedactedError,
 )
 from meclear_integrations.core.failures.faults import exception_chain, http_status, sanitize
-from meclear_integrations.judges.formats import (
+from meclear_integrations.judges.model import (
     OutputFormat,
     UnsupportedFormatError,
     format_rejection,
@@ -77,7 +77,7 @@ __all__ = [
 
 _FATAL_STATUS = frozenset({401, 403, 404})
 _FORMATS: dict[str, OutputFormat] = {"json": "json_schema", "json_object": "json_object"}
-"""The output format of each structured call kind (``judges.formats``)."""
+"""The output format of each structured call kind (``judges.model``)."""
 _CONNECT_ERRORS = frozenset({"APIConnectionError", "ConnectError", "ConnectTimeout"})
 """Exception type names of a connection that never opened (openai, httpx)."""
 

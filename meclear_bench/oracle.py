@@ -172,7 +172,13 @@ class CaseOracle:
         candidates = [list(order[:j]) for j in range(len(order) + 1)]
         coalitions = [candidate_coalition(self.k, c) for c in candidates]
         self.decided(self.rule.verify(self.game, coalitions))
-        selection = self.rule.select(self.game, candidates)
+        close = self.config.verification.close_trials
+        if close is not None and len(self.game.scores) == 1 << self.k:
+            # the engine's close trials read only verdicts: every method whose coalition
+            # table is complete gets them, as the engine does on an enumeration
+            selection = self.decided(self.rule.settle_close(self.game, candidates, close))
+        else:
+            selection = self.rule.select(self.game, candidates)
         selected, status = selection.selected, "complete"
         if selection.undecided:
             selected, status = 0, "unverified"

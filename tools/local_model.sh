@@ -248,7 +248,9 @@ case "${1:-}" in
     start) start ;;
     stop) stop ;;
     status) status ;;
-    prepare) build_runtime && model_file ;;
+    # not `build_runtime && model_file`: set -e does not apply inside a function called
+    # on the left of &&, so a failed step would not stop the build
+    prepare) build_runtime; model_file ;;
     ready) runtime_ok && [ -n "$(MECLEAR_OFFLINE_CHECK=1 model_file 2>/dev/null)" ] ;;
     models) list_models ;;
     *) echo "usage: $0 start|stop|status|prepare|ready|models" >&2; exit 2 ;;

@@ -34,7 +34,7 @@ from tenacity import (
 from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.failures.kind import failure_kind
 from ..core.redaction import redact
-from ..judges.formats import FormatLadder, is_prose, offered_formats, request
+from ..judges.model import FormatLadder, is_prose, offered_formats, request
 from ..runtime.limiter import CallLimiter, alimited, limited
 from .config import AdmissionConfig
 from .decision import AdmissionCost, CallFailure, Stage
@@ -215,7 +215,7 @@ class CallRunner:
         )
 
     def _ladder(self, call: ModelCall) -> tuple[FormatLadder, dict[str, Any] | None]:
-        """The formats of this call's endpoint (``judges.formats``) and its schema."""
+        """The formats of this call's endpoint (``judges.model``) and its schema."""
         structured = self._structured and call.schema is not None
         schema = call.schema.model_json_schema() if call.schema is not None else None
         return FormatLadder(self.model, structured=structured), schema

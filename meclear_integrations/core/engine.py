@@ -53,7 +53,7 @@ from .prior import PriorCandidate, prior_positions
 from .progress import RunProgress
 from .recency import RecencyPrior
 from .redaction import redact
-from .report import ClearanceReport
+from .report import ClearanceReport, PairInteraction
 from .stages import (
     Algorithm,
     Run,
@@ -338,9 +338,11 @@ class MeClearEngine:
         if screened.prior is not None:
             return (yield from prior_clearance(run, screened.prior, screened.search))
         attributed = yield from attribution(run, screened.estimator)  # step 5
-        pairs = yield from interactions(  # Eq. 15, diagnostic only
-            run, attributed.estimator, attributed.psi, screened.orders, rng
-        )
+        pairs: list[PairInteraction] = []
+        if cfg.interactions and k >= 2:  # Eq. 15, diagnostic only (the stage skipped when off)
+            pairs = yield from interactions(
+                run, attributed.estimator, attributed.psi, screened.orders, rng
+            )
         return (yield from clearance(run, attributed, pairs))  # steps 6-17
 
 

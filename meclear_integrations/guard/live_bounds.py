@@ -13,7 +13,7 @@ The LangChain and LlamaIndex components run every query through a :class:`LiveGu
   per component instance, logged every time) and a clearance event with
   ``skipped: "circuit_open"``. :func:`provider_outcome` says what a finished clearance
   tells the breaker.
-- **Budget up front** (:mod:`~meclear_integrations.runtime.preflight`): when
+- **Budget up front** (:func:`budget_shortfall`, below): when
   ``clearance.max_evaluator_calls`` is below the least any clearing run of this context
   needs, the query is declined before any model call: ``status="skipped"``,
   ``status_reason="budget"``, a ``FailOpenWarning`` (reason ``budget``) and a clearance
@@ -22,32 +22,99 @@ The LangChain and LlamaIndex components run every query through a :class:`LiveGu
 
 Under ``on_failure="closed"`` a declined query raises instead (:meth:`GuardTicket.error`:
 ``CircuitOpenError`` or ``BudgetExceededError``).
+
+The least a clearance costs is known before any model call. A query whose
+``max_evaluator_calls`` cannot pay for a clearance that clears anything is declined up
+front, instead of spending part of the budget and failing open on exactly the queries that
+need it. :func:`minimum_evaluator_calls` counts, for a context of K memories and the run's
+settings, the evaluator calls every clearing run makes: the baseline's T trials, one call
+(T without ``adaptive_trials``) for each distinct coalition of the screening batch (the
+leave-one-outs of Eq. 7 when the estimator uses them, and the estimator's first plan:
+every coalition for exact enumeration, the KernelSHAP budget, the permutations' prefixes,
+the hierarchical estimator's block unions), and the remaining trials of one verified
+candidate (Eq. 18-19). Later stages (hierarchical screening, extra trials of the
+sequential rule, more candidates, escalation) only add to it, so a cap below it can never
+see a clearance finish; a run that exits early on a clean context costs less, but clears
+nothing either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import ClearanceConfig
 from ..core.errors import BudgetExceededError
+from ..core.estimators import make_estimator
 from ..core.failures.faults import exception_chain
 from ..core.failures.kind import CircuitOpenError, failure_kind
 from ..core.memory import Memory
 from ..core.report import ClearanceReport
+from ..core.screening import loo_coalitions
 from ..runtime.breaker import Admission, CircuitBreaker, Outcome
-from ..runtime.preflight import budget_shortfall
 from ..triggers.base import TriggerDecision
 from ..triggers.skip import skipped_report
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..core.lazy import np
 
 __all__ = [
     "LIVE_MAX_WALL_SECONDS",
     "GuardTicket",
     "LiveGuard",
+    "budget_shortfall",
     "live_config",
+    "minimum_evaluator_calls",
     "provider_outcome",
 ]
+
+
+def minimum_evaluator_calls(config: ClearanceConfig, k: int) -> int:
+    """The evaluator calls every run that can clear something makes (module docstring).
+
+    Args:
+        config: The engine settings of the run.
+        k: The number of memories in the context.
+
+    Returns:
+        The lower bound (0 for an empty context).
+    """
+    if k <= 0:
+        return 0
+    single = 1 if config.adaptive_trials else config.trials
+    estimator = make_estimator(config, np.random.default_rng(config.seed), k)
+    full, *leave_one_out = loo_coalitions(k)
+    batch = set(estimator.plan(k))
+    if estimator.memory_loo:
+        batch.update(leave_one_out)
+    batch.discard(full)
+    candidate = config.trials - single  # a candidate's trials beyond its first
+    return config.trials + single * len(batch) + candidate
+
+
+def budget_shortfall(config: ClearanceConfig, k: int) -> int | None:
+    """The least a clearance needs when ``max_evaluator_calls`` cannot pay it, else None.
+
+    Args:
+        config: The engine settings of the run.
+        k: The number of memories in the context.
+
+    Returns:
+        :func:`minimum_evaluator_calls` when it exceeds the cap, else None (no cap, or
+        it fits).
+    """
+    cap = config.budget.max_evaluator_calls
+    if cap is None or k > config.budget.max_memories:
+        return None
+    try:
+        needed = minimum_evaluator_calls(config, k)
+    except Exception:  # settings the engine itself rejects: let the run report them
+        return None
+    return needed if needed > cap else None
+
 
 LIVE_MAX_WALL_SECONDS = 60.0
 """Default per-query wall bound of the integrations, in seconds."""

@@ -1,4 +1,4 @@
-"""The default answer prompt and how memories are rendered into prompts.
+"""The default answer prompt, how memories are rendered into prompts, and which metadata.
 
 Rendering (used by every integration, the judges and the simulated chat model):
 
@@ -26,6 +26,16 @@ Rendering (used by every integration, the judges and the simulated chat model):
   so neither a memory nor a question can pose as the prompt's own instructions.
 
 The default answer prompt has two placeholders, ``{memories}`` and ``{question}``.
+
+Which memory metadata the agent and the judge see (dates and source, fenced as data): in
+real stores, time is the main signal that a fact is stale, and the source says who stated
+it. The integrations render the metadata keys a memory has of the ones chosen
+(:func:`present_keys`) as attributes of its ``<memory>`` block (:func:`render_memory`:
+values are data, fenced like the text), in the agent's prompt and the reference-free
+judge's prompt. :data:`DEFAULT_METADATA_KEYS` picks up the common time and source keys
+(LangChain loaders, LlamaIndex readers, mem0 / Zep style stores); pass
+``documents=Documents(metadata_keys=(...))`` to a component to choose your own, or ``()`` to
+render none.
 """
 
 from __future__ import annotations
@@ -38,20 +48,60 @@ from ..core.memory import Memory
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_ANSWER_PROMPT",
+    "DEFAULT_METADATA_KEYS",
     "MAX_ATTRIBUTE_CHARS",
     "MAX_MEMORIES_TOKENS",
     "MAX_MEMORY_TOKENS",
     "NO_MEMORIES",
+    "SOURCE_KEYS",
+    "TIME_KEYS",
     "bound_text",
     "escape_attribute",
     "fence",
     "format_answer_prompt",
     "memory_char_budget",
     "neutralize_tags",
+    "present_keys",
     "render_memories",
     "render_memory",
     "validate_metadata_keys",
 ]
+
+
+TIME_KEYS: tuple[str, ...] = (
+    "date",
+    "datetime",
+    "timestamp",
+    "time",
+    "session_date",
+    "created_at",
+    "updated_at",
+    "valid_at",
+    "invalid_at",
+    "creation_date",
+    "last_modified_date",
+)
+"""Time keys rendered by default."""
+SOURCE_KEYS: tuple[str, ...] = ("source", "speaker", "author", "file_name")
+"""Source keys rendered by default."""
+DEFAULT_METADATA_KEYS: tuple[str, ...] = TIME_KEYS + SOURCE_KEYS
+"""What the components render when ``metadata_keys`` is not set."""
+
+
+def present_keys(keys: Sequence[str] | None, memories: Iterable[Memory]) -> tuple[str, ...]:
+    """The keys that at least one of ``memories`` carries, in the order of ``keys``.
+
+    Args:
+        keys: The candidate keys (None: :data:`DEFAULT_METADATA_KEYS`).
+        memories: The retrieved memories.
+
+    Returns:
+        The keys present.
+    """
+    wanted = DEFAULT_METADATA_KEYS if keys is None else tuple(keys)
+    seen = {k for m in memories for k in m.metadata}
+    return tuple(k for k in wanted if k in seen)
+
 
 NO_MEMORIES = "(no memories)"
 """What an empty context renders as."""

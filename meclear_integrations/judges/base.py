@@ -30,7 +30,7 @@ class JudgeVerdict(BaseModel):
     """The judge's raw output (the model reply for LLM judges; empty for rule judges)."""
     parsed_by: ParseMethod
     """How the score was obtained: structured output, JSON in text, a verdict label, the
-    one-word verdict call (``judges.short_verdict``), a bare number, a rule (exact match,
+    one-word verdict call (``judges.protocol``), a bare number, a rule (exact match,
     F1) or a user callable."""
     reason: str | None = None
     """The judge's stated reason, when it gave one."""

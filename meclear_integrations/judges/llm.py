@@ -13,19 +13,19 @@ JSON-schema calls); prompting, structured output and verdict reading live here.
   model itself misreads; its verdicts are only as good as the judge model.
 
 Security: the question, answer, reference and memories are fenced as data in the prompt
-(``judges.prompts``), and the verdict is read only from the judge's own output structure,
+(``judges.protocol``), and the verdict is read only from the judge's own output structure,
 never from the data (:mod:`.parsing`): the ``correct`` field of a structured reply, or, on
 the free-text path, the final verdict line bound to a nonce that is fresh for every call
 and written into the prompt after all the data (:mod:`.protocol`). No answer or memory can
 know the nonce, so none can forge the verdict line, however the judge quotes it.
 
-Output formats are negotiated per endpoint (:mod:`.formats`): the verdict is requested as
+Output formats are negotiated per endpoint (:mod:`.model`): the verdict is requested as
 :data:`VERDICT_SCHEMA` (JSON schema or a tool call), then in JSON mode with
 :data:`~.parsing.GRAMMAR_VERDICT_SCHEMA` (a grammar on llama.cpp servers), then as text; an
 endpoint that rejects or ignores a format is asked in the next one at once, and remembered.
 On the text path the nonce-bound line is asked for first (:func:`~.protocol.parse_verdict`);
 a model that cannot write it gets one short second call asking for exactly one word
-(:mod:`.short_verdict`, which explains why this cannot be forged). A structured call
+(:mod:`.protocol`, which explains why this cannot be forged). A structured call
 answered with text is read only when the whole reply is one JSON object. Every judgement
 that yields no verdict raises :class:`~.errors.VerdictParseError` (the engine counts it as
 an unreadable reply); so does a reply holding conflicting verdicts.
@@ -42,18 +42,27 @@ from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .base import JudgeVerdict
 from .errors import MissingReferenceError, VerdictParseError
-from .formats import ENDPOINT_FORMATS, FormatLadder, OutputFormat, is_prose, request
 from .model import (
+    ENDPOINT_FORMATS,
+    FormatLadder,
+    OutputFormat,
     TextModel,
     as_text_model,
     endpoint_of,
+    is_prose,
+    request,
     supports_json_object,
     supports_structured_output,
 )
 from .parsing import GRAMMAR_VERDICT_SCHEMA, VERDICT_SCHEMA, read_structured, with_cut_note
-from .prompts import reference_free_prompt, reference_prompt
-from .protocol import new_nonce, parse_verdict
-from .short_verdict import carries_verdict_word, parse_short_verdict
+from .protocol import (
+    carries_verdict_word,
+    new_nonce,
+    parse_short_verdict,
+    parse_verdict,
+    reference_free_prompt,
+    reference_prompt,
+)
 
 __all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge"]
 
@@ -111,7 +120,7 @@ class LLMJudge:
             context: The memories the agent was shown.
             structured: Whether the verdict comes back as structured output.
             nonce: The free-text verdict nonce (a fresh one when None).
-            short: Ask for the one-word verdict (``judges.short_verdict``).
+            short: Ask for the one-word verdict (``judges.protocol``).
 
         Returns:
             The prompt text.
@@ -131,7 +140,7 @@ class LLMJudge:
         return [answer]
 
     def output_formats(self) -> list[OutputFormat]:
-        """The formats this judge will try, strongest first (``judges.formats``).
+        """The formats this judge will try, strongest first (``judges.model``).
 
         Returns:
             The formats not yet rejected by the endpoint.
@@ -257,7 +266,7 @@ class ReferenceLLMJudge(LLMJudge):
             context: The memories the agent was shown.
             structured: Whether the verdict comes back as structured output.
             nonce: The free-text verdict nonce (a fresh one when None).
-            short: Ask for the one-word verdict (``judges.short_verdict``).
+            short: Ask for the one-word verdict (``judges.protocol``).
 
         Returns:
             The prompt text.
@@ -301,7 +310,7 @@ class ReferenceFreeLLMJudge(LLMJudge):
             context: The memories the agent was shown.
             structured: Whether the verdict comes back as structured output.
             nonce: The free-text verdict nonce (a fresh one when None).
-            short: Ask for the one-word verdict (``judges.short_verdict``).
+            short: Ask for the one-word verdict (``judges.protocol``).
 
         Returns:
             The prompt text.

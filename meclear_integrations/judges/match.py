@@ -9,8 +9,8 @@ from typing import Literal
 from ..core.errors import ConfigurationError
 from ..core.memory import Memory
 from .base import BaseJudge, JudgeVerdict
+from .equivalence import normalize_answer
 from .errors import MissingReferenceError
-from .normalize import normalize_answer
 
 __all__ = ["ExactMatchJudge", "TokenF1Judge", "token_f1"]
 

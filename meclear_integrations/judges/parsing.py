@@ -8,12 +8,12 @@
   :func:`~meclear_integrations.core.bounded_json.load_object` (at most
   :data:`MAX_JSON_REPLY_CHARS` characters, nesting depth at most 4, duplicate keys
   rejected as conflicting).
-- **JSON mode** (``"json_object"``, :mod:`.formats`): the request carries
+- **JSON mode** (``"json_object"``, :mod:`.model`): the request carries
   :data:`GRAMMAR_VERDICT_SCHEMA` (llama.cpp servers constrain decoding with it); the reply is
   read like a structured call answered with text.
 - **Free text**: the nonce-bound final verdict line of :mod:`.protocol`
   (:func:`~.protocol.parse_verdict`), else the one-word verdict call of
-  :mod:`.short_verdict`.
+  :mod:`.protocol`.
 
 A structured request answered with prose (not even an attempt at an object) means the
 endpoint ignores that format (:func:`~.formats.is_prose`): the judge moves to the next

@@ -65,8 +65,13 @@ from ..core.tracing.hooks import judge_call
 from ..runtime.limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
 from ..runtime.usage import model_role
 from .base import Judge, JudgeVerdict
-from .equivalence import canonical_answer, contradicts, equivalence_judge
-from .normalize import is_no_answer, normalize_answer
+from .equivalence import (
+    canonical_answer,
+    contradicts,
+    equivalence_judge,
+    is_no_answer,
+    normalize_answer,
+)
 
 __all__ = [
     "ACCEPTED",

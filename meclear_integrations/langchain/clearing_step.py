@@ -75,9 +75,9 @@ from ..jobs.snapshot import AuditSnapshot
 from ..judges.answer_prompts import (
     DEFAULT_ANSWER_PROMPT,
     neutralize_tags,
+    present_keys,
     render_memories,
 )
-from ..judges.memory_metadata import present_keys
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
 from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (
@@ -99,9 +99,9 @@ from .documents import document_ids, error_documents, to_memories
 from .judges import resolve_judge
 from .model import ainvoke_off_loop, message_text
 from .reference import reference_from_metadata
-from .usage import USAGE_CALLBACK
 from .volume import (
     INTERNAL_TAG,
+    USAGE_CALLBACK,
     clearance_run_context,
     evaluation_callbacks,
     failure_run,

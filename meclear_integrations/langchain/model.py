@@ -11,7 +11,7 @@ found through bindings) the wrapper is a :class:`LangChainOpenAITextModel`: it n
 endpoint (base URL and model) and also offers JSON mode (``complete_json_object``:
 ``response_format`` ``json_object`` carrying the schema, which llama.cpp servers enforce
 with a grammar), so the judges negotiate json_schema -> json_object -> text once per
-endpoint (``judges.formats``). A reply the server cut at its token limit comes back as a
+endpoint (``judges.model``). A reply the server cut at its token limit comes back as a
 :class:`~meclear_integrations.judges.model.ModelReply` saying so.
 
 Calls made without an explicit ``config`` inherit the caller's run (LangChain's context

@@ -1,4 +1,4 @@
-"""How much of a clearance reaches LangChain's tracers (LangSmith): ``TraceSettings.detail``.
+"""What of a clearance reaches LangChain's tracers (``TraceSettings.detail``), and its token usage.
 
 ``"evaluations"``: every evaluator call is a ``meclear_evaluate`` run holding the agent's and
 the judge's model runs. ``"failures"`` (the default): evaluator calls run without tracers;
@@ -22,6 +22,13 @@ from ``astream_events`` / ``astream_log`` (the streaming handlers are not passed
 a UI streaming ``on_chat_model_stream`` sees the user-facing model only. Usage metering
 and the application's own callback handlers still see every model call.
 
+Token usage of the agent's and the judge's model calls: :data:`USAGE_CALLBACK` is added
+(inheritable) to the callback manager of each clearance run, so it sees every model run
+under it; ``on_llm_end`` hands the usage the provider reported
+(``AIMessage.usage_metadata``, else ``llm_output["token_usage"]``) to
+:func:`meclear_integrations.runtime.usage.record_usage`, which books it to the query's meter
+under the role (agent or judge) the task evaluator set.
+
 Under OpenInference's LangChain instrumentation the clearance run itself makes no span
 when MeClear's own spans are on (:func:`clearance_run_context`): the ``meclear.clearance``
 span stands for it, parented to the retriever's span, and at ``"evaluations"`` the
@@ -40,22 +47,70 @@ from typing import Any
 from langchain_core.callbacks import (
     AsyncCallbackManager,
     AsyncCallbackManagerForChainRun,
+    BaseCallbackHandler,
     CallbackManager,
     CallbackManagerForChainRun,
 )
+from langchain_core.outputs import LLMResult
 from langchain_core.tracers.base import AsyncBaseTracer, BaseTracer
 
 from ..core.concurrency.step_driver import Call, Steps
 from ..core.tracing.hooks import register_quieter
 from ..core.tracing.settings import TraceDetail, TraceSettings
+from ..runtime.usage import record_usage, usage_from_mapping
 
 __all__ = [
     "INTERNAL_TAG",
+    "USAGE_CALLBACK",
+    "UsageCallback",
     "clearance_run_context",
     "evaluation_callbacks",
     "failure_run",
     "langsmith_quieter",
+    "llm_usage",
 ]
+
+
+def llm_usage(response: LLMResult) -> tuple[int, int] | None:
+    """(input, output) tokens of a model run, when the provider reported them.
+
+    Args:
+        response: The model run's result.
+
+    Returns:
+        ``(input, output)`` tokens, or None.
+    """
+    for generations in response.generations:
+        for generation in generations:
+            message = getattr(generation, "message", None)
+            found = usage_from_mapping(getattr(message, "usage_metadata", None))
+            if found is not None:
+                return found
+    llm_output = response.llm_output or {}
+    return usage_from_mapping(llm_output.get("token_usage") or llm_output.get("usage"))
+
+
+class UsageCallback(BaseCallbackHandler):
+    """Books reported token usage to the current query's meter (stateless)."""
+
+    run_inline = True
+    """Run in the model call's own context (where the meter and role are set)."""
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Book the tokens the provider reported for this call, if any.
+
+        Args:
+            response: The model's result.
+            **kwargs: The callback's other arguments (unused).
+        """
+        usage = llm_usage(response)
+        if usage is not None:
+            record_usage(*usage)
+
+
+USAGE_CALLBACK = UsageCallback()
+"""The one handler every clearance run adds."""
+
 
 INTERNAL_TAG = "meclear:internal"
 """Tag of every run of the clearance's evaluator calls (agent and judge model runs)."""
@@ -119,7 +174,7 @@ def clearance_run_context(tracing: TraceSettings) -> AbstractContextManager[Any]
     """
     if not tracing.enabled or "opentelemetry.context" not in sys.modules:
         return nullcontext()
-    from ..telemetry.quiet import suppress_instrumentation
+    from ..telemetry.parents import suppress_instrumentation
 
     return suppress_instrumentation(True)
 

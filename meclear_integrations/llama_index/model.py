@@ -22,7 +22,7 @@ when it is one JSON object).
 model) and offers ``response_format`` requests: ``json_schema`` (a tool call instead for a
 function-calling LLM) and JSON mode (``complete_json_object``: ``json_object`` carrying the
 schema, which llama.cpp servers enforce with a grammar), so the judges negotiate
-json_schema -> json_object -> text once per endpoint (``judges.formats``). A reply the
+json_schema -> json_object -> text once per endpoint (``judges.model``). A reply the
 server cut at its token limit comes back as a
 :class:`~meclear_integrations.judges.model.ModelReply` saying so.
 """
@@ -43,8 +43,7 @@ from llama_index.core.tools import FunctionTool, ToolMetadata
 from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.concurrency.workers import in_worker
 from ..core.errors import ConfigurationError, ConfigurationTypeError
-from ..judges.formats import UnsupportedFormatError
-from ..judges.model import ModelReply
+from ..judges.model import ModelReply, UnsupportedFormatError
 
 __all__ = [
     "LlamaIndexOpenAITextModel",

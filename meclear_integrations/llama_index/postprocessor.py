@@ -69,8 +69,8 @@ from ..jobs.snapshot import AuditSnapshot
 from ..judges.answer_prompts import (
     DEFAULT_ANSWER_PROMPT,
     format_answer_prompt,
+    present_keys,
 )
-from ..judges.memory_metadata import present_keys
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, task_evaluator
 from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
 from ..pipeline.audit import (

@@ -82,7 +82,7 @@ class ClearingComponent(BaseModel):
     ``max_wall_seconds`` is set explicitly, a query's clearance is bounded by
     ``guard.live_bounds.LIVE_MAX_WALL_SECONDS`` (60 s). The engine's ``retry`` is the only retry
     layer: ``llm`` and a model ``judge`` are called through a copy whose own retries are
-    off (``runtime.retries``)."""
+    off (``runtime.loop_clients``)."""
     clearance_scope: Literal["minimal", "complete"] | None = None
     """Passthrough of ``ClearanceConfig.clearance_scope`` (None: as ``clearance`` says):
     ``"complete"`` also withholds the verified carriers of a harm (``core.stages.carriers``)."""

@@ -5,8 +5,8 @@ throws the step's exception into the flow. What the integration supplies is a ho
 to report an event, and the framework's pieces of an engine run (:class:`EngineJob`).
 :func:`run_engine` and :func:`arun_engine` run a job the same way on both paths: a token
 meter for the query, every stage event with the model calls so far
-(:func:`~..runtime.cost.with_event_cost`), the engine inside the tracing scope, and the
-report with its model calls (:func:`~..runtime.cost.with_model_calls`).
+(:func:`~..runtime.usage.with_event_cost`), the engine inside the tracing scope, and the
+report with its model calls (:func:`~..runtime.usage.with_model_calls`).
 
 :func:`fan_out` is the step of a flow that runs several sub-flows: one after another on the
 sync path, concurrently on the async one (an integration's batch of searches or candidates).
@@ -26,8 +26,7 @@ from ..core.judging.evaluator import Evaluator
 from ..core.report import ClearanceReport
 from ..core.tracing.settings import TraceSettings
 from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
-from ..runtime.cost import cost_source, with_event_cost, with_model_calls
-from ..runtime.usage import UsageMeter, metering
+from ..runtime.usage import UsageMeter, cost_source, metering, with_event_cost, with_model_calls
 from .steps import Clear, FlowEvent, Notify, Step, Steps
 
 if TYPE_CHECKING:

@@ -135,7 +135,7 @@ class Documents(StrictSettings):
     """Metadata key of the per-memory results on the returned documents / nodes."""
     metadata_keys: tuple[str, ...] | None = None
     """Item metadata rendered, fenced as data, with each memory for the (default) agent and
-    the reference-free judge; None: ``memory_metadata.DEFAULT_METADATA_KEYS`` (common time
+    the reference-free judge; None: ``answer_prompts.DEFAULT_METADATA_KEYS`` (common time
     and source keys: ``date``, ``timestamp``, ``created_at``, ``source``, ``speaker``,
     ``file_name``...); ``()``: none."""
     judge_context: Literal["full", "coalition"] = "full"

@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..judges.normalize import normalize_answer
+from ..judges.equivalence import normalize_answer
 
 __all__ = ["Claim", "EvidenceWorld", "exact_match_score", "normalize_answer"]
 

@@ -12,14 +12,29 @@ application that hands its provider only to the instrumentation
 (``LangChainInstrumentor().instrument(tracer_provider=provider)``) and sets no global one
 still gets the clearance span in the same backend, through a provider that shares the
 instrumentation's span processors, resource, sampler and id generator.
+
+:func:`suppress_instrumentation` is OpenTelemetry's switch for other instrumentations' spans
+of a clearance's internal runs, used only once the application has loaded OpenTelemetry
+(:mod:`meclear_integrations.core.tracing.hooks`, :mod:`meclear_integrations.langchain.volume`).
+The suppress-instrumentation context key is what OpenTelemetry's own instrumentations and
+OpenInference's LangChain and LlamaIndex instrumentations check before making a span;
+MeClear's own spans come from the SDK tracer, which does not check it, so they are
+unaffected.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["instrumentation_provider", "langchain_run_span", "llama_index_span"]
+__all__ = [
+    "instrumentation_provider",
+    "langchain_run_span",
+    "llama_index_span",
+    "suppress_instrumentation",
+]
 
 
 _SHARED: dict[int, Any] = {}
@@ -123,3 +138,38 @@ def llama_index_span() -> Any:
         return _valid(getter())
     except Exception:
         return None
+
+
+_SUPPRESS_KEY: list[Any] = []
+"""OpenTelemetry's suppress-instrumentation context key, found on first use."""
+
+
+def _suppress_key() -> Any:
+    from opentelemetry import context as otel_context
+
+    try:  # opentelemetry-api >= 1.15
+        from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY as key
+    except ImportError:  # pragma: no cover - older API
+        key = otel_context.create_key("suppress_instrumentation")
+    _SUPPRESS_KEY.append(key)
+    return key
+
+
+@contextmanager
+def suppress_instrumentation(quiet: bool) -> Iterator[None]:
+    """Within the block, instrumentations make no span (``quiet``) or do again (not ``quiet``).
+
+    Args:
+        quiet: True suppresses, False lifts an outer suppression.
+
+    Yields:
+        Nothing.
+    """
+    from opentelemetry import context as otel_context
+
+    key = _SUPPRESS_KEY[0] if _SUPPRESS_KEY else _suppress_key()
+    token = otel_context.attach(otel_context.set_value(key, True if quiet else None))
+    try:
+        yield
+    finally:
+        otel_context.detach(token)

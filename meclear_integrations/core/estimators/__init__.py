@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError
 from ..lazy import lazy_exports
 from .auto import AutoShapley, hierarchical_of
-from .base import Estimator, ShapleyEstimate, ShapleyEstimator, SimilaritySource
+from .base import Estimator, ShapleyEstimate, ShapleyEstimator, SimilaritySource, guarded
 from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
 from .exact import ExactShapley, exact_shapley, shapley_weights
 from .hierarchical import HierarchicalShapley, ReducedGame
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..config import ClearanceConfig, EstimatorName
-    from .guard import NUMERICAL_FAILURES, guarded
+    from .base import NUMERICAL_FAILURES
 
 __all__ = [
     "NUMERICAL_FAILURES",
@@ -66,16 +66,8 @@ __all__ = [
     "sufficient_permutations_for_gap",
 ]
 
-# The numerical guard reads numpy's LinAlgError: imported with its first use.
-_LAZY = {
-    **dict.fromkeys(
-        [
-            "NUMERICAL_FAILURES",
-            "guarded",
-        ],
-        ".guard",
-    ),
-}
+# NUMERICAL_FAILURES names numpy's LinAlgError: made with its first use.
+_LAZY = {"NUMERICAL_FAILURES": ".base"}
 """Each lazily exported name's module."""
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -6,6 +6,11 @@ memories, whose :meth:`ShapleyEstimator.plan`, :meth:`~ShapleyEstimator.extend` 
 :meth:`~ShapleyEstimator.estimate` the engine drives. The budget is counted in distinct
 coalitions (value-function evaluations).
 
+The engine calls every estimator step through :func:`guarded`, so an overflow, a singular
+system or an allocation failure after evaluator calls were spent fails open (context
+unchanged, ``reason="estimator_error"``) or closed like an evaluator failure, instead of
+escaping as a bare numpy / Python error. Any other exception is a bug and propagates.
+
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Eq. 3.
 """
@@ -16,7 +21,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, Union, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,7 +29,7 @@ else:
     from ..lazy import np
 
 from ..coalitions import Coalition
-from ..errors import ConfigurationError, ConfigurationTypeError
+from ..errors import ConfigurationError, ConfigurationTypeError, EstimatorError
 from ..game import CoalitionGame
 from ..similarity_graph import SimilarityGraph
 
@@ -32,11 +37,13 @@ if TYPE_CHECKING:
     from ..config import ClearanceConfig
 
 __all__ = [
+    "NUMERICAL_FAILURES",
     "TABLE_EVIDENCE",
     "Estimator",
     "ShapleyEstimate",
     "ShapleyEstimator",
     "SimilaritySource",
+    "guarded",
     "moved_settings",
     "run_rng",
     "same_settings",
@@ -276,3 +283,46 @@ class ShapleyEstimator(ABC):
         Returns:
             ``{"name": ..., <setting>: <value>, ...}``.
         """
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(
+    estimator: ShapleyEstimator, step: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+) -> R:
+    """``step(*args, **kwargs)``, with a numerical failure re-raised as EstimatorError.
+
+    Args:
+        estimator: the estimator (named in the error).
+        step: its plan, extend or estimate.
+        *args: passed to ``step``.
+        **kwargs: passed to ``step``.
+
+    Returns:
+        What ``step`` returns.
+
+    Raises:
+        EstimatorError: ``step`` failed numerically (one of :data:`NUMERICAL_FAILURES`).
+    """
+    try:
+        return step(*args, **kwargs)
+    except (ArithmeticError, MemoryError, np.linalg.LinAlgError) as exc:  # numpy on failure only
+        raise EstimatorError(
+            f"the {estimator.name} estimator failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`NUMERICAL_FAILURES`, made on first use (it names numpy's LinAlgError)."""
+    if name == "NUMERICAL_FAILURES":
+        failures = (ArithmeticError, np.linalg.LinAlgError, MemoryError)
+        globals()[name] = failures
+        return failures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+NUMERICAL_FAILURES: tuple[type[BaseException], ...]
+"""What counts as an estimator failure (ArithmeticError covers OverflowError,
+ZeroDivisionError and FloatingPointError); :func:`guarded` catches exactly these."""

@@ -218,9 +218,8 @@ def _verified(
     adds its verified candidates and Eq. 20 selects again; a source may then move the
     final choice.
     """
-    game, rule = run.game, run.rule
     candidates, families = yield from _verify_staged(run, candidates, families)
-    selection = rule.select(game, candidates)
+    selection = yield from _settled(run, attributed, candidates)
     sources = fallback_sources(run)
     for source in sources:
         if not source.wanted(run, attributed, selection):
@@ -229,10 +228,24 @@ def _verified(
         if extra:
             candidates = candidates + extra
             families = families + [source.family] * len(extra)
-            selection = rule.select(game, candidates)
+            selection = yield from _settled(run, attributed, candidates)
     for source in sources:
         selection = source.moved(run, attributed, candidates, selection)
     return candidates, families, selection
+
+
+def _settled(run: Run, attributed: Attribution, candidates: list[list[int]]) -> Steps[Selection]:
+    """Eq. 18-20 over the verified candidates; close verdicts first get more trials.
+
+    With ``Verification.close_trials`` on a complete table (``estimator.enumerates``)
+    the rule's ``settle_close`` (``core.verification.rule``) spends trials where the
+    verdicts are close before Eq. 20 decides.
+    """
+    game, rule = run.game, run.rule
+    close = run.config.verification.close_trials
+    if close is None or not attributed.estimator.enumerates:
+        return rule.select(game, candidates)
+    return (yield from evaluated(rule.settle_close(game, candidates, close)))
 
 
 def _verify_staged(

@@ -90,7 +90,7 @@ def _quieters() -> list[Quieter]:
     if "opentelemetry.context" in sys.modules:
         # The one import of an outer layer from core (see start_trace): lazy, only once
         # the application has loaded OpenTelemetry.
-        from ...telemetry.quiet import suppress_instrumentation
+        from ...telemetry.parents import suppress_instrumentation
 
         found.append(suppress_instrumentation)
     return found

@@ -86,6 +86,15 @@ class VerificationRule(Protocol):
         """Eq. 18-20 over the verified candidates (cleared positions, C_0 = [] first)."""
         ...
 
+    def settle_close(
+        self, game: CoalitionGame, candidates: Sequence[Sequence[int]], at_most: int
+    ) -> Trials[Selection]:
+        """More trials, up to ``at_most``, where verdicts are close; then Eq. 18-20.
+
+        ``Verification.close_trials``: call after :meth:`verify` (the candidates verified).
+        """
+        ...
+
     def removal(
         self, game: CoalitionGame, cleared: Sequence[int], trials_first: bool = False
     ) -> Trials[Selection]:
@@ -229,6 +238,13 @@ class PaperRule:
         """Eq. 18-20 (``core.verification.clearance.select_candidate``); never undecided."""
         return select_candidate(game, candidates, self.threshold)
 
+    def settle_close(
+        self, game: CoalitionGame, candidates: Sequence[Sequence[int]], at_most: int
+    ) -> Trials[Selection]:
+        """Eq. 18-20 as they stand: the paper's rule decides on T trials, nothing is close."""
+        yield from ()
+        return self.select(game, candidates)
+
     def removal(
         self, game: CoalitionGame, cleared: Sequence[int], trials_first: bool = False
     ) -> Trials[Selection]:
@@ -311,6 +327,15 @@ class SequentialRule:
     def select(self, game: CoalitionGame, candidates: Sequence[Sequence[int]]) -> Selection:
         """Eq. 18-20 on the evidence (:meth:`SequentialVerifier.select`)."""
         coalitions = [candidate_coalition(game.k, c) for c in candidates]
+        return self.verifier.select(game, coalitions)
+
+    def settle_close(
+        self, game: CoalitionGame, candidates: Sequence[Sequence[int]], at_most: int
+    ) -> Trials[Selection]:
+        """What :meth:`SequentialVerifier.close_plan` asks for, round by round; then Eq. 18-20."""
+        coalitions = [candidate_coalition(game.k, c) for c in candidates]
+        while plan := self.verifier.close_plan(game, coalitions, at_most):
+            yield plan
         return self.verifier.select(game, coalitions)
 
     def removal(

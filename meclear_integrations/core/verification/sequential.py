@@ -459,6 +459,79 @@ class SequentialVerifier:
         best_lower = max(evidence[j].lower for j in admissible)
         return min(j for j in admissible if evidence[j].upper >= best_lower - GAIN_TOLERANCE)
 
+    def close_plan(
+        self, game: CoalitionGame, coalitions: Sequence[Coalition], at_most: int
+    ) -> list[tuple[Coalition, int]]:
+        """Trials beyond ``max_trials`` for verdicts that are still close (``close_trials``).
+
+        Called once :meth:`plan` asks for nothing; in a noisy run only (quiet verdicts
+        agree, nothing is close). Two situations, each settled in rounds of
+        ``max_trials // 2`` more trials, up to ``at_most`` per context:
+
+        - **Nothing selected** while the full context does not verifiably recover, and a
+          candidate looks better than it and could still verify (its recovery and gain
+          are reachable within ``at_most`` trials): the two best-looking such candidates
+          and the full context get more trials, instead of abstaining (``undecided``) or
+          keeping a context a candidate may verifiably improve.
+        - **A candidate selected** while a smaller one it contains (fewer deletions) is not
+          admissible yet but could still verify: that one, the selected one and the full
+          context get more trials, so a lucky superset does not buy an extra deletion.
+
+        Eq. 18-20 are unchanged (:meth:`select` decides on all the trials); only where
+        the trials go changes.
+
+        Args:
+            game: the coalition table with :meth:`plan`'s trials evaluated.
+            coalitions: M minus C_j for each candidate, M first.
+            at_most: the most trials one context gets here (above ``max_trials``).
+
+        Returns:
+            (coalition, trials) pairs; empty once no verdict is close.
+        """
+        if at_most <= self.max_trials or not self.noisy(game):
+            return []
+        evidence = [self.evidence(game, c, True) for c in coalitions]
+        base = evidence[0]
+        selected = self._select_index(evidence, base)
+        step = max(1, self.max_trials // 2)
+
+        def reachable(j: int) -> bool:
+            ev = evidence[j]
+            if ev.trials >= at_most or ev.value <= base.value + GAIN_TOLERANCE:
+                return False
+            if self._admissible(ev, base):
+                return False
+            if ev.recovery == "yes":
+                return True  # recovers; its gain over M is not verified yet
+            scores = game.scores.get(coalitions[j], ())
+            passes = sum(1 for s in scores if s >= self.threshold)
+            best = clopper_pearson(passes + at_most - len(scores), at_most, self.delta)[0]
+            return best >= self.rate
+
+        if selected == 0:
+            if base.recovery == "yes":
+                return []
+            close = [j for j in range(1, len(coalitions)) if reachable(j)]
+            chosen = sorted(close, key=lambda j: (-evidence[j].value, j))[:2]
+        else:
+            kept = coalitions[selected]
+            smaller = [
+                j
+                for j in range(1, len(coalitions))
+                if coalitions[j] != kept and kept & ~coalitions[j] == 0 and reachable(j)
+            ]
+            chosen = sorted(smaller, key=lambda j: (-evidence[j].value, j))[:1]
+            if chosen:
+                chosen.append(selected)
+        if not chosen:
+            return []
+        plan: dict[Coalition, int] = {}
+        for j in (0, *chosen):
+            have = evidence[j].trials
+            if have < at_most:
+                plan[coalitions[j]] = min(at_most, max(have, self.max_trials) + step)
+        return list(plan.items())
+
     def select(self, game: CoalitionGame, coalitions: Sequence[Coalition]) -> Selection:
         """Eq. 18-20 on the current trials (call once :meth:`plan` asks for nothing).
 

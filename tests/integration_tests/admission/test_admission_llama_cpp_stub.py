@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from langchain_openai import ChatOpenAI
 
-from meclear_integrations.judges.formats import ENDPOINT_FORMATS
+from meclear_integrations.judges.model import ENDPOINT_FORMATS
 from meclear_integrations.langchain.admission import admitter_from_langchain
 from tests.support.llama_cpp_stub import LlamaCppStub
 from tests.support.servers import serve

@@ -12,7 +12,7 @@ from meclear_bench.model_client import CallGate, ModelClient
 from meclear_bench.model_spec import ModelSpec
 from meclear_bench.real_query import judge_for
 from meclear_integrations.core.config import RetryPolicy
-from meclear_integrations.judges.formats import ENDPOINT_FORMATS
+from meclear_integrations.judges.model import ENDPOINT_FORMATS
 from tests.support.llama_cpp_stub import LlamaCppStub
 from tests.support.servers import serve
 

@@ -24,7 +24,7 @@ from meclear_integrations.core.errors import EvaluatorError, RedactedError
 from meclear_integrations.core.failures.faults import is_transient
 from meclear_integrations.judges import ReferenceLLMJudge
 from meclear_integrations.judges.parsing import VERDICT_SCHEMA
-from meclear_integrations.judges.prompts import reference_prompt
+from meclear_integrations.judges.protocol import reference_prompt
 
 PROMPT = reference_prompt("Where is Ana?", "Lisbon", "Lisbon", structured=True)
 

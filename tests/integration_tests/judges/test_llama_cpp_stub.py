@@ -21,7 +21,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.llms.openai_like import OpenAILike
 
 from meclear_integrations import ClearanceConfig
-from meclear_integrations.judges.formats import ENDPOINT_FORMATS
+from meclear_integrations.judges.model import ENDPOINT_FORMATS
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.llama_index import MeClearPostprocessor, query_reference
 from tests.support.llama_cpp_stub import LlamaCppStub

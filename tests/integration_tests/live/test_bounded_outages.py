@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from meclear_integrations.runtime.retries import without_provider_retries
+from meclear_integrations.runtime.loop_clients import without_provider_retries
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.fault_stubs import COMPONENTS, FaultStub, meta
 from tests.support.servers import serve

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from meclear_integrations.admission import ConMemAdmitter
-from meclear_integrations.judges.formats import ENDPOINT_FORMATS
+from meclear_integrations.judges.model import ENDPOINT_FORMATS
 from tests.support.stage_models import Script, StageModel
 
 CANDIDATE = "User is strictly vegetarian."

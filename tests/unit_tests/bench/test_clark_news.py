@@ -15,7 +15,7 @@ from meclear_bench.clark_news import (
     load_clark_questions,
     main,
 )
-from meclear_bench.clark_report import diagnosis, fault_table, judge_blind, markdown
+from meclear_bench.clark_report import diagnosis, fault_table, judge_blind, kind_of, markdown
 from meclear_integrations.core.errors import ConfigurationError
 
 COLUMNS = ["Question", "Answer", "Answer choices", "Start timestamp", "End timestamp"]
@@ -165,6 +165,10 @@ def test_clark_report_tables(data: Path) -> None:
     assert judge_blind(cases, "noisy:0.5") == set() == judge_blind(cases, "reference")
     marked = diagnosis(rows, "meclear", blind=faulty)
     assert all(k["kind"].endswith(", judge wrong") for k in marked["kinds"])
+    # a run with no stale fact of the data's (only builder-written kinds and clean queries
+    # survived, as through the offline text reader) still gets its tables
+    rest = markdown([r for r in rows if kind_of(r) != "stale"])
+    assert "no stale-fact diagnosis" in rest and "| newest |" in rest
 
 
 def test_split_and_command_line(data: Path, tmp_path: Path) -> None:

@@ -119,3 +119,56 @@ def test_losses_against_a_baseline_by_both_kinds() -> None:
     assert len(lost) == 1 and lost[0]["case_ids"] == ["a"]
     assert (lost[0]["kind"], lost[0]["against_kind"]) == ("partial", "superset")
     assert round(lost[0]["loss_pp"], 6) == 20.0 and lost[0]["bg_against"] == 1.0
+
+
+def test_losses_name_the_structures_of_the_lost_cases() -> None:
+    from meclear_bench.gap import losses_against
+
+    rows = [
+        {"method": m, "case_id": cid, "structure": s, "targets": ["f1", "f2"], "cleared": c}
+        | {"expected_recovery": e, "status": "complete"}
+        for m, cid, s, c, e in (
+            ("meclear", "a", "redundant", ["f1"], 0.5),
+            ("proxyspex", "a", "redundant", ["f1", "f2"], 0.9),
+            ("meclear", "b", "joint", ["f2"], 0.4),
+            ("proxyspex", "b", "joint", ["f1", "f2"], 0.9),
+        )
+    ]
+    (lost,) = losses_against(rows, "meclear", "proxyspex")
+    assert lost["structures"] == {"redundant": 1, "joint": 1} and lost["case_ids"] == ["a", "b"]
+
+
+def test_gap_reruns_a_fixed_budget_cell_of_an_equal_calls_run(tmp_path: Path, capsys) -> None:
+    import json
+
+    import pytest
+
+    from meclear_bench.gap import main, rerun_fixed_budget
+
+    eq = tmp_path / "eq"
+    eq.mkdir()
+    doc = {
+        "command": "meclear bench-sweep equal-calls --split all --setting deterministic "
+        "--seed 0 --out eq",
+        "fixed_rungs": {"contextcite": "B=8", "oracle": "ceiling"},
+        "results": {"methods": {}},
+    }
+    (eq / "equal-calls.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match="proxyspex"):
+        rerun_fixed_budget(eq, tmp_path / "none", "proxyspex")
+    assert (
+        main([str(tmp_path / "out"), "--from-equal-calls", str(eq), "--against", "contextcite"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "rerun contextcite (B=8)" in printed and "loses to contextcite" in printed
+    rows = [json.loads(line) for line in (tmp_path / "out" / "outcomes.jsonl").open()]
+    by_method: dict[str, list[dict]] = {}
+    for row in rows:
+        by_method.setdefault(row["method"], []).append(row)
+    assert set(by_method) == {"meclear", "oracle", "contextcite"}
+    cases = load_builtin_cases()
+    assert all(len(v) == len(cases) for v in by_method.values())
+    # the oracle's clearance costs no model call; the baseline's rung does
+    assert all(r["model_calls"] == 0 for r in by_method["oracle"])
+    assert sum(r["model_calls"] for r in by_method["contextcite"]) > 0

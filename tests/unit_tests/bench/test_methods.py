@@ -201,3 +201,34 @@ def test_case_fixture_structures_hold() -> None:
     ev = c.evaluator()
     mem = {m.id: m for m in c.context()}
     assert ev((mem["g"],), 0) == 1.0 and ev((mem["g"], mem["f"]), 0) == 0.0
+
+
+@pytest.mark.parametrize(("complete", "close"), [(True, 24), (False, 24), (True, None)])
+def test_a_complete_table_gives_a_baseline_the_close_trials(
+    complete: bool, close: int | None
+) -> None:
+    """The engine's close trials read only verdicts, so a baseline whose coalition table is
+    complete settles close verdicts as the engine does; otherwise Eq. 18-20 as they stand."""
+    from itertools import combinations
+
+    from meclear_integrations.core import Verification
+
+    case = joint_case()
+    config = ClearanceConfig(verification=Verification(close_trials=close))
+    oracle = CaseOracle(case.context(), CountingEvaluator(case.evaluator()), config=config)
+    positions = range(oracle.k)
+    if complete:
+        for size in range(oracle.k + 1):
+            for coalition in combinations(positions, size):
+                oracle.scores(coalition)
+    settled: list[int] = []
+    settle = oracle.rule.settle_close
+
+    def spy(game, candidates, at_most):
+        settled.append(at_most)
+        return settle(game, candidates, at_most)
+
+    oracle.rule.settle_close = spy  # type: ignore[method-assign]
+    cleared, _, status = verified_clearance(oracle, [1, 2])
+    assert settled == ([24] if complete and close is not None else [])
+    assert cleared == [1] and status == "complete"

@@ -10,8 +10,12 @@ import pytest
 from meclear_bench.text_reader import ABSTAIN, judge_correct, reply
 from meclear_integrations.core.memory import Memory
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
-from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
-from meclear_integrations.judges.protocol import new_nonce, parse_verdict
+from meclear_integrations.judges.protocol import (
+    new_nonce,
+    parse_verdict,
+    reference_free_prompt,
+    reference_prompt,
+)
 
 Q = "When did Caroline go to the LGBTQ support group?"
 GOLD = "Caroline went to the LGBTQ support group on 7 May 2023 with friends."

@@ -124,13 +124,24 @@ def test_a_candidate_failing_a_later_trial_is_not_selected() -> None:
     assert not by_ids[("m1",)].recovered and by_ids[("m1",)].trials == 2
     assert report.cleared == [] and not report.recovered
     # The sequential rule sees the disagreement, asks for more trials, and refuses too.
-    no_surrogate = Verification(surrogate=None)
+    no_surrogate = Verification(surrogate=None, close_trials=None)
     sequential = MeClearEngine(
         ClearanceConfig(estimator="exact", trials=2, verification=no_surrogate)
     ).clear(make_memories(3), evaluate)
     cleared_m1 = {tuple(c.memory_ids): c for c in sequential.candidates}[("m1",)]
     assert not cleared_m1.recovered and cleared_m1.trials > 2
     assert sequential.cleared == [] and not sequential.recovered
+    # With the default's close trials (``close_trials``), m1's clearance, which passed one
+    # trial in twelve, gets trials until it verifiably cannot recover; the full context's
+    # failing trials then show m2 harmful in the residual game on M minus {m1}, and the
+    # residual candidate {m1, m2} verifies.
+    close = MeClearEngine(
+        ClearanceConfig(estimator="exact", trials=2, verification=Verification(surrogate=None))
+    ).clear(make_memories(3), evaluate)
+    by_close = {tuple(c.memory_ids): c for c in close.candidates}
+    assert not by_close[("m1",)].recovered and by_close[("m1",)].trials > 12
+    assert by_close[("m1", "m2")].family == "residual" and by_close[("m1", "m2")].recovered
+    assert close.cleared_ids == ["m1", "m2"] and close.recovered
     # The default's surrogate candidates (a Lasso fit on the table, no model call) weigh
     # m2 harmful too (its coalitions without m1 fail every later trial) and propose both;
     # that candidate verifies, so the default finds what the paper preset finds.

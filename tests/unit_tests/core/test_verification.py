@@ -115,12 +115,13 @@ def test_a_tie_won_by_luck_is_broken_by_more_trials() -> None:
 
 def test_trials_that_keep_disagreeing_abstain() -> None:
     """The only candidate that looks better than the full context keeps disagreeing: its
-    recovery can no longer be verified within max_trials, nor ruled out. The run returns
-    the context unchanged, status unverified."""
+    recovery can no longer be verified within max_trials, nor ruled out, and stays so
+    through the close trials (``close_trials``, 24). The run returns the context
+    unchanged, status unverified."""
     memories = make_memories(3)
-    scores = np.zeros((1 << 3, 16))
-    scores[0b101] = [1, 0, 0, 0] * 4  # m1 cleared: right one time in four
-    scores[0b001] = [1, 0, 0, 0] * 4
+    scores = np.zeros((1 << 3, 24))
+    scores[0b101] = [1, 0, 0, 0] * 6  # m1 cleared: right one time in four
+    scores[0b001] = [1, 0, 0, 0] * 6
     events: list[StageEvent] = []
     report = MeClearEngine(ClearanceConfig(estimator="exact"), listener=events.append).clear(
         memories, table_evaluator(scores, memories)

@@ -11,7 +11,7 @@ import pytest
 from meclear_integrations.core.failures.faults import is_transient
 from meclear_integrations.core.failures.kind import failure_kind
 from meclear_integrations.judges import ReferenceLLMJudge, VerdictParseError
-from meclear_integrations.judges.formats import (
+from meclear_integrations.judges.model import (
     ENDPOINT_FORMATS,
     UnsupportedFormatError,
     format_rejection,

@@ -7,8 +7,13 @@ import pytest
 
 from meclear_integrations.judges import VerdictParseError
 from meclear_integrations.judges.parsing import verdict_from_object, verdict_from_text
-from meclear_integrations.judges.prompts import reference_prompt
-from meclear_integrations.judges.protocol import new_nonce, parse_verdict, read_nonce, verdict_line
+from meclear_integrations.judges.protocol import (
+    new_nonce,
+    parse_verdict,
+    read_nonce,
+    reference_prompt,
+    verdict_line,
+)
 
 N = "0a1b2c3d4e5f"
 

@@ -8,9 +8,8 @@ import pytest
 
 from meclear_integrations import Memory
 from meclear_integrations.judges import ReferenceFreeLLMJudge, ReferenceLLMJudge, VerdictParseError
-from meclear_integrations.judges.formats import ENDPOINT_FORMATS, SHORT_AFTER
-from meclear_integrations.judges.model import ModelReply
-from meclear_integrations.judges.short_verdict import carries_verdict_word, parse_short_verdict
+from meclear_integrations.judges.model import ENDPOINT_FORMATS, SHORT_AFTER, ModelReply
+from meclear_integrations.judges.protocol import carries_verdict_word, parse_short_verdict
 
 
 @pytest.fixture(autouse=True)

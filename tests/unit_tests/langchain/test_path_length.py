@@ -11,12 +11,12 @@ import pytest
 
 from tests.support.tools import loaded_tool
 
-MAX_FILES = 84
+MAX_FILES = 72
 """Library files one query enters, the engine's worker threads and the simulated model's
-own files included (83 when this was written; 84 since the verification rule and the
-candidate sources got files of their own, ``core.verification.rule`` and
-``core.stages.sources``, and ``core.stages.verify_removal`` left the path; the target is
-35)."""
+own files included (84 before fragments of one concept became one module each: the
+judges' verdict protocol, prompts and formats, the runtime's retries, cost and preflight,
+the estimators' guard, the OpenTelemetry switch, the LangChain usage callback; and before
+the interactions stage was skipped when off; the target is 35)."""
 MAX_REDACTION_CALLS = 300
 """Python calls into ``core/redaction.py`` in one query (1,294 before one walk per payload)."""
 

@@ -21,7 +21,7 @@ from meclear_integrations.guard.live_bounds import (
     provider_outcome,
 )
 from meclear_integrations.runtime.breaker import CircuitBreaker
-from meclear_integrations.runtime.retries import without_provider_retries
+from meclear_integrations.runtime.loop_clients import without_provider_retries
 from meclear_integrations.simulation import redundant_harm_example
 from tests.support.clocks import Clock
 from tests.support.outage_components import BUILDERS, Provider

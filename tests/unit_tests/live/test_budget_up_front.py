@@ -13,7 +13,7 @@ import pytest
 from meclear_integrations.core import ClearanceConfig, MeClearEngine
 from meclear_integrations.core.errors import BudgetExceededError
 from meclear_integrations.core.failures.alerts import FailOpenWarning
-from meclear_integrations.runtime.preflight import budget_shortfall, minimum_evaluator_calls
+from meclear_integrations.guard.live_bounds import budget_shortfall, minimum_evaluator_calls
 from meclear_integrations.simulation import redundant_harm_example
 
 CONFIGS = {

@@ -157,7 +157,7 @@ async def test_an_unreadable_verdict_retries_the_judge_only(asynchronous: bool) 
     async def aanswer(coalition):  # type: ignore[no-untyped-def]
         return answer(coalition)
 
-    # the first reply and the one-word rescue are both unreadable (judges.short_verdict)
+    # the first reply and the one-word rescue are both unreadable (judges.protocol)
     model = ScriptedTextModel("hmm, hard to say", "not sure", "VERDICT {nonce}: CORRECT")
     evaluate = task_evaluator(
         aanswer if asynchronous else answer,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from meclear_integrations.judges.normalize import is_no_answer
+from meclear_integrations.judges.equivalence import is_no_answer
 from meclear_integrations.langchain import ClearingRetriever
 from meclear_integrations.llama_index import MeClearPostprocessor
 from tests.support import stale_employer as sam

@@ -163,7 +163,7 @@ def test_the_llama_index_clearance_end_event_reports_the_limiter(asynchronous: b
 def test_no_limiter_no_event_entry() -> None:
     from meclear_integrations.core.events import StageEvent
     from meclear_integrations.judges.task import TaskCalls
-    from meclear_integrations.runtime.cost import with_event_cost
+    from meclear_integrations.runtime.usage import with_event_cost
 
     event = StageEvent(stage="clearance", phase="end", payload={"cost": {}})
     calls = TaskCalls(agent_calls=1, agent_hits=0, judge_calls=1, judge_hits=0)

@@ -19,8 +19,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM, MockLLM
 from llama_index.llms.openai_like import OpenAILike
 from pydantic import Field
 
-from meclear_integrations.judges.formats import UnsupportedFormatError
-from meclear_integrations.judges.model import ModelReply
+from meclear_integrations.judges.model import ModelReply, UnsupportedFormatError
 from meclear_integrations.llama_index.model import (
     LlamaIndexOpenAITextModel,
     LlamaIndexStructuredTextModel,

@@ -8,8 +8,11 @@ import threading
 from llama_index.core.base.llms.types import ChatMessage
 
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
-from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
-from meclear_integrations.judges.protocol import parse_verdict
+from meclear_integrations.judges.protocol import (
+    parse_verdict,
+    reference_free_prompt,
+    reference_prompt,
+)
 from meclear_integrations.llama_index import HashEmbedding, SimulatedLLM
 
 

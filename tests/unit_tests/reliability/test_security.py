@@ -18,8 +18,7 @@ from meclear_integrations.core import StageEvent
 from meclear_integrations.core.failures.alerts import FailOpenWarning
 from meclear_integrations.judges import ExactMatchJudge, ReferenceLLMJudge
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
-from meclear_integrations.judges.prompts import reference_prompt
-from meclear_integrations.judges.protocol import read_nonce, verdict_line
+from meclear_integrations.judges.protocol import read_nonce, reference_prompt, verdict_line
 from meclear_integrations.langchain import (
     ClearingRetriever,
     LangChainReferenceJudge,

@@ -11,8 +11,12 @@ from meclear_integrations.admission import prompts as P
 from meclear_integrations.admission.scripted import AdmissionScript, ScriptedAdmissionModel
 from meclear_integrations.judges.answer_prompts import format_answer_prompt
 from meclear_integrations.judges.model import TextModel
-from meclear_integrations.judges.prompts import reference_free_prompt, reference_prompt
-from meclear_integrations.judges.protocol import new_nonce, parse_verdict
+from meclear_integrations.judges.protocol import (
+    new_nonce,
+    parse_verdict,
+    reference_free_prompt,
+    reference_prompt,
+)
 from meclear_integrations.simulation import (
     SimulatedEvaluator,
     StandInModel,
