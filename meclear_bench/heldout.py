@@ -49,12 +49,13 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from meclear_integrations.core import ClearanceConfig
 from meclear_integrations.simulation import Claim, JudgeSignal
 
 from .cases import BenchCase
@@ -279,6 +280,7 @@ def run_heldout(
     families: Sequence[str] = ("contextcite", "contextcite-answers"),
     replicates: int = 2000,
     progress: Callable[[str], None] | None = None,
+    engine: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The default against each baseline at a fixed budget (module docstring).
 
@@ -289,6 +291,8 @@ def run_heldout(
         families: The baselines matched at a fixed budget.
         replicates: Bootstrap replicates.
         progress: Called with a line per run.
+        engine: Settings over ``ClearanceConfig()`` for the ``meclear`` row (an opt-in
+            measured against the same baselines; None: the package default).
 
     Returns:
         The document: per structure and method the :func:`_row` metrics, paired
@@ -303,6 +307,8 @@ def run_heldout(
 
     say = progress or (lambda _: None)
     base = _settings(setting, seed, replicates)
+    if engine:
+        base = base.model_copy(update={"engine": ClearanceConfig.model_validate(dict(engine))})
     faulted = [c for c in cases if c.structure in FAULTED]
     unexplained = [c for c in cases if c.structure == "unexplained"]
     default = MeClearMethod(base.engine, name="meclear")
@@ -462,6 +468,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--baselines", default="contextcite,contextcite-answers", help="comma-separated"
     )
+    parser.add_argument(
+        "--engine",
+        type=json.loads,
+        default=None,
+        help="JSON settings over ClearanceConfig() for the meclear row, e.g. "
+        '\'{"stops": {"pooled_verdicts": true}}\' (default: the package default)',
+    )
     args = parser.parse_args(argv)
     cases, funnel = build_heldout_cases(
         args.locomo, k=args.k, seed=args.seed, split=args.split, max_queries=args.max_queries
@@ -477,6 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         families=tuple(args.baselines.split(",")),
         replicates=args.replicates,
         progress=lambda line: print(line, file=sys.stderr),
+        engine=args.engine,
     )
     doc["funnel"] = funnel
     doc["cases_per_structure"] = counts

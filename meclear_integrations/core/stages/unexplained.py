@@ -55,9 +55,10 @@ __all__ = [
 
 
 def recovers(run: Run, coalitions: Iterable[Coalition]) -> bool:
-    """Whether a trial of ``coalitions`` passes, with an answer the judge mostly passes.
+    """Whether a trial of ``coalitions`` passes (pooled: with an answer mostly passed).
 
-    The judge's verdicts on one answer (the same text once lower-cased, punctuation
+    Without ``EarlyStops.pooled_verdicts`` (the default) any passing trial counts. With
+    it, the judge's verdicts on one answer (the same text once lower-cased, punctuation
     dropped: ``core.answers.plain_same``) are pooled over the whole table: a pass whose
     answer the judge failed on more trials than it passed it is the judge contradicting
     itself on that answer, as a noisy judge does (one flip among the many trials of the
@@ -76,6 +77,8 @@ def recovers(run: Run, coalitions: Iterable[Coalition]) -> bool:
     """
     game = run.game
     threshold = run.config.verification.success_threshold
+    if not run.config.stops.pooled_verdicts:
+        return any(s >= threshold for c in coalitions for s in game.scores.get(c, ()))
     tally: dict[str, list[int]] | None = None
     for coalition in coalitions:
         scores = game.scores.get(coalition, ())
@@ -100,11 +103,12 @@ def recovers(run: Run, coalitions: Iterable[Coalition]) -> bool:
 def without_group(run: Run, group: list[int], *, each: bool = False) -> Steps[bool]:
     """Ask the context without the answer group; whether it recovers.
 
-    The group is the memories that alone give the full context's failing answer. A
-    memory alone whose trial gave that answer but was judged right is a member too when
-    the judge fails that answer on more trials than it passes it (pooled over the table,
-    as :func:`recovers` reads a pass): a judge that contradicts itself on one singleton
-    does not leave a copy of the harm in the context the check asks.
+    The group is the memories that alone give the full context's failing answer. With
+    ``EarlyStops.pooled_verdicts``, a memory alone whose trial gave that answer but was
+    judged right is a member too when the judge fails that answer on more trials than it
+    passes it (pooled over the table, as :func:`recovers` reads a pass): a judge that
+    contradicts itself on one singleton does not leave a copy of the harm in the context
+    the check asks.
 
     Args:
         run: the run (the memories alone and the empty context evaluated).
@@ -130,7 +134,7 @@ def without_group(run: Run, group: list[int], *, each: bool = False) -> Steps[bo
         if a is not None and wrong(a) and not any(same(a, quiet) for quiet in silent)
     ]
     members = set(group)
-    for i in range(game.k):
+    for i in range(game.k if run.config.stops.pooled_verdicts else 0):
         answers = game.answers_of(1 << i)
         if (
             harmful

@@ -1,4 +1,5 @@
-"""The unexplained check under a judge that contradicts itself (a noisy judge)."""
+"""The unexplained check under a judge that contradicts itself (a noisy judge), with
+``EarlyStops.pooled_verdicts`` (opt-in) and without it (the default, unchanged)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from meclear_integrations.simulation.evaluator import SimulatedEvaluator
 from meclear_integrations.simulation.world import EvidenceWorld
 
 MEMORIES = [Memory(id=f"m{i}", content=f"memory {i}") for i in range(8)]
+POOLED = ClearanceConfig(stops={"pooled_verdicts": True})
 
 
 def test_a_flipped_verdict_on_the_failing_answer_does_not_keep_the_run_going() -> None:
@@ -25,12 +27,17 @@ def test_a_flipped_verdict_on_the_failing_answer_does_not_keep_the_run_going() -
             return 1.0  # the judge passes the failing answer once
         return score
 
-    report = MeClearEngine(ClearanceConfig()).clear(MEMORIES, noisy)
-    clean = MeClearEngine(ClearanceConfig()).clear(MEMORIES, honest)
+    report = MeClearEngine(POOLED).clear(MEMORIES, noisy)
+    clean = MeClearEngine(POOLED).clear(MEMORIES, honest)
     assert clean.status_reason == "no_memory_explains_failure"
     assert report.status == "skipped" and report.status_reason == "no_memory_explains_failure"
     assert report.cleared == []
     assert report.cost.evaluator_calls <= clean.cost.evaluator_calls + 1
+    # the default reads each pass as it comes: the flipped verdict keeps the run going
+    flipped.clear()
+    default = MeClearEngine(ClearanceConfig()).clear(MEMORIES, noisy)
+    assert default.status_reason != "no_memory_explains_failure"
+    assert default.cost.evaluator_calls > clean.cost.evaluator_calls + 1
 
 
 def test_a_flipped_singleton_does_not_leave_a_copy_in_the_context_asked() -> None:
@@ -57,7 +64,7 @@ def test_a_flipped_singleton_does_not_leave_a_copy_in_the_context_asked() -> Non
             return 0.0
         return honest(coalition, trial)
 
-    report = MeClearEngine(ClearanceConfig()).clear(MEMORIES, noisy)
+    report = MeClearEngine(POOLED).clear(MEMORIES, noisy)
     assert report.status != "skipped"
     assert report.recovered
     assert sorted(report.cleared_ids) == ["m3", "m6"]
@@ -66,7 +73,8 @@ def test_a_flipped_singleton_does_not_leave_a_copy_in_the_context_asked() -> Non
 def test_two_wrong_answers_and_no_gold_still_stop() -> None:
     """Nothing states Paris: the run stops as before."""
     world = EvidenceWorld.from_claims({"m3": ("Rome", 1.6), "m6": ("Berlin", 1.3)}, ties="prompt")
-    report = MeClearEngine(ClearanceConfig()).clear(MEMORIES, SimulatedEvaluator(world, "Paris"))
-    assert report.status == "skipped"
-    assert report.status_reason == "no_memory_explains_failure"
-    assert report.cleared == []
+    for config in (ClearanceConfig(), POOLED):
+        report = MeClearEngine(config).clear(MEMORIES, SimulatedEvaluator(world, "Paris"))
+        assert report.status == "skipped"
+        assert report.status_reason == "no_memory_explains_failure"
+        assert report.cleared == []
