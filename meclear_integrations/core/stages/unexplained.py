@@ -24,11 +24,19 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..answers import plain_same
 from ..coalitions import Coalition, from_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimator
 from ..events import StageEvent
-from ..grouping import GROUP_SEARCH_FROM, answer_group, answer_group_search, memory_graph
+from ..grouping import (
+    GROUP_SEARCH_FROM,
+    answer_group,
+    answer_group_search,
+    memory_graph,
+    silent_answers,
+)
 from ..report import ClearanceReport
 from .outcomes import clearance_end, kept_report
 from .steps import Emit, Evaluate, Run, Steps, want
@@ -38,10 +46,118 @@ __all__ = [
     "confirm_unexplained",
     "probe_coalitions",
     "probe_unexplained",
+    "recovers",
     "unexplained",
     "unexplained_stop",
     "uniform_failure",
+    "without_group",
 ]
+
+
+def recovers(run: Run, coalitions: Iterable[Coalition]) -> bool:
+    """Whether a trial of ``coalitions`` passes (pooled: with an answer mostly passed).
+
+    Without ``EarlyStops.pooled_verdicts`` (the default) any passing trial counts. With
+    it, the judge's verdicts on one answer (the same text once lower-cased, punctuation
+    dropped: ``core.answers.plain_same``) are pooled over the whole table: a pass whose
+    answer the judge failed on more trials than it passed it is the judge contradicting
+    itself on that answer, as a noisy judge does (one flip among the many trials of the
+    failing answer). It does not show that the coalition recovers, so the checks of this
+    module do not go on for it. A pass whose answer is not reported always counts, and
+    so does every pass of a judge that never contradicts itself (the same answer, the
+    same verdict): then nothing changes.
+
+    Args:
+        run: the run.
+        coalitions: the coalitions looked at (their cached trials).
+
+    Returns:
+        True when one of their trials passes with an answer passed at least as often as
+        failed.
+    """
+    game = run.game
+    threshold = run.config.verification.success_threshold
+    if not run.config.stops.pooled_verdicts:
+        return any(s >= threshold for c in coalitions for s in game.scores.get(c, ()))
+    tally: dict[str, list[int]] | None = None
+    for coalition in coalitions:
+        scores = game.scores.get(coalition, ())
+        answers = game.answers_of(coalition)
+        for trial, score in enumerate(scores):
+            if score < threshold:
+                continue
+            answer = answers[trial] if trial < len(answers) else None
+            if answer is None:
+                return True
+            if tally is None:
+                tally = _verdicts(run)
+            passed = failed = 0
+            for text, (yes, no) in tally.items():
+                if plain_same(answer, text):
+                    passed, failed = passed + yes, failed + no
+            if passed >= failed:
+                return True
+    return False
+
+
+def without_group(run: Run, group: list[int], *, each: bool = False) -> Steps[bool]:
+    """Ask the context without the answer group; whether it recovers.
+
+    The group is the memories that alone give the full context's failing answer. With
+    ``EarlyStops.pooled_verdicts``, a memory alone whose trial gave that answer but was
+    judged right is a member too when the judge fails that answer on more trials than it
+    passes it (pooled over the table, as :func:`recovers` reads a pass): a judge that
+    contradicts itself on one singleton does not leave a copy of the harm in the context
+    the check asks.
+
+    Args:
+        run: the run (the memories alone and the empty context evaluated).
+        group: the answer group (positions).
+        each: also leave out each member of the group alone, in the same batch.
+
+    Returns:
+        True when a context asked recovers.
+    """
+    game = run.game
+    same = game.same or plain_same
+    silent = silent_answers(game)
+    tally = _verdicts(run)
+
+    def wrong(answer: str) -> bool:
+        passed = sum(yes for text, (yes, _) in tally.items() if plain_same(answer, text))
+        failed = sum(no for text, (_, no) in tally.items() if plain_same(answer, text))
+        return failed > passed
+
+    harmful = [
+        a
+        for a in game.answers_of(game.full)
+        if a is not None and wrong(a) and not any(same(a, quiet) for quiet in silent)
+    ]
+    members = set(group)
+    for i in range(game.k if run.config.stops.pooled_verdicts else 0):
+        answers = game.answers_of(1 << i)
+        if (
+            harmful
+            and answers
+            and all(a is not None and any(same(a, h) for h in harmful) for a in answers)
+        ):
+            members.add(i)
+    rest = game.full & ~from_positions(sorted(members))
+    tried = [rest, *(game.full & ~(1 << i) for i in sorted(members))] if each else [rest]
+    yield Evaluate(want((tried, run.single)))
+    return recovers(run, tried)
+
+
+def _verdicts(run: Run) -> dict[str, list[int]]:
+    """Per distinct answer of the table: [passing trials, failing trials]."""
+    game = run.game
+    threshold = run.config.verification.success_threshold
+    tally: dict[str, list[int]] = {}
+    for coalition, scores in game.scores.items():
+        for score, answer in zip(scores, game.answers_of(coalition), strict=False):
+            if answer is not None:
+                tally.setdefault(answer, [0, 0])[0 if score >= threshold else 1] += 1
+    return tally
 
 
 def unexplained(run: Run) -> Steps[str | None]:
@@ -57,14 +173,12 @@ def unexplained(run: Run) -> Steps[str | None]:
     threshold = cfg.verification.success_threshold
     singles = [from_positions([i]) for i in range(game.k)]
     yield Evaluate(want(([game.full], cfg.trials), ([0], run.single), (singles, run.single)))
-    if any(s >= threshold for c in [game.full, 0, *singles] for s in game.scores[c]):
+    if recovers(run, [game.full, 0, *singles]):
         return None  # a memory answers alone, or the memories are the harm (empty recovers)
     group = answer_group(game, threshold)
-    if group:  # a right answer two memories support together: without the harm's copies
-        rest = game.full & ~from_positions(group)
-        yield Evaluate(want(([rest], run.single)))
-        if any(s >= threshold for s in game.scores[rest]):
-            return None
+    # a right answer two memories support together: without the harm's copies
+    if group and (yield from without_group(run, group)):
+        return None
     silent = [a for a in game.answers_of(0) if a is not None]
     same = game.same or plain_same
     answers = [a for c in [game.full, *singles] for a in game.answers_of(c)]
@@ -103,11 +217,10 @@ def uniform_failure(run: Run) -> Steps[str | None]:
     auto_stop = cfg.stops.unexplained == "auto"
     if not cfg.stops.cannot_answer and cfg.answer_groups != "auto" and not auto_stop:
         return None
-    threshold = cfg.verification.success_threshold
     seen = [c for c, scores in game.scores.items() if c != 0 and scores]
     if len(seen) < 2 or game.full not in seen:
         return None
-    if any(s >= threshold for c in seen for s in game.scores[c]):
+    if recovers(run, seen):
         return None
     answers = [a for c in seen for a in game.answers_of(c)]
     if len(answers) < sum(len(game.scores[c]) for c in seen) or any(a is None for a in answers):
@@ -189,7 +302,7 @@ def probe_unexplained(run: Run, probe: list[Coalition], rest: int = 0) -> Steps[
     if len(unasked) > rest:
         return None  # confirming would cost more than the rest of the plan
     yield Evaluate(want(([game.full], cfg.trials), (probe, run.single)))
-    if any(s >= threshold for c in [game.full, *probe] for s in game.scores[c]):
+    if recovers(run, [game.full, *probe]):
         return None
     answers = [a for c in [game.full, *probe] for a in game.answers_of(c)]
     reported = sum(len(game.scores[c]) for c in [game.full, *probe])
@@ -267,22 +380,19 @@ def confirm_unexplained(run: Run, *, each: bool = False, search: bool = False) -
     game = run.game
     threshold = run.config.verification.success_threshold
     singles = yield from alone(run, search=search)
-    if any(s >= threshold for c in [0, *singles] for s in game.scores.get(c, ())):
+    if recovers(run, [0, *singles]):
         run.grouped = True  # a memory answers alone, or the empty context recovers
         return None
     group = answer_group(game, threshold)
     if search and not group and len(singles) < game.k:  # no copy found: ask each memory
         singles = yield from alone(run)
-        if any(s >= threshold for c in [0, *singles] for s in game.scores.get(c, ())):
+        if recovers(run, [0, *singles]):
             run.grouped = True
             return None
         group = answer_group(game, threshold)
     if group:
-        rest = game.full & ~from_positions(group)
-        tried = [rest, *(game.full & ~(1 << i) for i in group)] if each else [rest]
-        yield Evaluate(want((tried, run.single)))
         run.grouped = True
-        if any(s >= threshold for c in tried for s in game.scores[c]):
+        if (yield from without_group(run, group, each=each)):
             return None
     silent = [a for a in game.answers_of(0) if a is not None]
     same = game.same or plain_same
