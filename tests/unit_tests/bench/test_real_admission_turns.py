@@ -61,3 +61,47 @@ def test_sample_runs_journalled_with_every_method_and_resumes(tmp_path: Path, ca
     assert main(argv) == 0  # a rerun decides nothing again
     assert (tmp_path / "journal.jsonl").read_text().splitlines() == lines
     assert "14 candidates" in capsys.readouterr().out
+
+
+def test_reply_cache_answers_a_repeated_chat_call_without_the_model(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_core.globals import get_llm_cache, set_llm_cache
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from meclear_bench.real_admission_turns import ReplyCache
+
+    cache = ReplyCache(tmp_path / "replies.sqlite")
+    previous = get_llm_cache()
+    set_llm_cache(cache)  # type: ignore[arg-type]
+    try:
+        model = FakeListChatModel(responses=["first", "second"])
+        assert model.invoke("hello").content == "first"
+        assert model.invoke("hello").content == "first"  # from the cache, not the next reply
+        assert (cache.hits, cache.misses) == (1, 1)
+        import asyncio
+
+        assert asyncio.run(model.ainvoke("hello")).content == "first"
+        fresh = ReplyCache(tmp_path / "replies.sqlite")  # another process: the file keeps it
+        set_llm_cache(fresh)  # type: ignore[arg-type]
+        again = FakeListChatModel(responses=["first", "second"])
+        assert again.invoke("another prompt").content == "first"  # a miss: the model answers
+        assert again.invoke("hello").content == "first"  # stored by the first cache
+    finally:
+        set_llm_cache(previous)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="LoCoMo data not available")
+def test_diagnose_writes_every_conmem_decision_and_its_failing_stage(tmp_path: Path) -> None:
+    argv = ["--locomo", str(DATA), "--per-label", "1", "--methods", "conmem"]
+    assert main([*argv, "--out", str(tmp_path), "--bootstrap", "0", "--no-progress"]) == 0
+    assert main([*argv, "--out", str(tmp_path), "--no-progress", "--diagnose"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "diagnosis.jsonl").read_text().splitlines()]
+    assert len(rows) == 14
+    journalled = json.loads((tmp_path / "results.json").read_text())["methods"][0]["cases"]
+    by_id = {c["id"]: c for c in journalled}
+    for r in rows:  # the deterministic reader re-decides as the run did
+        assert r["decision"] == by_id[r["id"]]["prediction"]
+        assert r["calls"] == by_id[r["id"]]["model_calls"]
+        assert r["stage"] in {"cmte", "tie_break"}
+        assert {p["role"] for p in r["detail"]["probes"]} == {"relevant", "irrelevant", "risk"}
+    assert (tmp_path / "conmem_decisions.jsonl").read_text().count("\n") == 14
