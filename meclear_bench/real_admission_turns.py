@@ -75,7 +75,8 @@ class ReplyCache:
     """LangChain's LLM cache in one SQLite file: a rerun of the same prompt calls nothing.
 
     Set with ``langchain_core.globals.set_llm_cache`` for ``--llm-cache``: the run and the
-    ``--diagnose`` pass that re-decides ConMem to keep its whole evidence share the replies
+    ``--diagnose`` pass that re-decides ConMem's journalled candidates to keep their whole
+    evidence share the replies
     (the key is LangChain's: the prompt and the model's settings, never a key or endpoint).
     """
 
@@ -263,14 +264,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{100 * k.macro_f1:5.1f}%  errors {k.errors}  calls/case {m.calls_per_case:.2f}"
         )
     print(f"wrote {args.out / 'results.json'} and {args.out / 'report.md'}")
-    if mine.diagnose and not args.report_only:
+    if mine.diagnose:
         _diagnose(args, sample, cache)
     return 0
 
 
 def _diagnose(args: argparse.Namespace, sample: Sequence[BenchCandidate], cache: Any) -> None:
-    """Re-decide ConMem on ``sample`` (from the reply cache) and write its whole evidence."""
+    """Re-decide ConMem's journalled candidates (from the reply cache); write their evidence.
+
+    Only the candidates whose ConMem decision is in the journal are re-decided, so a stopped
+    run is diagnosed as far as it went; their replies come from ``--llm-cache`` (a miss,
+    e.g. a reply not cached by the run, calls the model and is counted).
+    """
     import asyncio
+
+    journal = args.out / "journal.jsonl"
+    decided: set[str] = set()
+    for line in journal.read_text(encoding="utf-8").splitlines() if journal.exists() else []:
+        record = json.loads(line)
+        if record.get("method") == "conmem":
+            decided.add(str(record["outcome"]["id"]))
+    sample = [c for c in sample if c.id in decided]
 
     from meclear_integrations.admission.config import AdmissionConfig
 
@@ -292,8 +306,8 @@ def _diagnose(args: argparse.Namespace, sample: Sequence[BenchCandidate], cache:
     new = (cache.misses - before) if cache is not None else None
     print(f"ConMem re-decided for its evidence ({new} uncached calls): {args.out}/diagnosis.jsonl")
     for r in rows:
-        decided = str(r["decision"])
-        print(f"  {r['id']:<18} {r['label']:<13} {decided:<13} {r['stage']:<17} {r['calls']} calls")
+        made = str(r["decision"])
+        print(f"  {r['id']:<18} {r['label']:<13} {made:<13} {r['stage']:<17} {r['calls']} calls")
 
 
 if __name__ == "__main__":

@@ -105,3 +105,17 @@ def test_diagnose_writes_every_conmem_decision_and_its_failing_stage(tmp_path: P
         assert r["stage"] in {"cmte", "tie_break"}
         assert {p["role"] for p in r["detail"]["probes"]} == {"relevant", "irrelevant", "risk"}
     assert (tmp_path / "conmem_decisions.jsonl").read_text().count("\n") == 14
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="LoCoMo data not available")
+def test_diagnose_covers_only_what_a_stopped_run_journalled(tmp_path: Path) -> None:
+    argv = ["--locomo", str(DATA), "--per-label", "1", "--methods", "conmem", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path), "--bootstrap", "0"]) == 0
+    journal = tmp_path / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(lines[:4]) + "\n")  # the header and three decisions
+    assert main([*argv, "--out", str(tmp_path), "--report-only", "--diagnose"]) == 0
+    rows = (tmp_path / "diagnosis.jsonl").read_text().splitlines()
+    assert {json.loads(r)["id"] for r in rows} == {
+        json.loads(line)["outcome"]["id"] for line in lines[1:4]
+    }
