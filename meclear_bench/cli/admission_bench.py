@@ -191,7 +191,9 @@ def _openai_model(args: argparse.Namespace) -> TextModel:
         temperature=args.temperature,
         seed=args.seed,
         flag="--openai-model",
-        extra=with_token_cap(_agent_kwargs(args), args.openai_base_url),
+        # no SDK retries: every role's calls retry on their own (max_parse_attempts); a
+        # format the server refuses (HTTP 500) is a rejection to remember, not to repeat
+        extra=with_token_cap({"max_retries": 0, **_agent_kwargs(args)}, args.openai_base_url),
     )
     return as_text_model(chat, structured_output=True)
 
