@@ -93,8 +93,8 @@ NOT_ON_IMPORT = {
     ),
 }
 MAX_OWN_MODULES = {
-    "meclear_integrations.langchain:ClearingRetriever": 115,
-    "meclear_integrations.llama_index:MeClearPostprocessor": 133,
+    "meclear_integrations.langchain:ClearingRetriever": 60,
+    "meclear_integrations.llama_index:MeClearPostprocessor": 128,
 }
 
 
