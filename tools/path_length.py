@@ -17,6 +17,7 @@ stack (library frames only, on one thread), and the files entered most often.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 from collections import Counter
@@ -165,8 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", choices=sorted(TARGETS), default="langchain")
     parser.add_argument("--files", action="store_true", help="list every file entered")
+    parser.add_argument(
+        "--json", action="store_true", help="print the calls per file and per function as JSON"
+    )
     args = parser.parse_args(argv)
     seen = query_path(args.target)
+    if args.json:
+        functions = [[f, name, line, n] for (f, name, line), n in seen.functions.items()]
+        print(
+            json.dumps({**seen.summary(), "per_file": dict(seen.files), "per_function": functions})
+        )
+        return 0
     summary = seen.summary()
     print(
         f"{args.target}: {summary['files']} library files, {summary['functions']} functions, "

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManager,
@@ -59,53 +59,20 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import ConfigDict, model_validator
 
-from ..core.concurrency.step_driver import arun_steps, run_steps
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
-from ..core.events import StageEvent
-from ..core.failures.faults import sanitize
-from ..core.failures.kind import failure_role, mark_role
-from ..core.memory import Memory
-from ..core.redaction import redact
-from ..guard.gated_metadata import model_name
-from ..guard.policy import (
-    is_deterministic,
-)
-from ..jobs.protocol import AuditOutcome
-from ..jobs.snapshot import AuditSnapshot
-from ..judges.answer_prompts import (
-    DEFAULT_ANSWER_PROMPT,
-    neutralize_tags,
-    present_keys,
-    render_memories,
-)
-from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord, task_evaluator
-from ..pipeline import FlowEvent, FlowResult, QuerySettings, clearance_flow, run_async, run_sync
-from ..pipeline.audit import (
-    audit_outcome,
-)
 from ..pipeline.component import ClearingComponent
-from ..pipeline.drivers import EngineJob
-from ..pipeline.steps import Call, Clear, Flow, Steps
-from ..runtime.payloads import (
-    event_name,
-    exception_summary,
-    report_summary,
-    stage_event_name,
-    stage_event_payload,
-)
-from ..telemetry import clearance_scope
-from ..telemetry.parents import langchain_run_span
-from .documents import document_ids, error_documents, to_memories
-from .judges import resolve_judge
-from .model import ainvoke_off_loop, message_text
-from .reference import reference_from_metadata
-from .volume import (
-    INTERNAL_TAG,
-    USAGE_CALLBACK,
-    clearance_run_context,
-    evaluation_callbacks,
-    failure_run,
-)
+
+if TYPE_CHECKING:
+    # The method bodies import what they call on first use, so importing the retriever
+    # loads the component's fields and no engine, judge or flow (tools/import_cost.py).
+    from ..core.events import StageEvent
+    from ..core.memory import Memory
+    from ..jobs.protocol import AuditOutcome
+    from ..jobs.snapshot import AuditSnapshot
+    from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord
+    from ..pipeline import FlowEvent, FlowResult, QuerySettings
+    from ..pipeline.drivers import EngineJob
+    from ..pipeline.steps import Clear, Flow, Steps
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
 
@@ -123,6 +90,10 @@ FEEDBACK_METADATA_KEY = "meclear_feedback"
 
 def _redacted(exc: Exception) -> Exception:
     """``sanitize(exc)``, keeping the recorded role and the reason of an abstention."""
+    from ..core.failures.faults import sanitize
+    from ..core.failures.kind import failure_role, mark_role
+    from ..core.redaction import redact
+
     if isinstance(exc, InconsistentVerdictsError):
         return InconsistentVerdictsError(redact(str(exc))[:2000], reason=exc.reason)
     redacted = sanitize(exc)
@@ -141,6 +112,7 @@ def default_agent(llm: Runnable) -> Runnable:
     Returns:
         A runnable named ``meclear_agent`` that takes ``{"question", "context", ...}``.
     """
+    from ..judges.answer_prompts import DEFAULT_ANSWER_PROMPT, neutralize_tags
 
     def prompt(inputs: dict[str, Any]) -> str:
         return DEFAULT_ANSWER_PROMPT.format(
@@ -202,6 +174,11 @@ class ClearanceSettings(ClearingComponent):
         *,
         asynchronous: bool,
     ) -> TaskEvaluator | AsyncTaskEvaluator:
+        from ..judges.answer_prompts import present_keys, render_memories
+        from ..judges.task import task_evaluator
+        from .judges import resolve_judge
+        from .model import ainvoke_off_loop, message_text
+
         agent = self._agent()
         by_id = {m.id: d for m, d in zip(memories, documents, strict=True)}
         keys = present_keys(self.documents.metadata_keys, memories)
@@ -235,12 +212,16 @@ class ClearanceSettings(ClearingComponent):
         )
 
     def _deterministic(self) -> bool:
+        from ..guard.policy import is_deterministic
+
         if self.deterministic_agent is not None:
             return self.deterministic_agent
         return self.agent is None and is_deterministic(self.llm)
 
     @staticmethod
     def _outputs(record: TaskRecord) -> dict[str, Any]:
+        from ..core.redaction import redact
+
         return {
             "answer": redact(record.answer)[:1000],  # the agent may echo a memory's secret
             "score": record.verdict.score,
@@ -249,6 +230,8 @@ class ClearanceSettings(ClearingComponent):
 
     @staticmethod
     def _failure_event(exc: BaseException) -> dict[str, Any]:
+        from ..runtime.payloads import exception_summary
+
         return {
             "stage": "clearance",
             "phase": "error",
@@ -258,9 +241,13 @@ class ClearanceSettings(ClearingComponent):
         }
 
     def _payload(self, event: StageEvent, run_id: str) -> dict[str, Any]:
+        from ..runtime.payloads import stage_event_payload
+
         return stage_event_payload(event, query_id=run_id, max_bytes=self.limits.max_event_bytes)
 
     def _reference(self, metadata: dict[str, Any] | None) -> str | None:
+        from .reference import reference_from_metadata
+
         key = self.documents.reference_key
         reference = reference_from_metadata(metadata, key)
         if reference is None:
@@ -274,6 +261,9 @@ class ClearanceSettings(ClearingComponent):
         Under OpenInference's LangChain instrumentation the parent is the retriever's span
         (the clearance run makes no span there: ``volume.clearance_run_context``).
         """
+        from ..telemetry import clearance_scope
+        from ..telemetry.parents import langchain_run_span
+
         parent = langchain_run_span(run.run_id, run.parent_run_id)
         return clearance_scope(query=query, framework="langchain", parent=parent, cost=cost)
 
@@ -284,6 +274,8 @@ class ClearanceSettings(ClearingComponent):
     # ------------------------------------------------------------------ the flow
     def _settings(self, reference: str | None, run: AnyRun) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
+        from ..guard.gated_metadata import model_name
+
         judge = self.judge if self.judge is not None else self.llm
         record: dict[str, Any] = {
             "success_signal": "reference" if reference is not None else "judge",
@@ -304,6 +296,7 @@ class ClearanceSettings(ClearingComponent):
         metadata: dict[str, Any] | None,
     ) -> Flow:
         """The query's flow: cleared now, or in the background."""
+        from .documents import to_memories
 
         def load() -> list[Memory]:
             return to_memories(documents)[0]  # a bad item fails open or raises
@@ -325,6 +318,11 @@ class ClearanceSettings(ClearingComponent):
 
     def audit(self, snapshot: AuditSnapshot, *, run_id: str) -> AuditOutcome:
         """One background audit (:meth:`ClearingComponent.audit`) under a LangChain run."""
+        from ..pipeline import clearance_flow, run_sync
+        from ..pipeline.audit import audit_outcome
+        from .documents import to_memories
+        from .volume import INTERNAL_TAG, USAGE_CALLBACK
+
         documents = [
             Document(page_content=m.content, metadata=dict(m.metadata), id=m.id)
             for m in snapshot.memories
@@ -353,6 +351,8 @@ class ClearanceSettings(ClearingComponent):
 
     def _ended(self, result: FlowResult) -> dict[str, Any] | None:
         """The clearance run's outputs when the flow ended it itself (None: not yet)."""
+        from ..runtime.payloads import report_summary
+
         if result.kind == "cleared" and result.report is not None:
             return report_summary(result.report, max_bytes=self.limits.max_event_bytes)
         return None
@@ -361,12 +361,16 @@ class ClearanceSettings(ClearingComponent):
     def _clear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
+        from ..pipeline import run_sync
+
         host = _SyncHost(self, query, documents)
         return run_sync(self._query(host, CallbackManager, callbacks), host)
 
     async def _aclear_documents(
         self, query: str, documents: Sequence[Document], callbacks: Callbacks
     ) -> list[Document]:
+        from ..pipeline import run_async
+
         host = _AsyncHost(self, query, documents)
         return await run_async(self._query(host, AsyncCallbackManager, callbacks), host)
 
@@ -377,6 +381,12 @@ class ClearanceSettings(ClearingComponent):
         callbacks: Callbacks,
     ) -> Steps[list[Document]]:
         """One query, sync or async: open the clearance run, drive the flow, close the run."""
+        from ..core.failures.faults import sanitize
+        from ..pipeline.steps import Call
+        from ..runtime.payloads import event_name
+        from .documents import document_ids, error_documents
+        from .volume import USAGE_CALLBACK, clearance_run_context
+
         query, documents = host.query, host.documents
         manager = manager_type.configure(inheritable_callbacks=callbacks)
         manager.add_handler(USAGE_CALLBACK, inherit=True)
@@ -422,6 +432,12 @@ class ClearanceSettings(ClearingComponent):
         Its evaluator calls are ``meclear_evaluate`` runs and its stage events custom
         events under the clearance run.
         """
+        from ..core.concurrency.step_driver import arun_steps, run_steps
+        from ..pipeline.drivers import EngineJob
+        from ..pipeline.steps import Call
+        from ..runtime.payloads import stage_event_name
+        from .volume import evaluation_callbacks, failure_run
+
         asynchronous = isinstance(run, AsyncCallbackManagerForChainRun)
         memories = list(request.memories)
         task = self._task(query, documents, memories, reference, asynchronous=asynchronous)
@@ -474,6 +490,7 @@ class ClearanceSettings(ClearingComponent):
         self, task: TaskEvaluator | AsyncTaskEvaluator, by_ids: dict[str, Memory]
     ) -> Runnable:
         """The ``meclear_evaluate`` runnable: one agent and judge call, errors redacted."""
+        from ..judges.task import AsyncTaskEvaluator
 
         def outputs(inputs: dict[str, Any]) -> tuple[tuple[Memory, ...], int]:
             return tuple(by_ids[i] for i in inputs["memory_ids"]), inputs["trial"]
@@ -545,6 +562,8 @@ class _SyncHost:
         self.documents, self.reference = documents, reference
 
     def notify(self, event: FlowEvent) -> None:
+        from ..runtime.payloads import event_name
+
         dispatch_custom_event(
             event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
         )
@@ -560,6 +579,8 @@ class _AsyncHost(_SyncHost):
     asynchronous = True
 
     async def notify(self, event: FlowEvent) -> None:  # type: ignore[override]
+        from ..runtime.payloads import event_name
+
         await adispatch_custom_event(
             event_name("clearance"), event.payload, config={"callbacks": self.run.get_child()}
         )

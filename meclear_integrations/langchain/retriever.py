@@ -15,7 +15,7 @@ References:
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -26,8 +26,10 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import ConfigDict, Field
 
-from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from .clearing_step import ClearanceSettings
+
+if TYPE_CHECKING:
+    from ..core.concurrency.step_driver import Steps
 
 __all__ = ["ClearingRetriever"]
 
@@ -174,6 +176,8 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
         k: int | None,
     ) -> Steps[list[Document]]:
         """The retrieval's steps: the inner retriever's call, then the clearance of its top k."""
+        from ..core.concurrency.step_driver import Call
+
         k = self._k(k)
         config: RunnableConfig = {"callbacks": run_manager.get_child()}
         options = self._inner_kwargs(k)
@@ -192,6 +196,8 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
+        from ..core.concurrency.step_driver import run_steps
+
         return run_steps(self._retrieving(query, run_manager, k))
 
     async def _aget_relevant_documents(
@@ -201,4 +207,6 @@ class ClearingRetriever(ClearanceSettings, BaseRetriever):
         run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None,
     ) -> list[Document]:
+        from ..core.concurrency.step_driver import arun_steps
+
         return await arun_steps(self._retrieving(query, run_manager, k))

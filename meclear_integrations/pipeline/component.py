@@ -14,29 +14,32 @@ its model fields, turns its items into memories and reports events its framework
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..core.config import ENGINE_SETTINGS, ClearanceConfig
 from ..core.errors import ConfigurationError
-from ..core.memory import Memory
 from ..core.recency import RecencyPrior
 from ..core.strict import RENAMED, accepted_names, reject_unknown
-from ..guard.live_bounds import LiveGuard
 from ..guard.policy import FailureSwitch, LivePolicy, failure_mode, fold_clearance_scope
-from ..jobs.protocol import AuditOutcome
-from ..jobs.snapshot import AuditSnapshot
 from ..runtime.limiter import CallLimiter, resolve_limiter
-from ..runtime.loop_clients import PerLoopModels
 from ..telemetry import TraceSettings
-from .audit import Stoppable, audit_settings, open_queue, run_pending, start_workers
-from .background import background_flow
 from .field_docs import describe_fields
-from .flow import QuerySettings, clearance_flow, component_config, make_gate
 from .settings import MOVED, Documents, Limits, Loop
-from .shaping import result_metadata
-from .steps import Flow, FlowResult
+
+if TYPE_CHECKING:
+    # What runs a query (the flow, the guard, the background audits, the result's
+    # metadata) is imported by the methods that use it on first use: importing a
+    # component loads its fields' types and no flow (tools/import_cost.py).
+    from ..core.memory import Memory
+    from ..guard.live_bounds import LiveGuard
+    from ..jobs.protocol import AuditOutcome
+    from ..jobs.snapshot import AuditSnapshot
+    from ..runtime.loop_clients import PerLoopModels
+    from .audit import Stoppable
+    from .flow import QuerySettings
+    from .steps import Flow, FlowResult
 
 __all__ = ["ClearingComponent"]
 
@@ -56,6 +59,13 @@ def _fold_recency(data: Any) -> Any:
 
 
 Mode = Literal["clear", "shadow", "background"]
+
+
+def _per_loop_models() -> PerLoopModels:
+    """A component's per-event-loop model copies (``runtime.loop_clients``)."""
+    from ..runtime.loop_clients import PerLoopModels
+
+    return PerLoopModels()
 
 
 class ClearingComponent(BaseModel):
@@ -125,7 +135,7 @@ class ClearingComponent(BaseModel):
 
     _policy: LivePolicy = PrivateAttr()
     _guard: LiveGuard = PrivateAttr()
-    _models: PerLoopModels = PrivateAttr(default_factory=PerLoopModels)
+    _models: PerLoopModels = PrivateAttr(default_factory=_per_loop_models)
     _limiter: CallLimiter | None = PrivateAttr(default=None)
     _queue: Any = PrivateAttr(default=None)
     _audits: Any = PrivateAttr(default=None)
@@ -160,6 +170,8 @@ class ClearingComponent(BaseModel):
 
     def model_post_init(self, context: Any, /) -> None:
         """Create the per-instance failure policy, guard and limiter; start the audits."""
+        from ..guard.live_bounds import LiveGuard
+
         super().model_post_init(context)
         self._policy = LivePolicy(
             type(self).__name__,
@@ -169,6 +181,7 @@ class ClearingComponent(BaseModel):
         self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.loop.ledger is None)
         self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
+            from .audit import open_queue, start_workers
             from .audit_gate import audit_gate  # SQLAlchemy: loaded in background mode only
 
             self._queue = open_queue(self.loop.ledger, self.loop.audit_queue)
@@ -193,6 +206,8 @@ class ClearingComponent(BaseModel):
         Raises:
             ConfigurationError: The component is not in ``mode="background"``.
         """
+        from .audit import run_pending
+
         if self._queue is None:
             raise ConfigurationError('run_audits() needs mode="background"')
         return run_pending(self._queue, self, limit=limit)
@@ -218,6 +233,8 @@ class ClearingComponent(BaseModel):
 
         With a ledger and ``loop.withhold_carriers``: ``clearance_scope="complete"``.
         """
+        from .flow import component_config
+
         config = component_config(self.clearance, self.on_failure)
         loop = self.loop
         if (
@@ -234,6 +251,8 @@ class ClearingComponent(BaseModel):
 
     def _query_settings(self, record: dict[str, Any]) -> QuerySettings:
         """What a query runs with: config, guard, gate and the ledger fields ``record``."""
+        from .flow import QuerySettings, make_gate
+
         gate = make_gate(self.loop.trigger, self.loop.ledger)
         return QuerySettings(self._engine_config(), self._guard, gate, record)
 
@@ -242,6 +261,9 @@ class ClearingComponent(BaseModel):
         settings: QuerySettings, snapshot: AuditSnapshot, run_id: str
     ) -> QuerySettings:
         """A background audit's settings: replayed gate, the job's run id, failing open."""
+        from .audit import audit_settings
+        from .flow import QuerySettings
+
         settings = audit_settings(settings, snapshot, run_id)
         return QuerySettings(
             settings.config.updated(failure={"mode": "open"}),
@@ -270,6 +292,9 @@ class ClearingComponent(BaseModel):
         Returns:
             The flow to drive.
         """
+        from .background import background_flow
+        from .flow import clearance_flow
+
         if self.mode != "background":
             return clearance_flow(query, count, load, settings)
         return background_flow(
@@ -288,6 +313,8 @@ class ClearingComponent(BaseModel):
 
         Warns (once per reason) for a guarded query or a report worth a warning.
         """
+        from .shaping import result_metadata
+
         if result.kind == "guarded":
             self._policy.fail_open_warning(str(result.reason), str(result.detail))
         elif result.kind == "cleared" and result.report is not None:

@@ -14,18 +14,24 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core import BudgetExceededError
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.game import EvaluationRequest
-from meclear_integrations.core.judging.batch import PROBE_SECONDS, Pace, run_batch
+from meclear_integrations.core.judging.batch import Pace, run_batch
 from tests.support.games import make_memories
 from tests.support.sync_batches import InFlight, single_memory_requests
 
 DELAY = 0.1
+WAIT = 60.0
+"""How long a call waits for the others it must overlap (never reached unless they
+cannot start: then the barrier breaks and the test fails)."""
 
 
 def test_a_clean_query_runs_its_baseline_trials_at_once() -> None:
     meter = InFlight()
+    trials = threading.Barrier(ClearanceConfig().trials, timeout=WAIT)  # a batch's calls
 
     def evaluate(coalition: tuple[Memory, ...], trial: int) -> float:
-        meter(DELAY)
+        meter.enter()
+        trials.wait()  # the batch's other calls are in flight too, or the barrier breaks
+        meter.leave()
         return 1.0
 
     report = MeClearEngine(ClearanceConfig()).clear(make_memories(6), evaluate)
@@ -58,31 +64,41 @@ def test_sync_and_async_take_the_same_number_of_rounds() -> None:
 
 
 def test_a_slow_first_call_does_not_delay_the_others() -> None:
+    # Each call waits until all four are in flight: the first one is slow because the
+    # others have not started yet, and the batch ends only if they start while it still
+    # runs (a first call run alone, the others after it, breaks the barrier: the test
+    # fails). Waiting on the calls themselves, not on a sleep, holds on a loaded machine.
     meter = InFlight()
     pace = Pace()
-    started = time.perf_counter()
-    results = run_batch(
-        lambda r: (meter(DELAY), r.trial)[1],
-        single_memory_requests(4),
-        budget=RunBudget(),
-        workers=4,
-        pace=pace,
-    )
-    took = time.perf_counter() - started
+    together = threading.Barrier(4, timeout=WAIT)
+
+    def call(request: EvaluationRequest) -> int:
+        meter.enter()
+        together.wait()
+        meter.leave()
+        return request.trial
+
+    results = run_batch(call, single_memory_requests(4), budget=RunBudget(), workers=4, pace=pace)
     assert results == list(range(4))
     assert meter.peak == 4 and pace.fast is False
     assert meter.rounds == 1  # one round, not the first call plus a round
-    assert took >= DELAY
 
 
 def test_a_slow_call_after_fast_ones_sends_the_rest_to_threads() -> None:
     meter = InFlight()
     pace = Pace(fast=True)
-    slow = {1, 2, 3, 4, 5}
+    together = threading.Barrier(4, timeout=WAIT)  # the four calls after the slow one
 
     def call(request: EvaluationRequest) -> int:
         index = request.trial
-        meter(DELAY if index in slow else 0.0)
+        if index == 1:
+            meter(DELAY)  # inline and slow: longer than SLOW_CALL_SECONDS on any machine
+        elif index > 1:
+            meter.enter()
+            together.wait()  # they went out together, or the barrier breaks
+            meter.leave()
+        else:
+            meter(0.0)
         return index
 
     done: list[int] = []
@@ -104,23 +120,28 @@ def test_a_slow_call_after_fast_ones_sends_the_rest_to_threads() -> None:
 def test_the_first_failure_stops_the_batch(fast: bool | None) -> None:
     taken: list[int] = []
     lock = threading.Lock()
+    second = threading.Event()
+    failing = threading.Event()
 
     def call(request: EvaluationRequest) -> int:
         index = request.trial
         with lock:
             taken.append(index)
         if index == 0:
-            time.sleep(PROBE_SECONDS * 10)
+            assert second.wait(WAIT)  # the other worker is busy with a call: it could go on
+            failing.set()
             raise RuntimeError("boom")
-        time.sleep(DELAY)
+        second.set()
+        assert failing.wait(WAIT)  # returns once the first call is failing ...
+        time.sleep(DELAY)  # ... and a moment after, so the failure is recorded first
         return index
 
     with pytest.raises(RuntimeError, match="boom"):
         run_batch(
             call, single_memory_requests(20), budget=RunBudget(), workers=2, pace=Pace(fast=fast)
         )
-    time.sleep(DELAY)
-    assert len(taken) <= 3  # the failure stopped the workers from taking new requests
+    # run_batch returns when its workers are idle: what they took is final
+    assert sorted(taken) == [0, 1]  # the failure stopped the workers from taking new requests
 
 
 def test_the_deadline_abandons_a_probing_batch() -> None:

@@ -1,15 +1,25 @@
 """The library's path for one simulated ``ClearingRetriever.invoke`` stays short.
 
 Measured by ``tools/path_length.py`` (a ``sys.setprofile`` hook over the second of two
-identical queries on the simulated model). The bounds pin today's path so that a change
+identical queries on the simulated model), in a fresh interpreter: what other tests imported
+into this process (the LlamaIndex integration adds its events module to the path) must not
+count. The bounds pin today's path so that a change
 that lengthens it shows here; lower them as the path shrinks.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
 from tests.support.tools import loaded_tool
+
+ROOT = Path(__file__).resolve().parents[3]
 
 MAX_FILES = 72
 """Library files one query enters, the engine's worker threads and the simulated model's
@@ -26,22 +36,36 @@ def path_length():
     yield from loaded_tool("path_length")
 
 
-def test_one_query_enters_a_bounded_number_of_library_files(path_length) -> None:
-    seen = path_length.query_path("langchain")
-    assert "langchain/clearing_step.py" in seen.files  # the hook saw the query
-    assert "core/engine.py" in seen.files
-    assert len(seen.files) <= MAX_FILES, sorted(seen.files)
-
-
-def test_redaction_walks_each_payload_once(path_length) -> None:
-    seen = path_length.query_path("langchain")
-    walks = sum(
-        n
-        for (f, name, _), n in seen.functions.items()
-        if f == "core/redaction.py" and name == "redact_payload"
+@pytest.fixture(scope="module")
+def langchain_path() -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """Calls per file and per (file, function) of one query, measured in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "path_length.py"), "--target", "langchain", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
+    seen = json.loads(done.stdout)
+    functions: Counter[tuple[str, str]] = Counter()
+    for f, name, _line, n in seen["per_function"]:
+        functions[(f, name)] += n
+    return Counter(seen["per_file"]), functions
+
+
+def test_one_query_enters_a_bounded_number_of_library_files(langchain_path) -> None:
+    files, _ = langchain_path
+    assert "langchain/clearing_step.py" in files  # the hook saw the query
+    assert "core/engine.py" in files
+    assert "llama_index/events.py" not in files  # a fresh process: nothing else imported
+    assert len(files) <= MAX_FILES, sorted(files)
+
+
+def test_redaction_walks_each_payload_once(langchain_path) -> None:
+    files, functions = langchain_path
+    walks = functions[("core/redaction.py", "redact_payload")]
     assert 0 < walks <= 40  # one per event payload and one for the run's outputs
-    assert seen.files["core/redaction.py"] <= MAX_REDACTION_CALLS
+    assert files["core/redaction.py"] <= MAX_REDACTION_CALLS
 
 
 def test_the_hook_counts_only_library_frames(path_length) -> None:
