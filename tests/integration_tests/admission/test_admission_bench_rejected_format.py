@@ -11,9 +11,6 @@ command's chat model makes no retry of its own (as ``meclear bench``'s), unless
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,61 +18,47 @@ pytest.importorskip("langchain_openai")
 
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.cli import main
+from tests.support.llama_cpp_stub import JSON_SCHEMA_ERROR
+from tests.support.servers import Handler, serve
 
 
-def _llama_like() -> tuple[ThreadingHTTPServer, list[str]]:
-    """A stub that refuses json_schema as llama-cpp-python 0.3.36 does; else scripted."""
+def _llama_like(seen: list[str]) -> Handler:
+    """Refuses json_schema as llama-cpp-python 0.3.36 does (HTTP 500); else scripted.
+
+    Records each request's ``response_format`` type (``text`` when none) in ``seen``.
+    """
     model = ScriptedAdmissionModel()
-    seen: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:  # quiet
-            pass
-
-        def _send(self, status: int, payload: dict) -> None:
-            raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            kind = (body.get("response_format") or {}).get("type", "text")
-            seen.append(kind)
-            if kind == "json_schema":
-                detail = "Input should be 'text' or 'json_object'"
-                self._send(500, {"error": {"message": detail, "type": "internal_server_error"}})
-                return
-            content = body["messages"][-1]["content"]
-            self._send(
-                200,
+    def handle(method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        body = json.loads(raw)
+        kind = (body.get("response_format") or {}).get("type", "text")
+        seen.append(kind)
+        if kind == "json_schema":
+            error = {"message": JSON_SCHEMA_ERROR, "type": "internal_server_error"}
+            return 500, {}, json.dumps({"error": error}).encode()
+        content = model.complete(body["messages"][-1]["content"])
+        reply = {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
                 {
-                    "id": "chatcmpl-stub",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body["model"],
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": model.complete(content)},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                },
-            )
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        return 200, {}, json.dumps(reply).encode()
 
-    return ThreadingHTTPServer(("127.0.0.1", 0), Handler), seen
+    return handle
 
 
 def _run(tmp_path, *flags: str) -> tuple[int, list[str]]:
-    server, seen = _llama_like()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    seen: list[str] = []
+    with serve(_llama_like(seen)) as url:
         code = main(
             [
                 "admission-bench",
@@ -93,13 +76,10 @@ def _run(tmp_path, *flags: str) -> tuple[int, list[str]]:
                 "--agent-model",
                 "stub-refuses-json-schema",
                 "--base-url",
-                url,
+                f"{url}/v1",
                 *flags,
             ]
         )
-    finally:
-        server.shutdown()
-        server.server_close()
     return code, seen
 
 
