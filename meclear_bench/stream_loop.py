@@ -66,7 +66,7 @@ class LoopSettings:
         reask: Background: re-asks of each query within its interval (a re-ask storm);
             they are not scored, only their audits are counted (``LoopRun.reask``).
         audit_bounds: Background: the per-question audit bounds
-            (``pipeline.audit_gate`` with the ``Loop`` defaults); False: every triggered
+            (``jobs.audit_gate`` with the ``Loop`` defaults); False: every triggered
             ask submits (the queue's single flight only).
     """
 
@@ -231,7 +231,7 @@ class _Loop:
         self.evidence: dict[int, frozenset[str]] = {}
         """LoCoMo question -> its gold evidence (dialogue ids)."""
         self.audits: Any = None
-        """Background: the per-question audit bounds (``pipeline.audit_gate``)."""
+        """Background: the per-question audit bounds (``jobs.audit_gate``)."""
         self.now = 0.0
         """The simulated clock (seconds), read by the audit bounds."""
         self.per_question: dict[tuple[str, int], list[int]] = {}
@@ -271,7 +271,7 @@ class _Loop:
         gate = make_gate(make_trigger(self.policy, ledger, seed=self.seed), ledger)
         self.audits = None
         if self.mode == "background" and self.settings.audit_bounds:
-            from meclear_integrations.pipeline.audit_gate import AuditGate
+            from meclear_integrations.jobs.audit_gate import AuditGate
             from meclear_integrations.pipeline.settings import Loop
 
             defaults = Loop()

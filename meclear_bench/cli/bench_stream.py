@@ -82,7 +82,7 @@ def add_stream_flags(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-audit-bounds",
         action="store_true",
-        help="--mode background: no per-question audit bounds (pipeline.audit_gate), for "
+        help="--mode background: no per-question audit bounds (jobs.audit_gate), for "
         "comparison",
     )
 

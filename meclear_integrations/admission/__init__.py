@@ -14,10 +14,10 @@ from ..core.lazy import lazy_exports
 if TYPE_CHECKING:
     from .background import AdmissionRecord, AdmissionTicket, BackgroundAdmission
     from .config import AdmissionConfig, cheap_config
-    from .decision import AdmissionDecision
+    from .decision import AdmissionDecision, AdmissionFailedError
     from .dedup import DedupTextModel
     from .engine import ConMemAdmitter
-    from .errors import AdmissionError, AdmissionFailedError
+    from .errors import AdmissionError
     from .events import AdmissionEvent
     from .hook import AdmissionHook, OnError
     from .labels import Decision
@@ -58,16 +58,16 @@ _LAZY = {
         ],
         ".config",
     ),
-    "AdmissionDecision": ".decision",
-    "DedupTextModel": ".dedup",
-    "ConMemAdmitter": ".engine",
     **dict.fromkeys(
         [
-            "AdmissionError",
+            "AdmissionDecision",
             "AdmissionFailedError",
         ],
-        ".errors",
+        ".decision",
     ),
+    "DedupTextModel": ".dedup",
+    "ConMemAdmitter": ".engine",
+    "AdmissionError": ".errors",
     "AdmissionEvent": ".events",
     **dict.fromkeys(
         [

@@ -68,9 +68,9 @@ from .background_models import (
     State,
     Visibility,
 )
-from .decision import AdmissionDecision
+from .decision import AdmissionDecision, AdmissionFailedError
 from .engine import ConMemAdmitter
-from .errors import AdmissionFailedError, InvalidCandidateError
+from .errors import InvalidCandidateError
 from .hook import OnError
 from .prompts import Context, render_context
 

@@ -7,11 +7,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from .errors import AdmissionError
+
 __all__ = [
     "AdmissionJob",
     "AdmissionRecord",
     "AdmissionTicket",
     "BackgroundAdmissionEvent",
+    "BackgroundAdmissionFailedError",
     "State",
     "Visibility",
 ]
@@ -101,8 +104,6 @@ class AdmissionTicket(BaseModel):
                 ``on_error="admit"`` stored it anyway.
             TimeoutError: Still pending after ``timeout``.
         """
-        from .errors import BackgroundAdmissionFailedError
-
         record: AdmissionRecord = self._gate().wait(self.job_id, timeout)
         if record.state == "pending":
             raise TimeoutError(f"admission job {self.job_id} still pending after {timeout}s")
@@ -155,3 +156,21 @@ class BackgroundAdmissionEvent(BaseModel):
     """The caller's id."""
     payload: dict[str, Any] = Field(default_factory=dict)
     """State, decision summary and cost."""
+
+
+class BackgroundAdmissionFailedError(AdmissionError):
+    """A background decision failed (``record.state == "failed"``); the write was kept.
+
+    Raised by :meth:`AdmissionTicket.result`; the job (candidate, context, payload) stays
+    in the durable record so :meth:`BackgroundAdmission.resubmit` can queue it again.
+
+    Args:
+        record: The failed record.
+    """
+
+    def __init__(self, record: AdmissionRecord) -> None:
+        super().__init__(
+            f"background admission failed for job {record.job_id} "
+            f"(candidate {record.candidate_id!r}): {record.error}"
+        )
+        self.record = record

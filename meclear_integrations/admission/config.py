@@ -7,9 +7,21 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .labels import ProbeRole
-from .validation import DEFAULT_MAX_CANDIDATE_CHARS, DEFAULT_MAX_CONTEXT_CHARS
 
-__all__ = ["CHEAP_TIE_BREAK", "AdmissionConfig", "CMTEWeights", "RoleWeights", "cheap_config"]
+__all__ = [
+    "CHEAP_TIE_BREAK",
+    "DEFAULT_MAX_CANDIDATE_CHARS",
+    "DEFAULT_MAX_CONTEXT_CHARS",
+    "AdmissionConfig",
+    "CMTEWeights",
+    "RoleWeights",
+    "cheap_config",
+]
+
+DEFAULT_MAX_CANDIDATE_CHARS = 4_000
+"""A memory is a fact or a preference, not a document (about 1,000 tokens)."""
+DEFAULT_MAX_CONTEXT_CHARS = 100_000
+"""The historical context goes into every one of a decision's prompts (about 25k tokens)."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import AdmissionConfig
+from .errors import AdmissionError
 from .known_harm import KnownHarm
 from .labels import (
     AttributionLabel,
@@ -21,6 +22,7 @@ from .labels import (
 __all__ = [
     "AdmissionCost",
     "AdmissionDecision",
+    "AdmissionFailedError",
     "AttributionAudit",
     "CallFailure",
     "JudgeVerdict",
@@ -277,3 +279,19 @@ class AdmissionDecision(BaseModel):
             "model_calls": self.cost.model_calls,
             "known_harm": self.known_harm.model_dump() if self.known_harm else None,
         }
+
+
+class AdmissionFailedError(AdmissionError):
+    """A decision could not be reached and the caller's policy is to raise.
+
+    ``decision`` holds the partial evidence and the :class:`StageError`.
+
+    Args:
+        decision: The failed decision.
+    """
+
+    def __init__(self, decision: AdmissionDecision) -> None:
+        err = decision.error
+        where = f"{err.stage}: {err.message}" if err else "unknown stage"
+        super().__init__(f"admission failed for candidate {decision.candidate_id!r} ({where})")
+        self.decision = decision

@@ -1,19 +1,19 @@
-"""Exceptions of the admission package."""
+"""Exceptions of the admission package.
+
+The two that carry a result live beside it, so this module imports nothing of the package:
+:class:`~meclear_integrations.admission.decision.AdmissionFailedError` (a decision) and
+:class:`~meclear_integrations.admission.background_models.BackgroundAdmissionFailedError`
+(a background record). Both subclass :class:`AdmissionError`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from ..core.errors import MeClearError
 
-if TYPE_CHECKING:
-    from .background_models import AdmissionRecord
-    from .decision import AdmissionDecision
-
 __all__ = [
     "AdmissionError",
-    "AdmissionFailedError",
-    "BackgroundAdmissionFailedError",
     "CandidateTypeError",
     "InvalidCandidateError",
     "InvalidReason",
@@ -25,22 +25,6 @@ InvalidReason = Literal["not_text", "empty", "too_long", "malformed"]
 
 class AdmissionError(MeClearError):
     """Base class of admission errors."""
-
-
-class AdmissionFailedError(AdmissionError):
-    """A decision could not be reached and the caller's policy is to raise.
-
-    ``decision`` holds the partial evidence and the :class:`StageError`.
-
-    Args:
-        decision: The failed decision.
-    """
-
-    def __init__(self, decision: AdmissionDecision) -> None:
-        err = decision.error
-        where = f"{err.stage}: {err.message}" if err else "unknown stage"
-        super().__init__(f"admission failed for candidate {decision.candidate_id!r} ({where})")
-        self.decision = decision
 
 
 class InvalidCandidateError(AdmissionError, ValueError):
@@ -75,21 +59,3 @@ class InvalidCandidateError(AdmissionError, ValueError):
 
 class CandidateTypeError(InvalidCandidateError, TypeError):
     """A write whose candidate or context is not text (bytes, a number, None, a dict...)."""
-
-
-class BackgroundAdmissionFailedError(AdmissionError):
-    """A background decision failed (``record.state == "failed"``); the write was kept.
-
-    Raised by :meth:`AdmissionTicket.result`; the job (candidate, context, payload) stays
-    in the durable record so :meth:`BackgroundAdmission.resubmit` can queue it again.
-
-    Args:
-        record: The failed record.
-    """
-
-    def __init__(self, record: AdmissionRecord) -> None:
-        super().__init__(
-            f"background admission failed for job {record.job_id} "
-            f"(candidate {record.candidate_id!r}): {record.error}"
-        )
-        self.record = record

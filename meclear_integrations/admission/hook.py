@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .decision import AdmissionDecision
+from .decision import AdmissionDecision, AdmissionFailedError
 from .engine import ConMemAdmitter
-from .errors import AdmissionFailedError
 from .prompts import Context
 
 __all__ = ["AdmissionHook", "OnError", "admits"]

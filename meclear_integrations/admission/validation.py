@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .config import DEFAULT_MAX_CANDIDATE_CHARS, DEFAULT_MAX_CONTEXT_CHARS
 from .errors import CandidateTypeError, InvalidCandidateError
 
 __all__ = [
@@ -32,10 +33,6 @@ __all__ = [
     "validate_write",
 ]
 
-DEFAULT_MAX_CANDIDATE_CHARS = 4_000
-"""A memory is a fact or a preference, not a document (about 1,000 tokens)."""
-DEFAULT_MAX_CONTEXT_CHARS = 100_000
-"""The historical context goes into every one of a decision's prompts (about 25k tokens)."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 

@@ -21,7 +21,7 @@ from pydantic import (
 from .errors import ConfigurationError
 from .estimators import AutoShapley, Estimator, estimator_from_settings
 from .estimators.auto import hierarchical_of
-from .estimators.base import TABLE_EVIDENCE
+from .estimators.base import TABLE_EVIDENCE, EstimatorName
 from .recency import RecencyPrior
 from .strict import RENAMED, StrictSettings, reject_unknown
 from .surrogate import SurrogateCandidates
@@ -43,7 +43,6 @@ __all__ = [
     "Verification",
 ]
 
-EstimatorName = Literal["auto", "permutation", "bernstein", "exact", "kernel", "hierarchical"]
 ClearanceSearch = Literal["auto", "nested", "minimal"]
 ClearanceScope = Literal["minimal", "complete"]
 PresetName = Literal["paper", "default", "cheap"]

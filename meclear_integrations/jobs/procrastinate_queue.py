@@ -273,7 +273,7 @@ class ProcrastinateQueue:
             job_id: A ticket's job id.
 
         Returns:
-            The id its ledger run has (the audit bounds, ``pipeline.audit_gate``, read it).
+            The id its ledger run has (the audit bounds, ``jobs.audit_gate``, read it).
         """
         return job_id if job_id.startswith("procrastinate-") else f"procrastinate-{job_id}"
 

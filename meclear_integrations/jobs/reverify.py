@@ -8,7 +8,7 @@ queue, and a worker runs ``ledger.reverify.reverify_settlement`` on the componen
 agent and judge (its ``_replay_tools()``), so a running loop lifts a wrong settlement by
 itself.
 
-Bounds, as for audits (``pipeline.audit_gate``): one pending re-verification per question
+Bounds, as for audits (``jobs.audit_gate``): one pending re-verification per question
 (the gate's row in its own scope, ``<namespace>:reverify``, and the queue's single flight
 per question), a backoff after each and the same daily cap (``Loop.audit_backoff_seconds``,
 ``Loop.audits_per_question_per_day``); the ledger's quiet period after an ``upheld``
@@ -109,7 +109,7 @@ def can_reverify(component: Any) -> bool:
 
 def _gate(component: Any, queue: Any) -> Any:
     """The re-verification bounds of ``component`` (its audit bounds, in their own scope)."""
-    from ..pipeline.audit_gate import AuditGate
+    from .audit_gate import AuditGate
 
     loop = component.loop
     return AuditGate(

@@ -31,17 +31,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tenacity import RetryCallState, wait_exponential_jitter
 
 from ..core.redaction import redact
-from .claim import ClaimedJob, default_worker_name
+from .claim import ClaimedJob, JobTable, default_worker_name
 from .kinds import JobKinds
 from .protocol import Auditor, AuditOutcome
-
-if TYPE_CHECKING:
-    from .store import JobStore
 
 __all__ = ["AuditWorker", "WorkerPool", "backoff_seconds"]
 
@@ -83,7 +80,7 @@ class AuditWorker:
 
     def __init__(
         self,
-        store: JobStore,
+        store: JobTable,
         auditor: Auditor | JobKinds | Any,
         *,
         name: str | None = None,
@@ -207,7 +204,7 @@ class WorkerPool:
 
     def __init__(
         self,
-        store: JobStore,
+        store: JobTable,
         auditor: Auditor | JobKinds | Any,
         *,
         concurrency: int = 1,

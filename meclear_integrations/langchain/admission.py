@@ -325,7 +325,7 @@ class AdmissionGate:
         metadata_key: The metadata key of the decision summary on stored documents.
         on_error: What happens to a document whose decision failed (a stage that never
             parsed): ``reject`` (default) keeps it out, ``admit`` stores it, ``raise``
-            raises :class:`~meclear_integrations.admission.errors.AdmissionFailedError`.
+            raises :class:`~meclear_integrations.admission.decision.AdmissionFailedError`.
         max_concurrent_candidates: Documents decided at once by ``aadd_documents``.
         limiter: Bounds the model calls in flight (a ``CallLimiter``; share one instance
             with other components to bound the process; None: off).

@@ -10,10 +10,11 @@ No model call on the request path. For each query the flow
    still pending joins it (single flight);
 4. reports a ``meclear.clearance`` event with ``mode: "background"`` and returns.
 
-With an :class:`~.audit_gate.AuditGate` (what the components pass) step 3 is bounded per
-question: a question whose audit is pending joins it whatever its retrieved context, and a
-question audited recently (or too often today) queues nothing and says until when under
-``notes["audit"]`` (``Loop.audits_per_question_per_day``, ``audit_backoff_seconds``).
+With an :class:`~meclear_integrations.jobs.audit_gate.AuditGate` (what the components
+pass) step 3 is bounded per question: a question whose audit is pending joins it whatever
+its retrieved context, and a question audited recently (or too often today) queues nothing
+and says until when under ``notes["audit"]`` (``Loop.audits_per_question_per_day``,
+``audit_backoff_seconds``).
 
 A trigger, ledger or queue that fails never fails the query: nothing is withheld or
 queued, a warning is logged and ``notes`` says so. Every returned item carries
@@ -41,7 +42,7 @@ from .harm import Withheld, verified_harm
 from .steps import Call, Flow, FlowEvent, FlowResult, Notify
 
 if TYPE_CHECKING:  # SQLAlchemy: loaded in background mode only
-    from .audit_gate import AuditGate
+    from ..jobs.audit_gate import AuditGate
 
 __all__ = ["BackgroundDecision", "background_flow"]
 

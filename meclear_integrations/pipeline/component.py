@@ -181,8 +181,8 @@ class ClearingComponent(BaseModel):
         self._guard = LiveGuard(self.limits.circuit_breaker, budget_check=self.loop.ledger is None)
         self._limiter = resolve_limiter(self.limits.limiter, self.limits.max_calls_in_flight)
         if self.mode == "background":
+            from ..jobs.audit_gate import audit_gate  # SQLAlchemy: loaded in background mode only
             from .audit import open_queue, start_workers
-            from .audit_gate import audit_gate  # SQLAlchemy: loaded in background mode only
 
             self._queue = open_queue(self.loop.ledger, self.loop.audit_queue)
             self._audits = audit_gate(self.loop, self._queue)

@@ -101,7 +101,7 @@ class Loop(StrictSettings):
     audits_per_question_per_day: int = Field(default=3, ge=1)
     """Background mode: audits queued per question (its ledger query id) per UTC day at
     most; a question asked again while its audit is pending joins it
-    (``pipeline.audit_gate``)."""
+    (``jobs.audit_gate``)."""
     audit_backoff_seconds: float = Field(default=600.0, ge=0.0)
     """Background mode: after an audit finishes, the next one of that question waits this
     long, doubled for every audit in a row that did not fix it (no verified run)."""

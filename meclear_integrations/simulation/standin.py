@@ -53,9 +53,28 @@ from .prompt_blocks import fenced_block
 from .reader import TextReader
 
 if TYPE_CHECKING:
-    from .examples import SimulatedCase
+    from .world import EvidenceWorld
 
-__all__ = ["CoalitionReader", "Reader", "Reply", "Script", "StandInModel"]
+__all__ = ["CoalitionReader", "Reader", "Reply", "Script", "StandInModel", "WorldCase"]
+
+
+class WorldCase(Protocol):
+    """What :meth:`StandInModel.from_case` reads of a case (``SimulatedCase`` is one)."""
+
+    @property
+    def case_id(self) -> str:
+        """The case's id."""
+        ...
+
+    @property
+    def world(self) -> EvidenceWorld:
+        """The evidence world that decides every answer."""
+        ...
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Memory id -> memory text."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -188,7 +207,7 @@ class StandInModel:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_case(cls, case: SimulatedCase, *, faults: Faults | None = None) -> StandInModel:
+    def from_case(cls, case: WorldCase, *, faults: Faults | None = None) -> StandInModel:
         """The world-mode stand-in of a simulated case (its world, memory texts and id).
 
         Args:

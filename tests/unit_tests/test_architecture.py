@@ -95,22 +95,24 @@ def _nodes(path: Path) -> tuple[ast.AST, ...]:
     return tuple(ast.walk(_parse(path)))
 
 
-def _imports(path: Path, with_names: bool = False) -> list[str]:
+def _imports(path: Path, with_names: bool = False, typing_too: bool = False) -> list[str]:
     """Absolute module names imported by ``path`` (relative imports resolved).
 
-    ``TYPE_CHECKING`` blocks are left out. ``with_names`` adds ``module.name`` for each name of
-    a ``from module import name`` (a name may be a submodule).
+    ``TYPE_CHECKING`` blocks are left out unless ``typing_too``. ``with_names`` adds
+    ``module.name`` for each name of a ``from module import name`` (a name may be a submodule).
     """
-    return list(_read_imports(path)[1 if with_names else 0])
+    return list(_read_imports(path, typing_too)[1 if with_names else 0])
 
 
 @functools.cache
-def _read_imports(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _read_imports(path: Path, typing_too: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(imports, imports with names) of :func:`_imports`, read in one walk per file and run."""
     module, is_package = _module(path)
     package = module.split(".") if is_package else module.split(".")[:-1]
     typing_only: set[int] = set()
     for node in _nodes(path):
+        if typing_too:
+            break
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             typing_only.update(id(n) for statement in node.body for n in ast.walk(statement))
     names: list[str] = []
@@ -138,14 +140,17 @@ def _sources(root: Path = PACKAGE) -> list[Path]:
 
 
 @functools.cache
-def _graph() -> dict[str, set[str]]:
-    """Module -> the modules it imports (a package's own submodules left out)."""
+def _graph(typing_too: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules it imports (a package's own submodules left out).
+
+    ``typing_too``: imports made for type checking only count too.
+    """
     files = _sources(PACKAGE) + (_sources(HARNESS) if HARNESS.is_dir() else [])
     modules = {_module(p)[0]: p for p in files}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         targets: set[str] = set()
-        for imported in _imports(path, with_names=True):
+        for imported in _imports(path, with_names=True, typing_too=typing_too):
             parts = imported.split(".")
             for i in range(1, len(parts) + 1):  # importing a.b.c runs a and a.b too
                 target = ".".join(parts[:i])
@@ -288,6 +293,14 @@ def test_no_import_circles() -> None:
     """No circle in the import graph of the library and the harness."""
     circles = [sorted(c) for c in _circles(_graph())]
     assert not circles, f"import circles: {circles}"
+
+
+def test_no_import_circles_even_for_type_checking() -> None:
+    """No circle either once ``TYPE_CHECKING`` imports count: two modules that need each
+    other's types are one concept split in two, or want a protocol (``jobs.claim.JobTable``,
+    ``core.estimators.base.EstimatorSettings``)."""
+    circles = [sorted(c) for c in _circles(_graph(typing_too=True))]
+    assert not circles, f"import circles through type-only imports: {circles}"
 
 
 def test_the_circle_finder_finds_circles() -> None:

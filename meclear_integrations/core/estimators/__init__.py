@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError
 from ..lazy import lazy_exports
 from .auto import AutoShapley, hierarchical_of
-from .base import Estimator, ShapleyEstimate, ShapleyEstimator, SimilaritySource, guarded
+from .base import (
+    Estimator,
+    EstimatorName,
+    EstimatorSettings,
+    ShapleyEstimate,
+    ShapleyEstimator,
+    SimilaritySource,
+    guarded,
+)
 from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
 from .exact import ExactShapley, exact_shapley, shapley_weights
 from .hierarchical import HierarchicalShapley, ReducedGame
@@ -34,7 +42,6 @@ from .permutation import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..config import ClearanceConfig, EstimatorName
     from .base import NUMERICAL_FAILURES
 
 __all__ = [
@@ -73,7 +80,7 @@ _LAZY = {"NUMERICAL_FAILURES": ".base"}
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
 
 
-def named_estimator(name: EstimatorName, config: ClearanceConfig) -> Estimator:
+def named_estimator(name: EstimatorName, config: EstimatorSettings) -> Estimator:
     """The estimator a name stands for, with its default settings.
 
     Args:
@@ -135,7 +142,7 @@ def estimator_from_settings(settings: Mapping[str, Any]) -> Estimator:
     return estimator
 
 
-def configured_estimator(config: ClearanceConfig) -> Estimator:
+def configured_estimator(config: EstimatorSettings) -> Estimator:
     """``config.estimator`` as an estimator object (a name gets the default settings).
 
     Args:
@@ -148,7 +155,7 @@ def configured_estimator(config: ClearanceConfig) -> Estimator:
     return named_estimator(chosen, config) if isinstance(chosen, str) else chosen
 
 
-def resolve_estimator(config: ClearanceConfig, k: int) -> str:
+def resolve_estimator(config: EstimatorSettings, k: int) -> str:
     """The name of the concrete estimator ``config.estimator`` means at context size ``k``.
 
     ``"auto"`` is exact enumeration when 2^K <= ``exact_budget`` (and K <= the exact
@@ -170,7 +177,7 @@ def resolve_estimator(config: ClearanceConfig, k: int) -> str:
 
 
 def make_estimator(
-    config: ClearanceConfig,
+    config: EstimatorSettings,
     rng: np.random.Generator,
     k: int | None = None,
     similarity: SimilaritySource | None = None,

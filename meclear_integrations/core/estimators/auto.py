@@ -16,6 +16,7 @@ else:
 from ..errors import ConfigurationError
 from .base import (
     Estimator,
+    EstimatorSettings,
     ShapleyEstimator,
     SimilaritySource,
     moved_settings,
@@ -26,9 +27,6 @@ from .base import (
 from .exact import ErrorModel, ExactShapley, exact_bound
 from .hierarchical import HierarchicalShapley
 from .kernel import KernelShapley
-
-if TYPE_CHECKING:
-    from ..config import ClearanceConfig
 
 __all__ = ["AutoShapley", "clearance_bound", "hierarchical_of"]
 
@@ -145,7 +143,7 @@ class AutoShapley:
         )
         self.seed = seed
 
-    def choose(self, k: int, config: ClearanceConfig) -> str:
+    def choose(self, k: int, config: EstimatorSettings) -> str:
         """The name of the estimator used at context size ``k``.
 
         Args:
@@ -165,7 +163,7 @@ class AutoShapley:
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> ShapleyEstimator:

@@ -21,7 +21,16 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, Union, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    Union,
+    runtime_checkable,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,13 +42,12 @@ from ..errors import ConfigurationError, ConfigurationTypeError, EstimatorError
 from ..game import CoalitionGame
 from ..similarity_graph import SimilarityGraph
 
-if TYPE_CHECKING:
-    from ..config import ClearanceConfig
-
 __all__ = [
     "NUMERICAL_FAILURES",
     "TABLE_EVIDENCE",
     "Estimator",
+    "EstimatorName",
+    "EstimatorSettings",
     "ShapleyEstimate",
     "ShapleyEstimator",
     "SimilaritySource",
@@ -70,6 +78,48 @@ class ShapleyEstimate:
     upper: np.ndarray
 
 
+EstimatorName = Literal["auto", "permutation", "bernstein", "exact", "kernel", "hierarchical"]
+"""The estimators ``ClearanceConfig(estimator=...)`` knows by name."""
+
+
+class _SuccessThreshold(Protocol):
+    @property
+    def success_threshold(self) -> float: ...
+
+
+class EstimatorSettings(Protocol):
+    """What an estimator reads of the run's settings (``ClearanceConfig`` is one).
+
+    The estimators read these and nothing else, so they need nothing of the configuration
+    module (which builds estimators from names).
+    """
+
+    @property
+    def estimator(self) -> EstimatorName | Estimator:
+        """The estimator asked for: a name or an object."""
+        ...
+
+    @property
+    def estimator_name(self) -> str:
+        """The estimator's name (``"auto"`` until a run resolves it)."""
+        ...
+
+    @property
+    def confidence_delta(self) -> float:
+        """Delta of the per-memory confidence intervals."""
+        ...
+
+    @property
+    def harm_tolerance(self) -> float:
+        """Tau of Eq. 14: a memory is harmful when its upper bound is below -tau."""
+        ...
+
+    @property
+    def verification(self) -> _SuccessThreshold:
+        """The recovery rule's settings (``success_threshold``)."""
+        ...
+
+
 @runtime_checkable
 class Estimator(Protocol):
     """What ``ClearanceConfig(estimator=...)`` accepts besides a name.
@@ -93,7 +143,7 @@ class Estimator(Protocol):
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> ShapleyEstimator:
@@ -260,7 +310,7 @@ class ShapleyEstimator(ABC):
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> ShapleyEstimator:

@@ -26,10 +26,7 @@ else:
 from ..coalitions import Coalition
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
-
-if TYPE_CHECKING:
-    from ..config import ClearanceConfig
+from .base import EstimatorSettings, ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 
 __all__ = ["BernsteinPermutationShapley", "empirical_bernstein_radius"]
 
@@ -109,7 +106,7 @@ class BernsteinPermutationShapley(ShapleyEstimator):
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> BernsteinPermutationShapley:

@@ -34,10 +34,13 @@ else:
 from ..coalitions import Coalition
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, moved_settings
-
-if TYPE_CHECKING:
-    from ..config import ClearanceConfig
+from .base import (
+    EstimatorSettings,
+    ShapleyEstimate,
+    ShapleyEstimator,
+    SimilaritySource,
+    moved_settings,
+)
 
 __all__ = [
     "MAX_EXACT_MEMORIES",
@@ -221,7 +224,7 @@ class ExactShapley(ShapleyEstimator):
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> ExactShapley:

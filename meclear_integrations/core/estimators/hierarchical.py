@@ -65,10 +65,7 @@ from ..game import CoalitionGame
 from ..grouping import answer_group
 from ..partition import as_graph, similarity_order, spread_partition
 from ..similarity_graph import SimilarityGraph
-from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
-
-if TYPE_CHECKING:
-    from ..config import ClearanceConfig
+from .base import EstimatorSettings, ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 from .exact import exact_shapley
 from .kernel import KernelShapley, kernel_budget
 
@@ -249,7 +246,7 @@ class HierarchicalShapley(ShapleyEstimator):
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> HierarchicalShapley:

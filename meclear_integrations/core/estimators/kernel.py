@@ -33,10 +33,7 @@ else:
 from ..coalitions import Coalition, full, membership_matrix
 from ..errors import ConfigurationError
 from ..game import CoalitionGame
-from .base import ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
-
-if TYPE_CHECKING:
-    from ..config import ClearanceConfig
+from .base import EstimatorSettings, ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 
 __all__ = [
     "KernelShapley",
@@ -267,7 +264,7 @@ class KernelShapley(ShapleyEstimator):
         self,
         k: int,
         *,
-        config: ClearanceConfig,
+        config: EstimatorSettings,
         rng: np.random.Generator,
         similarity: SimilaritySource | None = None,
     ) -> KernelShapley:

@@ -13,8 +13,8 @@ from meclear_integrations.admission import (
     ConMemAdmitter,
     FunctionTextModel,
 )
+from meclear_integrations.admission.decision import AdmissionFailedError
 from meclear_integrations.admission.engine import AdmissionRequest
-from meclear_integrations.admission.errors import AdmissionFailedError
 from meclear_integrations.admission.hook import admits
 from tests.support.stage_models import Script, StageModel
 

@@ -10,11 +10,8 @@ import pytest
 
 from meclear_integrations.admission import AdmissionConfig, ConMemAdmitter
 from meclear_integrations.admission.background import BackgroundAdmission
-from meclear_integrations.admission.errors import (
-    BackgroundAdmissionFailedError,
-    CandidateTypeError,
-    InvalidCandidateError,
-)
+from meclear_integrations.admission.background_models import BackgroundAdmissionFailedError
+from meclear_integrations.admission.errors import CandidateTypeError, InvalidCandidateError
 from meclear_integrations.admission.validation import (
     DEFAULT_MAX_CANDIDATE_CHARS,
     validate_context,

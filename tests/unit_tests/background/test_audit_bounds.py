@@ -13,9 +13,9 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from meclear_integrations.jobs import JobStore
+from meclear_integrations.jobs.audit_gate import AuditGate
 from meclear_integrations.langchain import ClearingRetriever, reference_config
 from meclear_integrations.ledger import HarmLedger
-from meclear_integrations.pipeline.audit_gate import AuditGate
 from meclear_integrations.pipeline.settings import Loop
 from tests.support import stale_employer as sam
 

@@ -192,8 +192,8 @@ def test_one_pending_reverification_per_question_then_the_audit_backoff(tmp_path
     """Each recorded challenge asks to queue: the question's pending job is joined (nothing
     new queued); a finished one counts as fixing its question (no growing backoff) and the
     audits' backoff holds the next one back (the gate's rows of scope ``reverify``)."""
+    from meclear_integrations.jobs.audit_gate import AuditGate
     from meclear_integrations.jobs.reverify import queue_reverify
-    from meclear_integrations.pipeline.audit_gate import AuditGate
 
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     with HarmLedger(url) as ledger:

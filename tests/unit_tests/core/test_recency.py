@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.recency import RecencyPrior, memory_time, recency_positions
-from meclear_integrations.core.rendering import render_report
+from meclear_integrations.core.report import render_report
 from tests.support.games import CountingEvaluator
 
 RECENCY = RecencyPrior()

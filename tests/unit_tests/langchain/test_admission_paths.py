@@ -18,7 +18,8 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from meclear_integrations.admission import ConMemAdmitter
-from meclear_integrations.admission.errors import AdmissionFailedError, InvalidCandidateError
+from meclear_integrations.admission.decision import AdmissionFailedError
+from meclear_integrations.admission.errors import InvalidCandidateError
 from meclear_integrations.admission.scripted import ScriptedAdmissionModel
 from meclear_integrations.core.errors import ConfigurationError
 from meclear_integrations.langchain.admission import (
