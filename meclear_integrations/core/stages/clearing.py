@@ -28,7 +28,7 @@ from ..report import (
     MemoryAttribution,
     PairInteraction,
 )
-from ..verification.clearance import (
+from ..verification.rule import (
     candidate_coalition,
     fallback_candidates,
     minimal_candidates,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..instructions import is_instruction_like
 from ..report import ClearanceCandidate, ClearanceReport
-from ..verification.clearance import candidate_coalition
+from ..verification.rule import candidate_coalition
 from .steps import Run, Steps
 from .verify_removal import verify_removal
 
