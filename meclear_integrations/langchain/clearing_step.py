@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from ..jobs.snapshot import AuditSnapshot
     from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord
     from ..pipeline import FlowEvent, FlowResult, QuerySettings
-    from ..pipeline.drivers import EngineJob
+    from ..pipeline.flow import EngineJob
     from ..pipeline.steps import Clear, Flow, Steps
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
@@ -433,7 +433,7 @@ class ClearanceSettings(ClearingComponent):
         events under the clearance run.
         """
         from ..core.concurrency.step_driver import arun_steps, run_steps
-        from ..pipeline.drivers import EngineJob
+        from ..pipeline.flow import EngineJob
         from ..pipeline.steps import Call
         from ..runtime.payloads import stage_event_name
         from .volume import evaluation_callbacks, failure_run

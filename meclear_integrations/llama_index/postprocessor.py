@@ -77,7 +77,7 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
-from ..pipeline.drivers import EngineJob
+from ..pipeline.flow import EngineJob
 from ..pipeline.settings import DEFAULT_REFERENCE_KEY
 from ..pipeline.steps import Call, Clear, Flow, Steps
 from ..telemetry import clearance_scope
