@@ -274,7 +274,7 @@ class ClearanceSettings(ClearingComponent):
     # ------------------------------------------------------------------ the flow
     def _settings(self, reference: str | None, run: AnyRun) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
-        from ..guard.gated_metadata import model_name
+        from ..pipeline.shaping import model_name
 
         judge = self.judge if self.judge is not None else self.llm
         record: dict[str, Any] = {
