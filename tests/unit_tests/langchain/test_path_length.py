@@ -26,7 +26,10 @@ MAX_FILES = 67
 own files included (84 before fragments of one concept became one module each: the
 judges' verdict protocol, prompts and formats, the runtime's retries, cost and preflight,
 the estimators' guard, the OpenTelemetry switch, the LangChain usage callback; and before
-the interactions stage was skipped when off; the target is 35)."""
+the interactions stage was skipped when off; 72 before the candidate families joined the
+verification rule, the flow's drivers the flow, the judge resolution the LLM judges, the
+framing check the clearance stage and a gated query's metadata the result's; the target
+is 35)."""
 MAX_FILES_WITHOUT_MODEL = 62
 """The same, the simulated model's own files (``simulation/``, ``langchain/simulated.py``)
 left out: what a real application's model would leave of the path."""
