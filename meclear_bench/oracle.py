@@ -22,8 +22,7 @@ from meclear_integrations.core import ClearanceConfig, Memory
 from meclear_integrations.core.answers import answer_note
 from meclear_integrations.core.coalitions import Coalition
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.verification.clearance import candidate_coalition
-from meclear_integrations.core.verification.rule import Trials, rule_of
+from meclear_integrations.core.verification.rule import Trials, candidate_coalition, rule_of
 
 from .counting import CountingEvaluator
 

@@ -39,8 +39,7 @@ from meclear_integrations.judges.task import TaskCalls
 from meclear_integrations.pipeline import FlowEvent, QuerySettings, clearance_flow, run_sync
 from meclear_integrations.pipeline.audit import audit_outcome, audit_settings
 from meclear_integrations.pipeline.background import background_flow
-from meclear_integrations.pipeline.drivers import EngineJob
-from meclear_integrations.pipeline.flow import make_gate
+from meclear_integrations.pipeline.flow import EngineJob, make_gate
 from meclear_integrations.pipeline.steps import Clear
 from meclear_integrations.simulation import JudgeSignal, SimulatedQuery
 

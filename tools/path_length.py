@@ -11,7 +11,9 @@ warms up lazy imports and caches; the second is measured::
     python tools/path_length.py --target engine --files   # the bare engine, file list
 
 Prints the number of library files and functions entered, how deep the library's frames
-stack (library frames only, on one thread), and the files entered most often.
+stack (library frames only, on one thread), and the files entered most often. A second file
+count leaves out the simulated model's own files (``simulation/`` and the integrations'
+``simulated.py`` adapters): a real application's model is its own, not the library's.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from types import FrameType
 from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent.parent / "meclear_integrations"
+MODEL_FILES = ("simulation/", "langchain/simulated.py", "llama_index/simulated.py")
+"""The simulated model's own files (left out of :meth:`PathLength.library_files`)."""
 
 
 @dataclass
@@ -46,6 +50,10 @@ class PathLength:
             "max_depth": self.max_depth,
             "calls": sum(self.files.values()),
         }
+
+    def library_files(self) -> list[str]:
+        """The files entered, the simulated model's own (:data:`MODEL_FILES`) left out."""
+        return sorted(f for f in self.files if not f.startswith(MODEL_FILES))
 
 
 def _library_file(frame: FrameType, root: str) -> str | None:
@@ -174,13 +182,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         functions = [[f, name, line, n] for (f, name, line), n in seen.functions.items()]
         print(
-            json.dumps({**seen.summary(), "per_file": dict(seen.files), "per_function": functions})
+            json.dumps(
+                {
+                    **seen.summary(),
+                    "files_without_model": len(seen.library_files()),
+                    "per_file": dict(seen.files),
+                    "per_function": functions,
+                }
+            )
         )
         return 0
     summary = seen.summary()
     print(
         f"{args.target}: {summary['files']} library files, {summary['functions']} functions, "
-        f"{summary['max_depth']} frames deep, {summary['calls']} calls"
+        f"{summary['max_depth']} frames deep, {summary['calls']} calls; "
+        f"{len(seen.library_files())} without the simulated model's own files"
     )
     shown = seen.files.most_common() if args.files else seen.files.most_common(10)
     for path, calls in shown:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 
 from .coalitions import Coalition
 from .game import CoalitionGame
-from .verification.clearance import candidate_coalition
+from .verification.rule import candidate_coalition
 
 __all__ = ["EscalationSearch", "escalation_candidates", "escalation_pool", "wide_pool"]
 

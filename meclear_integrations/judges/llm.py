@@ -29,6 +29,13 @@ a model that cannot write it gets one short second call asking for exactly one w
 answered with text is read only when the whole reply is one JSON object. Every judgement
 that yields no verdict raises :class:`~.errors.VerdictParseError` (the engine counts it as
 an unreadable reply); so does a reply holding conflicting verdicts.
+
+Which judge a query gets (:func:`resolve_judge`): both integrations accept the same kinds of
+judge, a :class:`~.base.Judge` (anything with ``score`` / ``ascore``), a model of their
+framework, a plain or coroutine function (:class:`~.callable.CallableJudge`), or None (then
+the component's ``llm``). A model becomes a :class:`ReferenceLLMJudge` when the query has a
+reference and a :class:`ReferenceFreeLLMJudge` otherwise, shown the memories' metadata keys;
+an integration passes how to recognise and wrap its framework's models.
 """
 
 from __future__ import annotations
@@ -38,9 +45,10 @@ from typing import Any
 
 from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.concurrency.workers import check_call_allowed
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 from ..core.memory import Memory
-from .base import JudgeVerdict
+from .base import Judge, JudgeVerdict
+from .callable import CallableJudge
 from .errors import MissingReferenceError, VerdictParseError
 from .model import (
     ENDPOINT_FORMATS,
@@ -64,7 +72,7 @@ from .protocol import (
     reference_prompt,
 )
 
-__all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge"]
+__all__ = ["LLMJudge", "ReferenceFreeLLMJudge", "ReferenceLLMJudge", "resolve_judge"]
 
 
 class LLMJudge:
@@ -336,3 +344,50 @@ class ReferenceFreeLLMJudge(LLMJudge):
             Their texts.
         """
         return [answer, *(str(m.content) for m in context or ())]
+
+
+def resolve_judge(
+    judge: Any,
+    llm: Any,
+    reference: str | None,
+    *,
+    is_model: Callable[[Any], bool],
+    reference_judge: Callable[[Any], Judge],
+    free_judge: Callable[[Any, Sequence[str]], Judge],
+    metadata_keys: Sequence[str] = (),
+    missing: str = "no judge: pass judge=... or llm=...",
+) -> Judge:
+    """The judge of one query.
+
+    Args:
+        judge: A judge, a model of the framework, a function, or None.
+        llm: The component's model, used when ``judge`` is None.
+        reference: The query's reference answer, if any.
+        is_model: Whether an object is a model of the framework.
+        reference_judge: Wraps a model as a reference judge.
+        free_judge: Wraps a model as a reference-free judge shown ``metadata_keys``.
+        metadata_keys: Metadata keys a reference-free model judge is shown.
+        missing: The message when neither ``judge`` nor ``llm`` is given.
+
+    Returns:
+        The judge.
+
+    Raises:
+        ConfigurationError: Neither ``judge`` nor ``llm`` is given.
+        ConfigurationTypeError: ``judge`` is none of the accepted kinds.
+    """
+    if judge is None:
+        judge = llm
+    if judge is None:
+        raise ConfigurationError(missing)
+    if callable(getattr(judge, "score", None)) and callable(getattr(judge, "ascore", None)):
+        neutral: Judge = judge  # anything with score / ascore
+        return neutral
+    if is_model(judge):
+        if reference is not None:
+            return reference_judge(judge)
+        return free_judge(judge, metadata_keys)
+    if callable(judge):
+        fn: Callable[..., Any] = judge
+        return CallableJudge(fn)
+    raise ConfigurationTypeError(f"cannot use {type(judge).__name__} as a judge")

@@ -39,10 +39,15 @@ from ..admission.decision import AdmissionDecision  # noqa: E402
 from ..admission.engine import ConMemAdmitter  # noqa: E402
 from ..admission.hook import OnError, admits  # noqa: E402
 from ..admission.prompts import Context  # noqa: E402
-from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps  # noqa: E402
+from ..core.concurrency.step_driver import (  # noqa: E402
+    Call,
+    Steps,
+    arun_steps,
+    fan_out,
+    run_steps,
+)
 from ..core.errors import ConfigurationError  # noqa: E402
 from ..core.strict import accepted_names, reject_unknown, strict_init  # noqa: E402
-from ..pipeline.drivers import fan_out  # noqa: E402
 from ..runtime.limiter import CallLimiter, resolve_limiter  # noqa: E402
 from .model import as_text_model  # noqa: E402
 

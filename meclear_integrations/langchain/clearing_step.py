@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from ..jobs.snapshot import AuditSnapshot
     from ..judges.task import AsyncTaskEvaluator, TaskEvaluator, TaskRecord
     from ..pipeline import FlowEvent, FlowResult, QuerySettings
-    from ..pipeline.drivers import EngineJob
+    from ..pipeline.flow import EngineJob
     from ..pipeline.steps import Clear, Flow, Steps
 
 __all__ = ["CLEARANCE_RUN_NAME", "EVALUATE_RUN_NAME", "ClearanceSettings", "default_agent"]
@@ -274,7 +274,7 @@ class ClearanceSettings(ClearingComponent):
     # ------------------------------------------------------------------ the flow
     def _settings(self, reference: str | None, run: AnyRun) -> QuerySettings:
         """What this query runs with: config, guard, gate and the ledger fields."""
-        from ..guard.gated_metadata import model_name
+        from ..pipeline.shaping import model_name
 
         judge = self.judge if self.judge is not None else self.llm
         record: dict[str, Any] = {
@@ -433,7 +433,7 @@ class ClearanceSettings(ClearingComponent):
         events under the clearance run.
         """
         from ..core.concurrency.step_driver import arun_steps, run_steps
-        from ..pipeline.drivers import EngineJob
+        from ..pipeline.flow import EngineJob
         from ..pipeline.steps import Call
         from ..runtime.payloads import stage_event_name
         from .volume import evaluation_callbacks, failure_run

@@ -12,7 +12,7 @@ from ..judges import (
     ReferenceFreeLLMJudge,
     ReferenceLLMJudge,
 )
-from ..judges.resolve import resolve_judge as resolve
+from ..judges.llm import resolve_judge as resolve
 from .model import as_text_model
 
 __all__ = ["LangChainReferenceFreeJudge", "LangChainReferenceJudge", "resolve_judge"]

@@ -43,11 +43,10 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
-from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, fan_out, run_steps
 from ..core.errors import ConfigurationError
 from ..langchain.admission import AdmissionRunnable
 from ..langchain.compressor import MeClearCompressor, compression
-from ..pipeline.drivers import fan_out
 from .items import DEFAULT_TEXT_FIELDS, item_text, kept_items, memory_id, to_documents
 
 __all__ = ["ClearingStore"]

@@ -8,7 +8,7 @@ from typing import Any
 from llama_index.core.llms import LLM
 
 from ..judges import Judge, ReferenceFreeLLMJudge, ReferenceLLMJudge
-from ..judges.resolve import resolve_judge as resolve
+from ..judges.llm import resolve_judge as resolve
 from .model import as_text_model
 
 __all__ = ["LlamaIndexReferenceFreeJudge", "LlamaIndexReferenceJudge", "resolve_judge"]

@@ -60,7 +60,6 @@ from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.report import ClearanceReport
-from ..guard.gated_metadata import model_name
 from ..guard.policy import (
     is_deterministic,
 )
@@ -77,8 +76,9 @@ from ..pipeline.audit import (
     audit_outcome,
 )
 from ..pipeline.component import ClearingComponent
-from ..pipeline.drivers import EngineJob
+from ..pipeline.flow import EngineJob
 from ..pipeline.settings import DEFAULT_REFERENCE_KEY
+from ..pipeline.shaping import model_name
 from ..pipeline.steps import Call, Clear, Flow, Steps
 from ..telemetry import clearance_scope
 from ..telemetry.parents import llama_index_span

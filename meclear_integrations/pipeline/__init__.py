@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 from ..core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .drivers import AsyncHost, SyncHost, run_async, run_sync
-    from .flow import QuerySettings, clearance_flow
+    from .flow import AsyncHost, QuerySettings, SyncHost, clearance_flow, run_async, run_sync
     from .settings import Documents, Limits, Loop
     from .steps import FlowEvent, FlowResult
 
@@ -40,16 +39,11 @@ _LAZY = {
     **dict.fromkeys(
         [
             "AsyncHost",
+            "QuerySettings",
             "SyncHost",
+            "clearance_flow",
             "run_async",
             "run_sync",
-        ],
-        ".drivers",
-    ),
-    **dict.fromkeys(
-        [
-            "QuerySettings",
-            "clearance_flow",
         ],
         ".flow",
     ),

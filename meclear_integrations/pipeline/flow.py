@@ -1,7 +1,7 @@
-"""The flow around one query, written once: guard, trigger, ledger lookup, clearance, record.
+"""The one query flow, written once (guard, trigger, ledger, clearance, record), and its drivers.
 
 Both integrations, sync and async, and the background audit run this generator through
-the drivers of :mod:`.drivers`; only turning the result into documents or nodes and
+:func:`run_sync` and :func:`run_async`; only turning the result into documents or nodes and
 reporting events is theirs. The order of the decisions:
 
 1. No items: a ``skipped: "empty"`` event, nothing else.
@@ -15,31 +15,58 @@ reporting events is theirs. The order of the decisions:
 
 Any exception before a report ends the flow as ``failed``: the integration fails open or
 raises (``guard.policy``). Cancellation is returned the same way and re-raised there.
+
+The drivers execute each step the flow yields (:mod:`.steps`) and send the value back, or
+throw the step's exception into the flow. What the integration supplies is a host: how to
+report an event, and the framework's pieces of an engine run (:class:`EngineJob`).
+:func:`run_engine` and :func:`arun_engine` run a job the same way on both paths: a token
+meter for the query, every stage event with the model calls so far
+(:func:`~..runtime.usage.with_event_cost`), the engine inside the tracing scope, and the
+report with its model calls (:func:`~..runtime.usage.with_model_calls`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ..core.concurrency.step_driver import arun_steps, call_async, call_sync, run_steps
 from ..core.config import ClearanceConfig
+from ..core.events import StageEvent
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
 from ..core.report import ClearanceReport
+from ..core.tracing.settings import TraceSettings
 from ..guard.gate import ClearanceGate, GateOutcome, GatePlan
 from ..guard.live_bounds import LiveGuard, live_config
 from ..guard.policy import FailureSwitch, failure_mode
-from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify, Steps
+from ..runtime.usage import UsageMeter, cost_source, metering, with_event_cost, with_model_calls
+from .steps import Call, Clear, Flow, FlowEvent, FlowResult, Notify, Step, Steps
+
+if TYPE_CHECKING:
+    from ..core.engine import MeClearEngine
+    from ..core.judging.evaluator import Evaluator
+    from ..judges.task import AsyncTaskEvaluator, TaskEvaluator
 
 __all__ = [
     "EMPTY_EVENT",
+    "AsyncHost",
+    "EngineJob",
     "QuerySettings",
+    "SyncHost",
+    "arun_engine",
     "clearance_flow",
     "component_config",
     "make_gate",
+    "run_async",
+    "run_engine",
+    "run_sync",
     "trigger_event",
 ]
+
+T = TypeVar("T")
 
 EMPTY_EVENT = FlowEvent(
     {"stage": "clearance", "phase": "end", "skipped": "empty", "cleared_ids": []}, "empty"
@@ -138,7 +165,7 @@ def clearance_flow(
         settings: The component's settings for this query.
 
     Returns:
-        A generator for :func:`~.drivers.run_sync` or :func:`~.drivers.run_async`.
+        A generator for :func:`run_sync` or :func:`run_async`.
     """
     if count == 0:
         yield Notify(EMPTY_EVENT)
@@ -191,3 +218,137 @@ def _finish(
         lambda: gate.afinish(plan, report, **dict(record)),
     )
     return outcome
+
+
+CostSource = Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineJob:
+    """One engine run of an integration's query.
+
+    Args:
+        request: The flow's :class:`~.steps.Clear` step (context, config, prior).
+        task: The query's task evaluator (agent and judge; its calls are counted).
+        evaluate: What the engine calls (``task`` itself, or the framework's wrapper).
+        emit: Receives every stage event, cost filled in (a function, or a coroutine
+            function on the async path).
+        scope: The tracing scope of the run, given the cost source the span reads.
+        tracing: The component's OpenTelemetry settings.
+    """
+
+    request: Clear
+    task: TaskEvaluator | AsyncTaskEvaluator
+    evaluate: Evaluator
+    emit: Callable[[StageEvent], Any]
+    scope: Callable[[CostSource], AbstractContextManager[Any]]
+    tracing: TraceSettings | None = None
+
+    def engine(self, meter: UsageMeter) -> MeClearEngine:
+        """The engine of this run, its events carrying the model calls so far."""
+        task, emit = self.task, self.emit  # the calls so far are read at each event
+
+        def listener(event: StageEvent) -> Any:
+            return emit(with_event_cost(event, task.calls, meter))
+
+        from ..core.engine import MeClearEngine  # loaded with the first run, not on import
+
+        return MeClearEngine(self.request.config, listener=listener, tracing=self.tracing)
+
+
+def run_engine(job: EngineJob) -> ClearanceReport:
+    """Run ``job`` on the calling thread.
+
+    Args:
+        job: The integration's engine run.
+
+    Returns:
+        The engine's report with the query's model calls.
+    """
+    meter, request = UsageMeter(), job.request
+    with job.scope(cost_source(job.task, meter)), metering(meter):
+        report = job.engine(meter).clear(
+            list(request.memories), job.evaluate, prior_harmful=request.prior
+        )
+    return with_model_calls(report, job.task.calls, meter)
+
+
+async def arun_engine(job: EngineJob) -> ClearanceReport:
+    """Run ``job`` on the event loop (see :func:`run_engine`).
+
+    Args:
+        job: The integration's engine run.
+
+    Returns:
+        The engine's report with the query's model calls.
+    """
+    meter, request = UsageMeter(), job.request
+    with job.scope(cost_source(job.task, meter)), metering(meter):
+        report = await job.engine(meter).aclear(
+            list(request.memories), job.evaluate, prior_harmful=request.prior
+        )
+    return with_model_calls(report, job.task.calls, meter)
+
+
+class SyncHost(Protocol):
+    """What the sync driver needs from an integration."""
+
+    def notify(self, event: FlowEvent) -> None:
+        """Report ``event``."""
+
+    def engine_job(self, request: Clear) -> EngineJob:
+        """The engine run of ``request`` (the integration's agent, judge and listener)."""
+        ...
+
+
+class AsyncHost(Protocol):
+    """What the async driver needs from an integration."""
+
+    async def notify(self, event: FlowEvent) -> None:
+        """Report ``event``."""
+
+    def engine_job(self, request: Clear) -> EngineJob:
+        """The engine run of ``request`` (async agent and judge, awaited listener)."""
+        ...
+
+
+def run_sync(flow: Steps[T], host: SyncHost) -> T:
+    """Drive ``flow`` on the calling thread.
+
+    Args:
+        flow: The flow generator (or an integration's query around it).
+        host: The integration's engine and event sink.
+
+    Returns:
+        The flow's result.
+    """
+
+    def handle(step: Step) -> Any:
+        if isinstance(step, Notify):
+            return host.notify(step.event)
+        if isinstance(step, Clear):
+            return run_engine(host.engine_job(step))
+        return call_sync(step)
+
+    return run_steps(flow, handle)
+
+
+async def run_async(flow: Steps[T], host: AsyncHost) -> T:
+    """Drive ``flow`` on the event loop (blocking calls in worker threads).
+
+    Args:
+        flow: The flow generator (or an integration's query around it).
+        host: The integration's engine and event sink.
+
+    Returns:
+        The flow's result.
+    """
+
+    async def handle(step: Step) -> Any:
+        if isinstance(step, Notify):
+            return await host.notify(step.event)
+        if isinstance(step, Clear):
+            return await arun_engine(host.engine_job(step))
+        return await call_async(step)
+
+    return await arun_steps(flow, handle)

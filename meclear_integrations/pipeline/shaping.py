@@ -5,6 +5,14 @@ carries under the integration's metadata key; the integration copies its documen
 nodes at those positions. Every returned item carries ``status``: ``complete``,
 ``unverified``, ``failed``, ``skipped`` (guard or trigger), or in background mode
 ``withheld`` / ``kept`` (see :mod:`.background`).
+
+A gated query's items carry the gate's fields too: a query a trigger declined comes back with
+every item unchanged in content, its metadata saying ``status: "skipped"`` and why
+(``status_reason``, the trigger's policy and reason; :func:`skipped_metadata`), and every
+returned item of a gated query carries the run-level fields of
+:meth:`~meclear_integrations.guard.gate.GateOutcome.metadata` (trigger, ledger run id,
+``ledger_guided``, the ``token_budget`` drop and any side failure in ``notes``;
+:func:`with_outcome`). :func:`model_name` names a model for the ledger's record.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..guard.gated_metadata import skipped_metadata, with_outcome
+from ..guard.gate import GateOutcome
 from ..runtime.payloads import (
     EdgeCasePolicy,
     exception_summary,
@@ -21,7 +29,7 @@ from ..runtime.payloads import (
 )
 from .steps import FlowResult
 
-__all__ = ["failed_metadata", "result_metadata"]
+__all__ = ["failed_metadata", "model_name", "result_metadata", "skipped_metadata", "with_outcome"]
 
 
 def result_metadata(
@@ -83,3 +91,59 @@ def failed_metadata(memory_id: str, error: BaseException) -> dict[str, Any]:
         "status": "failed",
         "failure": failure,
     }
+
+
+def skipped_metadata(memory_id: str, outcome: GateOutcome) -> dict[str, Any]:
+    """The metadata dict of one item of a declined query.
+
+    Args:
+        memory_id: The item's memory id.
+        outcome: The gate's outcome.
+
+    Returns:
+        ``status: "skipped"`` with the gate's run-level fields.
+    """
+    return {
+        "memory_id": memory_id,
+        "loo_effect": None,
+        "loo_label": None,
+        "shapley": None,
+        "shapley_interval": None,
+        "rank": None,
+        "harmful": False,
+        "cleared": False,
+        "recovered": False,
+        "early_exit": False,
+        **outcome.metadata(),
+    }
+
+
+def with_outcome(meta: dict[str, Any], outcome: GateOutcome) -> dict[str, Any]:
+    """``meta`` (an item's per-memory dict) with the gate's run-level fields added.
+
+    Args:
+        meta: The item's per-memory metadata.
+        outcome: The gate's outcome.
+
+    Returns:
+        A new dict.
+    """
+    return {**meta, **outcome.metadata()}
+
+
+def model_name(model: Any) -> str | None:
+    """A model's name for the ledger (``model_name`` / ``model`` / class name).
+
+    Args:
+        model: A model object, or None.
+
+    Returns:
+        The name, or None for no model.
+    """
+    if model is None:
+        return None
+    for attribute in ("model_name", "model", "model_id"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__

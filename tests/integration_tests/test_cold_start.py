@@ -85,7 +85,7 @@ NOT_ON_IMPORT = {
         "meclear_integrations.core.verification.sequential",
         "meclear_integrations.pipeline.flow",  # the component's methods import the flow,
         "meclear_integrations.judges.task",  # the judges and the guard on first use
-        "meclear_integrations.guard.gated_metadata",
+        "meclear_integrations.pipeline.shaping",  # with the gated metadata
         "langchain_core.language_models.chat_models",
         "langchain_core.language_models.llms",
     ),

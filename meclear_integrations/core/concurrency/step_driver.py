@@ -8,17 +8,21 @@ the logic between the calls is written once and runs on both paths.
 The common step is :class:`Call`, blocking work with an optional coroutine twin. Flows
 with steps of their own (the engine's coalition batches, the query flow's events) pass a
 ``handle`` function that executes them and defers the rest to :func:`call_sync` /
-:func:`call_async`.
+:func:`call_async`. :func:`fan_out` is the step that runs several sub-flows: one after
+another on the sync path, concurrently on the async one (an integration's batch of searches
+or candidates).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Call", "Steps", "arun_steps", "call_async", "call_sync", "run_steps"]
+from .tasks import gather_or_cancel
+
+__all__ = ["Call", "Steps", "arun_steps", "call_async", "call_sync", "fan_out", "run_steps"]
 
 T = TypeVar("T")
 
@@ -129,3 +133,28 @@ async def arun_steps(flow: Steps[T], handle: Callable[[Any], Awaitable[Any]] = c
             value = await handle(step)
         except BaseException as exc:
             failure = exc
+
+
+def fan_out(flows: Iterable[Steps[Any]]) -> Call:
+    """The step that runs ``flows`` and returns their results, in order.
+
+    The sync path runs them one after another on the calling thread (the first failure
+    stops the rest); the async path runs them concurrently on the loop, the first failure
+    cancelling the others (:func:`~.tasks.gather_or_cancel`). Each flow
+    yields only :class:`Call` steps.
+
+    Args:
+        flows: The sub-flows (each a step generator, not yet started).
+
+    Returns:
+        A :class:`Call` whose value is the list of results.
+    """
+    pending = list(flows)
+
+    def sync() -> list[Any]:
+        return [run_steps(flow) for flow in pending]
+
+    async def asynchronous() -> list[Any]:
+        return await gather_or_cancel(arun_steps(flow) for flow in pending)
+
+    return Call(sync, asynchronous)

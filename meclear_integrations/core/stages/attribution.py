@@ -23,7 +23,7 @@ from ..game import CoalitionGame
 from ..grouping import answer_group
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
-from ..verification.clearance import harmful_positions
+from ..verification.rule import harmful_positions
 from .closing import closing
 from .steps import Emit, Evaluate, Run, Steps, want
 

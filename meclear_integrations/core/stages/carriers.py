@@ -39,7 +39,7 @@ from ..game import CoalitionGame
 from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
 from ..report import CarrierEvidence, CarrierStatus, ClearanceReport
-from ..verification.clearance import GAIN_TIE_TOLERANCE, candidate_coalition
+from ..verification.rule import GAIN_TIE_TOLERANCE, candidate_coalition
 from .outcomes import cost
 from .steps import Evaluate, Run, Steps, evaluated, want
 

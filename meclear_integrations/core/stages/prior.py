@@ -18,7 +18,7 @@ from typing import Literal
 
 from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
-from ..verification.clearance import candidate_coalition
+from ..verification.rule import candidate_coalition
 from .carriers import with_carriers
 from .closing import closing
 from .outcomes import clearance_end, cost

@@ -45,7 +45,7 @@ from ..escalation import escalation_candidates, escalation_pool, wide_pool
 from ..report import CandidateFamily
 from ..residual import promote, residual_z
 from ..surrogate import SurrogateCandidates, surrogate_weights
-from ..verification.clearance import candidate_coalition
+from ..verification.rule import candidate_coalition
 from ..verification.sequential import Selection
 from .attribution import Attribution
 from .steps import Evaluate, Run, Steps, evaluated

@@ -4,9 +4,9 @@
 module                      concept
 ==========================  ===========================================================
 :mod:`.rule`                the run's :class:`~.rule.VerificationRule` (paper or sequential),
-                            built once per run by :func:`~.rule.rule_of`
+                            built once per run by :func:`~.rule.rule_of`; the candidate
+                            families (Eq. 16-17) and the paper rule's Eq. 20 selection
 :mod:`.sequential`          the sequential rule's evidence (Clopper-Pearson, Eq. 18-20)
-:mod:`.clearance`           candidate families (Eq. 16-17) and Eq. 20's selection
 ==========================  ===========================================================
 
 References:

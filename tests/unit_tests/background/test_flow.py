@@ -19,8 +19,7 @@ from meclear_integrations.pipeline import (
     run_async,
     run_sync,
 )
-from meclear_integrations.pipeline.drivers import EngineJob
-from meclear_integrations.pipeline.flow import make_gate
+from meclear_integrations.pipeline.flow import EngineJob, make_gate
 from meclear_integrations.pipeline.shaping import result_metadata
 from meclear_integrations.pipeline.steps import Clear
 from meclear_integrations.runtime.breaker import CircuitBreaker

@@ -8,8 +8,7 @@ import numpy as np
 from meclear_integrations import ClearanceConfig, MeClearEngine
 from meclear_integrations.core import Memory, Verification
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.verification.clearance import candidate_coalition
-from meclear_integrations.core.verification.rule import Batch, Trials, rule_of
+from meclear_integrations.core.verification.rule import Batch, Trials, candidate_coalition, rule_of
 from meclear_integrations.core.verification.sequential import Selection
 from tests.support.games import make_memories
 

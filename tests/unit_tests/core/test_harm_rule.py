@@ -10,7 +10,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEv
 from meclear_integrations.core import PermutationShapley
 from meclear_integrations.core.estimators.kernel import KernelShapley
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.verification.clearance import fallback_candidates, harmful_positions
+from meclear_integrations.core.verification.rule import fallback_candidates, harmful_positions
 from tests.support.games import make_memories
 
 

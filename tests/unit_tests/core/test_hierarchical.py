@@ -22,7 +22,7 @@ from meclear_integrations.core.grouping import (
     lexical_similarity,
 )
 from meclear_integrations.core.partition import similarity_order, spread_partition
-from meclear_integrations.core.verification.clearance import candidate_coalition
+from meclear_integrations.core.verification.rule import candidate_coalition
 from tests.support.games import CountingEvaluator, make_memories
 
 

@@ -21,7 +21,7 @@ from meclear_integrations.core.stages.clearing import clearance
 from meclear_integrations.core.stages.sources import SurrogateSource, fallback_sources
 from meclear_integrations.core.stages.steps import Evaluate, Run, Steps
 from meclear_integrations.core.surrogate import SurrogateCandidates, lasso, surrogate_weights
-from meclear_integrations.core.verification.clearance import candidate_coalition
+from meclear_integrations.core.verification.rule import candidate_coalition
 
 K = 6
 GOLD, COPY_A, COPY_B = 0, 2, 4

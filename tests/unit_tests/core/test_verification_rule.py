@@ -11,14 +11,15 @@ import meclear_integrations
 from meclear_integrations.core import ClearanceConfig, Memory
 from meclear_integrations.core.config import RuleName
 from meclear_integrations.core.game import CoalitionGame
-from meclear_integrations.core.verification.clearance import candidate_coalition, select_candidate
 from meclear_integrations.core.verification.rule import (
     RULES,
     Batch,
     PaperRule,
     SequentialRule,
     Trials,
+    candidate_coalition,
     rule_of,
+    select_candidate,
 )
 from meclear_integrations.core.verification.sequential import Selection
 

@@ -21,12 +21,18 @@ from tests.support.tools import loaded_tool
 
 ROOT = Path(__file__).resolve().parents[3]
 
-MAX_FILES = 72
+MAX_FILES = 67
 """Library files one query enters, the engine's worker threads and the simulated model's
 own files included (84 before fragments of one concept became one module each: the
 judges' verdict protocol, prompts and formats, the runtime's retries, cost and preflight,
 the estimators' guard, the OpenTelemetry switch, the LangChain usage callback; and before
-the interactions stage was skipped when off; the target is 35)."""
+the interactions stage was skipped when off; 72 before the candidate families joined the
+verification rule, the flow's drivers the flow, the judge resolution the LLM judges, the
+framing check the clearance stage and a gated query's metadata the result's; the target
+is 35)."""
+MAX_FILES_WITHOUT_MODEL = 62
+"""The same, the simulated model's own files (``simulation/``, ``langchain/simulated.py``)
+left out: what a real application's model would leave of the path."""
 MAX_REDACTION_CALLS = 300
 """Python calls into ``core/redaction.py`` in one query (1,294 before one walk per payload)."""
 
@@ -37,8 +43,8 @@ def path_length():
 
 
 @pytest.fixture(scope="module")
-def langchain_path() -> tuple[Counter[str], Counter[tuple[str, str]]]:
-    """Calls per file and per (file, function) of one query, measured in a fresh process."""
+def langchain_run() -> dict:
+    """The tool's JSON for one query, measured in a fresh process."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "path_length.py"), "--target", "langchain", "--json"],
         capture_output=True,
@@ -46,7 +52,13 @@ def langchain_path() -> tuple[Counter[str], Counter[tuple[str, str]]]:
         check=True,
         cwd=ROOT,
     )
-    seen = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def langchain_path(langchain_run) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """Calls per file and per (file, function) of one query."""
+    seen = langchain_run
     functions: Counter[tuple[str, str]] = Counter()
     for f, name, _line, n in seen["per_function"]:
         functions[(f, name)] += n
@@ -59,6 +71,14 @@ def test_one_query_enters_a_bounded_number_of_library_files(langchain_path) -> N
     assert "core/engine.py" in files
     assert "llama_index/events.py" not in files  # a fresh process: nothing else imported
     assert len(files) <= MAX_FILES, sorted(files)
+
+
+def test_without_the_simulated_model_fewer_files_count(langchain_run, path_length) -> None:
+    files = set(langchain_run["per_file"])
+    own = {f for f in files if f.startswith(path_length.MODEL_FILES)}
+    assert "simulation/world.py" in own and "langchain/simulated.py" in own
+    assert langchain_run["files_without_model"] == len(files - own)
+    assert langchain_run["files_without_model"] <= MAX_FILES_WITHOUT_MODEL, sorted(files - own)
 
 
 def test_redaction_walks_each_payload_once(langchain_path) -> None:
