@@ -64,6 +64,7 @@ __all__ = [
     "alimited",
     "limited",
     "limiter_summary",
+    "limiting",
     "resolve_limiter",
 ]
 
@@ -499,8 +500,7 @@ def limited(limiter: CallLimiter | None, tally: WaitTally | None = None) -> Iter
     Returns:
         A context manager.
     """
-    with contextlib.nullcontext(None) if limiter is None else limiter.slot() as ticket:
-        _count_in(tally, ticket)
+    with run_steps(limiting(limiter, tally)):
         yield
 
 
@@ -509,15 +509,40 @@ async def alimited(
     limiter: CallLimiter | None, tally: WaitTally | None = None
 ) -> AsyncIterator[None]:
     """Async twin of :func:`limited` (``limiter.aslot()``)."""
-    async with contextlib.nullcontext(None) if limiter is None else limiter.aslot() as ticket:
-        _count_in(tally, ticket)
+    with await arun_steps(limiting(limiter, tally)):
         yield
 
 
-def _count_in(tally: WaitTally | None, ticket: SlotTicket | None) -> None:
-    """Count an acquisition in ``tally`` (None: no tally, or no limiter to wait for)."""
-    if tally is not None and ticket is not None:
-        tally.add(ticket)
+def limiting(
+    limiter: CallLimiter | None, tally: WaitTally | None = None
+) -> Steps[contextlib.AbstractContextManager[None]]:
+    """:func:`limited` as steps, for a flow written once (``core.concurrency.step_driver``).
+
+    The steps wait for the slot (and the token); enter the context manager they return at
+    once: it holds the slot until its block ends and counts the acquisition in ``tally``.
+
+    Args:
+        limiter: The limiter, or None (no steps, nothing held).
+        tally: Where the acquisition's wait is counted.
+
+    Returns:
+        The steps, returning the context manager.
+    """
+    if limiter is None:
+        return contextlib.nullcontext()
+    ticket = yield from limiter._entering()
+    return _counted(limiter._holding(ticket), tally)
+
+
+@contextlib.contextmanager
+def _counted(
+    holding: contextlib.AbstractContextManager[SlotTicket], tally: WaitTally | None
+) -> Iterator[None]:
+    """Hold the slot of ``holding``, its acquisition counted in ``tally``."""
+    with holding as ticket:
+        if tally is not None:
+            tally.add(ticket)
+        yield
 
 
 def resolve_limiter(
