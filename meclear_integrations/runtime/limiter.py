@@ -49,11 +49,16 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.concurrency.workers import check_call_allowed, remaining_call_seconds
 from ..core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..core.concurrency.step_driver import Call, Steps
+
+# ``core.concurrency.step_driver`` is imported where a flow is driven or a step made: a
+# component's import stays within its cold-start budget (tests/integration_tests).
 
 __all__ = [
     "CallLimiter",
@@ -163,6 +168,8 @@ class _ThreadWaiter(_Waiter):
         return True
 
     def waiting(self, timeout: float | None) -> Call:
+        from ..core.concurrency.step_driver import Call
+
         return Call(partial(self.event.wait, timeout))
 
 
@@ -187,6 +194,8 @@ class _LoopWaiter(_Waiter):
         return True
 
     def waiting(self, timeout: float | None) -> Call:
+        from ..core.concurrency.step_driver import Call
+
         return Call(_never, partial(asyncio.wait, {self.future}, timeout=timeout))
 
     def cancel(self) -> None:
@@ -347,6 +356,8 @@ class CallLimiter:
         A thread blocks on its waiter's event, a coroutine awaits its future (never
         blocking the loop).
         """
+        from ..core.concurrency.step_driver import Call
+
         check_call_allowed()
         waiter: _Waiter = yield Call(_ThreadWaiter, _LoopWaiter.running)
         with self._lock:
@@ -390,6 +401,8 @@ class CallLimiter:
         loop ``aacquire``, or ``acquire`` when the limiter has none) every
         :meth:`_pace_seconds`, so that the run's deadline holds.
         """
+        from ..core.concurrency.step_driver import Call
+
         limiter = self.rate_limiter
         if limiter is None:
             return None
@@ -419,12 +432,16 @@ class CallLimiter:
             BudgetExceededError: The engine run's deadline passed, or the run was stopped,
                 before the call could start.
         """
+        from ..core.concurrency.step_driver import run_steps
+
         with self._holding(run_steps(self._entering())) as ticket:
             yield ticket
 
     @contextlib.asynccontextmanager
     async def aslot(self) -> AsyncIterator[SlotTicket]:
         """Async twin of :meth:`slot`: waiting for the slot never blocks the loop."""
+        from ..core.concurrency.step_driver import arun_steps
+
         with self._holding(await arun_steps(self._entering())) as ticket:
             yield ticket
 
@@ -500,6 +517,8 @@ def limited(limiter: CallLimiter | None, tally: WaitTally | None = None) -> Iter
     Returns:
         A context manager.
     """
+    from ..core.concurrency.step_driver import run_steps
+
     with run_steps(limiting(limiter, tally)):
         yield
 
@@ -509,6 +528,8 @@ async def alimited(
     limiter: CallLimiter | None, tally: WaitTally | None = None
 ) -> AsyncIterator[None]:
     """Async twin of :func:`limited` (``limiter.aslot()``)."""
+    from ..core.concurrency.step_driver import arun_steps
+
     with await arun_steps(limiting(limiter, tally)):
         yield
 
