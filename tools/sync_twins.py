@@ -237,6 +237,46 @@ def twins(path: Path) -> list[tuple[int, str, str]]:
     return [(t.lines, *t.names) for t in twin_pairs(path.read_text())]
 
 
+def tally(
+    roots: list[Path] | None = None,
+    *,
+    duplicated: bool = False,
+    threshold: float = THRESHOLD,
+    minimum: int = MIN_STATEMENTS,
+) -> tuple[list[tuple[int, str, float]], int]:
+    """The pairs under ``roots`` and the lines of the files read (what :func:`main` prints).
+
+    Args:
+        roots: Folders to read (default: the package).
+        duplicated: Keep only the pairs whose bodies repeat each other.
+        threshold: Token similarity from which a pair is duplicated.
+        minimum: Statements the shorter body needs to count as duplicated.
+
+    Returns:
+        ``(lines of both, "module: sync / async", similarity)`` per pair, longest first,
+        and the total lines.
+    """
+    files = sorted({p for root in roots or [PACKAGE] for p in root.rglob("*.py")})
+    pairs: list[tuple[int, str, float]] = []
+    total = 0
+    for path in files:
+        source = path.read_text()
+        total += len(source.splitlines())
+        for twin in twin_pairs(source):
+            if duplicated and not twin.duplicated(threshold, minimum):
+                continue
+            sync, asynchronous = twin.names
+            where = f"{path.relative_to(PACKAGE)}: {sync} / {asynchronous}"
+            pairs.append((twin.lines, where, twin.similarity()))
+    pairs.sort(reverse=True)
+    return pairs, total
+
+
+def share(pairs: list[tuple[int, str, float]], total: int) -> float:
+    """The pairs' lines as a percentage of ``total`` lines."""
+    return 100 * sum(lines for lines, _, _ in pairs) / total
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the twins' count and lines."""
     parser = argparse.ArgumentParser(
@@ -265,25 +305,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     roots = [PACKAGE / u for u in args.under] or [PACKAGE]
-    files = sorted({p for root in roots for p in root.rglob("*.py")})
-    pairs: list[tuple[int, str, float]] = []
-    total = 0
-    for path in files:
-        source = path.read_text()
-        total += len(source.splitlines())
-        for twin in twin_pairs(source):
-            if args.duplicated and not twin.duplicated(args.threshold, args.min_statements):
-                continue
-            sync, asynchronous = twin.names
-            where = f"{path.relative_to(PACKAGE)}: {sync} / {asynchronous}"
-            pairs.append((twin.lines, where, twin.similarity()))
-    pairs.sort(reverse=True)
+    limits = {"threshold": args.threshold, "minimum": args.min_statements}
+    pairs, total = tally(roots, duplicated=args.duplicated, **limits)
     if args.list:
         for lines, where, similarity in pairs:
             print(f"{lines:5d}  {similarity:4.2f}  {where}")
     twin_lines = sum(lines for lines, _, _ in pairs)
     kind = "duplicated twin pairs" if args.duplicated else "twin pairs"
-    print(f"{len(pairs)} {kind}, {twin_lines} lines of {total} ({100 * twin_lines / total:.1f}%)")
+    print(f"{len(pairs)} {kind}, {twin_lines} lines of {total} ({share(pairs, total):.1f}%)")
     return 0
 
 

@@ -299,7 +299,7 @@ class ConMemAdmitter(AdmissionStages):
         if isinstance(step, _Batch):
             return map_in_workers(runner.run, list(step.calls), self.config.max_concurrency)
         if isinstance(step, _Emit):
-            return self._emit_sync(step.event)
+            return run_steps(self._emitting(step.event))
         return call_sync(step)
 
     async def _handle_async(
@@ -314,27 +314,23 @@ class ConMemAdmitter(AdmissionStages):
 
             return await gather_or_cancel(one(c) for c in step.calls)
         if isinstance(step, _Emit):
-            return await self._emit_async(step.event)
+            return await arun_steps(self._emitting(step.event))
         return await call_async(step)
 
-    def _emit_sync(self, event: AdmissionEvent) -> None:
-        if self.listener is None:
-            return
-        try:
-            result = self.listener(event)
-            if inspect.iscoroutine(result):
-                result.close()
-                logger.warning("async admission listener ignored on the sync path")
-        except Exception:
-            logger.exception("admission listener failed on %s/%s", event.stage, event.phase)
+    def _emitting(self, event: AdmissionEvent) -> Steps[None]:
+        """The listener's call as a step flow (either driver).
 
-    async def _emit_async(self, event: AdmissionEvent) -> None:
+        What the listener returns to await is one step: awaited on the loop; on the sync
+        path a coroutine is closed with a warning. An ``Exception`` it raises is logged,
+        never raised.
+        """
         if self.listener is None:
             return
         try:
             result = self.listener(event)
             if inspect.isawaitable(result):
-                await result
+                awaitable = result
+                yield Call(functools.partial(_ignored, awaitable), lambda: awaitable)
         except Exception:
             logger.exception("admission listener failed on %s/%s", event.stage, event.phase)
 
@@ -490,6 +486,13 @@ class ConMemAdmitter(AdmissionStages):
         low = partial + sum(weights.role_range(r)[0] for r in rest)
         high = partial + sum(weights.role_range(r)[1] for r in rest)
         return low > eps or high < -eps
+
+
+def _ignored(awaitable: object) -> None:
+    """A listener's awaitable on the sync path: a coroutine is closed, with a warning."""
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
+        logger.warning("async admission listener ignored on the sync path")
 
 
 def _flagged(decision: AdmissionDecision, harm: KnownHarm | None) -> AdmissionDecision:

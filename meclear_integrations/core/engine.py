@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -180,23 +180,7 @@ class MeClearEngine:
                 "clear() got a coroutine evaluator inside a running event loop: "
                 "await aclear() instead"
             )
-        pace = Pace()
-        with self._session(context, prior, evaluate) as run:
-
-            def report(event: StageEvent | None) -> None:
-                if run.traced(event):
-                    self._emit_sync(event)
-
-            def handle(step: Step) -> None:
-                if not isinstance(step, _Evaluate):
-                    return report(run.observe(step))
-                evaluate_sync(*run.batch(step), pace=pace, **run.hooks(report))
-
-            try:
-                result = run_steps(run.algorithm, handle)
-            except Exception as exc:
-                return run.done(exc)
-            return run.done(result)
+        return run_steps(self._running(context, prior, evaluate, Pace()))
 
     async def aclear(
         self,
@@ -212,22 +196,66 @@ class MeClearEngine:
         a sync one runs in worker threads.
         """
         prior = PriorCandidate.of(prior_harmful)
-        with self._session(freeze_context(memories), prior, evaluate) as run:
+        return await arun_steps(self._running(freeze_context(memories), prior, evaluate, None))
 
-            async def report(event: StageEvent | None) -> None:
-                if run.traced(event):
-                    await self._emit_async(event)
+    def _running(
+        self,
+        context: tuple[Memory, ...],
+        prior: PriorCandidate,
+        evaluate: Evaluator,
+        pace: Pace | None,
+    ) -> Steps[ClearanceReport]:
+        """One run for either driver: the algorithm's steps inside its trace.
 
-            async def handle(step: Step) -> None:
-                if not isinstance(step, _Evaluate):
-                    return await report(run.observe(step))
-                await evaluate_async(*run.batch(step), **run.hooks(report))
-
+        ``pace``: the sync batch runner's (None on the event loop).
+        """
+        with self._session(context, prior, evaluate) as run:
             try:
-                result = await arun_steps(run.algorithm, handle)
+                result = yield from self._expanded(run, pace)
             except Exception as exc:
                 return run.done(exc)
             return run.done(result)
+
+    def _expanded(self, run: _Session, pace: Pace | None) -> Steps[ClearanceReport]:
+        """The algorithm, each of its steps replaced by the steps that execute it.
+
+        What an execution raises is thrown into the algorithm, as ``run_steps`` does.
+        """
+        algorithm = run.algorithm
+        value: Any = None
+        failure: BaseException | None = None
+        while True:
+            try:
+                step = algorithm.send(value) if failure is None else algorithm.throw(failure)
+            except StopIteration as stop:
+                result: ClearanceReport = stop.value
+                return result
+            value, failure = None, None
+            try:
+                yield from self._executing(run, step, pace)
+            except BaseException as exc:
+                failure = exc
+
+    def _executing(self, run: _Session, step: Step, pace: Pace | None) -> Steps[None]:
+        """One algorithm step: a stage event reported, or a batch of coalitions evaluated."""
+        if not isinstance(step, _Evaluate):
+            return (yield from self._reporting(run, run.observe(step)))
+
+        def report(event: StageEvent | None) -> None:
+            run_steps(self._reporting(run, event))
+
+        def areport(event: StageEvent | None) -> Awaitable[None]:
+            return arun_steps(self._reporting(run, event))
+
+        yield Call(
+            lambda: evaluate_sync(*run.batch(step), pace=pace, **run.hooks(report)),
+            lambda: evaluate_async(*run.batch(step), **run.hooks(areport)),
+        )
+
+    def _reporting(self, run: _Session, event: StageEvent | None) -> Steps[None]:
+        """A stage event on the trace, then to the listener."""
+        if run.traced(event):
+            yield from self._emitting(event)
 
     @contextmanager
     def _session(
@@ -240,12 +268,6 @@ class MeClearEngine:
             evaluated = trace.evaluator(evaluate)
             listened = self.listener is not None
             yield _Session(game, run, algorithm, progress, trace, evaluated, listened)
-
-    def _emit_sync(self, event: StageEvent) -> None:
-        run_steps(self._emitting(event))
-
-    async def _emit_async(self, event: StageEvent) -> None:
-        await arun_steps(self._emitting(event))
 
     def _emitting(self, event: StageEvent) -> Steps[None]:
         """The stage listener's call as a step flow (either driver).

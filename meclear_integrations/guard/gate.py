@@ -32,8 +32,10 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.config import ClearanceConfig
 from ..core.memory import Memory
 from ..core.prior import PriorCandidate
@@ -255,41 +257,29 @@ class ClearanceGate:
         Returns:
             Whether to run, the configuration to run with and the ledger's prior candidate.
         """
-        context = self._context(query, memories)
-        notes: dict[str, str] = {}
-        try:
-            decision = self.trigger.decide(context)
-        except Exception as exc:
-            decision = self._trigger_failed(exc, notes)
-        prior = (
-            self._prior(context.memories, notes, context.query)
-            if decision.run and context.memories
-            else PriorCandidate()
-        )
-        return self._plan(context, decision, config, prior, notes)
+        return run_steps(self._planning(query, memories, config))
 
     async def aplan(
         self, query: str, memories: Sequence[Memory], config: ClearanceConfig
     ) -> GatePlan:
-        """:meth:`plan` for asyncio callers (database reads off the event loop).
+        """:meth:`plan` for asyncio callers (database reads off the event loop)."""
+        return await arun_steps(self._planning(query, memories, config))
 
-        Args:
-            query: The query text.
-            memories: The retrieved memories.
-            config: The component's engine configuration.
-
-        Returns:
-            Whether to run, the configuration to run with and the ledger's prior candidate.
-        """
+    def _planning(
+        self, query: str, memories: Sequence[Memory], config: ClearanceConfig
+    ) -> Steps[GatePlan]:
+        """:meth:`plan`'s steps: the trigger's decision, the ledger's prior candidate."""
         context = self._context(query, memories)
         notes: dict[str, str] = {}
         try:
-            decision = await self.trigger.adecide(context)
+            decision = yield Call(
+                partial(self.trigger.decide, context), partial(self.trigger.adecide, context)
+            )
         except Exception as exc:
             decision = self._trigger_failed(exc, notes)
         prior = PriorCandidate()
         if decision.run and context.memories and self.ledger is not None and self.shortcut:
-            prior = await asyncio.to_thread(self._prior, context.memories, notes, context.query)
+            prior = yield Call(partial(self._prior, context.memories, notes, context.query))
         return self._plan(context, decision, config, prior, notes)
 
     def _context(self, query: str, memories: Sequence[Memory]) -> TriggerContext:
@@ -371,10 +361,7 @@ class ClearanceGate:
         Returns:
             The report after the budget fit and the ledger outcome.
         """
-        budget = self._fit(plan, report)
-        notes = dict(plan.notes)
-        run_id = self._record(plan, report, budget, notes, record)
-        return GateOutcome(report, budget, run_id, notes, plan.decision)
+        return run_steps(self._finishing(plan, report, record))
 
     async def afinish(self, plan: GatePlan, report: ClearanceReport, **record: Any) -> GateOutcome:
         """:meth:`finish` with the ledger write off the event loop.
@@ -382,23 +369,42 @@ class ClearanceGate:
         A query whose caller has cancelled it is not recorded as a run: the write is skipped
         when the task is already being cancelled, or when the cancellation arrives before
         the write has started (:func:`caller_cancelled`).
-
-        Args:
-            plan: The query's plan.
-            report: The engine's report (or :meth:`skipped`'s).
-            **record: The ledger fields the integration knows.
-
-        Returns:
-            The report after the budget fit and the ledger outcome.
         """
+        return await arun_steps(self._finishing(plan, report, record))
+
+    def _finishing(
+        self, plan: GatePlan, report: ClearanceReport, record: dict[str, Any]
+    ) -> Steps[GateOutcome]:
+        """:meth:`finish`'s steps: the budget fit, the ledger write."""
         budget = self._fit(plan, report)
         notes = dict(plan.notes)
-        run_id = None
-        if self._records(report) and not caller_cancelled():
-            run_id = await _record_unless_cancelled(
-                self._record, plan, report, budget, notes, record
-            )
+        args = (plan, report, budget, notes, record)
+        run_id = yield Call(
+            partial(self._record, *args), partial(self._record_unless_cancelled, *args)
+        )
         return GateOutcome(report, budget, run_id, notes, plan.decision)
+
+    async def _record_unless_cancelled(
+        self,
+        plan: GatePlan,
+        report: ClearanceReport,
+        budget: BudgetFit | None,
+        notes: dict[str, str],
+        record: dict[str, Any],
+    ) -> str | None:
+        """:meth:`_record` in a thread, skipped if the caller cancels before it starts."""
+        if not self._records(report) or caller_cancelled():
+            return None
+        cancelled = threading.Event()
+
+        def write() -> str | None:
+            return None if cancelled.is_set() else self._record(plan, report, budget, notes, record)
+
+        try:
+            return await asyncio.to_thread(write)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     def _fit(self, plan: GatePlan, report: ClearanceReport) -> BudgetFit | None:
         limit = plan.decision.max_tokens
@@ -456,17 +462,3 @@ def caller_cancelled() -> bool:
     except RuntimeError:  # no running loop
         return False
     return task is not None and task.cancelling() > 0
-
-
-async def _record_unless_cancelled(record: Callable[..., str | None], *args: Any) -> str | None:
-    """``record(*args)`` in a thread, skipped if the caller cancels before it starts."""
-    cancelled = threading.Event()
-
-    def write() -> str | None:
-        return None if cancelled.is_set() else record(*args)
-
-    try:
-        return await asyncio.to_thread(write)
-    except asyncio.CancelledError:
-        cancelled.set()
-        raise

@@ -69,17 +69,7 @@ class Judge(Protocol):
         reference: str | None = None,
         context: Sequence[Memory] | None = None,
     ) -> JudgeVerdict:
-        """Judge ``answer`` on the event loop.
-
-        Args:
-            question: The user's question.
-            answer: The agent's answer.
-            reference: The gold answer, when there is one.
-            context: The memories the agent was shown (for reference-free judges).
-
-        Returns:
-            The verdict: a score in [0, 1] and how it was read.
-        """
+        """Async twin of :meth:`score`: judge ``answer`` on the event loop."""
         ...
 
 

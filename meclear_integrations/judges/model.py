@@ -412,14 +412,7 @@ class TextModel(Protocol):
         ...
 
     async def acomplete(self, prompt: str) -> str:
-        """Answer ``prompt`` on the event loop.
-
-        Args:
-            prompt: The prompt text.
-
-        Returns:
-            The reply text.
-        """
+        """Async twin of :meth:`complete`: answer ``prompt`` on the event loop."""
         ...
 
 
@@ -440,15 +433,7 @@ class StructuredTextModel(TextModel, Protocol):
         ...
 
     async def acomplete_json(self, prompt: str, schema: JsonSchema) -> Mapping[str, Any] | str:
-        """Async ``complete_json``.
-
-        Args:
-            prompt: The prompt text.
-            schema: The JSON schema of the reply.
-
-        Returns:
-            The decoded object, or the raw text.
-        """
+        """Async twin of :meth:`complete_json`."""
         ...
 
 
@@ -550,14 +535,7 @@ class FunctionTextModel:
         return self._fn(prompt)  # type: ignore[return-value]
 
     async def acomplete(self, prompt: str) -> str:
-        """Complete ``prompt`` on the event loop.
-
-        Args:
-            prompt: The prompt text.
-
-        Returns:
-            The reply text.
-        """
+        """Async twin of :meth:`complete`: complete ``prompt`` on the event loop."""
         if self._is_async:
             return await self._fn(prompt)  # type: ignore[misc]
         return await in_worker(self._fn, prompt)  # type: ignore[arg-type]

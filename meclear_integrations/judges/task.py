@@ -49,6 +49,7 @@ import threading
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -62,7 +63,14 @@ from ..core.judging.dedup import SingleFlightCache
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.tracing.hooks import judge_call
-from ..runtime.limiter import CallLimiter, WaitTally, alimited, limited, limiter_summary
+from ..runtime.limiter import (
+    CallLimiter,
+    WaitTally,
+    alimited,
+    limited,
+    limiter_summary,
+    limiting,
+)
 from ..runtime.usage import model_role
 from .base import Judge, JudgeVerdict
 from .equivalence import (
@@ -288,19 +296,16 @@ class _TaskBase:
     def _askable(self, other: str, answer: str) -> bool:
         return self._equivalence is not None and not contradicts(other, answer, NEGATIONS)
 
-    def _same_verdict(self, other: str, answer: str) -> bool:
+    def _sameness(self, other: str, answer: str) -> Steps[bool]:
+        """Whether the judge says ``answer`` says what ``other`` says (one judge call)."""
         check_call_allowed()
-        with limited(self.limiter, self.waits), _role("judge"):
-            verdict = self._equivalence.score(self.question, answer, reference=other)  # type: ignore[union-attr]
-        return verdict.score >= ACCEPTED
-
-    async def _asame_verdict(self, other: str, answer: str) -> bool:
-        check_call_allowed()
-        async with alimited(self.limiter, self.waits):
-            with _role("judge"):
-                verdict = await self._equivalence.ascore(  # type: ignore[union-attr]
-                    self.question, answer, reference=other
-                )
+        equivalence: Judge = self._equivalence  # type: ignore[assignment]  # _askable
+        held = yield from limiting(self.limiter, self.waits)
+        with held, _role("judge"):
+            verdict: JudgeVerdict = yield Call(
+                partial(equivalence.score, self.question, answer, reference=other),
+                partial(equivalence.ascore, self.question, answer, reference=other),
+            )
         return verdict.score >= ACCEPTED
 
     def _settle(self, other: str, answer: str, same: bool) -> None:
@@ -361,8 +366,8 @@ class _TaskBase:
         judged = self._verdicts.calls
         seen = self._judge_key(coalition, answer, trial)
         verdict: JudgeVerdict = yield Call(
-            lambda: self._verdicts.get(seen, lambda: self._call_judge(coalition, answer)),
-            lambda: self._verdicts.aget(seen, lambda: self._acall_judge(coalition, answer)),
+            lambda: self._verdicts.get(seen, lambda: run_steps(self._judging(coalition, answer))),
+            lambda: self._verdicts.aget(seen, lambda: arun_steps(self._judging(coalition, answer))),
         )
         record = self._record(
             coalition,
@@ -379,8 +384,10 @@ class _TaskBase:
             if self._askable(other, answer):
                 pair = self._same_key(other, answer)
                 same = yield Call(
-                    lambda: self._same.get(pair, lambda: self._same_verdict(other, answer)),
-                    lambda: self._same.aget(pair, lambda: self._asame_verdict(other, answer)),
+                    lambda: self._same.get(pair, lambda: run_steps(self._sameness(other, answer))),
+                    lambda: self._same.aget(
+                        pair, lambda: arun_steps(self._sameness(other, answer))
+                    ),
                 )
             self._settle(other, answer, same)
         return record
@@ -407,34 +414,23 @@ class _TaskBase:
         with limited(self.limiter, self.waits):
             return self.answer(coalition)
 
-    def _call_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
+    def _judging(self, coalition: tuple[Memory, ...], answer: str) -> Steps[JudgeVerdict]:
+        """The judge's verdict on ``answer`` (one judge call, its slot held around it)."""
         check_call_allowed()
+        held = yield from limiting(self.limiter, self.waits)
         with (
-            limited(self.limiter, self.waits),
+            held,
             _role("judge"),
             judge_call(self.judge, self.question, answer, reference=self.reference) as call,
         ):
-            verdict = self.judge.score(
-                self.question, answer, reference=self.reference, context=self._shown(coalition)
+            judge, question, reference = self.judge, self.question, self.reference
+            shown = self._shown(coalition)
+            verdict: JudgeVerdict = yield Call(
+                partial(judge.score, question, answer, reference=reference, context=shown),
+                partial(judge.ascore, question, answer, reference=reference, context=shown),
             )
             call.verdict(verdict)
         return verdict
-
-    async def _acall_judge(self, coalition: tuple[Memory, ...], answer: str) -> JudgeVerdict:
-        check_call_allowed()
-        async with alimited(self.limiter, self.waits):
-            with (
-                _role("judge"),
-                judge_call(self.judge, self.question, answer, reference=self.reference) as call,
-            ):
-                verdict = await self.judge.ascore(
-                    self.question,
-                    answer,
-                    reference=self.reference,
-                    context=self._shown(coalition),
-                )
-                call.verdict(verdict)
-            return verdict
 
 
 @contextmanager

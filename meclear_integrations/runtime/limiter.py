@@ -48,10 +48,17 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.concurrency.workers import check_call_allowed, remaining_call_seconds
 from ..core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..core.concurrency.step_driver import Call, Steps
+
+# ``core.concurrency.step_driver`` is imported where a flow is driven or a step made: a
+# component's import stays within its cold-start budget (tests/integration_tests).
 
 __all__ = [
     "CallLimiter",
@@ -62,6 +69,7 @@ __all__ = [
     "alimited",
     "limited",
     "limiter_summary",
+    "limiting",
     "resolve_limiter",
 ]
 
@@ -140,6 +148,13 @@ class _Waiter:
     def wake(self) -> bool:
         raise NotImplementedError
 
+    def waiting(self, timeout: float | None) -> Call:
+        """The step that waits until woken or ``timeout`` seconds (None: no timeout)."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """The caller gives up its wait."""
+
 
 class _ThreadWaiter(_Waiter):
     __slots__ = ("event",)
@@ -152,6 +167,11 @@ class _ThreadWaiter(_Waiter):
         self.event.set()
         return True
 
+    def waiting(self, timeout: float | None) -> Call:
+        from ..core.concurrency.step_driver import Call
+
+        return Call(partial(self.event.wait, timeout))
+
 
 class _LoopWaiter(_Waiter):
     __slots__ = ("future", "loop")
@@ -161,12 +181,29 @@ class _LoopWaiter(_Waiter):
         self.loop = loop
         self.future: asyncio.Future[None] = loop.create_future()
 
+    @classmethod
+    async def running(cls) -> _LoopWaiter:
+        """A waiter on the running loop."""
+        return cls(asyncio.get_running_loop())
+
     def wake(self) -> bool:
         try:
             self.loop.call_soon_threadsafe(_resolve, self.future)
         except RuntimeError:  # the loop is closed: nobody will take the slot
             return False
         return True
+
+    def waiting(self, timeout: float | None) -> Call:
+        from ..core.concurrency.step_driver import Call
+
+        return Call(_never, partial(asyncio.wait, {self.future}, timeout=timeout))
+
+    def cancel(self) -> None:
+        self.future.cancel()
+
+
+def _never() -> None:
+    raise RuntimeError("a loop waiter waits on its event loop only")
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -313,42 +350,29 @@ class CallLimiter:
             check_call_allowed()
         return max(0.0, min(POLL_SECONDS, remaining + DEADLINE_GRACE_SECONDS))
 
-    def _acquire(self) -> float | None:
-        """Take a slot, blocking the thread; seconds waited (None: it did not wait)."""
-        check_call_allowed()
-        with self._lock:
-            if self._try_take():
-                return None
-            waiter = _ThreadWaiter()
-            self._waiters.append(waiter)
-        started = self.clock()
-        try:
-            while True:
-                waiter.event.wait(self._timeout())  # raises once the run is over
-                with self._lock:
-                    if waiter.granted:
-                        return self.clock() - started
-        except BaseException:
-            self._abandon(waiter, started)
-            raise
+    def _acquiring(self) -> Steps[float | None]:
+        """Take a slot, waiting in the queue for one; seconds waited (None: it did not wait).
 
-    async def _aacquire(self) -> float | None:
-        """Take a slot without blocking the loop; seconds waited (None: it did not wait)."""
+        A thread blocks on its waiter's event, a coroutine awaits its future (never
+        blocking the loop).
+        """
+        from ..core.concurrency.step_driver import Call
+
         check_call_allowed()
+        waiter: _Waiter = yield Call(_ThreadWaiter, _LoopWaiter.running)
         with self._lock:
             if self._try_take():
                 return None
-            waiter = _LoopWaiter(asyncio.get_running_loop())
             self._waiters.append(waiter)
         started = self.clock()
         try:
             while True:
-                await asyncio.wait({waiter.future}, timeout=self._timeout())
+                yield waiter.waiting(self._timeout())  # raises once the run is over
                 with self._lock:
                     if waiter.granted:
                         return self.clock() - started
         except BaseException:  # cancellation included: never leak the slot
-            waiter.future.cancel()
+            waiter.cancel()
             self._abandon(waiter, started)
             raise
 
@@ -370,39 +394,30 @@ class CallLimiter:
         pause = self._pace_seconds()
         return pause if timeout is None else min(pause, timeout)
 
-    def _pace(self) -> float | None:
+    def _pacing(self) -> Steps[float | None]:
         """Take one token of the rate limiter; seconds waited (None: it did not wait).
 
-        Tokens are asked for without blocking (``acquire(blocking=False)``) every
+        Tokens are asked for without blocking (``acquire(blocking=False)``; on the event
+        loop ``aacquire``, or ``acquire`` when the limiter has none) every
         :meth:`_pace_seconds`, so that the run's deadline holds.
         """
-        limiter = self.rate_limiter
-        if limiter is None or limiter.acquire(blocking=False):
-            return None
-        started = self.clock()
-        while True:
-            time.sleep(self._pause())
-            if limiter.acquire(blocking=False):
-                return self.clock() - started
+        from ..core.concurrency.step_driver import Call
 
-    async def _apace(self) -> float | None:
-        """Async :meth:`_pace` (``aacquire``, or ``acquire`` when the limiter has none)."""
         limiter = self.rate_limiter
         if limiter is None:
             return None
         aacquire = getattr(limiter, "aacquire", None)
-
-        async def take() -> bool:
-            if aacquire is not None:
-                return bool(await aacquire(blocking=False))
-            return limiter.acquire(blocking=False)
-
-        if await take():
+        take = Call(
+            partial(limiter.acquire, blocking=False),
+            partial(_take_async, limiter, aacquire),
+        )
+        if (yield take):
             return None
         started = self.clock()
         while True:
-            await asyncio.sleep(self._pause())
-            if await take():
+            pause = self._pause()
+            yield Call(partial(time.sleep, pause), partial(asyncio.sleep, pause))
+            if (yield take):
                 return self.clock() - started
 
     # ------------------------------------------------------------------ public
@@ -417,52 +432,57 @@ class CallLimiter:
             BudgetExceededError: The engine run's deadline passed, or the run was stopped,
                 before the call could start.
         """
-        key = id(self)
-        if key in _HELD.get():
-            yield FREE
-            return
-        waited = self._acquire()
-        _HELD.set(_HELD.get() | {key})
-        try:
-            try:
-                paced = self._pace()
-                check_call_allowed()  # the wait may have outlived the run
-            except BaseException:
-                self._count(waited, None, gave_up=True)
-                raise
-            yield self._count(waited, paced)
-        finally:
-            _HELD.set(_HELD.get() - {key})
-            self._release()
+        from ..core.concurrency.step_driver import run_steps
+
+        with self._holding(run_steps(self._entering())) as ticket:
+            yield ticket
 
     @contextlib.asynccontextmanager
     async def aslot(self) -> AsyncIterator[SlotTicket]:
-        """Hold one slot (and a token) for the awaited model call inside the block.
+        """Async twin of :meth:`slot`: waiting for the slot never blocks the loop."""
+        from ..core.concurrency.step_driver import arun_steps
 
-        Returns:
-            An async context manager yielding the acquisition's :class:`SlotTicket`.
+        with self._holding(await arun_steps(self._entering())) as ticket:
+            yield ticket
 
-        Raises:
-            BudgetExceededError: The engine run's deadline passed, or the run was stopped,
-                before the call could start.
-        """
+    def _entering(self) -> Steps[SlotTicket | None]:
+        """:meth:`slot`'s steps up to the call: a slot, then a token (None: nested)."""
         key = id(self)
         if key in _HELD.get():
-            yield FREE
-            return
-        waited = await self._aacquire()
+            return None
+        waited = yield from self._acquiring()
         _HELD.set(_HELD.get() | {key})
         try:
-            try:
-                paced = await self._apace()
-                check_call_allowed()
-            except BaseException:
-                self._count(waited, None, gave_up=True)
-                raise
-            yield self._count(waited, paced)
+            paced = yield from self._pacing()
+            check_call_allowed()  # the wait may have outlived the run
+        except BaseException:
+            self._count(waited, None, gave_up=True)
+            self._leave()
+            raise
+        return self._count(waited, paced)
+
+    @contextlib.contextmanager
+    def _holding(self, ticket: SlotTicket | None) -> Iterator[SlotTicket]:
+        """Hold the slot :meth:`_entering` took until the block ends (None: nested)."""
+        if ticket is None:
+            yield FREE
+            return
+        try:
+            yield ticket
         finally:
-            _HELD.set(_HELD.get() - {key})
-            self._release()
+            self._leave()
+
+    def _leave(self) -> None:
+        """Give the slot back and forget that this context holds it."""
+        _HELD.set(_HELD.get() - {id(self)})
+        self._release()
+
+
+async def _take_async(limiter: RateLimiter, aacquire: Callable[..., Any] | None) -> bool:
+    """One token without blocking, on the loop (``aacquire``, else ``acquire``)."""
+    if aacquire is not None:
+        return bool(await aacquire(blocking=False))
+    return limiter.acquire(blocking=False)
 
 
 class WaitTally:
@@ -497,12 +517,9 @@ def limited(limiter: CallLimiter | None, tally: WaitTally | None = None) -> Iter
     Returns:
         A context manager.
     """
-    if limiter is None:
-        yield
-        return
-    with limiter.slot() as ticket:
-        if tally is not None:
-            tally.add(ticket)
+    from ..core.concurrency.step_driver import run_steps
+
+    with run_steps(limiting(limiter, tally)):
         yield
 
 
@@ -510,19 +527,40 @@ def limited(limiter: CallLimiter | None, tally: WaitTally | None = None) -> Iter
 async def alimited(
     limiter: CallLimiter | None, tally: WaitTally | None = None
 ) -> AsyncIterator[None]:
-    """``limiter.aslot()`` counted in ``tally``; nothing when ``limiter`` is None.
+    """Async twin of :func:`limited` (``limiter.aslot()``)."""
+    from ..core.concurrency.step_driver import arun_steps
+
+    with await arun_steps(limiting(limiter, tally)):
+        yield
+
+
+def limiting(
+    limiter: CallLimiter | None, tally: WaitTally | None = None
+) -> Steps[contextlib.AbstractContextManager[None]]:
+    """:func:`limited` as steps, for a flow written once (``core.concurrency.step_driver``).
+
+    The steps wait for the slot (and the token); enter the context manager they return at
+    once: it holds the slot until its block ends and counts the acquisition in ``tally``.
 
     Args:
-        limiter: The limiter, or None.
+        limiter: The limiter, or None (no steps, nothing held).
         tally: Where the acquisition's wait is counted.
 
     Returns:
-        An async context manager.
+        The steps, returning the context manager.
     """
     if limiter is None:
-        yield
-        return
-    async with limiter.aslot() as ticket:
+        return contextlib.nullcontext()
+    ticket = yield from limiter._entering()
+    return _counted(limiter._holding(ticket), tally)
+
+
+@contextlib.contextmanager
+def _counted(
+    holding: contextlib.AbstractContextManager[SlotTicket], tally: WaitTally | None
+) -> Iterator[None]:
+    """Hold the slot of ``holding``, its acquisition counted in ``tally``."""
+    with holding as ticket:
         if tally is not None:
             tally.add(ticket)
         yield

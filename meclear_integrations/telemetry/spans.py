@@ -30,6 +30,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
+from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.config import ClearanceConfig
 from ..core.events import StageEvent
 from ..core.judging.evaluator import Evaluator, is_async_evaluator
@@ -355,34 +356,32 @@ class ClearanceTrace:
         if is_async_evaluator(evaluate):
 
             async def traced_async(coalition: tuple[Memory, ...], trial: int) -> Any:
-                evaluation, tokens = self._begin(coalition, trial)
-                try:
-                    score = evaluate(coalition, trial)
-                    if hasattr(score, "__await__"):
-                        score = await score
-                except BaseException as exc:
-                    evaluation.failed(exc)
-                    raise
-                finally:
-                    self._end(tokens)
-                evaluation.succeeded(score)
-                return score
+                return await arun_steps(self._evaluation(evaluate, coalition, trial))
 
             return traced_async
 
         def traced(coalition: tuple[Memory, ...], trial: int) -> Any:
-            evaluation, tokens = self._begin(coalition, trial)
-            try:
-                score = evaluate(coalition, trial)
-            except BaseException as exc:
-                evaluation.failed(exc)
-                raise
-            finally:
-                self._end(tokens)
-            evaluation.succeeded(score)
-            return score
+            return run_steps(self._evaluation(evaluate, coalition, trial))
 
         return traced
+
+    def _evaluation(
+        self, evaluate: Evaluator, coalition: tuple[Memory, ...], trial: int
+    ) -> Steps[Any]:
+        """One evaluator call inside its span (an awaitable score is awaited on the loop)."""
+        evaluation, tokens = self._begin(coalition, trial)
+        try:
+            score = evaluate(coalition, trial)
+            if hasattr(score, "__await__"):
+                awaitable = score
+                score = yield Call(lambda: awaitable, lambda: awaitable)
+        except BaseException as exc:
+            evaluation.failed(exc)
+            raise
+        finally:
+            self._end(tokens)
+        evaluation.succeeded(score)
+        return score
 
     def _begin(self, coalition: tuple[Memory, ...], trial: int) -> tuple[_Evaluation, tuple]:
         evaluation = _Evaluation(self, self._parent(), [m.id for m in coalition], trial)

@@ -8,6 +8,11 @@ import pytest
 
 from tests.support.tools import loaded_tool
 
+RAW_SHARE_LIMIT = 3.40
+"""Percent of the package's lines that twin pairs may span (``tools/sync_twins.py``)."""
+DUPLICATED_SHARE_LIMIT = 0.30
+"""Percent of the package's lines that duplicated twin pairs may span (``--duplicated``)."""
+
 
 @pytest.fixture(scope="module")
 def tool():
@@ -157,3 +162,12 @@ def test_main_duplicated_is_a_subset_of_all_pairs(tool, capsys) -> None:
     assert "duplicated twin pairs" in duplicated[-1]
     assert set(duplicated[:-1]) <= set(every[:-1])
     assert int(duplicated[-1].split()[0]) <= int(every[-1].split()[0])
+
+
+def test_the_package_twins_stay_within_the_ratchet(tool) -> None:
+    """A ratchet: lower the limits when twins go, never raise them to let twins back in."""
+    pairs, total = tool.tally()
+    duplicated, same_total = tool.tally(duplicated=True)
+    assert same_total == total
+    assert tool.share(pairs, total) <= RAW_SHARE_LIMIT, pairs[:10]
+    assert tool.share(duplicated, total) <= DUPLICATED_SHARE_LIMIT, duplicated
