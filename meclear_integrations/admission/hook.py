@@ -82,19 +82,7 @@ class AdmissionHook:
     async def abefore_write(
         self, candidate: str, context: Context, *, candidate_id: str | None = None
     ) -> tuple[float, AdmissionDecision]:
-        """Async ``before_write``.
-
-        Args:
-            candidate: The candidate memory's text.
-            context: Its historical context.
-            candidate_id: The candidate's id in the decision.
-
-        Returns:
-            ``(score in [0, 1], decision)``.
-
-        Raises:
-            AdmissionFailedError: A stage failed and ``on_error="raise"``.
-        """
+        """Async :meth:`before_write` (its arguments, result and errors)."""
         decision = await self.admitter.adecide(candidate, context, candidate_id=candidate_id)
         return self._score(decision), decision
 

@@ -94,15 +94,7 @@ class FeedbackLog(Lookups, HarmLookups):
         return run_steps(self._feedback_steps(run_or_query_id, **kwargs))
 
     async def afeedback(self, run_or_query_id: str, **kwargs: Any) -> FeedbackRecord:
-        """:meth:`feedback` with its database work in worker threads (the same steps).
-
-        Args:
-            run_or_query_id: A ledger run id, a tracing run id or a query id.
-            **kwargs: The keyword arguments of :meth:`feedback`.
-
-        Returns:
-            The feedback as recorded.
-        """
+        """:meth:`feedback`'s steps, database work in worker threads (arguments, result, errors)."""
         return await arun_steps(self._feedback_steps(run_or_query_id, **kwargs))
 
     def _feedback_steps(

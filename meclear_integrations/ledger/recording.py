@@ -220,15 +220,7 @@ class Recording(FeedbackLog):
         return len(fresh)
 
     async def arecord(self, report: ClearanceReport, **kwargs: Any) -> RunRecord:
-        """:meth:`record` with its database work in worker threads (the same steps).
-
-        Args:
-            report: The clearance report.
-            **kwargs: The keyword arguments of :meth:`record`.
-
-        Returns:
-            The run as recorded.
-        """
+        """:meth:`record`'s steps, database work in worker threads (arguments, result, errors)."""
         return await arun_steps(self._recording(report, kwargs))
 
     def _recording(self, report: ClearanceReport, kwargs: dict[str, Any]) -> Steps[RunRecord]:

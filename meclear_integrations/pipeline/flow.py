@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..core.concurrency.step_driver import arun_steps, call_async, call_sync, run_steps
@@ -257,7 +258,7 @@ class EngineJob:
 
 
 def run_engine(job: EngineJob) -> ClearanceReport:
-    """Run ``job`` on the calling thread.
+    """Run ``job`` on the calling thread (:func:`_engine_steps`).
 
     Args:
         job: The integration's engine run.
@@ -265,27 +266,26 @@ def run_engine(job: EngineJob) -> ClearanceReport:
     Returns:
         The engine's report with the query's model calls.
     """
-    meter, request = UsageMeter(), job.request
-    with job.scope(cost_source(job.task, meter)), metering(meter):
-        report = job.engine(meter).clear(
-            list(request.memories), job.evaluate, prior_harmful=request.prior
-        )
-    return with_model_calls(report, job.task.calls, meter)
+    return run_steps(_engine_steps(job))
 
 
 async def arun_engine(job: EngineJob) -> ClearanceReport:
-    """Run ``job`` on the event loop (see :func:`run_engine`).
+    """Run ``job`` on the event loop (see :func:`run_engine`)."""
+    return await arun_steps(_engine_steps(job))
 
-    Args:
-        job: The integration's engine run.
 
-    Returns:
-        The engine's report with the query's model calls.
+def _engine_steps(job: EngineJob) -> Steps[ClearanceReport]:
+    """An engine run as a step flow: ``clear`` on the calling thread, ``aclear`` on the loop.
+
+    The meter and the tracing scope are entered by the flow, on the driver's thread or
+    task, and held across the engine's step.
     """
     meter, request = UsageMeter(), job.request
     with job.scope(cost_source(job.task, meter)), metering(meter):
-        report = await job.engine(meter).aclear(
-            list(request.memories), job.evaluate, prior_harmful=request.prior
+        engine, memories = job.engine(meter), list(request.memories)
+        report = yield Call(
+            partial(engine.clear, memories, job.evaluate, prior_harmful=request.prior),
+            partial(engine.aclear, memories, job.evaluate, prior_harmful=request.prior),
         )
     return with_model_calls(report, job.task.calls, meter)
 
@@ -322,33 +322,23 @@ def run_sync(flow: Steps[T], host: SyncHost) -> T:
     Returns:
         The flow's result.
     """
-
-    def handle(step: Step) -> Any:
-        if isinstance(step, Notify):
-            return host.notify(step.event)
-        if isinstance(step, Clear):
-            return run_engine(host.engine_job(step))
-        return call_sync(step)
-
-    return run_steps(flow, handle)
+    return run_steps(flow, lambda step: call_sync(_host_call(step, host)))
 
 
 async def run_async(flow: Steps[T], host: AsyncHost) -> T:
-    """Drive ``flow`` on the event loop (blocking calls in worker threads).
+    """Drive ``flow`` on the event loop (blocking calls in worker threads)."""
+    return await arun_steps(flow, lambda step: call_async(_host_call(step, host)))
 
-    Args:
-        flow: The flow generator (or an integration's query around it).
-        host: The integration's engine and event sink.
 
-    Returns:
-        The flow's result.
+def _host_call(step: Step, host: SyncHost | AsyncHost) -> Any:
+    """The :class:`Call` of a host's step; any other step as it is.
+
+    A :class:`Notify` is the host's event sink (a function, or a coroutine function on the
+    async path), a :class:`Clear` its engine run (:func:`run_engine` / :func:`arun_engine`).
     """
-
-    async def handle(step: Step) -> Any:
-        if isinstance(step, Notify):
-            return await host.notify(step.event)
-        if isinstance(step, Clear):
-            return await arun_engine(host.engine_job(step))
-        return await call_async(step)
-
-    return await arun_steps(flow, handle)
+    if isinstance(step, Notify):
+        return Call.on_both(partial(host.notify, step.event))
+    if isinstance(step, Clear):
+        job = host.engine_job(step)
+        return Call(partial(run_engine, job), partial(arun_engine, job))
+    return step

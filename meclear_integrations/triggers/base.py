@@ -89,14 +89,7 @@ class Trigger:
         raise NotImplementedError
 
     async def adecide(self, context: TriggerContext) -> TriggerDecision:
-        """:meth:`decide` for asyncio callers (off the event loop when it blocks).
-
-        Args:
-            context: The query: its id, text and retrieved memories.
-
-        Returns:
-            The decision.
-        """
+        """:meth:`decide` for asyncio callers, off the event loop when it blocks (same args)."""
         if self.blocking:
             return await asyncio.to_thread(self.decide, context)
         return self.decide(context)

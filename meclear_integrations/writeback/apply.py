@@ -515,19 +515,7 @@ async def aapply_reviews(
     dry_run: bool = False,
     **adapter_options: Any,
 ) -> list[WritebackOutcome]:
-    """Async :func:`apply_reviews` (the store's async methods; ledger writes in a thread).
-
-    Args:
-        ledger: As :func:`apply_reviews`.
-        store: As :func:`apply_reviews`.
-        memory_ids: As :func:`apply_reviews`.
-        actor: As :func:`apply_reviews`.
-        dry_run: As :func:`apply_reviews`.
-        **adapter_options: As :func:`apply_reviews`.
-
-    Returns:
-        One outcome per memory.
-    """
+    """Async :func:`apply_reviews` (the store's async methods; ledger writes in a thread)."""
     adapter = adapter_for(store, **adapter_options)
     return await arun_steps(_applying(ledger, adapter, memory_ids, actor, dry_run))
 
@@ -575,21 +563,7 @@ async def arestore_memory(
     dry_run: bool = False,
     **adapter_options: Any,
 ) -> WritebackOutcome:
-    """Async :func:`restore_memory`.
-
-    Args:
-        ledger: As :func:`restore_memory`.
-        store: As :func:`restore_memory`.
-        memory_id: As :func:`restore_memory`.
-        actor: As :func:`restore_memory`.
-        reason: As :func:`restore_memory`.
-        reset_evidence: As :func:`restore_memory`.
-        dry_run: As :func:`restore_memory`.
-        **adapter_options: As :func:`restore_memory`.
-
-    Returns:
-        The outcome.
-    """
+    """Async :func:`restore_memory` (its arguments, result and errors)."""
     adapter = adapter_for(store, **adapter_options)
     plan = _restore_plan(ledger, adapter, memory_id, actor, reason, reset_evidence, dry_run)
     return await arun_steps(plan)

@@ -8,9 +8,9 @@ import pytest
 
 from tests.support.tools import loaded_tool
 
-RAW_SHARE_LIMIT = 3.40
+RAW_SHARE_LIMIT = 3.20
 """Percent of the package's lines that twin pairs may span (``tools/sync_twins.py``)."""
-DUPLICATED_SHARE_LIMIT = 0.30
+DUPLICATED_SHARE_LIMIT = 0.15
 """Percent of the package's lines that duplicated twin pairs may span (``--duplicated``)."""
 
 

@@ -279,20 +279,8 @@ def evaluate_sync(
         EvaluatorError: a call failed after its retries.
         BudgetExceededError: the run's budget ran out.
     """
-    run_steps(
-        _batch(
-            game,
-            coalitions,
-            evaluate,
-            max_concurrency,
-            trials,
-            retrier,
-            failures,
-            pace,
-            on_start,
-            on_done,
-        )
-    )
+    # the arguments as given: nothing is assigned before this line
+    run_steps(_batch(**locals()))
 
 
 async def _settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
@@ -344,23 +332,12 @@ async def evaluate_async(
     it; a sync call abandoned that way finishes in its daemon thread, starts no further
     model call (the run's budget is closed) and is discarded.
     """
-    await arun_steps(
-        _batch(
-            game,
-            coalitions,
-            evaluate,
-            max_concurrency,
-            trials,
-            retrier,
-            failures,
-            None,
-            on_start,
-            on_done,
-        )
-    )
+    # the arguments as given: nothing is assigned before this line
+    await arun_steps(_batch(pace=None, **locals()))
 
 
 def _batch(
+    *,
     game: CoalitionGame,
     coalitions: Iterable[Coalition] | Iterable[tuple[Coalition, int]],
     evaluate: Evaluator,
