@@ -82,8 +82,7 @@ def add_stream_flags(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--no-audit-bounds",
         action="store_true",
-        help="--mode background: no per-question audit bounds (jobs.audit_gate), for "
-        "comparison",
+        help="--mode background: no per-question audit bounds (jobs.audit_gate), for comparison",
     )
 
 
