@@ -41,7 +41,7 @@ from .events import StageEvent, StageListener
 from .failures.retry import AsyncSleep, CallRetrier, Sleep
 from .game import CoalitionGame
 from .grouping import Embedder, memory_graph
-from .judging.batch import Pace
+from .judging.dispatch import Pace
 from .judging.evaluator import (
     Evaluator,
     evaluate_async,
