@@ -36,7 +36,6 @@ from typing import Any
 
 from ..answers import AnswerNote, answer_note
 from ..budget import RunBudget
-from ..coalitions import Coalition
 from ..concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..concurrency.workers import call_gate, in_worker
 from ..config import RetryPolicy
@@ -44,7 +43,7 @@ from ..errors import BudgetExceededError, EvaluatorError, RedactedError
 from ..failures.faults import exception_chain, is_transient, redact_chain
 from ..failures.kind import failure_kind, failure_url, is_not_api_reply
 from ..failures.retry import CallRetrier
-from ..game import CoalitionGame, EvaluationRequest
+from ..game import Coalition, CoalitionGame, EvaluationRequest
 from ..memory import Memory
 from ..redaction import redact
 from ..report import FailedCoalition
