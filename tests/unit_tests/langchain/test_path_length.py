@@ -21,7 +21,7 @@ from tests.support.tools import loaded_tool
 
 ROOT = Path(__file__).resolve().parents[3]
 
-MAX_FILES = 64
+MAX_FILES = 63
 """Library files one query enters, the engine's worker threads and the simulated model's
 own files included (84 before fragments of one concept became one module each: the
 judges' verdict protocol, prompts and formats, the runtime's retries, cost and preflight,
