@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 MAX_FILES = 63
 """Library files one query enters, the engine's worker threads and the simulated model's
-own files included (84 before fragments of one concept became one module each: the
+own files included (67 before the evaluator's call dispatch, the coalition game and its
+bitmasks, a run's close and its reports, and the simulated reader and its prompt blocks
+became one module each; 84 before fragments of one concept became one module each: the
 judges' verdict protocol, prompts and formats, the runtime's retries, cost and preflight,
 the estimators' guard, the OpenTelemetry switch, the LangChain usage callback; and before
 the interactions stage was skipped when off; 72 before the candidate families joined the
