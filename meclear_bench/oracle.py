@@ -20,8 +20,7 @@ from typing import TypeVar
 
 from meclear_integrations.core import ClearanceConfig, Memory
 from meclear_integrations.core.answers import answer_note
-from meclear_integrations.core.coalitions import Coalition
-from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.game import Coalition, CoalitionGame
 from meclear_integrations.core.verification.rule import Trials, candidate_coalition, rule_of
 
 from .counting import CountingEvaluator

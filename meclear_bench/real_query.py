@@ -7,7 +7,7 @@ prompt of the integrations
 the prompt of ``ClearingRetriever``'s default agent), the package's LLM judges
 (:class:`~meclear_integrations.judges.ReferenceLLMJudge`, or
 :class:`~meclear_integrations.judges.ReferenceFreeLLMJudge` shown the coalition or the
-full context) and the per-query :class:`~meclear_integrations.core.judging.dedup.AnswerCache`
+full context) and the per-query :class:`~meclear_integrations.core.judging.dispatch.AnswerCache`
 (a deterministic agent answers each prompt once across trials; the judge sees each
 distinct answer once, or each (answer, coalition) when it reads the coalition).
 
@@ -27,7 +27,7 @@ from collections.abc import Hashable, Sequence
 from typing import Literal
 
 from meclear_integrations.core.errors import InconsistentVerdictsError
-from meclear_integrations.core.judging.dedup import AnswerCache
+from meclear_integrations.core.judging.dispatch import AnswerCache
 from meclear_integrations.core.memory import Memory
 from meclear_integrations.judges import (
     ExactMatchJudge,

@@ -41,7 +41,7 @@ nonce) gets the JSON object ``{"reason", "correct"}``. Harm rating (the ``llm-di
 prompt) rates a matching statement whose answer disagrees with the reader's answer 0.9,
 every other memory 0.1; the one-call filter prompt (``llm-filter``) gets the JSON list of
 the numbers of every other memory (:func:`keep_numbers`). Prompt blocks are found with the package's
-:func:`~meclear_integrations.simulation.prompt_blocks.fenced_block`.
+:func:`~meclear_integrations.simulation.reader.fenced_block`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from functools import lru_cache
 
 from meclear_integrations.core.stopwords import FUNCTION_WORDS
 from meclear_integrations.simulation import StandInModel
-from meclear_integrations.simulation.prompt_blocks import fenced_block
+from meclear_integrations.simulation.reader import fenced_block
 from meclear_integrations.simulation.standin import Reply
 from meclear_integrations.simulation.world import normalize_answer
 

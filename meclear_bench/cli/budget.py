@@ -31,7 +31,7 @@ from meclear_integrations.core import (
     Memory,
     PermutationShapley,
 )
-from meclear_integrations.core.judging.dedup import adedup_evaluator
+from meclear_integrations.core.judging.dispatch import adedup_evaluator
 from meclear_integrations.simulation import EvidenceWorld, exact_match_score
 
 __all__ = ["LatencyModel", "measure_latency", "measure_overhead", "register"]

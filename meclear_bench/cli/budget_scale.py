@@ -40,7 +40,7 @@ from meclear_integrations.core import (
     MeClearEngine,
     Memory,
 )
-from meclear_integrations.core.judging.dedup import adedup_evaluator
+from meclear_integrations.core.judging.dispatch import adedup_evaluator
 from meclear_integrations.simulation import SimulatedCase, exact_match_score
 
 from ..scale_games import ScaleFamily, scale_games

@@ -5,7 +5,7 @@ stage event); a sync driver (daemon worker threads, :mod:`~..core.concurrency.wo
 driver (asyncio) execute the steps, so independent calls (the six responses, the three judge and
 three auditor calls, targeted repairs) run concurrently on both paths, up to ``max_concurrency``. On
 the async path the first error of a batch cancels its siblings
-(:func:`~..core.concurrency.tasks.gather_or_cancel`), so no call outlives the decision. Model
+(:func:`~..core.concurrency.workers.gather_or_cancel`), so no call outlives the decision. Model
 misbehaviour (a raising call, an output that never parses, however malformed: deep
 nesting, huge numbers) never raises out of ``decide`` / ``adecide``: it ends in
 ``AdmissionDecision.error``. Error texts and raw outputs kept for diagnosis are redacted.
@@ -33,8 +33,7 @@ from ..core.concurrency.step_driver import (
     call_sync,
     run_steps,
 )
-from ..core.concurrency.tasks import gather_or_cancel
-from ..core.concurrency.workers import map_in_workers
+from ..core.concurrency.workers import gather_or_cancel, map_in_workers
 from ..core.redaction import redact
 from ..runtime.limiter import CallLimiter
 from .calls import CallMeter, CallResult, CallRunner, ModelCall

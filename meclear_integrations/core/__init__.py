@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     )
     from .estimators import AutoShapley, Estimator, ExactShapley, PermutationShapley
     from .events import StageEvent
-    from .judging.dedup import AnswerCache
+    from .judging.dispatch import AnswerCache
     from .judging.evaluator import Evaluator
     from .memory import Memory
     from .report import (
@@ -116,7 +116,7 @@ _LAZY = {
         ".estimators",
     ),
     "StageEvent": ".events",
-    "AnswerCache": ".judging.dedup",
+    "AnswerCache": ".judging.dispatch",
     "Evaluator": ".judging.evaluator",
     "Memory": ".memory",
     **dict.fromkeys(

@@ -36,8 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .answers import plain_same
-from .coalitions import Coalition
-from .game import CoalitionGame
+from .game import Coalition, CoalitionGame
 from .grouping import failing_answers, silent_answers
 
 __all__ = ["answer_backed", "answer_backed_flags", "failing_share", "net_pivots"]

@@ -41,7 +41,7 @@ from .events import StageEvent, StageListener
 from .failures.retry import AsyncSleep, CallRetrier, Sleep
 from .game import CoalitionGame
 from .grouping import Embedder, memory_graph
-from .judging.batch import Pace
+from .judging.dispatch import Pace
 from .judging.evaluator import (
     Evaluator,
     evaluate_async,
@@ -66,8 +66,8 @@ from .stages import (
 )
 from .stages import Evaluate as _Evaluate
 from .stages.clearing import verifier as verifier
-from .stages.closing import inconsistency as inconsistency
 from .stages.outcomes import empty_report, fail_open_report
+from .stages.outcomes import inconsistency as inconsistency
 from .stages.prior import prior_clearance
 from .stages.unexplained import unexplained_stop
 from .tracing.hooks import NULL_TRACE, start_trace  # imports no OpenTelemetry

@@ -36,8 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Sequence
 
-from .coalitions import Coalition
-from .game import CoalitionGame
+from .game import Coalition, CoalitionGame
 from .verification.rule import candidate_coalition
 
 __all__ = ["EscalationSearch", "escalation_candidates", "escalation_pool", "wide_pool"]

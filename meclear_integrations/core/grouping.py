@@ -32,10 +32,9 @@ else:
     from .lazy import np
 
 from .answers import plain_same
-from .coalitions import Coalition, from_positions
 from .errors import ConfigurationError
 from .failures.faults import exception_chain, is_transient
-from .game import CoalitionGame
+from .game import Coalition, CoalitionGame, from_positions
 from .memory import Memory
 from .partition import Similarity, similarity_order
 from .redaction import redact

@@ -36,8 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .coalitions import Coalition
-from .game import CoalitionGame
+from .game import Coalition, CoalitionGame
 
 __all__ = ["promote", "residual_z"]
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .coalitions import Coalition, without
-from .game import CoalitionGame
+from .game import Coalition, CoalitionGame, without
 
 __all__ = ["LooLabel", "loo_coalitions", "loo_effects", "loo_label", "measured_loo_effects"]
 

@@ -29,8 +29,7 @@ else:
     from .lazy import np
 from pydantic import ConfigDict, Field
 
-from .coalitions import membership_matrix
-from .game import CoalitionGame
+from .game import CoalitionGame, membership_matrix
 from .strict import StrictSettings
 
 __all__ = ["SurrogateCandidates", "lasso", "surrogate_weights"]

@@ -59,7 +59,7 @@ from ..core.concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..core.concurrency.workers import check_call_allowed, in_worker
 from ..core.errors import ConfigurationError, InconsistentVerdictsError
 from ..core.failures.kind import mark_role
-from ..core.judging.dedup import SingleFlightCache
+from ..core.judging.dispatch import SingleFlightCache
 from ..core.memory import Memory
 from ..core.redaction import redact
 from ..core.tracing.hooks import judge_call

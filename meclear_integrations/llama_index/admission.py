@@ -30,7 +30,7 @@ from ..admission.decision import AdmissionDecision
 from ..admission.engine import ConMemAdmitter
 from ..admission.hook import OnError, admits
 from ..admission.prompts import Context
-from ..core.concurrency.tasks import gather_or_cancel
+from ..core.concurrency.workers import gather_or_cancel
 from ..core.errors import ConfigurationError
 from ..core.redaction import redact
 from ..core.strict import accepted_names, reject_unknown

@@ -1,7 +1,7 @@
 """One query's simulated agent and judge, run and paid for as a user would.
 
 :class:`SimulatedQuery` is an engine evaluator ``evaluate(coalition, trial) -> score``
-whose model calls go through the package's per-query :class:`~..core.judging.dedup.AnswerCache`:
+whose model calls go through the package's per-query :class:`~..core.judging.dispatch.AnswerCache`:
 a deterministic reader (:attr:`EvidenceWorld.deterministic`) answers each prompt once
 across trials, and the judge is asked once per distinct key of its signal
 (:meth:`SimulatedJudge.key`; a ``noisy`` or ``mixed`` judge on every evaluation, its
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from ..core.answers import note_answer
 from ..core.errors import InconsistentVerdictsError
-from ..core.judging.dedup import AnswerCache
+from ..core.judging.dispatch import AnswerCache
 from ..core.memory import Memory
 from .evaluator import same_answer
 from .judging import JudgeSignal, SimulatedJudge

@@ -5,6 +5,10 @@
 contains and answers as the evidence world's reader would on them; as a judge it grades a
 candidate by normalised exact match against the prompt's reference, or, without one,
 against the world's answer on the memories shown to the judge. A simulation, not an LLM.
+
+The package's prompts fence data as ``<tag ...>`` newline, text, newline ``</tag>``
+(:mod:`meclear_integrations.judges.answer_prompts`); :func:`fenced_block` finds one with
+plain string search (linear in the prompt), for the reader and the stand-in model alike.
 """
 
 from __future__ import annotations
@@ -14,12 +18,38 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from ..judges.answer_prompts import neutralize_tags
-from .prompt_blocks import fenced_block
 from .world import EvidenceWorld, exact_match_score
 
-__all__ = ["TextReader"]
+__all__ = ["TextReader", "fenced_block"]
 
 _REASON = "simulated judge: normalised exact match"
+
+
+def fenced_block(tag: str, prompt: str) -> str | None:
+    """The text of the first ``<tag ...>`` / ``</tag>`` block of ``prompt``, or None.
+
+    Args:
+        tag: The fence's tag name.
+        prompt: The rendered prompt.
+
+    Returns:
+        The block's text, or None when the prompt has no such block.
+    """
+    start = prompt.find(f"<{tag}")
+    while start >= 0:
+        after = prompt[start + len(tag) + 1 : start + len(tag) + 2]
+        if after in (">", " "):
+            break
+        start = prompt.find(f"<{tag}", start + 1)
+    if start < 0:
+        return None
+    body = prompt.find(">\n", start)
+    if body < 0:
+        return None
+    end = prompt.find(f"\n</{tag}>", body + 1)
+    if end < 0:
+        return None
+    return prompt[body + 2 : end]
 
 
 class TextReader:

@@ -49,8 +49,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..judges.protocol import read_nonce, verdict_reply
 from .faults import Faults
-from .prompt_blocks import fenced_block
-from .reader import TextReader
+from .reader import TextReader, fenced_block
 
 if TYPE_CHECKING:
     from .world import EvidenceWorld

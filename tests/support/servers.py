@@ -173,6 +173,6 @@ class OpenAIStub:
 
 
 def candidate(prompt: str) -> str | None:
-    from meclear_integrations.simulation.prompt_blocks import fenced_block
+    from meclear_integrations.simulation.reader import fenced_block
 
     return fenced_block("candidate_answer", prompt)

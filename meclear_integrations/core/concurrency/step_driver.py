@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .tasks import gather_or_cancel
+from .workers import gather_or_cancel
 
 __all__ = ["Call", "Steps", "arun_steps", "call_async", "call_sync", "fan_out", "run_steps"]
 
@@ -140,7 +140,7 @@ def fan_out(flows: Iterable[Steps[Any]]) -> Call:
 
     The sync path runs them one after another on the calling thread (the first failure
     stops the rest); the async path runs them concurrently on the loop, the first failure
-    cancelling the others (:func:`~.tasks.gather_or_cancel`). Each flow
+    cancelling the others (:func:`~.workers.gather_or_cancel`). Each flow
     yields only :class:`Call` steps.
 
     Args:

@@ -1,13 +1,17 @@
-"""Daemon worker threads for blocking calls, and the gate that stops them at the deadline.
+"""Where concurrent calls run, and how they stop: daemon worker threads, tasks that cancel.
 
-Why not ``concurrent.futures.ThreadPoolExecutor`` / ``asyncio.to_thread``: their workers are
-non-daemon threads that ``threading._shutdown`` joins (through ``threading._register_atexit``)
-when the interpreter exits, and ``asyncio.run`` joins the loop's default executor before it
-returns. A provider call that never returns would keep the process (or ``asyncio.run``)
-alive forever, whatever deadline the run had. The workers here are **daemon threads**:
-nothing ever joins them, so an abandoned call can neither delay the caller past its
-deadline nor keep the interpreter from exiting (a daemon thread still running at exit is
-simply stopped with the process).
+Blocking calls run on daemon worker threads, gated at the run's deadline; coroutines run
+together as tasks of which the first failure cancels the rest (:func:`gather_or_cancel`).
+Either way no call outlives the caller's interest in it.
+
+**Worker threads.** Why not ``concurrent.futures.ThreadPoolExecutor`` /
+``asyncio.to_thread``: their workers are non-daemon threads that ``threading._shutdown``
+joins (through ``threading._register_atexit``) when the interpreter exits, and
+``asyncio.run`` joins the loop's default executor before it returns. A provider call that
+never returns would keep the process (or ``asyncio.run``) alive forever, whatever deadline
+the run had. The workers here are **daemon threads**: nothing ever joins them, so an
+abandoned call can neither delay the caller past its deadline nor keep the interpreter from
+exiting (a daemon thread still running at exit is simply stopped with the process).
 
 - :func:`submit` runs a function on a worker of the module's pool (idle workers are reused
   and exit after :data:`IDLE_SECONDS` without work; a busy or hung worker never blocks
@@ -24,6 +28,12 @@ simply stopped with the process).
   abandoned agent call, a retry).
   :func:`remaining_call_seconds` tells code that waits before a model call (the shared
   call limiter) how long the run has left.
+
+**Tasks.** ``asyncio.gather`` lets the siblings of a failed awaitable run on (and keep
+calling models) after the caller has already received the error. :func:`gather_or_cancel` is the
+equivalent of an ``asyncio.TaskGroup`` that raises the first error itself rather than an
+``ExceptionGroup``: on the first failure, or when the caller is cancelled, every other
+task is cancelled and awaited before the error propagates, so nothing outlives the call.
 """
 
 from __future__ import annotations
@@ -35,13 +45,14 @@ import itertools
 import math
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "IDLE_SECONDS",
     "call_gate",
     "check_call_allowed",
+    "gather_or_cancel",
     "in_worker",
     "remaining_call_seconds",
     "submit",
@@ -248,3 +259,36 @@ def map_in_workers(fn: Callable[[Any], T], items: list[Any], workers: int) -> li
     if errors:
         raise errors[0]
     return results
+
+
+async def _cancel_all(tasks: Sequence[asyncio.Future[T]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def gather_or_cancel(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """The results of ``awaitables`` in order; the first error cancels the rest.
+
+    Args:
+        awaitables: the work to run concurrently.
+
+    Returns:
+        The results, in order.
+
+    Raises:
+        Exception: the first error, after the rest were cancelled.
+    """
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    if not tasks:
+        return []
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except BaseException:  # the caller was cancelled
+        await _cancel_all(tasks)
+        raise
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            await _cancel_all(tasks)
+            raise task.exception()  # type: ignore[misc]
+    return [task.result() for task in tasks]

@@ -37,9 +37,8 @@ if TYPE_CHECKING:
 else:
     from ..lazy import np
 
-from ..coalitions import Coalition
 from ..errors import ConfigurationError, ConfigurationTypeError, EstimatorError
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame
 from ..similarity_graph import SimilarityGraph
 
 __all__ = [

@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 else:
     from ..lazy import np
 
-from ..coalitions import Coalition
 from ..errors import ConfigurationError
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame
 from .base import (
     EstimatorSettings,
     ShapleyEstimate,

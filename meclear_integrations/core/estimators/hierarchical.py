@@ -59,9 +59,8 @@ if TYPE_CHECKING:
 else:
     from ..lazy import np
 
-from ..coalitions import Coalition, from_positions, full, members
 from ..errors import ConfigurationError
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame, from_positions, full, members
 from ..grouping import answer_group
 from ..partition import as_graph, similarity_order, spread_partition
 from ..similarity_graph import SimilarityGraph

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 else:
     from ..lazy import np
 
-from ..coalitions import Coalition
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame
 
 __all__ = [
     "InteractionLabel",

@@ -30,9 +30,8 @@ if TYPE_CHECKING:
 else:
     from ..lazy import np
 
-from ..coalitions import Coalition, full, membership_matrix
 from ..errors import ConfigurationError
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame, full, membership_matrix
 from .base import EstimatorSettings, ShapleyEstimate, ShapleyEstimator, SimilaritySource, run_rng
 
 __all__ = [

@@ -11,5 +11,5 @@ module                      concept
 ==========================  ===========================================================
 
 The exceptions themselves live in :mod:`meclear_integrations.core.errors` (every layer raises
-them); how a stage closes on a failure is :mod:`meclear_integrations.core.stages.closing`.
+them); how a stage closes on a failure is :mod:`meclear_integrations.core.stages.outcomes`.
 """

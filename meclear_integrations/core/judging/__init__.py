@@ -4,8 +4,8 @@
 module                      concept
 ==========================  ===========================================================
 :mod:`.evaluator`           running the caller's evaluator on coalitions, sync and async
-:mod:`.batch`               one batch of blocking calls on the sync path (inline or threads)
-:mod:`.dedup`               answer-level deduplication of agent and judge calls
+:mod:`.dispatch`            the evaluator's calls: deduplicated (each distinct answer once)
+                            and, on the sync path, a batch inline or on threads
 ==========================  ===========================================================
 
 The answer behind each score (:mod:`meclear_integrations.core.answers`) and the game that

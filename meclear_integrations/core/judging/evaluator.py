@@ -36,7 +36,6 @@ from typing import Any
 
 from ..answers import AnswerNote, answer_note
 from ..budget import RunBudget
-from ..coalitions import Coalition
 from ..concurrency.step_driver import Call, Steps, arun_steps, run_steps
 from ..concurrency.workers import call_gate, in_worker
 from ..config import RetryPolicy
@@ -44,11 +43,11 @@ from ..errors import BudgetExceededError, EvaluatorError, RedactedError
 from ..failures.faults import exception_chain, is_transient, redact_chain
 from ..failures.kind import failure_kind, failure_url, is_not_api_reply
 from ..failures.retry import CallRetrier
-from ..game import CoalitionGame, EvaluationRequest
+from ..game import Coalition, CoalitionGame, EvaluationRequest
 from ..memory import Memory
 from ..redaction import redact
 from ..report import FailedCoalition
-from .batch import Pace, run_batch, time_exceeded
+from .dispatch import Pace, run_batch, time_exceeded
 
 __all__ = ["Evaluator", "evaluate_async", "evaluate_sync", "is_async_evaluator"]
 
@@ -256,7 +255,7 @@ def evaluate_sync(
     """Evaluate ``coalitions`` up to ``trials`` trials each (sync).
 
     Bring ``coalitions`` to ``trials`` trials each (T by default), all in one batch, up to
-    ``max_concurrency`` calls at once (:func:`~.batch.run_batch`: a slow evaluator on
+    ``max_concurrency`` calls at once (:func:`~.dispatch.run_batch`: a slow evaluator on
     daemon worker threads from its first call, a fast one inline). When the run has a
     deadline the batch always goes to threads (never inline), so that the caller's thread
     can stop waiting at the deadline; calls already in flight then finish in their
@@ -351,7 +350,7 @@ def _batch(
 ) -> Steps[None]:
     """One batch of :func:`evaluate_sync` / :func:`evaluate_async`, as a step flow.
 
-    The batch itself is one step: :func:`~.batch.run_batch` on the calling thread, the
+    The batch itself is one step: :func:`~.dispatch.run_batch` on the calling thread, the
     tasks of :func:`_gather` on the loop. ``on_start`` returns None on the sync path and
     a coroutine on the async one (awaited).
     """

@@ -13,8 +13,8 @@ clearance / verification    :mod:`.clearing` (:mod:`.sources`, then           st
 
 Every stage verifies with the run's rule (``Run.rule``, ``core.verification.rule``).
 A stage is a generator of steps (:mod:`.steps`); its evaluations run inside
-:func:`.closing.closing`, which closes the stage with an ``error`` event when they fail.
-The reports a run ends with are built in :mod:`.outcomes`.
+:func:`.outcomes.closing`, which closes the stage with an ``error`` event when they fail;
+the reports a run ends with are built in :mod:`.outcomes` too.
 
 References:
     MeClear (Yang, Sun et al., 2026, arXiv:2609.09115), Algorithm 1 (Appendix C).
@@ -22,8 +22,8 @@ References:
 
 from .attribution import Attribution, attribution
 from .clearing import clearance, verifier
-from .closing import closing
 from .interactions import interactions
+from .outcomes import closing
 from .screening import Screened, early_exit, screening
 from .steps import Algorithm, Emit, Evaluate, Run, Step, Steps
 

@@ -24,7 +24,7 @@ from ..grouping import answer_group
 from ..report import MemoryAttribution
 from ..screening import loo_label, measured_loo_effects
 from ..verification.rule import harmful_positions
-from .closing import closing
+from .outcomes import closing
 from .steps import Emit, Evaluate, Run, Steps, want
 
 __all__ = ["Attribution", "attribution"]

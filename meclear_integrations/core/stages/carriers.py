@@ -34,8 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..answers import plain_same
-from ..coalitions import from_positions
-from ..game import CoalitionGame
+from ..game import CoalitionGame, from_positions
 from ..grouping import failing_answers, silent_answers, supports_answer
 from ..redaction import redact
 from ..report import CarrierEvidence, CarrierStatus, ClearanceReport

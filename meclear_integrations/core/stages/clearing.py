@@ -53,8 +53,7 @@ from ..verification.rule import (
 from ..verification.sequential import Selection
 from .attribution import Attribution
 from .carriers import with_carriers
-from .closing import closing
-from .outcomes import clearance_end, cost, unverified_report
+from .outcomes import clearance_end, closing, cost, unverified_report
 from .sources import fallback_sources
 from .steps import Emit, Run, Steps, evaluated
 from .verify_removal import verifier, verify_removal

@@ -27,7 +27,7 @@ from ..estimators.interactions import (
 )
 from ..events import StageEvent
 from ..report import PairInteraction
-from .closing import closing
+from .outcomes import closing
 from .steps import Emit, Evaluate, Run, Steps, want
 
 __all__ = [

@@ -20,8 +20,7 @@ from ..events import StageEvent
 from ..report import ClearanceCandidate, ClearanceReport
 from ..verification.rule import candidate_coalition
 from .carriers import with_carriers
-from .closing import closing
-from .outcomes import clearance_end, cost
+from .outcomes import clearance_end, closing, cost
 from .steps import Emit, Run, Steps
 from .verify_removal import verify_removal
 

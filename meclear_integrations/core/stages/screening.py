@@ -24,9 +24,8 @@ from ..events import StageEvent
 from ..report import ClearanceReport
 from ..screening import loo_coalitions, loo_label, measured_loo_effects
 from ..verification.sequential import SequentialVerifier
-from .closing import closing
 from .interactions import complete_plan, interaction_orders
-from .outcomes import clearance_end, kept_report
+from .outcomes import clearance_end, closing, kept_report
 from .prior import PriorTry, prior_search
 from .recency import recency_search
 from .steps import Emit, Evaluate, Run, Steps, evaluated, want

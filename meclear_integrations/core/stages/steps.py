@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..budget import RunBudget
-from ..coalitions import Coalition
 from ..config import ClearanceConfig
 from ..events import Stage, StageEvent
 from ..failures.retry import CallRetrier
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame
 from ..grouping import Embedder
 from ..recency import RecencyPrior
 from ..report import ClearanceReport, FailedCoalition, MemoryAttribution

@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..answers import plain_same
-from ..coalitions import Coalition, from_positions
 from ..estimators import HierarchicalShapley, ShapleyEstimator
 from ..events import StageEvent
+from ..game import Coalition, from_positions
 from ..grouping import (
     GROUP_SEARCH_FROM,
     answer_group,

@@ -28,9 +28,8 @@ from collections.abc import Generator, Sequence
 from itertools import combinations
 from typing import Protocol, TypeVar
 
-from ..coalitions import Coalition, without
 from ..config import ClearanceConfig, RuleName
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame, without
 from .sequential import Selection, SequentialVerifier
 
 __all__ = [

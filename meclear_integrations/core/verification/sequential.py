@@ -52,8 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ..coalitions import Coalition
-from ..game import CoalitionGame
+from ..game import Coalition, CoalitionGame
 
 __all__ = [
     "CandidateEvidence",

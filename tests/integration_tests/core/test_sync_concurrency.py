@@ -14,7 +14,7 @@ from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core import BudgetExceededError
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.game import EvaluationRequest
-from meclear_integrations.core.judging.batch import Pace, run_batch
+from meclear_integrations.core.judging.dispatch import Pace, run_batch
 from tests.support.games import make_memories
 from tests.support.sync_batches import InFlight, single_memory_requests
 

@@ -106,7 +106,7 @@ def _parsers() -> dict[str, Callable[[str], object]]:
     from meclear_integrations.judges.answer_prompts import escape_attribute, fence, neutralize_tags
     from meclear_integrations.judges.parsing import verdict_from_text
     from meclear_integrations.judges.protocol import parse_verdict, read_nonce
-    from meclear_integrations.simulation.prompt_blocks import fenced_block
+    from meclear_integrations.simulation.reader import fenced_block
 
     return {
         "parse_verdict": lambda t: parse_verdict(t, "0a1b2c3d4e5f"),

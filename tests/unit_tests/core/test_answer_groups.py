@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.answers import note_answer
-from meclear_integrations.core.coalitions import from_positions
-from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.game import CoalitionGame, from_positions
 from meclear_integrations.core.grouping import answer_group, failing_answers
 from meclear_integrations.simulation.evaluator import SimulatedEvaluator
 from meclear_integrations.simulation.world import EvidenceWorld

@@ -12,7 +12,7 @@ import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core import AnswerCache
-from meclear_integrations.core.judging.dedup import (
+from meclear_integrations.core.judging.dispatch import (
     SingleFlightCache,
     adedup_evaluator,
     dedup_evaluator,
@@ -161,7 +161,7 @@ def test_dedup_evaluators_report_the_answer_to_the_engine() -> None:
 
     from meclear_integrations.core import AnswerCache, Memory
     from meclear_integrations.core.answers import answer_note
-    from meclear_integrations.core.judging.dedup import adedup_evaluator, dedup_evaluator
+    from meclear_integrations.core.judging.dispatch import adedup_evaluator, dedup_evaluator
 
     memory = (Memory(id="a", content="x"),)
     evaluate = dedup_evaluator(lambda c, t: "Paris", lambda a: 1.0, AnswerCache())

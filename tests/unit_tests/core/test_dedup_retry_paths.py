@@ -17,7 +17,7 @@ import pytest
 from meclear_integrations.core.budget import RunBudget
 from meclear_integrations.core.config import RetryPolicy
 from meclear_integrations.core.failures.retry import CallRetrier
-from meclear_integrations.core.judging.dedup import SingleFlightCache
+from meclear_integrations.core.judging.dispatch import SingleFlightCache
 
 
 def _cache_run(asynchronous: bool, script: Sequence[tuple[str, BaseException | None]]) -> list[Any]:

@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from meclear_integrations.core.coalitions import members
-from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.game import CoalitionGame, members
 from meclear_integrations.core.memory import Memory
 
 

@@ -12,8 +12,7 @@ import pytest
 from meclear_bench.cli.budget_scale import measure_scale
 from meclear_bench.scale_games import ScaleFamily, scale_game
 from meclear_integrations.core import ClearanceConfig, EarlyStops, MeClearEngine, Memory
-from meclear_integrations.core.coalitions import members
-from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.game import CoalitionGame, members
 from meclear_integrations.core.grouping import (
     answer_group,
     answer_group_search,

@@ -10,13 +10,12 @@ import pytest
 from meclear_bench.scale_games import ScaleFamily, scale_games
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory, StageEvent
 from meclear_integrations.core import AutoShapley
-from meclear_integrations.core.coalitions import members
 from meclear_integrations.core.escalation import (
     escalation_candidates,
     escalation_pool,
     wide_pool,
 )
-from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.game import CoalitionGame, members
 from meclear_integrations.core.grouping import (
     cosine_similarity,
     lexical_similarity,

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meclear_integrations import ClearanceConfig, MeClearEngine, Memory
-from meclear_integrations.core.coalitions import full, membership_matrix, without
 from meclear_integrations.core.errors import EstimatorError
 from meclear_integrations.core.estimators import KernelShapley
+from meclear_integrations.core.game import full, membership_matrix, without
 from tests.support.games import CountingEvaluator, make_memories
 
 

@@ -11,10 +11,9 @@ from pydantic import ValidationError
 
 from meclear_integrations.core import ClearanceConfig, MeClearEngine, Memory
 from meclear_integrations.core.budget import RunBudget
-from meclear_integrations.core.coalitions import Coalition
 from meclear_integrations.core.config import Verification
 from meclear_integrations.core.failures.retry import CallRetrier
-from meclear_integrations.core.game import CoalitionGame
+from meclear_integrations.core.game import Coalition, CoalitionGame
 from meclear_integrations.core.report import ClearanceReport
 from meclear_integrations.core.stages.attribution import Attribution
 from meclear_integrations.core.stages.clearing import clearance

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 
 from meclear_integrations.core.budget import RunBudget
-from meclear_integrations.core.judging.batch import Pace, run_batch
+from meclear_integrations.core.judging.dispatch import Pace, run_batch
 from tests.support.sync_batches import InFlight, single_memory_requests
 
 

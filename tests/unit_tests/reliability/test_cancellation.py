@@ -10,7 +10,7 @@ import pytest
 
 from meclear_integrations import ClearanceConfig, MeClearEngine
 from meclear_integrations.core import AnswerCache, StageEvent
-from meclear_integrations.core.judging.dedup import adedup_evaluator
+from meclear_integrations.core.judging.dispatch import adedup_evaluator
 from tests.support.faults import memories
 
 
