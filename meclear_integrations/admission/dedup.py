@@ -27,8 +27,9 @@ from .model import TextModel, as_text_model, supports_structured_output
 
 __all__ = ["DedupTextModel"]
 
-_Flight = tuple[dict[Any, Any], Any, Any, Any]
-"""(the in-flight table, the call's slot in it, the call to wait for or None, ours or None)."""
+_Flight = tuple[dict[Any, Any], Any, Any, Any, tuple[bool, Any]]
+"""(the in-flight table, the call's slot in it, the call to wait for or None, ours or None,
+(found in the cache, its value))."""
 
 
 class DedupTextModel:
@@ -79,28 +80,43 @@ class DedupTextModel:
                 return True, self._cache[key]
         return False, None
 
-    def _put(self, key: tuple[str, str], value: Any) -> None:
+    def _settle(self, key: tuple[str, str], value: Any, flights: dict[Any, Any], slot: Any) -> None:
+        """Cache ``value`` and end its flight in one step (under the lock).
+
+        Together, so a caller never finds the flight gone and the reply not cached yet
+        (it would send the prompt again: a second call, and ``misses`` counting it).
+        """
         with self._lock:
             self._cache[key] = value
             self._cache.move_to_end(key)
             while len(self._cache) > self.max_entries:
                 self._cache.popitem(last=False)
+            flights.pop(slot, None)
 
-    def _claim(self, flights: dict[Any, Any], slot: Any, new: Callable[[], Any]) -> _Flight:
-        """The call in flight under ``slot`` to wait for, or None and ours, registered."""
+    def _claim(
+        self, key: tuple[str, str], flights: dict[Any, Any], slot: Any, new: Callable[[], Any]
+    ) -> _Flight:
+        """The cached reply, or the call in flight under ``slot`` to wait for, or ours.
+
+        The cache is read again under the lock: a flight may have ended since :meth:`_get`.
+        """
         with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                self.hits += 1
+                return flights, slot, None, None, (True, self._cache[key])
             waiting = flights.get(slot)
             if waiting is not None:
                 self.hits += 1
-                return flights, slot, waiting, None
+                return flights, slot, waiting, None, (False, None)
             mine = flights[slot] = new()
             self.misses += 1
-            return flights, slot, None, mine
+            return flights, slot, None, mine, (False, None)
 
     async def _aclaim(self, key: tuple[str, str]) -> _Flight:
         """:meth:`_claim` on the event loop: asyncio futures, shared within one loop."""
         loop = asyncio.get_running_loop()
-        return self._claim(self._aflight, (id(loop), key), loop.create_future)
+        return self._claim(key, self._aflight, (id(loop), key), loop.create_future)
 
     def _once(self, key: tuple[str, str], call: Call) -> Steps[Any]:
         """``call``'s value, from the cache, shared with the same call in flight, or made.
@@ -112,20 +128,23 @@ class DedupTextModel:
         found, value = self._get(key)
         if found:
             return value
-        claim = functools.partial(self._claim, self._flight, key, Future)
-        flights, slot, waiting, mine = yield Call(claim, functools.partial(self._aclaim, key))
+        claim = functools.partial(self._claim, key, self._flight, key, Future)
+        flights, slot, waiting, mine, cached = yield Call(
+            claim, functools.partial(self._aclaim, key)
+        )
+        if cached[0]:
+            return cached[1]
         if waiting is not None:
             return (yield Call(waiting.result, lambda: asyncio.shield(waiting)))
         try:
             value = yield call
         except BaseException as exc:
+            with self._lock:
+                flights.pop(slot, None)
             mine.set_exception(exc)
             mine.exception()  # retrieved: no "never retrieved" warning when nobody waits
             raise
-        finally:
-            with self._lock:
-                flights.pop(slot, None)
-        self._put(key, value)
+        self._settle(key, value, flights, slot)
         mine.set_result(value)
         return value
 

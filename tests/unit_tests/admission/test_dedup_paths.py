@@ -132,3 +132,50 @@ def test_concurrent_prompts_share_one_call_on_both_paths(prompt: str) -> None:
         (4, 1) if prompt == "shared" else (3, 2)
     )
     assert again == prompt.upper() and len(log) == misses
+
+
+class _LockThatLetsACallerIn:
+    """The model's lock, letting a second caller in on another thread at one release.
+
+    At the first release of the lock by the calling thread after the wrapped model answered,
+    another thread asks the same prompt (and is joined): it arrives exactly when the flight
+    has ended on the first thread's side, the window a busy machine opens at random.
+    """
+
+    def __init__(self, model: DedupTextModel, wrapped: Scripted, prompt: str) -> None:
+        self._lock = threading.Lock()
+        self.model, self.wrapped, self.prompt = model, wrapped, prompt
+        self.owner = threading.get_ident()
+        self.second: list[str] = []
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+        ready = self.wrapped.log and not self.second and threading.get_ident() == self.owner
+        if ready:
+            self.second.append("asking")
+            other = threading.Thread(target=lambda: self.second.append(self._ask()))
+            other.start()
+            other.join(timeout=10)
+
+    def _ask(self) -> str:
+        return self.model.complete(self.prompt)
+
+
+def test_a_caller_arriving_as_a_flight_ends_finds_the_reply_cached() -> None:
+    """No window between a flight's end and its reply's caching: the prompt is sent once.
+
+    Under load a caller could find the flight gone and the reply not cached yet, send the
+    prompt again and count a second miss (an admission bench's sent calls then exceeded
+    what its server saw).
+    """
+    wrapped = Scripted()
+    model = DedupTextModel(wrapped)
+    gate = _LockThatLetsACallerIn(model, wrapped, "same")
+    model._lock = gate  # type: ignore[assignment]
+    assert model.complete("same") == "SAME"
+    assert gate.second == ["asking", "SAME"]
+    assert wrapped.log == [("text", "same")]
+    assert (model.misses, model.hits) == (1, 1)
