@@ -56,7 +56,18 @@ def _server(model=None) -> tuple[ThreadingHTTPServer, list[dict]]:
             self.end_headers()
             self.wfile.write(raw)
 
-    return ThreadingHTTPServer(("127.0.0.1", 0), Handler), seen
+    return _Backlogged(("127.0.0.1", 0), Handler), seen
+
+
+class _Backlogged(ThreadingHTTPServer):
+    """A stub that queues every connection a bench opens at once (the default backlog is 5).
+
+    On a busy machine the accept loop falls behind; a refused connection is an attempt
+    the bench counts (and retries) that the stub never sees, and the count below compares
+    the two.
+    """
+
+    request_queue_size = 128
 
 
 def test_openai_model_path_through_a_local_stub(tmp_path, monkeypatch) -> None:
