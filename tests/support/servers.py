@@ -17,8 +17,12 @@ class _QuietServer(ThreadingHTTPServer):
     """A stub server that does not print a client hanging up mid-reply.
 
     A cancelled or timed-out request (a deadline, a cancelled batch) closes its connection
-    while the stub still writes: expected in these tests, not an error of the stub.
+    while the stub still writes: expected in these tests, not an error of the stub. It
+    queues 128 connections (the standard library's backlog is 5): on a busy machine the
+    accept loop falls behind, and a refused connection is an attempt the stub never sees.
     """
+
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):
