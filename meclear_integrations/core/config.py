@@ -7,7 +7,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -19,9 +19,10 @@ from pydantic import (
 )
 
 from .errors import ConfigurationError
-from .estimators import AutoShapley, Estimator, estimator_from_settings
-from .estimators.auto import hierarchical_of
-from .estimators.base import TABLE_EVIDENCE, EstimatorName
+from .estimators.base import TABLE_EVIDENCE, Estimator, EstimatorName
+
+if TYPE_CHECKING:
+    from .estimators.auto import AutoShapley
 from .recency import RecencyPrior
 from .strict import RENAMED, StrictSettings, reject_unknown
 from .surrogate import SurrogateCandidates
@@ -381,9 +382,19 @@ MOVED: dict[str, str] = {
 nested ``verification``, ``budget``, ``failure`` and ``stops`` models."""
 
 
-CHEAP_ESTIMATOR = AutoShapley(exact_budget=16, hierarchical_from=5, blocks=4, branching=2)
-"""The cheap preset's estimator: exact enumeration up to K = 4, hierarchical attribution
-from K = 5 over 4 blocks, screened by halving."""
+def cheap_estimator() -> AutoShapley:
+    """The cheap preset's estimator, built on use.
+
+    Exact enumeration up to K = 4, hierarchical attribution from K = 5 over 4 blocks,
+    screened by halving. Built on use: the estimators load when a configuration needs
+    one, not with the settings (a framework's first import of a component stays short).
+
+    Returns:
+        ``AutoShapley(exact_budget=16, hierarchical_from=5, blocks=4, branching=2)``.
+    """
+    from .estimators import AutoShapley
+
+    return AutoShapley(exact_budget=16, hierarchical_from=5, blocks=4, branching=2)
 
 
 def _spelling(old: str) -> str:
@@ -550,6 +561,8 @@ class ClearanceConfig(BaseModel):
     @classmethod
     def _estimator_from_settings(cls, value: object) -> object:
         if isinstance(value, Mapping):
+            from .estimators import estimator_from_settings
+
             return estimator_from_settings(value)  # a configuration read back from JSON
         return value
 
@@ -688,7 +701,7 @@ class ClearanceConfig(BaseModel):
         2-3 pp lower at K = 10 and 20; with a sampled model and a noisy judge it saves
         less (5-18%) and recovers 2.5-4.9 pp less. README "Cost" has the tables.
 
-        The estimator is :data:`CHEAP_ESTIMATOR`; the names ``"auto"`` and
+        The estimator is :func:`cheap_estimator`'s; the names ``"auto"`` and
         ``"hierarchical"`` given as an override keep its hierarchical settings.
 
         Args:
@@ -705,9 +718,11 @@ class ClearanceConfig(BaseModel):
         """
         chosen = overrides.pop("estimator", "auto")
         if chosen == "auto":  # the names mean the preset's hierarchical settings
-            chosen = CHEAP_ESTIMATOR
+            chosen = cheap_estimator()
         elif chosen == "hierarchical":
-            chosen = hierarchical_of(CHEAP_ESTIMATOR)
+            from .estimators.auto import hierarchical_of
+
+            chosen = hierarchical_of(cheap_estimator())
         return cls(estimator=chosen, **overrides)  # type: ignore[arg-type]
 
     @classmethod

@@ -86,18 +86,20 @@ NOT_ON_IMPORT = {
         "meclear_integrations.pipeline.flow",  # the component's methods import the flow,
         "meclear_integrations.judges.task",  # the judges and the guard on first use
         "meclear_integrations.pipeline.shaping",  # with the gated metadata
+        "meclear_integrations.core.estimators.auto",  # the settings name only ``Estimator``
         "langchain_core.language_models.chat_models",
         "langchain_core.language_models.llms",
     ),
     "meclear_integrations.llama_index:MeClearPostprocessor": (
         "meclear_integrations.core.engine",
+        "meclear_integrations.core.estimators.auto",
         "meclear_integrations.core.stages",
         "meclear_integrations.core.verification.sequential",
     ),
 }
 MAX_OWN_MODULES = {
-    "meclear_integrations.langchain:ClearingRetriever": 60,
-    "meclear_integrations.llama_index:MeClearPostprocessor": 128,
+    "meclear_integrations.langchain:ClearingRetriever": 49,
+    "meclear_integrations.llama_index:MeClearPostprocessor": 105,
 }
 
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..lazy import lazy_exports
-from .auto import AutoShapley, hierarchical_of
 from .base import (
     Estimator,
     EstimatorName,
@@ -28,21 +27,22 @@ from .base import (
     SimilaritySource,
     guarded,
 )
-from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
-from .exact import ExactShapley, exact_shapley, shapley_weights
-from .hierarchical import HierarchicalShapley, ReducedGame
-from .kernel import KernelShapley, kernel_budget, solve_constrained
-from .permutation import (
-    PermutationShapley,
-    hoeffding_epsilon,
-    sufficient_permutations,
-    sufficient_permutations_for_gap,
-)
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from .auto import AutoShapley
     from .base import NUMERICAL_FAILURES
+    from .bernstein import BernsteinPermutationShapley, empirical_bernstein_radius
+    from .exact import ExactShapley, exact_shapley, shapley_weights
+    from .hierarchical import HierarchicalShapley, ReducedGame
+    from .kernel import KernelShapley, kernel_budget, solve_constrained
+    from .permutation import (
+        PermutationShapley,
+        hoeffding_epsilon,
+        sufficient_permutations,
+        sufficient_permutations_for_gap,
+    )
 
 __all__ = [
     "NUMERICAL_FAILURES",
@@ -73,8 +73,25 @@ __all__ = [
     "sufficient_permutations_for_gap",
 ]
 
-# NUMERICAL_FAILURES names numpy's LinAlgError: made with its first use.
-_LAZY = {"NUMERICAL_FAILURES": ".base"}
+# NUMERICAL_FAILURES names numpy's LinAlgError: made with its first use. The estimators
+# load on first use, so the configuration (which names only ``Estimator``) loads none.
+_LAZY = {
+    "NUMERICAL_FAILURES": ".base",
+    "AutoShapley": ".auto",
+    **dict.fromkeys(["BernsteinPermutationShapley", "empirical_bernstein_radius"], ".bernstein"),
+    **dict.fromkeys(["ExactShapley", "exact_shapley", "shapley_weights"], ".exact"),
+    **dict.fromkeys(["HierarchicalShapley", "ReducedGame"], ".hierarchical"),
+    **dict.fromkeys(["KernelShapley", "kernel_budget", "solve_constrained"], ".kernel"),
+    **dict.fromkeys(
+        [
+            "PermutationShapley",
+            "hoeffding_epsilon",
+            "sufficient_permutations",
+            "sufficient_permutations_for_gap",
+        ],
+        ".permutation",
+    ),
+}
 """Each lazily exported name's module."""
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
@@ -94,6 +111,12 @@ def named_estimator(name: EstimatorName, config: EstimatorSettings) -> Estimator
     Raises:
         ConfigurationError: an unknown name.
     """
+    from .auto import AutoShapley, hierarchical_of
+    from .bernstein import BernsteinPermutationShapley
+    from .exact import ExactShapley
+    from .kernel import KernelShapley
+    from .permutation import PermutationShapley
+
     if name == "auto":
         return AutoShapley()
     if name == "exact":
@@ -121,6 +144,13 @@ def estimator_from_settings(settings: Mapping[str, Any]) -> Estimator:
     Raises:
         ConfigurationError: an unknown name or setting.
     """
+    from .auto import AutoShapley
+    from .bernstein import BernsteinPermutationShapley
+    from .exact import ExactShapley
+    from .hierarchical import HierarchicalShapley
+    from .kernel import KernelShapley
+    from .permutation import PermutationShapley
+
     data = dict(settings)
     name = data.pop("name", None)
     kinds: dict[str, type[Any]] = {
@@ -170,6 +200,8 @@ def resolve_estimator(config: EstimatorSettings, k: int) -> str:
         ``"exact"``, ``"kernel"``, ``"hierarchical"``, ``"permutation"`` or
         ``"bernstein"``.
     """
+    from .auto import AutoShapley
+
     estimator = configured_estimator(config)
     if isinstance(estimator, AutoShapley):
         return estimator.choose(k, config)
